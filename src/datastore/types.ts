@@ -1,0 +1,87 @@
+/**
+ * The datastore_search request and response as ckql uses them: shared by the
+ * compiler, the evaluator, the server and the client. Semantics:
+ * ../shared/spec/semantics.md.
+ */
+
+export type FieldType = 'text' | 'int' | 'numeric' | 'bool' | 'timestamp' | 'json';
+
+export interface FieldInfo {
+  readonly id: string;
+  readonly type: FieldType;
+}
+
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/** A filter value or one element of a filter list. */
+export type Scalar = string | number | boolean | null;
+
+/** One record: field name → value. A missing key means null. */
+export type Row = { readonly [field: string]: JsonValue | undefined };
+
+export type Filters = { readonly [field: string]: Scalar | readonly Scalar[] };
+
+/**
+ * A request in canonical form: what `compile` returns and what
+ * `normalizeRequest` makes of any valid request. Keys appear in this order,
+ * and only the keys that are set.
+ */
+export interface SearchRequest {
+  readonly resource_id: string;
+  readonly filters?: Filters;
+  readonly q?: string;
+  /** projection, order kept */
+  readonly fields?: readonly string[];
+  /** `"a asc, b desc"`; a field name that needs it is written in double quotes */
+  readonly sort?: string;
+  readonly limit?: number;
+  readonly offset?: number;
+  readonly include_total?: boolean;
+}
+
+/** The `_links` of a response: request paths, no host, no language segment. */
+export interface SearchLinks {
+  readonly start: string;
+  readonly next: string;
+}
+
+/** `result` of a successful datastore_search response. */
+export interface SearchResult {
+  readonly resource_id: string;
+  readonly fields: readonly FieldInfo[];
+  readonly records: readonly Row[];
+  /** absent when the request had `include_total: false` */
+  readonly total?: number;
+  readonly total_was_estimated: false;
+  readonly limit: number;
+  readonly offset?: number;
+  readonly q?: string;
+  readonly filters?: Filters;
+  readonly sort?: string;
+  readonly include_total: boolean;
+  readonly records_format: 'objects';
+  /** set by the server (it depends on the request path); absent from `evaluate` */
+  readonly _links?: SearchLinks;
+}
+
+/**
+ * A resource's table. `rows` carry `_id` (1-based position); `fields` starts
+ * with `{ id: "_id", type: "int" }`.
+ */
+export interface Table {
+  readonly id: string;
+  readonly aliases: readonly string[];
+  readonly fields: readonly FieldInfo[];
+  readonly rows: readonly Row[];
+  /** private resources need a valid token on the server */
+  readonly private?: boolean;
+  /** where it was loaded from, for messages */
+  readonly source?: string;
+}
+
+/** The error body of a failed response (`error` in the envelope). */
+export interface ErrorBody {
+  readonly __type: string;
+  readonly message?: string;
+  readonly [param: string]: unknown;
+}

@@ -1,0 +1,193 @@
+/**
+ * The one error catalogue. Codes are stable SCREAMING_SNAKE strings, grouped
+ * by stage, each with a typed message function. Error classes differ by the
+ * data they carry; callers match on `code`. Rendering happens in one place:
+ * `diagnostics.ts`.
+ */
+import type { Span } from './span.js';
+import type { ErrorBody } from './datastore/types.js';
+
+const q = (text: string): string => JSON.stringify(text);
+
+/** Errors about query text: they carry the span of the offending source. */
+export const queryMessages = {
+  // lexing
+  UNEXPECTED_CHARACTER: (found: string) => `unexpected character ${q(found)}`,
+  UNTERMINATED_STRING: () => 'this string is not closed',
+  INVALID_ESCAPE: (escape: string) => `unknown escape ${q(escape)} in a string`,
+  UNTERMINATED_FIELD: () => 'this backtick-quoted field name is not closed',
+  // parsing
+  UNEXPECTED_TOKEN: (expected: string, found: string) => `expected ${expected}, found ${found}`,
+  UNEXPECTED_END_OF_INPUT: (expected: string) => `the query ends too early: expected ${expected}`,
+  DUPLICATE_CLAUSE: (clause: string) => `"${clause}" appears twice; each clause may be given once`,
+  MIXED_AND_OR: () => 'a group mixes "and" and "or"; add parentheses to say which comes first',
+  INVALID_INTEGER: (what: string, found: string) => `${what} must be a whole number of 0 or more, found ${found}`,
+  NUMBER_OUT_OF_RANGE: (found: string) => `the number ${found} is too large to be represented`,
+  EMPTY_FIELD_NAME: () => 'a field name cannot be empty',
+  // compiling
+  OR_ACROSS_FIELDS: (first: string, other: string) =>
+    `"or" joins conditions on different fields (${q(first)} and ${q(other)}); a datastore_search request can only say "or" between values of one field`,
+  AND_INSIDE_OR: () => '"and" inside an "or" group cannot be expressed as a datastore_search request',
+  UNBOUND_PARAMETER: (name: string) => `parameter $${name} is not bound`,
+  INVALID_PARAMETER: (name: string, expected: string, found: string) =>
+    `parameter $${name} must be ${expected}, found ${found}`,
+} as const;
+
+export type QueryErrorCode = keyof typeof queryMessages;
+
+export interface QueryErrorDetails {
+  /** what would have been right here, in human words (`'a value'`, `'"where"'`) */
+  readonly expected?: readonly string[];
+  /** the offending text as the user wrote it, or `'end of input'` */
+  readonly found?: string;
+  /** one line of advice: `did you mean "where"?` */
+  readonly hint?: string;
+  /** the query text, so the error can be rendered with a caret excerpt */
+  readonly source?: string;
+}
+
+/** A query that cannot be parsed, bound or compiled. */
+export class QueryError extends Error {
+  override readonly name = 'QueryError';
+  readonly code: QueryErrorCode;
+  /** half-open offsets into `source` */
+  readonly span: Span;
+  readonly expected: readonly string[];
+  readonly found: string | undefined;
+  readonly hint: string | undefined;
+  readonly source: string | undefined;
+
+  constructor(code: QueryErrorCode, message: string, span: Span, details: QueryErrorDetails = {}) {
+    super(message);
+    this.code = code;
+    this.span = span;
+    this.expected = details.expected ?? [];
+    this.found = details.found;
+    this.hint = details.hint;
+    this.source = details.source;
+  }
+}
+
+/**
+ * Builds a `QueryError` whose message comes from the catalogue.
+ * @example queryError('UNBOUND_PARAMETER', span, ['subject'])
+ */
+export function queryError<C extends QueryErrorCode>(
+  code: C,
+  span: Span,
+  args: Parameters<(typeof queryMessages)[C]>,
+  details?: QueryErrorDetails,
+): QueryError {
+  const message = (queryMessages[code] as (...a: unknown[]) => string)(...args);
+  return new QueryError(code, message, span, details);
+}
+
+/**
+ * Errors of the datastore_search service, from the local evaluator and server
+ * or from a remote portal. Status and `__type` follow semantics.md.
+ */
+export const datastoreCodes = {
+  VALIDATION_ERROR: { status: 409, type: 'Validation Error' },
+  NOT_FOUND: { status: 404, type: 'Not Found Error' },
+  FORBIDDEN: { status: 403, type: 'Authorization Error' },
+  BAD_REQUEST: { status: 400, type: 'Bad Request' },
+  REQUEST_TOO_LARGE: { status: 413, type: 'Request Too Large' },
+  METHOD_NOT_ALLOWED: { status: 405, type: 'Method Not Allowed' },
+  /** a status the server sent without the error envelope */
+  HTTP_ERROR: { status: undefined, type: undefined },
+  /** a 2xx whose body is not a datastore_search response */
+  INVALID_RESPONSE: { status: undefined, type: undefined },
+  CONNECTION_FAILED: { status: undefined, type: undefined },
+  TIMEOUT: { status: undefined, type: undefined },
+  ABORTED: { status: undefined, type: undefined },
+} as const;
+
+export type DatastoreErrorCode = keyof typeof datastoreCodes;
+
+/** Network-level codes: the CLI exits 4 for these. */
+export const networkErrorCodes: ReadonlySet<DatastoreErrorCode> = new Set(['CONNECTION_FAILED', 'TIMEOUT']);
+
+export class DatastoreError extends Error {
+  override readonly name = 'DatastoreError';
+  readonly code: DatastoreErrorCode;
+  /** HTTP status, when there was a response (or would be, for local errors) */
+  readonly status: number | undefined;
+  /** the `error` object of the response envelope, or the raw body text */
+  readonly body: ErrorBody | string | undefined;
+
+  constructor(
+    code: DatastoreErrorCode,
+    message: string,
+    options: { status?: number; body?: ErrorBody | string; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = options.status ?? datastoreCodes[code].status;
+    this.body = options.body;
+  }
+}
+
+/**
+ * A 409 Validation Error on one parameter, shaped as CKAN shapes it:
+ * `{"__type": "Validation Error", "<param>": ["<message>"]}`.
+ */
+export function validationError(param: string, message: string): DatastoreError {
+  return new DatastoreError('VALIDATION_ERROR', `${param}: ${message}`, {
+    body: { __type: 'Validation Error', [param]: [message] },
+  });
+}
+
+/** Not Found for an unknown resource id or alias. */
+export function resourceNotFound(id: string): DatastoreError {
+  const message = `Not found: Resource "${id}" was not found.`;
+  return new DatastoreError('NOT_FOUND', message, { body: { __type: 'Not Found Error', message } });
+}
+
+/** Errors of loading local data, reading config files and using the CLI. */
+export const toolMessages = {
+  DATA_NOT_FOUND: (path: string) => `no such file or directory: ${path}`,
+  DATA_UNSUPPORTED: (path: string) => `${path}: not a .csv, .json, .ndjson or .jsonl file`,
+  DATA_INVALID: (path: string, detail: string) => `${path}: ${detail}`,
+  DATA_DUPLICATE_ALIAS: (alias: string, first: string, second: string) =>
+    `two files give the resource name ${q(alias)}: ${first} and ${second}`,
+  CONFIG_INVALID: (file: string, detail: string) => `${file}: ${detail}`,
+  CONFIG_INSECURE_TOKEN: (file: string) =>
+    `${file} holds a token in plain text and others can read it; use token_env, token_file or token_cmd, or chmod 600 the file`,
+  UNKNOWN_PROFILE: (name: string) => `no profile named ${q(name)}`,
+  UNKNOWN_QUERY: (name: string) => `no query named ${q(name)}`,
+  USAGE: (detail: string) => detail,
+} as const;
+
+export type ToolErrorCode = keyof typeof toolMessages;
+
+/** Data loading, config and command-line errors; `file`/`line`/`key` point at the cause when known. */
+export class ToolError extends Error {
+  override readonly name = 'ToolError';
+  readonly code: ToolErrorCode;
+  readonly file: string | undefined;
+  readonly line: number | undefined;
+  readonly key: string | undefined;
+  readonly hint: string | undefined;
+
+  constructor(
+    code: ToolErrorCode,
+    message: string,
+    where: { file?: string; line?: number; key?: string; hint?: string; cause?: unknown } = {},
+  ) {
+    super(message, where.cause === undefined ? undefined : { cause: where.cause });
+    this.code = code;
+    this.file = where.file;
+    this.line = where.line;
+    this.key = where.key;
+    this.hint = where.hint;
+  }
+}
+
+export function toolError<C extends ToolErrorCode>(
+  code: C,
+  args: Parameters<(typeof toolMessages)[C]>,
+  where?: { file?: string; line?: number; key?: string; hint?: string; cause?: unknown },
+): ToolError {
+  const message = (toolMessages[code] as (...a: unknown[]) => string)(...args);
+  return new ToolError(code, message, where);
+}

@@ -1,0 +1,47 @@
+/**
+ * ckql: the public API, named exports grouped by pipeline stage.
+ * The REPL and anything that imports ink live behind `ckql/repl`, never here.
+ */
+
+// The AST and positions
+export type {
+  Query, From, Where, Search, Select, Order, Limit, Offset, Clause,
+  Condition, Equals, In, And, Or, Field, SortKey, SortDirection,
+  Value, Literal, StringValue, NumberValue, BooleanValue, NullValue, Parameter, Node,
+} from './ast.js';
+export type { Span } from './span.js';
+
+// Errors: one catalogue, matched on `code`
+export { QueryError, DatastoreError, ToolError, queryMessages, networkErrorCodes } from './errors.js';
+export type { QueryErrorCode, DatastoreErrorCode, ToolErrorCode } from './errors.js';
+export { renderError } from './diagnostics.js';
+
+// Text → AST → text
+export { parse } from './syntax/parse.js';
+export { format } from './format.js';
+export { suggest } from './syntax/suggest.js';
+export type { Suggestion, SuggestResult } from './syntax/suggest.js';
+
+// AST ⇄ request
+export { compile } from './compile/compile.js';
+export { fromRequest } from './compile/from-request.js';
+export { bind } from './compile/bind.js';
+export type { Params, ParamValue } from './compile/bind.js';
+export { ckql } from './compile/template.js';
+
+// Requests, results and local evaluation
+export type {
+  SearchRequest, SearchResult, SearchLinks, Filters, Scalar, Row, JsonValue,
+  FieldInfo, FieldType, Table, ErrorBody,
+} from './datastore/types.js';
+export { normalizeRequest } from './datastore/validate.js';
+export { evaluate } from './evaluate/evaluate.js';
+export type { EvaluateOptions } from './evaluate/evaluate.js';
+export { evaluateQuery } from './evaluate/evaluate-query.js';
+export { loadResources, resourceIdFor, tableFromRows } from './datastore/load.js';
+
+// HTTP: the client and the local server
+export { connect } from './client/connect.js';
+export type { ClientOptions, DatastoreClient, SearchOptions, SearchAllOptions } from './client/connect.js';
+export { startServer } from './server/server.js';
+export type { ServerOptions, RunningServer } from './server/server.js';
