@@ -1,0 +1,61 @@
+/**
+ * The client's public shape, fixed first so the CLI and the REPL can be
+ * written against it while the implementation (connect.ts) grows.
+ */
+import type { Query } from '../ast.js';
+import type { Params } from '../compile/bind.js';
+import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
+
+/** What `search` accepts: a parsed query, query text, or a request. */
+export type SearchInput = Query | string | SearchRequest;
+
+export interface ClientOptions {
+  /** portal base URL, e.g. `https://data.example.org` (no `/api/…`) */
+  readonly url: string;
+  /** sent raw in `Authorization`; never printed, logged or put in an error */
+  readonly token?: string;
+  /** language segment before `/api`, e.g. `en` or `de`; none by default */
+  readonly language?: string;
+  readonly method?: 'POST' | 'GET';
+  /** milliseconds for headers and for the body, each; default 30 000 */
+  readonly timeout?: number;
+  /** retries for 429/502/503/504 and connection failures; default 3 */
+  readonly retries?: number;
+  readonly userAgent?: string;
+}
+
+export interface SearchOptions {
+  readonly params?: Params;
+  readonly signal?: AbortSignal;
+}
+
+export interface SearchAllOptions extends SearchOptions {
+  /** records per request; default 1000 */
+  readonly pageSize?: number;
+  /** called after each page, for progress lines */
+  readonly onPage?: (progress: { readonly fetched: number; readonly total: number | undefined }) => void;
+}
+
+/** A request as it would go over the wire, for `explain` and curl lines; the token is redacted. */
+export interface PreparedRequest {
+  readonly method: 'POST' | 'GET';
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** JSON text for POST */
+  readonly body?: string;
+  readonly request: SearchRequest;
+}
+
+export interface DatastoreClient {
+  readonly url: string;
+  readonly language: string | undefined;
+  readonly method: 'POST' | 'GET';
+  /** whether a token is configured (the token itself is never exposed) */
+  readonly hasToken: boolean;
+  search(input: SearchInput, options?: SearchOptions): Promise<SearchResult>;
+  /** every matching record, paging with `offset` until `total`, in constant memory */
+  searchAll(input: SearchInput, options?: SearchAllOptions): AsyncIterableIterator<Row>;
+  /** the request `search` would send, with `Authorization` redacted */
+  prepare(input: SearchInput, params?: Params): PreparedRequest;
+  close(): Promise<void>;
+}
