@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+// Under CI the JSON report feeds the plain `N passed, N failed` line that .ci/run prints last.
+const ci = process.env.CI === 'true' || process.env.CI === '1';
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
@@ -8,5 +11,6 @@ export default defineConfig({
     // Two cores on CI: keep workers few so property budgets and HTTP tests stay stable.
     pool: 'forks',
     maxWorkers: 2,
+    reporters: ci ? ['default', ['json', { outputFile: '.vitest-report.json' }]] : ['default'],
   },
 });
