@@ -1,0 +1,180 @@
+/**
+ * Binding: replaces `$name` parameters by literal values before compiling.
+ *
+ * A bound value only ever becomes a literal node of the AST; it never goes
+ * back through the lexer, so no value can change the shape of the query.
+ */
+import type {
+  Condition, From, In, Limit, Literal, NumberValue, Offset, Parameter, Query, Search, StringValue, Value, Where,
+} from '../ast.js';
+import { assertNever } from '../ast.js';
+import { queryError } from '../errors.js';
+import type { QueryError } from '../errors.js';
+import { describeValue } from './parameters.js';
+
+/** One scalar, or a list of scalars that spreads into `in (…)`. */
+export type ParamValue = string | number | boolean | null | readonly (string | number | boolean | null)[];
+
+/** Parameter values by name, without the `$`. */
+export type Params = Readonly<Record<string, ParamValue>>;
+
+type ScalarParam = string | number | boolean | null;
+
+const SCALAR = 'a single string, number, boolean or null';
+const SCALAR_HINT = 'a list of values can only be bound where "in (…)" lists values: `field in ($name)`';
+
+/**
+ * Replaces each `$name` parameter that `params` binds by a literal node with
+ * the parameter's span, wherever it stands: a value, `from`, `search`,
+ * `limit` or `offset`. The value is always data, never syntax: binding
+ * `x" or 1=1` to `$s` compares with exactly that text.
+ *
+ * - A list (array) bound to a parameter inside `in (…)` spreads into the list:
+ *   `f in ($xs)` with `xs: [1, 2]` is `f in (1, 2)`, and `xs: []` is `f in ()`.
+ *   Anywhere else a list is an `INVALID_PARAMETER` error.
+ * - `from` and `search` take a string (`from` a non-empty one); `limit` and
+ *   `offset` a whole number of 0 or more. A value of another type is an
+ *   `INVALID_PARAMETER` error naming the parameter and what it must be.
+ * - Numbers must be finite; `-0` becomes `0` (as the parser reads it).
+ * - A parameter that `params` does not bind (no own key, or `undefined`) is
+ *   left in place, so binding can happen in steps; `compile` reports what is
+ *   still unbound. Keys of `params` that the query does not use are ignored.
+ *
+ * Returns a new query; the given one is not changed.
+ *
+ * @example
+ * const query = bind(parse('from courses where subject = $s and year in ($ys) limit $n'),
+ *   { s: 'x" or 1=1', ys: [2020, 2021], n: 5 });
+ * compile(query);
+ * // → { resource_id: "courses",
+ * //     filters: { subject: "x\" or 1=1", year: [2020, 2021] }, limit: 5 }
+ */
+export function bind(query: Query, params: Params): Query {
+  return new Binder(params).query(query);
+}
+
+class Binder {
+  constructor(private readonly params: Params) {}
+
+  query(query: Query): Query {
+    const bound: { -readonly [K in keyof Query]: Query[K] } = { ...query, from: this.from(query.from) };
+    if (query.where !== undefined) bound.where = this.where(query.where);
+    if (query.search !== undefined) bound.search = this.search(query.search);
+    if (query.limit !== undefined) bound.limit = this.count(query.limit);
+    if (query.offset !== undefined) bound.offset = this.count(query.offset);
+    return bound;
+  }
+
+  private from(from: From): From {
+    const resource = from.resource;
+    if (resource.kind !== 'param') return from;
+    const value = this.lookup(resource);
+    if (value === undefined) return from;
+    if (typeof value !== 'string' || value === '') {
+      throw invalid(resource, 'a non-empty string (a resource id or name)', value);
+    }
+    return { ...from, resource: stringNode(resource, value) };
+  }
+
+  private search(search: Search): Search {
+    const text = search.text;
+    if (text.kind !== 'param') return search;
+    const value = this.lookup(text);
+    if (value === undefined) return search;
+    if (typeof value !== 'string') throw invalid(text, 'a string (the text to search for)', value);
+    return { ...search, text: stringNode(text, value) };
+  }
+
+  private count<C extends Limit | Offset>(clause: C): C {
+    const param = clause.value;
+    if (param.kind !== 'param') return clause;
+    const value = this.lookup(param);
+    if (value === undefined) return clause;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+      throw invalid(param, `a whole number of 0 or more (the ${clause.kind})`, value);
+    }
+    const node: NumberValue = { kind: 'number', span: param.span, value: value === 0 ? 0 : value };
+    return { ...clause, value: node };
+  }
+
+  private where(where: Where): Where {
+    return { ...where, condition: this.condition(where.condition) };
+  }
+
+  private condition(condition: Condition): Condition {
+    switch (condition.kind) {
+      case 'eq':
+        return { ...condition, value: this.value(condition.value) };
+      case 'in':
+        return { ...condition, values: this.list(condition) };
+      case 'and':
+      case 'or':
+        return { ...condition, conditions: condition.conditions.map((c) => this.condition(c)) };
+      default:
+        return assertNever(condition, 'condition');
+    }
+  }
+
+  /** The values of `in (…)`: a bound list spreads in place of its parameter. */
+  private list(condition: In): Value[] {
+    return condition.values.flatMap((value): Value[] => {
+      if (value.kind !== 'param') return [value];
+      const bound = this.lookup(value);
+      if (bound === undefined) return [value];
+      if (!Array.isArray(bound)) return [literalNode(value, checkScalar(value, bound))];
+      return (bound as readonly unknown[]).map((element) =>
+        literalNode(value, checkScalar(value, element, 'a list of strings, numbers, booleans or nulls')));
+    });
+  }
+
+  private value(value: Value): Value {
+    if (value.kind !== 'param') return value;
+    const bound = this.lookup(value);
+    if (bound === undefined) return value;
+    return literalNode(value, checkScalar(value, bound));
+  }
+
+  /** The bound value, or `undefined` when `params` does not bind the name. */
+  private lookup(param: Parameter): unknown {
+    // Own keys only: `$constructor` must not find Object.prototype.constructor.
+    return Object.hasOwn(this.params, param.name) ? this.params[param.name] : undefined;
+  }
+}
+
+function checkScalar(param: Parameter, value: unknown, expected = SCALAR): ScalarParam {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) return value;
+    throw invalid(param, 'a finite number', value);
+  }
+  throw invalid(param, expected, value);
+}
+
+function literalNode(param: Parameter, value: ScalarParam): Literal {
+  const span = param.span;
+  if (value === null) return { kind: 'null', span };
+  switch (typeof value) {
+    case 'string':
+      return { kind: 'string', span, value };
+    case 'number':
+      return { kind: 'number', span, value: value === 0 ? 0 : value };
+    case 'boolean':
+      return { kind: 'boolean', span, value };
+    default:
+      return assertNever(value, 'parameter value');
+  }
+}
+
+function stringNode(param: Parameter, value: string): StringValue {
+  return { kind: 'string', span: param.span, value };
+}
+
+function invalid(param: Parameter, expected: string, value: unknown): QueryError {
+  const found = describeValue(value);
+  const hint = Array.isArray(value) && expected === SCALAR ? SCALAR_HINT : undefined;
+  return queryError('INVALID_PARAMETER', param.span, [param.name, expected, found], {
+    expected: [expected],
+    found,
+    ...(hint === undefined ? {} : { hint }),
+  });
+}

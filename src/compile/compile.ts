@@ -1,0 +1,289 @@
+/**
+ * The compiler: a query (AST or text) → one `datastore_search` request.
+ *
+ * Pure: no I/O, no clock, no state. The same query always gives the same
+ * request, a deeply frozen plain JSON object with its keys in the order
+ * `resource_id, filters, q, fields, sort, limit, offset`, and only the keys
+ * the query sets, so the server's defaults apply to the rest.
+ */
+import type { Condition, Equals, Field, In, Or, Parameter, Query, SortKey, Value } from '../ast.js';
+import { assertNever } from '../ast.js';
+import { QueryError, queryError } from '../errors.js';
+import type { Filters, Scalar, SearchRequest } from '../datastore/types.js';
+import { parse } from '../syntax/parse.js';
+import { bind } from './bind.js';
+import type { Params } from './bind.js';
+import { canonicalText } from './canonical-text.js'; // TEMPORARY: ../evaluate/values.js once it exists
+import { sortText } from './sort.js';
+import { parametersOf } from './parameters.js';
+
+/**
+ * Compiles a query to the `datastore_search` request it stands for.
+ *
+ * Text is parsed first, and `params` (if given) are bound (see `bind`).
+ * The where clause becomes `filters`:
+ * - `f = v` gives `filters.f = v`; `f in (a, b)` gives `[a, b]`; `f in ()` gives `[]`.
+ * - An `or` group over one field gives the values of all its branches, in
+ *   order, as a list: `(f = a or f in (b, c))` → `[a, b, c]`. A branch may be
+ *   an `and` group over that same field; it counts as the values it leaves.
+ * - Conditions on one field joined by `and`, at any depth of `and` groups,
+ *   are intersected: the values of the first condition (in its order, each
+ *   value once) that every other condition also allows. Values are compared
+ *   by canonical text (semantics.md: `2020` equals `"2020"`; `null` only
+ *   equals `null`, never the text `"null"`). The result is a single value
+ *   when one of those conditions is an `=` and exactly one value remains,
+ *   otherwise a list, `[]` when nothing is common (which matches no record).
+ * - `filters` keys follow the order in which fields first appear.
+ *
+ * `search` becomes `q` exactly as written (also when empty or all white
+ * space: the server treats that as no search, and keeping it lets a request
+ * round-trip through `fromRequest`); `select` becomes `fields`; `order by`
+ * becomes `sort` with every direction spelled out; `limit` and `offset` stay
+ * numbers.
+ *
+ * Throws `QueryError`: any parse error; `INVALID_PARAMETER` from binding;
+ * `UNBOUND_PARAMETER` for a parameter left without a value;
+ * `OR_ACROSS_FIELDS` (pointing at the first condition on another field) and
+ * `AND_INSIDE_OR` (pointing at the `and` group) for what a request cannot
+ * express. When given text, every error carries it as `source`.
+ *
+ * @example
+ * compile(`from courses
+ *          where stage in (active, survey) and subject = math and (year = 2020 or year = 2021)
+ *          search "linear algebra"
+ *          order by year desc, title
+ *          limit 10`);
+ * // → { resource_id: "courses",
+ * //     filters: { stage: ["active", "survey"], subject: "math", year: [2020, 2021] },
+ * //     q: "linear algebra", sort: "year desc, title asc", limit: 10 }
+ *
+ * @example
+ * compile('from courses where year in (2020, 2021) and year = "2021"');
+ * // → { resource_id: "courses", filters: { year: 2021 } }
+ */
+export function compile(query: Query | string, params?: Params): SearchRequest {
+  if (typeof query !== 'string') return compileQuery(params === undefined ? query : bind(query, params));
+  const source = query;
+  try {
+    const parsed = parse(source);
+    return compileQuery(params === undefined ? parsed : bind(parsed, params));
+  } catch (error) {
+    throw error instanceof QueryError ? withSource(error, source) : error;
+  }
+}
+
+function compileQuery(query: Query): SearchRequest {
+  const unbound = firstParameter(query);
+  if (unbound !== undefined) {
+    throw queryError('UNBOUND_PARAMETER', unbound.span, [unbound.name], {
+      found: `$${unbound.name}`,
+      hint: `give it a value: compile(query, { ${JSON.stringify(unbound.name)}: … }), or --param ${unbound.name}=… on the command line`,
+    });
+  }
+  // Built in the documented key order; a key is added only when the query sets it.
+  const request: Record<string, unknown> = { resource_id: text(query.from.resource) };
+  if (query.where !== undefined) {
+    const filters = compileFilters(query.where.condition);
+    if (filters !== undefined) request.filters = filters;
+  }
+  if (query.search !== undefined) request.q = text(query.search.text);
+  if (query.select !== undefined) request.fields = query.select.fields.map((field) => field.name);
+  if (query.order !== undefined) request.sort = query.order.keys.map(sortKeyText).join(', ');
+  if (query.limit !== undefined) request.limit = count(query.limit.value, 'limit');
+  if (query.offset !== undefined) request.offset = count(query.offset.value, 'offset');
+  return deepFreeze(request) as unknown as SearchRequest;
+}
+
+// ---------------------------------------------------------------- filters
+
+/** The values one field may take under a condition. */
+interface ValueSet {
+  readonly field: Field;
+  readonly values: readonly Scalar[];
+  /** the condition was an `=` (alone, a single value rather than a list) */
+  readonly equals: boolean;
+}
+
+/** Conditions that are not `and` groups: an `and` is flattened into its members. */
+type Leaf = Equals | In | Or;
+
+function compileFilters(condition: Condition): Filters | undefined {
+  const byField = new Map<string, ValueSet[]>();
+  for (const leaf of flattenAnd(condition)) {
+    const set = leafSet(leaf);
+    const sets = byField.get(set.field.name);
+    if (sets === undefined) byField.set(set.field.name, [set]);
+    else sets.push(set);
+  }
+  if (byField.size === 0) return undefined;
+  // fromEntries defines own properties, so a field named `__proto__` stays a plain key.
+  return Object.fromEntries([...byField].map(([name, sets]) => [name, filterValue(sets)]));
+}
+
+function flattenAnd(condition: Condition): Leaf[] {
+  switch (condition.kind) {
+    case 'and':
+      return condition.conditions.flatMap(flattenAnd);
+    case 'eq':
+    case 'in':
+    case 'or':
+      return [condition];
+    default:
+      return assertNever(condition, 'condition');
+  }
+}
+
+function leafSet(leaf: Leaf): ValueSet {
+  switch (leaf.kind) {
+    case 'eq':
+      return { field: leaf.field, values: [literal(leaf.value)], equals: true };
+    case 'in':
+      return { field: leaf.field, values: leaf.values.map(literal), equals: false };
+    case 'or':
+      return { ...orSet(leaf), equals: false };
+    default:
+      return assertNever(leaf, 'condition');
+  }
+}
+
+/** An `or` group: every branch must be on the first branch's field; values are joined in order. */
+function orSet(or: Or): ValueSet {
+  let field: Field | undefined;
+  const values: Scalar[] = [];
+  for (const branch of or.conditions) {
+    const set = branchSet(branch);
+    if (field === undefined) field = set.field;
+    else if (set.field.name !== field.name) {
+      throw queryError('OR_ACROSS_FIELDS', branch.span, [field.name, set.field.name], {
+        found: set.field.name,
+        hint: `"or" may only join values of one field, e.g. (${field.name} = a or ${field.name} = b); run one query per field instead`,
+      });
+    }
+    values.push(...set.values);
+  }
+  if (field === undefined) throw new Error('an "or" group needs at least one condition');
+  return { field, values, equals: false };
+}
+
+function branchSet(branch: Condition): ValueSet {
+  if (branch.kind !== 'and') return leafSet(branch);
+  // An `and` over one field is a value set like any other; over several it is not.
+  const sets = flattenAnd(branch).map(leafSet);
+  const first = sets[0];
+  if (first === undefined) throw new Error('an "and" group needs at least one condition');
+  if (sets.some((set) => set.field.name !== first.field.name)) {
+    throw queryError('AND_INSIDE_OR', branch.span, [], {
+      hint: 'take the "and" out of the "or" group, or write two queries: a request cannot say (a and b) or c',
+    });
+  }
+  return { field: first.field, values: intersect(sets), equals: false };
+}
+
+/** One field's filter value from all its `and`-joined conditions. */
+function filterValue(sets: readonly ValueSet[]): Scalar | readonly Scalar[] {
+  const only = sets.length === 1 ? sets[0] : undefined;
+  if (only !== undefined) {
+    // A single condition is written as given, duplicates and all.
+    return only.equals ? (only.values[0] ?? null) : only.values;
+  }
+  const common = intersect(sets);
+  const single = common[0];
+  return sets.some((set) => set.equals) && common.length === 1 && single !== undefined ? single : common;
+}
+
+/** The first set's values (its order, each once) that every other set also holds. */
+function intersect(sets: readonly ValueSet[]): Scalar[] {
+  const [first, ...rest] = sets;
+  if (first === undefined) return [];
+  const others = rest.map((set) => new Set(set.values.map(valueKey)));
+  const seen = new Set<string | null>();
+  const common: Scalar[] = [];
+  for (const value of first.values) {
+    const key = valueKey(value);
+    if (seen.has(key) || !others.every((keys) => keys.has(key))) continue;
+    seen.add(key);
+    common.push(value);
+  }
+  return common;
+}
+
+/** Equality key: the canonical text, and `null` (not the text "null") for null. */
+function valueKey(value: Scalar): string | null {
+  return value === null ? null : canonicalText(value);
+}
+
+// ---------------------------------------------------------------- values
+
+function literal(value: Value): Scalar {
+  switch (value.kind) {
+    case 'string':
+    case 'boolean':
+      return value.value;
+    case 'number':
+      if (!Number.isFinite(value.value)) {
+        throw queryError('NUMBER_OUT_OF_RANGE', value.span, [String(value.value)]);
+      }
+      return value.value === 0 ? 0 : value.value; // -0 → 0, as the parser reads it
+    case 'null':
+      return null;
+    case 'param':
+      throw unboundError(value);
+    default:
+      return assertNever(value, 'value');
+  }
+}
+
+function text(value: Value): string {
+  if (value.kind === 'param') throw unboundError(value);
+  if (value.kind !== 'string') throw new Error(`expected a string node, found ${value.kind}`);
+  return value.value;
+}
+
+function count(value: Value, what: 'limit' | 'offset'): number {
+  if (value.kind === 'param') throw unboundError(value);
+  const n = value.kind === 'number' ? value.value : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 0) {
+    const found = value.kind === 'number' ? String(value.value) : value.kind;
+    throw queryError('INVALID_INTEGER', value.span, [what, found], { found });
+  }
+  return n === 0 ? 0 : n;
+}
+
+function sortKeyText(key: SortKey): string {
+  return sortText(key.field.name, key.direction);
+}
+
+// ---------------------------------------------------------------- parameters and errors
+
+function unboundError(param: Parameter): QueryError {
+  return queryError('UNBOUND_PARAMETER', param.span, [param.name], { found: `$${param.name}` });
+}
+
+/** The parameter that comes first in the source, if any is left. */
+function firstParameter(query: Query): Parameter | undefined {
+  return parametersOf(query).reduce<Parameter | undefined>(
+    (first, param) => (first === undefined || param.span.start < first.span.start ? param : first),
+    undefined,
+  );
+}
+
+/** The same error, carrying the query text so it can be rendered with an excerpt. */
+export function withSource(error: QueryError, source: string): QueryError {
+  if (error.source !== undefined) return error;
+  const copy = new QueryError(error.code, error.message, error.span, {
+    expected: error.expected,
+    ...(error.found === undefined ? {} : { found: error.found }),
+    ...(error.hint === undefined ? {} : { hint: error.hint }),
+    source,
+  });
+  if (error.stack !== undefined) copy.stack = error.stack;
+  return copy;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
