@@ -1,0 +1,85 @@
+/**
+ * The shape of a ckql config file, checked with zod. Each profile and each
+ * named query is checked on its own, so an error names the one entry that is
+ * wrong (`profiles.prod.method`) instead of a union of every way it could
+ * have been right.
+ *
+ * ```yaml
+ * default: demo
+ * profiles:
+ *   demo: { data: ./data }
+ *   portal: { url: https://data.example.org, language: en, token_env: PORTAL_TOKEN }
+ * queries:
+ *   active-math: |
+ *     from courses
+ *     where subject = $subject and stage = active   -- $subject defaults below
+ *   by-stage: { query: "from courses where stage = $stage", params: { stage: active } }
+ * ```
+ */
+import { z } from 'zod';
+
+const nonEmptyText = z.string({ error: 'must be text' }).min(1, { error: 'must not be empty' });
+
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()], {
+  error: 'must be a text, a number, true, false or null',
+});
+
+const httpUrl = nonEmptyText.refine(
+  (text) => {
+    try {
+      const url = new URL(text);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  },
+  { error: 'must be an http(s) URL such as https://data.example.org' },
+);
+
+/** The ways of giving a token; at most one per profile. */
+export const tokenKeys = ['token_env', 'token_file', 'token_cmd', 'token'] as const;
+
+export const urlProfileSchema = z
+  .strictObject({
+    url: httpUrl,
+    language: z
+      .string({ error: 'must be text' })
+      .regex(/^[A-Za-z][A-Za-z0-9_-]*$/, { error: 'must be a language segment such as en or de' })
+      .optional(),
+    method: z
+      .preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), z.enum(['POST', 'GET']))
+      .optional(),
+    token_env: nonEmptyText.optional(),
+    token_file: nonEmptyText.optional(),
+    token_cmd: nonEmptyText.optional(),
+    token: nonEmptyText.optional(),
+    /** resource ids or aliases to offer in completion and `ckql resources` */
+    resources: z.array(nonEmptyText, { error: 'must be a list of resource ids' }).optional(),
+  })
+  .refine((profile) => tokenKeys.filter((key) => profile[key] !== undefined).length <= 1, {
+    error: `give at most one of ${tokenKeys.join(', ')}`,
+  });
+
+export const dataProfileSchema = z.strictObject({
+  data: z.union([nonEmptyText, z.array(nonEmptyText).min(1, { error: 'must name at least one path' })], {
+    error: 'must be a path or a list of paths',
+  }),
+});
+
+export const namedQuerySchema = z.strictObject({
+  query: nonEmptyText,
+  params: z.record(z.string(), scalar, { error: 'must map parameter names to values' }).optional(),
+  description: z.string({ error: 'must be text' }).optional(),
+  /** the profile this query runs on when the command line names none */
+  profile: nonEmptyText.optional(),
+});
+
+export const configSchema = z.strictObject({
+  default: nonEmptyText.optional(),
+  profiles: z.record(z.string(), z.unknown(), { error: 'must map profile names to profiles' }).optional(),
+  queries: z.record(z.string(), z.unknown(), { error: 'must map query names to queries' }).optional(),
+});
+
+export type UrlProfileInput = z.infer<typeof urlProfileSchema>;
+export type DataProfileInput = z.infer<typeof dataProfileSchema>;
+export type NamedQueryInput = z.infer<typeof namedQuerySchema>;

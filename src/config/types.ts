@@ -1,0 +1,53 @@
+/** A loaded, validated config: what the CLI and the REPL use. */
+import type { Scalar } from '../datastore/types.js';
+import type { Secret } from './secret.js';
+
+/** Where a profile's token comes from; read only when the profile is used. */
+export type TokenSource =
+  | { readonly kind: 'env'; readonly name: string }
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'cmd'; readonly command: string }
+  | { readonly kind: 'inline'; readonly value: Secret };
+
+export type Profile =
+  | {
+      readonly kind: 'url';
+      readonly name: string;
+      readonly url: string;
+      readonly language?: string;
+      readonly method?: 'POST' | 'GET';
+      readonly token?: TokenSource;
+      /** resource ids or aliases named in the config */
+      readonly resources: readonly string[];
+    }
+  | {
+      readonly kind: 'data';
+      readonly name: string;
+      /** absolute paths, resolved against the config file's folder */
+      readonly paths: readonly string[];
+    };
+
+export interface NamedQuery {
+  readonly name: string;
+  /** the query text as written, comments and line breaks kept */
+  readonly query: string;
+  /** defaults; `--param` values override them */
+  readonly params: Readonly<Record<string, Scalar>>;
+  readonly description?: string;
+  readonly profile?: string;
+}
+
+export interface Config {
+  /** the file it came from; undefined when no config file was found */
+  readonly file: string | undefined;
+  readonly defaultProfile: string | undefined;
+  readonly profiles: ReadonlyMap<string, Profile>;
+  readonly queries: ReadonlyMap<string, NamedQuery>;
+}
+
+export const emptyConfig: Config = {
+  file: undefined,
+  defaultProfile: undefined,
+  profiles: new Map(),
+  queries: new Map(),
+};

@@ -1,0 +1,197 @@
+/**
+ * Records as text, in the formats every record-printing command offers:
+ * `table` (the REPL's ink view), `json`, `ndjson`, `csv` and `markdown`.
+ *
+ * Two entry points share one implementation: `formatRecords` for one result
+ * (the REPL, `ckql query`), and `createRecordWriter` for a stream of records
+ * (`ckql query --all`), which writes as records arrive so any result size
+ * stays in constant memory (except `table`, which must see every row to size
+ * its columns).
+ */
+import { stringify } from 'csv-stringify/sync';
+import { toolError } from '../errors.js';
+import type { FieldInfo, Row, SearchResult } from '../datastore/types.js';
+import { cellText } from './cell-text.js';
+
+export const outputFormats = ['table', 'json', 'ndjson', 'csv', 'markdown'] as const;
+export type OutputFormat = (typeof outputFormats)[number];
+
+export interface FormatOptions {
+  /** colour in the table view (decided once by the caller: TTY and `NO_COLOR`) */
+  readonly color?: boolean;
+  /** terminal columns for the table view; default 80 */
+  readonly width?: number;
+  /** shown in the table footer */
+  readonly elapsedMs?: number;
+  /** the table shows at most this many rows */
+  readonly maxRows?: number;
+  /** json: indent records (for a person at a terminal) instead of one record per line */
+  readonly pretty?: boolean;
+}
+
+/** Receives output text in order; may return a promise to apply backpressure. */
+export type TextSink = (text: string) => void | Promise<void>;
+
+export interface RecordWriter {
+  write(row: Row): Promise<void>;
+  /** `total` and `elapsedMs` go into the table footer */
+  end(summary?: { readonly total?: number; readonly elapsedMs?: number }): Promise<void>;
+}
+
+/**
+ * Reads a `--format` value; anything else is a usage error that lists the choices.
+ * @example parseOutputFormat('CSV') // 'csv'
+ */
+export function parseOutputFormat(text: string): OutputFormat {
+  const lower = text.toLowerCase();
+  const aliases: Record<string, OutputFormat> = { jsonl: 'ndjson', md: 'markdown' };
+  const found = (outputFormats as readonly string[]).includes(lower) ? (lower as OutputFormat) : aliases[lower];
+  if (found === undefined) {
+    throw toolError('USAGE', [`unknown output format ${JSON.stringify(text)}; use one of ${outputFormats.join(', ')}`]);
+  }
+  return found;
+}
+
+/**
+ * The records of one result as text, ending in a newline (empty csv/markdown
+ * results still print their header).
+ * @example
+ * await formatRecords(await client.search('from courses limit 2'), 'csv')
+ * // "_id,subject,stage\n1,math,active\n2,art,survey\n"
+ */
+export async function formatRecords(
+  result: SearchResult,
+  format: OutputFormat,
+  options: FormatOptions = {},
+): Promise<string> {
+  if (format === 'table') return renderTable(result, options);
+  const parts: string[] = [];
+  const writer = createRecordWriter(format, result.fields, (text) => void parts.push(text), options);
+  for (const row of result.records) await writer.write(row);
+  await writer.end();
+  return parts.join('');
+}
+
+/**
+ * A writer that prints records as they come; `fields` gives the column order
+ * (csv header, markdown header, table columns).
+ * @example
+ * const writer = createRecordWriter('ndjson', result.fields, (t) => process.stdout.write(t));
+ * for await (const row of client.searchAll('from courses')) await writer.write(row);
+ * await writer.end();
+ */
+export function createRecordWriter(
+  format: OutputFormat,
+  fields: readonly FieldInfo[],
+  sink: TextSink,
+  options: FormatOptions = {},
+): RecordWriter {
+  const columns = fields.map((field) => field.id);
+  switch (format) {
+    case 'ndjson':
+      return {
+        write: async (row) => sink(`${JSON.stringify(row)}\n`),
+        end: async () => undefined,
+      };
+    case 'json': {
+      let count = 0;
+      const render = (row: Row): string =>
+        options.pretty === true ? `  ${JSON.stringify(row, null, 2).replaceAll('\n', '\n  ')}` : JSON.stringify(row);
+      return {
+        write: async (row) => {
+          await sink(`${count === 0 ? '[\n' : ',\n'}${render(row)}`);
+          count += 1;
+        },
+        end: async () => sink(count === 0 ? '[]\n' : '\n]\n'),
+      };
+    }
+    case 'csv': {
+      let headerDone = false;
+      const header = async (): Promise<void> => {
+        if (headerDone) return;
+        headerDone = true;
+        await sink(csvLine(columns));
+      };
+      return {
+        write: async (row) => {
+          await header();
+          await sink(csvLine(columns.map((id) => row[id] ?? null)));
+        },
+        end: header,
+      };
+    }
+    case 'markdown': {
+      let headerDone = false;
+      const header = async (): Promise<void> => {
+        if (headerDone) return;
+        headerDone = true;
+        const rule = fields.map((field) => (field.type === 'int' || field.type === 'numeric' ? '---:' : '---'));
+        await sink(`${markdownLine(columns)}${markdownLine(rule, false)}`);
+      };
+      return {
+        write: async (row) => {
+          await header();
+          await sink(markdownLine(columns.map((id) => cellText(row[id]))));
+        },
+        end: header,
+      };
+    }
+    case 'table': {
+      const rows: Row[] = [];
+      return {
+        write: async (row) => void rows.push(row),
+        end: async (summary = {}) => {
+          const result: SearchResult = {
+            resource_id: '',
+            fields,
+            records: rows,
+            total: summary.total ?? rows.length,
+            total_was_estimated: false,
+            limit: rows.length,
+            include_total: true,
+            records_format: 'objects',
+          };
+          const elapsedMs = summary.elapsedMs ?? options.elapsedMs;
+          await sink(await renderTable(result, elapsedMs === undefined ? options : { ...options, elapsedMs }));
+        },
+      };
+    }
+  }
+}
+
+/**
+ * One CSV line by RFC 4180 via csv-stringify, with spreadsheet formula
+ * escaping: a text cell that starts with `=`, `+`, `-`, `@`, tab or CR gets a
+ * leading `'`, so opening the file cannot run a formula. Numbers stay
+ * numbers (`-3` is not escaped); booleans and JSON values become their text.
+ */
+function csvLine(cells: readonly unknown[]): string {
+  return stringify([cells], {
+    escape_formulas: true,
+    cast: {
+      boolean: (value) => (value ? 'true' : 'false'),
+      number: (value) => (Object.is(value, -0) ? '0' : String(value)),
+      object: (value) => JSON.stringify(value),
+    },
+  });
+}
+
+/** A GitHub-flavoured Markdown table row; `|` is escaped and line breaks become `<br>`. */
+function markdownLine(cells: readonly string[], escape = true): string {
+  const text = escape
+    ? cells.map((cell) => cell.replaceAll('\\', '\\\\').replaceAll('|', '\\|').replace(/\r\n|\r|\n/g, '<br>'))
+    : cells;
+  return `| ${text.join(' | ')} |\n`;
+}
+
+/** The ink table, loaded only when asked for, so other formats never load ink. */
+async function renderTable(result: SearchResult, options: FormatOptions): Promise<string> {
+  const { renderResultTable } = await import('../repl/render.js');
+  const text = renderResultTable(result, {
+    width: options.width ?? 80,
+    color: options.color ?? false,
+    ...(options.elapsedMs === undefined ? {} : { elapsedMs: options.elapsedMs }),
+    ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
+  });
+  return text.endsWith('\n') ? text : `${text}\n`;
+}
