@@ -13,7 +13,7 @@ import type { Filters, Scalar, SearchRequest } from '../datastore/types.js';
 import { parse } from '../syntax/parse.js';
 import { bind } from './bind.js';
 import type { Params } from './bind.js';
-import { canonicalText } from './canonical-text.js'; // TEMPORARY: ../evaluate/values.js once it exists
+import { canonicalText } from '../evaluate/values.js';
 import { sortText } from './sort.js';
 import { parametersOf } from './parameters.js';
 
@@ -35,11 +35,12 @@ import { parametersOf } from './parameters.js';
  *   otherwise a list, `[]` when nothing is common (which matches no record).
  * - `filters` keys follow the order in which fields first appear.
  *
- * `search` becomes `q` exactly as written (also when empty or all white
- * space: the server treats that as no search, and keeping it lets a request
- * round-trip through `fromRequest`); `select` becomes `fields`; `order by`
- * becomes `sort` with every direction spelled out; `limit` and `offset` stay
- * numbers.
+ * `search "t"` becomes `q: "t"` exactly as written; an empty or all-white-space
+ * search means no search (semantics.md), so it sets no `q`, as
+ * `normalizeRequest` leaves it out: the compiled request is always canonical.
+ * `select` becomes `fields`; `order by` becomes `sort` with every direction
+ * spelled out and names quoted as `quoteSortField` does; `limit` and `offset`
+ * stay numbers.
  *
  * Throws `QueryError`: any parse error; `INVALID_PARAMETER` from binding;
  * `UNBOUND_PARAMETER` for a parameter left without a value;
@@ -86,7 +87,11 @@ function compileQuery(query: Query): SearchRequest {
     const filters = compileFilters(query.where.condition);
     if (filters !== undefined) request.filters = filters;
   }
-  if (query.search !== undefined) request.q = text(query.search.text);
+  if (query.search !== undefined) {
+    const q = text(query.search.text);
+    // Same test as normalizeRequest: all white space is no search at all.
+    if (!/^\s*$/.test(q)) request.q = q;
+  }
   if (query.select !== undefined) request.fields = query.select.fields.map((field) => field.name);
   if (query.order !== undefined) request.sort = query.order.keys.map(sortKeyText).join(', ');
   if (query.limit !== undefined) request.limit = count(query.limit.value, 'limit');
@@ -207,9 +212,9 @@ function intersect(sets: readonly ValueSet[]): Scalar[] {
   return common;
 }
 
-/** Equality key: the canonical text, and `null` (not the text "null") for null. */
+/** Equality key: the canonical text; `null` (never the text "null") for null. */
 function valueKey(value: Scalar): string | null {
-  return value === null ? null : canonicalText(value);
+  return canonicalText(value);
 }
 
 // ---------------------------------------------------------------- values

@@ -2,28 +2,28 @@
  * The way back: a `datastore_search` request → the query that compiles to it.
  * This is how a request found in a log or another program is shown as ckql.
  */
-import type {
-  Condition, Equals, Field, In, Literal, Query, SortDirection, SortKey,
-} from '../ast.js';
+import type { Condition, Equals, Field, In, Literal, Query, SortKey } from '../ast.js';
 import type { Scalar, SearchRequest } from '../datastore/types.js';
+import { normalizeRequest, parseSort } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import type { Span } from '../span.js';
-import { normalizeRequest } from './normalize.js';
 
 /** Every node made here has this span: the query has no source text. */
 const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
 
 /**
  * Turns any valid request, canonical or CKAN-style, back into a query, so
- * that `compile(fromRequest(r))` deep-equals the normalized request:
+ * that `compile(fromRequest(r))` deep-equals `normalizeRequest(r)` (which
+ * validates it first):
  * `fields` may be a list or a comma-separated string, `sort` a string or a
  * list of `"field dir"` items, `filters` values scalars or lists (an empty
  * list becomes `f in ()`), `limit`/`offset` whole numbers.
  *
- * - `include_total: true` is the default and is dropped. `include_total:
- *   false` cannot be written in the language, so it is rejected with a
- *   Validation Error on `include_total` rather than silently changing the
- *   request.
+ * - What normalization leaves out stays out: an empty or all-white-space
+ *   `q`, empty `filters`/`fields`/`sort`, `include_total: true` (the default).
+ *   `include_total: false` and an empty field name cannot be written in the
+ *   language, so they are rejected with a Validation Error on that parameter
+ *   rather than silently changing the request.
  * - Spans: the query has no source text, so every node gets the zero-width
  *   span `{ start: 0, end: 0 }`. For a query with real positions, parse its
  *   text: `parse(format(fromRequest(r)))`.
@@ -74,7 +74,10 @@ function queryFromCanonical(request: SearchRequest): Query {
     query.select = { kind: 'select', span: NO_SPAN, fields: request.fields.map((name) => field(name, 'fields')) };
   }
   if (request.sort !== undefined) {
-    const keys = parseSort(request.sort);
+    // The canonical sort text is read back with the same rule that wrote it.
+    const keys = parseSort(request.sort).map((item): SortKey => ({
+      kind: 'sort-key', span: NO_SPAN, field: field(item.field, 'sort'), direction: item.direction,
+    }));
     if (keys.length > 0) query.order = { kind: 'order', span: NO_SPAN, keys };
   }
   if (request.limit !== undefined) {
@@ -95,8 +98,10 @@ function condition(name: string, value: Scalar | readonly Scalar[]): Equals | In
 }
 
 function field(name: string, param: string): Field {
-  // The language has no empty field name (`` `` `` is a syntax error).
-  if (name === '') throw validationError(param, 'a field name cannot be empty');
+  if (name === '') {
+    // The language has no empty field name (`` `` `` is a syntax error).
+    throw validationError(param, 'an empty field name cannot be written in a ckql query');
+  }
   return { kind: 'field', span: NO_SPAN, name };
 }
 
@@ -110,65 +115,4 @@ function literal(value: Scalar): Literal {
     case 'boolean':
       return { kind: 'boolean', span: NO_SPAN, value };
   }
-}
-
-/**
- * Reads a `sort` string back into keys: items separated by commas outside
- * double quotes; a field either double-quoted (`""` inside is one `"`) or
- * bare, as CKAN reads it (`^(.+?)( +(asc|desc))?$`, case-insensitive).
- */
-export function parseSort(sort: string): SortKey[] {
-  const keys: SortKey[] = [];
-  for (const item of splitSort(sort)) {
-    const trimmed = item.trim();
-    if (trimmed === '') continue;
-    keys.push(parseSortItem(trimmed));
-  }
-  return keys;
-}
-
-function splitSort(sort: string): string[] {
-  const items: string[] = [];
-  let current = '';
-  let quoted = false;
-  for (const char of sort) {
-    if (char === '"') quoted = !quoted; // a doubled "" toggles twice: still inside
-    if (char === ',' && !quoted) {
-      items.push(current);
-      current = '';
-    } else {
-      current += char;
-    }
-  }
-  items.push(current);
-  return items;
-}
-
-/** One sort item (`name`, `name desc`, `"quoted name" asc`), already trimmed. */
-export function parseSortItem(item: string): SortKey {
-  let name: string;
-  let rest: string;
-  if (item.startsWith('"')) {
-    const close = closingQuote(item);
-    if (close === -1) throw validationError('sort', `invalid value ${JSON.stringify(item)}`);
-    name = item.slice(1, close).replaceAll('""', '"');
-    rest = item.slice(close + 1);
-  } else {
-    const match = /^(.+?)( +(asc|desc))?$/is.exec(item);
-    name = match?.[1] ?? item;
-    rest = match?.[2] ?? '';
-  }
-  const direction = /^\s*$/.test(rest) ? 'asc' : /^ +(asc|desc)$/i.exec(rest)?.[1]?.toLowerCase();
-  if (direction === undefined) throw validationError('sort', `invalid value ${JSON.stringify(item)}`);
-  return { kind: 'sort-key', span: NO_SPAN, field: field(name, 'sort'), direction: direction as SortDirection };
-}
-
-/** Index of the `"` that closes the quoted name at the start of `item`, or -1. */
-function closingQuote(item: string): number {
-  for (let i = 1; i < item.length; i++) {
-    if (item[i] !== '"') continue;
-    if (item[i + 1] === '"') i++;
-    else return i;
-  }
-  return -1;
 }
