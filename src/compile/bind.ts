@@ -10,7 +10,7 @@ import type {
 import { assertNever } from '../ast.js';
 import { queryError } from '../errors.js';
 import type { QueryError } from '../errors.js';
-import { describeValue } from './parameters.js';
+import { describeValue, fieldText } from './parameters.js';
 
 /** One scalar, or a list of scalars that spreads into `in (…)`. */
 export type ParamValue = string | number | boolean | null | readonly (string | number | boolean | null)[];
@@ -21,7 +21,6 @@ export type Params = Readonly<Record<string, ParamValue>>;
 type ScalarParam = string | number | boolean | null;
 
 const SCALAR = 'a single string, number, boolean or null';
-const SCALAR_HINT = 'a list of values can only be bound where "in (…)" lists values: `field in ($name)`';
 
 /**
  * Replaces each `$name` parameter that `params` binds by a literal node with
@@ -104,7 +103,7 @@ class Binder {
   private condition(condition: Condition): Condition {
     switch (condition.kind) {
       case 'eq':
-        return { ...condition, value: this.value(condition.value) };
+        return { ...condition, value: this.value(condition.value, condition.field.name) };
       case 'in':
         return { ...condition, values: this.list(condition) };
       case 'and':
@@ -127,10 +126,13 @@ class Binder {
     });
   }
 
-  private value(value: Value): Value {
+  private value(value: Value, field: string): Value {
     if (value.kind !== 'param') return value;
     const bound = this.lookup(value);
     if (bound === undefined) return value;
+    if (Array.isArray(bound)) {
+      throw invalid(value, SCALAR, bound, `a list can only be bound where "in" lists values: ${fieldText(field)} in ($${value.name})`);
+    }
     return literalNode(value, checkScalar(value, bound));
   }
 
@@ -169,9 +171,8 @@ function stringNode(param: Parameter, value: string): StringValue {
   return { kind: 'string', span: param.span, value };
 }
 
-function invalid(param: Parameter, expected: string, value: unknown): QueryError {
+function invalid(param: Parameter, expected: string, value: unknown, hint?: string): QueryError {
   const found = describeValue(value);
-  const hint = Array.isArray(value) && expected === SCALAR ? SCALAR_HINT : undefined;
   return queryError('INVALID_PARAMETER', param.span, [param.name, expected, found], {
     expected: [expected],
     found,

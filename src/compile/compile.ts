@@ -15,7 +15,7 @@ import { bind } from './bind.js';
 import type { Params } from './bind.js';
 import { canonicalText } from '../evaluate/values.js';
 import { sortText } from './sort.js';
-import { parametersOf } from './parameters.js';
+import { fieldText, parametersOf } from './parameters.js';
 
 /**
  * Compiles a query to the `datastore_search` request it stands for.
@@ -161,7 +161,7 @@ function orSet(or: Or): ValueSet {
     else if (set.field.name !== field.name) {
       throw queryError('OR_ACROSS_FIELDS', branch.span, [field.name, set.field.name], {
         found: set.field.name,
-        hint: `"or" may only join values of one field, e.g. (${field.name} = a or ${field.name} = b); run one query per field instead`,
+        hint: `"or" may only join values of one field, as in (${fieldText(field.name)} = a or ${fieldText(field.name)} = b); run one query per field instead`,
       });
     }
     values.push(...set.values);

@@ -1,4 +1,4 @@
-/** Internal helpers about parameters, shared by `compile`, `bind`'s callers and `ckql`. */
+/** Internal helpers of the compile stage: finding parameters, and describing values and fields in messages. */
 import type { Condition, Parameter, Query, Value } from '../ast.js';
 import { assertNever } from '../ast.js';
 
@@ -27,6 +27,11 @@ export function parametersOf(query: Query): Parameter[] {
   if (query.limit !== undefined) visit(query.limit.value);
   if (query.offset !== undefined) visit(query.offset.value);
   return found;
+}
+
+/** A field name as a query writes it, for hints: backtick-quoted unless it is a plain name. */
+export function fieldText(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replaceAll('`', '``')}\``;
 }
 
 /** A short description of a wrong value for a message: the value itself when it is small. */

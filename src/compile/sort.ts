@@ -13,10 +13,22 @@ import type { SortDirection } from '../ast.js';
 
 const PLAIN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * One sort item with its direction spelled out.
+ * @example
+ * sortText('year', 'desc')         // 'year desc'
+ * sortText('school year', 'asc')   // '"school year" asc'
+ */
 export function sortText(field: string, direction: SortDirection): string {
   return `${quoteSortField(field)} ${direction}`;
 }
 
+/**
+ * A field name as a `sort` item writes it.
+ * @example
+ * quoteSortField('title')       // 'title'
+ * quoteSortField('say "hi"')    // '"say ""hi"""'
+ */
 export function quoteSortField(field: string): string {
   return PLAIN.test(field) ? field : `"${field.replaceAll('"', '""')}"`;
 }
