@@ -1,0 +1,32 @@
+/**
+ * The server's own errors (everything that is not a Validation Error from the
+ * request checks): each is a `DatastoreError` whose body is the `error` object
+ * of CKAN's envelope, `{"__type": …, "message": …}`, with the status of
+ * semantics.md's error table.
+ */
+import { DatastoreError, datastoreCodes } from '../errors.js';
+import type { DatastoreErrorCode } from '../errors.js';
+
+type EnvelopeCode = 'NOT_FOUND' | 'FORBIDDEN' | 'BAD_REQUEST' | 'REQUEST_TOO_LARGE' | 'METHOD_NOT_ALLOWED';
+
+/** An error whose envelope carries one `message`. */
+export function serviceError(code: EnvelopeCode, message: string): DatastoreError {
+  const type: string = datastoreCodes[code].type;
+  return new DatastoreError(code satisfies DatastoreErrorCode, message, { body: { __type: type, message } });
+}
+
+/**
+ * 403 for a private resource. The message never repeats the Authorization
+ * header: a wrong token must not be echoed back to whoever sent it.
+ */
+export function accessDenied(resourceId: string): DatastoreError {
+  return serviceError(
+    'FORBIDDEN',
+    `Access denied: resource ${JSON.stringify(resourceId)} is private; send a valid API token in the Authorization header (the raw token, with no "Bearer " in front)`,
+  );
+}
+
+/** Cuts a client-supplied text down before it goes into a message. */
+export function excerpt(text: string, max = 120): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}

@@ -1,0 +1,71 @@
+/**
+ * Request paths: `/api/action/datastore_search` and
+ * `/api/3/action/datastore_search`, each also behind every configured
+ * language segment (`/de/api/…`). The segment changes nothing but the `help`
+ * link; `_links` carry the path without it (as CKAN does, see
+ * ../shared/reference/ckan-datastore-search.md §5 and §6).
+ */
+import { excerpt, serviceError } from './errors.js';
+import type { DatastoreError } from '../errors.js';
+
+export const ACTION = 'datastore_search';
+const API_PREFIXES = ['/api/action/', '/api/3/action/'] as const;
+
+export interface Route {
+  /** the language segment, or `undefined` for the bare path */
+  readonly language: string | undefined;
+  /** the path without the language segment, as `_links` show it */
+  readonly linkPath: string;
+}
+
+/** Every accepted path, looked up whole: one `Map.get` per request. */
+export function buildRoutes(languages: readonly string[]): ReadonlyMap<string, Route> {
+  const routes = new Map<string, Route>();
+  for (const language of [undefined, ...languages]) {
+    for (const prefix of API_PREFIXES) {
+      const linkPath = prefix + ACTION;
+      routes.set(language === undefined ? linkPath : `/${language}${linkPath}`, { language, linkPath });
+    }
+  }
+  return routes;
+}
+
+/**
+ * Explains a path that is not a route: an unknown action under a known
+ * prefix, an unknown language segment, or anything else.
+ */
+export function unknownPath(path: string, languages: readonly string[]): DatastoreError {
+  const segments = path.split('/');
+  // ['', lang?, 'api', '3'?, 'action', name]
+  const start = segments[1] === 'api' ? 1 : 2;
+  const language = start === 2 ? segments[1] : undefined;
+  const rest = segments.slice(start);
+  const version = rest[1] === '3' ? 1 : 0;
+  const isAction = rest[0] === 'api' && rest[1 + version] === 'action' && rest.length === 3 + version;
+  if (isAction && (language === undefined || languages.includes(language))) {
+    const name = rest[2 + version] ?? '';
+    return serviceError(
+      'NOT_FOUND',
+      `Not found: action ${JSON.stringify(excerpt(decodeSafely(name)))} is not known; this server offers ${ACTION}`,
+    );
+  }
+  if (isAction && language !== undefined) {
+    const offered = languages.length === 0 ? 'none' : languages.map((l) => `/${l}`).join(', ');
+    return serviceError(
+      'NOT_FOUND',
+      `Not found: the language segment ${JSON.stringify(excerpt(decodeSafely(language)))} is not offered (offered: ${offered})`,
+    );
+  }
+  return serviceError(
+    'NOT_FOUND',
+    `Not found: ${JSON.stringify(excerpt(path))}; ${ACTION} is at /api/action/${ACTION} or /api/3/action/${ACTION}`,
+  );
+}
+
+function decodeSafely(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

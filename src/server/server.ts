@@ -1,0 +1,377 @@
+/**
+ * The local `datastore_search` server: plain `node:http`, answering every
+ * request with the library's own `normalizeRequest` and `evaluate`, so the
+ * server and the evaluator cannot drift. The wire rules (paths, methods,
+ * envelope, errors) are semantics.md's; this module never imports the AST.
+ */
+import { STATUS_CODES, createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+import { DatastoreError, resourceNotFound, toolError } from '../errors.js';
+import type { ErrorBody, Table } from '../datastore/types.js';
+import { normalizeRequest } from '../datastore/validate.js';
+import { evaluate } from '../evaluate/evaluate.js';
+import { tokenCheck } from './auth.js';
+import { buildEnvelopes, linksFor } from './envelope.js';
+import type { Envelopes } from './envelope.js';
+import { accessDenied, serviceError } from './errors.js';
+import { requestFromBody, requestFromQueryString } from './params.js';
+import { buildRoutes, unknownPath } from './routes.js';
+import type { Route } from './routes.js';
+
+/** Anything that finds a table by id or alias (a `Catalog` is one). */
+export interface TableLookup {
+  find(idOrAlias: string): Table | undefined;
+  /** every table, for `privateResources` checks at start */
+  readonly tables: readonly Table[];
+}
+
+export interface ServerOptions {
+  /** the resources to serve, loaded once (e.g. by `loadResources`) */
+  readonly tables: readonly Table[] | TableLookup;
+  /** default `127.0.0.1` */
+  readonly host?: string;
+  /** default 0: a free port, see `RunningServer.port` */
+  readonly port?: number;
+  /** language segments accepted before `/api`; default `['en', 'de']` */
+  readonly languages?: readonly string[];
+  /** the cap on `limit`; default 32 000 */
+  readonly maxLimit?: number;
+  /** the largest POST body in bytes; default 1 MiB */
+  readonly maxBody?: number;
+  /** API tokens that open private resources */
+  readonly tokens?: readonly string[];
+  /** ids or aliases of private resources, besides tables marked `private` */
+  readonly privateResources?: readonly string[];
+  /** one line per request (method, path, status); never headers, never tokens */
+  readonly log?: (line: string) => void;
+  /** ms to receive a request's headers; default 10 000 */
+  readonly headersTimeout?: number;
+  /** ms to receive a whole request, body included; default 30 000 */
+  readonly requestTimeout?: number;
+  /** ms an idle keep-alive connection stays open; default 5 000 */
+  readonly keepAliveTimeout?: number;
+  /** bytes of request line and headers (a GET's query string counts); default 32 KiB */
+  readonly maxHeaderSize?: number;
+}
+
+export interface RunningServer {
+  /** e.g. `http://127.0.0.1:8080`: the base URL a client connects to */
+  readonly url: string;
+  readonly port: number;
+  readonly host: string;
+  /** stops accepting, closes idle keep-alive connections, and resolves when every connection is gone */
+  close(): Promise<void>;
+}
+
+/** What `createRequestHandler` needs: the server options plus the URL the `help` links use. */
+export interface HandlerOptions
+  extends Pick<ServerOptions, 'tables' | 'languages' | 'maxLimit' | 'maxBody' | 'tokens' | 'privateResources' | 'log'> {
+  /** base of the `help` links, e.g. `http://127.0.0.1:8080` */
+  readonly publicUrl: string;
+}
+
+const DEFAULTS = {
+  host: '127.0.0.1',
+  languages: ['en', 'de'],
+  maxLimit: 32_000,
+  maxBody: 1024 * 1024,
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  maxHeaderSize: 32 * 1024,
+} as const;
+
+/** How long a connection being closed may still drain what the client sends, so it reads our answer. */
+const LINGER_MS = 500;
+/** How long `close()` waits for requests in flight before it closes their connections. */
+const CLOSE_GRACE_MS = 1_000;
+
+const JSON_TYPE = 'application/json;charset=utf-8';
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, OPTIONS',
+  'access-control-allow-headers': 'Authorization, Content-Type',
+  'access-control-max-age': '600',
+} as const;
+
+/**
+ * Starts a server and resolves once it listens.
+ *
+ * @example
+ * const server = await startServer({ tables: await loadResources(['examples/data']), port: 0 });
+ * // POST {server.url}/api/action/datastore_search {"resource_id": "courses", "limit": 1}
+ * // → {"help": "…", "success": true, "result": {"records": [ … ], "total": …, "_links": { … }, …}}
+ * await server.close();
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const host = options.host ?? DEFAULTS.host;
+  const headersTimeout = options.headersTimeout ?? DEFAULTS.headersTimeout;
+  const requestTimeout = Math.max(options.requestTimeout ?? DEFAULTS.requestTimeout, headersTimeout);
+  const maxBody = options.maxBody ?? DEFAULTS.maxBody;
+  const server = createServer({
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: options.keepAliveTimeout ?? DEFAULTS.keepAliveTimeout,
+    maxHeaderSize: options.maxHeaderSize ?? DEFAULTS.maxHeaderSize,
+    // Timeouts are only noticed at this interval (Node's default is 30 s).
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
+  });
+  server.maxHeadersCount = 100;
+  // Validate the options before listening, so a typo in `privateResources` never serves a table.
+  const lookupTables = tableLookup(options.tables);
+  privateTables(lookupTables, options.privateResources ?? []);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  const handle = createRequestHandler({ ...options, tables: lookupTables, publicUrl: url });
+  server.on('request', handle);
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    // Refuse an announced oversize body before the client sends it.
+    if (Number(req.headers['content-length']) > maxBody) handle(req, res);
+    else {
+      res.writeContinue();
+      handle(req, res);
+    }
+  });
+  server.on('clientError', answerClientError);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    host,
+    close: () => (closing ??= closeServer(server)),
+  };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
+  });
+}
+
+/**
+ * The request listener on its own, for embedding in another `node:http`
+ * server. `startServer` uses it.
+ *
+ * @example
+ * const server = http.createServer(createRequestHandler({ tables, publicUrl: 'http://localhost:8080' }));
+ */
+export function createRequestHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const languages = options.languages ?? DEFAULTS.languages;
+  const maxLimit = options.maxLimit ?? DEFAULTS.maxLimit;
+  const maxBody = options.maxBody ?? DEFAULTS.maxBody;
+  const routes = buildRoutes(languages);
+  const envelopes = buildEnvelopes(options.publicUrl, languages);
+  const lookup = tableLookup(options.tables);
+  const hidden = privateTables(lookup, options.privateResources ?? []);
+  const authorized = tokenCheck(options.tokens ?? []);
+  const log = options.log;
+  const limits = { maxLimit };
+
+  const send = (req: IncomingMessage, res: ServerResponse, status: number, text: string, close = false): void => {
+    const body = Buffer.from(text, 'utf8');
+    res.writeHead(status, {
+      'content-type': JSON_TYPE,
+      'content-length': body.length,
+      'access-control-allow-origin': '*',
+      ...(status === 405 ? { allow: 'GET, POST, OPTIONS' } : {}),
+      ...(close ? { connection: 'close' } : {}),
+    });
+    res.end(body);
+    if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${status}`);
+  };
+
+  const sendError = (req: IncomingMessage, res: ServerResponse, route: Route | undefined, error: unknown, close = false): void => {
+    const envelope = envelopes(route?.language);
+    if (error instanceof DatastoreError && error.status !== undefined && typeof error.body === 'object') {
+      send(req, res, error.status, envelope.error(error.body), close);
+      return;
+    }
+    // Not an error a request can legitimately cause: answer 500 and keep serving.
+    if (log !== undefined) log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    const body: ErrorBody = { __type: 'Internal Server Error', message: 'Internal Server Error' };
+    send(req, res, 500, envelope.error(body), close);
+  };
+
+  const answer = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    raw: Record<string, unknown>,
+    query: string,
+  ): void => {
+    const envelope: Envelopes = envelopes(route.language);
+    const request = normalizeRequest(raw, limits);
+    const table = lookup.find(request.resource_id);
+    if (table === undefined) throw resourceNotFound(request.resource_id);
+    if (hidden.has(table) && !authorized(req.headers.authorization)) throw accessDenied(request.resource_id);
+    const result = evaluate(request, table, limits);
+    const links = linksFor(route.linkPath, query, (result.offset ?? 0) + result.limit);
+    send(req, res, 200, envelope.success(result, links));
+  };
+
+  return (req, res) => {
+    let route: Route | undefined;
+    try {
+      const url = req.url ?? '/';
+      const mark = url.indexOf('?');
+      const path = mark === -1 ? url : url.slice(0, mark);
+      const query = mark === -1 ? '' : url.slice(mark + 1);
+      route = routes.get(path);
+      if (route === undefined) throw unknownPath(path, languages);
+      switch (req.method) {
+        case 'GET':
+          answer(req, res, route, requestFromQueryString(query), query);
+          return;
+        case 'POST': {
+          if (query !== '') {
+            throw serviceError(
+              'BAD_REQUEST',
+              'Bad request: a POST takes its parameters from the JSON body only; move the query string parameters into the body',
+            );
+          }
+          const postRoute = route;
+          readBody(req, maxBody, {
+            onText: (text) => {
+              try {
+                answer(req, res, postRoute, requestFromBody(text), '');
+              } catch (error) {
+                sendError(req, res, postRoute, error);
+              }
+            },
+            onTooLarge: () => {
+              const error = serviceError(
+                'REQUEST_TOO_LARGE',
+                `Request too large: the body is larger than ${maxBody} bytes; send fewer or shorter filter values`,
+              );
+              sendError(req, res, postRoute, error, true);
+              lingerThenDestroy(res);
+            },
+          });
+          return;
+        }
+        case 'OPTIONS':
+          res.writeHead(204, { ...CORS_HEADERS, 'content-length': 0 });
+          res.end();
+          return;
+        default:
+          throw serviceError(
+            'METHOD_NOT_ALLOWED',
+            `Method not allowed: ${JSON.stringify(req.method)}; use GET (query string) or POST (JSON body)`,
+          );
+      }
+    } catch (error) {
+      sendError(req, res, route, error);
+    }
+  };
+}
+
+/**
+ * Collects a body up to `max` bytes. Past that it stops collecting (what
+ * still arrives is discarded, never buffered) and reports once.
+ */
+function readBody(
+  req: IncomingMessage,
+  max: number,
+  on: { onText: (text: string) => void; onTooLarge: () => void },
+): void {
+  if (Number(req.headers['content-length']) > max) {
+    req.resume();
+    on.onTooLarge();
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  req.on('data', (chunk: Buffer) => {
+    if (over) return;
+    size += chunk.length;
+    if (size > max) {
+      over = true;
+      chunks.length = 0;
+      on.onTooLarge();
+    } else chunks.push(chunk);
+  });
+  req.on('end', () => {
+    if (!over) on.onText(Buffer.concat(chunks, size).toString('utf8'));
+  });
+  // The client went away mid-body: there is nobody to answer.
+  req.on('error', () => undefined);
+}
+
+/**
+ * After answering a request whose body we refuse, close the connection but
+ * let it drain briefly: closing a socket with unread input makes the kernel
+ * send a reset, which can destroy our answer before the client reads it.
+ */
+function lingerThenDestroy(res: ServerResponse): void {
+  const socket = res.socket;
+  if (socket === null) return;
+  res.on('finish', () => {
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  });
+}
+
+/** Malformed HTTP, oversize headers, timeouts: answer in the error envelope if the socket still allows it, then close. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  const [status, body]: [number, ErrorBody] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, { __type: 'Request Too Large', message: 'Request too large: the request line and headers are too long; use POST for long requests' }]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, { __type: 'Bad Request', message: 'Bad request: the request did not arrive in time' }]
+        : [400, { __type: 'Bad Request', message: 'Bad request: this is not a valid HTTP/1.1 request' }];
+  const text = JSON.stringify({ success: false, error: body });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: ${JSON_TYPE}\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+  );
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '?';
+  const mark = url.indexOf('?');
+  return mark === -1 ? url : url.slice(0, mark);
+}
+
+function tableLookup(tables: readonly Table[] | TableLookup): TableLookup {
+  if (!Array.isArray(tables)) return tables as TableLookup;
+  const byName = new Map<string, Table>();
+  for (const table of tables as readonly Table[]) {
+    byName.set(table.id, table);
+    for (const alias of table.aliases) if (!byName.has(alias)) byName.set(alias, table);
+  }
+  return { find: (name) => byName.get(name), tables: tables as readonly Table[] };
+}
+
+/** Tables marked private, plus those named in `names`; a name that matches no table is an error. */
+function privateTables(lookup: TableLookup, names: readonly string[]): ReadonlySet<Table> {
+  const hidden = new Set(lookup.tables.filter((table) => table.private === true));
+  for (const name of names) {
+    const table = lookup.find(name);
+    if (table === undefined) {
+      const known = lookup.tables.map((t) => t.aliases[0] ?? t.id).join(', ');
+      throw toolError('USAGE', [`cannot make ${JSON.stringify(name)} private: no resource has that id or alias (loaded: ${known || 'none'})`]);
+    }
+    hidden.add(table);
+  }
+  return hidden;
+}
+

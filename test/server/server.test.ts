@@ -1,0 +1,446 @@
+/**
+ * The local server over real HTTP: request shapes, paths, envelope, `_links`,
+ * every error row of semantics.md, auth, hostile bodies, concurrency.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, request } from 'undici';
+
+import { startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
+import { evaluate } from '../../src/evaluate/evaluate.js';
+import { normalizeRequest } from '../../src/datastore/validate.js';
+import type { SearchResult } from '../../src/datastore/types.js';
+import { ToolError } from '../../src/errors.js';
+import { COURSES_ID, GRADES_ID, TOKEN, big, courses, grades, odd } from './tables.js';
+
+const ACTION = '/api/action/datastore_search';
+const MAX_BODY = 4_096;
+
+let server: RunningServer;
+let agent: Agent;
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  server = await startServer({
+    tables: [courses, grades, odd, big],
+    port: 0,
+    tokens: [TOKEN, 'second-token-value'],
+    maxBody: MAX_BODY,
+    maxLimit: 1_000,
+    log: (line) => logLines.push(line),
+  });
+  agent = new Agent({ keepAliveTimeout: 10, keepAliveMaxTimeout: 10 });
+});
+
+afterAll(async () => {
+  await agent.close();
+  await server.close();
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly json: any;
+}
+
+async function call(
+  method: string,
+  path: string,
+  options: { body?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const response = await request(`${server.url}${path}`, {
+    dispatcher: agent,
+    method: method as 'GET',
+    headers: options.headers,
+    body: options.body,
+  });
+  const text = await response.body.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.statusCode, headers: response.headers, text, json };
+}
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
+  call('POST', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+
+function expected(raw: Record<string, unknown>, table = courses): SearchResult {
+  return evaluate(normalizeRequest(raw, { maxLimit: 1_000 }), table, { maxLimit: 1_000 });
+}
+
+describe('the four request shapes of service.md', () => {
+  it('POST free text: resource_id, limit, q', async () => {
+    const answer = await post(ACTION, { resource_id: COURSES_ID, limit: 2, q: 'algebra' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('application/json;charset=utf-8');
+    expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.text));
+    expect(answer.json.success).toBe(true);
+    expect(answer.json.help).toBe(`${server.url}/api/3/action/help_show?name=datastore_search`);
+    const result = answer.json.result;
+    expect(result.records.map((r: { title: string }) => r.title)).toEqual(['Linear Algebra', 'Abstract Algebra']);
+    expect(result.total).toBe(3);
+    const { _links, ...rest } = result;
+    expect(rest).toEqual(JSON.parse(JSON.stringify(expected({ resource_id: COURSES_ID, limit: 2, q: 'algebra' }))));
+    expect(_links).toEqual({ start: ACTION, next: `${ACTION}?offset=2` });
+  });
+
+  it('POST filtered: a list and a scalar filter, by alias', async () => {
+    const body = { resource_id: 'courses', filters: { stage: ['active', 'survey'], subject: 'math' } };
+    const answer = await post(ACTION, body);
+    expect(answer.status).toBe(200);
+    const result = answer.json.result;
+    expect(result.resource_id).toBe(COURSES_ID);
+    expect(result.records.map((r: { _id: number }) => r._id)).toEqual([1, 2]);
+    expect(result.filters).toEqual(body.filters);
+    expect(result.records).toEqual(expected(body).records);
+  });
+
+  it('GET with limit', async () => {
+    const answer = await call('GET', `/en${ACTION}?resource_id=${COURSES_ID}&limit=2`);
+    expect(answer.status).toBe(200);
+    expect(answer.json.help).toBe(`${server.url}/en/api/3/action/help_show?name=datastore_search`);
+    expect(answer.json.result.records.map((r: { _id: number }) => r._id)).toEqual([1, 2]);
+    expect(answer.json.result.limit).toBe(2);
+    expect(answer.json.result._links).toEqual({
+      start: `${ACTION}?resource_id=${COURSES_ID}&limit=2`,
+      next: `${ACTION}?resource_id=${COURSES_ID}&limit=2&offset=2`,
+    });
+  });
+
+  it('GET with q', async () => {
+    const answer = await call('GET', `/de${ACTION}?resource_id=courses&q=mechanics`);
+    expect(answer.status).toBe(200);
+    expect(answer.json.help).toBe(`${server.url}/de/api/3/action/help_show?name=datastore_search`);
+    expect(answer.json.result.records.map((r: { title: string }) => r.title)).toEqual(['Mechanics']);
+    expect(answer.json.result.q).toBe('mechanics');
+  });
+});
+
+describe('GET parameters', () => {
+  it('reads filters as JSON text, fields and sort comma-separated, include_total as a word', async () => {
+    const filters = encodeURIComponent(JSON.stringify({ stage: ['active', 'survey'] }));
+    const answer = await call(
+      'GET',
+      `${ACTION}?resource_id=courses&filters=${filters}&fields=title,year&sort=year%20desc,title&include_total=no&offset=1`,
+    );
+    expect(answer.status).toBe(200);
+    const result = answer.json.result;
+    expect(result.total).toBeUndefined();
+    expect(result.include_total).toBe(false);
+    // year desc puts the null first; offset 1 skips it
+    expect(result.records).toEqual([
+      { title: 'Abstract Algebra', year: 2022 },
+      { title: 'Linear Algebra', year: 2021 },
+      { title: 'Mechanics', year: 2021 },
+    ]);
+    expect(result.records).toEqual(
+      expected({ resource_id: 'courses', filters: { stage: ['active', 'survey'] }, fields: 'title,year', sort: 'year desc,title', include_total: false, offset: 1 }).records,
+    );
+    expect(result._links.next).toBe(
+      `${ACTION}?resource_id=courses&filters=${filters}&fields=title,year&sort=year%20desc,title&include_total=no&offset=101`,
+    );
+  });
+
+  it('reads a q that is a JSON string as the string it encodes', async () => {
+    const answer = await call('GET', `${ACTION}?resource_id=odd&q=${encodeURIComponent('"\\"quoted\\""')}`);
+    expect(answer.status).toBe(200);
+    expect(answer.json.result.q).toBe('"quoted"');
+    expect(answer.json.result.records.map((r: { _id: number }) => r._id)).toEqual([1]);
+  });
+
+  it('reads fields given as a JSON list, for names that hold a comma', async () => {
+    const fields = encodeURIComponent(JSON.stringify(['school, year', 'constructor']));
+    const answer = await call('GET', `${ACTION}?resource_id=odd&fields=${fields}`);
+    expect(answer.status).toBe(200);
+    expect(answer.json.result.records).toEqual([
+      { 'school, year': '2020/21', constructor: 'a' },
+      { 'school, year': '2021/22', constructor: 'b' },
+    ]);
+  });
+
+  it('reads repeated fields keys as a list, and refuses other repeated keys', async () => {
+    const list = await call('GET', `${ACTION}?resource_id=courses&fields=title&fields=year&limit=1`);
+    expect(list.json.result.records).toEqual([{ title: 'Linear Algebra', year: 2021 }]);
+    const twice = await call('GET', `${ACTION}?resource_id=courses&limit=1&limit=2`);
+    expect(twice.status).toBe(409);
+    expect(twice.json.error.__type).toBe('Validation Error');
+    expect(twice.json.error.limit[0]).toMatch(/given 2 times/);
+  });
+
+  it('caps a limit above the maximum and says so in the response', async () => {
+    const answer = await call('GET', `${ACTION}?resource_id=big&limit=50000&fields=_id`);
+    expect(answer.status).toBe(200);
+    expect(answer.json.result.limit).toBe(1_000);
+    expect(answer.json.result.records).toHaveLength(1_000);
+    expect(answer.json.result.total).toBe(2_500);
+  });
+});
+
+describe('paths', () => {
+  it.each([
+    ['/api/action/datastore_search', undefined],
+    ['/api/3/action/datastore_search', undefined],
+    ['/en/api/action/datastore_search', 'en'],
+    ['/de/api/3/action/datastore_search', 'de'],
+  ])('%s answers, and _links drop the language segment', async (path, language) => {
+    const answer = await call('GET', `${path}?resource_id=courses&limit=1`);
+    expect(answer.status).toBe(200);
+    expect(answer.json.help).toBe(`${server.url}${language === undefined ? '' : `/${language}`}/api/3/action/help_show?name=datastore_search`);
+    expect(answer.json.result._links.start).toBe(`${path.replace(/^\/(en|de)/, '')}?resource_id=courses&limit=1`);
+  });
+
+  it.each([
+    ['/fr/api/action/datastore_search', /language segment "fr" is not offered/],
+    ['/api/action/datastore_delete', /action "datastore_delete" is not known/],
+    ['/api/3/action/package_show', /action "package_show" is not known/],
+    ['/api/2/action/datastore_search', /Not found/],
+    ['/', /Not found/],
+    ['/api/action/datastore_search/', /Not found/],
+  ])('%s is 404 with the Not Found envelope', async (path, message) => {
+    const answer = await call('GET', `${path}?resource_id=courses`);
+    expect(answer.status).toBe(404);
+    expect(answer.json.success).toBe(false);
+    expect(answer.json.error.__type).toBe('Not Found Error');
+    expect(answer.json.error.message).toMatch(message);
+  });
+});
+
+describe('error rows of semantics.md', () => {
+  it.each([
+    [{ resource_id: 'courses', filters: { nope: 1 } }, 'filters', 'invalid value "nope"'],
+    [{ resource_id: 'courses', fields: ['title', 'nope'] }, 'fields', 'invalid value "nope"'],
+    [{ resource_id: 'courses', sort: 'nope desc' }, 'sort', undefined],
+    [{ resource_id: 'courses', limit: -1 }, 'limit', 'Must be a natural number'],
+    [{ resource_id: 'courses', offset: 1.5 }, 'offset', undefined],
+    [{ resource_id: 'courses', filters: 'stage' }, 'filters', undefined],
+    [{ resource_id: 'courses', filters: { stage: { $gt: 1 } } }, 'filters', undefined],
+    [{ resource_id: 'courses', callback: 'x' }, '__extras', 'invalid value "callback"'],
+    [{ limit: 1 }, 'resource_id', 'Missing value'],
+  ])('409 Validation Error for %j', async (body, param, message) => {
+    const answer = await post(ACTION, body);
+    expect(answer.status).toBe(409);
+    expect(answer.json.success).toBe(false);
+    expect(answer.json.error.__type).toBe('Validation Error');
+    expect(Array.isArray(answer.json.error[param])).toBe(true);
+    if (message !== undefined) expect(answer.json.error[param]).toEqual([message]);
+  });
+
+  it('404 for an unknown resource, naming it', async () => {
+    const answer = await post(ACTION, { resource_id: 'nope' });
+    expect(answer.status).toBe(404);
+    expect(answer.json.error).toEqual({ __type: 'Not Found Error', message: 'Not found: Resource "nope" was not found.' });
+  });
+
+  it.each([
+    ['not JSON', '{"resource_id": '],
+    ['an array', '["courses"]'],
+    ['a string', '"courses"'],
+    ['null', 'null'],
+    ['empty', ''],
+  ])('400 Bad Request when the body is %s', async (_what, body) => {
+    const answer = await call('POST', ACTION, { body, headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(400);
+    expect(answer.json.success).toBe(false);
+    expect(answer.json.error.__type).toBe('Bad Request');
+    expect(typeof answer.json.error.message).toBe('string');
+  });
+
+  it('400 for a POST whose URL also has a query string', async () => {
+    const answer = await call('POST', `${ACTION}?resource_id=courses`, { body: '{"resource_id":"courses"}' });
+    expect(answer.status).toBe(400);
+    expect(answer.json.error.__type).toBe('Bad Request');
+    expect(answer.json.error.message).toMatch(/one place|body only/);
+  });
+
+  it('413 Request Too Large for a body over the maximum, and closes that connection', async () => {
+    const body = JSON.stringify({ resource_id: 'courses', filters: { title: Array.from({ length: 1_000 }, (_, i) => `t${i}`) } });
+    expect(Buffer.byteLength(body)).toBeGreaterThan(MAX_BODY);
+    const answer = await call('POST', ACTION, { body, headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(413);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.json.error.__type).toBe('Request Too Large');
+    const next = await post(ACTION, { resource_id: 'courses', limit: 1 });
+    expect(next.status).toBe(200);
+  });
+
+  it.each(['PUT', 'DELETE', 'PATCH', 'HEAD'])('405 for %s, with Allow', async (method) => {
+    const answer = await call(method, `${ACTION}`);
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('GET, POST, OPTIONS');
+    if (method !== 'HEAD') expect(answer.json.error.__type).toBe('Method Not Allowed');
+  });
+
+  it('OPTIONS answers the CORS preflight', async () => {
+    const answer = await call('OPTIONS', ACTION, {
+      headers: { origin: 'https://example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+    });
+    expect(answer.status).toBe(204);
+    expect(answer.headers['access-control-allow-origin']).toBe('*');
+    expect(String(answer.headers['access-control-allow-methods'])).toMatch(/POST/);
+    expect(String(answer.headers['access-control-allow-headers']).toLowerCase()).toMatch(/authorization/);
+    const get = await call('GET', `${ACTION}?resource_id=courses&limit=0`);
+    expect(get.headers['access-control-allow-origin']).toBe('*');
+  });
+});
+
+describe('private resources', () => {
+  it.each([
+    ['no token', {}],
+    ['a wrong token', { authorization: 'not-the-token' }],
+    ['the token with a Bearer scheme', { authorization: `Bearer ${TOKEN}` }],
+    ['a prefix of the token', { authorization: TOKEN.slice(0, -1) }],
+  ])('403 with %s, and nothing of the table in the answer', async (_what, headers) => {
+    const answer = await post(ACTION, { resource_id: 'grades', filters: { student: 'SECRET-ada' } }, headers);
+    expect(answer.status).toBe(403);
+    expect(answer.json.error.__type).toBe('Authorization Error');
+    expect(answer.json.error.message).toMatch(/^Access denied: /);
+    expect(answer.text).not.toContain('SECRET');
+    expect(answer.text).not.toContain(TOKEN);
+    expect(answer.text).not.toContain('not-the-token');
+  });
+
+  it('403 comes before field checks, so field names do not leak', async () => {
+    const answer = await post(ACTION, { resource_id: GRADES_ID, fields: ['grade', 'nope'] });
+    expect(answer.status).toBe(403);
+    expect(answer.text).not.toContain('grade"');
+  });
+
+  it('200 with either valid token, by id and by alias', async () => {
+    for (const [name, token] of [['grades', TOKEN], [GRADES_ID, 'second-token-value']] as const) {
+      const answer = await call('GET', `${ACTION}?resource_id=${name}`, { headers: { authorization: token } });
+      expect(answer.status).toBe(200);
+      expect(answer.json.result.records.map((r: { student: string }) => r.student)).toEqual(['SECRET-ada', 'SECRET-bob']);
+    }
+  });
+
+  it('a public resource ignores the header, valid or not', async () => {
+    for (const authorization of ['garbage', TOKEN, `Bearer ${TOKEN}`]) {
+      const answer = await post(ACTION, { resource_id: 'courses', limit: 1 }, { authorization });
+      expect(answer.status).toBe(200);
+    }
+  });
+
+  it('privateResources names resources by id or alias; an unknown name stops the start', async () => {
+    const local = await startServer({ tables: [courses, odd], privateResources: ['odd', COURSES_ID], tokens: [TOKEN] });
+    try {
+      const url = `${local.url}${ACTION}?resource_id=`;
+      for (const name of ['odd', 'courses']) {
+        const denied = await request(url + name, { dispatcher: agent });
+        expect(denied.statusCode).toBe(403);
+        await denied.body.dump();
+        const allowed = await request(url + name, { dispatcher: agent, headers: { authorization: TOKEN } });
+        expect(allowed.statusCode).toBe(200);
+        await allowed.body.dump();
+      }
+    } finally {
+      await local.close();
+    }
+    await expect(startServer({ tables: [courses], privateResources: ['cources'] })).rejects.toThrow(ToolError);
+  });
+
+  it('never writes a token into the log', async () => {
+    await post(ACTION, { resource_id: 'grades' }, { authorization: TOKEN });
+    await post(ACTION, { resource_id: 'grades' }, { authorization: 'wrong-token-xyz' });
+    expect(logLines.length).toBeGreaterThan(0);
+    expect(logLines.join('\n')).not.toContain(TOKEN);
+    expect(logLines.join('\n')).not.toContain('wrong-token-xyz');
+    expect(logLines).toContain(`POST ${ACTION} 403`);
+  });
+});
+
+describe('hostile bodies', () => {
+  it('__proto__ and constructor keys are plain keys: rejected or looked up, never prototypes', async () => {
+    const extras = await call('POST', ACTION, { body: '{"resource_id":"courses","__proto__":{"limit":1}}' });
+    expect(extras.status).toBe(409);
+    expect(extras.json.error.__extras).toEqual(['invalid value "__proto__"']);
+
+    const protoFilter = await call('POST', ACTION, { body: '{"resource_id":"courses","filters":{"__proto__":"x"}}' });
+    expect(protoFilter.status).toBe(409);
+    expect(protoFilter.json.error.filters).toEqual(['invalid value "__proto__"']);
+
+    const ctorFilter = await post(ACTION, { resource_id: 'courses', filters: { constructor: 'x' } });
+    expect(ctorFilter.status).toBe(409);
+
+    const field = await post(ACTION, { resource_id: 'odd', filters: { constructor: 'b', toString: 'y' } });
+    expect(field.status).toBe(200);
+    expect(field.json.result.records.map((r: { _id: number }) => r._id)).toEqual([2]);
+
+    const query = await call('GET', `${ACTION}?resource_id=courses&__proto__=x&constructor=y`);
+    expect(query.status).toBe(409);
+    expect(({} as Record<string, unknown>).limit).toBeUndefined();
+  });
+
+  it('a deeply nested body is 400, not a crash', async () => {
+    const deep = `{"resource_id":"courses","filters":{"stage":${'['.repeat(1_500)}${']'.repeat(1_500)}}}`;
+    const answer = await call('POST', ACTION, { body: deep });
+    expect(answer.status).toBe(400);
+    expect(answer.json.error.message).toMatch(/nested/);
+  });
+
+  it('nesting just inside the limit gets the Validation Error of a non-scalar filter value', async () => {
+    const body = `{"resource_id":"courses","filters":{"stage":${'['.repeat(10)}${']'.repeat(10)}}}`;
+    const answer = await call('POST', ACTION, { body });
+    expect(answer.status).toBe(409);
+  });
+
+  it('a body with invalid UTF-8 or a byte-order mark is read, not fatal', async () => {
+    const bom = await call('POST', ACTION, { body: '\ufeff{"resource_id":"courses","limit":1}' });
+    expect(bom.status).toBe(200);
+    const response = await request(`${server.url}${ACTION}`, {
+      dispatcher: agent,
+      method: 'POST',
+      body: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]),
+    });
+    expect([400, 409]).toContain(response.statusCode);
+    await response.body.dump();
+  });
+
+  it('tables are not changed by requests', async () => {
+    const before = JSON.stringify(courses);
+    await post(ACTION, { resource_id: 'courses', sort: 'title desc', fields: ['title'] });
+    await post(ACTION, { resource_id: 'courses', filters: { stage: 'active' }, q: 'a' });
+    expect(JSON.stringify(courses)).toBe(before);
+  });
+});
+
+describe('many clients at once', () => {
+  it('answers 200 concurrent mixed requests, each with its own answer', async () => {
+    const jobs = Array.from({ length: 200 }, (_, i) => {
+      switch (i % 4) {
+        case 0:
+          return post(ACTION, { resource_id: 'big', filters: { n: i }, fields: ['n'] }).then((a) => {
+            expect(a.status).toBe(200);
+            expect(a.json.result.records).toEqual([{ n: i }]);
+          });
+        case 1:
+          return call('GET', `${ACTION}?resource_id=big&offset=${i}&limit=1&fields=n`).then((a) => {
+            expect(a.json.result.records).toEqual([{ n: i }]);
+          });
+        case 2:
+          return call('POST', ACTION, { body: '{oops' }).then((a) => expect(a.status).toBe(400));
+        default:
+          return post(ACTION, { resource_id: 'grades' }).then((a) => expect(a.status).toBe(403));
+      }
+    });
+    await Promise.all(jobs);
+  });
+});
+
+describe('close', () => {
+  it('resolves with an idle keep-alive connection open, and refuses new connections after', async () => {
+    const local = await startServer({ tables: [courses], keepAliveTimeout: 60_000 });
+    const keeper = new Agent({ keepAliveTimeout: 60_000 });
+    const first = await request(`${local.url}${ACTION}?resource_id=courses`, { dispatcher: keeper });
+    expect(first.statusCode).toBe(200);
+    await first.body.dump();
+    await local.close();
+    await local.close();
+    await expect(request(`${local.url}${ACTION}?resource_id=courses`, { dispatcher: new Agent() })).rejects.toThrow();
+    await keeper.destroy();
+  });
+});
