@@ -39,7 +39,7 @@ const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
  * // from courses
  * // select title, year
  * // where stage in (active, survey) and year = 2020
- * // order by year desc, title asc
+ * // order by year desc, title
  * // limit 10
  * compile(query);
  * // → { resource_id: "courses", filters: { stage: ["active", "survey"], year: 2020 },

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { fromRequest } from '../../src/compile/from-request.js';
 import { compile } from '../../src/compile/compile.js';
+import { format } from '../../src/format.js';
+import { parse } from '../../src/syntax/parse.js';
 import { normalizeRequest } from '../../src/datastore/validate.js';
 import { DatastoreError } from '../../src/errors.js';
 import type { SearchRequest } from '../../src/datastore/types.js';
@@ -68,7 +70,23 @@ describe('fromRequest, hand-written requests', () => {
     expect(Object.keys(compiled)).toEqual(Object.keys(expected));
   });
 
-  it('builds the query a person would write', () => {
+  it('reads as the query a person would write', () => {
+    const query = fromRequest({
+      resource_id: 'courses', filters: { stage: ['active', 'survey'], year: 2020, 'school year': [] },
+      sort: ['year desc', 'title'], fields: 'title, year', q: 'linear algebra', limit: '10', offset: 20,
+    });
+    expect(format(query)).toBe([
+      'from courses',
+      'select title, year',
+      'where stage in (active, survey) and year = 2020 and `school year` in ()',
+      'search "linear algebra"',
+      'order by year desc, title',
+      'limit 10',
+      'offset 20',
+    ].join('\n'));
+  });
+
+  it('builds the AST of that query', () => {
     const query = fromRequest({ resource_id: 'c', filters: { a: 1, b: [] }, sort: 'a desc', limit: 5 });
     expect(query.from.resource).toMatchObject({ kind: 'string', value: 'c' });
     expect(query.where?.condition).toMatchObject({
@@ -208,6 +226,15 @@ describe('fromRequest, generated requests', () => {
         expectSameJson(compile(fromRequest(canonical)), canonical);
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('gives a query that reads back from its text: compile(parse(format(fromRequest(r)))) equals the normalized r', () => {
+    fc.assert(
+      fc.property(request, (r) => {
+        expectSameJson(compile(parse(format(fromRequest(r)))), expressible(r));
+      }),
+      { numRuns: 1000 },
     );
   });
 });
