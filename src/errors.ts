@@ -24,6 +24,7 @@ export const queryMessages = {
   INVALID_INTEGER: (what: string, found: string) => `${what} must be a whole number of 0 or more, found ${found}`,
   NUMBER_OUT_OF_RANGE: (found: string) => `the number ${found} is too large to be represented`,
   EMPTY_FIELD_NAME: () => 'a field name cannot be empty',
+  TOO_DEEPLY_NESTED: (limit: number) => `parentheses are nested more than ${limit} levels deep`,
   // compiling
   OR_ACROSS_FIELDS: (first: string, other: string) =>
     `"or" joins conditions on different fields (${q(first)} and ${q(other)}); a datastore_search request can only say "or" between values of one field`,

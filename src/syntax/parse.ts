@@ -1,0 +1,376 @@
+/**
+ * Text → AST, and every syntax error of the language in the words of the
+ * error catalogue: what was expected, what was found, where, and a hint
+ * where one helps.
+ */
+import { EOF, tokenMatcher, type ILexingResult, type IRecognitionException, type IToken } from 'chevrotain';
+import type { Query } from '../ast.js';
+import { queryError, type QueryError } from '../errors.js';
+import { pointSpan } from '../span.js';
+import { queryParser, type RuleName } from './parser.js';
+import { tokenSpan, toAst, unescapeString } from './to-ast.js';
+import {
+  And, Bareword, BacktickField, Comma, Equals, In, Keyword, keywordTokens, LParen, NumberLiteral, Or, Order,
+  Parameter, queryLexer, RParen, scanQuoted, Semicolon, StringLiteral, Uuid,
+} from './tokens.js';
+
+/**
+ * How deep parentheses may nest. The parser (and every pass after it) is
+ * recursive, so without a bound `((((…` a few thousand deep would overflow
+ * the stack instead of giving a `QueryError`. No real query comes close.
+ */
+export const MAX_NESTING = 64;
+
+/**
+ * Parses query text into the AST.
+ *
+ * @throws {QueryError} for anything that is not a query, with `source` set
+ * and a span inside the source; `UNEXPECTED_END_OF_INPUT` when the text
+ * stops too early (the REPL then reads another line).
+ * @example
+ * parse('from courses where stage in (active, survey) limit 10')
+ * // → { kind: 'query', from: { resource: { kind: 'string', value: 'courses' } },
+ * //     where: { condition: { kind: 'in', field: { name: 'stage' }, values: [...] } },
+ * //     limit: { value: { kind: 'number', value: 10 } } }
+ * // which compiles to { resource_id: 'courses', filters: { stage: ['active', 'survey'] }, limit: 10 }
+ */
+export function parse(source: string): Query {
+  const lexed = queryLexer.tokenize(source);
+  const lexError = firstLexingError(lexed, source);
+  if (lexError) throw lexError;
+  const tokens = lexed.tokens;
+  checkNesting(tokens, source);
+  queryParser.input = tokens;
+  const cst = queryParser.query();
+  const errors = queryParser.errors;
+  // Don't keep a huge token vector alive in the shared parser after we are done.
+  if (tokens.length > 10_000) queryParser.input = [];
+  if (errors.length > 0) throw syntaxError(errors[0]!, tokens, source);
+  return toAst(cst, source);
+}
+
+// ---------------------------------------------------------------------------
+// Lexing errors
+
+function firstLexingError(lexed: ILexingResult, source: string): QueryError | undefined {
+  const unexpected = lexed.errors[0];
+  const broken = lexed.groups['broken']?.[0];
+  if (broken && (!unexpected || broken.startOffset < unexpected.offset)) return brokenTokenError(broken, source);
+  if (unexpected) return unexpectedCharacter(unexpected.offset, source);
+  return undefined;
+}
+
+function unexpectedCharacter(offset: number, source: string): QueryError {
+  const found = String.fromCodePoint(source.codePointAt(offset)!);
+  return queryError('UNEXPECTED_CHARACTER', { start: offset, end: offset + found.length }, [found], {
+    source,
+    found,
+    hint: characterHint(found, source.charAt(offset + found.length)),
+  });
+}
+
+function characterHint(found: string, next: string): string | undefined {
+  switch (found) {
+    case '!':
+      return next === '='
+        ? '"!=" is not supported: a datastore_search request can only test equality ("=" and "in")'
+        : undefined;
+    case '<':
+    case '>':
+      return 'only "=" and "in" are supported: a datastore_search request cannot compare ranges';
+    case '$':
+      return 'a parameter is "$" followed by a name, such as $subject';
+    case '&':
+    case '|':
+      return 'join conditions with "and"; for alternatives of one field use "in (a, b)" or "(f = a or f = b)"';
+    case '*':
+      return 'leave out "select" to get every field';
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+      return 'write a list of values in parentheses: f in (a, b)';
+    case '-':
+    case '.':
+      return 'a number is written like 3, -2.5 or 1e3; other text must be quoted: "…"';
+    default:
+      return /\p{L}|\p{N}/u.test(found)
+        ? 'only a-z, A-Z, digits, "_", "-", "." and ":" may stand unquoted: quote the value ("…") or the field name (`…`)'
+        : undefined;
+  }
+}
+
+function brokenTokenError(token: IToken, source: string): QueryError {
+  const span = tokenSpan(token);
+  if (token.tokenType.name === 'UnterminatedField') {
+    return queryError('UNTERMINATED_FIELD', span, [], {
+      source,
+      found: clip(token.image),
+      hint: 'close the field name with a backtick (`); write `` for a backtick inside it',
+    });
+  }
+  const quote = token.image[0]!;
+  const bad = scanQuoted(source, token.startOffset).badEscape;
+  if (token.tokenType.name === 'BadEscapeString' || (bad >= 0 && bad < span.end)) {
+    const escape = escapeAt(source, bad);
+    return queryError('INVALID_ESCAPE', { start: bad, end: bad + escape.length }, [escape], {
+      source,
+      found: escape,
+      hint: 'the escapes are \\\\ \\" \\\' \\/ \\n \\t and \\uXXXX (four hex digits); write \\\\ for a backslash',
+    });
+  }
+  return queryError('UNTERMINATED_STRING', span, [], {
+    source,
+    found: clip(token.image),
+    hint: `close the string with ${quote} on the same line; write \\n for a line break inside it`,
+  });
+}
+
+/** The text of the unknown escape at `offset`: the backslash and what follows (`\q`, `\u12`). */
+function escapeAt(source: string, offset: number): string {
+  if (source.charAt(offset + 1) === 'u') {
+    const digits = /^[0-9a-fA-F]{0,3}/.exec(source.slice(offset + 2, offset + 5))![0];
+    return `\\u${digits}`;
+  }
+  const next = source.codePointAt(offset + 1);
+  return next === undefined ? '\\' : `\\${String.fromCodePoint(next)}`;
+}
+
+function checkNesting(tokens: readonly IToken[], source: string): void {
+  let depth = 0;
+  for (const token of tokens) {
+    if (token.tokenType === LParen) {
+      if (++depth > MAX_NESTING) {
+        throw queryError('TOO_DEEPLY_NESTED', tokenSpan(token), [MAX_NESTING], {
+          source,
+          found: '(',
+          hint: 'a long chain of "or" or "and" needs one pair of parentheses, not one per condition',
+        });
+      }
+    } else if (token.tokenType === RParen) {
+      depth--;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Parsing errors
+
+/** Human names for what may come next, grouped by the rule that wants it. */
+const ruleNouns: Partial<Record<RuleName, string>> = {
+  value: 'a value',
+  field: 'a field name',
+  resource: 'a resource id or name',
+};
+
+function syntaxError(error: IRecognitionException, tokens: IToken[], source: string): QueryError {
+  const token = error.token;
+  const atEnd = tokenMatcher(token, EOF);
+  const index = atEnd ? tokens.length : tokens.indexOf(token);
+  const previous = index > 0 ? tokens[index - 1] : undefined;
+  // What could have come here: the parser's own content assist over the
+  // tokens before the error, so the list is complete and never drifts from
+  // the grammar. Only the error path pays for it.
+  const allInput = error.name === 'NotAllInputParsedException';
+  const expected =
+    index <= ASSIST_LIMIT ? expectedAt(tokens.slice(0, Math.max(index, 0))) : roughlyExpected(error, allInput);
+  if (allInput) expected.push('end of input');
+  const what = joinAlternatives(expected.length > 0 ? expected : ['end of input']);
+  const expectedText = previous ? `${what} after ${describe(previous)}` : what;
+  const hint = atEnd ? undefined : hintFor(token, previous, tokens[index - 2], expected, source);
+
+  if (atEnd) {
+    const span = previous ? pointSpan(tokenSpan(previous).end) : pointSpan(0);
+    return queryError('UNEXPECTED_END_OF_INPUT', span, [expectedText], { source, expected, found: 'end of input' });
+  }
+  return queryError('UNEXPECTED_TOKEN', tokenSpan(token), [expectedText, describe(token)], {
+    source,
+    expected,
+    found: clip(token.image),
+    hint,
+  });
+}
+
+/**
+ * Content assist re-reads the tokens before the error (about 10 µs per
+ * token), so past this many the expected list comes from the rule the
+ * parser stopped in instead: coarser, but an error in a 100 000-token input
+ * still comes back in milliseconds.
+ */
+const ASSIST_LIMIT = 2_000;
+
+const expectedInRule: Record<RuleName, readonly string[]> = {
+  query: ['"from"'],
+  resource: ['a resource id or name'],
+  clause: ['"where"', '"search"', '"select"', '"order by"', '"limit"', '"offset"'],
+  whereClause: ['a field name', '"("'],
+  condition: ['a field name', '"("'],
+  comparison: ['"="', '"in"'],
+  valueList: ['a value', '","', '")"'],
+  group: ['"and"', '"or"', '")"'],
+  searchClause: ['a quoted string', 'a parameter'],
+  selectClause: ['a field name'],
+  orderClause: ['"by"'],
+  sortKey: ['a field name'],
+  limitClause: ['a whole number', 'a parameter'],
+  offsetClause: ['a whole number', 'a parameter'],
+  field: ['a field name'],
+  value: ['a value'],
+};
+
+function roughlyExpected(error: IRecognitionException, allInput: boolean): string[] {
+  if (allInput) return [];
+  const stack = error.context.ruleStack;
+  return [...expectedInRule[(stack[stack.length - 1] ?? 'query') as RuleName]];
+}
+
+function expectedAt(before: IToken[]): string[] {
+  const names: string[] = [];
+  const add = (name: string) => {
+    if (!names.includes(name)) names.push(name);
+  };
+  for (const path of queryParser.computeContentAssist('query', before)) {
+    const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
+    const type = path.nextTokenType;
+    const noun = rule === undefined ? undefined : ruleNouns[rule];
+    if (noun) add(noun);
+    else if (type === Semicolon) continue; // accepted, but not worth suggesting
+    else if (type === Or && rule === 'whereClause') continue; // only inside parentheses
+    else if (type === Order) add('"order by"');
+    else if (type === NumberLiteral) add('a whole number');
+    else if (type === StringLiteral) add('a quoted string');
+    else if (type === Parameter) add('a parameter');
+    else add(`"${type.LABEL ?? type.name}"`);
+  }
+  return names;
+}
+
+/** `a`, `a or b`, `a, b or c` */
+function joinAlternatives(names: readonly string[]): string {
+  if (names.length <= 1) return names[0] ?? '';
+  return `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+}
+
+const CLIP = 40;
+
+function clip(text: string): string {
+  return text.length > CLIP ? `${text.slice(0, CLIP)}…` : text;
+}
+
+/** A token as an error message names it. */
+function describe(token: IToken): string {
+  switch (token.tokenType) {
+    case StringLiteral:
+      return `the string ${clip(token.image)}`;
+    case BacktickField:
+      return `the field name ${clip(token.image)}`;
+    case Parameter:
+      return `the parameter ${clip(token.image)}`;
+    default:
+      return JSON.stringify(clip(token.image));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Hints: one line of advice for the mistakes people make
+
+function hintFor(
+  token: IToken,
+  previous: IToken | undefined,
+  beforePrevious: IToken | undefined,
+  expected: readonly string[],
+  source: string,
+): string | undefined {
+  const wants = (name: string) => expected.includes(name);
+  const image = token.image;
+
+  if (tokenMatcher(token, Keyword)) {
+    if (wants('a value')) return `a value spelled like a keyword must be quoted: ${JSON.stringify(image)}`;
+    if (wants('a field name')) return `a field name spelled like a keyword must be quoted with backticks: \`${image}\``;
+    if (wants('a resource id or name')) return `a resource name spelled like a keyword must be quoted: ${JSON.stringify(image)}`;
+  }
+
+  if (token.tokenType === Bareword) {
+    const typo = closestKeyword(image, expected);
+    if (typo) return `did you mean "${typo}"?`;
+    if (previous && tokenSpan(previous).end === token.startOffset && (previous.tokenType === NumberLiteral || previous.tokenType === Uuid)) {
+      const text = source.slice(previous.startOffset, tokenSpan(token).end);
+      return `text that starts with a digit must be quoted: ${JSON.stringify(text)}`;
+    }
+    if (wants('a quoted string')) return `quote the search text: ${JSON.stringify(image)}`;
+    if (previous && beforePrevious?.tokenType === Equals && isValueWord(previous)) {
+      const text = source.slice(previous.startOffset, tokenSpan(token).end);
+      return `a value with spaces must be quoted: ${JSON.stringify(text)}`;
+    }
+  }
+
+  if (wants('a field name')) {
+    if (token.tokenType === StringLiteral) {
+      return `field names are quoted with backticks, not quotes: \`${unescapeString(image).replaceAll('`', '``')}\``;
+    }
+    if (token.tokenType === NumberLiteral) return `a field name that starts with a digit must be quoted with backticks: \`${image}\``;
+  }
+
+  if (token.tokenType === StringLiteral && previous?.tokenType === StringLiteral && tokenSpan(previous).end === token.startOffset) {
+    const quote = image[0]!;
+    return `a quote inside a string is escaped with a backslash: \\${quote}, not ${quote}${quote}`;
+  }
+  if (token.tokenType === Equals && previous?.tokenType === Equals) return 'compare with a single "="';
+  if (token.tokenType === Comma && wants('"and"')) return 'join conditions with "and", not ","';
+  if (token.tokenType === RParen && previous?.tokenType === Comma) return 'remove the "," before ")"';
+  if (previous?.tokenType === In && wants('"("')) return 'write the values in parentheses: in (a, b)';
+  if (token.tokenType === And && previous?.tokenType === Comma) return 'in a value list, values are separated by "," only';
+  if (expected.length === 1 && expected[0] === '"from"') {
+    return 'a query starts with "from" and the resource to search: from <resource> where …';
+  }
+  return undefined;
+}
+
+function isValueWord(token: IToken): boolean {
+  return token.tokenType === Bareword || token.tokenType === Uuid || token.tokenType === NumberLiteral;
+}
+
+/** The expected keyword `word` is most likely a typo of, if any is close enough. */
+function closestKeyword(word: string, expected: readonly string[]): string | undefined {
+  const lower = word.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of expected) {
+    if (!name.startsWith('"')) continue;
+    const keyword = name.slice(1, -1);
+    const head = keyword.split(' ')[0]!; // "order by" is typed as "order" first
+    if (!keywordNames.has(head)) continue;
+    const distance = editDistance(lower, head);
+    const allowed = Math.max(lower.length, head.length) <= 4 ? 1 : 2;
+    if (distance <= allowed && distance < bestDistance) {
+      best = keyword;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+const keywordNames: ReadonlySet<string> = new Set(keywordTokens.map((t) => t.LABEL!));
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours cost 1. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return Infinity;
+  const rows: number[][] = [];
+  for (let i = 0; i <= a.length; i++) {
+    const row: number[] = [i];
+    for (let j = 1; j <= b.length; j++) {
+      if (i === 0) {
+        row.push(j);
+        continue;
+      }
+      const up = rows[i - 1]!;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(up[j]! + 1, row[j - 1]! + 1, up[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      row.push(d);
+    }
+    rows.push(row);
+  }
+  return rows[a.length]![b.length]!;
+}
+

@@ -1,0 +1,168 @@
+/**
+ * The grammar of ckql, and nothing else: rules are class fields without
+ * actions, and `to-ast.ts` gives the syntax tree its meaning. Rule names are
+ * spelled the same in `grammar/query.ebnf`, and `npm run grammar` draws them.
+ *
+ * Two places accept more than the language allows, so that the visitor can
+ * say precisely what is wrong instead of "unexpected token":
+ * - `and` and `or` may follow one another in any mix (MIXED_AND_OR, and the
+ *   top-level `or` that needs parentheses);
+ * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
+ */
+import { CstParser } from 'chevrotain';
+import {
+  allTokens, And, Asc, BacktickField, By, Comma, Desc, Equals, False, From, In, Limit, LParen, Null,
+  NumberLiteral, Offset, Or, Order, Parameter, RParen, Search, Select, Semicolon, StringLiteral, True, Uuid,
+  Where, Bareword,
+} from './tokens.js';
+
+export class QueryParser extends CstParser {
+  constructor() {
+    // No recovery: `parse` reports the first error and stops, which keeps the
+    // error path simple and the happy path free of bookkeeping.
+    super(allTokens, { recoveryEnabled: false, nodeLocationTracking: 'none' });
+    this.performSelfAnalysis();
+  }
+
+  /** `from R` then clauses in any order, and one optional `;` (the REPL's terminator). */
+  readonly query = this.RULE('query', () => {
+    this.CONSUME(From);
+    this.SUBRULE(this.resource);
+    this.MANY(() => this.SUBRULE(this.clause));
+    this.OPTION(() => this.CONSUME(Semicolon));
+  });
+
+  readonly resource = this.RULE('resource', () => {
+    this.OR([
+      { ALT: () => this.CONSUME(Uuid) },
+      { ALT: () => this.CONSUME(Bareword) },
+      { ALT: () => this.CONSUME(StringLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]);
+  });
+
+  readonly clause = this.RULE('clause', () => {
+    this.OR([
+      { ALT: () => this.SUBRULE(this.whereClause) },
+      { ALT: () => this.SUBRULE(this.searchClause) },
+      { ALT: () => this.SUBRULE(this.selectClause) },
+      { ALT: () => this.SUBRULE(this.orderClause) },
+      { ALT: () => this.SUBRULE(this.limitClause) },
+      { ALT: () => this.SUBRULE(this.offsetClause) },
+    ]);
+  });
+
+  readonly whereClause = this.RULE('whereClause', () => {
+    this.CONSUME(Where);
+    this.SUBRULE(this.condition);
+    this.MANY(() => {
+      this.OR([{ ALT: () => this.CONSUME(And) }, { ALT: () => this.CONSUME(Or) }]);
+      this.SUBRULE2(this.condition);
+    });
+  });
+
+  readonly condition = this.RULE('condition', () => {
+    this.OR([{ ALT: () => this.SUBRULE(this.comparison) }, { ALT: () => this.SUBRULE(this.group) }]);
+  });
+
+  /** `field = value` or `field in (…)` */
+  readonly comparison = this.RULE('comparison', () => {
+    this.SUBRULE(this.field);
+    this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(Equals);
+          this.SUBRULE(this.value);
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(In);
+          this.SUBRULE(this.valueList);
+        },
+      },
+    ]);
+  });
+
+  /** `(v1, v2, …)`; `()` is the empty set. */
+  readonly valueList = this.RULE('valueList', () => {
+    this.CONSUME(LParen);
+    this.MANY_SEP({ SEP: Comma, DEF: () => this.SUBRULE(this.value) });
+    this.CONSUME(RParen);
+  });
+
+  /** `( c1 or c2 … )` or `( c1 and c2 … )`: one connective per group, checked by the visitor. */
+  readonly group = this.RULE('group', () => {
+    this.CONSUME(LParen);
+    this.SUBRULE(this.condition);
+    this.MANY(() => {
+      this.OR([{ ALT: () => this.CONSUME(And) }, { ALT: () => this.CONSUME(Or) }]);
+      this.SUBRULE2(this.condition);
+    });
+    this.CONSUME(RParen);
+  });
+
+  readonly searchClause = this.RULE('searchClause', () => {
+    this.CONSUME(Search);
+    this.OR([{ ALT: () => this.CONSUME(StringLiteral) }, { ALT: () => this.CONSUME(Parameter) }]);
+  });
+
+  readonly selectClause = this.RULE('selectClause', () => {
+    this.CONSUME(Select);
+    this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => this.SUBRULE(this.field) });
+  });
+
+  readonly orderClause = this.RULE('orderClause', () => {
+    this.CONSUME(Order);
+    this.CONSUME(By);
+    this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => this.SUBRULE(this.sortKey) });
+  });
+
+  readonly sortKey = this.RULE('sortKey', () => {
+    this.SUBRULE(this.field);
+    this.OPTION(() => {
+      this.OR([{ ALT: () => this.CONSUME(Asc) }, { ALT: () => this.CONSUME(Desc) }]);
+    });
+  });
+
+  readonly limitClause = this.RULE('limitClause', () => {
+    this.CONSUME(Limit);
+    this.OR([{ ALT: () => this.CONSUME(NumberLiteral) }, { ALT: () => this.CONSUME(Parameter) }]);
+  });
+
+  readonly offsetClause = this.RULE('offsetClause', () => {
+    this.CONSUME(Offset);
+    this.OR([{ ALT: () => this.CONSUME(NumberLiteral) }, { ALT: () => this.CONSUME(Parameter) }]);
+  });
+
+  /** A bareword or a backtick-quoted name; a UUID-shaped name lexes as one `Uuid` token, so it is a field too. */
+  readonly field = this.RULE('field', () => {
+    this.OR([
+      { ALT: () => this.CONSUME(Bareword) },
+      { ALT: () => this.CONSUME(BacktickField) },
+      { ALT: () => this.CONSUME(Uuid) },
+    ]);
+  });
+
+  readonly value = this.RULE('value', () => {
+    this.OR([
+      { ALT: () => this.CONSUME(StringLiteral) },
+      { ALT: () => this.CONSUME(NumberLiteral) },
+      { ALT: () => this.CONSUME(Bareword) },
+      { ALT: () => this.CONSUME(Uuid) },
+      { ALT: () => this.CONSUME(True) },
+      { ALT: () => this.CONSUME(False) },
+      { ALT: () => this.CONSUME(Null) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]);
+  });
+}
+
+/** The one parser instance: construction analyses the grammar (milliseconds), parsing reuses it. */
+export const queryParser = new QueryParser();
+
+/** The names of the grammar's rules, as `grammar/query.ebnf` spells them. */
+export type RuleName =
+  | 'query' | 'resource' | 'clause' | 'whereClause' | 'condition' | 'comparison' | 'valueList' | 'group'
+  | 'searchClause' | 'selectClause' | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause' | 'field'
+  | 'value';

@@ -1,0 +1,325 @@
+/**
+ * The tokens of ckql and the one lexer instance.
+ *
+ * Chevrotain tries token types in the order of `allTokens` and takes the
+ * first that matches (not the longest), except where a token names a
+ * `longer_alt`. The order below is therefore part of the language; each
+ * group says why it sits where it does.
+ *
+ * Long runs (a megabyte-long string or bareword) are matched by small
+ * hand-written scanners rather than regular expressions: V8's regex engine
+ * overflows its stack on a `(?:a|b)*` loop over a few million characters,
+ * and `parse` must give a `QueryError`, never a `RangeError`, for any input.
+ */
+import { createToken, Lexer, type CustomPatternMatcherReturn, type TokenType } from 'chevrotain';
+
+const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+// ---------------------------------------------------------------------------
+// Scanners shared by the lexer, `format` (which must quote exactly what the
+// lexer would not read back as one bareword) and the string reader.
+
+function isNameStart(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || code === 95; // a-z A-Z _
+}
+
+function isNamePart(code: number): boolean {
+  return (
+    isNameStart(code) ||
+    (code >= 48 && code <= 57) || // 0-9
+    code === 46 || // .
+    code === 58 // :
+  );
+}
+
+/**
+ * The end of the bareword starting at `offset`, or `offset` when there is
+ * none. A bareword is letters, digits, `_ . : -` after a letter or `_`; a
+ * `-` followed by another `-` ends it, so `active-- note` reads as the
+ * bareword `active` and a comment.
+ */
+export function scanBareword(text: string, offset: number): number {
+  if (offset >= text.length || !isNameStart(text.charCodeAt(offset))) return offset;
+  let end = offset + 1;
+  for (;;) {
+    const code = text.charCodeAt(end);
+    if (isNamePart(code)) end++;
+    else if (code === 45 /* - */ && text.charCodeAt(end + 1) !== 45) end++;
+    else return end;
+  }
+}
+
+/** What `scanQuoted` found from an opening quote. */
+export interface QuotedScan {
+  /** offset just after the closing quote, or where the unclosed string stops */
+  readonly end: number;
+  readonly closed: boolean;
+  /** offset of the first unknown escape's backslash, or -1 */
+  readonly badEscape: number;
+}
+
+const HEX = /^[0-9a-fA-F]{4}$/;
+
+/**
+ * Length of the escape at `offset` (which holds a backslash) when it is one
+ * the language knows (`\\ \" \' \/ \n \t \uXXXX`), else 0.
+ */
+export function escapeLength(text: string, offset: number): number {
+  switch (text.charCodeAt(offset + 1)) {
+    case 92: // \
+    case 34: // "
+    case 39: // '
+    case 47: // /
+    case 110: // n
+    case 116: // t
+      return 2;
+    case 117: // u
+      return HEX.test(text.slice(offset + 2, offset + 6)) ? 6 : 0;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * Scans a `"…"` or `'…'` string from its opening quote. Strings end at the
+ * line: a raw line break inside one is never read as part of it, so an
+ * unclosed quote is reported on its own line.
+ */
+export function scanQuoted(text: string, offset: number): QuotedScan {
+  const quote = text.charCodeAt(offset);
+  if (quote !== 34 && quote !== 39) return { end: offset, closed: false, badEscape: -1 };
+  let badEscape = -1;
+  let i = offset + 1;
+  while (i < text.length) {
+    const code = text.charCodeAt(i);
+    if (code === quote) return { end: i + 1, closed: true, badEscape };
+    if (code === 10 || code === 13) break;
+    if (code === 92) {
+      const length = escapeLength(text, i);
+      if (length === 0) {
+        if (badEscape < 0) badEscape = i;
+        const next = text.charCodeAt(i + 1);
+        // A backslash before a line break (or the end) escapes nothing: the string stops there.
+        i += next === 10 || next === 13 || Number.isNaN(next) ? 1 : 2;
+      } else {
+        i += length;
+      }
+      continue;
+    }
+    i++;
+  }
+  return { end: i, closed: false, badEscape };
+}
+
+/** Scans a backtick-quoted field name; a doubled backtick is a literal one. */
+export function scanBacktick(text: string, offset: number): { readonly end: number; readonly closed: boolean } {
+  if (text.charCodeAt(offset) !== 96) return { end: offset, closed: false };
+  let i = offset + 1;
+  for (;;) {
+    const at = text.indexOf('`', i);
+    if (at < 0) return { end: text.length, closed: false };
+    if (text.charCodeAt(at + 1) === 96) {
+      i = at + 2;
+      continue;
+    }
+    return { end: at + 1, closed: true };
+  }
+}
+
+function match(text: string, offset: number, end: number): CustomPatternMatcherReturn | null {
+  return end > offset ? [text.slice(offset, end)] : null;
+}
+
+// ---------------------------------------------------------------------------
+// Token types
+
+/** Skipped: white space, including newlines, is free between tokens. */
+export const WhiteSpace = createToken({
+  name: 'WhiteSpace',
+  pattern: /[ \t\r\n\f\v\u00a0\ufeff]+/,
+  group: Lexer.SKIPPED,
+  line_breaks: true,
+});
+
+/** Skipped: `--` to the end of the line. Before `Number`, which may also start with `-`. */
+export const Comment = createToken({ name: 'Comment', pattern: /--[^\r\n]*/, group: Lexer.SKIPPED });
+
+/**
+ * The token every bareword-like token falls back to through `longer_alt`,
+ * defined first so the others can name it; it is placed in `allTokens` after
+ * the keywords and the UUID.
+ */
+export const Bareword = createToken({
+  name: 'Bareword',
+  label: 'name',
+  pattern: { exec: (text, offset) => match(text, offset, scanBareword(text, offset)) },
+  start_chars_hint: [...LETTERS, '_'],
+  line_breaks: false,
+});
+
+/**
+ * A UUID is one token wherever a value or resource may stand. It comes
+ * before `Number` (a UUID may start with digits: `12345678-…` is not the
+ * number 12345678) and before `Bareword` (both read `abcdef01-…` to the same
+ * length, and the first listed wins); `longer_alt` hands a longer run such as
+ * `abcdef01-…-abc.csv` back to `Bareword`.
+ */
+export const Uuid = createToken({
+  name: 'Uuid',
+  label: 'uuid',
+  pattern: /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/,
+  longer_alt: Bareword,
+});
+
+/** The category of every keyword: errors use it to say "quote it". */
+export const Keyword = createToken({ name: 'Keyword', pattern: Lexer.NA });
+
+function keyword(word: string): TokenType {
+  return createToken({
+    name: word[0]!.toUpperCase() + word.slice(1),
+    label: word,
+    // Keywords are case-insensitive; `longer_alt` keeps `index` or `from_year`
+    // one bareword instead of the keyword `in` or `from` and a remainder.
+    pattern: new RegExp(word, 'i'),
+    longer_alt: Bareword,
+    categories: [Keyword],
+  });
+}
+
+export const From = keyword('from');
+export const Where = keyword('where');
+export const And = keyword('and');
+/** Before `Or`: with "first match wins", `Or` listed first would read `order` as `or` + `der`. */
+export const Order = keyword('order');
+export const Or = keyword('or');
+export const In = keyword('in');
+export const Search = keyword('search');
+export const Select = keyword('select');
+export const By = keyword('by');
+export const Asc = keyword('asc');
+export const Desc = keyword('desc');
+export const Limit = keyword('limit');
+export const Offset = keyword('offset');
+export const True = keyword('true');
+export const False = keyword('false');
+export const Null = keyword('null');
+
+/** JSON numbers: `-3`, `2.5`, `1e3`. After `Uuid` (see there) and `Comment` (`--`). */
+export const NumberLiteral = createToken({
+  name: 'Number',
+  label: 'number',
+  pattern: /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/,
+});
+
+/** A closed string whose escapes are all known. */
+export const StringLiteral = createToken({
+  name: 'String',
+  label: 'string',
+  pattern: {
+    exec: (text, offset) => {
+      const scan = scanQuoted(text, offset);
+      return scan.closed && scan.badEscape < 0 ? match(text, offset, scan.end) : null;
+    },
+  },
+  start_chars_hint: ['"', "'"],
+  line_breaks: false,
+});
+
+/**
+ * The broken forms of a string, tried only after `StringLiteral` failed. They
+ * go to the `broken` group, out of the parser's way, so `parse` can report
+ * the precise problem (INVALID_ESCAPE at the escape, UNTERMINATED_STRING at the
+ * quote) instead of "unexpected character".
+ */
+export const BadEscapeString = createToken({
+  name: 'BadEscapeString',
+  pattern: {
+    exec: (text, offset) => {
+      const scan = scanQuoted(text, offset);
+      return scan.closed ? match(text, offset, scan.end) : null;
+    },
+  },
+  start_chars_hint: ['"', "'"],
+  line_breaks: false,
+  group: 'broken',
+});
+
+export const UnterminatedString = createToken({
+  name: 'UnterminatedString',
+  pattern: { exec: (text, offset) => match(text, offset, scanQuoted(text, offset).end) },
+  start_chars_hint: ['"', "'"],
+  line_breaks: false,
+  group: 'broken',
+});
+
+/** `` `school year` ``: a field name that is not a bareword. May span lines (no escapes exist here). */
+export const BacktickField = createToken({
+  name: 'BacktickField',
+  label: '`field name`',
+  pattern: {
+    exec: (text, offset) => {
+      const scan = scanBacktick(text, offset);
+      return scan.closed ? match(text, offset, scan.end) : null;
+    },
+  },
+  start_chars_hint: ['`'],
+  line_breaks: true,
+});
+
+export const UnterminatedField = createToken({
+  name: 'UnterminatedField',
+  pattern: { exec: (text, offset) => match(text, offset, scanBacktick(text, offset).end) },
+  start_chars_hint: ['`'],
+  line_breaks: true,
+  group: 'broken',
+});
+
+/** `$subject`: bound by name before compiling. */
+export const Parameter = createToken({ name: 'Parameter', label: '$parameter', pattern: /\$[A-Za-z_][A-Za-z0-9_]*/ });
+
+export const Equals = createToken({ name: 'Equals', label: '=', pattern: '=' });
+export const LParen = createToken({ name: 'LParen', label: '(', pattern: '(' });
+export const RParen = createToken({ name: 'RParen', label: ')', pattern: ')' });
+export const Comma = createToken({ name: 'Comma', label: ',', pattern: ',' });
+/** The REPL ends a statement with `;`; the parser accepts one at the very end. */
+export const Semicolon = createToken({ name: 'Semicolon', label: ';', pattern: ';' });
+
+/** Every keyword, for hints (`did you mean`) and content assist. */
+export const keywordTokens: readonly TokenType[] = [
+  From, Where, And, Order, Or, In, Search, Select, By, Asc, Desc, Limit, Offset, True, False, Null,
+];
+
+/** In lexing order; see the comment on each token for why it sits where it does. */
+export const allTokens: TokenType[] = [
+  WhiteSpace,
+  Comment,
+  Uuid,
+  Keyword,
+  ...keywordTokens,
+  Bareword,
+  NumberLiteral,
+  StringLiteral,
+  BadEscapeString,
+  UnterminatedString,
+  BacktickField,
+  UnterminatedField,
+  Parameter,
+  Equals,
+  LParen,
+  RParen,
+  Comma,
+  Semicolon,
+];
+
+/**
+ * The one lexer. `ensureOptimizations` makes construction fail (instead of
+ * silently running slower) if a token's first characters cannot be computed;
+ * only start offsets are tracked, as spans need nothing else.
+ */
+export const queryLexer = new Lexer(allTokens, {
+  ensureOptimizations: true,
+  positionTracking: 'onlyOffset',
+});
+
+/** The words the lexer reads as keywords, lower-case. */
+export const keywords: ReadonlySet<string> = new Set(keywordTokens.map((t) => t.LABEL!.toLowerCase()));
