@@ -1,0 +1,23 @@
+/**
+ * The load generator in its own process: runs autocannon with the options
+ * given as JSON in argv[2] and prints the summary as one JSON line.
+ */
+import autocannon from 'autocannon';
+import type { Options } from 'autocannon';
+
+const options = JSON.parse(process.argv[2] as string) as Options & { warmupSeconds?: number };
+const { warmupSeconds, ...run } = options;
+if (warmupSeconds) await autocannon({ ...run, duration: warmupSeconds });
+const result = await autocannon(run);
+process.stdout.write(JSON.stringify({
+  requests: result.requests.total,
+  duration: result.duration,
+  rps: result.requests.total / result.duration,
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  bytesPerSecond: result.throughput.average,
+  errors: result.errors,
+  timeouts: result.timeouts,
+  non2xx: result.non2xx,
+  mismatches: result.mismatches,
+}) + '\n');

@@ -1,0 +1,52 @@
+/**
+ * The client's `searchAll` over a whole table, in a process of its own with
+ * --expose-gc (the server runs in another), sampling this process's heap on
+ * every page.
+ *
+ *   search-all.ts <url> <resource> <pageSize> <expected records>
+ *
+ * Prints one JSON line: records, pages, raw heapUsed range, post-GC series.
+ */
+const [url, resource, pageSizeText, expectedText] = process.argv.slice(2) as [string, string, string, string];
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error('search-all.ts needs --expose-gc');
+
+const { connect } = await import('../../src/client/connect.js');
+const client = connect({ url });
+const pageSize = Number(pageSizeText);
+const expected = Number(expectedText);
+// GC after every this many pages: often enough to see a trend, rare enough not to dominate the run
+const gcEvery = Math.max(1, Math.floor(expected / pageSize / 40));
+
+gc();
+const baseline = process.memoryUsage().heapUsed;
+const raw: number[] = [];
+const settled: number[] = [];
+let pages = 0;
+let records = 0;
+let firstId: unknown;
+let lastId: unknown;
+const started = performance.now();
+for await (const row of client.searchAll({ resource_id: resource }, {
+  pageSize,
+  onPage: () => {
+    pages++;
+    raw.push(process.memoryUsage().heapUsed);
+    if (pages % gcEvery === 0) {
+      gc();
+      settled.push(process.memoryUsage().heapUsed);
+    }
+  },
+})) {
+  if (records === 0) firstId = row._id;
+  lastId = row._id;
+  records++;
+}
+const seconds = (performance.now() - started) / 1000;
+await client.close();
+process.stdout.write(JSON.stringify({
+  records, expected, pages, pageSize, seconds, baseline, firstId, lastId,
+  rawMin: Math.min(...raw), rawMax: Math.max(...raw),
+  settledFirst: settled[0], settledLast: settled[settled.length - 1],
+  settledMin: Math.min(...settled), settledMax: Math.max(...settled), settledCount: settled.length,
+}) + '\n');

@@ -1,0 +1,48 @@
+/**
+ * A server in its own process, for the load and client benchmarks.
+ *
+ *   serve.ts ckql <file>…        startServer over the resource files
+ *   serve.ts floor <body-file> <content-type>
+ *                                plain node:http answering every request with
+ *                                the same precomputed bytes (the floor)
+ *
+ * A table is a resource file, loaded with `loadResources` as `ckql serve`
+ * does (alias: the file name without extension).
+ * Prints `READY <url>` once listening; exits on SIGTERM.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { loadTable } from '../lib/tables.js';
+
+const [kind, ...rest] = process.argv.slice(2);
+
+async function serveCkql(files: readonly string[]): Promise<void> {
+  const { startServer } = await import('../../src/server/server.js');
+  const tables = await Promise.all(files.map((file) => loadTable(file)));
+  const server = await startServer({ tables, port: 0 });
+  process.once('SIGTERM', () => { void Promise.resolve(server.close()).then(() => process.exit(0)); });
+  process.stdout.write(`READY ${server.url}\n`);
+}
+
+function serveFloor(bodyFile: string, contentType: string): void {
+  const body = readFileSync(bodyFile);
+  const headers = { 'content-type': contentType, 'content-length': String(body.length) };
+  const server = createServer((req, res) => {
+    // read the request body as any real handler must, then answer with the fixed bytes
+    req.on('data', () => {});
+    req.on('end', () => {
+      res.writeHead(200, headers);
+      res.end(body);
+    });
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo;
+    process.stdout.write(`READY http://127.0.0.1:${port}\n`);
+  });
+  process.once('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
+if (kind === 'ckql') await serveCkql(rest);
+else if (kind === 'floor') serveFloor(rest[0] as string, rest[1] as string);
+else throw new Error(`serve.ts: first argument must be ckql or floor, got ${kind}`);

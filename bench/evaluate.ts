@@ -1,0 +1,516 @@
+/**
+ * Section 2: evaluate filters, `q`, sort + limit over 10k, 200k and 1M rows
+ * of the project's generated enrolments and two real datasets, against sift, mingo, liqe's
+ * `filter` and a hand-written loop specialised to each query (the floor).
+ *
+ * Every contender runs over the same row objects (the table's rows) and must
+ * return the same number of matches and, for the first page, the same records
+ * in the same order; the bench stops if one does not.
+ */
+import { filter as liqeFilter, parse as liqeParse } from 'liqe';
+import type { LiqeQuery } from 'liqe';
+import siftModule from 'sift';
+import { Query as MingoQuery } from 'mingo';
+import type { Row, SearchRequest, Table } from '../src/datastore/types.js';
+import type { RunConfig } from './lib/config.js';
+import { evalBudget } from './lib/config.js';
+import { enrolmentsFile, vegaPath } from './lib/data.js';
+import { loadTable } from './lib/tables.js';
+import { formatCount, formatRatio, formatTime, measureSync } from './lib/harness.js';
+import type { Measured, TaskSpec } from './lib/harness.js';
+import type { SectionResult, Table as ReportTable, Target } from './lib/report.js';
+
+interface Output {
+  readonly total: number;
+  readonly records: readonly Row[];
+}
+
+type Kind = 'filter' | 'q' | 'sort';
+
+interface HandLoop {
+  readonly run: (rows: readonly Row[]) => Output;
+}
+
+interface EvalCase {
+  readonly id: string;
+  readonly kind: Kind;
+  /** the query as a user writes it (resource `bench`) */
+  readonly query: string;
+  readonly mongo: Record<string, unknown>;
+  readonly liqe: string;
+  readonly limit: number;
+  /** sort key for the peers, which filter with their engine and then sort the matches */
+  readonly sortBy?: { readonly field: string; readonly desc: boolean };
+  /** the floor: a loop written for exactly this query */
+  readonly hand: HandLoop;
+  /** for `q`: the floor with its own per-row normalized text built once outside the timer */
+  readonly handWarm?: (rows: readonly Row[]) => HandLoop;
+}
+
+interface CkqlEvaluate {
+  readonly compile: (source: string) => SearchRequest;
+  readonly evaluate: (request: SearchRequest, table: Table) => { readonly total?: number; readonly records: readonly Row[] };
+}
+
+// ---------------------------------------------------------------------------
+// Hand-written loops. Each is what a developer would write for this one query
+// knowing the data: `===` on the field's known type (the canonical-text rule
+// of semantics.md reduces to that when a field holds one type), the first
+// `limit` matches kept, all matches counted.
+
+function firstPage(limit: number) {
+  const records: Row[] = [];
+  let total = 0;
+  return {
+    take(row: Row): void {
+      if (total < limit) records.push(row);
+      total++;
+    },
+    done(): Output {
+      return { total, records };
+    },
+  };
+}
+
+const handEnrolEq: HandLoop = {
+  run(rows) {
+    const page = firstPage(100);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i] as Row;
+      if (r.course === 'PHYS-303') page.take(r);
+    }
+    return page.done();
+  },
+};
+
+const handEnrolIn: HandLoop = {
+  run(rows) {
+    const page = firstPage(100);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i] as Row;
+      const s = r.status;
+      if (s === 'failed' || s === 'withdrawn') page.take(r);
+    }
+    return page.done();
+  },
+};
+
+const handEnrolMulti: HandLoop = {
+  run(rows) {
+    const page = firstPage(100);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i] as Row;
+      if (r.grade !== 5 || r.status !== 'completed') continue;
+      const t = r.term;
+      if (t === '2023-autumn' || t === '2024-spring') page.take(r);
+    }
+    return page.done();
+  },
+};
+
+/**
+ * Top-k by one field holding only numbers or only ASCII strings (where `<` is
+ * the code-point order), descending, ties in row order (what a stable sort
+ * gives), in one pass without sorting the matches.
+ */
+function topK(rows: readonly Row[], keep: (r: Row) => boolean, field: string, k: number): Output {
+  const best: Row[] = [];
+  let total = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i] as Row;
+    if (!keep(r)) continue;
+    total++;
+    const v = r[field] as number | string;
+    if (best.length === k && v <= ((best[k - 1] as Row)[field] as number | string)) continue;
+    let at = best.length;
+    while (at > 0 && ((best[at - 1] as Row)[field] as number | string) < v) at--;
+    best.splice(at, 0, r);
+    if (best.length > k) best.pop();
+  }
+  return { total, records: best };
+}
+
+const handEnrolSort: HandLoop = {
+  run: (rows) => topK(rows, (r) => r.status === 'failed', 'enrolled_on', 10),
+};
+
+/** semantics.md text search: NFKC + lower case of each field's canonical text, `_id` excluded. */
+function normalizeText(value: unknown): string {
+  const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return text.normalize('NFKC').toLowerCase();
+}
+
+function handQCold(q: string, limit: number): HandLoop {
+  return {
+    run(rows) {
+      const page = firstPage(limit);
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i] as Row;
+        for (const key in r) {
+          if (key === '_id') continue;
+          const v = r[key];
+          if (v === null || v === undefined) continue;
+          if (normalizeText(v).includes(q)) {
+            page.take(r);
+            break;
+          }
+        }
+      }
+      return page.done();
+    },
+  };
+}
+
+/** The warm floor: one normalized string per row (fields joined by U+0000, which `q` does not contain), built untimed. */
+function handQWarm(q: string, limit: number): (rows: readonly Row[]) => HandLoop {
+  return (rows) => {
+    const texts: string[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i] as Row;
+      const parts: string[] = [];
+      for (const key in r) {
+        const v = r[key];
+        if (key !== '_id' && v !== null && v !== undefined) parts.push(normalizeText(v));
+      }
+      texts[i] = parts.join('\u0000');
+    }
+    return {
+      run(same) {
+        const page = firstPage(limit);
+        for (let i = 0; i < texts.length; i++) {
+          if ((texts[i] as string).includes(q)) page.take(same[i] as Row);
+        }
+        return page.done();
+      },
+    };
+  };
+}
+
+const handFlightsMulti: HandLoop = {
+  run(rows) {
+    const page = firstPage(100);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i] as Row;
+      if (r.delay !== 0) continue;
+      const d = r.distance;
+      if (d === 337 || d === 370) page.take(r);
+    }
+    return page.done();
+  },
+};
+
+const handFlightsSort: HandLoop = {
+  run: (rows) => topK(rows, (r) => r.delay === 0, 'distance', 10),
+};
+
+const handMoviesMulti: HandLoop = {
+  run(rows) {
+    const page = firstPage(100);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i] as Row;
+      if (r['Major Genre'] !== 'Drama') continue;
+      const c = r['Creative Type'];
+      if (c === 'Contemporary Fiction' || c === 'Historical Fiction') page.take(r);
+    }
+    return page.done();
+  },
+};
+
+// ---------------------------------------------------------------------------
+// Cases
+
+function qMongo(fields: readonly string[], q: string): Record<string, unknown> {
+  return { $or: fields.map((f) => ({ [f]: { $regex: q, $options: 'i' } })) };
+}
+
+function enrolmentCases(textFields: readonly string[]): EvalCase[] {
+  return [
+    {
+      id: 'eq', kind: 'filter', query: 'from enrolments where course = PHYS-303', limit: 100,
+      mongo: { course: 'PHYS-303' }, liqe: 'course:"PHYS-303"', hand: handEnrolEq,
+    },
+    {
+      id: 'in', kind: 'filter', query: 'from enrolments where status in (failed, withdrawn)', limit: 100,
+      mongo: { status: { $in: ['failed', 'withdrawn'] } }, liqe: 'status:"failed" OR status:"withdrawn"', hand: handEnrolIn,
+    },
+    {
+      id: 'multi', kind: 'filter', query: 'from enrolments where status = completed and term in ("2023-autumn", "2024-spring") and grade = 5', limit: 100,
+      mongo: { status: 'completed', term: { $in: ['2023-autumn', '2024-spring'] }, grade: 5 },
+      liqe: 'status:"completed" AND (term:"2023-autumn" OR term:"2024-spring") AND grade:=5', hand: handEnrolMulti,
+    },
+    {
+      id: 'q', kind: 'q', query: 'from enrolments search "chem-2"', limit: 100,
+      mongo: qMongo(textFields, 'chem-2'), liqe: 'chem-2', hand: handQCold('chem-2', 100), handWarm: handQWarm('chem-2', 100),
+    },
+    {
+      id: 'sort', kind: 'sort', query: 'from enrolments where status = failed order by enrolled_on desc limit 10', limit: 10,
+      sortBy: { field: 'enrolled_on', desc: true }, mongo: { status: 'failed' }, liqe: 'status:"failed"', hand: handEnrolSort,
+    },
+  ];
+}
+
+function flightsCases(): EvalCase[] {
+  return [
+    {
+      id: 'multi', kind: 'filter', query: 'from flights where distance in (337, 370) and delay = 0', limit: 100,
+      mongo: { distance: { $in: [337, 370] }, delay: 0 }, liqe: '(distance:=337 OR distance:=370) AND delay:=0', hand: handFlightsMulti,
+    },
+    {
+      id: 'sort', kind: 'sort', query: 'from flights where delay = 0 order by distance desc limit 10', limit: 10,
+      sortBy: { field: 'distance', desc: true }, mongo: { delay: 0 }, liqe: 'delay:=0', hand: handFlightsSort,
+    },
+  ];
+}
+
+function moviesCases(textFields: readonly string[]): EvalCase[] {
+  return [
+    {
+      id: 'multi', kind: 'filter', limit: 100,
+      query: 'from movies where `Major Genre` = Drama and `Creative Type` in ("Contemporary Fiction", "Historical Fiction")',
+      mongo: { 'Major Genre': 'Drama', 'Creative Type': { $in: ['Contemporary Fiction', 'Historical Fiction'] } },
+      liqe: '"Major Genre":"Drama" AND ("Creative Type":"Contemporary Fiction" OR "Creative Type":"Historical Fiction")',
+      hand: handMoviesMulti,
+    },
+    {
+      id: 'q', kind: 'q', query: 'from movies search "love"', limit: 100,
+      mongo: qMongo(textFields, 'love'), liqe: 'love', hand: handQCold('love', 100), handWarm: handQWarm('love', 100),
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------
+// Peers: each filters with its own engine; sorted cases then sort the matches
+// with Array#sort (stable) and take the page, the same step for all three.
+
+function finish(matches: Row[], c: EvalCase): Output {
+  if (c.sortBy) {
+    const { field, desc } = c.sortBy;
+    const order = (x: Row, y: Row) => {
+      const a = x[field] as number | string;
+      const b = y[field] as number | string;
+      return a < b ? -1 : a > b ? 1 : 0;
+    };
+    matches.sort(desc ? (x, y) => order(y, x) : order);
+  }
+  return { total: matches.length, records: matches.slice(0, c.limit) };
+}
+
+function peerRunners(c: EvalCase, rows: readonly Row[]): Record<'sift' | 'mingo' | 'liqe', () => Output> {
+  // sift's and mingo's criteria types want a document type; the rows are plain records
+  // sift is CommonJS: under NodeNext its default import is typed as the module, whose `default` is the tester
+  const siftTest = siftModule.default(c.mongo as Parameters<typeof siftModule.default>[0]);
+  const mingo = new MingoQuery(c.mongo as ConstructorParameters<typeof MingoQuery>[0]);
+  const liqeAst: LiqeQuery = liqeParse(c.liqe);
+  return {
+    sift: () => finish(rows.filter(siftTest), c),
+    mingo: () => finish(mingo.find(rows as Row[]).all() as Row[], c),
+    liqe: () => finish(liqeFilter(liqeAst, rows as Row[] as Record<string, unknown>[]) as Row[], c),
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+interface Dataset {
+  readonly name: string;
+  readonly table: Table;
+  readonly cases: readonly EvalCase[];
+}
+
+interface CaseFigures {
+  readonly dataset: string;
+  readonly rows: number;
+  readonly caseId: string;
+  readonly variant: string;
+  readonly kind: Kind;
+  readonly query: string;
+  readonly matches: number;
+  readonly ckql: Measured;
+  readonly hand: Measured;
+  readonly peers: Partial<Record<'sift' | 'mingo' | 'liqe', Measured>>;
+}
+
+function idsOf(out: Output): string {
+  return out.records.map((r) => String(r._id)).join(',');
+}
+
+function check(name: string, caseLabel: string, expected: Output, got: Output): void {
+  if (got.total !== expected.total) {
+    throw new Error(`evaluate bench: ${name} found ${got.total} matches for ${caseLabel}, the hand loop ${expected.total}`);
+  }
+  if (idsOf(got) !== idsOf(expected)) {
+    throw new Error(`evaluate bench: ${name} returned other records than the hand loop for ${caseLabel}`);
+  }
+}
+
+function textFieldsOf(table: Table): string[] {
+  return table.fields.map((f) => f.id).filter((id) => id !== '_id');
+}
+
+async function loadCkql(): Promise<CkqlEvaluate> {
+  const [{ compile }, { evaluate }] = await Promise.all([import('../src/compile/compile.js'), import('../src/evaluate/evaluate.js')]);
+  return {
+    compile: (source) => compile(source),
+    evaluate: (request, table) => evaluate(request, table),
+  };
+}
+
+function runDataset(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (line: string) => void): CaseFigures[] {
+  const rows = data.table.rows;
+  const budget = evalBudget(config, rows.length);
+  // at 1M rows a slow peer takes a second per pass: one sample per round, interleaved, no extra warm-up (the checked run warms it)
+  const big = rows.length >= 500_000 && !config.quick;
+  const options = big ? { timeMs: 0, minSamples: 3, rounds: 3, warmupMs: 0, warmupIterations: 0 } : budget;
+  const figures: CaseFigures[] = [];
+  for (const c of data.cases) {
+    const request = ckql.compile(c.query);
+    const label = `${data.name} ${c.id} (${c.query})`;
+    const expected = c.hand.run(rows);
+    const runCkql = () => ckql.evaluate(request, data.table) as Output;
+    check('ckql', label, expected, runCkql());
+    const peers = peerRunners(c, rows);
+    for (const [name, run] of Object.entries(peers)) check(name, label, expected, run());
+
+    const tasks: TaskSpec[] = [
+      { name: 'ckql', fn: runCkql },
+      { name: 'hand', fn: () => c.hand.run(rows) },
+      ...Object.entries(peers).map(([name, fn]) => ({ name, fn })),
+    ];
+    let cold: Table = data.table;
+    if (c.kind === 'q' && c.handWarm) {
+      const warm = c.handWarm(rows);
+      check('hand (warm)', label, expected, warm.run(rows));
+      // a table object and rows array ckql has never seen: nothing cached for it
+      const freshTable = () => { cold = { ...data.table, rows: rows.slice() }; };
+      freshTable();
+      check('ckql (cold)', label, expected, ckql.evaluate(request, cold) as Output);
+      tasks.push(
+        { name: 'ckql-cold', fn: () => ckql.evaluate(request, cold), beforeEach: freshTable },
+        { name: 'hand-warm', fn: () => warm.run(rows) },
+      );
+    }
+    log(`  evaluate ${data.name} ${c.id}: ${formatCount(expected.total)} matches, ${tasks.length} contenders`);
+    const m = measureSync(tasks, options);
+    const get = (n: string) => m.get(n) as Measured;
+    const peerFigures = { sift: get('sift'), mingo: get('mingo'), liqe: get('liqe') };
+    if (c.kind === 'q') {
+      figures.push(
+        { dataset: data.name, rows: rows.length, caseId: c.id, variant: 'cold', kind: c.kind, query: c.query, matches: expected.total, ckql: get('ckql-cold'), hand: get('hand'), peers: peerFigures },
+        { dataset: data.name, rows: rows.length, caseId: c.id, variant: 'warm', kind: c.kind, query: c.query, matches: expected.total, ckql: get('ckql'), hand: get('hand-warm'), peers: peerFigures },
+      );
+    } else {
+      figures.push({ dataset: data.name, rows: rows.length, caseId: c.id, variant: '', kind: c.kind, query: c.query, matches: expected.total, ckql: get('ckql'), hand: get('hand'), peers: peerFigures });
+    }
+  }
+  return figures;
+}
+
+const PEERS = ['sift', 'mingo', 'liqe'] as const;
+
+export async function benchEvaluate(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
+  const ckql = await loadCkql();
+  const all: CaseFigures[] = [];
+  const loads: string[] = [];
+  const load = async (file: string, label: string) => {
+    const t0 = performance.now();
+    const table = await loadTable(file);
+    const seconds = (performance.now() - t0) / 1000;
+    loads.push(`${label}: ${formatCount(table.rows.length)} rows in ${seconds.toFixed(2)} s`);
+    log(`evaluate: ${label}, ${formatCount(table.rows.length)} rows loaded in ${seconds.toFixed(2)} s`);
+    return table;
+  };
+  for (const size of config.sizes) {
+    const table = await load(enrolmentsFile(size), `enrolments ${shortCount(size)}`);
+    all.push(...runDataset(ckql, config, { name: `enrolments ${shortCount(size)}`, table, cases: enrolmentCases(textFieldsOf(table)) }, log));
+  }
+  {
+    const table = await load(vegaPath('flights-200k.json'), 'flights-200k');
+    all.push(...runDataset(ckql, config, { name: 'flights-200k', table, cases: flightsCases() }, log));
+  }
+  {
+    const table = await load(vegaPath('movies.json'), 'movies');
+    all.push(...runDataset(ckql, config, { name: 'movies', table, cases: moviesCases(textFieldsOf(table)) }, log));
+  }
+
+  const table: ReportTable = {
+    title: 'Evaluate: median time per full evaluation (filter + count + first page), ratios from the same run',
+    headers: ['data', 'case', 'matches', 'ckql', 'hand loop', 'ckql ÷ hand', 'sift', 'mingo', 'liqe', 'sift ÷ ckql', 'mingo ÷ ckql', 'liqe ÷ ckql'],
+    rows: all.map((f) => [
+      f.dataset,
+      f.variant ? `${f.caseId} (${f.variant})` : f.caseId,
+      formatCount(f.matches),
+      formatTime(f.ckql.median),
+      formatTime(f.hand.median),
+      formatRatio(f.ckql.median / f.hand.median),
+      ...PEERS.map((p) => formatTime(f.peers[p]?.median ?? Number.NaN)),
+      ...PEERS.map((p) => formatRatio((f.peers[p]?.median ?? Number.NaN) / f.ckql.median)),
+    ]),
+  };
+  const queries: ReportTable = {
+    title: 'Evaluate: the cases',
+    headers: ['data', 'case', 'query'],
+    rows: uniqueBy(all, (f) => `${f.dataset.split(' ')[0]} ${f.caseId}`).map((f) => [f.dataset.split(' ')[0] as string, f.caseId, '`' + f.query + '`']),
+  };
+
+  const targets: Target[] = [];
+  const worst = (list: CaseFigures[], value: (f: CaseFigures) => number, pickMax: boolean) =>
+    list.reduce<CaseFigures | undefined>((acc, f) => (acc === undefined || (pickMax ? value(f) > value(acc) : value(f) < value(acc)) ? f : acc), undefined);
+  const where = (f: CaseFigures) => `${f.caseId}${f.variant ? ' ' + f.variant : ''} @ ${f.dataset}`;
+  for (const peer of ['sift', 'mingo'] as const) {
+    for (const kind of ['filter', 'q', 'sort'] as const) {
+      const list = all.filter((f) => f.kind === kind && (kind !== 'q' || f.variant === 'warm'));
+      const ratio = (f: CaseFigures) => (f.peers[peer]?.median ?? Number.NaN) / f.ckql.median;
+      const w = worst(list, ratio, false);
+      if (w === undefined) continue;
+      targets.push({
+        section: 'evaluate', what: `${kindLabel(kind)} vs ${peer}`, goal: '≥ 10× faster',
+        measured: `min ${formatRatio(ratio(w))} (${where(w)}); median ${formatRatio(medianOf(list.map(ratio)))}`, met: ratio(w) >= 10,
+      });
+    }
+  }
+  for (const [label, list] of [
+    ['filters vs hand loop', all.filter((f) => f.kind === 'filter')],
+    ['q (warm: both sides with per-row normalized text) vs hand loop', all.filter((f) => f.kind === 'q' && f.variant === 'warm')],
+    ['q (cold: nothing cached) vs hand loop', all.filter((f) => f.kind === 'q' && f.variant === 'cold')],
+  ] as const) {
+    const ratio = (f: CaseFigures) => f.ckql.median / f.hand.median;
+    const w = worst([...list], ratio, true);
+    if (w === undefined) continue;
+    targets.push({
+      section: 'evaluate', what: label, goal: '≤ 2× the floor',
+      measured: `max ${formatRatio(ratio(w))} (${where(w)}); median ${formatRatio(medianOf(list.map(ratio)))}`, met: ratio(w) <= 2,
+    });
+  }
+
+  return {
+    id: 'evaluate',
+    title: '2. Evaluate',
+    tables: [table, queries],
+    targets,
+    notes: [
+      `Data: \`enrolments.csv\` from the project's seeded generator (\`scripts/generate-demo-data.ts --rows N\`, cached in bench/.cache), flights-200k.json and movies.json from the vega-datasets package. Each file is loaded once with \`loadResources\` (the loader \`ckql serve\` uses: ${loads.join('; ')}), and every contender reads the same row objects.`,
+      'Each measured operation is the whole job `evaluate` does: filter, count all matches, sort when asked, return the first page (100 records, or the query\'s limit). The request is compiled once outside the timer; `evaluate` compiles it into predicates on every call, as the server does.',
+      'Counts are asserted before timing: every contender must find the same number of matches and return the same first page (ids, in order) as the hand loop, or the run stops.',
+      'Hand loop (floor): written for the one query with `===` on the field\'s known type, the first page kept and all matches counted; sort + limit keeps a top-10 in one pass (no full sort). `q` cold: NFKC + lower-case of each field\'s canonical text per record, stopping at the first field that matches. `q` warm: one normalized string per row (fields joined by U+0000) built once outside the timer, then `includes` per row — the same kind of per-table cache ckql keeps. ckql cold gets a table object and rows array it has never seen before each timed call (prepared outside the timer), so it builds its cache inside the timer.',
+      'Peers: sift and mingo get Mongo criteria (`{f: v}`, `$in`; `q` as `$or` of case-insensitive `$regex` on every field but `_id`); sift and mingo compare with `===` (no canonical text, so `2020` ≠ `"2020"`), their regex sees no NFKC folding and never matches numbers. liqe gets `f:"v"` (a case-sensitive substring test: equality here only because no value of a field contains another — checked), `f:=n` for numbers, an OR group for `in` (liqe has none), a bare term for `q` (case-insensitive substring over every field, `_id` included). mingo runs a `Query` compiled once, via `find(rows).all()`. For sort + limit the peers filter with their engine and then sort the matches with `Array#sort` and take 10.',
+    ],
+  };
+}
+
+function kindLabel(kind: Kind): string {
+  return kind === 'filter' ? 'filters' : kind === 'q' ? 'q (warm)' : 'sort + limit';
+}
+
+function medianOf(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  return ((s[Math.floor((s.length - 1) / 2)] as number) + (s[Math.ceil((s.length - 1) / 2)] as number)) / 2;
+}
+
+function uniqueBy<T>(list: readonly T[], key: (t: T) => string): T[] {
+  const seen = new Set<string>();
+  return list.filter((t) => (seen.has(key(t)) ? false : (seen.add(key(t)), true)));
+}
+
+function shortCount(n: number): string {
+  return n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${n / 1000}k` : String(n);
+}

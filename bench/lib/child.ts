@@ -1,0 +1,80 @@
+/**
+ * Child processes for the HTTP and memory sections: the server under load
+ * and the load generator must not share one event loop (or one heap, when
+ * heap is what is measured).
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { benchDir, rootDir } from './data.js';
+
+export interface ChildOptions {
+  readonly exposeGc?: boolean;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+function nodeArgs(script: string, args: readonly string[], options: ChildOptions): string[] {
+  return [...(options.exposeGc ? ['--expose-gc'] : []), '--import', 'tsx', path.join(benchDir, 'children', script), ...args];
+}
+
+export interface RunningChild {
+  /** the value of the child's `READY <value>` line (a URL) */
+  readonly ready: string;
+  readonly process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a long-running child and waits for it to print `READY <value>`. */
+export function startChild(script: string, args: readonly string[], options: ChildOptions = {}): Promise<RunningChild> {
+  const child = spawn(process.execPath, nodeArgs(script, args, options), {
+    cwd: rootDir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...options.env },
+  });
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const match = /^READY (.+)$/m.exec(buffered);
+      if (match) {
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolve({
+          ready: (match[1] as string).trim(),
+          process: child,
+          stop: () => new Promise<void>((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+        });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code, signal) => reject(new Error(`bench child ${script} exited (${code ?? signal}) before it was ready`)));
+    child.once('error', reject);
+  });
+}
+
+/** Runs a child to completion and returns the JSON it printed on its last stdout line. */
+export function runChild<T>(script: string, args: readonly string[], options: ChildOptions = {}): Promise<T> {
+  const child = spawn(process.execPath, nodeArgs(script, args, options), {
+    cwd: rootDir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...options.env },
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => { out += chunk.toString('utf8'); });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`bench child ${script} ${args.join(' ')} failed with exit code ${code}`));
+      const last = out.trim().split('\n').pop() ?? '';
+      try {
+        resolve(JSON.parse(last) as T);
+      } catch {
+        reject(new Error(`bench child ${script} printed no JSON result: ${last.slice(0, 200)}`));
+      }
+    });
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * Section 4: heap per row after loading flights-200k (against the raw JSON
+ * size and against plain `JSON.parse` of the same file), and `searchAll`
+ * over a million records keeping the client's heap flat.
+ */
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { RunConfig } from './lib/config.js';
+import { runChild, startChild } from './lib/child.js';
+import { enrolmentsFile, vegaPath } from './lib/data.js';
+import { formatBytes, formatCount, formatRatio } from './lib/harness.js';
+import type { SectionResult } from './lib/report.js';
+
+interface HeapJson { rows: number; fileBytes: number; heap: number }
+interface HeapCkql extends HeapJson { heapWithTextCache: number; qTotal: number }
+interface SearchAllResult {
+  records: number; expected: number; pages: number; pageSize: number; seconds: number; baseline: number;
+  firstId: unknown; lastId: unknown;
+  rawMin: number; rawMax: number; settledFirst: number; settledLast: number; settledMin: number; settledMax: number; settledCount: number;
+}
+
+/** "Flat": the settled heap may move by less than this while the whole table streams through. */
+const FLAT_LIMIT = 8 * 1024 * 1024;
+
+export async function benchMemory(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
+  const temp = mkdtempSync(path.join(tmpdir(), 'ckql-bench-'));
+  try {
+    const file = path.join(temp, 'flights.json');
+    copyFileSync(vegaPath('flights-200k.json'), file);
+    log('memory: heap after JSON.parse and after loadResources (flights-200k, separate processes)');
+    const json = await runChild<HeapJson>('heap-load.ts', ['json', file], { exposeGc: true });
+    const ckql = await runChild<HeapCkql>('heap-load.ts', ['ckql', file], { exposeGc: true });
+    if (ckql.rows !== json.rows) throw new Error(`memory bench: loadResources read ${ckql.rows} rows, JSON.parse ${json.rows}`);
+    const perRow = (bytes: number) => bytes / json.rows;
+
+    log(`memory: searchAll over ${formatCount(config.searchAllRows)} records, page size ${config.searchAllPageSize}`);
+    const server = await startChild('serve.ts', ['ckql', enrolmentsFile(config.searchAllRows)]);
+    let all: SearchAllResult;
+    try {
+      all = await runChild<SearchAllResult>('search-all.ts', [server.ready, 'enrolments', String(config.searchAllPageSize), String(config.searchAllRows)], { exposeGc: true });
+    } finally {
+      await server.stop();
+    }
+    if (all.records !== all.expected) throw new Error(`memory bench: searchAll yielded ${all.records} records, expected ${all.expected}`);
+    const growth = all.settledLast - all.settledFirst;
+    const spread = all.settledMax - all.settledMin;
+    const flat = Math.abs(growth) < FLAT_LIMIT && spread < FLAT_LIMIT;
+
+    return {
+      id: 'memory',
+      title: '4. Memory',
+      tables: [
+        {
+          title: `Memory: flights-200k.json (${formatCount(json.rows)} rows, ${formatBytes(json.fileBytes)}), heap retained after a full GC`,
+          headers: ['what', 'heap', 'per row', 'heap ÷ raw JSON', 'vs JSON.parse'],
+          rows: [
+            ['raw JSON file', formatBytes(json.fileBytes), `${perRow(json.fileBytes).toFixed(1)} B`, '1×', '—'],
+            ['JSON.parse (floor: plain objects)', formatBytes(json.heap), `${perRow(json.heap).toFixed(1)} B`, formatRatio(json.heap / json.fileBytes), '1×'],
+            ['ckql loadResources', formatBytes(ckql.heap), `${perRow(ckql.heap).toFixed(1)} B`, formatRatio(ckql.heap / json.fileBytes), formatRatio(ckql.heap / json.heap)],
+            ['… plus the q text cache (after one `q`)', formatBytes(ckql.heapWithTextCache), `${perRow(ckql.heapWithTextCache).toFixed(1)} B`, formatRatio(ckql.heapWithTextCache / json.fileBytes), formatRatio(ckql.heapWithTextCache / json.heap)],
+          ],
+        },
+        {
+          title: `Memory: client searchAll over ${formatCount(all.records)} records (${all.pages} pages of ${all.pageSize}, ${all.seconds.toFixed(1)} s), client process heap`,
+          headers: ['measure', 'value'],
+          rows: [
+            ['heapUsed before the first request', formatBytes(all.baseline)],
+            ['heapUsed per page, raw: min … max', `${formatBytes(all.rawMin)} … ${formatBytes(all.rawMax)} (range ${formatBytes(all.rawMax - all.rawMin)})`],
+            [`heapUsed after GC (${all.settledCount} samples): first → last`, `${formatBytes(all.settledFirst)} → ${formatBytes(all.settledLast)} (growth ${formatBytes(growth)})`],
+            ['heapUsed after GC: max − min', formatBytes(spread)],
+            ['records/s', formatCount(Math.round(all.records / all.seconds))],
+          ],
+        },
+      ],
+      targets: [
+        {
+          section: 'memory', what: 'heap per row after loading flights-200k', goal: 'reported against raw JSON (no fixed goal)',
+          measured: `${perRow(ckql.heap).toFixed(0)} B/row = ${formatRatio(ckql.heap / json.fileBytes)} the raw JSON, ${formatRatio(ckql.heap / json.heap)} JSON.parse`, met: null,
+        },
+        {
+          section: 'memory', what: `searchAll over ${formatCount(all.records)} records keeps heap flat`, goal: `settled heap moves < ${formatBytes(FLAT_LIMIT)}`,
+          measured: `growth ${formatBytes(growth)}, max − min ${formatBytes(spread)}`, met: flat,
+        },
+      ],
+      notes: [
+        'Heap figures come from child processes started with `--expose-gc`: heapUsed after repeated full GCs, minus the same before loading (modules are imported before the baseline). `loadResources` reads a temporary copy of the file, as `ckql serve` would. The text-cache row runs one `q` evaluate that matches nothing, so the per-table normalized text is built and kept.',
+        `searchAll: the ckql server runs in its own process over the generated enrolments; the client process samples its own heapUsed after every page (raw) and after a forced GC every few pages (settled). "Flat" means the settled heap stays within ${formatBytes(FLAT_LIMIT)} while every record passes through the iterator (the records themselves are counted and dropped).`,
+      ],
+    };
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+}

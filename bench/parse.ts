@@ -1,0 +1,70 @@
+/**
+ * Section 1: parse + compile a corpus of realistic queries, against
+ * `liqe.parse` on the nearest Lucene-style queries and against `JSON.parse`
+ * of each compiled request's JSON text (the floor: reading that much text).
+ */
+import { parse as liqeParse } from 'liqe';
+import type { RunConfig } from './lib/config.js';
+import { CORPUS } from './lib/corpus.js';
+import { formatRatio, formatTime, measureSync } from './lib/harness.js';
+import type { Measured } from './lib/harness.js';
+import type { SectionResult, Target } from './lib/report.js';
+
+/** Corpus passes per timed operation, so one sample is tens of µs, well above the timer's resolution. */
+const PASSES = 20;
+
+export async function benchParse(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
+  const [{ parse }, { compile }] = await Promise.all([import('../src/syntax/parse.js'), import('../src/compile/compile.js')]);
+  const sources = CORPUS.map((c) => c.ckql);
+  const liqeSources = CORPUS.map((c) => c.liqe);
+  // every query must parse and compile, and liqe must accept its side, before anything is timed
+  const asts = sources.map((s) => parse(s));
+  const jsonTexts = sources.map((s) => JSON.stringify(compile(s)));
+  for (const l of liqeSources) liqeParse(l);
+  const n = sources.length * PASSES;
+
+  log(`parse: ${sources.length} queries × ${PASSES} passes per sample`);
+  const m = measureSync(
+    [
+      { name: 'compile(text)', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of sources) last = compile(s); return last; } },
+      { name: 'parse(text)', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of sources) last = parse(s); return last; } },
+      { name: 'compile(ast)', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const a of asts) last = compile(a); return last; } },
+      { name: 'liqe.parse', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of liqeSources) last = liqeParse(s); return last; } },
+      { name: 'JSON.parse', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of jsonTexts) last = JSON.parse(s) as unknown; return last; } },
+    ],
+    config.quick ? { timeMs: 300, minSamples: 10, rounds: 1 } : { timeMs: 3000, minSamples: 50, rounds: 3, warmupMs: 300 },
+  );
+  const per = (name: string) => (m.get(name) as Measured).median / n;
+  const ours = per('compile(text)');
+  const liqe = per('liqe.parse');
+  const floor = per('JSON.parse');
+  const chars = (list: readonly string[]) => Math.round(list.reduce((a, s) => a + s.length, 0) / list.length);
+
+  const row = (name: string, what: string, text: string, vsOurs: string) =>
+    [name, what, text, formatTime(per(name)), vsOurs];
+  const targets: Target[] = [
+    { section: 'parse', what: 'parse + compile vs liqe.parse', goal: '≥ 20× faster', measured: formatRatio(liqe / ours), met: liqe / ours >= 20 },
+    { section: 'parse', what: 'parse + compile vs JSON.parse of the request', goal: '≤ 10× the floor', measured: formatRatio(ours / floor), met: ours / floor <= 10 },
+  ];
+  return {
+    id: 'parse',
+    title: '1. Parse + compile',
+    tables: [
+      {
+        title: `Parse + compile: median µs per query over a ${sources.length}-query corpus`,
+        headers: ['contender', 'work', 'avg chars', 'per query', 'ratio'],
+        rows: [
+          row('compile(text)', 'ckql: lex + parse + AST + compile to a frozen request', String(chars(sources)), '1 (ours)'),
+          row('parse(text)', 'ckql: lex + parse + AST only', String(chars(sources)), `${formatRatio(per('parse(text)') / ours)} of ours`),
+          row('compile(ast)', 'ckql: compile an AST parsed beforehand', '—', `${formatRatio(per('compile(ast)') / ours)} of ours`),
+          row('liqe.parse', 'liqe 3.8: nearley parse of the Lucene-style filter', String(chars(liqeSources)), `ours ${formatRatio(liqe / ours)} faster`),
+          row('JSON.parse', 'floor: JSON.parse of the compiled request text', String(chars(jsonTexts)), `ours ${formatRatio(ours / floor)} slower`),
+        ],
+      },
+    ],
+    targets,
+    notes: [
+      `Corpus: \`bench/lib/corpus.ts\`, ${sources.length} queries (one-liners to a commented multi-line query, UUID and alias resources, backtick fields, \`in\` lists, same-field \`or\`, search, order, select, limit/offset). liqe gets the nearest query it can express: only the filter and the text term (no from/select/order/limit/offset; \`in\` becomes an OR group), so it reads less text than ckql. JSON.parse reads the compiled request's JSON text. Each sample runs the corpus ${PASSES} times.`,
+    ],
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * `npm run bench`: ckql beside the peers users would pick instead (liqe,
+ * sift, mingo) and beside the floor for each job (JSON.parse, a hand-written
+ * loop, a bare node:http server, a raw undici request), in one run.
+ *
+ *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
+ *   npm run bench -- --quick              smoke run (< 1 min), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client), prints only
+ *   … --write                             also write BENCHMARKS.md for --quick / --only runs
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { benchClient } from './client.js';
+import { makeConfig } from './lib/config.js';
+import type { RunConfig } from './lib/config.js';
+import { benchDir, cacheDir, rootDir } from './lib/data.js';
+import { metMark, renderMarkdown, renderText } from './lib/report.js';
+import type { SectionResult } from './lib/report.js';
+import { benchMemory } from './memory.js';
+import { benchParse } from './parse.js';
+import { benchEvaluate } from './evaluate.js';
+import { benchServer } from './server.js';
+
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client';
+
+const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
+  parse: { title: '1. Parse + compile', run: benchParse },
+  evaluate: { title: '2. Evaluate', run: benchEvaluate },
+  server: { title: '3. Server', run: benchServer },
+  memory: { title: '4. Memory', run: benchMemory },
+  client: { title: '5. Client overhead', run: benchClient },
+};
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client'];
+
+interface Flags {
+  readonly quick: boolean;
+  readonly only: readonly SectionId[];
+  readonly write: boolean;
+}
+
+function parseFlags(argv: readonly string[]): Flags {
+  let quick = false;
+  let write = false;
+  const only: SectionId[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--quick') quick = true;
+    else if (arg === '--write') write = true;
+    else if (arg === '--only' || arg.startsWith('--only=')) {
+      const value = arg.includes('=') ? arg.slice('--only='.length) : argv[++i];
+      for (const part of (value ?? '').split(',')) {
+        if (!(part in SECTIONS)) usage(`--only takes ${ORDER.join('|')} (comma-separated), got "${part}"`);
+        only.push(part as SectionId);
+      }
+    } else if (arg === '--help' || arg === '-h') usage();
+    else usage(`unknown option "${arg}"`);
+  }
+  return { quick, only, write };
+}
+
+function usage(problem?: string): never {
+  if (problem) console.error(`bench: ${problem}`);
+  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client] [--write]');
+  process.exit(problem ? 2 : 0);
+}
+
+function versionOf(pkg: string): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(rootDir, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '?';
+  }
+}
+
+function machine(): string[] {
+  const cpus = os.cpus();
+  const model = cpus[0]?.model.trim() ?? 'unknown CPU';
+  return [
+    `- **CPU**: ${model}, ${cpus.length} logical cores (\`os.cpus()\`); ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB RAM; ${os.type()} ${os.release()} ${os.arch()}`,
+    `- **Node**: ${process.version} (V8 ${process.versions.v8})`,
+    `- **Peers**: liqe ${versionOf('liqe')}, sift ${versionOf('sift')}, mingo ${versionOf('mingo')}; harness tinybench ${versionOf('tinybench')}, autocannon ${versionOf('autocannon')}, undici ${versionOf('undici')}; ckql on chevrotain ${versionOf('chevrotain')}`,
+  ];
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  const config = makeConfig(flags.quick);
+  const selected = flags.only.length > 0 ? ORDER.filter((s) => flags.only.includes(s)) : ORDER;
+  const started = new Date();
+  const load = os.loadavg().map((l) => l.toFixed(2)).join(', ');
+  const log = (line: string) => console.error(line);
+  console.error(`bench: ${flags.quick ? 'quick' : 'full'} run of ${selected.join(', ')} on ${os.cpus()[0]?.model.trim()} × ${os.cpus().length}, Node ${process.version}, load average ${load}`);
+
+  const results: SectionResult[] = [];
+  for (const id of selected) {
+    const t0 = performance.now();
+    try {
+      results.push(await SECTIONS[id].run(config, log));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      console.error(`bench: section ${id} failed: ${message}`);
+      if (process.env.CKQL_BENCH_DEBUG === '1' && error instanceof Error) console.error(error.stack);
+      results.push({ id, title: SECTIONS[id].title, tables: [], targets: [], notes: [], error: message });
+    }
+    console.error(`bench: ${id} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    (globalThis as { gc?: () => void }).gc?.();
+  }
+  const seconds = (Date.now() - started.getTime()) / 1000;
+
+  for (const r of results) {
+    console.log(`\n== ${r.title} ==`);
+    if (r.error) console.log(`not measured: ${r.error}`);
+    for (const t of r.tables) console.log('\n' + renderText(t));
+  }
+  const targets = results.flatMap((r) => r.targets);
+  console.log('\n' + renderText({
+    title: 'Targets',
+    headers: ['target', 'goal', 'measured', 'status'],
+    rows: targets.map((t) => [`${t.section}: ${t.what}`, t.goal, t.measured, metMark(t.met)]),
+  }));
+  console.log(`\n${flags.quick ? 'quick' : 'full'} run: ${seconds.toFixed(0)} s`);
+
+  if (!existsSync(cacheDir)) mkdirSync(cacheDir, { recursive: true });
+  writeFileSync(path.join(cacheDir, 'last-run.json'), JSON.stringify({ started, seconds, flags, results }, null, 2));
+  const complete = !flags.quick && flags.only.length === 0;
+  if (complete || flags.write) {
+    const command = `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`;
+    writeFileSync(path.join(rootDir, 'BENCHMARKS.md'), markdown(results, { started, seconds, command, load, quick: flags.quick }));
+    console.error('bench: wrote BENCHMARKS.md');
+  } else {
+    console.error('bench: partial or quick run, BENCHMARKS.md left as it is (add --write to replace it)');
+  }
+  if (results.some((r) => r.error)) process.exitCode = 1;
+}
+
+function markdown(results: readonly SectionResult[], run: { started: Date; seconds: number; command: string; load: string; quick: boolean }): string {
+  const out: string[] = [
+    '# Benchmarks',
+    '',
+    '<!-- Written by `npm run bench` (bench/run.ts). Edit bench/analysis.md for the prose at the end, not this file. -->',
+    '',
+    `ckql beside the libraries people would pick instead (liqe, sift, mingo) and beside the floor for each job (\`JSON.parse\`, a hand-written loop, a bare \`node:http\` server, a raw \`undici.request\`), all figures from one run. Times are medians; "A ÷ B" is A's median over B's.${run.quick ? ' **This is a `--quick` smoke run: short budgets, smaller sizes; not for conclusions.**' : ''}`,
+    '',
+    `- **Command**: \`${run.command}\``,
+    `- **Date**: ${run.started.toISOString()} (run took ${run.seconds.toFixed(0)} s; load average at start ${run.load})`,
+    ...machine(),
+    '',
+    '## Targets',
+    '',
+    '| section | target | goal | measured | status |',
+    '| --- | --- | --- | --- | --- |',
+    ...results.flatMap((r) => r.targets.map((t) => `| ${t.section} | ${t.what} | ${t.goal} | ${t.measured.replace(/\|/g, '\\|')} | ${t.met === null ? 'reported' : t.met ? '✅ met' : '❌ missed'} |`)),
+    ...results.filter((r) => r.error).map((r) => `| ${r.id} | — | — | not measured: ${r.error?.replace(/\|/g, '\\|')} | ❌ not measured |`),
+    '',
+  ];
+  for (const r of results) {
+    out.push(`## ${r.title}`, '');
+    if (r.error) out.push(`Not measured: ${r.error}`, '');
+    for (const t of r.tables) out.push(renderMarkdown(t), '');
+    for (const n of r.notes) out.push(n, '');
+  }
+  const analysis = path.join(benchDir, 'analysis.md');
+  if (existsSync(analysis)) out.push(readFileSync(analysis, 'utf8').trim(), '');
+  return out.join('\n');
+}
+
+await main();
