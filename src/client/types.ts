@@ -22,6 +22,14 @@ export interface ClientOptions {
   /** retries for 429/502/503/504 and connection failures; default 3 */
   readonly retries?: number;
   readonly userAgent?: string;
+  /** ms: the first retry waits up to this (full jitter), doubling per attempt; default 500 */
+  readonly retryDelay?: number;
+  /** ms: the longest wait between attempts, also the cap on `Retry-After`; default 30 000 */
+  readonly maxRetryDelay?: number;
+  /** called before each retry wait, e.g. for a "rate-limited, retrying in 4 s" line */
+  readonly onRetry?: (info: { readonly attempt: number; readonly delay: number; readonly reason: string }) => void;
+  /** receives warnings about the options (a `Bearer ` token); default `process.emitWarning` */
+  readonly onWarning?: (message: string) => void;
 }
 
 export interface SearchOptions {

@@ -1,0 +1,268 @@
+/**
+ * The undici client for `datastore_search`: one dispatcher per client (an
+ * `Agent` with keep-alive, or an `EnvHttpProxyAgent` when proxy variables are
+ * set), never the global dispatcher, never the global fetch.
+ */
+import { Agent, EnvHttpProxyAgent } from 'undici';
+import type { Dispatcher } from 'undici';
+
+import type { Query } from '../ast.js';
+import { compile } from '../compile/compile.js';
+import type { Params } from '../compile/bind.js';
+import { DatastoreError, toolError, validationError } from '../errors.js';
+import type { FieldInfo, Filters, Row, Scalar, SearchRequest, SearchResult } from '../datastore/types.js';
+import { normalizeRequest } from '../datastore/validate.js';
+import { actionUrl, queryStringFor } from './encode.js';
+import { sendSearch } from './transport.js';
+import type { TransportOptions, WireRequest } from './transport.js';
+import type {
+  ClientOptions, DatastoreClient, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
+} from './types.js';
+
+export type { ClientOptions, DatastoreClient, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions } from './types.js';
+
+const DEFAULTS = {
+  method: 'POST',
+  timeout: 30_000,
+  retries: 3,
+  retryDelay: 500,
+  maxRetryDelay: 30_000,
+  pageSize: 1_000,
+  userAgent: 'ckql',
+  /** the server's default `limit` (semantics.md), for a result answered locally */
+  limit: 100,
+} as const;
+
+/** Two to four sockets per origin is polite to an open-data portal. */
+const CONNECTIONS = 4;
+
+/**
+ * Connects to a portal (or `ckql serve`). Nothing is sent until the first
+ * search; `close()` releases the sockets.
+ *
+ * @example
+ * const client = connect({ url: 'http://127.0.0.1:8080', language: 'en' });
+ * const result = await client.search('from courses where stage in (active, survey) limit 10');
+ * // POST http://127.0.0.1:8080/en/api/action/datastore_search
+ * // {"resource_id":"courses","filters":{"stage":["active","survey"]},"limit":10}
+ * for await (const record of client.searchAll('from courses where subject = math', { pageSize: 500 })) {
+ *   console.log(record.title);
+ * }
+ * await client.close();
+ */
+export function connect(options: ClientOptions): DatastoreClient {
+  const base = portalUrl(options.url);
+  const language = options.language === '' ? undefined : options.language;
+  const method = options.method ?? DEFAULTS.method;
+  const endpoint = actionUrl(base, language);
+  const timeout = positive(options.timeout, DEFAULTS.timeout, 'timeout');
+  // Kept in this closure only: not a property of the client, not in `prepare`, not in an error.
+  const token = options.token === undefined || options.token === '' ? undefined : options.token;
+  if (token !== undefined && /^bearer\s/i.test(token)) {
+    const warning =
+      'the token starts with "Bearer ": datastore_search takes the raw token in the Authorization header, with no scheme word; it is sent as given';
+    if (options.onWarning !== undefined) options.onWarning(warning);
+    else process.emitWarning(warning, { code: 'CKQL_BEARER_TOKEN' });
+  }
+
+  const dispatcher = createDispatcher(timeout);
+  const transport: TransportOptions = {
+    dispatcher,
+    timeout,
+    retries: Math.max(0, Math.floor(options.retries ?? DEFAULTS.retries)),
+    retryDelay: Math.max(0, options.retryDelay ?? DEFAULTS.retryDelay),
+    maxRetryDelay: Math.max(0, options.maxRetryDelay ?? DEFAULTS.maxRetryDelay),
+    origin: base.origin,
+    token,
+    onRetry: options.onRetry,
+  };
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': options.userAgent ?? DEFAULTS.userAgent };
+  if (token !== undefined) headers.authorization = token;
+  const postHeaders = { ...headers, 'content-type': 'application/json' };
+  let closed = false;
+
+  const wireFor = (request: SearchRequest): WireRequest =>
+    method === 'GET'
+      ? { method, url: `${endpoint}?${queryStringFor(request)}`, headers }
+      : { method, url: endpoint, headers: postHeaders, body: JSON.stringify(request) };
+
+  const send = (request: SearchRequest, signal: AbortSignal | undefined): Promise<SearchResult> => {
+    if (closed) throw new DatastoreError('ABORTED', 'this client is closed; connect() again to send more requests');
+    return sendSearch(wireFor(request), transport, signal);
+  };
+
+  const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
+    const request = requestOf(input, searchOptions.params);
+    if (hasEmptyListFilter(request)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
+    return send(request, searchOptions.signal);
+  };
+
+  async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
+    const request = requestOf(input, allOptions.params);
+    const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
+    if (hasEmptyListFilter(request)) {
+      allOptions.onPage?.({ fetched: 0, total: 0 });
+      return;
+    }
+    const start = request.offset ?? 0;
+    const wanted = request.limit ?? Number.POSITIVE_INFINITY;
+    const countTotal = request.include_total !== false;
+    let fetched = 0;
+    let total: number | undefined;
+    while (fetched < wanted) {
+      const limit = Math.min(pageSize, wanted - fetched);
+      // Only the first page asks for the total: counting is the expensive part of a CKAN search.
+      const page = await send(
+        { ...request, limit, offset: start + fetched, ...(fetched === 0 && countTotal ? {} : { include_total: false }) },
+        allOptions.signal,
+      );
+      if (fetched === 0 && typeof page.total === 'number') total = page.total;
+      fetched += page.records.length;
+      allOptions.onPage?.({ fetched, total: total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted) });
+      for (const record of page.records) yield record;
+      // A short page is the end; compare with the server's `limit`, which may be capped below ours.
+      const served = typeof page.limit === 'number' ? Math.min(page.limit, limit) : limit;
+      if (page.records.length === 0 || page.records.length < served) return;
+      if (total !== undefined && start + fetched >= total) return;
+    }
+  }
+
+  const prepare = (input: SearchInput, params?: Params): PreparedRequest => {
+    const request = requestOf(input, params);
+    const wire = wireFor(request);
+    const shown = { ...wire.headers };
+    if (shown.authorization !== undefined) shown.authorization = '<redacted>';
+    return {
+      method: wire.method,
+      url: wire.url,
+      headers: shown,
+      ...(wire.body === undefined ? {} : { body: wire.body }),
+      request,
+    };
+  };
+
+  return {
+    url: base.href,
+    language,
+    method,
+    hasToken: token !== undefined,
+    search,
+    searchAll,
+    prepare,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await dispatcher.destroy();
+    },
+  };
+}
+
+function portalUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw toolError('USAGE', [`${JSON.stringify(text)} is not a URL; give the portal's base URL, e.g. https://data.example.org`]);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw toolError('USAGE', [`${JSON.stringify(url.protocol)} URLs are not supported; give an http:// or https:// URL`]);
+  }
+  if (/\/api(\/\d+)?\/action(\/|$)/.test(url.pathname)) {
+    throw toolError('USAGE', [
+      `give the portal's base URL without the /api/… path (found ${JSON.stringify(url.pathname)}); ckql adds /api/action/datastore_search itself`,
+    ]);
+  }
+  url.search = '';
+  url.hash = '';
+  return url;
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw toolError('USAGE', [`${name} must be a positive number of milliseconds, not ${value}`]);
+  return value;
+}
+
+/** Proxy variables are read when the client is made; lower-case names win, as undici reads them. */
+function createDispatcher(timeout: number): Dispatcher {
+  const agentOptions = {
+    connections: CONNECTIONS,
+    keepAliveTimeout: 10_000,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+    connect: { timeout },
+  };
+  const env = process.env;
+  const proxied = [env.http_proxy, env.HTTP_PROXY, env.https_proxy, env.HTTPS_PROXY].some((v) => v !== undefined && v !== '');
+  return proxied ? new EnvHttpProxyAgent(agentOptions) : new Agent(agentOptions);
+}
+
+function requestOf(input: SearchInput, params: Params | undefined): SearchRequest {
+  if (typeof input === 'string') return compile(input, params);
+  if (isQuery(input)) return compile(input, params);
+  return normalizeRequest(input);
+}
+
+function isQuery(input: Query | SearchRequest): input is Query {
+  return (input as { kind?: unknown }).kind === 'query';
+}
+
+function hasEmptyListFilter(request: SearchRequest): boolean {
+  if (request.filters === undefined) return false;
+  for (const value of Object.values(request.filters)) if (Array.isArray(value) && value.length === 0) return true;
+  return false;
+}
+
+/**
+ * A filter with an empty list matches no record (CKAN 2.11 answers it with
+ * an SQL error instead, see ../shared/reference/ckan-datastore-search.md §2),
+ * so no records are asked for. One `limit: 0` request without those filters
+ * still checks the resource, the token, the other parameters, and gives
+ * `fields`; the names in the empty filters and in `fields` are checked here
+ * against the resource's fields.
+ */
+async function answerEmpty(
+  request: SearchRequest,
+  send: (probe: SearchRequest) => Promise<SearchResult>,
+): Promise<SearchResult> {
+  const filters = request.filters as Filters;
+  const kept: [string, Scalar | readonly Scalar[]][] = [];
+  const empty: string[] = [];
+  for (const [field, value] of Object.entries(filters)) {
+    if (Array.isArray(value) && value.length === 0) empty.push(field);
+    else kept.push([field, value]);
+  }
+  const probe: SearchRequest = {
+    resource_id: request.resource_id,
+    ...(kept.length === 0 ? {} : { filters: Object.fromEntries(kept) as Filters }),
+    ...(request.q === undefined ? {} : { q: request.q }),
+    ...(request.sort === undefined ? {} : { sort: request.sort }),
+    limit: 0,
+    include_total: false,
+  };
+  const answer = await send(probe);
+  const byId = new Map<string, FieldInfo>(answer.fields.map((field) => [field.id, field]));
+  for (const field of empty) if (!byId.has(field)) throw validationError('filters', `invalid value ${JSON.stringify(field)}`);
+  const fields =
+    request.fields === undefined
+      ? answer.fields
+      : request.fields.map((name) => {
+          const info = byId.get(name);
+          if (info === undefined) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
+          return info;
+        });
+  return {
+    resource_id: answer.resource_id,
+    fields,
+    records: [],
+    ...(request.include_total === false ? {} : { total: 0 }),
+    total_was_estimated: false,
+    limit: request.limit ?? DEFAULTS.limit,
+    ...(request.offset === undefined ? {} : { offset: request.offset }),
+    ...(request.q === undefined ? {} : { q: request.q }),
+    filters,
+    ...(request.sort === undefined ? {} : { sort: request.sort }),
+    include_total: request.include_total !== false,
+    records_format: 'objects',
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Turns an HTTP answer into a result or a typed `DatastoreError`: CKAN's
+ * envelope (`success`, `result` | `error.__type`), CKAN's bare-string 400s
+ * (../shared/reference/ckan-datastore-search.md §5, "Error envelope"), and
+ * anything else a proxy or a wrong URL may answer.
+ */
+import { DatastoreError, datastoreCodes } from '../errors.js';
+import type { DatastoreErrorCode } from '../errors.js';
+import type { ErrorBody, SearchResult } from '../datastore/types.js';
+
+/** `__type` → code, read off the catalogue so the two cannot disagree. */
+const CODE_BY_TYPE: ReadonlyMap<string, DatastoreErrorCode> = new Map(
+  (Object.entries(datastoreCodes) as [DatastoreErrorCode, { type: string | undefined }][])
+    .filter(([, entry]) => entry.type !== undefined)
+    .map(([code, entry]) => [entry.type as string, code]),
+);
+
+export interface ResponseContext {
+  /** `https://host[:port]`, for messages (no credentials, no query string) */
+  readonly origin: string;
+  /** whether a token was sent, for the advice in a 403 message */
+  readonly sentToken: boolean;
+}
+
+/**
+ * Reads a complete response. Resolves with `result` for a datastore_search
+ * success, throws a `DatastoreError` otherwise.
+ *
+ * @example
+ * readResponse(409, '{"success": false, "error": {"__type": "Validation Error", "filters": ["invalid value \\"foo\\""]}}', ctx)
+ * // throws DatastoreError { code: "VALIDATION_ERROR", status: 409,
+ * //   message: 'the server rejected the request: filters: invalid value "foo"' }
+ */
+export function readResponse(status: number, text: string, context: ResponseContext): SearchResult {
+  const json = parseJson(text);
+  const envelope = isObject(json) ? json : undefined;
+  if (status >= 200 && status < 300) {
+    if (envelope?.success === true && isObject(envelope.result) && Array.isArray(envelope.result.records)) {
+      return envelope.result as unknown as SearchResult;
+    }
+    if (envelope?.success === false && isErrorBody(envelope.error)) throw errorFromBody(status, envelope.error, context);
+    const what = json === undefined ? 'not JSON' : 'JSON, but not a datastore_search response (no result.records)';
+    throw new DatastoreError(
+      'INVALID_RESPONSE',
+      `${context.origin} answered HTTP ${status}, but the body is ${what}; is the URL the portal's base URL, without /api/…? Body starts: ${excerpt(text)}`,
+      { status, body: excerpt(text, 2_000) },
+    );
+  }
+  if (envelope !== undefined && isErrorBody(envelope.error)) throw errorFromBody(status, envelope.error, context);
+  if (typeof json === 'string') {
+    // CKAN 2.11 answers a bad body with a bare JSON string: "Bad request - JSON Error: …".
+    const code: DatastoreErrorCode = status === 400 ? 'BAD_REQUEST' : 'HTTP_ERROR';
+    throw new DatastoreError(code, `${context.origin} answered HTTP ${status}: ${excerpt(json, 500)}`, { status, body: json });
+  }
+  throw new DatastoreError(
+    'HTTP_ERROR',
+    `${context.origin} answered HTTP ${status} without a datastore_search error body${text.trim() === '' ? '' : `: ${excerpt(text)}`}`,
+    { status, body: excerpt(text, 2_000) },
+  );
+}
+
+function errorFromBody(status: number, body: ErrorBody, context: ResponseContext): DatastoreError {
+  const code = CODE_BY_TYPE.get(body.__type) ?? 'HTTP_ERROR';
+  const said = typeof body.message === 'string' ? body.message : undefined;
+  let message: string;
+  switch (code) {
+    case 'VALIDATION_ERROR':
+      message = `the server rejected the request: ${validationMessages(body)}`;
+      break;
+    case 'FORBIDDEN':
+      message = `${said ?? `access denied (HTTP ${status})`} (${context.sentToken ? 'the token that was sent is not accepted for this resource' : 'no token was sent; this resource needs one'})`;
+      break;
+    case 'HTTP_ERROR':
+      message = `${context.origin} answered HTTP ${status} (${body.__type})${said === undefined ? '' : `: ${said}`}`;
+      break;
+    default:
+      message = said ?? `${body.__type} (HTTP ${status})`;
+  }
+  return new DatastoreError(code, message, { status, body });
+}
+
+/** `filters: invalid value "foo"; limit: Must be a natural number` */
+function validationMessages(body: ErrorBody): string {
+  const parts: string[] = [];
+  for (const [param, value] of Object.entries(body)) {
+    if (param === '__type' || param === 'info') continue;
+    const messages = Array.isArray(value) ? value.map(String) : [String(value)];
+    parts.push(`${param}: ${messages.join('; ')}`);
+  }
+  return parts.length === 0 ? 'Validation Error (no details given)' : parts.join('; ');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  return isObject(value) && typeof value.__type === 'string';
+}
+
+function excerpt(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max)}…`;
+}

@@ -1,0 +1,236 @@
+/**
+ * One search over the wire: undici `request` on the client's own dispatcher,
+ * with timeouts for the headers and for the body, cancellation that lands at
+ * once (also while waiting to retry), and retries for 429/502/503/504 and
+ * broken connections. A search is read-only, so a POST is retried too.
+ *
+ * Retries are done here rather than with undici's retry interceptor: that
+ * one does not retry POST by default, has no jitter, and does not abort
+ * during its wait (../shared/reference/ecosystem-and-ux.md §3).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import type { Dispatcher } from 'undici';
+
+import { DatastoreError } from '../errors.js';
+import type { SearchResult } from '../datastore/types.js';
+import { readResponse } from './response.js';
+
+export interface WireRequest {
+  readonly method: 'GET' | 'POST';
+  /** full URL, with the query string for a GET */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+/** What a retry wait is about, for a "rate-limited, retrying in 4 s" line. */
+export interface RetryInfo {
+  /** 1 for the first retry */
+  readonly attempt: number;
+  /** ms until the next attempt */
+  readonly delay: number;
+  /** `HTTP 503`, `ECONNRESET`, … */
+  readonly reason: string;
+}
+
+export interface TransportOptions {
+  readonly dispatcher: Dispatcher;
+  /** ms for the headers, and again for the whole body */
+  readonly timeout: number;
+  readonly retries: number;
+  /** ms: the first backoff step before jitter; it doubles per attempt */
+  readonly retryDelay: number;
+  /** ms: no wait is longer, whatever `Retry-After` says */
+  readonly maxRetryDelay: number;
+  /** `https://host[:port]`, for messages */
+  readonly origin: string;
+  /** the raw token, only to scrub it from anything a server echoes */
+  readonly token: string | undefined;
+  readonly onRetry?: ((info: RetryInfo) => void) | undefined;
+  /** in [0, 1): the jitter source, replaceable in tests */
+  readonly random?: () => number;
+}
+
+const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** Connection failures worth another try; a name that does not resolve (ENOTFOUND) is not. */
+const RETRY_ERRORS: ReadonlySet<string> = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENETDOWN', 'ENETUNREACH',
+  'EHOSTDOWN', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+const TIMEOUT_ERRORS: ReadonlySet<string> = new Set([
+  'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'CKQL_BODY_DEADLINE',
+]);
+
+/** Sends `wire` until it gets an answer that is not worth retrying, and reads it. */
+export async function sendSearch(wire: WireRequest, options: TransportOptions, signal?: AbortSignal): Promise<SearchResult> {
+  const random = options.random ?? Math.random;
+  for (let attempt = 0; ; attempt++) {
+    if (signal?.aborted === true) throw aborted(options.origin, signal.reason);
+    let status: number;
+    let text: string;
+    let retryAfter: number | undefined;
+    try {
+      ({ status, text, retryAfter } = await exchange(wire, options, signal));
+    } catch (error) {
+      const failure = classify(error, options, signal);
+      if (failure.retry && attempt < options.retries) {
+        await wait(backoff(attempt, undefined, options, random), attempt, failure.reason, options, signal);
+        continue;
+      }
+      throw attempt === 0 ? failure.error : withAttempts(failure.error, attempt + 1);
+    }
+    if (RETRY_STATUSES.has(status) && attempt < options.retries) {
+      await wait(backoff(attempt, retryAfter, options, random), attempt, `HTTP ${status}`, options, signal);
+      continue;
+    }
+    return readResponse(status, scrub(text, options.token), { origin: options.origin, sentToken: options.token !== undefined });
+  }
+}
+
+interface Exchange {
+  readonly status: number;
+  readonly text: string;
+  /** ms, from a `Retry-After` header */
+  readonly retryAfter: number | undefined;
+}
+
+async function exchange(wire: WireRequest, options: TransportOptions, signal: AbortSignal | undefined): Promise<Exchange> {
+  const response = await request(wire.url, {
+    dispatcher: options.dispatcher,
+    method: wire.method,
+    headers: wire.headers,
+    body: wire.body,
+    signal,
+    headersTimeout: options.timeout,
+    bodyTimeout: options.timeout,
+  });
+  // `bodyTimeout` is the longest pause between chunks; this bounds the whole body.
+  const deadline = setTimeout(() => {
+    const error = Object.assign(new Error(`the body did not arrive within ${options.timeout} ms`), { code: 'CKQL_BODY_DEADLINE' });
+    response.body.destroy(error);
+  }, options.timeout);
+  try {
+    const text = await response.body.text();
+    return { status: response.statusCode, text, retryAfter: parseRetryAfter(response.headers['retry-after']) };
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+/**
+ * `Retry-After` as ms: delay-seconds or an HTTP date. Anything else is
+ * ignored (the backoff applies).
+ */
+export function parseRetryAfter(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1_000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Full jitter: a random wait up to `retryDelay · 2^attempt`, capped. A
+ * server's `Retry-After` is honoured as given, under the same cap.
+ */
+function backoff(attempt: number, retryAfter: number | undefined, options: TransportOptions, random: () => number): number {
+  if (retryAfter !== undefined) return Math.min(retryAfter, options.maxRetryDelay);
+  const ceiling = Math.min(options.maxRetryDelay, options.retryDelay * 2 ** attempt);
+  return Math.round(random() * ceiling);
+}
+
+async function wait(
+  delay: number,
+  attempt: number,
+  reason: string,
+  options: TransportOptions,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  options.onRetry?.({ attempt: attempt + 1, delay, reason });
+  try {
+    await sleep(delay, undefined, { signal });
+  } catch {
+    throw aborted(options.origin, signal?.reason);
+  }
+}
+
+interface Failure {
+  readonly error: DatastoreError;
+  readonly retry: boolean;
+  readonly reason: string;
+}
+
+function classify(error: unknown, options: TransportOptions, signal: AbortSignal | undefined): Failure {
+  if (error instanceof DatastoreError) return { error, retry: false, reason: error.code };
+  if (signal?.aborted === true) return { error: aborted(options.origin, signal.reason), retry: false, reason: 'aborted' };
+  const code = errorCode(error);
+  const detail = scrub(error instanceof Error ? error.message : String(error), options.token);
+  if (TIMEOUT_ERRORS.has(code)) {
+    const what =
+      code === 'UND_ERR_CONNECT_TIMEOUT'
+        ? `could not connect to ${options.origin} within ${options.timeout} ms`
+        : code === 'UND_ERR_HEADERS_TIMEOUT'
+          ? `${options.origin} did not answer within ${options.timeout} ms`
+          : `the response from ${options.origin} did not arrive within ${options.timeout} ms`;
+    return {
+      error: new DatastoreError('TIMEOUT', `${what}; try again, or allow more time with the timeout option`, { cause: error }),
+      retry: code === 'UND_ERR_CONNECT_TIMEOUT',
+      reason: code,
+    };
+  }
+  const message =
+    code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED'
+      ? `the connection to ${options.origin} broke off before the response was complete (${detail})`
+      : `could not reach ${options.origin}: ${describeCode(code)}${detail === '' || detail === code ? '' : ` (${detail})`}`;
+  return {
+    error: new DatastoreError('CONNECTION_FAILED', message, { cause: error }),
+    retry: RETRY_ERRORS.has(code),
+    reason: code || 'connection failed',
+  };
+}
+
+function describeCode(code: string): string {
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'the connection was refused (is the server running, and is the port right?)';
+    case 'ECONNRESET':
+      return 'the connection was reset';
+    case 'ENOTFOUND':
+      return 'the host name does not resolve';
+    case 'EAI_AGAIN':
+      return 'the host name could not be resolved right now';
+    default:
+      return code === '' ? 'the connection failed' : code;
+  }
+}
+
+/** Node reports a failed dual-stack connect as an AggregateError; its parts carry the code. */
+function errorCode(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return '';
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  if (error instanceof AggregateError) return errorCode(error.errors[0]);
+  const cause = (error as { cause?: unknown }).cause;
+  return cause === undefined ? '' : errorCode(cause);
+}
+
+function aborted(origin: string, reason: unknown): DatastoreError {
+  return new DatastoreError('ABORTED', `the request to ${origin} was cancelled`, reason === undefined ? {} : { cause: reason });
+}
+
+function withAttempts(error: DatastoreError, attempts: number): DatastoreError {
+  return new DatastoreError(error.code, `${error.message} (gave up after ${attempts} attempts)`, {
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.body === undefined ? {} : { body: error.body }),
+    cause: error.cause,
+  });
+}
+
+/** A server that echoes the token (it should not) must not get it into an error or a log. */
+function scrub(text: string, token: string | undefined): string {
+  return token !== undefined && token.length >= 4 && text.includes(token) ? text.split(token).join('<redacted>') : text;
+}
