@@ -1,0 +1,146 @@
+/**
+ * Content assist for the REPL: what may be typed at the cursor, from the
+ * grammar itself (Chevrotain's `computeContentAssist`), so completion never
+ * drifts from the parser. Keywords and punctuation come as text; resources,
+ * fields and values come as kinds, for the REPL to fill in from the portal
+ * or the loaded data.
+ */
+import type { IToken, TokenType } from 'chevrotain';
+import { queryParser, type RuleName } from './parser.js';
+import { tokenSpan, unescapeString } from './to-ast.js';
+import {
+  BacktickField, Bareword, Comma, Equals, From, In, Keyword, Limit, LParen, NumberLiteral, Offset, Or, Order,
+  Parameter, queryLexer, RParen, Search, Select, StringLiteral, Uuid, Where,
+} from './tokens.js';
+
+export type Suggestion =
+  | { readonly kind: 'keyword'; readonly text: string }
+  | { readonly kind: 'punctuation'; readonly text: string }
+  /** a resource id or alias */
+  | { readonly kind: 'resource' }
+  /** a field of `resource` (the one named after `from`, when it is known) */
+  | { readonly kind: 'field'; readonly resource?: string }
+  /** a value of `field` in `resource` */
+  | { readonly kind: 'value'; readonly field: string; readonly resource?: string };
+
+export interface SuggestResult {
+  /** where the word being completed starts; a completion replaces `[from, cursor)` */
+  readonly from: number;
+  /** the text of that word as typed so far (`wh`, `"ma`, `` `sch ``), or `''` */
+  readonly prefix: string;
+  readonly suggestions: readonly Suggestion[];
+}
+
+/** Tokens that may be a word still being typed when the cursor touches their end. */
+const partialWords: ReadonlySet<TokenType> = new Set([Bareword, Uuid, NumberLiteral, Parameter]);
+
+const punctuation: ReadonlySet<TokenType> = new Set([Equals, LParen, RParen, Comma]);
+
+const clauseKeywords: ReadonlySet<TokenType> = new Set([Where, Search, Select, Order, Limit, Offset]);
+
+/**
+ * Suggestions at `cursor` (default: the end of `source`). Never throws.
+ * @example
+ * suggest('from courses where subject = ')
+ * // → { from: 29, prefix: '', suggestions: [{ kind: 'value', field: 'subject', resource: 'courses' }] }
+ * suggest('from courses wh')
+ * // → { from: 13, prefix: 'wh', suggestions: [{ kind: 'keyword', text: 'where' }] }
+ */
+export function suggest(source: string, cursor: number = source.length): SuggestResult {
+  const at = Number.isFinite(cursor) ? Math.min(Math.max(0, Math.trunc(cursor)), source.length) : source.length;
+  try {
+    return suggestAt(source.slice(0, at), at);
+  } catch {
+    return { from: at, prefix: '', suggestions: [] };
+  }
+}
+
+function suggestAt(text: string, cursor: number): SuggestResult {
+  const nothing: SuggestResult = { from: cursor, prefix: '', suggestions: [] };
+  const lexed = queryLexer.tokenize(text);
+  const tokens = lexed.tokens;
+  const last = tokens[tokens.length - 1];
+  const broken = lexed.groups['broken']?.[0];
+
+  let before = tokens;
+  let from = cursor;
+  if (broken) {
+    // An open string or backtick name that runs to the cursor is the word being typed; anything
+    // else broken before the cursor leaves nothing sensible to suggest.
+    if (tokenSpan(broken).end !== cursor || broken.tokenType.name === 'BadEscapeString') return nothing;
+    if (last && last.startOffset > broken.startOffset) return nothing;
+    from = broken.startOffset;
+  } else if (last && tokenSpan(last).end === cursor && (partialWords.has(last.tokenType) || isKeyword(last))) {
+    before = tokens.slice(0, -1);
+    from = last.startOffset;
+  } else if (inComment(text, last ? tokenSpan(last).end : 0)) {
+    return nothing;
+  }
+  const prefix = text.slice(from);
+  const resource = resourceOf(tokens);
+  const present = new Set(before.filter((t) => clauseKeywords.has(t.tokenType)).map((t) => t.tokenType));
+
+  const suggestions: Suggestion[] = [];
+  const seen = new Set<string>();
+  const add = (suggestion: Suggestion) => {
+    const key = JSON.stringify(suggestion);
+    if (seen.has(key)) return;
+    seen.add(key);
+    suggestions.push(suggestion);
+  };
+  const lower = prefix.toLowerCase();
+
+  for (const path of queryParser.computeContentAssist('query', before)) {
+    const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
+    const type = path.nextTokenType;
+    if (rule === 'resource') add({ kind: 'resource' });
+    else if (rule === 'field') add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
+    else if (rule === 'value') {
+      const field = fieldBefore(before);
+      if (field !== undefined) add(resource === undefined ? { kind: 'value', field } : { kind: 'value', field, resource });
+    } else if (isKeywordType(type)) {
+      if (type === Or && rule === 'whereClause') continue; // "or" needs parentheses
+      if (clauseKeywords.has(type) && present.has(type)) continue; // each clause once
+      const word = type === Order ? 'order by' : type.LABEL!;
+      if (word.startsWith(lower)) add({ kind: 'keyword', text: word });
+    } else if (punctuation.has(type) && prefix === '') {
+      add({ kind: 'punctuation', text: type.LABEL! });
+    }
+  }
+  return { from, prefix, suggestions };
+}
+
+function isKeywordType(type: TokenType): boolean {
+  return type.CATEGORIES?.includes(Keyword) ?? false;
+}
+
+function isKeyword(token: IToken): boolean {
+  return isKeywordType(token.tokenType);
+}
+
+/** Whether the cursor (the end of `text`) sits in a `--` comment after the last token. */
+function inComment(text: string, lastEnd: number): boolean {
+  return /--[^\r\n]*$/.test(text.slice(lastEnd));
+}
+
+/** The resource named after `from`, if it is written as text. */
+function resourceOf(tokens: readonly IToken[]): string | undefined {
+  const [first, second] = tokens;
+  if (first?.tokenType !== From || second === undefined) return undefined;
+  if (second.tokenType === StringLiteral) return unescapeString(second.image);
+  if (second.tokenType === Bareword || second.tokenType === Uuid) return second.image;
+  return undefined;
+}
+
+/** The field of the comparison a value is being typed for: the name before the nearest `=` or `in`. */
+function fieldBefore(tokens: readonly IToken[]): string | undefined {
+  for (let i = tokens.length - 1; i > 0; i--) {
+    const type = tokens[i]!.tokenType;
+    if (type === Equals || type === In) {
+      const field = tokens[i - 1]!;
+      return field.tokenType === BacktickField ? field.image.slice(1, -1).replaceAll('``', '`') : field.image;
+    }
+    if (type === RParen) return undefined;
+  }
+  return undefined;
+}
