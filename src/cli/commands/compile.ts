@@ -1,0 +1,27 @@
+/** `ckql compile '<query>'`: print the request a query compiles to. */
+import type { Command } from 'commander';
+import { compile } from '../../compile/compile.js';
+import type { CommandRun } from '../program.js';
+import { addParamOption, readQueryArgument } from '../options.js';
+import { readParams } from '../params.js';
+
+export function registerCompile(program: Command, run: CommandRun): void {
+  const command = program
+    .command('compile')
+    .description('print the datastore_search request a query compiles to, as JSON')
+    .argument('<query>', 'the query text (- reads it from stdin)');
+  addParamOption(command)
+    .addHelpText(
+      'after',
+      `
+Example:
+  ckql compile 'from courses where stage in (active, survey) and year = $y' --param y=2020`,
+    )
+    .action(
+      run(async (text: string, options: { param: readonly string[] }) => {
+        const request = compile(await readQueryArgument(text, run.context), readParams(options.param));
+        await run.context.out(`${JSON.stringify(request, null, 2)}\n`);
+        return 0;
+      }),
+    );
+}

@@ -1,0 +1,91 @@
+/**
+ * `ckql explain '<query>'`: the request a query becomes, the GET URL, and a
+ * curl command for the chosen source, so a query can be reproduced without
+ * ckql. The token is never printed: curl reads it from where it comes from
+ * (`$CKQL_TOKEN`, the profile's variable, file or command).
+ */
+import type { Command } from 'commander';
+import { connect } from '../../client/connect.js';
+import type { PreparedRequest } from '../../client/types.js';
+import { compile } from '../../compile/compile.js';
+import type { CommandRun } from '../program.js';
+import { addParamOption, addSourceOptions, configLoader, readQueryArgument, refuseTokenArgument } from '../options.js';
+import type { SourceOptionValues } from '../options.js';
+import { readParams } from '../params.js';
+import { selectSource, shellQuote } from '../select-source.js';
+import { relativeLabel } from '../source.js';
+
+/** Where `ckql serve` listens by default; explain's URLs for local data point there. */
+export const defaultServeUrl = 'http://127.0.0.1:8080';
+
+interface ExplainOptions extends SourceOptionValues {
+  readonly param: readonly string[];
+}
+
+export function registerExplain(program: Command, run: CommandRun): void {
+  const command = program
+    .command('explain')
+    .description('print the request JSON, the GET URL and a curl command for a query')
+    .argument('<query>', 'the query text (- reads it from stdin)');
+  addParamOption(command).addHelpText(
+    'after',
+    `
+Local data (--data, a data profile, the demo data) is explained against
+\`ckql serve\` on ${defaultServeUrl}; a portal against its URL.
+
+Example:
+  ckql explain 'from courses where subject = math limit 5' --url https://data.example.org --lang en`,
+  );
+  addSourceOptions(command).action(
+    run(async (text: string, options: ExplainOptions) => {
+      const { context } = run;
+      refuseTokenArgument(options);
+      const request = compile(await readQueryArgument(text, context), readParams(options.param));
+      const { spec, tokenShell } = await selectSource(options, {
+        config: configLoader(options, context),
+        env: context.env,
+        cwd: context.cwd,
+      });
+      const base = spec.kind === 'url' ? { url: spec.url, language: spec.language } : { url: defaultServeUrl, language: undefined };
+      const method = spec.kind === 'url' ? (spec.method ?? 'POST') : 'POST';
+      // No request is sent: `prepare` only builds what would go over the wire.
+      const prepare = async (as: 'POST' | 'GET'): Promise<PreparedRequest> => {
+        const client = connect({ url: base.url, method: as, ...(base.language === undefined ? {} : { language: base.language }) });
+        try {
+          return client.prepare(request);
+        } finally {
+          await client.close();
+        }
+      };
+      const chosen = await prepare(method);
+      const get = method === 'GET' ? chosen : await prepare('GET');
+      const lines = [
+        `# request (${method === 'POST' ? 'POST body' : 'GET parameters'})`,
+        JSON.stringify(request, null, 2),
+        '',
+        '# GET URL',
+        get.url,
+        '',
+        '# curl',
+        curlCommand(chosen, spec.kind === 'url' ? tokenShell : undefined),
+      ];
+      if (spec.kind === 'data') {
+        const paths = spec.paths.map((path) => shellQuote(relativeLabel(path))).join(' ');
+        lines.push('', `# local data: start the server first with: ckql serve ${paths} --port 8080`);
+      }
+      await context.out(`${lines.join('\n')}\n`);
+      return 0;
+    }),
+  );
+}
+
+/** A curl command line for a prepared request; the token, if any, as a shell expression. */
+export function curlCommand(prepared: PreparedRequest, tokenShell: string | undefined): string {
+  const parts = ['curl'];
+  if (prepared.method === 'POST') parts.push('-X POST');
+  parts.push(shellQuote(prepared.url));
+  if (prepared.method === 'POST') parts.push(`-H ${shellQuote('content-type: application/json')}`);
+  if (tokenShell !== undefined) parts.push(`-H "Authorization: ${tokenShell.replaceAll('"', '\\"')}"`);
+  if (prepared.method === 'POST') parts.push(`--data-binary ${shellQuote(prepared.body ?? JSON.stringify(prepared.request))}`);
+  return parts.join(' ');
+}

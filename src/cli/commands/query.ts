@@ -1,0 +1,60 @@
+/** `ckql query '<query>'`: run one query and print its records. */
+import type { Command } from 'commander';
+import { compile } from '../../compile/compile.js';
+import type { OutputFormat } from '../../output/format-records.js';
+import type { CommandRun } from '../program.js';
+import {
+  addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
+  refuseTokenArgument,
+} from '../options.js';
+import type { SourceOptionValues } from '../options.js';
+import { readParams } from '../params.js';
+import { printQuery } from '../print-query.js';
+import { selectSource } from '../select-source.js';
+import { openSource } from '../source.js';
+
+interface QueryOptions extends SourceOptionValues {
+  readonly param: readonly string[];
+  readonly format?: OutputFormat;
+  readonly all?: boolean;
+  readonly pageSize?: number;
+}
+
+export function registerQuery(program: Command, run: CommandRun): void {
+  const command = program
+    .command('query')
+    .description('run a query and print its records')
+    .argument('<query>', 'the query text (- reads it from stdin)');
+  addParamOption(command);
+  addFormatOption(command);
+  command
+    .option('--all', 'every matching record, paging through the whole result (progress on stderr at a terminal)')
+    .option('--page-size <n>', 'records per request with --all (default 1000)', integerOption('--page-size', 1))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  ckql query 'from courses where stage = active limit 5'
+  ckql query 'from courses where subject = $s' --param s=math --format csv > math.csv
+  ckql query 'from courses' --all --format ndjson --url https://data.example.org`,
+    );
+  addSourceOptions(command).action(
+    run(async (text: string, options: QueryOptions) => {
+      const { context } = run;
+      refuseTokenArgument(options);
+      const source = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
+      const request = compile(await readQueryArgument(text, context), readParams(options.param));
+      const opened = await openSource(source.spec);
+      try {
+        await printQuery(context, opened, request, {
+          format: options.format ?? defaultFormat(context),
+          ...(options.all === true ? { all: true } : {}),
+          ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+        });
+      } finally {
+        await opened.close();
+      }
+      return 0;
+    }),
+  );
+}

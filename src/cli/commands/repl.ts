@@ -1,0 +1,102 @@
+/**
+ * `ckql` / `ckql repl`: the interactive session (on the demo data when no
+ * source is configured). With `-c` or `-f`, or with stdin not a terminal, it
+ * runs the statements and prints their records instead. The REPL and ink are
+ * loaded only here, with `import()`, so other commands never load them.
+ */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { toolError } from '../../errors.js';
+import type { OutputFormat } from '../../output/format-records.js';
+import { didYouMean } from '../nearest.js';
+import type { CommandRun } from '../program.js';
+import { exitCodeFor } from '../exit-codes.js';
+import { interruptible } from '../interrupt.js';
+import {
+  addFormatOption, addSourceOptions, configLoader, readOptionFile, readQueryArgument, refuseTokenArgument,
+} from '../options.js';
+import type { SourceOptionValues } from '../options.js';
+import { selectSource } from '../select-source.js';
+import { openSource } from '../source.js';
+
+interface ReplOptions extends SourceOptionValues {
+  readonly command?: string;
+  readonly file?: string;
+  readonly format?: OutputFormat;
+}
+
+export function registerRepl(program: Command, run: CommandRun): void {
+  const command = program
+    .command('repl', { isDefault: true })
+    .description('open the interactive REPL (the default command)')
+    .option('-c, --command <query>', 'run these statements (separated by ;) and exit')
+    .option('-f, --file <file>', 'run the statements in this file and exit')
+    // The default command receives any word that is not a command: it is reported as an unknown command below.
+    .allowExcessArguments(true);
+  addFormatOption(command).addHelpText(
+    'after',
+    `
+With stdin not a terminal, statements are read from it (separated by ;) and
+printed as ndjson unless --format says otherwise.
+
+Examples:
+  ckql                                   # the demo data, with completion and tables
+  ckql --url https://data.example.org --lang en
+  ckql --data ./data -c 'from courses limit 3; from schools limit 1'
+  ckql --data ./data < queries.ckql`,
+  );
+  addSourceOptions(command).action(
+    run(async (options: ReplOptions, self: Command) => {
+      const { context } = run;
+      const [word] = self.args;
+      if (word !== undefined) {
+        const names = program.commands.map((each) => each.name());
+        throw toolError('USAGE', [`unknown command ${JSON.stringify(word)}`], {
+          hint: didYouMean(word, names) ?? `commands: ${names.join(', ')} (ckql --help)`,
+        });
+      }
+      refuseTokenArgument(options);
+      const loadConfig = configLoader(options, context);
+      const { spec } = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
+      const config = await loadConfig();
+      const script =
+        options.command ??
+        (options.file === undefined ? undefined : await readOptionFile('--file', resolve(context.cwd, options.file))) ??
+        (context.stdin.isTTY === true ? undefined : await readQueryArgument('-', context));
+      const source = await openSource(spec);
+      try {
+        const repl = await import('../../repl/index.js');
+        if (script !== undefined) {
+          // Statements from -c, -f or a pipe: records on stdout, each error rendered on stderr.
+          const outcome = await interruptible((signal) =>
+            repl.runScript(script, {
+              source,
+              format: options.format ?? 'ndjson',
+              output: context.stdout,
+              errorOutput: context.stderr,
+              color: context.color.stderr,
+              width: context.width,
+              signal,
+            }),
+          );
+          const [first] = outcome.errors;
+          return first === undefined ? 0 : exitCodeFor(first);
+        }
+        await repl.startRepl({
+          source,
+          config,
+          openSource,
+          input: context.stdin,
+          output: context.stdout,
+          errorOutput: context.stderr,
+          color: context.color.stdout,
+          ...(options.format === undefined ? {} : { format: options.format }),
+          ...(spec.kind === 'url' && spec.token !== undefined ? { secrets: [spec.token] } : {}),
+        });
+        return 0;
+      } finally {
+        await source.close();
+      }
+    }),
+  );
+}

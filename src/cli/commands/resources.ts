@@ -1,0 +1,60 @@
+/** `ckql resources`: the resources a source knows, with aliases and record counts. */
+import type { Command } from 'commander';
+import type { Row } from '../../datastore/types.js';
+import { formatRecords } from '../../output/format-records.js';
+import type { OutputFormat } from '../../output/format-records.js';
+import type { CommandRun } from '../program.js';
+import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseTokenArgument } from '../options.js';
+import type { SourceOptionValues } from '../options.js';
+import { selectSource } from '../select-source.js';
+import { openSource } from '../source.js';
+import { listing } from './fields.js';
+
+interface ResourcesOptions extends SourceOptionValues {
+  readonly format?: OutputFormat;
+}
+
+export function registerResources(program: Command, run: CommandRun): void {
+  const command = program
+    .command('resources')
+    .description('list the resources of the source: every local table, or the ones a portal profile names');
+  addFormatOption(command, 'the resources').addHelpText(
+    'after',
+    `
+Example:
+  ckql resources --data examples/data`,
+  );
+  addSourceOptions(command).action(
+    run(async (options: ResourcesOptions) => {
+      const { context } = run;
+      refuseTokenArgument(options);
+      const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
+      const source = await openSource(spec);
+      try {
+        const resources = await source.listResources();
+        const records: Row[] = resources.map((each) => ({ id: each.id, alias: each.alias ?? null, total: each.total ?? null }));
+        const result = listing(
+          [
+            { id: 'id', type: 'text' },
+            { id: 'alias', type: 'text' },
+            { id: 'total', type: 'int' },
+          ],
+          records,
+        );
+        await context.out(
+          await formatRecords(result, options.format ?? defaultFormat(context), {
+            color: context.color.stdout,
+            width: context.width,
+            pretty: context.stdout.isTTY === true,
+          }),
+        );
+        if (resources.length === 0 && spec.kind === 'url') {
+          context.err('a portal lists no resources here: name them under resources: in the profile, or query one by id');
+        }
+      } finally {
+        await source.close();
+      }
+      return 0;
+    }),
+  );
+}

@@ -1,0 +1,115 @@
+/**
+ * `ckql run NAME`: run a named query from the config file. Its `params` are
+ * defaults that `--param` overrides; a parameter left without a value is an
+ * error that names it. It runs on `--url`/`--data`/`--profile` if given,
+ * else on the query's own `profile`, else on the default profile.
+ * Without NAME, it lists the named queries.
+ */
+import type { Command } from 'commander';
+import { compile } from '../../compile/compile.js';
+import { toolError } from '../../errors.js';
+import type { OutputFormat } from '../../output/format-records.js';
+import { formatRecords } from '../../output/format-records.js';
+import { didYouMean } from '../nearest.js';
+import type { CommandRun } from '../program.js';
+import {
+  addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, refuseTokenArgument,
+} from '../options.js';
+import type { SourceOptionValues } from '../options.js';
+import { readParams } from '../params.js';
+import { printQuery } from '../print-query.js';
+import { selectSource } from '../select-source.js';
+import { openSource } from '../source.js';
+import { listing } from './fields.js';
+
+interface RunOptions extends SourceOptionValues {
+  readonly param: readonly string[];
+  readonly format?: OutputFormat;
+  readonly all?: boolean;
+  readonly pageSize?: number;
+}
+
+export function registerRun(program: Command, run: CommandRun): void {
+  const command = program
+    .command('run')
+    .description('run a named query from the config file (without NAME: list them)')
+    .argument('[name]', 'the name under queries: in the config file');
+  addParamOption(command);
+  addFormatOption(command);
+  command
+    .option('--all', 'every matching record, paging through the whole result')
+    .option('--page-size <n>', 'records per request with --all (default 1000)', integerOption('--page-size', 1))
+    .addHelpText(
+      'after',
+      `
+Example (ckql.config.yaml):
+  queries:
+    by-subject:
+      query: |
+        from courses
+        where subject = $subject   -- bound with --param
+      params: { subject: math }
+
+  ckql run by-subject --param subject=art`,
+    );
+  addSourceOptions(command).action(
+    run(async (name: string | undefined, options: RunOptions) => {
+      const { context } = run;
+      refuseTokenArgument(options);
+      const loadConfig = configLoader(options, context);
+      const config = await loadConfig();
+      if (name === undefined) {
+        const records = [...config.queries.values()].map((query) => ({
+          name: query.name,
+          description: query.description ?? null,
+          params: Object.keys(query.params).join(', '),
+        }));
+        const fields = [
+          { id: 'name', type: 'text' as const },
+          { id: 'description', type: 'text' as const },
+          { id: 'params', type: 'text' as const },
+        ];
+        await context.out(
+          await formatRecords(listing(fields, records), options.format ?? defaultFormat(context), {
+            color: context.color.stdout,
+            width: context.width,
+          }),
+        );
+        if (config.file === undefined) context.err('no config file found: see ckql run --help for one with a named query');
+        return 0;
+      }
+      const named = config.queries.get(name);
+      if (named === undefined) {
+        const names = [...config.queries.keys()];
+        throw toolError('UNKNOWN_QUERY', [name], {
+          ...(config.file === undefined ? {} : { file: config.file }),
+          hint:
+            didYouMean(name, names) ??
+            (config.file === undefined
+              ? 'no config file was found (ckql.config.yaml, .ckqlrc*, or ~/.config/ckql/config.yaml)'
+              : names.length === 0
+                ? `${config.file} has no queries`
+                : `queries: ${names.join(', ')}`),
+        });
+      }
+      const request = compile(named.query, { ...named.params, ...readParams(options.param) });
+      const { spec } = await selectSource(options, {
+        config: loadConfig,
+        env: context.env,
+        cwd: context.cwd,
+        ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
+      });
+      const source = await openSource(spec);
+      try {
+        await printQuery(context, source, request, {
+          format: options.format ?? defaultFormat(context),
+          ...(options.all === true ? { all: true } : {}),
+          ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+        });
+      } finally {
+        await source.close();
+      }
+      return 0;
+    }),
+  );
+}

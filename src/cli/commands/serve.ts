@@ -1,0 +1,120 @@
+/**
+ * `ckql serve <dir|file>…`: the local datastore_search server. Prints exactly
+ * one line on stdout, `listening on http://HOST:PORT`, and stops cleanly on
+ * SIGINT or SIGTERM (exit 0).
+ */
+import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { loadResources } from '../../datastore/load.js';
+import { toolError } from '../../errors.js';
+import { startServer } from '../../server/server.js';
+import type { CommandRun } from '../program.js';
+import { integerOption, readOptionFile } from '../options.js';
+
+interface ServeOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly languages?: readonly string[];
+  readonly maxLimit?: number;
+  readonly maxBody?: number;
+  readonly tokensFile?: string;
+  readonly private?: readonly string[];
+  readonly log?: boolean;
+}
+
+export function registerServe(program: Command, run: CommandRun): void {
+  program
+    .command('serve')
+    .description('serve local .csv/.json/.ndjson files over the datastore_search HTTP API')
+    .argument('<paths...>', 'files, or folders of files; each file is one resource named after it')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on; 0 picks a free one', integerOption('--port', 0, 65_535), 8080)
+    .option('--languages <list>', 'language segments accepted before /api (default en,de)', listOption('--languages'))
+    .option('--max-limit <n>', 'cap on a request\'s limit (default 32000)', integerOption('--max-limit', 1))
+    .option('--max-body <size>', 'largest POST body, e.g. 1MiB, 512KiB or bytes (default 1MiB)', sizeOption)
+    .option('--tokens-file <file>', 'API tokens, one per line, that open private resources')
+    .option('--private <names>', 'resource ids or aliases that need a token (comma-separated)', listOption('--private'))
+    .option('--log', 'print one line per request on stderr (never headers or tokens)')
+    .addHelpText(
+      'after',
+      `
+Example:
+  ckql serve examples/data --port 8080
+  curl 'http://127.0.0.1:8080/api/action/datastore_search?resource_id=courses&limit=2'`,
+    )
+    .action(
+      run(async (paths: readonly string[], options: ServeOptions) => {
+        const { context } = run;
+        const tables = await loadResources(paths.map((path) => resolve(context.cwd, path)));
+        const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
+        const server = await startServer({
+          tables,
+          host: options.host,
+          port: options.port,
+          ...(options.languages === undefined ? {} : { languages: options.languages }),
+          ...(options.maxLimit === undefined ? {} : { maxLimit: options.maxLimit }),
+          ...(options.maxBody === undefined ? {} : { maxBody: options.maxBody }),
+          ...(tokens === undefined ? {} : { tokens }),
+          ...(options.private === undefined ? {} : { privateResources: options.private }),
+          ...(options.log === true ? { log: (line: string) => context.err(line) } : {}),
+        }).catch((error: unknown) => {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+            const why = { EADDRINUSE: 'the port is in use', EACCES: 'permission denied', EADDRNOTAVAIL: 'no such address here', ENOTFOUND: 'unknown host' }[code];
+            throw toolError('USAGE', [`cannot listen on ${options.host}:${options.port}: ${why}`], {
+              hint: code === 'EADDRINUSE' ? 'choose another --port, or --port 0 for a free one' : undefined,
+              cause: error,
+            });
+          }
+          throw error;
+        });
+        await context.out(`listening on ${server.url}\n`);
+        const names = tables.map((table) => `${table.aliases[0] ?? table.id} (${table.rows.length})`).join(', ');
+        context.err(`serving ${tables.length} resource${tables.length === 1 ? '' : 's'}: ${names}`);
+        await new Promise<void>((resolveStop) => {
+          const stop = (): void => {
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+            resolveStop();
+          };
+          process.on('SIGINT', stop);
+          process.on('SIGTERM', stop);
+        });
+        await server.close();
+        return 0;
+      }),
+    );
+}
+
+/** One token per line; blank lines and `#` comments are skipped. */
+function readTokens(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+function listOption(name: string): (value: string) => string[] {
+  return (value) => {
+    const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    if (items.length === 0) throw new InvalidArgumentError(`${name} needs at least one name.`);
+    return items;
+  };
+}
+
+const units: Record<string, number> = { '': 1, b: 1, kb: 1000, kib: 1024, mb: 1000 ** 2, mib: 1024 ** 2, gb: 1000 ** 3, gib: 1024 ** 3 };
+
+/**
+ * `1MiB`, `512KiB`, `2MB`, `65536`.
+ * @example sizeOption('1MiB') // 1048576
+ */
+export function sizeOption(value: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const unit = units[(match?.[2] ?? 'x').toLowerCase()];
+  const bytes = match?.[1] === undefined || unit === undefined ? Number.NaN : Math.floor(Number(match[1]) * unit);
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new InvalidArgumentError('--max-body must be a size such as 1MiB, 512KiB, 2MB or a number of bytes.');
+  }
+  return bytes;
+}

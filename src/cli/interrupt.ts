@@ -1,0 +1,35 @@
+/**
+ * Ctrl-C during a query: the first SIGINT aborts the running request through
+ * its AbortSignal (the client lands it at once, even during a retry wait) and
+ * the command exits 130; a second SIGINT exits at once, in case something
+ * does not listen to the signal.
+ */
+import { DatastoreError } from '../errors.js';
+import { exitCodes } from './exit-codes.js';
+
+/**
+ * Runs `work` with a signal that SIGINT aborts. When the signal was aborted,
+ * whatever `work` fails with becomes a `DatastoreError` `ABORTED` (exit 130).
+ * @example
+ * const result = await interruptible((signal) => client.search(request, { signal }));
+ */
+export async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onSigint = (): void => {
+    if (controller.signal.aborted) process.exit(exitCodes.interrupted);
+    controller.abort(new DatastoreError('ABORTED', 'interrupted'));
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    return await work(controller.signal);
+  } catch (error) {
+    if (controller.signal.aborted) {
+      throw error instanceof DatastoreError && error.code === 'ABORTED'
+        ? error
+        : new DatastoreError('ABORTED', 'interrupted', { cause: error });
+    }
+    throw error;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The command tree: `ckql [repl] | query | run | compile | format | explain |
+ * serve | fields | resources`. Each command lives in `commands/`, registers
+ * itself here, and returns its exit status; errors it throws are reported by
+ * `runCli` in one place.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerCompile } from './commands/compile.js';
+import { registerExplain } from './commands/explain.js';
+import { registerFields } from './commands/fields.js';
+import { registerFormat } from './commands/format.js';
+import { registerQuery } from './commands/query.js';
+import { registerRepl } from './commands/repl.js';
+import { registerResources } from './commands/resources.js';
+import { registerRun } from './commands/run.js';
+import { registerServe } from './commands/serve.js';
+import type { CliContext } from './context.js';
+import { processContext } from './context.js';
+import { exitCodes } from './exit-codes.js';
+import { reportError } from './report.js';
+
+/**
+ * Wraps a command's action so that its result becomes the exit status;
+ * carries the context every command reads.
+ */
+export interface CommandRun {
+  <A extends unknown[]>(action: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
+  readonly context: CliContext;
+}
+
+const packageVersion = (): string => {
+  try {
+    const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+    return (JSON.parse(text) as { version?: string }).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+};
+
+/** Builds the program; `onExit` receives the status of the command that ran. */
+export function createProgram(context: CliContext, onExit: (code: number) => void): Command {
+  const program = new Command('ckql')
+    .description(
+      'Query CKAN datastore_search: a REPL, one-shot queries, named queries from a config file, and a local server.\n' +
+        'With no command, ckql opens the REPL (on the demo data when no source is configured).',
+    )
+    .version(packageVersion(), '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => void context.stdout.write(text),
+      writeErr: (text) => void context.stderr.write(text),
+    })
+    .showHelpAfterError('(add --help for usage)')
+    .showSuggestionAfterError(true)
+    .addHelpText(
+      'after',
+      `
+Exit status: 0 ok, 1 data or server error, 2 usage or config error, 3 query error,
+4 network error (unreachable, timeout), 130 interrupted.
+
+Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
+    );
+  const run = Object.assign(
+    <A extends unknown[]>(action: (...args: A) => Promise<number>) =>
+      async (...args: A): Promise<void> => {
+        onExit(await action(...args));
+      },
+    { context },
+  ) as CommandRun;
+  registerRepl(program, run);
+  registerQuery(program, run);
+  registerRun(program, run);
+  registerCompile(program, run);
+  registerFormat(program, run);
+  registerExplain(program, run);
+  registerServe(program, run);
+  registerFields(program, run);
+  registerResources(program, run);
+  return program;
+}
+
+/**
+ * Runs ckql with the arguments after the program name and returns the exit
+ * status (it never calls `process.exit`).
+ * @example await runCli(['compile', 'from courses limit 5']) // prints the request, returns 0
+ */
+export async function runCli(argv: readonly string[], context: CliContext = processContext()): Promise<number> {
+  let code: number = exitCodes.ok;
+  const program = createProgram(context, (status) => {
+    code = status;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // commander has printed its message (and help when asked for it).
+      return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
+    }
+    return reportError(error, context);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Every error a command ends with goes through here: rendered once on stderr
+ * by `renderError` (a caret excerpt for query errors), and turned into the
+ * exit status. Expected errors never show a stack trace; anything else is a
+ * bug and prints one short line (the stack only with `CKQL_DEBUG=1`).
+ */
+import { renderError } from '../diagnostics.js';
+import { DatastoreError, QueryError, ToolError } from '../errors.js';
+import type { CliContext } from './context.js';
+import { exitCodeFor, exitCodes } from './exit-codes.js';
+
+const hints = new WeakMap<object, string>();
+
+/**
+ * Gives an error one more line of advice for when it is reported (a "did you
+ * mean" for an unknown field, found while the source was still open).
+ */
+export function attachHint<E extends object>(error: E, hint: string | undefined): E {
+  if (hint !== undefined) hints.set(error, hint);
+  return error;
+}
+
+/** Writes the error to stderr and returns the exit status. */
+export function reportError(error: unknown, context: Pick<CliContext, 'err' | 'color' | 'env'>): number {
+  const hint = typeof error === 'object' && error !== null ? hints.get(error) : undefined;
+  if (error instanceof DatastoreError && error.code === 'ABORTED') {
+    context.err('interrupted');
+    return exitCodes.interrupted;
+  }
+  if (error instanceof QueryError || error instanceof DatastoreError || error instanceof ToolError) {
+    let text = renderError(error, { color: context.color.stderr }).replace(/\n+$/, '');
+    if (hint !== undefined && !text.includes(hint)) text += `\n  = hint: ${hint}`;
+    context.err(text);
+    return exitCodeFor(error);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (context.env.CKQL_DEBUG !== undefined && context.env.CKQL_DEBUG !== '' && error instanceof Error) {
+    context.err(error.stack ?? message);
+  }
+  context.err(`ckql: unexpected error: ${message}\n(this is a bug in ckql; CKQL_DEBUG=1 shows where it happened)`);
+  return exitCodes.data;
+}

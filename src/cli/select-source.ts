@@ -1,0 +1,180 @@
+/**
+ * Which source a command runs on, from its flags and the config:
+ * `--url` (a portal), `--data` (local files, repeatable) or `--profile NAME`;
+ * with none of them, the profile a named query asks for, then the config's
+ * `default` profile, then the bundled demo data.
+ *
+ * A token never comes from a plain argument: `--token-file FILE`, then the
+ * profile's `token_*`, then `CKQL_TOKEN`.
+ */
+import { resolve } from 'node:path';
+import type { Config, Profile } from '../config/types.js';
+import { readToken, readTokenFile } from '../config/token.js';
+import { toolError } from '../errors.js';
+import { didYouMean } from './nearest.js';
+import { demoDataDir } from './source.js';
+import type { SourceSpec } from './source.js';
+
+/** The source options every source-using command accepts (commander's camel-cased names). */
+export interface SourceFlags {
+  readonly url?: string;
+  readonly lang?: string;
+  readonly get?: boolean;
+  readonly tokenFile?: string;
+  readonly data?: readonly string[];
+  readonly profile?: string;
+}
+
+export interface SelectSourceOptions {
+  /** loads the config only when it is needed (a broken config does not stop `--data`) */
+  readonly config: () => Promise<Config>;
+  /** the profile a named query asks for, used when no flag chooses */
+  readonly preferredProfile?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+}
+
+export interface SelectedSource {
+  readonly spec: SourceSpec;
+  /**
+   * How a shell can produce the token, for curl lines: `$CKQL_TOKEN`,
+   * `$PORTAL_TOKEN`, `$(cat '/path')`, `$(pass portal)`. Never the token.
+   */
+  readonly tokenShell?: string;
+}
+
+const LANGUAGE = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
+/**
+ * @example
+ * await selectSource({ data: ['examples/data'] }, { config: () => loadConfig() })
+ * // → { spec: { kind: 'data', paths: ['/…/examples/data'] } }
+ */
+export async function selectSource(flags: SourceFlags, options: SelectSourceOptions): Promise<SelectedSource> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const chosen = [
+    flags.url === undefined ? undefined : '--url',
+    (flags.data ?? []).length === 0 ? undefined : '--data',
+    flags.profile === undefined ? undefined : '--profile',
+  ].filter((flag) => flag !== undefined);
+  if (chosen.length > 1) {
+    throw toolError('USAGE', [`${chosen.join(' and ')} both choose a source; give only one`]);
+  }
+  if (flags.lang !== undefined && !LANGUAGE.test(flags.lang)) {
+    throw toolError('USAGE', [`--lang must be a language segment such as en or de, found ${JSON.stringify(flags.lang)}`]);
+  }
+
+  if (flags.url !== undefined) {
+    checkUrl(flags.url);
+    const token = await flagToken(flags, env);
+    return {
+      spec: {
+        kind: 'url',
+        url: flags.url,
+        ...(token === undefined ? {} : { token: token.value }),
+        ...(flags.lang === undefined ? {} : { language: flags.lang }),
+        ...(flags.get === true ? { method: 'GET' as const } : {}),
+      },
+      ...(token === undefined ? {} : { tokenShell: token.shell }),
+    };
+  }
+  if (flags.data !== undefined && flags.data.length > 0) {
+    refusePortalFlags(flags, 'with --data');
+    return { spec: { kind: 'data', paths: flags.data.map((path) => resolve(cwd, path)) } };
+  }
+
+  const config = await options.config();
+  const name = flags.profile ?? options.preferredProfile ?? config.defaultProfile;
+  if (name === undefined) {
+    refusePortalFlags(flags, 'with the demo data');
+    return { spec: { kind: 'data', paths: [demoDataDir], demo: true } };
+  }
+  const profile = config.profiles.get(name);
+  if (profile === undefined) {
+    const names = [...config.profiles.keys()];
+    throw toolError('UNKNOWN_PROFILE', [name], {
+      ...(config.file === undefined ? {} : { file: config.file }),
+      hint:
+        didYouMean(name, names) ??
+        (names.length === 0 ? 'no profiles are defined: add them under profiles: in a config file' : `profiles: ${names.join(', ')}`),
+    });
+  }
+  return fromProfile(profile, flags, config, env);
+}
+
+async function fromProfile(profile: Profile, flags: SourceFlags, config: Config, env: NodeJS.ProcessEnv): Promise<SelectedSource> {
+  if (profile.kind === 'data') {
+    refusePortalFlags(flags, `with the data profile ${JSON.stringify(profile.name)}`);
+    return { spec: { kind: 'data', paths: profile.paths } };
+  }
+  let token = await flagToken({ tokenFile: flags.tokenFile }, {});
+  if (token === undefined && profile.token !== undefined) {
+    const secret = await readToken(profile.token, {
+      env,
+      profile: profile.name,
+      ...(config.file === undefined ? {} : { file: config.file }),
+    });
+    const shell = {
+      env: () => (profile.token?.kind === 'env' ? `$${profile.token.name}` : '$CKQL_TOKEN'),
+      file: () => (profile.token?.kind === 'file' ? `$(cat ${shellQuote(profile.token.path)})` : '$CKQL_TOKEN'),
+      cmd: () => (profile.token?.kind === 'cmd' ? `$(${profile.token.command})` : '$CKQL_TOKEN'),
+      inline: () => '$CKQL_TOKEN',
+    }[profile.token.kind]();
+    token = { value: secret.reveal(), shell };
+  }
+  token ??= await flagToken({}, env);
+  const language = flags.lang ?? profile.language;
+  const method = flags.get === true ? 'GET' : profile.method;
+  return {
+    spec: {
+      kind: 'url',
+      url: profile.url,
+      ...(token === undefined ? {} : { token: token.value }),
+      ...(language === undefined ? {} : { language }),
+      ...(method === undefined ? {} : { method }),
+      resources: profile.resources,
+    },
+    ...(token === undefined ? {} : { tokenShell: token.shell }),
+  };
+}
+
+/** `--token-file`, else `CKQL_TOKEN`. */
+async function flagToken(
+  flags: Pick<SourceFlags, 'tokenFile'>,
+  env: NodeJS.ProcessEnv,
+): Promise<{ value: string; shell: string } | undefined> {
+  if (flags.tokenFile !== undefined) {
+    return { value: await readTokenFile(flags.tokenFile), shell: `$(cat ${shellQuote(flags.tokenFile)})` };
+  }
+  const fromEnv = env.CKQL_TOKEN?.trim();
+  return fromEnv === undefined || fromEnv === '' ? undefined : { value: fromEnv, shell: '$CKQL_TOKEN' };
+}
+
+function refusePortalFlags(flags: SourceFlags, where: string): void {
+  const given = [
+    flags.lang === undefined ? undefined : '--lang',
+    flags.get === true ? '--get' : undefined,
+    flags.tokenFile === undefined ? undefined : '--token-file',
+  ].filter((flag) => flag !== undefined);
+  if (given.length > 0) {
+    throw toolError('USAGE', [`${given.join(', ')} only apply to a portal (--url or a url profile), not ${where}`]);
+  }
+}
+
+function checkUrl(url: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw toolError('USAGE', [`--url must be an http(s) URL such as https://data.example.org, found ${JSON.stringify(url)}`]);
+  }
+}
+
+/** POSIX shell single-quoting. */
+export function shellQuote(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
