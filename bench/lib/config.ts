@@ -16,13 +16,13 @@ export interface RunConfig {
 
 export function makeConfig(quick: boolean): RunConfig {
   return quick
-    ? { quick, sizes: [10_000, 200_000], serverRows: 200_000, searchAllRows: 100_000, searchAllPageSize: 1000, loadSeconds: 2, loadRounds: 1, connections: 10 }
+    ? { quick, sizes: [10_000], serverRows: 200_000, searchAllRows: 100_000, searchAllPageSize: 1000, loadSeconds: 2, loadRounds: 1, connections: 10 }
     : { quick, sizes: [10_000, 200_000, 1_000_000], serverRows: 200_000, searchAllRows: 1_000_000, searchAllPageSize: 1000, loadSeconds: 8, loadRounds: 2, connections: 10 };
 }
 
 /** Time budget for one contender on `rows` records. Slow peers at 1M rows get few samples. */
 export function evalBudget(config: RunConfig, rows: number): { timeMs: number; minSamples: number; rounds: number; warmupMs: number; warmupIterations: number } {
-  if (config.quick) return { timeMs: 60, minSamples: 2, rounds: 1, warmupMs: 20, warmupIterations: 1 };
+  if (config.quick) return { timeMs: rows > 20_000 ? 0 : 40, minSamples: rows > 20_000 ? 1 : 2, rounds: 1, warmupMs: 0, warmupIterations: 0 };
   if (rows <= 20_000) return { timeMs: 500, minSamples: 10, rounds: 2, warmupMs: 100, warmupIterations: 3 };
   if (rows <= 300_000) return { timeMs: 600, minSamples: 6, rounds: 2, warmupMs: 100, warmupIterations: 2 };
   return { timeMs: 800, minSamples: 4, rounds: 2, warmupMs: 50, warmupIterations: 1 };

@@ -54,5 +54,5 @@ export function renderMarkdown(table: Table): string {
 }
 
 export function metMark(met: boolean | null): string {
-  return met === null ? 'not measured' : met ? 'met' : 'MISSED';
+  return met === null ? 'reported' : met ? 'met' : 'MISSED';
 }
