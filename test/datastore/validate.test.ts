@@ -1,0 +1,253 @@
+import { describe, expect, test } from 'vitest';
+import fc from 'fast-check';
+import { formatSort, normalizeRequest, parseSort } from '../../src/datastore/validate.js';
+import { DatastoreError } from '../../src/errors.js';
+
+/** The error `fn` throws, as status and body (what the server would send). */
+function failure(fn: () => unknown): { code: string; status: number | undefined; body: unknown } {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(DatastoreError);
+    const e = error as DatastoreError;
+    return { code: e.code, status: e.status, body: e.body };
+  }
+  throw new Error('expected an error');
+}
+
+const invalid = (param: string, message: string) => ({
+  code: 'VALIDATION_ERROR',
+  status: 409,
+  body: { __type: 'Validation Error', [param]: [message] },
+});
+
+describe('normalizeRequest: the canonical form', () => {
+  test('keys in canonical order, only those set', () => {
+    const out = normalizeRequest({
+      include_total: false, offset: 5, limit: 10, sort: 'a', fields: ['b'], q: 'x', filters: { c: 1 }, resource_id: 'r',
+    });
+    expect(Object.keys(out)).toEqual(['resource_id', 'filters', 'q', 'fields', 'sort', 'limit', 'offset', 'include_total']);
+    expect(out).toEqual({
+      resource_id: 'r', filters: { c: 1 }, q: 'x', fields: ['b'], sort: 'a asc', limit: 10, offset: 5, include_total: false,
+    });
+  });
+
+  test('a minimal request stays minimal', () => {
+    expect(normalizeRequest({ resource_id: 'r' })).toEqual({ resource_id: 'r' });
+  });
+
+  test('GET-style strings are read: limit, offset, fields, sort, filters JSON, include_total', () => {
+    expect(
+      normalizeRequest({
+        resource_id: 'r', limit: ' 10 ', offset: '0', fields: 'title, "year" ,, x', sort: 'year desc,title',
+        filters: '{"stage":["a","b"]}', include_total: 'no',
+      }),
+    ).toEqual({
+      resource_id: 'r', filters: { stage: ['a', 'b'] }, fields: ['title', 'year', 'x'], sort: 'year desc, title asc',
+      limit: 10, offset: 0, include_total: false,
+    });
+  });
+
+  test.each([
+    ['true', true], ['TRUE', true], ['1', true], ['yes', true], [1, true], [true, true],
+    ['false', false], ['0', false], ['No', false], [0, false], [false, false],
+  ])('include_total %j → %j (true, the default, is left out)', (value, expected) => {
+    const out = normalizeRequest({ resource_id: 'r', include_total: value });
+    expect(out.include_total).toBe(expected ? undefined : false);
+  });
+
+  test('blank q is no search', () => {
+    expect(normalizeRequest({ resource_id: 'r', q: '' })).toEqual({ resource_id: 'r' });
+    expect(normalizeRequest({ resource_id: 'r', q: ' \n\t\u00a0' })).toEqual({ resource_id: 'r' });
+    expect(normalizeRequest({ resource_id: 'r', q: ' a ' }).q).toBe(' a ');
+  });
+
+  test('null means not sent', () => {
+    expect(
+      normalizeRequest({ resource_id: 'r', filters: null, q: null, fields: null, sort: null, limit: null, offset: null, include_total: null }),
+    ).toEqual({ resource_id: 'r' });
+  });
+
+  test('empty filters, fields and sort are left out', () => {
+    expect(normalizeRequest({ resource_id: 'r', filters: {}, fields: [], sort: [] })).toEqual({ resource_id: 'r' });
+    expect(normalizeRequest({ resource_id: 'r', fields: '', sort: ' , ' })).toEqual({ resource_id: 'r' });
+  });
+
+  test('filter values: scalars and lists kept, -0 → 0, empty list kept (it matches nothing)', () => {
+    expect(normalizeRequest({ resource_id: 'r', filters: { a: -0, b: [], c: [null, true, 'x', 2.5] } }).filters).toEqual({
+      a: 0, b: [], c: [null, true, 'x', 2.5],
+    });
+    expect(Object.is(normalizeRequest({ resource_id: 'r', filters: { a: -0 } }).filters?.a, 0)).toBe(true);
+  });
+
+  test('limit is capped only when maxLimit is given', () => {
+    expect(normalizeRequest({ resource_id: 'r', limit: 50000 }).limit).toBe(50000);
+    expect(normalizeRequest({ resource_id: 'r', limit: 50000 }, { maxLimit: 32000 }).limit).toBe(32000);
+    expect(normalizeRequest({ resource_id: 'r', limit: 10 }, { maxLimit: 32000 }).limit).toBe(10);
+  });
+
+  test('the input is not changed', () => {
+    const raw = { resource_id: 'r', filters: { a: [1] }, fields: 'a,b' };
+    const copy = structuredClone(raw);
+    normalizeRequest(raw);
+    expect(raw).toEqual(copy);
+  });
+
+  test('normalizing is idempotent', () => {
+    const raw = { resource_id: 'r', filters: '{"a":[1,"x"]}', sort: ['"school year" DESC', 'b'], fields: 'a, b', limit: '3' };
+    const once = normalizeRequest(raw);
+    expect(normalizeRequest(once)).toEqual(once);
+  });
+});
+
+describe('normalizeRequest: errors with CKAN-shaped bodies', () => {
+  test('not an object → 400 Bad Request', () => {
+    for (const raw of [null, [], 'x', 3, undefined]) {
+      const f = failure(() => normalizeRequest(raw));
+      expect(f.code).toBe('BAD_REQUEST');
+      expect(f.status).toBe(400);
+      expect(f.body).toMatchObject({ __type: 'Bad Request' });
+    }
+  });
+
+  test('resource_id missing or empty', () => {
+    expect(failure(() => normalizeRequest({}))).toEqual(invalid('resource_id', 'Missing value'));
+    expect(failure(() => normalizeRequest({ resource_id: '' }))).toEqual(invalid('resource_id', 'Missing value'));
+    expect(failure(() => normalizeRequest({ resource_id: 5 })).body).toHaveProperty('resource_id');
+  });
+
+  test.each([
+    [{ limit: -1 }, 'limit', 'Must be a natural number'],
+    [{ limit: '-1' }, 'limit', 'Must be a natural number'],
+    [{ limit: 'bad' }, 'limit', 'Invalid integer'],
+    [{ limit: '5.0' }, 'limit', 'Invalid integer'],
+    [{ limit: '1e3' }, 'limit', 'Invalid integer'],
+    [{ limit: 1.5 }, 'limit', 'Invalid integer'],
+    [{ limit: true }, 'limit', 'Invalid integer'],
+    [{ limit: 1e300 }, 'limit', 'Invalid integer'],
+    [{ offset: 'bad' }, 'offset', 'Invalid integer'],
+    [{ offset: -1 }, 'offset', 'invalid value "-1"'],
+    [{ filters: '{bad' }, 'filters', 'Cannot parse JSON'],
+    [{ fields: 5 }, 'fields', 'Not a list'],
+    [{ sort: {} }, 'sort', 'Not a list'],
+    [{ sort: 'a desc nulls first' }, 'sort', 'invalid value "a desc nulls first"'],
+    [{ sort: '"unclosed desc' }, 'sort', 'invalid value "\\"unclosed desc"'],
+    [{ sort: 'a"b' }, 'sort', 'invalid value "a\\"b"'],
+    [{ foo: 1 }, '__extras', 'invalid value "foo"'],
+    [{ records_format: 'objects' }, '__extras', 'invalid value "records_format"'],
+  ])('%j → %s: %s', (extra, param, message) => {
+    expect(failure(() => normalizeRequest({ resource_id: 'r', ...extra }))).toEqual(invalid(param, message));
+  });
+
+  test('filters that are not an object, and filter values that are objects or nested lists', () => {
+    for (const filters of [[1], 5, '"x"', '[1]', true]) {
+      expect(failure(() => normalizeRequest({ resource_id: 'r', filters })).body).toHaveProperty('filters');
+    }
+    const obj = failure(() => normalizeRequest({ resource_id: 'r', filters: { a: { b: 1 } } }));
+    expect((obj.body as { filters: string[] }).filters[0]).toMatch(/^invalid value "a": .*not an object$/);
+    const nested = failure(() => normalizeRequest({ resource_id: 'r', filters: { a: [[1]] } }));
+    expect((nested.body as { filters: string[] }).filters[0]).toMatch(/^invalid value "a": .*not a list$/);
+  });
+
+  test('non-finite numbers are not filter values', () => {
+    expect(failure(() => normalizeRequest({ resource_id: 'r', filters: { a: Number.NaN } })).body).toHaveProperty('filters');
+  });
+
+  test('q must be text', () => {
+    expect(failure(() => normalizeRequest({ resource_id: 'r', q: 5 })).body).toHaveProperty('q');
+    expect(failure(() => normalizeRequest({ resource_id: 'r', q: { title: 'x' } })).body).toHaveProperty('q');
+  });
+
+  test('include_total that is no boolean word', () => {
+    expect(failure(() => normalizeRequest({ resource_id: 'r', include_total: 'maybe' })).body).toHaveProperty('include_total');
+  });
+
+  test('a list of fields with a non-string', () => {
+    expect(failure(() => normalizeRequest({ resource_id: 'r', fields: ['a', 1] })).body).toHaveProperty('fields');
+  });
+
+  test('several problems: the first in parameter order is reported, unknown keys last', () => {
+    const f = failure(() => normalizeRequest({ resource_id: 'r', zzz: 1, limit: -1, offset: 'x' }));
+    expect(f.body).toEqual({ __type: 'Validation Error', limit: ['Must be a natural number'] });
+  });
+});
+
+describe('normalizeRequest: hostile input', () => {
+  test('__proto__ and constructor are ordinary filter keys', () => {
+    const raw = JSON.parse('{"resource_id":"r","filters":{"__proto__":[1],"constructor":"x","toString":null}}') as unknown;
+    const out = normalizeRequest(raw);
+    expect(Object.keys(out.filters ?? {})).toEqual(['__proto__', 'constructor', 'toString']);
+    expect(Object.getPrototypeOf(out.filters)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(out.filters, '__proto__')?.value).toEqual([1]);
+    expect(({} as Record<string, unknown>).constructor).toBe(Object);
+  });
+
+  test('a __proto__ key at the top level is an unknown key, not a prototype', () => {
+    const raw = JSON.parse('{"resource_id":"r","__proto__":{"limit":5}}') as unknown;
+    expect(failure(() => normalizeRequest(raw))).toEqual(invalid('__extras', 'invalid value "__proto__"'));
+  });
+
+  test('inherited properties are not parameters', () => {
+    const raw = Object.create({ limit: -1, filters: { a: 1 } }) as Record<string, unknown>;
+    raw.resource_id = 'r';
+    expect(normalizeRequest(raw)).toEqual({ resource_id: 'r' });
+  });
+
+  test('deep nesting is rejected without recursion', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(failure(() => normalizeRequest({ resource_id: 'r', filters: { a: deep } })).body).toHaveProperty('filters');
+    expect(failure(() => normalizeRequest({ resource_id: 'r', q: deep })).body).toHaveProperty('q');
+  });
+
+  test('a huge list is fine, a huge unknown key is quoted briefly', () => {
+    const big = Array.from({ length: 200_000 }, (_, i) => i);
+    expect(normalizeRequest({ resource_id: 'r', filters: { a: big } }).filters?.a).toHaveLength(200_000);
+    const f = failure(() => normalizeRequest({ resource_id: 'r', ['k'.repeat(100_000)]: 1 }));
+    expect(JSON.stringify(f.body).length).toBeLessThan(1000);
+  });
+
+  test('any JSON object either normalizes or gives a DatastoreError', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom('resource_id', 'filters', 'q', 'fields', 'sort', 'limit', 'offset', 'include_total', 'x'), fc.jsonValue()), (raw) => {
+        try {
+          const out = normalizeRequest(raw);
+          expect(normalizeRequest(out)).toEqual(out);
+        } catch (error) {
+          expect(error).toBeInstanceOf(DatastoreError);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('sort text', () => {
+  test('parseSort reads CKAN-style items', () => {
+    expect(parseSort('year desc, "school, year", title ASC, school year desc')).toEqual([
+      { field: 'year', direction: 'desc' },
+      { field: 'school, year', direction: 'asc' },
+      { field: 'title', direction: 'asc' },
+      { field: 'school year', direction: 'desc' },
+    ]);
+    expect(parseSort('"say ""hi""" desc')).toEqual([{ field: 'say "hi"', direction: 'desc' }]);
+    expect(parseSort('asc asc, desc')).toEqual([{ field: 'asc', direction: 'asc' }, { field: 'desc', direction: 'asc' }]);
+  });
+
+  test('formatSort quotes what is not a plain identifier', () => {
+    expect(formatSort([{ field: 'year', direction: 'desc' }, { field: 'school year', direction: 'asc' }])).toBe(
+      'year desc, "school year" asc',
+    );
+    expect(formatSort([{ field: 'größe', direction: 'asc' }, { field: 'a"b', direction: 'desc' }])).toBe('"größe" asc, "a""b" desc');
+  });
+
+  test('formatSort and parseSort round-trip any field name', () => {
+    const item = fc.record({ field: fc.string({ minLength: 1 }), direction: fc.constantFrom('asc' as const, 'desc' as const) });
+    fc.assert(
+      fc.property(fc.array(item, { minLength: 1, maxLength: 4 }), (items) => {
+        expect(parseSort(formatSort(items))).toEqual(items);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
