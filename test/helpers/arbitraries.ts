@@ -1,0 +1,452 @@
+/**
+ * fast-check arbitraries for ckql: ASTs (to be printed with `format`),
+ * query texts and their mutations, datastore_search requests, and tables
+ * with mixed types, nulls, unicode, field names that need quoting and values
+ * spelled like keywords. Shared by the properties, the HTTP tests and the
+ * benchmarks.
+ *
+ * Generated ASTs have the shape the parser gives: zero-width spans (compare
+ * them with `stripSpans`), no `-0` (the parser reads it as `0`), `and`/`or`
+ * groups of two or more conditions (a group of one is that condition).
+ */
+import fc from 'fast-check';
+import type {
+  Condition, Equals, Field, In, Limit, Literal, Offset, Or, Order, Parameter, Query, Search, Select, SortKey,
+  StringValue, Value, Where,
+} from '../../src/ast.js';
+import type { Params } from '../../src/compile/bind.js';
+import type { JsonValue, Row, Scalar } from '../../src/datastore/types.js';
+
+const span = { start: 0, end: 0 } as const;
+
+/** How many runs a property makes: `CKQL_PROPERTY_RUNS` (default 2000). */
+export const propertyRuns = positiveEnv('CKQL_PROPERTY_RUNS', 2000);
+/** Time budget of one property in ms: `CKQL_PROPERTY_TIME_MS` (default 8 000); it stops there and passes. */
+export const propertyTimeMs = positiveEnv('CKQL_PROPERTY_TIME_MS', 8_000);
+/** A fixed seed from `CKQL_PROPERTY_SEED` to replay a failure; otherwise fast-check picks one and prints it. */
+export const propertySeed = process.env['CKQL_PROPERTY_SEED'] === undefined ? undefined : Number(process.env['CKQL_PROPERTY_SEED']);
+
+function positiveEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
+}
+
+/**
+ * `fc.assert` parameters with the run count and the time budget: a property
+ * interrupted by the budget still passes if no run failed (so CI stays
+ * bounded on two shared cores), and a failure prints its seed and
+ * counterexample.
+ */
+export function propertyParameters<T>(runs = propertyRuns): fc.Parameters<T> {
+  return {
+    numRuns: runs,
+    maxSkipsPerRun: 20,
+    ...(propertySeed === undefined ? {} : { seed: propertySeed }),
+    // The plugin is typed for `unknown` runs; it never looks at the values, so it fits any property.
+    plugins: [fc.interruptAfterTimeLimit(propertyTimeMs) as unknown as NonNullable<fc.Parameters<T>['plugins']>[number]],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Names and values
+
+/** Every keyword of language.md. */
+export const keywords = [
+  'from', 'where', 'and', 'or', 'in', 'search', 'select', 'order', 'by', 'asc', 'desc', 'limit', 'offset',
+  'true', 'false', 'null',
+] as const;
+
+const mixedCase = (word: string): fc.Arbitrary<string> =>
+  fc.array(fc.boolean(), { minLength: word.length, maxLength: word.length })
+    .map((upper) => [...word].map((ch, i) => (upper[i] ? ch.toUpperCase() : ch)).join(''));
+
+/** A keyword in any letter case (`from`, `FROM`, `fRoM`). */
+export const keywordText: fc.Arbitrary<string> = fc.constantFrom(...keywords).chain(mixedCase);
+
+/** A plain identifier such as a bare field name: ASCII letter or `_`, then letters, digits, `_`. */
+export const identifier: fc.Arbitrary<string> = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,7}$/);
+
+/** A bareword value: starts with a letter or `_`, then letters, digits, `_ - . :`. */
+export const bareword: fc.Arbitrary<string> = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_.:-]{0,9}$/);
+
+/** Awkward characters for quoting and escaping. */
+const awkwardChar = fc.constantFrom(
+  '"', "'", '\\', '`', '$', '-', '(', ')', ',', '=', ' ', '\n', '\t', '\r', '\u0000', '\u2028', 'é', 'e\u0301',
+  'ﬁ', 'Ｆ', '数', '🎉', '\u{1F600}', 'ß', 'İ', 'a', 'Z', '0', '_', '.', ':', '#', '--',
+);
+
+/** Text built from awkward characters, possibly empty. */
+export const awkwardText: fc.Arbitrary<string> = fc.array(awkwardChar, { maxLength: 8 }).map((parts) => parts.join(''));
+
+/** Text that looks like something else: numbers, keywords, `null`, UUIDs, padding. */
+const lookalikeText: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('2020', '-3', '2.50', '1e3', '0', '-0', '', ' ', 'null', 'NULL', 'true', 'True', '$x', '--', '`'),
+  keywordText,
+  fc.uuid(),
+  fc.uuid().map((u) => u.toUpperCase()),
+);
+
+/** Any text a string value may hold. */
+export const textValue: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: bareword },
+  { weight: 2, arbitrary: lookalikeText },
+  { weight: 2, arbitrary: awkwardText },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 6 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }) },
+);
+
+/** A field name: plain, keyword-spelled, or one that needs backticks. Never empty. */
+export const fieldName: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: identifier },
+  { weight: 1, arbitrary: keywordText },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '_id', 'school year', 'a`b', '``', 'bük', '数学', '2020', 'x-y', 'a.b', 'a:b', 'say "hi"', "it's", '$p',
+      '--x', ' lead', 'trail ', 'a,b', '(x)', '__proto__', 'constructor', 'toString', 'Ω',
+    ),
+  },
+  { weight: 1, arbitrary: awkwardText.filter((s) => s !== '') },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 5 }) },
+);
+
+/** A finite JSON number as the parser could read it (never `-0`). */
+export const numberValue: fc.Arbitrary<number> = fc.oneof(
+  fc.integer({ min: -1000, max: 3000 }),
+  fc.constantFrom(0, 2.5, 2020, 1e21, 1e-7, 0.1, 5e-324, Number.MAX_SAFE_INTEGER, 1.7976931348623157e308, -1.5),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+).map((n) => (n === 0 ? 0 : n));
+
+/** A parameter name (`$name` without the `$`). */
+export const parameterName: fc.Arbitrary<string> = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,6}$/);
+
+// ---------------------------------------------------------------------------
+// AST nodes
+
+const field = (name: string): Field => ({ kind: 'field', span, name });
+const text = (value: string): StringValue => ({ kind: 'string', span, value });
+const param = (name: string): Parameter => ({ kind: 'param', span, name });
+
+/** A literal node: text, number, boolean or null. */
+export function literalOf(value: Scalar): Literal {
+  if (value === null) return { kind: 'null', span };
+  switch (typeof value) {
+    case 'string':
+      return text(value);
+    case 'number':
+      return { kind: 'number', span, value: value === 0 ? 0 : value };
+    default:
+      return { kind: 'boolean', span, value };
+  }
+}
+
+/** A scalar that a filter or a literal holds. */
+export const scalarValue: fc.Arbitrary<Scalar> = fc.oneof(
+  { weight: 4, arbitrary: textValue },
+  { weight: 2, arbitrary: numberValue },
+  { weight: 1, arbitrary: fc.boolean() },
+  { weight: 1, arbitrary: fc.constant(null) },
+);
+
+export const literal: fc.Arbitrary<Literal> = scalarValue.map(literalOf);
+
+/** Options of the query generator. */
+export interface QueryShape {
+  /** field names to use; default: any `fieldName` */
+  readonly fields?: fc.Arbitrary<string>;
+  /** values to compare with; default: any `scalarValue` */
+  readonly values?: fc.Arbitrary<Scalar>;
+  /** the resource; default: UUIDs, names and awkward texts */
+  readonly resource?: fc.Arbitrary<string>;
+  /** whether `$parameters` may appear (default true) */
+  readonly parameters?: boolean;
+  /** `limit` values; default 0…40 000 */
+  readonly limits?: fc.Arbitrary<number>;
+  /** whether every condition must be expressible as a request (same-field `or`, no `and` in `or`) */
+  readonly compilable?: boolean;
+}
+
+function valueNode(shape: QueryShape): fc.Arbitrary<Value> {
+  const lit = (shape.values ?? scalarValue).map(literalOf);
+  return shape.parameters === false ? lit : fc.oneof({ weight: 5, arbitrary: lit }, { weight: 1, arbitrary: parameterName.map(param) });
+}
+
+function eqOn(name: fc.Arbitrary<string>, shape: QueryShape): fc.Arbitrary<Equals> {
+  return fc.tuple(name, valueNode(shape)).map(([f, value]): Equals => ({ kind: 'eq', span, field: field(f), value }));
+}
+
+function inOn(name: fc.Arbitrary<string>, shape: QueryShape): fc.Arbitrary<In> {
+  return fc.tuple(name, fc.array(valueNode(shape), { maxLength: 4 }))
+    .map(([f, values]): In => ({ kind: 'in', span, field: field(f), values }));
+}
+
+/** An `or` group over one field, as a request can say it (branches `=`, `in` or nested `or`). */
+function sameFieldOr(name: string, shape: QueryShape, depth: number): fc.Arbitrary<Or> {
+  const one = fc.constant(name);
+  const branch: fc.Arbitrary<Condition> =
+    depth <= 0
+      ? fc.oneof(eqOn(one, shape), inOn(one, shape))
+      : fc.oneof({ weight: 3, arbitrary: eqOn(one, shape) }, { weight: 2, arbitrary: inOn(one, shape) }, { weight: 1, arbitrary: sameFieldOr(name, shape, depth - 1) });
+  return fc.array(branch, { minLength: 2, maxLength: 3 }).map((conditions): Or => ({ kind: 'or', span, conditions }));
+}
+
+/** A condition; with `compilable`, only what a request can express. */
+export function conditionArb(shape: QueryShape = {}): fc.Arbitrary<Condition> {
+  const names = shape.fields ?? fieldName;
+  if (shape.compilable) {
+    const leaf = (depth: number): fc.Arbitrary<Condition> =>
+      fc.oneof(
+        { weight: 4, arbitrary: eqOn(names, shape) },
+        { weight: 3, arbitrary: inOn(names, shape) },
+        { weight: 2, arbitrary: names.chain((f) => sameFieldOr(f, shape, 1)) },
+        ...(depth > 0
+          ? [{ weight: 1, arbitrary: fc.array(leaf(depth - 1), { minLength: 2, maxLength: 3 }).map((conditions): Condition => ({ kind: 'and', span, conditions })) }]
+          : []),
+      );
+    return leaf(2);
+  }
+  const { condition } = fc.letrec<{ condition: Condition; group: Condition }>((tie) => ({
+    condition: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      eqOn(names, shape),
+      inOn(names, shape),
+      tie('group'),
+    ),
+    group: fc.tuple(fc.constantFrom('and' as const, 'or' as const), fc.array(tie('condition'), { minLength: 2, maxLength: 3 }))
+      .map(([kind, conditions]): Condition => ({ kind, span, conditions })),
+  }));
+  return condition;
+}
+
+/** A resource name: a UUID, an alias, or any text (which `format` quotes). */
+export const resourceName: fc.Arbitrary<string> = fc.oneof(
+  { weight: 2, arbitrary: fc.uuid() },
+  { weight: 2, arbitrary: identifier },
+  { weight: 1, arbitrary: bareword },
+  { weight: 1, arbitrary: textValue.filter((s) => s !== '') },
+);
+
+function optional<T>(arb: fc.Arbitrary<T>, freq = 2): fc.Arbitrary<T | undefined> {
+  return fc.option(arb, { nil: undefined, freq });
+}
+
+/** A query AST. Clause order does not exist in the AST; `format` prints the canonical order. */
+export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
+  const names = shape.fields ?? fieldName;
+  const withParams = shape.parameters !== false;
+  const orParam = <T extends Value>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | Parameter> =>
+    withParams ? fc.oneof({ weight: 5, arbitrary: arb }, { weight: 1, arbitrary: parameterName.map(param) }) : arb;
+  const count = (arb: fc.Arbitrary<number>) => orParam(arb.map((value) => ({ kind: 'number' as const, span, value })));
+  return fc
+    .record({
+      resource: orParam((shape.resource ?? resourceName).map(text)),
+      where: optional(conditionArb(shape)),
+      search: optional(orParam(textValue.map(text))),
+      select: optional(fc.array(names, { minLength: 1, maxLength: 3 })),
+      order: optional(fc.array(fc.tuple(names, fc.constantFrom('asc' as const, 'desc' as const)), { minLength: 1, maxLength: 3 })),
+      limit: optional(count(shape.limits ?? fc.integer({ min: 0, max: 40_000 }))),
+      offset: optional(count(fc.integer({ min: 0, max: 20 }))),
+    })
+    .map((parts) => {
+      const query: { -readonly [K in keyof Query]: Query[K] } = {
+        kind: 'query',
+        span,
+        from: { kind: 'from', span, resource: parts.resource },
+      };
+      if (parts.where) query.where = { kind: 'where', span, condition: parts.where } satisfies Where;
+      if (parts.search) query.search = { kind: 'search', span, text: parts.search } satisfies Search;
+      if (parts.select) query.select = { kind: 'select', span, fields: parts.select.map(field) } satisfies Select;
+      if (parts.order) {
+        const keys = parts.order.map(([f, direction]): SortKey => ({ kind: 'sort-key', span, field: field(f), direction }));
+        query.order = { kind: 'order', span, keys } satisfies Order;
+      }
+      if (parts.limit) query.limit = { kind: 'limit', span, value: parts.limit } satisfies Limit;
+      if (parts.offset) query.offset = { kind: 'offset', span, value: parts.offset } satisfies Offset;
+      return query as Query;
+    });
+}
+
+/** Every parameter name used in a query AST. */
+export function parameterNames(node: unknown, out = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) node.forEach((n) => parameterNames(n, out));
+  else if (node !== null && typeof node === 'object') {
+    if ((node as { kind?: string }).kind === 'param') out.add((node as Parameter).name);
+    else Object.values(node).forEach((n) => parameterNames(n, out));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Query texts and their mutations
+
+/** A fragment of query text; joined with spaces they make a "token soup". */
+const fragment = fc.oneof(
+  keywordText,
+  fc.constantFrom('=', '(', ')', ',', '"a b"', "'c'", '`d e`', '$p', '1', '-2.5e3', '1e400', 'x', 'subject', 'math',
+    '--c\n', '\n', '5b3f1c0a-9d2e-4f6b-8a1c-2e7d9b0c4f11', '``', '"\\q"', '"\\u12"', '`', '"', "'", '$', '#', ';', 'wher'),
+  bareword,
+);
+
+/** A mutation of a text: delete a range, insert a character, or cut it short. */
+type Mutation =
+  | { readonly op: 'delete'; readonly at: number; readonly length: number }
+  | { readonly op: 'insert'; readonly at: number; readonly text: string }
+  | { readonly op: 'truncate'; readonly at: number };
+
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ op: fc.constant('delete' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 6 }) }),
+  fc.record({
+    op: fc.constant('insert' as const),
+    at: fc.nat(),
+    text: fc.oneof(fc.constantFrom('"', '(', '`', '$', "'", ')', ',', '\\', '--', '\n', '=', ' or ', ' and ', '-', '\u0301'), fragment),
+  }),
+  fc.record({ op: fc.constant('truncate' as const), at: fc.nat() }),
+);
+
+function mutate(source: string, mutations: readonly Mutation[]): string {
+  let out = source;
+  for (const m of mutations) {
+    const at = out.length === 0 ? 0 : m.at % (out.length + 1);
+    if (m.op === 'delete') out = out.slice(0, at) + out.slice(at + m.length);
+    else if (m.op === 'insert') out = out.slice(0, at) + m.text + out.slice(at);
+    else out = out.slice(0, at);
+  }
+  return out;
+}
+
+/** Valid query texts mutated by one to three deletions, insertions or truncations. */
+export function mutatedText(valid: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  return fc.tuple(valid, fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([source, ms]) => mutate(source, ms));
+}
+
+/** Any text worth throwing at the parser: arbitrary unicode, token soups, deep nesting. */
+export const anyText: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: 'grapheme-ascii', maxLength: 40 }),
+  fc.array(fragment, { maxLength: 14 }).map((parts) => parts.join(' ')),
+  fc.array(fragment, { maxLength: 12 }).map((parts) => `from x ${parts.join(' ')}`),
+  fc.integer({ min: 1, max: 400 }).map((n) => `from x where ${'('.repeat(n)}a = 1${')'.repeat(n)}`),
+  fc.integer({ min: 1, max: 400 }).map((n) => `from x where ${'('.repeat(n)}`),
+);
+
+// ---------------------------------------------------------------------------
+// Requests
+
+/** A filter value: a scalar or a list of scalars (`-0` and duplicates included). */
+const filterValue: fc.Arbitrary<Scalar | Scalar[]> = fc.oneof(
+  scalarValue,
+  fc.constant(-0),
+  fc.array(scalarValue, { maxLength: 4 }),
+);
+
+function sortItem(name: string, direction: 'asc' | 'desc' | undefined): string {
+  const quoted = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
+  return direction === undefined ? quoted : `${quoted} ${direction}`;
+}
+
+/**
+ * A valid `datastore_search` request, in the shapes clients send: fields as a
+ * list or a comma-separated string, sort as text or a list of items, with or
+ * without directions; limit and offset as numbers or decimal strings.
+ * Field names are never empty and a comma-separated form only holds names it
+ * can carry; `include_total` is left out (a query always asks for the total).
+ */
+export const requestArb: fc.Arbitrary<Record<string, unknown>> = fc
+  .record(
+    {
+      resource_id: resourceName,
+      filters: fc.dictionary(fieldName, filterValue, { maxKeys: 4 }),
+      q: textValue,
+      fields: fc.uniqueArray(fieldName, { minLength: 1, maxLength: 3 }),
+      sort: fc.array(fc.tuple(fieldName.filter((n) => !n.includes(',')), fc.constantFrom('asc' as const, 'desc' as const, undefined)), { minLength: 1, maxLength: 3 }),
+      limit: fc.integer({ min: 0, max: 40_000 }),
+      offset: fc.integer({ min: 0, max: 500 }),
+      shapes: fc.record({ fieldsText: fc.boolean(), sortList: fc.boolean(), countText: fc.boolean() }),
+    },
+    { requiredKeys: ['resource_id', 'shapes'] },
+  )
+  .map(({ shapes, ...r }) => {
+    const out: Record<string, unknown> = { resource_id: r.resource_id };
+    if (r.filters !== undefined) out['filters'] = r.filters;
+    if (r.q !== undefined) out['q'] = r.q;
+    if (r.fields !== undefined) {
+      const plain = r.fields.every((n) => n.trim() === n && !/[,"]/.test(n));
+      out['fields'] = shapes.fieldsText && plain ? r.fields.join(', ') : r.fields;
+    }
+    if (r.sort !== undefined) {
+      const items = r.sort.map(([n, d]) => sortItem(n, d));
+      out['sort'] = shapes.sortList ? items : items.join(', ');
+    }
+    if (r.limit !== undefined) out['limit'] = shapes.countText ? String(r.limit) : r.limit;
+    if (r.offset !== undefined) out['offset'] = shapes.countText ? String(r.offset) : r.offset;
+    return out;
+  });
+
+// ---------------------------------------------------------------------------
+// Tables
+
+/**
+ * Cell values drawn from a small pool, so that generated filters find
+ * matches: numbers and their texts, booleans and `"true"`, null and `"null"`,
+ * case variants, composed and combining accents, keyword-spelled text, JSON.
+ */
+export const cellPool: readonly JsonValue[] = [
+  0, 1, 2, 3, 2020, '2020', 2.5, '2.5', '2.50', -3, 1e21, true, false, 'true', 'false', null, 'null', '', ' ',
+  'a', 'A', 'ab', 'b a', 'é', 'e\u0301', 'É', 'ﬁ', 'fi', 'Ｆ', '数学', '🎉', 'ß', 'limit', 'from', 'x" or 1=1',
+  '5b3f1c0a-9d2e-4f6b-8a1c-2e7d9b0c4f11', { a: 1 }, [1, 'a'], [],
+];
+
+/** The scalars of the pool: values a filter can compare with. */
+export const poolScalar: fc.Arbitrary<Scalar> = fc.constantFrom(
+  ...(cellPool.filter((v) => v === null || typeof v !== 'object') as Scalar[]),
+  '{"a":1}', '[1,"a"]',
+);
+
+/** A cell: mostly from the pool, sometimes anything. */
+export const cellValue: fc.Arbitrary<JsonValue> = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...cellPool) },
+  { weight: 1, arbitrary: textValue },
+  { weight: 1, arbitrary: numberValue },
+);
+
+/** Plain rows over `names`; a key may be missing (it means null). */
+export function rowsArb(names: readonly string[], maxRows = 12): fc.Arbitrary<Row[]> {
+  const row = fc.array(fc.option(cellValue, { nil: undefined, freq: 6 }), { minLength: names.length, maxLength: names.length })
+    .map((cells) => Object.fromEntries(names.flatMap((n, i) => (cells[i] === undefined ? [] : [[n, cells[i]]]))) as Row);
+  return fc.array(row, { maxLength: maxRows });
+}
+
+/** Field names for a table: unique, never `_id` (every table has it already). */
+export const tableFieldNames: fc.Arbitrary<string[]> = fc.uniqueArray(
+  fc.oneof({ weight: 3, arbitrary: fc.constantFrom('a', 'b', 'c', 'title', 'year', 'school year', 'a`b', 'from', 'bük', '__proto__') }, { weight: 1, arbitrary: fieldName }).filter((n) => n !== '_id'),
+  { minLength: 1, maxLength: 4 },
+);
+
+/** A table's field names and rows: use with `tableFromRows(rows, { id, alias })`. */
+export const tableRowsArb: fc.Arbitrary<{ readonly names: string[]; readonly rows: Row[] }> = tableFieldNames.chain((names) =>
+  rowsArb(names).map((rows) => ({ names, rows })),
+);
+
+/**
+ * A compilable query over a table with these field names: fields mostly from
+ * the table (sometimes `_id` or an unknown one), values from the pool, no
+ * parameters.
+ */
+export function queryOverTable(resource: string, names: readonly string[], options: { readonly unknownFields?: boolean } = {}): fc.Arbitrary<Query> {
+  const known = fc.constantFrom(...names, '_id');
+  const fields = options.unknownFields === false ? known : fc.oneof({ weight: 12, arbitrary: known }, { weight: 1, arbitrary: fc.constant('no such field') });
+  return queryArb({
+    fields,
+    values: poolScalar,
+    resource: fc.constant(resource),
+    parameters: false,
+    compilable: true,
+    limits: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constant(32_000), fc.constant(40_000)),
+  });
+}
+
+/** Params that bind every parameter of `query` to a generated value. */
+export function paramsFor(query: Query): fc.Arbitrary<Params> {
+  const names = [...parameterNames(query)];
+  return fc.tuple(...names.map(() => scalarValue)).map((values) => Object.fromEntries(names.map((n, i) => [n, values[i]!])) as Params);
+}

@@ -1,0 +1,30 @@
+/**
+ * What a call did, as comparable data: its value, or the catalogue error it
+ * threw. Anything else it throws (a TypeError, a RangeError from a blown
+ * stack) is rethrown, because no input may cause one.
+ */
+import { DatastoreError, QueryError } from '../../src/errors.js';
+
+export type Outcome<T> =
+  | { readonly ok: T }
+  | { readonly error: { readonly name: string; readonly code: string; readonly status?: number; readonly body?: unknown } };
+
+export function outcomeOf<T>(fn: () => T): Outcome<T> {
+  try {
+    return { ok: fn() };
+  } catch (error) {
+    if (error instanceof QueryError) return { error: { name: error.name, code: error.code } };
+    if (error instanceof DatastoreError) return { error: { name: error.name, code: error.code, status: error.status, body: error.body } };
+    throw error;
+  }
+}
+
+export async function asyncOutcomeOf<T>(fn: () => Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { ok: await fn() };
+  } catch (error) {
+    if (error instanceof DatastoreError) return { error: { name: error.name, code: error.code, status: error.status, body: error.body } };
+    if (error instanceof QueryError) return { error: { name: error.name, code: error.code } };
+    throw error;
+  }
+}
