@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { queryLexer } from '../../src/syntax/tokens.js';
+
+/** `Type:image` for every token the parser would see, plus the broken group and errors. */
+function lex(source: string) {
+  const result = queryLexer.tokenize(source);
+  return {
+    tokens: result.tokens.map((t) => `${t.tokenType.name}:${t.image}`),
+    broken: (result.groups['broken'] ?? []).map((t) => `${t.tokenType.name}:${t.image}`),
+    errors: result.errors.map((e) => e.offset),
+  };
+}
+
+describe('lexer', () => {
+  it('reads keywords in any case', () => {
+    expect(lex('FROM Where aNd OR In SEARCH select ORDER by ASC desc LIMIT offset TRUE False NULL').tokens).toEqual([
+      'From:FROM', 'Where:Where', 'And:aNd', 'Or:OR', 'In:In', 'Search:SEARCH', 'Select:select', 'Order:ORDER',
+      'By:by', 'Asc:ASC', 'Desc:desc', 'Limit:LIMIT', 'Offset:offset', 'True:TRUE', 'False:False', 'Null:NULL',
+    ]);
+  });
+
+  it('keeps a word that starts with a keyword one bareword (longer_alt)', () => {
+    expect(lex('index order_id orders fromage in-state null: limit.x').tokens).toEqual([
+      'Bareword:index', 'Bareword:order_id', 'Bareword:orders', 'Bareword:fromage', 'Bareword:in-state',
+      'Bareword:null:', 'Bareword:limit.x',
+    ]);
+  });
+
+  it('reads "order" as order, not "or" followed by "der"', () => {
+    expect(lex('order').tokens).toEqual(['Order:order']);
+  });
+
+  it('reads a UUID as one token, also when it starts with digits', () => {
+    expect(lex('5b3f1c0a-9d2e-4f6b-8a1c-2e7d9b0c4f11 12345678-1234-1234-1234-123456789abc').tokens).toEqual([
+      'Uuid:5b3f1c0a-9d2e-4f6b-8a1c-2e7d9b0c4f11',
+      'Uuid:12345678-1234-1234-1234-123456789abc',
+    ]);
+  });
+
+  it('hands a longer bareword that starts like a UUID back to Bareword', () => {
+    expect(lex('abcdef01-abcd-abcd-abcd-abcdefabcdef.csv').tokens).toEqual([
+      'Bareword:abcdef01-abcd-abcd-abcd-abcdefabcdef.csv',
+    ]);
+  });
+
+  it('reads JSON numbers', () => {
+    expect(lex('0 -3 2.5 1e3 -1.5E-7 10').tokens).toEqual([
+      'Number:0', 'Number:-3', 'Number:2.5', 'Number:1e3', 'Number:-1.5E-7', 'Number:10',
+    ]);
+  });
+
+  it('reads barewords of letters, digits, _ - . : that start with a letter or _', () => {
+    expect(lex('active high-school v1.2 _x a:b').tokens).toEqual([
+      'Bareword:active', 'Bareword:high-school', 'Bareword:v1.2', 'Bareword:_x', 'Bareword:a:b',
+    ]);
+  });
+
+  it('ends a bareword at "--", which starts a comment', () => {
+    expect(lex('active-- note\nx').tokens).toEqual(['Bareword:active', 'Bareword:x']);
+  });
+
+  it('skips comments and white space, newlines included', () => {
+    expect(lex('from -- the table\n\tx -- end').tokens).toEqual(['From:from', 'Bareword:x']);
+  });
+
+  it('reads strings in both quotes with escapes', () => {
+    expect(lex(String.raw`"a\"b" 'c\'d' "\\ \n \t \u00e9 \/"`).tokens).toEqual([
+      String.raw`String:"a\"b"`, String.raw`String:'c\'d'`, String.raw`String:"\\ \n \t \u00e9 \/"`,
+    ]);
+  });
+
+  it('puts strings with unknown escapes and unclosed strings in the broken group', () => {
+    expect(lex(String.raw`"a\qb" 'open`).broken).toEqual([String.raw`BadEscapeString:"a\qb"`, "UnterminatedString:'open"]);
+    expect(lex('"ends at the line\nx').broken).toEqual(['UnterminatedString:"ends at the line']);
+  });
+
+  it('reads backtick fields with doubled backticks, and unclosed ones as broken', () => {
+    expect(lex('`school year` `a``b` ``').tokens).toEqual(['BacktickField:`school year`', 'BacktickField:`a``b`', 'BacktickField:``']);
+    expect(lex('`open').broken).toEqual(['UnterminatedField:`open']);
+  });
+
+  it('reads parameters and punctuation', () => {
+    expect(lex('$subject = ( , ) ;').tokens).toEqual([
+      'Parameter:$subject', 'Equals:=', 'LParen:(', 'Comma:,', 'RParen:)', 'Semicolon:;',
+    ]);
+  });
+
+  it('reports characters outside the language', () => {
+    expect(lex('a ! b').errors).toEqual([2]);
+    expect(lex('a € b').errors).toEqual([2]);
+  });
+
+  it('does not overflow on megabyte-long tokens', () => {
+    const long = 'a'.repeat(2_000_000);
+    expect(lex(`"${long}"`).tokens).toHaveLength(1);
+    expect(lex(`"${'\\n'.repeat(1_000_000)}"`).tokens).toHaveLength(1);
+    expect(lex(`x${'-a'.repeat(1_000_000)}`).tokens).toHaveLength(1);
+    expect(lex(`\`${'``'.repeat(1_000_000)}\``).tokens).toHaveLength(1);
+  });
+});

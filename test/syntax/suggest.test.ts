@@ -1,0 +1,89 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { suggest } from '../../src/syntax/suggest.js';
+
+const keywords = (texts: string[]) => texts.map((text) => ({ kind: 'keyword', text }));
+
+describe('suggest', () => {
+  it('offers "from" at the start', () => {
+    expect(suggest('')).toEqual({ from: 0, prefix: '', suggestions: keywords(['from']) });
+  });
+
+  it('offers a resource after "from "', () => {
+    expect(suggest('from ')).toEqual({ from: 5, prefix: '', suggestions: [{ kind: 'resource' }] });
+  });
+
+  it('offers the fields of the named resource, or a group, after "where "', () => {
+    expect(suggest('from courses where ')).toEqual({
+      from: 19,
+      prefix: '',
+      suggestions: [{ kind: 'field', resource: 'courses' }, { kind: 'punctuation', text: '(' }],
+    });
+  });
+
+  it('offers values of the field after "where subject = "', () => {
+    expect(suggest('from courses where subject = ')).toEqual({
+      from: 29,
+      prefix: '',
+      suggestions: [{ kind: 'value', field: 'subject', resource: 'courses' }],
+    });
+    expect(suggest("from 'my data' where `school year` in (1, ")).toMatchObject({
+      suggestions: [{ kind: 'value', field: 'school year', resource: 'my data' }],
+    });
+  });
+
+  it('completes a keyword from the middle of a word', () => {
+    expect(suggest('from courses wh')).toEqual({ from: 13, prefix: 'wh', suggestions: keywords(['where']) });
+    expect(suggest('from courses S')).toMatchObject({ prefix: 'S', suggestions: keywords(['search', 'select']) });
+    // the cursor inside "where": the word so far is "wh"
+    expect(suggest('from courses where a = 1', 15)).toEqual({ from: 13, prefix: 'wh', suggestions: keywords(['where']) });
+  });
+
+  it('offers "and" and the clauses not yet given after a complete condition, never a top-level "or"', () => {
+    expect(suggest('from x where a = 1 ').suggestions).toEqual(
+      keywords(['and', 'search', 'select', 'order by', 'limit', 'offset']),
+    );
+    expect(suggest('from x where a = 1 limit 5 ').suggestions).toEqual(keywords(['search', 'select', 'order by', 'offset']));
+  });
+
+  it('offers "and", "or" and ")" inside a group', () => {
+    expect(suggest('from x where (a = 1 ').suggestions).toEqual([
+      ...keywords(['and', 'or']),
+      { kind: 'punctuation', text: ')' },
+    ]);
+  });
+
+  it('offers a direction, a comma or the next clause after a sort key', () => {
+    expect(suggest('from x order by a ').suggestions).toEqual([
+      ...keywords(['asc', 'desc']),
+      { kind: 'punctuation', text: ',' },
+      ...keywords(['where', 'search', 'select', 'limit', 'offset']),
+    ]);
+    expect(suggest('from x order ').suggestions).toEqual(keywords(['by']));
+  });
+
+  it('treats an open string or backtick name at the cursor as the word being typed', () => {
+    expect(suggest('from x where a = "ma')).toEqual({
+      from: 17,
+      prefix: '"ma',
+      suggestions: [{ kind: 'value', field: 'a', resource: 'x' }],
+    });
+    expect(suggest('from x where `sch')).toEqual({ from: 13, prefix: '`sch', suggestions: [{ kind: 'field', resource: 'x' }] });
+  });
+
+  it('offers nothing inside a comment', () => {
+    expect(suggest('from x -- wh').suggestions).toEqual([]);
+  });
+
+  it('never throws, whatever the text and cursor', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), fc.integer({ min: -5, max: 50 }), (text, cursor) => {
+        const result = suggest(text, cursor);
+        expect(result.from).toBeGreaterThanOrEqual(0);
+        expect(result.from).toBeLessThanOrEqual(text.length);
+      }),
+      { numRuns: 300 },
+    );
+    expect(suggest('from x ', Number.NaN).from).toBe(7);
+  });
+});
