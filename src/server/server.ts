@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 import { DatastoreError, resourceNotFound, toolError } from '../errors.js';
+import { Catalog } from '../datastore/catalog.js';
 import type { ErrorBody, Table } from '../datastore/types.js';
 import { normalizeRequest } from '../datastore/validate.js';
 import { evaluate } from '../evaluate/evaluate.js';
@@ -21,7 +22,10 @@ import { requestFromBody, requestFromQueryString } from './params.js';
 import { buildRoutes, unknownPath } from './routes.js';
 import type { Route } from './routes.js';
 
-/** Anything that finds a table by id or alias (a `Catalog` is one). */
+/**
+ * Anything that finds a table by id or alias. A `Catalog` is one; a custom
+ * lookup can serve tables that change between requests (the tests do).
+ */
 export interface TableLookup {
   find(idOrAlias: string): Table | undefined;
   /** every table, for `privateResources` checks at start */
@@ -29,8 +33,8 @@ export interface TableLookup {
 }
 
 export interface ServerOptions {
-  /** the resources to serve, loaded once (e.g. by `loadResources`) */
-  readonly tables: readonly Table[] | TableLookup;
+  /** the resources to serve, loaded once (`loadResources`, or a `Catalog`) */
+  readonly tables: readonly Table[] | Catalog | TableLookup;
   /** default `127.0.0.1` */
   readonly host?: string;
   /** default 0: a free port, see `RunningServer.port` */
@@ -183,13 +187,14 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
 
   const send = (req: IncomingMessage, res: ServerResponse, status: number, text: string, close = false): void => {
     const body = Buffer.from(text, 'utf8');
-    res.writeHead(status, {
+    const headers: Record<string, string | number> = {
       'content-type': JSON_TYPE,
       'content-length': body.length,
       'access-control-allow-origin': '*',
-      ...(status === 405 ? { allow: 'GET, POST, OPTIONS' } : {}),
-      ...(close ? { connection: 'close' } : {}),
-    });
+    };
+    if (status === 405) headers.allow = 'GET, POST, OPTIONS';
+    if (close) headers.connection = 'close';
+    res.writeHead(status, headers);
     res.end(body);
     if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${status}`);
   };
@@ -352,13 +357,12 @@ function pathOf(url: string | undefined): string {
 }
 
 function tableLookup(tables: readonly Table[] | TableLookup): TableLookup {
-  if (!Array.isArray(tables)) return tables as TableLookup;
-  const byName = new Map<string, Table>();
-  for (const table of tables as readonly Table[]) {
-    byName.set(table.id, table);
-    for (const alias of table.aliases) if (!byName.has(alias)) byName.set(alias, table);
-  }
-  return { find: (name) => byName.get(name), tables: tables as readonly Table[] };
+  // A list goes through `Catalog`, so ids win over aliases and duplicates are refused, as everywhere else.
+  return isTableList(tables) ? new Catalog(tables) : tables;
+}
+
+function isTableList(tables: readonly Table[] | TableLookup): tables is readonly Table[] {
+  return Array.isArray(tables);
 }
 
 /** Tables marked private, plus those named in `names`; a name that matches no table is an error. */
