@@ -20,17 +20,28 @@ export interface CliContext {
   err(text: string): void;
 }
 
-/** The context of this process. */
-export function processContext(): CliContext {
-  const { stdout, stderr, stdin, env } = process;
+export interface ContextStreams {
+  readonly stdin: NodeJS.ReadStream;
+  readonly stdout: NodeJS.WriteStream;
+  readonly stderr: NodeJS.WriteStream;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}
+
+/**
+ * A context over any streams (tests, embedding); colour and width follow the
+ * streams and the environment as they would for a real terminal.
+ * @example const context = createContext({ ...process, cwd: process.cwd() });
+ */
+export function createContext({ stdin, stdout, stderr, env, cwd }: ContextStreams): CliContext {
   return {
     env,
-    cwd: process.cwd(),
+    cwd,
     stdin,
     stdout,
     stderr,
     color: { stdout: useColor(stdout, env), stderr: useColor(stderr, env) },
-    width: stdout.isTTY ? stdout.columns : Infinity,
+    width: stdout.isTTY === true ? stdout.columns : Infinity,
     out: (text) =>
       new Promise<void>((resolve, reject) => {
         if (text === '') return resolve();
@@ -38,4 +49,9 @@ export function processContext(): CliContext {
       }),
     err: (text) => void stderr.write(text.endsWith('\n') ? text : `${text}\n`),
   };
+}
+
+/** The context of this process. */
+export function processContext(): CliContext {
+  return createContext({ stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() });
 }

@@ -1,6 +1,6 @@
 /**
  * "Did you mean …?" for names a person typed: fields, commands, profiles,
- * named queries. Levenshtein distance, compared without case, with a cut-off
+ * named queries. Edit distance (Levenshtein with transpositions), compared without case, with a cut-off
  * that grows with the name so `subjet` finds `subject` but `x` finds nothing.
  */
 
@@ -14,7 +14,7 @@ export function nearestName(name: string, candidates: Iterable<string>): string 
   let best: { name: string; distance: number } | undefined;
   for (const candidate of candidates) {
     if (candidate === name) continue;
-    const distance = candidate.toLowerCase() === wanted ? 0 : levenshtein(wanted, candidate.toLowerCase());
+    const distance = candidate.toLowerCase() === wanted ? 0 : editDistance(wanted, candidate.toLowerCase());
     if (distance <= limit && (best === undefined || distance < best.distance)) best = { name: candidate, distance };
   }
   return best?.name;
@@ -26,16 +26,23 @@ export function didYouMean(name: string, candidates: Iterable<string>): string |
   return nearest === undefined ? undefined : `did you mean ${JSON.stringify(nearest)}?`;
 }
 
-/** Edit distance over UTF-16 code units, two rows of memory. */
-export function levenshtein(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+/**
+ * Edit distance over UTF-16 code units, where swapping two neighbours counts
+ * as one edit (optimal string alignment), since `qurey` is one slip from
+ * `query`, not two.
+ * @example editDistance('qurey', 'query') // 1
+ */
+export function editDistance(a: string, b: string): number {
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, index) => index)];
   for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
+    const row = [i];
     for (let j = 1; j <= b.length; j += 1) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min((rows[i - 1]?.[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (rows[i - 1]?.[j - 1] ?? 0) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (rows[i - 2]?.[j - 2] ?? 0) + 1);
+      row.push(best);
     }
-    previous = current;
+    rows.push(row);
   }
-  return previous[b.length] ?? 0;
+  return rows[a.length]?.[b.length] ?? 0;
 }

@@ -1,0 +1,346 @@
+/**
+ * Every command of the real CLI, run as a child process: stdout, stderr and
+ * the exit status for success and for each class of error.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ckql, ckqlInProcess, ndjson, startCkql } from './run-ckql.js';
+import { makeWorkspace } from './fixtures.js';
+
+let root: string;
+let data: string;
+
+beforeAll(async () => {
+  root = await makeWorkspace();
+  data = join(root, 'data');
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** No stack trace ever reaches a user for an expected error. */
+function expectNoStack(stderr: string): void {
+  expect(stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+}
+
+describe('compile and format (no source needed)', () => {
+  it('compile prints the request JSON, reading --param values like query literals', async () => {
+    const result = await ckql([
+      'compile',
+      'from courses where stage in (active, survey) and credits = $c and code = $code and online = $o search $q limit $n',
+      '--param', 'c=2.5', '--param', 'code="5"', '--param', 'o=true', '--param', 'q=linear algebra', '--param', 'n=10',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      resource_id: 'courses',
+      filters: { stage: ['active', 'survey'], credits: 2.5, code: '5', online: true },
+      q: 'linear algebra',
+      limit: 10,
+    });
+  });
+
+  it('format prints the canonical text', async () => {
+    const result = await ckql(['format', 'FROM courses LIMIT 5 WHERE stage = "active" -- comment']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('from courses\nwhere stage = active\nlimit 5\n');
+  });
+
+  it('reads the query from stdin with -', async () => {
+    const result = await ckql(['compile', '-'], { input: 'from courses\n-- two lines\nlimit 2\n' });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ resource_id: 'courses', limit: 2 });
+  });
+
+  it('a query error exits 3 with one rendered error: code, caret under the span, no stack', async () => {
+    const result = await ckql(['compile', 'from courses where subject = limit 5']);
+    expect(result.code).toBe(3);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('error[UNEXPECTED_TOKEN]');
+    expect(result.stderr).toContain('1 | from courses where subject = limit 5');
+    expect(result.stderr).toMatch(/\|\s{30}\^{5}/);
+    expect(result.stderr.match(/error\[/g)).toHaveLength(1);
+    expectNoStack(result.stderr);
+  });
+
+  it('an unbound parameter exits 3 and names it', async () => {
+    const result = await ckql(['compile', 'from courses where subject = $subject']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('UNBOUND_PARAMETER');
+    expect(result.stderr).toContain('$subject');
+  });
+});
+
+describe('usage errors exit 2', () => {
+  const cases: [string, string[], RegExp][] = [
+    ['an unknown command, with a suggestion', ['qurey', 'from x'], /unknown command "qurey"[\s\S]*did you mean "query"\?/],
+    ['an unknown flag', ['query', 'from x', '--bogus'], /unknown option '--bogus'/],
+    ['a bad --format value', ['query', 'from x', '--format', 'xml'], /unknown output format "xml"/],
+    ['a --param without =', ['compile', 'from x', '--param', 'oops'], /--param expects name=value/],
+    ['a token as an argument', ['query', 'from x', '--token', 's3cret'], /never taken as a command-line argument/],
+    ['two sources', ['query', 'from x', '--data', 'a', '--url', 'http://x.org'], /give only one/],
+    ['--lang with local data', ['query', 'from x', '--data', 'a', '--lang', 'en'], /only apply to a portal/],
+    ['a URL that is not http', ['query', 'from x', '--url', 'ftp://x.org'], /http\(s\) URL/],
+    ['a bad port', ['serve', '.', '--port', '99999'], /--port must be a whole number/],
+    ['a bad --max-body', ['serve', '.', '--max-body', 'lots'], /--max-body must be a size/],
+    ['an unknown profile', ['query', 'from x', '--profile', 'nope'], /no profile named "nope"/],
+    ['a missing argument', ['compile'], /missing required argument 'query'/],
+  ];
+  // In process: the same runCli as the bin, without a process start per case.
+  for (const [name, args, pattern] of cases) {
+    it(name, async () => {
+      const result = await ckqlInProcess(args, { cwd: root });
+      expect(result.stderr).toMatch(pattern);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).not.toContain('s3cret');
+      expectNoStack(result.stderr);
+    });
+  }
+
+  it('the bin itself exits 2 for an unknown command and an unknown flag', async () => {
+    const command = await ckql(['qurey', 'from x']);
+    expect(command.code).toBe(2);
+    expect(command.stderr).toContain('did you mean "query"?');
+    const flag = await ckql(['compile', 'from x', '--nope']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("unknown option '--nope'");
+  });
+
+  it('every command has --help (exit 0)', async () => {
+    for (const command of ['repl', 'query', 'run', 'compile', 'format', 'explain', 'serve', 'fields', 'resources']) {
+      const result = await ckqlInProcess([command, '--help']);
+      expect(result.code, command).toBe(0);
+      expect(result.stdout).toContain(`Usage: ckql ${command}`);
+    }
+    const top = await ckql(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('Exit status: 0 ok, 1 data or server error, 2 usage or config error, 3 query error');
+  });
+});
+
+describe('query --data', () => {
+  it('prints ndjson when stdout is not a terminal', async () => {
+    const result = await ckql(['query', 'from courses where subject = math order by code desc', '--data', data]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(ndjson(result.stdout).map((row) => (row as { code: string }).code)).toEqual(['C4', 'C3', 'C1']);
+  });
+
+  it('--format json prints one JSON array; csv escapes formulas but not numbers; markdown escapes pipes', async () => {
+    const json = await ckql(['query', 'from courses select code, credits', '--data', data, '--format', 'json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([
+      { code: 'C1', credits: 5 },
+      { code: 'C2', credits: -3 },
+      { code: 'C3', credits: 2.5 },
+      { code: 'C4', credits: null },
+      { code: 'C5', credits: 4 },
+    ]);
+
+    const csv = await ckql(['query', 'from courses select code, title, credits', '--data', data, '--format', 'csv']);
+    expect(csv.code).toBe(0);
+    expect(csv.stdout).toBe(
+      [
+        'code,title,credits',
+        'C1,Linear Algebra,5',
+        "C2,'=SUM(A1:A2),-3",
+        'C3,pipes | here,2.5',
+        "C4,'-2+3,",
+        "C5,'@mention,4",
+        '',
+      ].join('\n'),
+    );
+
+    const markdown = await ckql(['query', 'from courses where code = C3 select code, title, credits', '--data', data, '--format', 'markdown']);
+    expect(markdown.stdout).toBe('| code | title | credits |\n| --- | --- | ---: |\n| C3 | pipes \\| here | 2.5 |\n');
+  });
+
+  it('--format table renders the ink table with a footer', async () => {
+    const result = await ckql(['query', 'from courses where subject = math select code, title', '--data', data, '--format', 'table']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Linear Algebra');
+    expect(result.stdout).toMatch(/3 of 3 records/);
+    expect(result.stdout).not.toContain('\u001b[');
+  });
+
+  it('--all pages through everything in the chosen format, with no progress text when stderr is not a terminal', async () => {
+    const result = await ckql(['query', 'from numbers where even = true', '--all', '--page-size', '5', '--data', data, '--format', 'csv']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe('_id,n,even');
+    expect(lines.slice(1).map((line) => Number(line.split(',')[1]))).toEqual(Array.from({ length: 12 }, (_, i) => 2 * (i + 1)));
+  });
+
+  it('an unknown field is a data error (exit 1) that suggests the nearest field', async () => {
+    const result = await ckql(['query', 'from courses where subjet = math', '--data', data]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('VALIDATION_ERROR');
+    expect(result.stderr).toContain('did you mean "subject"?');
+    expectNoStack(result.stderr);
+  });
+
+  it('an unknown field in order by or select is found too', async () => {
+    const result = await ckql(['query', 'from courses order by credit desc', '--data', data]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('did you mean "credits"?');
+  });
+
+  it('an unknown resource exits 1 and suggests a known one', async () => {
+    const result = await ckql(['query', 'from corses', '--data', data]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('NOT_FOUND');
+    expect(result.stderr).toContain('did you mean "courses"?');
+  });
+
+  it('a missing data path exits 1 naming it', async () => {
+    const result = await ckql(['query', 'from courses', '--data', join(root, 'nope')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('DATA_NOT_FOUND');
+    expect(result.stderr).toContain(join(root, 'nope'));
+    expectNoStack(result.stderr);
+  });
+});
+
+describe('fields, resources, explain', () => {
+  it('resources lists every local table with alias and total', async () => {
+    const result = await ckql(['resources', '--data', data, '--format', 'json']);
+    expect(result.code).toBe(0);
+    const rows = JSON.parse(result.stdout) as { alias: string; total: number; id: string }[];
+    expect(rows.map(({ alias, total }) => ({ alias, total }))).toEqual([
+      { alias: 'courses', total: 5 },
+      { alias: 'numbers', total: 25 },
+    ]);
+    expect(rows[0]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  });
+
+  it('fields lists one resource, or every resource when none is named', async () => {
+    const one = await ckql(['fields', 'courses', '--data', data]);
+    expect(one.code).toBe(0);
+    expect(ndjson(one.stdout)).toEqual([
+      { field: '_id', type: 'int' },
+      { field: 'code', type: 'text' },
+      { field: 'title', type: 'text' },
+      { field: 'subject', type: 'text' },
+      { field: 'stage', type: 'text' },
+      { field: 'credits', type: 'numeric' },
+    ]);
+    const all = await ckql(['fields', '--data', data, '--format', 'csv']);
+    expect(all.stdout.split('\n')).toContain('numbers,even,bool');
+    expect(all.stdout.split('\n')).toContain('courses,subject,text');
+  });
+
+  it('explain prints the request, the GET URL and a curl line with the token redacted', async () => {
+    const result = await ckql(
+      ['explain', 'from courses where subject = $s limit 5', '--param', 's=math', '--url', 'https://data.example.org/', '--lang', 'de'],
+      { env: { CKQL_TOKEN: 'tok-very-secret' } },
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('"filters": {\n    "subject": "math"\n  }');
+    expect(result.stdout).toContain(
+      'https://data.example.org/de/api/action/datastore_search?resource_id=courses&filters=%7B%22subject%22%3A%22math%22%7D&limit=5',
+    );
+    expect(result.stdout).toContain(
+      `curl -X POST https://data.example.org/de/api/action/datastore_search -H 'content-type: application/json' -H "Authorization: $CKQL_TOKEN" --data-binary '{"resource_id":"courses","filters":{"subject":"math"},"limit":5}'`,
+    );
+    expect(result.stdout + result.stderr).not.toContain('tok-very-secret');
+  });
+
+  it('explain --get gives a GET curl line; local data is explained against ckql serve', async () => {
+    const get = await ckql(['explain', 'from courses limit 1', '--url', 'http://portal.test', '--get']);
+    expect(get.stdout).toContain("curl 'http://portal.test/api/action/datastore_search?resource_id=courses&limit=1'");
+    const local = await ckql(['explain', 'from courses limit 1', '--data', data]);
+    expect(local.stdout).toContain('http://127.0.0.1:8080/api/action/datastore_search');
+    expect(local.stdout).toContain('ckql serve');
+  });
+});
+
+describe('network and interruption', () => {
+  it('an unreachable portal exits 4', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const result = await ckql(['query', 'from courses', '--url', `http://127.0.0.1:${port}`]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('CONNECTION_FAILED');
+    expectNoStack(result.stderr);
+  });
+
+  it('a server error with the CKAN envelope exits 1', async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(403, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ success: false, error: { __type: 'Authorization Error', message: 'Access denied' } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const result = await ckql(['query', 'from courses', '--url', `http://127.0.0.1:${port}`]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('FORBIDDEN');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('SIGINT during a query aborts it and exits 130', async () => {
+    let requests = 0;
+    let arrived: () => void = () => undefined;
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
+    // A portal that never answers.
+    const server = createServer(() => {
+      requests += 1;
+      arrived();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const child = startCkql(['query', 'from courses', '--url', `http://127.0.0.1:${port}`]);
+      child.stdin.end();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await requestArrived;
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(stderr).toContain('interrupted');
+      expect(requests).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('colour', () => {
+  it('errors are plain when stderr is not a terminal, coloured with FORCE_COLOR, and plain again with NO_COLOR', async () => {
+    const query = ['compile', 'from courses where'];
+    expect((await ckql(query)).stderr).not.toContain('\u001b[');
+    expect((await ckql(query, { env: { FORCE_COLOR: '1' } })).stderr).toContain('\u001b[');
+    expect((await ckql(query, { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })).stderr).not.toContain('\u001b[');
+  });
+});
+
+describe('the REPL command in script mode', () => {
+  it('runs -c statements, and statements piped on stdin, as ndjson', async () => {
+    const inline = await ckql(['--data', data, '-c', 'from courses where code = C1 select code; from numbers limit 1 select n']);
+    expect(inline.code).toBe(0);
+    expect(ndjson(inline.stdout)).toEqual([{ code: 'C1' }, { n: 1 }]);
+    const piped = await ckql(['repl', '--data', data], { input: 'from courses where code = C5 select code;\n' });
+    expect(piped.code).toBe(0);
+    expect(ndjson(piped.stdout)).toEqual([{ code: 'C5' }]);
+  });
+
+  it('the demo data is the source when nothing is configured, from any working directory', async () => {
+    const result = await ckql(['resources', '--format', 'json'], { cwd: root });
+    expect(result.code).toBe(0);
+    const aliases = (JSON.parse(result.stdout) as { alias: string }[]).map((row) => row.alias);
+    expect(aliases).toContain('courses');
+  });
+});

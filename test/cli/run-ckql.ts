@@ -1,0 +1,126 @@
+/**
+ * Runs the real CLI as a child process (`node --import tsx src/cli/main.ts`),
+ * with a private HOME so no config file of the machine is found.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const mainFile = join(repoRoot, 'src', 'cli', 'main.ts');
+const tsxLoader = pathToFileURL(join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+
+/** A home directory with nothing in it, shared by the tests of one file. */
+export const emptyHome = mkdtempSync(join(tmpdir(), 'ckql-home-'));
+
+export interface RunOptions {
+  readonly cwd?: string;
+  /** added to (or, with `undefined`, removed from) the clean environment */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** written to stdin, which is then closed; without it stdin is closed at once */
+  readonly input?: string;
+}
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function environment(extra: RunOptions['env'] = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['NO_COLOR', 'FORCE_COLOR', 'CKQL_TOKEN', 'CKQL_CONFIG', 'XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'CKQL_DEBUG']) {
+    delete env[name];
+  }
+  env.HOME = emptyHome;
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+/** Starts ckql; the caller reads and ends it. */
+export function startCkql(args: readonly string[], options: RunOptions = {}): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', tsxLoader, mainFile, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: environment(options.env),
+    stdio: 'pipe',
+  });
+}
+
+/** Runs ckql to the end. */
+export function ckql(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  const child = startCkql(args, options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(options.input ?? '');
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Resolves with the first line of stdout that matches, or rejects when the process ends first. */
+export function waitForLine(child: ChildProcessWithoutNullStreams, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    let stderr = '';
+    const onData = (chunk: Buffer): void => {
+      buffered += chunk.toString('utf8');
+      for (const line of buffered.split('\n')) {
+        const match = pattern.exec(line);
+        if (match !== null) {
+          child.stdout.off('data', onData);
+          resolve(match);
+          return;
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('close', (code) => reject(new Error(`ckql exited (${String(code)}) before printing ${pattern}: ${stderr}`)));
+  });
+}
+
+/** Parses ndjson output. */
+export function ndjson(text: string): unknown[] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as unknown);
+}
+
+/**
+ * Runs the CLI's `runCli` in this process over in-memory streams: the same
+ * code path minus process start-up, for the large matrices (usage errors,
+ * help), where a child process per case would be slow.
+ */
+export async function ckqlInProcess(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  const { runCli } = await import('../../src/cli/program.js');
+  const { createContext } = await import('../../src/cli/context.js');
+  const { PassThrough, Readable } = await import('node:stream');
+  const capture = (): { stream: NodeJS.WriteStream; text: () => string } => {
+    const stream = new PassThrough();
+    let text = '';
+    stream.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
+  };
+  const stdout = capture();
+  const stderr = capture();
+  const context = createContext({
+    stdin: Readable.from(options.input === undefined ? [] : [options.input]) as unknown as NodeJS.ReadStream,
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    env: environment(options.env),
+    cwd: options.cwd ?? repoRoot,
+  });
+  const code = await runCli(args, context);
+  await new Promise((resolve) => setImmediate(resolve));
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
