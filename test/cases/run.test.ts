@@ -175,7 +175,7 @@ for (const [topic, topicCases] of byTopic) {
           expect(Object.keys(request), 'keys in the order of language.md').toEqual(Object.keys(c.request));
         }
         expect(isDeepFrozen(request), 'the request is deeply frozen').toBe(true);
-        expect(JSON.parse(JSON.stringify(request)), "the request round-trips through JSON").toStrictEqual(request);
+        expect(JSON.parse(JSON.stringify(request)), 'the request round-trips through JSON').toEqual(request);
         expect(compile(source, c.params)).toEqual(request);
         expect(compile(fromRequest(request)), 'compile(fromRequest(r)) equals r').toEqual(request);
 

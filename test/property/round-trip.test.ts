@@ -1,0 +1,24 @@
+/**
+ * Text ⇄ AST: `parse(format(q))` equals `q` up to spans, for generated ASTs
+ * with awkward names and values (keywords, backticks, quotes, escapes,
+ * unicode, lone surrogates, numbers such as 1e21 and 5e-324).
+ */
+import fc from 'fast-check';
+import { expect, test } from 'vitest';
+import { format } from '../../src/format.js';
+import { parse } from '../../src/syntax/parse.js';
+import { propertyParameters, queryArb } from '../helpers/arbitraries.js';
+import { spanProblems, stripSpans } from '../helpers/spans.js';
+
+test('parse(format(q)) equals q, spans aside; format is idempotent; spans lie inside the text', () => {
+  fc.assert(
+    fc.property(queryArb(), (query) => {
+      const text = format(query);
+      const back = parse(text);
+      expect(stripSpans(back)).toEqual(stripSpans(query));
+      expect(spanProblems(back, text)).toEqual([]);
+      expect(format(back)).toBe(text);
+    }),
+    propertyParameters(),
+  );
+}, 120_000);
