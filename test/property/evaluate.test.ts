@@ -9,7 +9,7 @@ import { expect, test } from 'vitest';
 import type { Condition, Query } from '../../src/ast.js';
 import { compile } from '../../src/compile/compile.js';
 import { tableFromRows } from '../../src/datastore/load.js';
-import type { Row, Scalar, SearchResult, Table } from '../../src/datastore/types.js';
+import type { Row, SearchResult, Table } from '../../src/datastore/types.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import { evaluateQuery } from '../../src/evaluate/evaluate-query.js';
 import {
