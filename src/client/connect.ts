@@ -19,7 +19,9 @@ import type {
   ClientOptions, DatastoreClient, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
 } from './types.js';
 
-export type { ClientOptions, DatastoreClient, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions } from './types.js';
+export type {
+  ClientOptions, DatastoreClient, PreparedRequest, RetryInfo, SearchAllOptions, SearchInput, SearchOptions,
+} from './types.js';
 
 const DEFAULTS = {
   method: 'POST',
@@ -142,7 +144,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   };
 
   return {
-    url: base.href,
+    url: base.href.replace(/\/$/, ''),
     language,
     method,
     hasToken: token !== undefined,

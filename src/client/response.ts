@@ -20,6 +20,8 @@ export interface ResponseContext {
   readonly origin: string;
   /** whether a token was sent, for the advice in a 403 message */
   readonly sentToken: boolean;
+  /** the `Location` of a redirect */
+  readonly location?: string;
 }
 
 /**
@@ -47,6 +49,13 @@ export function readResponse(status: number, text: string, context: ResponseCont
     );
   }
   if (envelope !== undefined && isErrorBody(envelope.error)) throw errorFromBody(status, envelope.error, context);
+  if (status >= 300 && status < 400 && context.location !== undefined) {
+    throw new DatastoreError(
+      'HTTP_ERROR',
+      `${context.origin} answered HTTP ${status}, a redirect to ${excerpt(context.location)}; connect to the portal's new base URL instead (redirects are not followed)`,
+      { status, body: excerpt(text, 2_000) },
+    );
+  }
   if (typeof json === 'string') {
     // CKAN 2.11 answers a bad body with a bare JSON string: "Bad request - JSON Error: …".
     const code: DatastoreErrorCode = status === 400 ? 'BAD_REQUEST' : 'HTTP_ERROR';

@@ -15,6 +15,7 @@ import type { Dispatcher } from 'undici';
 import { DatastoreError } from '../errors.js';
 import type { SearchResult } from '../datastore/types.js';
 import { readResponse } from './response.js';
+import type { RetryInfo } from './types.js';
 
 export interface WireRequest {
   readonly method: 'GET' | 'POST';
@@ -22,16 +23,6 @@ export interface WireRequest {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
-}
-
-/** What a retry wait is about, for a "rate-limited, retrying in 4 s" line. */
-export interface RetryInfo {
-  /** 1 for the first retry */
-  readonly attempt: number;
-  /** ms until the next attempt */
-  readonly delay: number;
-  /** `HTTP 503`, `ECONNRESET`, … */
-  readonly reason: string;
 }
 
 export interface TransportOptions {
@@ -64,7 +55,13 @@ const TIMEOUT_ERRORS: ReadonlySet<string> = new Set([
   'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'CKQL_BODY_DEADLINE',
 ]);
 
-/** Sends `wire` until it gets an answer that is not worth retrying, and reads it. */
+/**
+ * Sends `wire` until it gets an answer that is not worth retrying, and reads it.
+ * @example
+ * await sendSearch({ method: 'GET', url: 'http://127.0.0.1:8080/api/action/datastore_search?resource_id=courses', headers: {} },
+ *   { dispatcher: new Agent(), timeout: 30_000, retries: 3, retryDelay: 500, maxRetryDelay: 30_000, origin: 'http://127.0.0.1:8080', token: undefined });
+ * // → { resource_id: "…", fields: [ … ], records: [ … ], total: 320, … }
+ */
 export async function sendSearch(wire: WireRequest, options: TransportOptions, signal?: AbortSignal): Promise<SearchResult> {
   const random = options.random ?? Math.random;
   for (let attempt = 0; ; attempt++) {
@@ -72,8 +69,9 @@ export async function sendSearch(wire: WireRequest, options: TransportOptions, s
     let status: number;
     let text: string;
     let retryAfter: number | undefined;
+    let location: string | undefined;
     try {
-      ({ status, text, retryAfter } = await exchange(wire, options, signal));
+      ({ status, text, retryAfter, location } = await exchange(wire, options, signal));
     } catch (error) {
       const failure = classify(error, options, signal);
       if (failure.retry && attempt < options.retries) {
@@ -86,7 +84,11 @@ export async function sendSearch(wire: WireRequest, options: TransportOptions, s
       await wait(backoff(attempt, retryAfter, options, random), attempt, `HTTP ${status}`, options, signal);
       continue;
     }
-    return readResponse(status, scrub(text, options.token), { origin: options.origin, sentToken: options.token !== undefined });
+    return readResponse(status, scrub(text, options.token), {
+      origin: options.origin,
+      sentToken: options.token !== undefined,
+      ...(location === undefined ? {} : { location: scrub(location, options.token) }),
+    });
   }
 }
 
@@ -95,6 +97,8 @@ interface Exchange {
   readonly text: string;
   /** ms, from a `Retry-After` header */
   readonly retryAfter: number | undefined;
+  /** where a redirect points (redirects are not followed: a POST must not turn into a GET) */
+  readonly location: string | undefined;
 }
 
 async function exchange(wire: WireRequest, options: TransportOptions, signal: AbortSignal | undefined): Promise<Exchange> {
@@ -114,7 +118,13 @@ async function exchange(wire: WireRequest, options: TransportOptions, signal: Ab
   }, options.timeout);
   try {
     const text = await response.body.text();
-    return { status: response.statusCode, text, retryAfter: parseRetryAfter(response.headers['retry-after']) };
+    const location = response.headers.location;
+    return {
+      status: response.statusCode,
+      text,
+      retryAfter: parseRetryAfter(response.headers['retry-after']),
+      location: Array.isArray(location) ? location[0] : location,
+    };
   } finally {
     clearTimeout(deadline);
   }
@@ -123,6 +133,8 @@ async function exchange(wire: WireRequest, options: TransportOptions, signal: Ab
 /**
  * `Retry-After` as ms: delay-seconds or an HTTP date. Anything else is
  * ignored (the backoff applies).
+ * @example
+ * parseRetryAfter('120') // → 120000
  */
 export function parseRetryAfter(header: string | string[] | undefined, now = Date.now()): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;

@@ -27,9 +27,19 @@ export interface ClientOptions {
   /** ms: the longest wait between attempts, also the cap on `Retry-After`; default 30 000 */
   readonly maxRetryDelay?: number;
   /** called before each retry wait, e.g. for a "rate-limited, retrying in 4 s" line */
-  readonly onRetry?: (info: { readonly attempt: number; readonly delay: number; readonly reason: string }) => void;
+  readonly onRetry?: (info: RetryInfo) => void;
   /** receives warnings about the options (a `Bearer ` token); default `process.emitWarning` */
   readonly onWarning?: (message: string) => void;
+}
+
+/** What a retry wait is about. */
+export interface RetryInfo {
+  /** 1 for the first retry */
+  readonly attempt: number;
+  /** ms until the next attempt */
+  readonly delay: number;
+  /** `HTTP 503`, `ECONNRESET`, … */
+  readonly reason: string;
 }
 
 export interface SearchOptions {

@@ -13,6 +13,9 @@ export interface Envelopes {
 /**
  * `help` is `<base>[/<lang>]/api/3/action/help_show?name=datastore_search`:
  * always version 3, and the language segment is kept (CKAN does the same).
+ * @example
+ * buildEnvelopes('http://127.0.0.1:8080', ['de'])('de').error({ __type: 'Not Found Error', message: 'Not found' })
+ * // → '{"help":"http://127.0.0.1:8080/de/api/3/action/help_show?name=datastore_search","success":false,"error":{…}}'
  */
 export function buildEnvelopes(baseUrl: string, languages: readonly string[]): (language: string | undefined) => Envelopes {
   const base = baseUrl.replace(/\/+$/, '');

@@ -9,7 +9,12 @@ import type { DatastoreErrorCode } from '../errors.js';
 
 type EnvelopeCode = 'NOT_FOUND' | 'FORBIDDEN' | 'BAD_REQUEST' | 'REQUEST_TOO_LARGE' | 'METHOD_NOT_ALLOWED';
 
-/** An error whose envelope carries one `message`. */
+/**
+ * An error whose envelope carries one `message`.
+ * @example
+ * serviceError('BAD_REQUEST', 'Bad request: the body is empty').body
+ * // → { __type: "Bad Request", message: "Bad request: the body is empty" }
+ */
 export function serviceError(code: EnvelopeCode, message: string): DatastoreError {
   const type: string = datastoreCodes[code].type;
   return new DatastoreError(code satisfies DatastoreErrorCode, message, { body: { __type: type, message } });
@@ -18,6 +23,8 @@ export function serviceError(code: EnvelopeCode, message: string): DatastoreErro
 /**
  * 403 for a private resource. The message never repeats the Authorization
  * header: a wrong token must not be echoed back to whoever sent it.
+ * @example
+ * accessDenied('grades').status // → 403
  */
 export function accessDenied(resourceId: string): DatastoreError {
   return serviceError(
@@ -26,7 +33,10 @@ export function accessDenied(resourceId: string): DatastoreError {
   );
 }
 
-/** Cuts a client-supplied text down before it goes into a message. */
+/**
+ * Cuts a client-supplied text down before it goes into a message.
+ * @example excerpt('x'.repeat(500)).length // → 121
+ */
 export function excerpt(text: string, max = 120): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
 }

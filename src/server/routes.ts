@@ -18,7 +18,12 @@ export interface Route {
   readonly linkPath: string;
 }
 
-/** Every accepted path, looked up whole: one `Map.get` per request. */
+/**
+ * Every accepted path, looked up whole: one `Map.get` per request.
+ * @example
+ * buildRoutes(['de']).get('/de/api/3/action/datastore_search')
+ * // → { language: "de", linkPath: "/api/3/action/datastore_search" }
+ */
 export function buildRoutes(languages: readonly string[]): ReadonlyMap<string, Route> {
   const routes = new Map<string, Route>();
   for (const language of [undefined, ...languages]) {
@@ -33,6 +38,9 @@ export function buildRoutes(languages: readonly string[]): ReadonlyMap<string, R
 /**
  * Explains a path that is not a route: an unknown action under a known
  * prefix, an unknown language segment, or anything else.
+ * @example
+ * unknownPath('/fr/api/action/datastore_search', ['en', 'de']).message
+ * // → 'Not found: the language segment "fr" is not offered (offered: /en, /de)'
  */
 export function unknownPath(path: string, languages: readonly string[]): DatastoreError {
   const segments = path.split('/');

@@ -173,6 +173,15 @@ describe('retryable statuses', () => {
     expect(server.hits()).toBe(1);
   });
 
+  it('does not follow a redirect, and says where it points', async () => {
+    const server = await scripted([(_req, res) => res.writeHead(301, { location: 'https://new.example.org/api/action/datastore_search' }).end()]);
+    const error = await failure(open({ url: server.url }).search(QUERY));
+    expect(error.code).toBe('HTTP_ERROR');
+    expect(error.status).toBe(301);
+    expect(error.message).toMatch(/redirect to https:\/\/new\.example\.org/);
+    expect(server.hits()).toBe(1);
+  });
+
   it('reads Retry-After as seconds or as an HTTP date', () => {
     const now = Date.parse('2025-01-01T00:00:00Z');
     expect(parseRetryAfter('7', now)).toBe(7_000);
