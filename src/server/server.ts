@@ -124,6 +124,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
   });
   server.maxHeadersCount = 100;
+  // A client that stops reading our answer (or sending anything) is dropped rather than holding its buffers.
+  server.setTimeout(requestTimeout);
   // Validate the options before listening, so a typo in `privateResources` never serves a table.
   const lookupTables = tableLookup(options.tables);
   privateTables(lookupTables, options.privateResources ?? []);

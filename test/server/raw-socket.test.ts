@@ -161,6 +161,14 @@ describe('raw socket input', () => {
     await servesNext();
   });
 
+  it('a connection that never sends a byte is closed', async () => {
+    const socket = await open();
+    const { text, closed } = await collect(socket, 5_000);
+    expect(closed).toBe(true);
+    expect(text === '' || statusOf(text) === 408).toBe(true);
+    await servesNext();
+  });
+
   it('a client that leaves mid-body does no harm', async () => {
     for (let i = 0; i < 20; i++) {
       const socket = await open();
