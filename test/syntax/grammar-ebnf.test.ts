@@ -30,7 +30,7 @@ describe('grammar/query.ebnf', () => {
         .filter((t) => typeof t.PATTERN === 'string' || t.CATEGORIES?.includes(Keyword))
         .map((t) => [t.name, t.LABEL!]),
     );
-    const productions = queryParser.getSerializedGastProductions() as { name: string; definition: unknown[] }[];
+    const productions = queryParser.getSerializedGastProductions() as unknown as { name: string; definition: unknown[] }[];
     for (const rule of productions) {
       const text = ebnf.slice(ebnf.search(new RegExp(`^${rule.name}\\s*=`, 'm')));
       const body = text.slice(0, text.search(/;\s*$/m));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { And, In, NumberValue } from '../../src/ast.js';
 import { parse } from '../../src/syntax/parse.js';
 import { allSpans, withoutSpans } from './ast-helpers.js';
 
@@ -91,7 +92,7 @@ describe('parse: where', () => {
 
   it('reads numbers as JSON numbers, with -0 as 0', () => {
     const q = parse('from x where a in (-3, 2.5, 1e3, -0, 0.1E-2)');
-    const values = (q.where?.condition as { values: { value: number }[] }).values.map((v) => v.value);
+    const values = (q.where?.condition as In).values.map((v) => (v as NumberValue).value);
     expect(values).toEqual([-3, 2.5, 1000, 0, 0.001]);
     expect(Object.is(values[3], -0)).toBe(false);
   });
@@ -154,7 +155,7 @@ describe('parse: spans', () => {
     expect(text(source, q.span)).toBe(source.slice(0, -1)); // the ";" is not part of the query
     expect(text(source, q.from.span)).toBe('from courses');
     expect(text(source, q.where!.span)).toBe('where (stage = a or stage = b) and `x y` in (1, 2)');
-    const and = q.where!.condition as { conditions: { span: { start: number; end: number } }[] };
+    const and = q.where!.condition as And;
     expect(text(source, and.conditions[0]!.span)).toBe('(stage = a or stage = b)');
     expect(text(source, and.conditions[1]!.span)).toBe('`x y` in (1, 2)');
     expect(text(source, q.order!.span)).toBe('order by x desc');
