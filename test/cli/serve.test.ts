@@ -1,0 +1,115 @@
+/**
+ * `ckql serve` as a person runs it: start on port 0, read the one
+ * `listening on` line, query it with `ckql query --url`, compare with
+ * `ckql query --data`, then stop it with SIGTERM or SIGINT (exit 0).
+ */
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ckql, ndjson, startCkql, waitForLine } from './run-ckql.js';
+import { makeWorkspace, writeFileMode } from './fixtures.js';
+
+let root: string;
+let data: string;
+
+beforeAll(async () => {
+  root = await makeWorkspace();
+  data = join(root, 'data');
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function serve(args: readonly string[]): Promise<{ url: string; stop: (signal: NodeJS.Signals) => Promise<{ code: number | null; stdout: string }> }> {
+  const child = startCkql(['serve', ...args, '--port', '0']);
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const [, url] = await waitForLine(child, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
+  return {
+    url: url ?? '',
+    stop: async (signal) => {
+      child.kill(signal);
+      return { code: await closed, stdout };
+    },
+  };
+}
+
+describe('ckql serve', () => {
+  it('prints exactly one line, answers ckql query --url with the records of --data, and stops on SIGTERM', async () => {
+    const server = await serve([data]);
+    try {
+      const query = 'from courses where stage in (active, survey) order by credits desc';
+      const overHttp = await ckql(['query', query, '--url', server.url]);
+      const local = await ckql(['query', query, '--data', data]);
+      expect(overHttp.code).toBe(0);
+      expect(local.code).toBe(0);
+      expect(ndjson(overHttp.stdout)).toEqual(ndjson(local.stdout));
+      expect(ndjson(overHttp.stdout).map((row) => (row as { code: string }).code)).toEqual(['C4', 'C1', 'C5', 'C2']); // nulls first in desc (semantics.md)
+
+      const overGet = await ckql(['query', query, '--url', server.url, '--get', '--lang', 'de']);
+      expect(ndjson(overGet.stdout)).toEqual(ndjson(local.stdout));
+    } finally {
+      const { code, stdout } = await server.stop('SIGTERM');
+      expect(code).toBe(0);
+      expect(stdout).toBe(`listening on ${server.url}\n`);
+    }
+  });
+
+  it('stops cleanly on SIGINT too', async () => {
+    const server = await serve([join(data, 'numbers.json')]);
+    const result = await ckql(['query', 'from numbers where n = 7', '--url', server.url]);
+    expect(ndjson(result.stdout)).toEqual([{ _id: 7, n: 7, even: false }]);
+    expect((await server.stop('SIGINT')).code).toBe(0);
+  });
+
+  it('keeps private resources behind a token from --tokens-file; the client reads it from CKQL_TOKEN or --token-file', async () => {
+    const tokens = await writeFileMode(join(root, 'tokens.txt'), '# one per line\ntok-a\n\ntok-b\n');
+    const server = await serve([data, '--tokens-file', tokens, '--private', 'courses']);
+    try {
+      const query = ['query', 'from courses where code = C1 select code', '--url', server.url];
+      const anonymous = await ckql(query);
+      expect(anonymous.code).toBe(1);
+      expect(anonymous.stderr).toContain('FORBIDDEN');
+
+      const withEnv = await ckql(query, { env: { CKQL_TOKEN: 'tok-b' } });
+      expect(withEnv.code).toBe(0);
+      expect(ndjson(withEnv.stdout)).toEqual([{ code: 'C1' }]);
+
+      const tokenFile = await writeFileMode(join(root, 'my-token'), 'tok-a\n');
+      const withFile = await ckql([...query, '--token-file', tokenFile]);
+      expect(ndjson(withFile.stdout)).toEqual([{ code: 'C1' }]);
+
+      const wrong = await ckql(query, { env: { CKQL_TOKEN: 'tok-wrong' } });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).not.toContain('tok-wrong');
+    } finally {
+      expect((await server.stop('SIGTERM')).code).toBe(0);
+    }
+  });
+
+  it('applies --max-limit and --languages', async () => {
+    const server = await serve([data, '--max-limit', '3', '--languages', 'fr']);
+    try {
+      const capped = await ckql(['query', 'from numbers limit 10', '--url', server.url, '--lang', 'fr']);
+      expect(capped.code).toBe(0);
+      expect(ndjson(capped.stdout)).toHaveLength(3);
+      const otherLanguage = await ckql(['query', 'from numbers', '--url', server.url, '--lang', 'de']);
+      expect(otherLanguage.code).toBe(1);
+      expect(otherLanguage.stderr).toContain('NOT_FOUND');
+    } finally {
+      await server.stop('SIGTERM');
+    }
+  });
+
+  it('a file it cannot load is a data error (exit 1) naming the file', async () => {
+    const bad = join(root, 'bad.json');
+    await writeFile(bad, '{ not json');
+    const result = await ckql(['serve', bad, '--port', '0']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('bad.json');
+    expect(result.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+  });
+});
