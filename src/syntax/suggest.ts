@@ -61,6 +61,8 @@ function suggestAt(text: string, cursor: number): SuggestResult {
   const tokens = lexed.tokens;
   const last = tokens[tokens.length - 1];
   const broken = lexed.groups['broken']?.[0];
+  // The lexer stops at a character outside the language: nothing after it is known.
+  if (lexed.errors.length > 0) return nothing;
 
   let before = tokens;
   let from = cursor;

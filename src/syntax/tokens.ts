@@ -314,11 +314,14 @@ export const allTokens: TokenType[] = [
 /**
  * The one lexer. `ensureOptimizations` makes construction fail (instead of
  * silently running slower) if a token's first characters cannot be computed;
- * only start offsets are tracked, as spans need nothing else.
+ * only start offsets are tracked, as spans need nothing else; and it stops
+ * at the first unexpected character, the only one `parse` reports, rather
+ * than collecting a million of them from a megabyte of junk.
  */
 export const queryLexer = new Lexer(allTokens, {
   ensureOptimizations: true,
   positionTracking: 'onlyOffset',
+  recoveryEnabled: false,
 });
 
 /** The words the lexer reads as keywords, lower-case. */
