@@ -17,6 +17,15 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+// A bug outside a command's own error path still ends with one short line, not a stack.
+const crash = (error: unknown): never => {
+  process.stderr.write(`ckql: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
+  if (error instanceof Error && context.env.CKQL_DEBUG) process.stderr.write(`${error.stack ?? ''}\n`);
+  process.exit(exitCodes.data);
+};
+process.on('uncaughtException', crash);
+process.on('unhandledRejection', crash);
+
 try {
   process.exitCode = await runCli(process.argv.slice(2), context);
 } catch (error) {

@@ -22,6 +22,8 @@ export interface RunOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** written to stdin, which is then closed; without it stdin is closed at once */
   readonly input?: string;
+  /** in-process only: pretend stdout / stderr are terminals of this many columns */
+  readonly tty?: { readonly stdout?: boolean; readonly stderr?: boolean; readonly columns?: number };
 }
 
 export interface RunResult {
@@ -105,14 +107,14 @@ export async function ckqlInProcess(args: readonly string[], options: RunOptions
   const { runCli } = await import('../../src/cli/program.js');
   const { createContext } = await import('../../src/cli/context.js');
   const { PassThrough, Readable } = await import('node:stream');
-  const capture = (): { stream: NodeJS.WriteStream; text: () => string } => {
-    const stream = new PassThrough();
+  const capture = (isTTY = false): { stream: NodeJS.WriteStream; text: () => string } => {
+    const stream = Object.assign(new PassThrough(), { isTTY, columns: options.tty?.columns ?? 80 });
     let text = '';
     stream.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
     return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
   };
-  const stdout = capture();
-  const stderr = capture();
+  const stdout = capture(options.tty?.stdout);
+  const stderr = capture(options.tty?.stderr);
   const context = createContext({
     stdin: Readable.from(options.input === undefined ? [] : [options.input]) as unknown as NodeJS.ReadStream,
     stdout: stdout.stream,
