@@ -18,6 +18,9 @@ import { makeWorkspace } from './fixtures.js';
 
 let root: string;
 
+/** Removes SGR colour sequences (ESC [ … m). */
+const stripAnsi = (text: string): string => text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
+
 beforeAll(async () => {
   root = await makeWorkspace();
 });
@@ -122,7 +125,7 @@ describe('at a terminal', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Linear Algebra');
     expect(result.stdout).toMatch(/5 of 5 records, \d+ ms/);
-    for (const line of result.stdout.replace(/\u001b\[[0-9;]*m/g, '').split('\n')) expect(line.length).toBeLessThanOrEqual(60);
+    for (const line of stripAnsi(result.stdout).split('\n')) expect(line.length).toBeLessThanOrEqual(60);
   });
 
   it('query --all shows progress on stderr only when stderr is a terminal, never on stdout', async () => {
