@@ -165,16 +165,18 @@ function fieldInfo(src: PreparedSource, name: string): FieldInfo {
 // Filters and q → matching row positions
 
 /**
- * How one filter runs over its column: `values[i] === single`, or
+ * How one filter runs over its column: `values[i] === single`; or, for up to
+ * four wanted values, `===` against each (faster than hashing); or
  * `set.has(values[i])`. `values` holds the column's own values when the
  * filter's values could be converted to the column's single type, else the
  * column's canonical texts.
  */
 interface FilterPlan {
   readonly values: readonly unknown[];
-  readonly single: unknown;
+  /** the wanted values when there are at most four (padded by repeating the first), else undefined */
+  readonly few: readonly [unknown, unknown, unknown, unknown] | undefined;
   readonly set: ReadonlySet<unknown> | undefined;
-  /** lower runs first: one `===` before a Set, small sets before large */
+  /** lower runs first: one `===` before several, small lists before large */
   readonly cost: number;
 }
 
@@ -192,7 +194,7 @@ function selectRows(req: SearchRequest, src: PreparedSource): number[] | null {
       if (plan !== MATCH_ALL) plans.push(plan);
     }
   }
-  plans.sort((a, b) => a.cost - b.cost);
+  orderPlans(plans, src.length);
   let matches: number[] | null = null;
   for (const plan of plans) {
     matches = matches === null ? scanPlan(plan, src.length) : refinePlan(plan, matches);
@@ -207,6 +209,33 @@ function selectRows(req: SearchRequest, src: PreparedSource): number[] | null {
     else matches = intersectSorted(matches, searchAll(chunks, q));
   }
   return matches;
+}
+
+/** Rows sampled per plan to guess its selectivity. */
+const SAMPLE = 64;
+
+/**
+ * Runs the most selective plan first (it alone scans every row; the others
+ * only test its survivors): selectivity is guessed from evenly spaced sample
+ * rows, ties broken by cost.
+ */
+function orderPlans(plans: FilterPlan[], n: number): void {
+  if (plans.length < 2) return;
+  const step = Math.max(1, Math.floor(n / SAMPLE));
+  const hits = new Map<FilterPlan, number>();
+  for (const plan of plans) {
+    let count = 0;
+    for (let i = 0; i < n; i += step) if (passes(plan, i)) count++;
+    hits.set(plan, count);
+  }
+  plans.sort((a, b) => (hits.get(a) as number) - (hits.get(b) as number) || a.cost - b.cost);
+}
+
+function passes(plan: FilterPlan, i: number): boolean {
+  const v = plan.values[i];
+  if (plan.set !== undefined) return plan.set.has(v);
+  const few = plan.few as readonly unknown[];
+  return v === few[0] || v === few[1] || v === few[2] || v === few[3];
 }
 
 function planFilter(col: Column, value: Scalar | readonly Scalar[]): FilterPlan | typeof MATCH_NONE | typeof MATCH_ALL {
@@ -228,7 +257,18 @@ function planFilter(col: Column, value: Scalar | readonly Scalar[]): FilterPlan 
     case 'null':
       return matchesNull ? MATCH_ALL : MATCH_NONE;
     case 'string':
-      for (const t of texts) wanted.push(t);
+      if (col.codes !== undefined && col.dictionary !== undefined) {
+        // Compare dictionary codes: integers in a typed array, no string comparison per row.
+        values = col.codes as unknown as readonly unknown[];
+        for (const t of texts) {
+          const code = col.dictionary.get(t);
+          if (code !== undefined) wanted.push(code);
+        }
+        if (matchesNull) wanted.push(-1);
+        matchesNull = false;
+      } else {
+        for (const t of texts) wanted.push(t);
+      }
       break;
     case 'number':
       for (const t of texts) {
@@ -247,25 +287,41 @@ function planFilter(col: Column, value: Scalar | readonly Scalar[]): FilterPlan 
   }
   if (matchesNull) wanted.push(null);
   if (wanted.length === 0) return MATCH_NONE;
-  const only = wanted[0];
-  const kindCost = col.kind === 'mixed' ? 2 : 0;
-  if (wanted.length === 1 && only === only /* not NaN, which only a Set finds */) {
-    return { values, single: only, set: undefined, cost: kindCost };
+  const kindCost = col.kind === 'mixed' ? 4 : 0;
+  // NaN is found only by a Set (SameValueZero); `===` never matches it.
+  if (wanted.length <= 4 && wanted.every((w) => w === w)) {
+    const [w0, w1 = w0, w2 = w0, w3 = w0] = wanted;
+    return { values, few: [w0, w1, w2, w3], set: undefined, cost: kindCost + wanted.length - 1 };
   }
-  return { values, single: undefined, set: new Set(wanted), cost: kindCost + 1 + wanted.length / 1024 };
+  return { values, few: undefined, set: new Set(wanted), cost: kindCost + 3 + wanted.length / 1024 };
 }
 
 function scanPlan(plan: FilterPlan, n: number): number[] {
-  return plan.set === undefined ? scanEqual(plan.values, plan.single, n) : scanSet(plan.values, plan.set, n);
+  const { values, few, set } = plan;
+  if (set !== undefined) return scanSet(values, set, n);
+  const [w0, w1, w2, w3] = few as readonly [unknown, unknown, unknown, unknown];
+  return w0 === w1 && w0 === w2 && w0 === w3 ? scanEqual(values, w0, n) : scanAny(values, w0, w1, w2, w3, n);
 }
 
 function refinePlan(plan: FilterPlan, rows: number[]): number[] {
-  return plan.set === undefined ? refineEqual(plan.values, plan.single, rows) : refineSet(plan.values, plan.set, rows);
+  const { values, few, set } = plan;
+  if (set !== undefined) return refineSet(values, set, rows);
+  const [w0, w1, w2, w3] = few as readonly [unknown, unknown, unknown, unknown];
+  return w0 === w1 && w0 === w2 && w0 === w3 ? refineEqual(values, w0, rows) : refineAny(values, w0, w1, w2, w3, rows);
 }
 
 function scanEqual(values: readonly unknown[], wanted: unknown, n: number): number[] {
   const out: number[] = [];
   for (let i = 0; i < n; i++) if (values[i] === wanted) out.push(i);
+  return out;
+}
+
+function scanAny(values: readonly unknown[], w0: unknown, w1: unknown, w2: unknown, w3: unknown, n: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v === w0 || v === w1 || v === w2 || v === w3) out.push(i);
+  }
   return out;
 }
 
@@ -281,6 +337,17 @@ function refineEqual(values: readonly unknown[], wanted: unknown, rows: number[]
   for (let j = 0; j < rows.length; j++) {
     const i = rows[j] as number;
     if (values[i] === wanted) rows[kept++] = i;
+  }
+  rows.length = kept;
+  return rows;
+}
+
+function refineAny(values: readonly unknown[], w0: unknown, w1: unknown, w2: unknown, w3: unknown, rows: number[]): number[] {
+  let kept = 0;
+  for (let j = 0; j < rows.length; j++) {
+    const i = rows[j] as number;
+    const v = values[i];
+    if (v === w0 || v === w1 || v === w2 || v === w3) rows[kept++] = i;
   }
   rows.length = kept;
   return rows;

@@ -22,6 +22,14 @@ export interface Column {
   readonly kind: ColumnKind;
   /** canonical text per row, built on first need (mixed columns only) */
   texts: readonly (string | null)[] | undefined;
+  /**
+   * Dictionary encoding of a text column with repeated values: `codes[i]` is
+   * the code of row i's text (`-1` for null) in `dictionary`. Filters compare
+   * small integers instead of strings. Undefined when the column is not
+   * `string` or has too many distinct texts to gain from it.
+   */
+  readonly codes: Int32Array | undefined;
+  readonly dictionary: ReadonlyMap<string, number> | undefined;
 }
 
 /** Normalized text of rows `[first, first + starts.length - 1)`, for `q`. */
@@ -187,9 +195,37 @@ export function column(source: PreparedSource, field: string): Column {
   }
   const kind: ColumnKind =
     seen === 0 ? 'null' : seen === 1 ? 'string' : seen === 2 ? 'number' : seen === 4 ? 'boolean' : 'mixed';
-  const built: Column = { values, kind, texts: undefined };
+  const encoded = kind === 'string' ? encode(values as readonly (string | null)[]) : undefined;
+  const built: Column = { values, kind, texts: undefined, codes: encoded?.codes, dictionary: encoded?.dictionary };
   source.columns.set(field, built);
   return built;
+}
+
+/**
+ * Dictionary-encodes a text column, or gives up (undefined) once it holds
+ * more distinct texts than a quarter of its rows: then codes would save
+ * little and the dictionary would cost a lot.
+ */
+function encode(values: readonly (string | null)[]): { codes: Int32Array; dictionary: Map<string, number> } | undefined {
+  const n = values.length;
+  const limit = Math.max(16, n >>> 2);
+  const dictionary = new Map<string, number>();
+  const codes = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v === null || v === undefined) {
+      codes[i] = -1;
+      continue;
+    }
+    let code = dictionary.get(v);
+    if (code === undefined) {
+      code = dictionary.size;
+      if (code >= limit) return undefined;
+      dictionary.set(v, code);
+    }
+    codes[i] = code;
+  }
+  return { codes, dictionary };
 }
 
 function kindBit(value: unknown): number {
