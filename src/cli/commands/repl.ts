@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { emptyConfig } from '../../config/types.js';
 import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { didYouMean } from '../nearest.js';
@@ -58,7 +59,13 @@ Examples:
       refuseTokenArgument(options);
       const loadConfig = configLoader(options, context);
       const { spec } = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
-      const config = await loadConfig();
+      // Named queries are extras for the REPL: with an explicit --url or --data, a broken config only warns.
+      const explicit = options.url !== undefined || (options.data ?? []).length > 0;
+      const config = await loadConfig().catch((error: unknown) => {
+        if (!explicit) throw error;
+        context.err(`warning: ${(error as Error).message} (named queries are not available)`);
+        return emptyConfig;
+      });
       const script =
         options.command ??
         (options.file === undefined ? undefined : await readOptionFile('--file', resolve(context.cwd, options.file))) ??
