@@ -7,6 +7,7 @@ import { request as undiciRequest } from 'undici';
 import type { SearchRequest } from '../src/datastore/types.js';
 import type { RunConfig } from './lib/config.js';
 import { startChild } from './lib/child.js';
+import { ckqlModules } from './lib/ckql.js';
 import { enrolmentsFile, vegaPath } from './lib/data.js';
 import { formatRatio, formatTime, measureAsync } from './lib/harness.js';
 import type { Measured } from './lib/harness.js';
@@ -25,7 +26,7 @@ const CASES: readonly ClientCase[] = [
 ];
 
 export async function benchClient(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
-  const [{ connect }, { compile }] = await Promise.all([import('../src/client/connect.js'), import('../src/compile/compile.js')]);
+  const [{ connect }, { compile }] = await Promise.all([ckqlModules.client(), ckqlModules.compile()]);
   log('client: starting ckql server (movies + enrolments) in a child process');
   const server = await startChild('serve.ts', ['ckql', vegaPath('movies.json'), enrolmentsFile(config.serverRows)]);
   const client = connect({ url: server.ready });

@@ -14,6 +14,7 @@ import { Query as MingoQuery } from 'mingo';
 import type { Row, SearchRequest, Table } from '../src/datastore/types.js';
 import type { RunConfig } from './lib/config.js';
 import { evalBudget } from './lib/config.js';
+import { ckqlModules } from './lib/ckql.js';
 import { enrolmentsFile, vegaPath } from './lib/data.js';
 import { loadTable } from './lib/tables.js';
 import { formatCount, formatRatio, formatTime, measureSync } from './lib/harness.js';
@@ -352,7 +353,7 @@ function textFieldsOf(table: Table): string[] {
 }
 
 async function loadCkql(): Promise<CkqlEvaluate> {
-  const [{ compile }, { evaluate }] = await Promise.all([import('../src/compile/compile.js'), import('../src/evaluate/evaluate.js')]);
+  const [{ compile }, { evaluate }] = await Promise.all([ckqlModules.compile(), ckqlModules.evaluate()]);
   return {
     compile: (source) => compile(source),
     evaluate: (request, table) => evaluate(request, table),
@@ -361,10 +362,7 @@ async function loadCkql(): Promise<CkqlEvaluate> {
 
 function runDataset(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (line: string) => void): CaseFigures[] {
   const rows = data.table.rows;
-  const budget = evalBudget(config, rows.length);
-  // at 1M rows a slow peer takes a second per pass: one sample per round, interleaved, no extra warm-up (the checked run warms it)
-  const big = rows.length >= 500_000 && !config.quick;
-  const options = big ? { timeMs: 0, minSamples: 3, rounds: 3, warmupMs: 0, warmupIterations: 0 } : budget;
+  const options = evalBudget(config, rows.length);
   const figures: CaseFigures[] = [];
   for (const c of data.cases) {
     const request = ckql.compile(c.query);
@@ -496,7 +494,7 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
       'Each measured operation is the whole job `evaluate` does: filter, count all matches, sort when asked, return the first page (100 records, or the query\'s limit). The request is compiled once outside the timer; `evaluate` compiles it into predicates on every call, as the server does.',
       'Counts are asserted before timing: every contender must find the same number of matches and return the same first page (ids, in order) as the hand loop, or the run stops.',
       'Hand loop (floor): written for the one query with `===` on the field\'s known type, the first page kept and all matches counted; sort + limit keeps a top-10 in one pass (no full sort). `q` cold: NFKC + lower-case of each field\'s canonical text per record, stopping at the first field that matches. `q` warm: one normalized string per row (fields joined by U+0000) built once outside the timer, then `includes` per row — the same kind of per-table cache ckql keeps. ckql cold gets a table object and rows array it has never seen before each timed call (prepared outside the timer), so it builds its cache inside the timer.',
-      'Peers: sift and mingo get Mongo criteria (`{f: v}`, `$in`; `q` as `$or` of case-insensitive `$regex` on every field but `_id`); sift and mingo compare with `===` (no canonical text, so `2020` ≠ `"2020"`), their regex sees no NFKC folding and never matches numbers. liqe gets `f:"v"` (a case-sensitive substring test: equality here only because no value of a field contains another — the count check would catch it), `f:=n` for numbers, an OR group for `in` (liqe has none), a bare term for `q` (case-insensitive substring over every field, `_id` included). liqe\'s OR returns the left matches and then the right ones, so for queries with OR its matches are put back in row order (sort by \`_id\`) before the page is taken — without it liqe\'s first page would hold other records. mingo runs a `Query` compiled once, via `find(rows).all()`. For sort + limit the peers filter with their engine and then sort the matches with `Array#sort` and take 10.',
+      'Peers: sift and mingo get Mongo criteria (`{f: v}`, `$in`; `q` as `$or` of case-insensitive `$regex` on every field but `_id`); sift and mingo compare with `===` (no canonical text, so `2020` ≠ `"2020"`), their regex sees no NFKC folding and never matches numbers. liqe gets `f:"v"` (a case-sensitive substring test: equality here only because no value of a field contains another — the count check would catch it), `f:=n` for numbers, an OR group for `in` (liqe has none), a bare term for `q` (case-insensitive substring over every field, `_id` included). liqe\'s OR returns the left matches and then the right ones, so for queries with OR its matches are put back in row order (sort by `_id`) before the page is taken — without it liqe\'s first page would hold other records. mingo runs a `Query` compiled once, via `find(rows).all()`. For sort + limit the peers filter with their engine and then sort the matches with `Array#sort` and take 10.',
     ],
   };
 }

@@ -5,6 +5,7 @@
  */
 import { parse as liqeParse } from 'liqe';
 import type { RunConfig } from './lib/config.js';
+import { ckqlModules } from './lib/ckql.js';
 import { CORPUS } from './lib/corpus.js';
 import { formatRatio, formatTime, measureSync } from './lib/harness.js';
 import type { Measured } from './lib/harness.js';
@@ -14,7 +15,9 @@ import type { SectionResult, Target } from './lib/report.js';
 const PASSES = 20;
 
 export async function benchParse(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
-  const [{ parse }, { compile }] = await Promise.all([import('../src/syntax/parse.js'), import('../src/compile/compile.js')]);
+  const [{ parse }, { compile }] = await Promise.all([ckqlModules.parse(), ckqlModules.compile()]);
+  // the same source through tsx (esbuild, keepNames): what `npm run dev` and vitest run, for comparison only
+  const { compile: compileViaTsx } = await import('../src/compile/compile.js');
   const sources = CORPUS.map((c) => c.ckql);
   const liqeSources = CORPUS.map((c) => c.liqe);
   // every query must parse and compile, and liqe must accept its side, before anything is timed
@@ -28,11 +31,12 @@ export async function benchParse(config: RunConfig, log: (line: string) => void)
     [
       { name: 'compile(text)', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of sources) last = compile(s); return last; } },
       { name: 'parse(text)', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of sources) last = parse(s); return last; } },
+      { name: 'compile(text) via tsx', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of sources) last = compileViaTsx(s); return last; } },
       { name: 'compile(ast)', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const a of asts) last = compile(a); return last; } },
       { name: 'liqe.parse', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of liqeSources) last = liqeParse(s); return last; } },
       { name: 'JSON.parse', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of jsonTexts) last = JSON.parse(s) as unknown; return last; } },
     ],
-    config.quick ? { timeMs: 300, minSamples: 10, rounds: 1 } : { timeMs: 3000, minSamples: 50, rounds: 3, warmupMs: 300 },
+    config.quick ? { timeMs: 300, minSamples: 10, rounds: 1 } : { timeMs: 1500, minSamples: 50, rounds: 3, warmupMs: 300 },
   );
   const per = (name: string) => (m.get(name) as Measured).median / n;
   const ours = per('compile(text)');
@@ -57,6 +61,7 @@ export async function benchParse(config: RunConfig, log: (line: string) => void)
           row('compile(text)', 'ckql: lex + parse + AST + compile to a frozen request', String(chars(sources)), '1 (ours)'),
           row('parse(text)', 'ckql: lex + parse + AST only', String(chars(sources)), `${formatRatio(per('parse(text)') / ours)} of ours`),
           row('compile(ast)', 'ckql: compile an AST parsed beforehand', '—', `${formatRatio(per('compile(ast)') / ours)} of ours`),
+          row('compile(text) via tsx', 'the same src/ run through tsx (esbuild keepNames), info only', String(chars(sources)), `${formatRatio(per('compile(text) via tsx') / ours)} of ours`),
           row('liqe.parse', 'liqe 3.8: nearley parse of the Lucene-style filter', String(chars(liqeSources)), `ours ${formatRatio(liqe / ours)} faster`),
           row('JSON.parse', 'floor: JSON.parse of the compiled request text', String(chars(jsonTexts)), `ours ${formatRatio(ours / floor)} slower`),
         ],
@@ -64,7 +69,7 @@ export async function benchParse(config: RunConfig, log: (line: string) => void)
     ],
     targets,
     notes: [
-      `Corpus: \`bench/lib/corpus.ts\`, ${sources.length} queries (one-liners to a commented multi-line query, UUID and alias resources, backtick fields, \`in\` lists, same-field \`or\`, search, order, select, limit/offset). liqe gets the nearest query it can express: only the filter and the text term (no from/select/order/limit/offset; \`in\` becomes an OR group), so it reads less text than ckql. JSON.parse reads the compiled request's JSON text. Each sample runs the corpus ${PASSES} times.`,
+      `Corpus: \`bench/lib/corpus.ts\`, ${sources.length} queries (one-liners to a commented multi-line query, UUID and alias resources, backtick fields, \`in\` lists, same-field \`or\`, search, order, select, limit/offset). liqe gets the nearest query it can express: only the filter and the text term (no from/select/order/limit/offset; \`in\` becomes an OR group), so it reads less text than ckql. JSON.parse reads the compiled request's JSON text. Each sample runs the corpus ${PASSES} times. ckql is measured as built by tsc (bench/.cache/dist, the \`npm run build\` settings), which is what the package ships; the "via tsx" row runs the same source through tsx, as \`npm run dev\` and the tests do.`,
     ],
   };
 }

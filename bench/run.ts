@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchClient } from './client.js';
+import { buildCkql } from './lib/ckql.js';
 import { makeConfig } from './lib/config.js';
 import type { RunConfig } from './lib/config.js';
 import { benchDir, cacheDir, rootDir } from './lib/data.js';
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
   const log = (line: string) => console.error(line);
   console.error(`bench: ${flags.quick ? 'quick' : 'full'} run of ${selected.join(', ')} on ${os.cpus()[0]?.model.trim()} × ${os.cpus().length}, Node ${process.version}, load average ${load}`);
 
+  buildCkql(log);
   const results: SectionResult[] = [];
   for (const id of selected) {
     const t0 = performance.now();

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import type { RunConfig } from './lib/config.js';
 import { runChild, startChild } from './lib/child.js';
+import { ckqlModules } from './lib/ckql.js';
 import { enrolmentsFile } from './lib/data.js';
 import { formatBytes, formatCount, formatRatio } from './lib/harness.js';
 import type { SectionResult } from './lib/report.js';
@@ -34,7 +35,7 @@ interface LoadSummary {
 export const SEARCH_PATH = '/api/3/action/datastore_search';
 
 export async function benchServer(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
-  const { compile } = await import('../src/compile/compile.js');
+  const { compile } = await ckqlModules.compile();
   const body = JSON.stringify(compile(SELECTIVE_QUERY));
   const file = enrolmentsFile(config.serverRows);
   log(`server: starting ckql server over ${formatCount(config.serverRows)} enrolments`);

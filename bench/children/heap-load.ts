@@ -8,6 +8,7 @@
  * Prints one JSON line: rows, file bytes, heap bytes retained.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { ckqlModules } from '../lib/ckql.js';
 
 const [mode, file] = process.argv.slice(2) as [string, string];
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -28,10 +29,7 @@ if (mode === 'json') {
   process.stdout.write(JSON.stringify({ rows: rows.length, fileBytes, heap: after - before }) + '\n');
 } else {
   // load the code first, so the module graph is not counted as table memory
-  const [{ loadResources }, { evaluate }] = await Promise.all([
-    import('../../src/datastore/load.js'),
-    import('../../src/evaluate/evaluate.js'),
-  ]);
+  const [{ loadResources }, { evaluate }] = await Promise.all([ckqlModules.load(), ckqlModules.evaluate()]);
   const before = settledHeap();
   const tables = await loadResources([file]);
   const table = tables[0];

@@ -7,11 +7,13 @@
  *
  * Prints one JSON line: records, pages, raw heapUsed range, post-GC series.
  */
+import { ckqlModules } from '../lib/ckql.js';
+
 const [url, resource, pageSizeText, expectedText] = process.argv.slice(2) as [string, string, string, string];
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('search-all.ts needs --expose-gc');
 
-const { connect } = await import('../../src/client/connect.js');
+const { connect } = await ckqlModules.client();
 const client = connect({ url });
 const pageSize = Number(pageSizeText);
 const expected = Number(expectedText);

@@ -13,12 +13,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
+import { ckqlModules } from '../lib/ckql.js';
 import { loadTable } from '../lib/tables.js';
 
 const [kind, ...rest] = process.argv.slice(2);
 
 async function serveCkql(files: readonly string[]): Promise<void> {
-  const { startServer } = await import('../../src/server/server.js');
+  const { startServer } = await ckqlModules.server();
   const tables = await Promise.all(files.map((file) => loadTable(file)));
   const server = await startServer({ tables, port: 0 });
   process.once('SIGTERM', () => { void Promise.resolve(server.close()).then(() => process.exit(0)); });

@@ -23,7 +23,10 @@ export function makeConfig(quick: boolean): RunConfig {
 /** Time budget for one contender on `rows` records. Slow peers at 1M rows get few samples. */
 export function evalBudget(config: RunConfig, rows: number): { timeMs: number; minSamples: number; rounds: number; warmupMs: number; warmupIterations: number } {
   if (config.quick) return { timeMs: rows > 20_000 ? 0 : 40, minSamples: rows > 20_000 ? 1 : 2, rounds: 1, warmupMs: 0, warmupIterations: 0 };
-  if (rows <= 20_000) return { timeMs: 500, minSamples: 10, rounds: 2, warmupMs: 100, warmupIterations: 3 };
-  if (rows <= 300_000) return { timeMs: 600, minSamples: 6, rounds: 2, warmupMs: 100, warmupIterations: 2 };
-  return { timeMs: 800, minSamples: 4, rounds: 2, warmupMs: 50, warmupIterations: 1 };
+  // tinybench runs each task until both its time and its sample count are reached: fast
+  // contenders collect many samples in the time, slow peers stop at the minimum
+  if (rows <= 20_000) return { timeMs: 300, minSamples: 6, rounds: 2, warmupMs: 50, warmupIterations: 2 };
+  if (rows <= 300_000) return { timeMs: 400, minSamples: 4, rounds: 2, warmupMs: 0, warmupIterations: 0 };
+  // at 1M rows a slow peer takes seconds per pass: the checked run before timing is its warm-up
+  return { timeMs: 400, minSamples: 2, rounds: 2, warmupMs: 0, warmupIterations: 0 };
 }
