@@ -5,9 +5,12 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ckql, ndjson, startCkql, waitForLine } from './run-ckql.js';
 import { makeWorkspace, writeFileMode } from './fixtures.js';
+
+// Each test starts the bin several times; on a busy two-core machine that can take a while.
+vi.setConfig({ testTimeout: 120_000 });
 
 let root: string;
 let data: string;
