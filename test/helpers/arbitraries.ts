@@ -72,7 +72,7 @@ export const bareword: fc.Arbitrary<string> = fc.stringMatching(/^[A-Za-z_][A-Za
 /** Awkward characters for quoting and escaping. */
 const awkwardChar = fc.constantFrom(
   '"', "'", '\\', '`', '$', '-', '(', ')', ',', '=', ' ', '\n', '\t', '\r', '\u0000', '\u2028', 'é', 'e\u0301',
-  'ﬁ', 'Ｆ', '数', '🎉', '\u{1F600}', 'ß', 'İ', 'a', 'Z', '0', '_', '.', ':', '#', '--',
+  'ﬁ', 'Ｆ', '数', '🎉', '\u{1F600}', 'ß', 'İ', 'a', 'Z', '0', '_', '.', ':', '#', '--', '\ud800', '\udfff',
 );
 
 /** Text built from awkward characters, possibly empty. */
@@ -164,6 +164,10 @@ export interface QueryShape {
   readonly limits?: fc.Arbitrary<number>;
   /** whether every condition must be expressible as a request (same-field `or`, no `and` in `or`) */
   readonly compilable?: boolean;
+  /** search texts; default: any `textValue` */
+  readonly texts?: fc.Arbitrary<string>;
+  /** `offset` values; default 0…20 */
+  readonly offsets?: fc.Arbitrary<number>;
 }
 
 function valueNode(shape: QueryShape): fc.Arbitrary<Value> {
@@ -241,11 +245,11 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
     .record({
       resource: orParam((shape.resource ?? resourceName).map(text)),
       where: optional(conditionArb(shape)),
-      search: optional(orParam(textValue.map(text))),
+      search: optional(orParam((shape.texts ?? textValue).map(text))),
       select: optional(fc.array(names, { minLength: 1, maxLength: 3 })),
       order: optional(fc.array(fc.tuple(names, fc.constantFrom('asc' as const, 'desc' as const)), { minLength: 1, maxLength: 3 })),
       limit: optional(count(shape.limits ?? fc.integer({ min: 0, max: 40_000 }))),
-      offset: optional(count(fc.integer({ min: 0, max: 20 }))),
+      offset: optional(count(shape.offsets ?? fc.integer({ min: 0, max: 20 }))),
     })
     .map((parts) => {
       const query: { -readonly [K in keyof Query]: Query[K] } = {
@@ -358,7 +362,7 @@ export const requestArb: fc.Arbitrary<Record<string, unknown>> = fc
       filters: fc.dictionary(fieldName, filterValue, { maxKeys: 4 }),
       q: textValue,
       fields: fc.uniqueArray(fieldName, { minLength: 1, maxLength: 3 }),
-      sort: fc.array(fc.tuple(fieldName.filter((n) => !n.includes(',')), fc.constantFrom('asc' as const, 'desc' as const, undefined)), { minLength: 1, maxLength: 3 }),
+      sort: fc.array(fc.tuple(fieldName, fc.constantFrom('asc' as const, 'desc' as const, undefined)), { minLength: 1, maxLength: 3 }),
       limit: fc.integer({ min: 0, max: 40_000 }),
       offset: fc.integer({ min: 0, max: 500 }),
       shapes: fc.record({ fieldsText: fc.boolean(), sortList: fc.boolean(), countText: fc.boolean() }),
@@ -392,7 +396,8 @@ export const requestArb: fc.Arbitrary<Record<string, unknown>> = fc
  */
 export const cellPool: readonly JsonValue[] = [
   0, 1, 2, 3, 2020, '2020', 2.5, '2.5', '2.50', -3, 1e21, true, false, 'true', 'false', null, 'null', '', ' ',
-  'a', 'A', 'ab', 'b a', 'é', 'e\u0301', 'É', 'ﬁ', 'fi', 'Ｆ', '数学', '🎉', 'ß', 'limit', 'from', 'x" or 1=1',
+  'a', 'A', 'ab', 'b a', 'b  a', 'B\tA', 'é', 'e\u0301', 'É', 'ﬁ', 'fi', 'Ｆ', '数学', '🎉', 'ß', 'ẞ', 'İ', 'ΑΣ', 'b-c\nd',
+  'limit', 'from', 'x" or 1=1', 'a\ud800',
   '5b3f1c0a-9d2e-4f6b-8a1c-2e7d9b0c4f11', { a: 1 }, [1, 'a'], [],
 ];
 
@@ -413,35 +418,83 @@ export const cellValue: fc.Arbitrary<JsonValue> = fc.oneof(
 export function rowsArb(names: readonly string[], maxRows = 12): fc.Arbitrary<Row[]> {
   const row = fc.array(fc.option(cellValue, { nil: undefined, freq: 6 }), { minLength: names.length, maxLength: names.length })
     .map((cells) => Object.fromEntries(names.flatMap((n, i) => (cells[i] === undefined ? [] : [[n, cells[i]]]))) as Row);
-  return fc.array(row, { maxLength: maxRows });
+  // Mostly a few rows; sometimes none at all.
+  return fc.oneof({ weight: 9, arbitrary: fc.array(row, { minLength: 1, maxLength: maxRows }) }, { weight: 1, arbitrary: fc.constant<Row[]>([]) });
 }
 
 /** Field names for a table: unique, never `_id` (every table has it already). */
 export const tableFieldNames: fc.Arbitrary<string[]> = fc.uniqueArray(
-  fc.oneof({ weight: 3, arbitrary: fc.constantFrom('a', 'b', 'c', 'title', 'year', 'school year', 'a`b', 'from', 'bük', '__proto__') }, { weight: 1, arbitrary: fieldName }).filter((n) => n !== '_id'),
+  fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom('a', 'b', 'c', 'title', 'year', 'school year', 'a`b', 'from', 'bük', '__proto__', 'constructor', 'toString') },
+    { weight: 1, arbitrary: fieldName },
+  ).filter((n) => n !== '_id'),
   { minLength: 1, maxLength: 4 },
 );
 
-/** A table's field names and rows: use with `tableFromRows(rows, { id, alias })`. */
+/**
+ * A table's rows and the field names they use (a name no row has is left
+ * out, as a table inferred from the rows would not know it): use with
+ * `tableFromRows(rows, { id, alias })`.
+ */
 export const tableRowsArb: fc.Arbitrary<{ readonly names: string[]; readonly rows: Row[] }> = tableFieldNames.chain((names) =>
-  rowsArb(names).map((rows) => ({ names, rows })),
+  rowsArb(names).map((rows) => ({ names: names.filter((n) => rows.some((r) => Object.hasOwn(r, n))), rows })),
+);
+
+/**
+ * Search texts likely to match pool cells: pieces of them in other letter
+ * cases, compositions and widths, blanks and white space runs — and any text.
+ */
+export const searchText: fc.Arbitrary<string> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'a', 'A', 'b a', 'B  A', ' a ', 'é', 'E\u0301', 'É', 'fi', 'FI', 'ﬁ', 'f', 'Ｆ', 'F', '数', '数学', '🎉', 'ss', 'ß',
+      'SS', '2.5', '2.50', '2020', '20', '0', 'true', 'TRUE', 'false', 'null', 'limit', 'x" or', '"a":1', '[1,', 'b-c', '',
+      '   ', '\n\t', '5b3f1c0a', '\ud800',
+    ),
+  },
+  { weight: 1, arbitrary: textValue },
 );
 
 /**
  * A compilable query over a table with these field names: fields mostly from
- * the table (sometimes `_id` or an unknown one), values from the pool, no
- * parameters.
+ * the table (sometimes `_id` or an unknown one), values and search texts from
+ * the table's own cells (so filters and search find something) and the pool,
+ * no parameters.
  */
-export function queryOverTable(resource: string, names: readonly string[], options: { readonly unknownFields?: boolean } = {}): fc.Arbitrary<Query> {
+export function queryOverTable(
+  resource: string,
+  names: readonly string[],
+  options: { readonly unknownFields?: boolean; readonly rows?: readonly Row[] } = {},
+): fc.Arbitrary<Query> {
   const known = fc.constantFrom(...names, '_id');
-  const fields = options.unknownFields === false ? known : fc.oneof({ weight: 12, arbitrary: known }, { weight: 1, arbitrary: fc.constant('no such field') });
+  const fields = options.unknownFields === false ? known : fc.oneof({ weight: 30, arbitrary: known }, { weight: 1, arbitrary: fc.constant('no such field') });
+  const cells = (options.rows ?? []).flatMap((row) => Object.values(row)).filter((v) => v !== undefined);
+  const scalars = cells.filter((v): v is Scalar => v === null || typeof v !== 'object');
+  const texts = cells.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).filter((t) => t.trim() !== '');
+  const values = scalars.length === 0 ? poolScalar : fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...scalars) }, { weight: 1, arbitrary: poolScalar });
+  const pieces = texts.length === 0
+    ? searchText
+    : fc.oneof(
+        {
+          weight: 2,
+          arbitrary: fc.tuple(fc.constantFrom(...texts), fc.nat(), fc.nat(), fc.boolean())
+            .map(([t, a, b, upper]) => {
+              const piece = t.slice(Math.min(a, b) % (t.length + 1), (Math.max(a, b) % t.length) + 1);
+              return upper ? piece.toUpperCase() : piece;
+            }),
+        },
+        { weight: 1, arbitrary: searchText },
+      );
   return queryArb({
     fields,
-    values: poolScalar,
+    values,
     resource: fc.constant(resource),
     parameters: false,
     compilable: true,
-    limits: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constant(32_000), fc.constant(40_000)),
+    texts: pieces,
+    limits: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 5 }) }, fc.constantFrom(0, 32_000, 40_000)),
+    offsets: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) }, fc.integer({ min: 4, max: 20 })),
   });
 }
 

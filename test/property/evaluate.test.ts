@@ -13,7 +13,7 @@ import type { Row, SearchResult, Table } from '../../src/datastore/types.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import { evaluateQuery } from '../../src/evaluate/evaluate-query.js';
 import {
-  conditionArb, literalOf, poolScalar, propertyParameters, queryOverTable, tableRowsArb,
+  cellPool, conditionArb, literalOf, poolScalar, propertyParameters, propertyRuns, queryOverTable, tableRowsArb,
 } from '../helpers/arbitraries.js';
 import { outcomeOf } from '../helpers/outcome.js';
 import type { Outcome } from '../helpers/outcome.js';
@@ -22,7 +22,7 @@ const id = '0f0e0d0c-0b0a-4908-8706-050403020100';
 const alias = 't';
 
 const tableWithQuery = tableRowsArb.chain(({ names, rows }) =>
-  queryOverTable(alias, names).map((query) => ({ names, rows, table: tableFromRows(rows, { id, alias }), query })),
+  queryOverTable(alias, names, { rows }).map((query) => ({ names, rows, table: tableFromRows(rows, { id, alias }), query })),
 );
 
 /**
@@ -79,7 +79,7 @@ test('adding a condition never adds records', () => {
     return fc.record({
       rows: fc.constant(rows),
       table: fc.constant(tableFromRows(rows, { id, alias })),
-      query: queryOverTable(alias, names, { unknownFields: false }),
+      query: queryOverTable(alias, names, { unknownFields: false, rows }),
       extra: conditionArb({ fields: known, values: poolScalar, parameters: false, compilable: true }),
     });
   });
@@ -129,5 +129,46 @@ test('f in (a, b) gives the union of f = a and f = b', () => {
       }
     }),
     propertyParameters(),
+  );
+}, 120_000);
+
+/**
+ * Rows past one search chunk (16 384 rows) with a deterministic mix of pool
+ * cells, so that text search and filters cross chunk boundaries and the
+ * heap-based top-k page meets many ties. `ascii` keeps to ASCII cells (the
+ * evaluator's fast lower-casing path).
+ */
+function bigRows(count: number, ascii: boolean): Row[] {
+  const cells = cellPool.filter((v) => !ascii || typeof v !== 'string' || /^[\x20-\x7e]*$/.test(v));
+  let seed = ascii ? 7 : 11;
+  const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648);
+  return Array.from({ length: count }, () => {
+    const row: Record<string, (typeof cells)[number]> = {};
+    for (const name of ['a', 'b', 'school year']) {
+      const pick = next() % (cells.length + 2);
+      if (pick < cells.length) row[name] = cells[pick]!; // else the key is missing
+    }
+    return row;
+  });
+}
+
+test('on large tables too, evaluateQuery(q, t) equals evaluate(compile(q), t)', () => {
+  const big = [true, false].map((ascii) => {
+    const rows = bigRows(40_000, ascii);
+    return { rows, table: tableFromRows(rows, { id, alias }) };
+  });
+  const arb = fc.record({
+    which: fc.constantFrom(0, 1),
+    query: queryOverTable(alias, ['a', 'b', 'school year'], { unknownFields: false, rows: big[0]!.rows.slice(0, 200) }),
+  });
+  fc.assert(
+    fc.property(arb, ({ which, query }) => {
+      const { table } = big[which]!;
+      const compiled = outcomeOf(() => compile(query));
+      fc.pre('ok' in compiled);
+      if (!('ok' in compiled)) return;
+      expect(outcomeOf(() => evaluateQuery(query, table))).toEqual(withoutFilters(outcomeOf(() => evaluate(compiled.ok, table))));
+    }),
+    propertyParameters(Math.max(20, Math.floor(propertyRuns / 40))),
   );
 }, 120_000);

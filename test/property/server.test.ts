@@ -42,7 +42,7 @@ test('the server gives what evaluate gives, over POST and GET', async () => {
   const arb = fc.integer({ min: 0, max: tables.length - 1 }).chain((i) =>
     fc.record({
       index: fc.constant(i),
-      query: queryOverTable(`t${i}`, samples[i]!.names),
+      query: queryOverTable(`t${i}`, samples[i]!.names, { rows: samples[i]!.rows }),
       byGet: fc.boolean(),
     }),
   );
