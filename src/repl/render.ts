@@ -7,7 +7,8 @@
 import { createElement } from 'react';
 import { renderToString } from 'ink';
 import type { SearchResult } from '../datastore/types.js';
-import { cellOf, footerText, layoutTable, tableMargin, columnGap, widthOf } from './layout.js';
+import { cellOf, footerText, layoutTable, tableMargin, columnGap, widthOf, type Layout } from './layout.js';
+import { InfoTable } from './views/InfoTable.js';
 import { ResultView } from './views/ResultView.js';
 
 export interface RenderResultOptions {
@@ -45,13 +46,6 @@ export function renderResultTable(result: SearchResult, options: RenderResultOpt
     offset: result.offset,
     elapsedMs: options.elapsedMs,
   });
-  // ink wraps at `columns`: give it exactly the room the layout uses, which is
-  // finite even when the caller asked for no limit.
-  const used =
-    layout.kind === 'table'
-      ? tableMargin + layout.columns.reduce((sum, c) => sum + c.width, 0) + columnGap * Math.max(0, layout.columns.length - 1)
-      : layout.labelWidth + columnGap + layout.valueWidth;
-  const columns = Math.max(used, widthOf(footer), 40) + 1;
   const element = createElement(ResultView, {
     fields,
     rows,
@@ -61,5 +55,46 @@ export function renderResultTable(result: SearchResult, options: RenderResultOpt
     footer,
     color: options.color,
   });
-  return renderToString(element, { columns: Number.isFinite(width) ? Math.min(columns, Math.max(width, widthOf(footer))) : columns });
+  return renderToString(element, { columns: inkColumns(layout, width, footer) });
+}
+
+/**
+ * ink wraps at `columns`: give it exactly the room the layout uses (finite
+ * even when the caller asked for no limit), and never less than the footer.
+ */
+function inkColumns(layout: Layout, width: number, footer: string): number {
+  const used =
+    layout.kind === 'table'
+      ? tableMargin + layout.columns.reduce((sum, c) => sum + c.width, 0) + columnGap * Math.max(0, layout.columns.length - 1)
+      : layout.labelWidth + columnGap + layout.valueWidth;
+  return Math.max(used, widthOf(footer), 1) + 1;
+}
+
+export interface InfoTableOptions {
+  readonly width: number;
+  readonly color: boolean;
+  /** a line under the table */
+  readonly note?: string | undefined;
+  /** indexes of columns to right-align */
+  readonly numeric?: readonly number[];
+}
+
+/**
+ * A small table of text (the REPL's `.fields`, `.resources`, `.help`), with
+ * the same layout rules as results: cut with `…` to fit `width`.
+ * @example renderInfoTable(['field', 'type'], [['code', 'text']], { width: 80, color: false })
+ */
+export function renderInfoTable(headers: readonly string[], rows: readonly (readonly string[])[], options: InfoTableOptions): string {
+  const width = Number.isNaN(options.width) || options.width < 1 ? 80 : options.width;
+  const fields = headers.map((id, i) => ({ id, type: options.numeric?.includes(i) === true ? ('int' as const) : ('text' as const) }));
+  const cells = rows.map((row) => headers.map((_, i) => ({ text: cellOf(row[i] ?? '').text, kind: 'text' as const })));
+  let layout = layoutTable(fields, cells, width);
+  if (layout.kind === 'vertical') {
+    // Too narrow even for cut columns: give each column an equal share.
+    const share = Math.max(1, Math.floor((width - tableMargin - columnGap * (headers.length - 1)) / headers.length));
+    layout = { kind: 'table', columns: fields.map((f) => ({ id: f.id, width: share, align: 'left' })) };
+  }
+  const note = options.note ?? '';
+  const element = createElement(InfoTable, { layout, rows: cells, note, color: options.color });
+  return renderToString(element, { columns: inkColumns(layout, width, note) });
 }

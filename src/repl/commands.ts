@@ -1,0 +1,264 @@
+/**
+ * The dot commands: one table of name, usage, help line, the words its
+ * argument may be (for completion) and what it does. Each returns the text
+ * to print; errors are thrown and rendered by the caller like any other.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import type { SourceSpec } from '../cli/source.js';
+import { didYouMean } from '../cli/nearest.js';
+import { readParamValue } from '../cli/params.js';
+import type { Params } from '../compile/bind.js';
+import { toolError } from '../errors.js';
+import { outputFormats, parseOutputFormat } from '../output/format-records.js';
+import { truncate } from './layout.js';
+import { renderInfoTable } from './render.js';
+import type { Session } from './session.js';
+
+export interface CommandIo {
+  /** aborted by Ctrl-C while the command runs */
+  readonly signal: AbortSignal;
+}
+
+export interface DotCommand {
+  readonly name: string;
+  /** argument syntax shown by `.help`, e.g. `on|off` */
+  readonly usage: string;
+  readonly help: string;
+  /** what the argument may be, for Tab; undefined for free text */
+  words?(session: Session): Promise<readonly string[]>;
+  run(session: Session, argument: string, io: CommandIo): Promise<string | undefined>;
+}
+
+const onOff = async (): Promise<readonly string[]> => ['on', 'off'];
+
+/** `on`/`off` (also `true`/`false`, `1`/`0`); empty shows the current state. */
+function readSwitch(command: string, argument: string): boolean | undefined {
+  const word = argument.trim().toLowerCase();
+  if (word === '') return undefined;
+  if (['on', 'true', '1', 'yes'].includes(word)) return true;
+  if (['off', 'false', '0', 'no'].includes(word)) return false;
+  throw toolError('USAGE', [`.${command} takes on or off, found ${JSON.stringify(argument.trim())}`]);
+}
+
+function state(on: boolean): string {
+  return on ? 'on' : 'off';
+}
+
+/** `.connect` argument: a URL (http or https) or a local path. */
+export function sourceSpecFor(argument: string, cwd: string = process.cwd()): SourceSpec {
+  const text = argument.trim();
+  if (/^https?:\/\//i.test(text)) return { kind: 'url', url: text };
+  return { kind: 'data', paths: [isAbsolute(text) ? text : resolve(cwd, text)] };
+}
+
+/**
+ * `k=v` words after `.run NAME`; values read like query literals (`5`,
+ * `true`, `"text"`, or text as typed).
+ */
+export function readRunParams(words: readonly string[]): Params {
+  const params = Object.create(null) as Record<string, Params[string]>;
+  for (const word of words) {
+    const equals = word.indexOf('=');
+    const name = (equals < 0 ? word : word.slice(0, equals)).replace(/^\$/, '');
+    if (equals < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw toolError('USAGE', [`.run expects name=value after the query name, found ${JSON.stringify(word)}`], {
+        hint: 'for example .run active-by-subject subject=math',
+      });
+    }
+    params[name] = readParamValue(word.slice(equals + 1));
+  }
+  return params;
+}
+
+/** Splits `a b="x y" c` into words; double quotes keep spaces and stay part of the word. */
+function words(text: string): string[] {
+  return [...text.matchAll(/(?:[^\s"]+|"(?:[^"\\]|\\.)*")+/g)].map((match) => match[0]);
+}
+
+export const dotCommands: readonly DotCommand[] = [
+  {
+    name: 'help',
+    usage: '',
+    help: 'show this help',
+    run: async (session) => helpText(session),
+  },
+  {
+    name: 'resources',
+    usage: '',
+    help: 'list the resources (aliases, ids, record counts)',
+    run: async (session) => {
+      const resources = await session.resources(true);
+      if (resources.length === 0) return 'no resources known yet: a portal lists the ones you have queried';
+      return renderInfoTable(
+        ['alias', 'id', 'records'],
+        resources.map((r) => [r.alias ?? '', r.id, r.total === undefined ? '' : String(r.total)]),
+        { width: session.width(), color: session.color, numeric: [2] },
+      );
+    },
+  },
+  {
+    name: 'fields',
+    usage: '[resource]',
+    help: 'list the fields of a resource (default: the last queried)',
+    words: async (session) => (await session.resources().catch(() => [])).map((r) => r.alias ?? r.id),
+    run: async (session, argument, io) => {
+      const resource = argument.trim() === '' ? session.lastResource : argument.trim();
+      if (resource === undefined) {
+        throw toolError('USAGE', ['.fields needs a resource until a query has run'], { hint: 'for example .fields courses' });
+      }
+      const fields = await session.fields(resource, io.signal);
+      return renderInfoTable(
+        ['field', 'type'],
+        fields.map((field) => [field.id, field.type]),
+        { width: session.width(), color: session.color, note: `${fields.length} fields of ${resource}` },
+      );
+    },
+  },
+  {
+    name: 'format',
+    usage: 'FORMAT',
+    help: 'table, json, ndjson, csv or markdown',
+    words: async () => outputFormats,
+    run: async (session, argument) => {
+      if (argument.trim() !== '') session.settings.format = parseOutputFormat(argument.trim());
+      return `format ${session.settings.format}`;
+    },
+  },
+  {
+    name: 'limit',
+    usage: 'N',
+    help: 'records fetched when a query has no limit',
+    run: async (session, argument) => {
+      const text = argument.trim();
+      if (text !== '') {
+        const limit = Number(text);
+        if (!/^\d+$/.test(text) || !Number.isSafeInteger(limit)) {
+          throw toolError('USAGE', [`.limit takes a whole number of 0 or more, found ${JSON.stringify(text)}`]);
+        }
+        session.settings.limit = limit;
+      }
+      return `limit ${session.settings.limit} (a query's own limit wins)`;
+    },
+  },
+  {
+    name: 'timing',
+    usage: 'on|off',
+    help: 'show how long each query took',
+    words: onOff,
+    run: async (session, argument) => {
+      session.settings.timing = readSwitch('timing', argument) ?? session.settings.timing;
+      return `timing ${state(session.settings.timing)}`;
+    },
+  },
+  {
+    name: 'explain',
+    usage: 'on|off',
+    help: 'show request JSON, GET URL and curl',
+    words: onOff,
+    run: async (session, argument) => {
+      session.settings.explain = readSwitch('explain', argument) ?? session.settings.explain;
+      return `explain ${state(session.settings.explain)}`;
+    },
+  },
+  {
+    name: 'lang',
+    usage: 'en|de|none',
+    help: 'language segment of the portal URL (/de/api/…)',
+    words: async () => ['en', 'de', 'none'],
+    run: async (session, argument) => {
+      const word = argument.trim();
+      if (word !== '') {
+        if (word !== 'none' && !/^[A-Za-z][A-Za-z0-9_-]*$/.test(word)) {
+          throw toolError('USAGE', [`.lang takes a language segment such as en or de, or none, found ${JSON.stringify(word)}`]);
+        }
+        session.setLanguage(word === 'none' ? undefined : word);
+      }
+      return `language ${session.settings.language ?? 'none'}: ${session.client.prepare({ resource_id: '…' }).url.split('?')[0]}`;
+    },
+  },
+  {
+    name: 'connect',
+    usage: 'URL|DIR',
+    help: 'query a portal, or local CSV/JSON files',
+    run: async (session, argument) => {
+      if (argument.trim() === '') {
+        return `connected to ${session.source.label}`;
+      }
+      const source = await session.connectTo(sourceSpecFor(argument));
+      const names = (await session.resources().catch(() => [])).map((r) => r.alias ?? r.id);
+      return `connected to ${source.label}${names.length === 0 ? '' : `: ${names.join(', ')}`}`;
+    },
+  },
+  {
+    name: 'queries',
+    usage: '',
+    help: 'list the named queries of the config file',
+    run: async (session) => {
+      const queries = [...session.config.queries.values()];
+      if (queries.length === 0) {
+        return session.config.file === undefined
+          ? 'no config file found; named queries live under `queries:` in ckql.config.yaml'
+          : `no queries in ${session.config.file}`;
+      }
+      return renderInfoTable(
+        ['name', 'params', 'query'],
+        queries.map((q) => [
+          q.name,
+          Object.entries(q.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' '),
+          q.description ?? q.query.replace(/\s+/g, ' ').trim(),
+        ]),
+        { width: session.width(), color: session.color, note: session.config.file },
+      );
+    },
+  },
+  {
+    name: 'run',
+    usage: 'NAME [k=v…]',
+    help: 'run a named query with parameters',
+    words: async (session) => [...session.config.queries.keys()],
+    run: async (session, argument, io) => {
+      const [name, ...rest] = words(argument.trim());
+      if (name === undefined) throw toolError('USAGE', ['.run needs the name of a query'], { hint: '.queries lists them' });
+      const query = session.config.queries.get(name);
+      if (query === undefined) {
+        throw toolError('UNKNOWN_QUERY', [name], {
+          hint: didYouMean(name, session.config.queries.keys()) ?? '.queries lists them',
+        });
+      }
+      const params = { ...query.params, ...readRunParams(rest) };
+      return session.run(query.query, { signal: io.signal, params });
+    },
+  },
+];
+
+function helpText(session: Session): string {
+  const settings = session.settings;
+  const now: Partial<Record<string, string>> = {
+    format: settings.format,
+    limit: String(settings.limit),
+    timing: state(settings.timing),
+    explain: state(settings.explain),
+    lang: settings.language ?? 'none',
+  };
+  const rows = [
+    ...dotCommands.map((c) => {
+      const current = now[c.name];
+      return [`.${c.name}${c.usage === '' ? '' : ` ${c.usage}`}`, `${c.help}${current === undefined ? '' : ` (now ${current})`}`] as const;
+    }),
+    ['.break', 'discard a statement being continued'] as const,
+    ['.exit', 'leave (also Ctrl-D)'] as const,
+  ];
+  const width = session.width();
+  const usageWidth = Math.max(...rows.map(([usage]) => usage.length)) + 2;
+  const bold = (text: string): string => (session.color ? `\x1b[1m${text}\x1b[22m` : text);
+  const lines = rows.map(([usage, help]) => bold(usage.padEnd(usageWidth)) + truncate(help, width - usageWidth - 1));
+  return [
+    'Type a query and press Enter:  from courses where subject = math limit 5',
+    'A query that is not finished continues on the next line (`;` ends it).',
+    'Tab completes keywords, resources, fields and values; Ctrl-C cancels.',
+    '',
+    ...lines,
+    '',
+    `Source: ${session.source.label}`,
+  ].map((line) => truncate(line, width - 1)).join('\n');
+}

@@ -1,0 +1,150 @@
+/**
+ * Tab completion by grammar position: `suggest` (Chevrotain content assist)
+ * says what may stand at the cursor; this fills in the names only the
+ * session knows (resources, fields learned with a `limit: 0` request,
+ * values seen in the last result) and writes them as the lexer would read
+ * them back (quoted where needed).
+ */
+import type { FieldInfo, JsonValue } from '../datastore/types.js';
+import type { ResourceSummary } from '../cli/source.js';
+import { suggest } from '../syntax/suggest.js';
+import { keywords, scanBareword } from '../syntax/tokens.js';
+
+/** What completion may ask the session; every lookup may fail quietly (no suggestions). */
+export interface CompletionContext {
+  resources(): Promise<readonly ResourceSummary[]>;
+  fields(resource: string): Promise<readonly FieldInfo[]>;
+  /** values of `field` in the last result, if that result came from `resource` */
+  values(field: string, resource: string | undefined): readonly JsonValue[];
+}
+
+export interface Completion {
+  /** full words, each replacing `prefix` */
+  readonly completions: readonly string[];
+  /** the text before the cursor that the completions replace */
+  readonly prefix: string;
+}
+
+function isBare(text: string): boolean {
+  return text.length > 0 && scanBareword(text, 0) === text.length && !keywords.has(text.toLowerCase());
+}
+
+/**
+ * A field name as the lexer reads it back: bare, or in backticks.
+ * @example fieldText('start_date') // 'start_date'
+ * @example fieldText('school year') // '`school year`'
+ */
+export function fieldText(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !keywords.has(name.toLowerCase())
+    ? name
+    : `\`${name.replaceAll('`', '``')}\``;
+}
+
+/**
+ * A record value as a query literal that means the same value.
+ * @example valueText('active') // 'active'
+ * @example valueText("Éléments d'algèbre") // '"Éléments d\'algèbre"'
+ */
+export function valueText(value: JsonValue): string | undefined {
+  if (value === null) return 'null';
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value !== 'string') return undefined;
+  if (isBare(value)) return value;
+  // eslint-disable-next-line no-control-regex
+  const escaped = value.replace(/[\\"\u0000-\u001f]/g, (char) => {
+    if (char === '\\' || char === '"') return `\\${char}`;
+    if (char === '\n') return '\\n';
+    if (char === '\t') return '\\t';
+    return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+  return `"${escaped}"`;
+}
+
+/** Keywords keep the case the person started typing in: `WH` completes to `WHERE`. */
+function inCaseOf(prefix: string, word: string): string {
+  return prefix.length > 0 && prefix === prefix.toUpperCase() && prefix !== prefix.toLowerCase()
+    ? word.toUpperCase()
+    : word;
+}
+
+function matches(candidate: string, prefix: string): boolean {
+  return candidate.toLowerCase().startsWith(prefix.toLowerCase());
+}
+
+/**
+ * Completions for the query text `source` with the cursor at `cursor`.
+ * @example
+ * await completeQuery('from courses wh', 15, context) // { completions: ['where '], prefix: 'wh' }
+ */
+export async function completeQuery(source: string, cursor: number, context: CompletionContext): Promise<Completion> {
+  const { prefix, suggestions } = suggest(source, cursor);
+  const candidates: string[] = [];
+  const add = (text: string | undefined): void => {
+    if (text !== undefined && matches(text, prefix) && !candidates.includes(text)) candidates.push(text);
+  };
+  for (const suggestion of suggestions) {
+    switch (suggestion.kind) {
+      case 'keyword':
+        add(inCaseOf(prefix, suggestion.text));
+        break;
+      case 'punctuation':
+        // `(` and `,` help only when nothing is typed yet; they never complete a word.
+        if (prefix === '') add(suggestion.text);
+        break;
+      case 'resource': {
+        const resources = await context.resources().catch(() => []);
+        for (const resource of resources) if (resource.alias !== undefined) add(valueText(resource.alias));
+        for (const resource of resources) add(valueText(resource.id));
+        break;
+      }
+      case 'field': {
+        if (suggestion.resource === undefined) break;
+        const fields = await context.fields(suggestion.resource).catch(() => []);
+        for (const field of fields) add(fieldText(field.id));
+        break;
+      }
+      case 'value': {
+        const seen = context.values(suggestion.field, suggestion.resource);
+        for (const value of [...seen].sort(compareValues)) add(valueText(value));
+        break;
+      }
+    }
+  }
+  return { completions: finish(candidates), prefix };
+}
+
+function compareValues(a: JsonValue, b: JsonValue): number {
+  const ta = valueText(a) ?? '';
+  const tb = valueText(b) ?? '';
+  return ta < tb ? -1 : ta > tb ? 1 : 0;
+}
+
+/** A single completion gets a trailing space, so the next word can follow at once. */
+function finish(candidates: readonly string[]): readonly string[] {
+  const only = candidates[0];
+  if (candidates.length === 1 && only !== undefined && /[\w`"'\-.:]$/.test(only)) return [`${only} `];
+  return candidates;
+}
+
+/** Dot commands and their argument words, for completing `.fo` and `.format cs`. */
+export interface CommandCompletionContext {
+  readonly commands: readonly string[];
+  /** the words the argument of `command` may be, or undefined when free text */
+  argumentWords(command: string): Promise<readonly string[] | undefined>;
+}
+
+/**
+ * Completions for a line that starts with `.`.
+ * @example await completeCommand('.for', context) // { completions: ['.format '], prefix: '.for' }
+ */
+export async function completeCommand(line: string, context: CommandCompletionContext): Promise<Completion> {
+  const space = line.indexOf(' ');
+  if (space < 0) {
+    const candidates = context.commands.map((name) => `.${name}`).filter((name) => matches(name, line));
+    return { completions: finish(candidates), prefix: line };
+  }
+  const command = line.slice(1, space);
+  const words = (await context.argumentWords(command)) ?? [];
+  const prefix = line.slice(line.lastIndexOf(' ') + 1);
+  return { completions: finish(words.filter((word) => matches(word, prefix))), prefix };
+}

@@ -1,0 +1,131 @@
+/**
+ * Statements read from a pipe, a file or `-c`: split at `;`, run in order,
+ * records printed in one format (ndjson unless told otherwise), errors on
+ * stderr with the line and column of the whole script.
+ */
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import type { Source } from '../cli/source.js';
+import { compile } from '../compile/compile.js';
+import type { Params } from '../compile/bind.js';
+import type { SearchRequest } from '../datastore/types.js';
+import { renderError } from '../diagnostics.js';
+import { DatastoreError, QueryError } from '../errors.js';
+import { createRecordWriter, formatRecords, type OutputFormat } from '../output/format-records.js';
+import { inPlace, splitStatements, type Statement } from './statements.js';
+
+export interface ScriptOptions {
+  readonly source: Source;
+  /** default `ndjson` */
+  readonly format?: OutputFormat;
+  /** records go here; default `process.stdout` */
+  readonly output?: Writable;
+  /** rendered errors go here; default `process.stderr` */
+  readonly errorOutput?: Writable;
+  /** bound to every statement's `$parameters` */
+  readonly params?: Params;
+  /** colour in error excerpts and the table format; default false */
+  readonly color?: boolean;
+  /** columns for the table format; default `Infinity` (values shown whole) */
+  readonly width?: number;
+  /** stop at the first statement that fails; default true */
+  readonly bail?: boolean;
+  /** fetch every matching record, paging, instead of one request per statement */
+  readonly all?: boolean;
+  /** aborts the running request and stops the script */
+  readonly signal?: AbortSignal;
+}
+
+export interface ScriptResult {
+  /** statements in the script */
+  readonly statements: number;
+  /** statements that ran and printed their records */
+  readonly succeeded: number;
+  /** what failed, in order (rendered to `errorOutput` already); the CLI picks its exit code from the first */
+  readonly errors: readonly unknown[];
+}
+
+async function write(stream: Writable, text: string): Promise<void> {
+  if (text !== '' && !stream.write(text)) await once(stream, 'drain');
+}
+
+/**
+ * Runs the statements of `script` against `options.source`.
+ * @example
+ * await runScript('from courses where subject = math limit 2; from schools limit 1', { source })
+ * // stdout: three ndjson lines; resolves { statements: 2, succeeded: 2, errors: [] }
+ */
+export async function runScript(script: string, options: ScriptOptions): Promise<ScriptResult> {
+  const output = options.output ?? process.stdout;
+  const errorOutput = options.errorOutput ?? process.stderr;
+  const format = options.format ?? 'ndjson';
+  const color = options.color ?? false;
+  const statements = splitStatements(script);
+  const errors: unknown[] = [];
+  let succeeded = 0;
+  for (const statement of statements) {
+    if (options.signal?.aborted === true) {
+      errors.push(new DatastoreError('ABORTED', 'interrupted'));
+      break;
+    }
+    try {
+      const request = requestOf(script, statement, options.params);
+      if (options.all === true) {
+        await streamAll(request, options, format, output, color);
+      } else {
+        const result = await options.source.client.search(request, options.signal === undefined ? {} : { signal: options.signal });
+        await write(output, await formatRecords(result, format, { color, width: options.width ?? Infinity }));
+      }
+      succeeded += 1;
+    } catch (error) {
+      errors.push(error);
+      await write(errorOutput, `${renderError(error, { color }).replace(/\n+$/, '')}\n`);
+      if (options.bail !== false || (error instanceof DatastoreError && error.code === 'ABORTED')) break;
+    }
+  }
+  return { statements: statements.length, succeeded, errors };
+}
+
+/**
+ * Compiles one statement; an error is reported against the whole script, so
+ * its line and column are where the statement sits in the file.
+ */
+function requestOf(script: string, statement: Statement, params: Params | undefined): SearchRequest {
+  try {
+    return compile(statement.text, params);
+  } catch (error) {
+    if (!(error instanceof QueryError) || statement.start === 0) throw error;
+    try {
+      compile(inPlace(script, statement), params);
+    } catch (placed) {
+      if (placed instanceof QueryError && placed.code === error.code) throw placed;
+    }
+    throw error;
+  }
+}
+
+/**
+ * `all`: pages through every record, writing as they come. The first page
+ * gives the field list the csv/markdown header needs, so the writer is made
+ * once it has arrived.
+ */
+async function streamAll(
+  request: SearchRequest,
+  options: ScriptOptions,
+  format: OutputFormat,
+  output: Writable,
+  color: boolean,
+): Promise<void> {
+  const client = options.source.client;
+  const first = await client.search(
+    { ...request, limit: 0 },
+    options.signal === undefined ? {} : { signal: options.signal },
+  );
+  const writer = createRecordWriter(format, first.fields, (text) => write(output, text), { color, width: options.width ?? Infinity });
+  let count = 0;
+  for await (const row of client.searchAll(request, options.signal === undefined ? {} : { signal: options.signal })) {
+    await writer.write(row);
+    count += 1;
+  }
+  await writer.end({ total: first.total ?? count });
+}

@@ -1,0 +1,302 @@
+/**
+ * The state of one REPL session and what a statement does in it: the
+ * source and client queries go to, the settings the dot commands change,
+ * the caches completion reads (resources, fields per resource, the last
+ * result), and running one statement to the text that is printed.
+ *
+ * Everything here returns text; node:repl wiring (input, Ctrl-C, prompts)
+ * lives in `index.ts`.
+ */
+import type { DatastoreClient } from '../client/types.js';
+import { connect } from '../client/connect.js';
+import { unknownFieldHint } from '../cli/field-hint.js';
+import { didYouMean } from '../cli/nearest.js';
+import type { ResourceSummary, Source, SourceSpec } from '../cli/source.js';
+import { compile } from '../compile/compile.js';
+import type { Params } from '../compile/bind.js';
+import type { Config } from '../config/types.js';
+import type { FieldInfo, JsonValue, SearchRequest, SearchResult } from '../datastore/types.js';
+import { renderError } from '../diagnostics.js';
+import { DatastoreError } from '../errors.js';
+import { formatRecords, type OutputFormat } from '../output/format-records.js';
+import type { CompletionContext } from './complete.js';
+import { explainText } from './explain.js';
+import { footerText, layoutTable, cellOf } from './layout.js';
+import { renderResultTable } from './render.js';
+
+export interface SessionSettings {
+  format: OutputFormat;
+  /** records asked for when a query has no `limit` */
+  limit: number;
+  timing: boolean;
+  explain: boolean;
+  /** language segment of the portal URL; undefined for none */
+  language: string | undefined;
+}
+
+export interface SessionOptions {
+  readonly source: Source;
+  readonly config: Config;
+  readonly settings: SessionSettings;
+  readonly color: boolean;
+  /** terminal columns, read at each render (the terminal may be resized) */
+  readonly width: () => number;
+  readonly openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
+}
+
+/** How many distinct values of a field completion offers from the last result. */
+const maxValues = 50;
+
+export class Session {
+  readonly config: Config;
+  readonly settings: SessionSettings;
+  readonly color: boolean;
+  readonly width: () => number;
+  #source: Source;
+  #client: DatastoreClient;
+  /** a client made here for `.lang`, closed when replaced */
+  #ownClient: DatastoreClient | undefined;
+  /** sources opened by `.connect`; the one given at start belongs to the caller */
+  readonly #ownSources: Source[] = [];
+  readonly #openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
+  #resources: Promise<readonly ResourceSummary[]> | undefined;
+  readonly #fields = new Map<string, Promise<readonly FieldInfo[]>>();
+  /** resources queries have answered for, as they were named */
+  readonly #seen = new Set<string>();
+  #last: { readonly resource: string; readonly result: SearchResult } | undefined;
+  /** the resource of the last statement, for `.fields` with no argument */
+  lastResource: string | undefined;
+  /** the vertical view's hint is given once per session */
+  #toldAboutVertical = false;
+
+  constructor(options: SessionOptions) {
+    this.config = options.config;
+    this.settings = options.settings;
+    this.color = options.color;
+    this.width = options.width;
+    this.#source = options.source;
+    this.#client = options.source.client;
+    this.#openSource = options.openSource;
+    if (this.settings.language !== (this.#client.language ?? undefined)) this.#useLanguage(this.settings.language);
+  }
+
+  get source(): Source {
+    return this.#source;
+  }
+
+  get client(): DatastoreClient {
+    return this.#client;
+  }
+
+  /**
+   * Ids and aliases of the source, asked once and kept, plus the resources
+   * queries have answered for (a portal cannot list its resources).
+   */
+  resources(refresh = false): Promise<readonly ResourceSummary[]> {
+    if (refresh || this.#resources === undefined) {
+      const asked = this.#source.listResources().then((listed) => {
+        const known = new Set(listed.flatMap((r) => [r.id, ...(r.alias === undefined ? [] : [r.alias])]));
+        return [...listed, ...[...this.#seen].filter((id) => !known.has(id)).map((id) => ({ id }))];
+      });
+      this.#resources = asked;
+      asked.catch(() => {
+        if (this.#resources === asked) this.#resources = undefined;
+      });
+    }
+    return this.#resources;
+  }
+
+  /** The fields of a resource, learned with a `limit: 0` request and kept. */
+  fields(resource: string, signal?: AbortSignal): Promise<readonly FieldInfo[]> {
+    let known = this.#fields.get(resource);
+    if (known === undefined) {
+      const asked = this.#client
+        .search({ resource_id: resource, limit: 0 }, signal === undefined ? {} : { signal })
+        .then((result) => result.fields);
+      known = asked;
+      this.#fields.set(resource, asked);
+      asked.catch(() => {
+        if (this.#fields.get(resource) === asked) this.#fields.delete(resource);
+      });
+    }
+    return known;
+  }
+
+  /** What completion may ask: each lookup is quiet on failure. */
+  completionContext(): CompletionContext {
+    return {
+      resources: () => this.resources(),
+      fields: (resource) => this.fields(resource),
+      values: (field, resource) => this.#valuesOf(field, resource),
+    };
+  }
+
+  #valuesOf(field: string, resource: string | undefined): readonly JsonValue[] {
+    const last = this.#last;
+    if (last === undefined) return [];
+    if (resource !== undefined && resource !== last.resource && resource !== last.result.resource_id) return [];
+    const seen = new Map<string, JsonValue>();
+    for (const record of last.result.records) {
+      const value = record[field];
+      if (value === undefined || (typeof value === 'object' && value !== null)) continue;
+      const key = `${typeof value}:${String(value)}`;
+      if (!seen.has(key)) seen.set(key, value);
+      if (seen.size >= maxValues) break;
+    }
+    return [...seen.values()];
+  }
+
+  /** The request a statement sends: compiled, with the session's page size when it sets no `limit`. */
+  requestFor(text: string, params?: Params): SearchRequest {
+    const request = compile(text, params);
+    if (request.limit !== undefined) return request;
+    // Rebuilt rather than spread, to keep the canonical key order (limit before offset).
+    const { offset, include_total: includeTotal, ...rest } = request;
+    return {
+      ...rest,
+      limit: this.settings.limit,
+      ...(offset === undefined ? {} : { offset }),
+      ...(includeTotal === undefined ? {} : { include_total: includeTotal }),
+    };
+  }
+
+  /**
+   * Runs one statement and returns what to print: the explain block if on,
+   * then the records in the session's format with a footer. Errors come back
+   * rendered, not thrown; a cancelled request says so in one word.
+   */
+  async run(text: string, options: { readonly signal?: AbortSignal; readonly params?: Params } = {}): Promise<string> {
+    const parts: string[] = [];
+    let request: SearchRequest | undefined;
+    try {
+      request = this.requestFor(text, options.params);
+      this.lastResource = request.resource_id;
+      if (this.settings.explain) parts.push(this.#dim(explainText(this.#client.prepare(request))));
+      const started = performance.now();
+      const result = await this.#client.search(request, options.signal === undefined ? {} : { signal: options.signal });
+      const elapsedMs = performance.now() - started;
+      this.#remember(request, result);
+      parts.push(await this.render(result, elapsedMs));
+    } catch (error) {
+      const hint = request === undefined ? undefined : await this.#hintFor(error, request, options.signal);
+      parts.push(this.renderFailure(error, options.signal, hint));
+    }
+    return parts.join('\n');
+  }
+
+  /** "did you mean" for an unknown field or resource, asked while the source is at hand. */
+  async #hintFor(error: unknown, request: SearchRequest, signal: AbortSignal | undefined): Promise<string | undefined> {
+    if (!(error instanceof DatastoreError) || signal?.aborted === true) return undefined;
+    if (error.code === 'VALIDATION_ERROR') return unknownFieldHint(error, request, this.#client, signal);
+    if (error.code !== 'NOT_FOUND') return undefined;
+    const names = (await this.resources().catch(() => [])).flatMap((r) => (r.alias === undefined ? [r.id] : [r.alias, r.id]));
+    return didYouMean(request.resource_id, names) ?? (names.length === 0 ? undefined : '.resources lists the resources');
+  }
+
+  #remember(request: SearchRequest, result: SearchResult): void {
+    this.#last = { resource: request.resource_id, result };
+    if (!this.#seen.has(request.resource_id)) {
+      this.#seen.add(request.resource_id);
+      this.#resources = undefined;
+    }
+    // A result without a projection carries every field: no need to ask again.
+    if (request.fields === undefined && !this.#fields.has(request.resource_id)) {
+      this.#fields.set(request.resource_id, Promise.resolve(result.fields));
+    }
+  }
+
+  /** A result in the session's format, with the footer. */
+  async render(result: SearchResult, elapsedMs: number | undefined): Promise<string> {
+    const shownMs = this.settings.timing ? elapsedMs : undefined;
+    const width = this.width();
+    if (this.settings.format === 'table') {
+      const text = renderResultTable(result, {
+        width,
+        color: this.color,
+        ...(shownMs === undefined ? {} : { elapsedMs: shownMs }),
+      });
+      return text + this.#verticalHint(result, width);
+    }
+    const body = await formatRecords(result, this.settings.format, { color: this.color, width, pretty: true });
+    const footer = footerText({ returned: result.records.length, total: result.total, offset: result.offset, elapsedMs: shownMs });
+    return `${body.replace(/\n$/, '')}\n${this.#dim(footer)}`;
+  }
+
+  /** Said once: why records came out one by one, and how to get a table. */
+  #verticalHint(result: SearchResult, width: number): string {
+    if (this.#toldAboutVertical || result.records.length === 0) return '';
+    const rows = result.records.map((record) => result.fields.map((field) => cellOf(record[field.id])));
+    if (layoutTable(result.fields, rows, width).kind !== 'vertical') return '';
+    this.#toldAboutVertical = true;
+    return `\n${this.#dim(`(rows too wide for ${width} columns; \`select\` fewer fields for a table)`)}`;
+  }
+
+  /** An error as printed in the session: the caret excerpt, or `cancelled`. */
+  renderFailure(error: unknown, signal?: AbortSignal, hint?: string): string {
+    if (signal?.aborted === true || (error instanceof DatastoreError && error.code === 'ABORTED')) {
+      return this.#dim('cancelled');
+    }
+    const text = renderError(error, { color: this.color }).replace(/\n+$/, '');
+    return hint === undefined || text.includes(hint) ? text : `${text}\n  = hint: ${hint}`;
+  }
+
+  #dim(text: string): string {
+    return this.color ? `\x1b[2m${text}\x1b[22m` : text;
+  }
+
+  /** `.lang`: queries go through a client for the same portal with another language segment. */
+  #useLanguage(language: string | undefined): void {
+    const spec = this.#source.spec;
+    const next =
+      language === this.#source.client.language
+        ? this.#source.client
+        : connect({
+            url: this.#source.client.url,
+            ...(language === undefined ? {} : { language }),
+            method: this.#source.client.method,
+            ...(spec.kind === 'url' && spec.token !== undefined ? { token: spec.token } : {}),
+          });
+    const old = this.#ownClient;
+    this.#ownClient = next === this.#source.client ? undefined : next;
+    this.#client = next;
+    this.settings.language = language;
+    if (old !== undefined && old !== next) void old.close().catch(() => undefined);
+  }
+
+  setLanguage(language: string | undefined): void {
+    this.#useLanguage(language);
+  }
+
+  /** `.connect`: a new source; caches are dropped, settings kept. */
+  async connectTo(spec: SourceSpec): Promise<Source> {
+    if (this.#openSource === undefined) throw new Error('this session cannot open other sources');
+    const source = await this.#openSource(spec);
+    this.#ownSources.push(source);
+    this.#source = source;
+    this.#resources = undefined;
+    this.#fields.clear();
+    this.#seen.clear();
+    this.#last = undefined;
+    this.lastResource = undefined;
+    const old = this.#ownClient;
+    this.#ownClient = undefined;
+    this.#client = source.client;
+    if (old !== undefined) await old.close().catch(() => undefined);
+    if (this.settings.language !== undefined && this.settings.language !== source.client.language) {
+      this.#useLanguage(this.settings.language);
+    } else {
+      this.settings.language = source.client.language;
+    }
+    return source;
+  }
+
+  /** Closes what the session opened; the source given at start stays the caller's. */
+  async close(): Promise<void> {
+    const closing: Promise<unknown>[] = [];
+    if (this.#ownClient !== undefined) closing.push(this.#ownClient.close());
+    for (const source of this.#ownSources) closing.push(source.close());
+    this.#ownClient = undefined;
+    this.#ownSources.length = 0;
+    await Promise.allSettled(closing);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * A one-line spinner on stderr while a query runs: only on a terminal, and
+ * only once the query has taken long enough to notice, so quick queries
+ * never flicker. Written by hand with `\r` and erase-line rather than with a
+ * live ink render, which would take a renderer per stream and cursor state
+ * that the REPL's own line editing does not expect.
+ */
+import type { Writable } from 'node:stream';
+import { formatMs } from './layout.js';
+
+const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+export interface Spinner {
+  stop(): void;
+}
+
+/** Starts a spinner on `stream` if it is a TTY; otherwise does nothing. */
+export function startSpinner(stream: Writable & { isTTY?: boolean }, label: string, delayMs = 150): Spinner {
+  if (stream.isTTY !== true) return { stop: () => undefined };
+  const started = performance.now();
+  let frame = 0;
+  let drawn = false;
+  let interval: NodeJS.Timeout | undefined;
+  const draw = (): void => {
+    const elapsed = formatMs(performance.now() - started);
+    stream.write(`\r\x1b[2K${frames[frame % frames.length]} ${label} ${elapsed} (Ctrl-C cancels)`);
+    frame += 1;
+    drawn = true;
+  };
+  const delay = setTimeout(() => {
+    draw();
+    interval = setInterval(draw, 80);
+  }, delayMs);
+  return {
+    stop: () => {
+      clearTimeout(delay);
+      if (interval !== undefined) clearInterval(interval);
+      if (drawn) stream.write('\r\x1b[2K');
+    },
+  };
+}
