@@ -366,7 +366,9 @@ function refineSet(values: readonly unknown[], wanted: ReadonlySet<unknown>, row
 /** Every row whose search text contains `q`: indexOf from match to match, skipping the rest of a matched row. */
 function searchAll(chunks: readonly SearchChunk[], q: string): number[] {
   const out: number[] = [];
+  const hasRowEnd = q.includes('\0');
   for (const chunk of chunks) {
+    if (hasRowEnd && chunk.rowEnds) continue;
     const { text, starts, first } = chunk;
     const last = starts.length - 1;
     let low = 0;
@@ -390,10 +392,12 @@ function searchAll(chunks: readonly SearchChunk[], q: string): number[] {
 
 /** Keeps the positions in `rows` whose search text contains `q`. */
 function searchSome(chunks: readonly SearchChunk[], rows: number[], q: string): number[] {
+  const hasRowEnd = q.includes('\0');
   let kept = 0;
   for (let j = 0; j < rows.length; j++) {
     const i = rows[j] as number;
     const chunk = chunks[chunkOf(i)] as SearchChunk;
+    if (chunk.rowEnds && hasRowEnd) continue;
     const k = i - chunk.first;
     const start = chunk.starts[k] as number;
     const end = chunk.starts[k + 1] as number;

@@ -75,3 +75,38 @@ export function recordFactory(keys: readonly string[]): RecordFactory {
       ) as Record<string, unknown>)
   );
 }
+
+/**
+ * The text of a row for search: for each of `keys` whose value is not null,
+ * the value's text (`text(v)` for non-strings) followed by `separator`.
+ * Generated so each key is a fixed property load, not a lookup by a
+ * changing name.
+ */
+export type RowText = (row: Readonly<Record<string, unknown>>) => string;
+
+/**
+ * A function giving a row's field texts joined (see `RowText`).
+ * @example
+ * const text = rowText(['a', 'b', 'c'], String, '\n');
+ * text({ a: 'x', b: 2, c: null }) // → "x\n2\n"
+ */
+export function rowText(keys: readonly string[], text: (value: unknown) => string | null, separator: string): RowText {
+  const sep = JSON.stringify(separator);
+  const body = keys
+    .map((key) => {
+      const name = JSON.stringify(key);
+      const read = key in Object.prototype ? `(Object.hasOwn(r, ${name}) ? r[${name}] : undefined)` : `r[${name}]`;
+      return `v = ${read}; if (v !== null && v !== undefined) s += (typeof v === 'string' ? v : text(v)) + ${sep};`;
+    })
+    .join('\n');
+  const made = generate<(text: (value: unknown) => string | null) => RowText>(['text'], `return function (r) { let v; let s = '';\n${body}\nreturn s; };`);
+  if (made !== undefined) return made(text);
+  return (row) => {
+    let s = '';
+    for (const key of keys) {
+      const v = Object.hasOwn(row, key) ? row[key] : undefined;
+      if (v !== null && v !== undefined) s += (typeof v === 'string' ? v : (text(v) ?? '')) + separator;
+    }
+    return s;
+  };
+}

@@ -10,8 +10,8 @@
  */
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../datastore/types.js';
 import { canonicalText, normalizeText } from './values.js';
-import { recordFactory } from './row-shape.js';
-import type { RecordFactory } from './row-shape.js';
+import { recordFactory, rowText } from './row-shape.js';
+import type { RecordFactory, RowText } from './row-shape.js';
 
 /** The kinds of value one column holds, besides null. */
 export type ColumnKind = 'string' | 'number' | 'boolean' | 'null' | 'mixed';
@@ -39,6 +39,8 @@ export interface SearchChunk {
   readonly text: string;
   /** `starts[k]` is where row `first + k` begins in `text`; one extra entry = `text.length` */
   readonly starts: Int32Array;
+  /** rows end in `\0` (then no field holds `\0`, so a `q` with `\0` matches nothing here) */
+  readonly rowEnds: boolean;
 }
 
 export interface PreparedSource {
@@ -253,62 +255,118 @@ export function columnTexts(col: Column): readonly (string | null)[] {
 
 /** Rows per search chunk: keeps every chunk's text far below V8's string length limit. */
 const CHUNK_ROWS = 16384;
-// Printable ASCII and \t\n\r: the text that NFKC leaves as it is. Other text takes the exact path.
-const NON_ASCII = /[^\t\n\r -~]/;
+// Anything but printable ASCII, \t, \n, \r and the row end \0: text that NFKC may change.
+const NON_ASCII = /[^\0\t\n\r -~]/;
+/** Ends each row in a chunk's text, so rows can be found again after normalizing the whole chunk. */
+const ROW_END = '\0';
 
 /**
  * The text `q` searches, per row: the normalized canonical text of every
- * field but `_id`, each followed by `\n`. Built on the first `q`.
+ * field but `_id`, each followed by `\n`, the row followed by `\0`. Built on
+ * the first `q` and cached.
  *
- * Normalizing a whole row at once equals normalizing each field: `\n` never
- * composes under NFKC and stops the final-sigma context of `toLowerCase`.
- * ASCII text is only lower-cased (NFKC leaves ASCII as it is), which keeps
- * the per-row offsets and allows one `toLowerCase` per chunk.
+ * A chunk of rows is normalized in one call, which is what makes the first
+ * search cheap. That equals normalizing each field alone: `\n` and `\0` never
+ * compose or decompose under NFKC (both are starters without mappings) and
+ * both end the final-sigma context of `toLowerCase`; neither is produced or
+ * removed by either step, so the `\0`s still mark the rows afterwards. A
+ * chunk whose data itself holds `\0` is built row by row instead.
  */
 export function searchChunks(source: PreparedSource): readonly SearchChunk[] {
   if (source.search !== undefined) return source.search;
   const names = source.fields.map((f) => f.id).filter((id) => id !== '_id');
-  const guarded = names.map((name) => name in Object.prototype);
+  const textOf = rowText(names, canonicalText, '\n');
   const rows = source.rows;
   const chunks: SearchChunk[] = [];
   for (let first = 0; first < rows.length; first += CHUNK_ROWS) {
     const end = Math.min(rows.length, first + CHUNK_ROWS);
     const parts: string[] = [];
-    const starts = new Int32Array(end - first + 1);
-    let offset = 0;
-    for (let i = first; i < end; i++) {
-      const row = rows[i] as Row;
-      let text = '';
-      for (let f = 0; f < names.length; f++) {
-        const name = names[f] as string;
-        const v = guarded[f] === true ? readField(row, name) : row[name];
-        if (v === null || v === undefined) continue;
-        text += (typeof v === 'string' ? v : canonicalText(v)) + '\n';
-      }
-      parts.push(text);
-      starts[i - first] = offset;
-      offset += text.length;
-    }
-    starts[end - first] = offset;
-    let raw = parts.join('');
-    if (!NON_ASCII.test(raw)) {
-      raw = raw.toLowerCase();
-    } else {
-      // Normalization may change lengths: normalize per row and recompute the offsets.
-      let pos = 0;
-      for (let k = 0; k < parts.length; k++) {
-        const normalized = normalizeText(parts[k] as string);
-        parts[k] = normalized;
-        starts[k] = pos;
-        pos += normalized.length;
-      }
-      starts[parts.length] = pos;
-      raw = parts.join('');
-    }
-    chunks.push({ first, text: raw, starts });
+    for (let i = first; i < end; i++) parts.push(textOf(rows[i] as Row) + ROW_END);
+    const raw = parts.join('');
+    const count = end - first;
+    const rawStarts = rowStarts(raw, count);
+    if (rawStarts === undefined) chunks.push(searchChunkByRow(rows, first, end, textOf));
+    else chunks.push({ first, ...normalizeChunk(raw, rawStarts), rowEnds: true });
   }
   source.search = chunks;
   return chunks;
+}
+
+/** Where each of `count` rows starts in `text` (rows end in `\0`), or undefined when the data holds `\0` too. */
+function rowStarts(text: string, count: number): Int32Array | undefined {
+  const starts = new Int32Array(count + 1);
+  let at = 0;
+  for (let k = 0; k < count; k++) {
+    at = text.indexOf(ROW_END, at);
+    if (at === -1) return undefined;
+    starts[k + 1] = ++at;
+  }
+  return at === text.length ? starts : undefined;
+}
+
+const NON_ASCII_ALL = new RegExp(NON_ASCII.source, 'g');
+
+/**
+ * Normalizes a chunk. Most data is ASCII, where NFKC changes nothing and
+ * lower-casing keeps every offset: only the rows holding other characters
+ * are normalized one by one, the runs of ASCII rows between them are only
+ * lower-cased. When most rows hold such characters, the whole chunk is
+ * normalized at once and the rows found again by their `\0`.
+ */
+function normalizeChunk(raw: string, rawStarts: Int32Array): { text: string; starts: Int32Array } {
+  const count = rawStarts.length - 1;
+  const dirty: number[] = [];
+  NON_ASCII_ALL.lastIndex = 0;
+  let row = 0;
+  for (let hit = NON_ASCII_ALL.exec(raw); hit !== null; hit = NON_ASCII_ALL.exec(raw)) {
+    while ((rawStarts[row + 1] as number) <= hit.index) row++;
+    dirty.push(row);
+    NON_ASCII_ALL.lastIndex = rawStarts[row + 1] as number; // the rest of this row needs no look
+    if (dirty.length * 4 > count) break;
+  }
+  if (dirty.length === 0) return { text: raw.toLowerCase(), starts: rawStarts };
+  if (dirty.length * 4 > count) {
+    const text = normalizeText(raw);
+    return { text, starts: rowStarts(text, count) as Int32Array };
+  }
+  const pieces: string[] = [];
+  const starts = new Int32Array(count + 1);
+  let length = 0;
+  let next = 0; // first row not yet placed
+  const placeClean = (upTo: number): void => {
+    if (upTo <= next) return;
+    const from = rawStarts[next] as number;
+    pieces.push(raw.slice(from, rawStarts[upTo] as number).toLowerCase());
+    for (let k = next; k < upTo; k++) starts[k] = length + (rawStarts[k] as number) - from;
+    length += (rawStarts[upTo] as number) - from;
+    next = upTo;
+  };
+  for (const k of dirty) {
+    placeClean(k);
+    const normalized = normalizeText(raw.slice(rawStarts[k] as number, rawStarts[k + 1] as number));
+    pieces.push(normalized);
+    starts[k] = length;
+    length += normalized.length;
+    next = k + 1;
+  }
+  placeClean(count);
+  starts[count] = length;
+  return { text: pieces.join(''), starts };
+}
+
+/** The same text for a chunk whose data holds `\0`: each row normalized alone, no row ends. */
+function searchChunkByRow(rows: readonly Row[], first: number, end: number, textOf: RowText): SearchChunk {
+  const parts: string[] = [];
+  const starts = new Int32Array(end - first + 1);
+  let offset = 0;
+  for (let i = first; i < end; i++) {
+    const normalized = normalizeText(textOf(rows[i] as Row));
+    parts.push(normalized);
+    starts[i - first] = offset;
+    offset += normalized.length;
+  }
+  starts[end - first] = offset;
+  return { first, text: parts.join(''), starts, rowEnds: false };
 }
 
 /** A cached record factory for an output field list. */

@@ -157,6 +157,28 @@ describe('q: text search', () => {
     expect(ids(run({ q: 'two' }, t))).toEqual([1, 2]);
   });
 
+  test('rows whose text normalizes to another length keep later rows findable', () => {
+    // 'İ' lower-cases to two code units and 'ﬁ' normalizes to two letters: offsets of the rows after them move.
+    const texts = Array.from({ length: 200 }, (_, i) => (i % 50 === 7 ? `İSTANBUL ﬁle ${i}` : `Plain row ${i}`));
+    const t = tableFromRows(texts.map((text) => ({ text })), { alias: 'shift' });
+    const naive = (q: string): number[] => texts.flatMap((text, i) => (text.normalize('NFKC').toLowerCase().includes(q) ? [i + 1] : []));
+    for (const q of ['row 1', 'file 107', 'i̇stanbul', 'plain row 199', 'row 8', 'e 5', '180', '99', '0']) {
+      expect(ids(run({ q, limit: 500 }, t)), q).toEqual(naive(q));
+    }
+    // mostly non-ASCII: the whole chunk is normalized at once
+    const cjk = tableFromRows(Array.from({ length: 40 }, (_, i) => ({ text: `東京 ﬁ ${i}`, n: i })), { alias: 'cjk' });
+    expect(ids(run({ q: 'fi 3', limit: 500 }, cjk))).toEqual([4, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40]);
+  });
+
+  test('data holding \\0 is searched exactly, and q holding \\0 finds only such data', () => {
+    const t = tableFromRows([{ a: 'x\0y' }, { a: 'x' }, { a: 'y', b: 'x' }], { alias: 'nul' });
+    expect(ids(run({ q: 'x\0y' }, t))).toEqual([1]);
+    expect(ids(run({ q: 'x' }, t))).toEqual([1, 2, 3]);
+    const clean = tableFromRows([{ a: 'x' }, { a: 'y' }], { alias: 'clean' });
+    expect(ids(run({ q: 'x\0' }, clean))).toEqual([]);
+    expect(ids(run({ q: 'x\0', filters: { a: ['x', 'y'] } }, clean))).toEqual([]);
+  });
+
   test('the same over many rows (several search chunks), with few and with many filter candidates', () => {
     const rows = Array.from({ length: 40_000 }, (_, i) => ({ n: i, tag: i % 7 === 0 ? `Needle-${i}` : `hay ${i}`, group: i % 2 }));
     const big = tableFromRows(rows, { alias: 'big' });
