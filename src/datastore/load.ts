@@ -222,7 +222,9 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType }))];
   const make = rowFactory(fields.map((f) => f.id));
   const pools = columns.map(() => new StringPool());
-  const values: unknown[] = new Array<unknown>(fields.length);
+  // Generic elements from the start: a scratch array that turned into a double array would hand
+  // every number to the row as a boxed double, and each row field would hold its own box.
+  const values: unknown[] = new Array<unknown>(fields.length).fill(null);
   const rows: Row[] = new Array<Row>(body.length);
   for (let r = 0; r < body.length; r++) {
     const record = body[r] as string[];
@@ -357,7 +359,9 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...names.map((name, k) => ({ id: name, type: types[k] as FieldType }))];
   const make = rowFactory(fields.map((f) => f.id));
   const pools = names.map(() => new StringPool());
-  const values: unknown[] = new Array<unknown>(fields.length);
+  // Generic elements from the start: a scratch array that turned into a double array would hand
+  // every number to the row as a boxed double, and each row field would hold its own box.
+  const values: unknown[] = new Array<unknown>(fields.length).fill(null);
   const out: Row[] = new Array<Row>(rows.length);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] as Row;
