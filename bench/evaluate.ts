@@ -370,7 +370,8 @@ function runDataset(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (
     const expected = c.hand.run(rows);
     const runCkql = () => ckql.evaluate(request, data.table) as Output;
     check('ckql', label, expected, runCkql());
-    const peers = peerRunners(c, rows);
+    // CKQL_BENCH_PEERS=none (or a comma list) leaves peers out, for profiling runs only
+    const peers = Object.fromEntries(Object.entries(peerRunners(c, rows)).filter(([name]) => peerFilter(name)));
     for (const [name, run] of Object.entries(peers)) check(name, label, expected, run());
 
     const tasks: TaskSpec[] = [
@@ -394,7 +395,7 @@ function runDataset(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (
     log(`  evaluate ${data.name} ${c.id}: ${formatCount(expected.total)} matches, ${tasks.length} contenders`);
     const m = measureSync(tasks, options);
     const get = (n: string) => m.get(n) as Measured;
-    const peerFigures = { sift: get('sift'), mingo: get('mingo'), liqe: get('liqe') };
+    const peerFigures = { sift: m.get('sift'), mingo: m.get('mingo'), liqe: m.get('liqe') };
     if (c.kind === 'q') {
       figures.push(
         { dataset: data.name, rows: rows.length, caseId: c.id, variant: 'cold', kind: c.kind, query: c.query, matches: expected.total, ckql: get('ckql-cold'), hand: get('hand'), peers: peerFigures },
@@ -408,6 +409,11 @@ function runDataset(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (
 }
 
 const PEERS = ['sift', 'mingo', 'liqe'] as const;
+
+function peerFilter(name: string): boolean {
+  const only = process.env.CKQL_BENCH_PEERS;
+  return only === undefined || only.split(',').includes(name);
+}
 
 export async function benchEvaluate(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
   const ckql = await loadCkql();

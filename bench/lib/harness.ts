@@ -3,7 +3,23 @@
  * interleaved rounds (so a noisy minute on a shared 2-core machine hits all of
  * them, not just one), pool the samples, report the median.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Bench } from 'tinybench';
+
+/**
+ * A full GC before each contender's turn, so nobody pays for the garbage the
+ * previous one left (V8 charges incremental marking to whoever allocates
+ * next). `npm run bench` has no `--expose-gc`, so the flag is set here and
+ * `gc` taken from a fresh context, where V8 installs it.
+ */
+function exposeGc(): () => void {
+  const existing = (globalThis as { gc?: () => void }).gc;
+  if (existing) return existing;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+export const collectGarbage = exposeGc();
 
 export interface TaskSpec {
   readonly name: string;
@@ -68,6 +84,7 @@ export function measureSync(tasks: readonly TaskSpec[], options: MeasureOptions)
       warmupTime: options.warmupMs ?? 100,
       warmupIterations: options.warmupIterations ?? 3,
       throws: true,
+      setup: () => collectGarbage(),
     });
     // rotate the order each round so no contender always runs first (cold caches) or last
     const order = tasks.map((_, i) => tasks[(i + round) % tasks.length] as TaskSpec);
@@ -99,6 +116,7 @@ export async function measureAsync(tasks: readonly AsyncTaskSpec[], options: Mea
       warmupTime: options.warmupMs ?? 100,
       warmupIterations: options.warmupIterations ?? 10,
       throws: true,
+      setup: () => collectGarbage(),
     });
     const order = tasks.map((_, i) => tasks[(i + round) % tasks.length] as AsyncTaskSpec);
     for (const task of order) {
