@@ -71,7 +71,7 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
       if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
     }
     for (const key of keys) {
-      if (!known.has(key.field.name)) throw validationError('sort', `invalid value ${JSON.stringify(key.field.name)}`);
+      if (!known.has(key.field.name)) throw validationError('sort', `invalid value ${JSON.stringify(sortClause(key))}`);
     }
   }
 
@@ -110,10 +110,14 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
   };
   if (q.offset !== undefined) result.offset = offset;
   if (q.search !== undefined && !/^\s*$/.test(literalText(q.search.text))) result.q = literalText(q.search.text);
-  if (keys.length > 0) result.sort = keys.map((k) => `${quoteSortField(k.field.name)} ${k.direction}`).join(', ');
+  if (keys.length > 0) result.sort = keys.map(sortClause).join(', ');
   result.include_total = true;
   result.records_format = 'objects';
   return result as unknown as SearchResult;
+}
+
+function sortClause(key: SortKey): string {
+  return `${quoteSortField(key.field.name)} ${key.direction}`;
 }
 
 function holds(condition: Condition, row: Row, position: number): boolean {

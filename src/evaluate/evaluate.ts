@@ -12,7 +12,7 @@
  * a full sort.
  */
 import type { FieldInfo, Filters, Row, Scalar, SearchRequest, SearchResult, Table } from '../datastore/types.js';
-import { normalizeRequest, parseSort } from '../datastore/validate.js';
+import { formatSort, normalizeRequest, parseSort } from '../datastore/validate.js';
 import type { SortItem } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import { canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText } from './values.js';
@@ -35,7 +35,8 @@ export const DEFAULT_MAX_LIMIT = 32000;
  * 1. validates and normalizes the request (`normalizeRequest`); with a
  *    `Table` a field name in `fields`, `filters` or `sort` that the table does
  *    not have is a Validation Error (checked in that order, as CKAN does:
- *    `{"__type": "Validation Error", "filters": ["invalid value \"f\""]}`);
+ *    `{"__type": "Validation Error", "filters": ["invalid value \"f\""]}`;
+ *    for `sort` the message quotes the clause, `"invalid value \"f desc\""`);
  * 2. keeps the records that pass every filter (a value equals by canonical
  *    text; a list means any of its values; `[]` keeps nothing) and `q` (some
  *    field other than `_id` contains it, NFKC + lower case);
@@ -148,7 +149,8 @@ function checkFieldNames(req: SearchRequest, sortItems: readonly SortItem[], src
     }
   }
   for (const item of sortItems) {
-    if (!src.fieldById.has(item.field)) throw validationError('sort', `invalid value ${JSON.stringify(item.field)}`);
+    // CKAN quotes the whole sort clause, not just the field: `invalid value "nope desc"`.
+    if (!src.fieldById.has(item.field)) throw validationError('sort', `invalid value ${JSON.stringify(formatSort([item]))}`);
   }
 }
 

@@ -81,7 +81,7 @@ describe('evaluateQuery walks the AST', () => {
     for (const [query, body] of [
       ['from courses where nope = 1', { __type: 'Validation Error', filters: ['invalid value "nope"'] }],
       ['from courses select title, nope', { __type: 'Validation Error', fields: ['invalid value "nope"'] }],
-      ['from courses order by nope desc', { __type: 'Validation Error', sort: ['invalid value "nope"'] }],
+      ['from courses order by nope desc', { __type: 'Validation Error', sort: ['invalid value "nope desc"'] }],
       ['from courses select nope where nope = 1 order by nope', { __type: 'Validation Error', fields: ['invalid value "nope"'] }],
     ] as const) {
       const error = thrown(() => evaluateQuery(query, courses));

@@ -339,7 +339,8 @@ describe('Validation Errors for names the table does not have', () => {
   test.each([
     [{ filters: { nope: 1 } }, { __type: 'Validation Error', filters: ['invalid value "nope"'] }],
     [{ fields: ['title', 'nope'] }, { __type: 'Validation Error', fields: ['invalid value "nope"'] }],
-    [{ sort: 'title, nope desc' }, { __type: 'Validation Error', sort: ['invalid value "nope"'] }],
+    [{ sort: 'title, nope desc' }, { __type: 'Validation Error', sort: ['invalid value "nope desc"'] }],
+    [{ sort: 'title, "no pe"' }, { __type: 'Validation Error', sort: ['invalid value "\\"no pe\\" asc"'] }],
     [{ sort: 'nope', filters: { nope: 1 }, fields: 'nope' }, { __type: 'Validation Error', fields: ['invalid value "nope"'] }],
     [{ sort: 'nope', filters: { nope: 1 } }, { __type: 'Validation Error', filters: ['invalid value "nope"'] }],
   ])('%j', (request, body) => {
