@@ -16,6 +16,11 @@ import { toolError } from '../errors.js';
 import { rowFactory } from '../evaluate/row-shape.js';
 import { markRowsAsRecords } from '../evaluate/source.js';
 
+/**
+ * Options of `loadResources`.
+ * @example
+ * await loadResources('data', { private: ['salaries'] }); // the table `salaries` needs a token on the server
+ */
 export interface LoadOptions {
   /** ids or aliases of the resources to mark private (the server then asks for a token) */
   readonly private?: readonly string[];

@@ -14,12 +14,21 @@ import { quoteSortField } from '../compile/sort.js';
 
 type SortDirectionName = 'asc' | 'desc';
 
-/** One parsed `sort` item. */
+/**
+ * One parsed `sort` item.
+ * @example
+ * const item: SortItem = { field: 'school year', direction: 'desc' }; // from `"school year" desc`
+ */
 export interface SortItem {
   readonly field: string;
   readonly direction: SortDirectionName;
 }
 
+/**
+ * Options of `normalizeRequest`.
+ * @example
+ * normalizeRequest({ resource_id: 'r', limit: 50000 }, { maxLimit: 32000 }).limit // 32000
+ */
 export interface NormalizeOptions {
   /**
    * When given, a larger `limit` is capped to it (as the server does). Left

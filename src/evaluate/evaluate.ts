@@ -19,6 +19,11 @@ import { canonicalText, compareNumbers, compareText, compareValues, normalizeQue
 import { column, columnTexts, prepareSource, recordFactoryFor, searchChunks } from './source.js';
 import type { Column, PreparedSource, SearchChunk } from './source.js';
 
+/**
+ * Options of `evaluate`: what the server is configured with.
+ * @example
+ * evaluate({ resource_id: 'courses', limit: 500 }, courses, { maxLimit: 100 }).limit // 100
+ */
 export interface EvaluateOptions {
   /** the server's maximum `limit`; a larger one is capped silently (default 32000, as CKAN) */
   readonly maxLimit?: number;

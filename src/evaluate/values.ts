@@ -144,7 +144,13 @@ export function compareValues(a: unknown, b: unknown): number {
   return compareText(canonicalText(a) ?? '', canonicalText(b) ?? '');
 }
 
-/** Numbers ascending; NaN after every other number and equal to itself. */
+/**
+ * Numbers ascending; NaN after every other number and equal to itself, so
+ * the order stays total.
+ *
+ * @example
+ * [3, NaN, -1].sort(compareNumbers) // [-1, 3, NaN]
+ */
 export function compareNumbers(a: number, b: number): number {
   if (a < b) return -1;
   if (a > b) return 1;
