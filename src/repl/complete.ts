@@ -14,8 +14,8 @@ import { keywords, scanBareword } from '../syntax/tokens.js';
 export interface CompletionContext {
   resources(): Promise<readonly ResourceSummary[]>;
   fields(resource: string): Promise<readonly FieldInfo[]>;
-  /** values of `field` in the last result, if that result came from `resource` */
-  values(field: string, resource: string | undefined): readonly JsonValue[];
+  /** values of `field` seen in the last result of `resource` (or in a sample of it) */
+  values(field: string, resource: string | undefined): Promise<readonly JsonValue[]>;
 }
 
 export interface Completion {
@@ -104,7 +104,7 @@ export async function completeQuery(source: string, cursor: number, context: Com
         break;
       }
       case 'value': {
-        const seen = context.values(suggestion.field, suggestion.resource);
+        const seen = await context.values(suggestion.field, suggestion.resource).catch(() => []);
         for (const value of [...seen].sort(compareValues)) add(valueText(value));
         break;
       }

@@ -13,7 +13,7 @@
  * again to exit" is not armed by it.
  */
 import { readFileSync } from 'node:fs';
-import repl, { type REPLServer } from 'node:repl';
+import repl, { type REPLCommand, type REPLServer } from 'node:repl';
 import type { Readable, Writable } from 'node:stream';
 import { useColor } from '../cli/color.js';
 import { openSource as openAnySource, type Source, type SourceSpec } from '../cli/source.js';
@@ -221,18 +221,23 @@ export async function startRepl(options: ReplOptions): Promise<void> {
       },
     });
   }
-  // An unknown `.word` never reaches eval; say what was meant instead of node's "Invalid REPL keyword".
-  const known = (): string[] => Object.keys(server.commands);
-  const parseKeyword = (server as unknown as { parseREPLKeyword?: (keyword: string, rest: string) => boolean }).parseREPLKeyword;
-  if (typeof parseKeyword === 'function') {
-    (server as unknown as { parseREPLKeyword: (keyword: string, rest: string) => boolean }).parseREPLKeyword = function (keyword, rest) {
-      if (parseKeyword.call(this, keyword, rest)) return true;
-      const hint = didYouMean(keyword, known());
-      output.write(`unknown command .${keyword}${hint === undefined ? '' : ` (${hint.replace(/"([^"]*)"/, '.$1')})`}; .help lists them\n`);
+  // An unknown `.word` never reaches eval, and node:repl would only say
+  // "Invalid REPL keyword": a fallback command says what was meant instead.
+  // node looks commands up by name in `server.commands`, so a proxy there
+  // answers for every name that is not defined.
+  const defined = server.commands as Record<string, REPLCommand | undefined>;
+  const unknownCommand = (name: string): REPLCommand => ({
+    help: '',
+    action() {
+      const hint = didYouMean(name, Object.keys(defined));
+      const meant = hint === undefined ? '' : ` (${hint.replace(/"([^"]*)"/, '.$1')})`;
+      output.write(`unknown command .${name}${meant}; .help lists them\n`);
       server.displayPrompt();
-      return true;
-    };
-  }
+    },
+  });
+  (server as unknown as { commands: Record<string, REPLCommand | undefined> }).commands = new Proxy(defined, {
+    get: (target, key) => (typeof key !== 'string' || key in target ? target[key as string] : unknownCommand(key)),
+  });
 
   if (terminal && options.historyFile !== null) {
     attachHistory(

@@ -15,7 +15,7 @@ import type { ResourceSummary, Source, SourceSpec } from '../cli/source.js';
 import { compile } from '../compile/compile.js';
 import type { Params } from '../compile/bind.js';
 import type { Config } from '../config/types.js';
-import type { FieldInfo, JsonValue, SearchRequest, SearchResult } from '../datastore/types.js';
+import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
 import { DatastoreError } from '../errors.js';
 import { formatRecords, type OutputFormat } from '../output/format-records.js';
@@ -44,8 +44,22 @@ export interface SessionOptions {
   readonly openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
 }
 
-/** How many distinct values of a field completion offers from the last result. */
+/** How many distinct values of a field completion offers. */
 const maxValues = 50;
+/** Records asked for when completion samples a field's values. */
+const sampleSize = 500;
+
+function distinctValues(records: readonly Row[], field: string): JsonValue[] {
+  const seen = new Map<string, JsonValue>();
+  for (const record of records) {
+    const value = record[field];
+    if (value === undefined || (typeof value === 'object' && value !== null)) continue;
+    const key = `${typeof value}:${String(value)}`;
+    if (!seen.has(key)) seen.set(key, value);
+    if (seen.size >= maxValues) break;
+  }
+  return [...seen.values()];
+}
 
 export class Session {
   readonly config: Config;
@@ -61,6 +75,8 @@ export class Session {
   readonly #openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
   #resources: Promise<readonly ResourceSummary[]> | undefined;
   readonly #fields = new Map<string, Promise<readonly FieldInfo[]>>();
+  /** sampled values per resource and field, for completion */
+  readonly #samples = new Map<string, Promise<readonly JsonValue[]>>();
   /** resources queries have answered for, as they were named */
   readonly #seen = new Set<string>();
   #last: { readonly resource: string; readonly result: SearchResult } | undefined;
@@ -131,19 +147,33 @@ export class Session {
     };
   }
 
-  #valuesOf(field: string, resource: string | undefined): readonly JsonValue[] {
+  /**
+   * Values of a field for completion: those in the last result when it came
+   * from this resource and holds the field; otherwise those in a sample of
+   * the resource (one request per field, kept), so `where subject = <Tab>`
+   * helps before any query has run.
+   */
+  async #valuesOf(field: string, resource: string | undefined): Promise<readonly JsonValue[]> {
     const last = this.#last;
-    if (last === undefined) return [];
-    if (resource !== undefined && resource !== last.resource && resource !== last.result.resource_id) return [];
-    const seen = new Map<string, JsonValue>();
-    for (const record of last.result.records) {
-      const value = record[field];
-      if (value === undefined || (typeof value === 'object' && value !== null)) continue;
-      const key = `${typeof value}:${String(value)}`;
-      if (!seen.has(key)) seen.set(key, value);
-      if (seen.size >= maxValues) break;
+    const fromLast =
+      last !== undefined &&
+      (resource === undefined || resource === last.resource || resource === last.result.resource_id) &&
+      last.result.fields.some((f) => f.id === field);
+    if (fromLast) return distinctValues(last.result.records, field);
+    if (resource === undefined) return [];
+    const key = JSON.stringify([resource, field]);
+    let sample = this.#samples.get(key);
+    if (sample === undefined) {
+      const asked = this.#client
+        .search({ resource_id: resource, fields: [field], limit: sampleSize, include_total: false })
+        .then((result) => distinctValues(result.records, field));
+      sample = asked;
+      this.#samples.set(key, asked);
+      asked.catch(() => {
+        if (this.#samples.get(key) === asked) this.#samples.delete(key);
+      });
     }
-    return [...seen.values()];
+    return sample;
   }
 
   /** The request a statement sends: compiled, with the session's page size when it sets no `limit`. */
@@ -275,6 +305,7 @@ export class Session {
     this.#source = source;
     this.#resources = undefined;
     this.#fields.clear();
+    this.#samples.clear();
     this.#seen.clear();
     this.#last = undefined;
     this.lastResource = undefined;

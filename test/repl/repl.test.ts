@@ -1,0 +1,436 @@
+/**
+ * The REPL through real streams, against the demo data served by the
+ * project's own server: what a person types (Tab, Enter, Ctrl-C, dot
+ * commands) and what they see.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Source } from '../../src/cli/source.js';
+import { configWith, openDemo, portalSource, prompt, startDriver, startSlowPortal, type Driver } from './driver.js';
+
+let demo: Source;
+let totals: { math: number; activeOrSurvey: number; courses: number };
+
+beforeAll(async () => {
+  demo = await openDemo();
+  // Expected counts come from the data, through the client, not from this file.
+  const count = async (query: string): Promise<number> => (await demo.client.search(`${query} limit 0`)).total ?? -1;
+  totals = {
+    math: await count('from courses where subject = math'),
+    activeOrSurvey: await count('from courses where stage in (active, survey)'),
+    courses: await count('from courses'),
+  };
+});
+
+afterAll(async () => {
+  await demo.close();
+});
+
+/** Sends a line and waits for the answer and the next prompt. */
+async function ask(driver: Driver, line: string, expected: RegExp | string): Promise<string> {
+  driver.send(`${line}\r`);
+  const seen = await driver.waitFor(expected);
+  await driver.waitFor(new RegExp(`${expected instanceof RegExp ? expected.source : escape(expected)}[\\s\\S]*${escape(prompt)}`));
+  return seen;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+describe('a session on the demo data', () => {
+  it('prints a banner naming the source and a query to try, then runs it as a table', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const banner = driver.text().split('\n')[0] ?? '';
+    expect(banner).toMatch(/^ckql \d+\.\d+ — /);
+    expect(banner).toContain('demo data');
+    expect(banner).toContain('courses, enrolments, schools');
+    const example = /try: (.*?)(?: — |$)/.exec(banner)?.[1];
+    expect(example).toBe('from courses where subject = math limit 5');
+
+    const answer = await ask(driver, example ?? '', `5 of ${totals.math} records`);
+    const rows = answer.split('\n').filter((line) => /^\s+\d+ │ MATH-/.test(line));
+    expect(rows).toHaveLength(5);
+    expect(answer).toMatch(/ _id │ code\s+│ title/);
+    expect(answer).toMatch(new RegExp(`5 of ${totals.math} records, [\\d.]+ m?s`));
+    await driver.exit();
+  });
+
+  it('runs a statement with a trailing semicolon, and several on one line', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    await ask(driver, 'from schools limit 1;', '1 of 8 records');
+    const both = await ask(driver, 'from schools limit 2; from courses select code limit 1', `1 of ${totals.courses} records`);
+    expect(both).toContain('2 of 8 records');
+    await driver.exit();
+  });
+
+  it('continues an unfinished statement on the next line and runs it when complete', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    driver.send('from courses where stage in (active,\r');
+    await driver.waitFor('... ');
+    expect(driver.since()).not.toContain('error');
+    driver.send('survey)\r');
+    await driver.waitFor(`of ${totals.activeOrSurvey} records`);
+
+    // A `;` ends a statement even when the parser wants more: that is an error, not a continuation.
+    const early = await ask(driver, 'from courses where;', 'UNEXPECTED_END_OF_INPUT');
+    expect(early).toMatch(/\^/);
+
+    // Ctrl-C drops the unfinished statement; the next line starts afresh.
+    driver.send('from courses where\r');
+    await driver.waitFor('... ');
+    driver.send('\x03');
+    await driver.waitFor(prompt);
+    await ask(driver, 'from schools limit 1', '1 of 8 records');
+    await driver.exit();
+  });
+
+  it('shows a parse error with a caret under the offending text', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const error = await ask(driver, 'from courses where subject = limit 5', 'error[UNEXPECTED_TOKEN]');
+    const lines = error.split('\n');
+    const source = lines.findIndex((line) => line.includes('| from courses where subject = limit 5'));
+    expect(source).toBeGreaterThan(0);
+    const caretLine = lines[source + 1] ?? '';
+    const column = (lines[source] ?? '').indexOf('limit');
+    expect(caretLine.indexOf('^')).toBe(column);
+    await driver.exit();
+  });
+
+  it('says "did you mean" for an unknown field and an unknown resource', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    expect(await ask(driver, 'from courses where subjet = math', 'did you mean "subject"?')).toContain('VALIDATION_ERROR');
+    expect(await ask(driver, 'from course', 'did you mean "courses"?')).toContain('NOT_FOUND');
+    await driver.exit();
+  });
+
+  it('works with terminal: false (a pipe into the REPL), multi-line included', async () => {
+    const driver = startDriver({ source: demo, terminal: false });
+    await driver.waitFor(prompt);
+    driver.send('from courses where subject =\n');
+    await driver.waitFor('...');
+    driver.send('math limit 2\n');
+    await driver.waitFor(`2 of ${totals.math} records`);
+    await driver.exit();
+  });
+});
+
+describe('Tab completion', () => {
+  /**
+   * Types `keys`, each Tab in a write of its own: readline completes only on
+   * a Tab that ends a chunk (a Tab inside pasted text is inserted as text),
+   * and a person's key presses arrive one by one.
+   */
+  async function typeWithTabs(driver: Driver, keys: string): Promise<void> {
+    for (const part of keys.split(/(\t)/)) {
+      if (part === '') continue;
+      driver.send(part);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Waits until the input line reads `line` (echo and completion together). */
+  async function lineReads(driver: Driver, line: string, linePrompt = prompt): Promise<void> {
+    await driver.waitForText(new RegExp(`${escape(linePrompt)}${escape(line)}$`));
+  }
+
+  it('completes keywords, resources, fields and values, so the completed query runs', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    await typeWithTabs(driver, 'fr\t');
+    await lineReads(driver, 'from ');
+    await typeWithTabs(driver, 'cou\t');
+    await lineReads(driver, 'from courses ');
+    await typeWithTabs(driver, 'wh\t');
+    await lineReads(driver, 'from courses where ');
+    await typeWithTabs(driver, 'subj\t');
+    await lineReads(driver, 'from courses where subject ');
+    await typeWithTabs(driver, '= ma\t');
+    await lineReads(driver, 'from courses where subject = math ');
+    await typeWithTabs(driver, 'lim\t');
+    await lineReads(driver, 'from courses where subject = math limit ');
+    await ask(driver, '3', `3 of ${totals.math} records`);
+    await driver.exit();
+  });
+
+  it('lists the choices on a second Tab when several fit', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    await typeWithTabs(driver, 'from courses where st\t');
+    await lineReads(driver, 'from courses where sta');
+    driver.send('\t');
+    const listing = await driver.waitFor(/start_date/);
+    expect(listing).toMatch(/\bstage\b/);
+    expect(listing).not.toMatch(/\btitle\b/);
+    driver.send('\x03');
+    await driver.waitFor(prompt);
+    await driver.exit();
+  });
+
+  it('offers the values of the last result for the field being compared', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    // The last result holds only schools in Norway and Poland (founded before 1950).
+    await ask(driver, 'from schools where country in (NO, PL)', '2 of 2 records');
+    await typeWithTabs(driver, 'from schools where country = \t');
+    driver.send('\t');
+    const listing = await driver.waitFor(/PL/);
+    expect(listing).toMatch(/\bNO\b/);
+    expect(listing).not.toMatch(/\bFR\b/);
+    driver.send('\x03');
+    await driver.waitFor(prompt);
+    await driver.exit();
+  });
+
+  it('keeps the case of a keyword being typed, quotes values that need it, lists resource ids', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    await typeWithTabs(driver, 'from courses WH\t');
+    await lineReads(driver, 'from courses WHERE ');
+    driver.send('\x03');
+    await driver.waitFor(prompt);
+
+    await typeWithTabs(driver, 'from schools where name = "Université\t');
+    await lineReads(driver, 'from schools where name = "Université Lumière du Rhône" ');
+    await ask(driver, '', '1 of 1 record');
+
+    // After `from`, a first Tab finds no common start of aliases and ids; the second lists them all.
+    await typeWithTabs(driver, 'from \t');
+    driver.send('\t');
+    const listing = await driver.waitFor('enrolments');
+    for (const resource of await demo.listResources()) expect(listing).toContain(resource.id);
+    driver.send('\x03');
+    await driver.waitFor(prompt);
+    await driver.exit();
+  });
+
+  it('completes across the lines of a continued statement', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    driver.send('from courses where\r');
+    await driver.waitFor('... ');
+    await typeWithTabs(driver, 'subj\t');
+    await lineReads(driver, 'subject ', '... ');
+    await ask(driver, '= math', `of ${totals.math} records`);
+    await driver.exit();
+  });
+
+  it('completes dot commands and their arguments', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    await typeWithTabs(driver, '.form\t');
+    await lineReads(driver, '.format ');
+    await typeWithTabs(driver, 'nd\t');
+    await lineReads(driver, '.format ndjson ');
+    await ask(driver, '', 'format ndjson');
+    await driver.exit();
+  });
+});
+
+describe('dot commands', () => {
+  it('.help lists every command', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const help = await ask(driver, '.help', '.exit');
+    for (const name of ['help', 'connect', 'lang', 'format', 'explain', 'fields', 'resources', 'timing', 'limit', 'queries', 'run', 'exit']) {
+      expect(help).toMatch(new RegExp(`^\\.${name}\\b`, 'm'));
+    }
+    await driver.exit();
+  });
+
+  it('.resources and .fields describe the source', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const resources = await ask(driver, '.resources', 'schools');
+    for (const listed of await demo.listResources()) {
+      expect(resources).toMatch(new RegExp(`${listed.alias} +│ ${listed.id} +│ +${listed.total}`));
+    }
+    const fields = await ask(driver, '.fields courses', 'fields of courses');
+    expect(fields).toMatch(/level +│ int/);
+    expect(fields).toMatch(/credits +│ numeric/);
+    expect(fields).toMatch(/online +│ bool/);
+
+    // With no argument: the resource of the last query; before any query, a usage error.
+    const fresh = startDriver({ source: demo });
+    await fresh.waitFor(prompt);
+    expect(await ask(fresh, '.fields', 'error[USAGE]')).toContain('.fields courses');
+    await ask(fresh, 'from schools limit 1', '1 of 8 records');
+    expect(await ask(fresh, '.fields', 'fields of schools')).toMatch(/founded +│ int/);
+    await fresh.exit();
+    await driver.exit();
+  });
+
+  it('.format switches between table, json, ndjson, csv and markdown', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const query = 'from schools select id, country where id = aurora';
+    await ask(driver, '.format json', 'format json');
+    expect(await ask(driver, query, '1 of 1 record')).toContain('"country": "NO"');
+    await ask(driver, '.format ndjson', 'format ndjson');
+    expect(await ask(driver, query, '1 of 1 record')).toContain('{"id":"aurora","country":"NO"}');
+    await ask(driver, '.format csv', 'format csv');
+    expect(await ask(driver, query, '1 of 1 record')).toMatch(/id,country\r?\naurora,NO/);
+    await ask(driver, '.format markdown', 'format markdown');
+    expect(await ask(driver, query, '1 of 1 record')).toContain('| aurora | NO |');
+    await ask(driver, '.format table', 'format table');
+    expect(await ask(driver, query, '1 of 1 record')).toMatch(/aurora │ NO/);
+    expect(await ask(driver, '.format yaml', 'error[USAGE]')).toContain('table, json, ndjson, csv, markdown');
+    await driver.exit();
+  });
+
+  it('.limit sets the page for queries without a limit; .timing drops the milliseconds', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    await ask(driver, '.limit 3', 'limit 3');
+    await ask(driver, 'from courses', `3 of ${totals.courses} records`);
+    await ask(driver, 'from courses limit 4', `4 of ${totals.courses} records`);
+    expect(await ask(driver, '.limit -1', 'error[USAGE]')).toContain('whole number');
+    await ask(driver, '.timing off', 'timing off');
+    const answer = await ask(driver, 'from courses limit 1', `1 of ${totals.courses} records`);
+    expect(answer).toMatch(new RegExp(`1 of ${totals.courses} records\\s*\\n`));
+    expect(answer).not.toMatch(/\d ms/);
+    expect(await ask(driver, '.timing maybe', 'error[USAGE]')).toContain('on or off');
+    await driver.exit();
+  });
+
+  it('.explain shows the request JSON, the GET URL and a curl line without the token', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url, 'tok-SECRET-42');
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      await ask(driver, '.explain on', 'explain on');
+      const answer = await ask(driver, 'from quick where name = quick limit 1', '1 of 1 record');
+      expect(answer).toContain(`POST ${portal.url}/api/action/datastore_search`);
+      expect(answer).toContain('"resource_id": "quick"');
+      expect(answer).toContain(`GET ${portal.url}/api/action/datastore_search?resource_id=quick&filters=`);
+      const curl = answer.split('\n').find((line) => line.startsWith('curl ')) ?? '';
+      expect(curl).toMatch(new RegExp(`^curl -sS -X POST ${escape(portal.url)}/api/action/datastore_search `));
+      expect(curl).toContain(` -H 'content-type: application/json'`);
+      // The token is never shown: the curl line reads it from the environment.
+      expect(curl).toContain(' -H "Authorization: $CKQL_TOKEN"');
+      expect(curl).toMatch(/ --data-raw '\{"resource_id":"quick","filters":\{"name":"quick"\},"limit":1\}'$/);
+      expect(driver.text()).not.toContain('tok-SECRET-42');
+      await ask(driver, '.explain off', 'explain off');
+      expect(await ask(driver, 'from quick limit 1', '1 of 1 record')).not.toContain('curl');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+
+  it('.lang puts a language segment into the URL, and none takes it out', async () => {
+    const driver = startDriver({ source: demo, explain: true });
+    await driver.waitFor(prompt);
+    expect(await ask(driver, '.lang de', 'language de')).toMatch(/\/de\/api\/action\/datastore_search/);
+    expect(await ask(driver, 'from schools limit 1', '1 of 8 records')).toMatch(/POST http:\/\/127\.0\.0\.1:\d+\/de\/api\/action/);
+    expect(await ask(driver, '.lang none', 'language none')).not.toContain('/de/');
+    expect(await ask(driver, '.lang x y', 'error[USAGE]')).toContain('en or de');
+    await driver.exit();
+  });
+
+  it('.queries lists the named queries and .run binds and runs one', async () => {
+    const config = configWith({
+      'by-subject': { query: 'from courses\n-- one subject\nwhere subject = $subject\nlimit $n', params: { n: 2 } },
+      'schools-in': { query: 'from schools where country = $country' },
+    });
+    const driver = startDriver({ source: demo, config });
+    await driver.waitFor(prompt);
+    const listed = await ask(driver, '.queries', 'schools-in');
+    expect(listed).toMatch(/by-subject +│ n=2 +│ from courses -- one subject where subject = \$subject limit \$n/);
+    await ask(driver, '.run by-subject subject=math', `2 of ${totals.math} records`);
+    await ask(driver, '.run by-subject subject=math n=3', `3 of ${totals.math} records`);
+    await ask(driver, '.run schools-in country="NO"', '1 of 1 record');
+    expect(await ask(driver, '.run schools-in', 'UNBOUND_PARAMETER')).toContain('$country');
+    expect(await ask(driver, '.run by-subjekt', 'UNKNOWN_QUERY')).toContain('did you mean "by-subject"?');
+    expect(await ask(driver, '.run by-subject subject', 'error[USAGE]')).toContain('name=value');
+    await driver.exit();
+  });
+
+  it('.connect switches to another directory of files, and to a portal URL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ckql-connect-'));
+    writeFileSync(join(dir, 'birds.csv'), 'name,wingspan\nalbatross,3.4\nwren,0.15\n');
+    const portal = await startSlowPortal();
+    try {
+      const driver = startDriver({ source: demo });
+      await driver.waitFor(prompt);
+      expect(await ask(driver, `.connect ${dir}`, 'connected to')).toContain('birds');
+      expect(await ask(driver, 'from birds where name = wren', '1 of 1 record')).toContain('0.15');
+      expect(await ask(driver, 'from courses', 'NOT_FOUND')).toContain('"courses"');
+      expect(await ask(driver, `.connect ${portal.url}`, 'connected to')).toContain(portal.url);
+      expect(await ask(driver, 'from quick', '1 of 1 record')).toContain('quick');
+      expect(await ask(driver, `.connect ${join(dir, 'nothing-here')}`, 'error[DATA_NOT_FOUND]')).toContain('nothing-here');
+      await driver.exit();
+    } finally {
+      await portal.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an unknown dot command suggests the nearest one; .exit ends the session', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    expect(await ask(driver, '.frmat csv', 'unknown command .frmat')).toContain('did you mean .format?');
+    driver.send('.break\r');
+    await driver.waitFor(prompt);
+    driver.send('.exit\r');
+    await driver.done;
+  });
+});
+
+describe('Ctrl-C', () => {
+  it('cancels a running query at once, keeps the session, and does not arm node’s exit', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      driver.send('from slow\r');
+      await portal.arrived;
+      driver.send('\x03');
+      await driver.waitFor('cancelled');
+      // The request was aborted, not left running: the server saw the connection close.
+      await portal.abandoned;
+      await ask(driver, 'from quick', '1 of 1 record');
+
+      // The first Ctrl-C at an empty prompt is node's own: it warns, and the session goes on.
+      driver.send('\x03');
+      await driver.waitFor('(To exit, press Ctrl+C again or Ctrl+D or type .exit)');
+      await ask(driver, 'from quick', '1 of 1 record');
+      driver.send('\x03');
+      await driver.waitFor('(To exit, press Ctrl+C again');
+      driver.send('\x03');
+      await driver.done;
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+
+  it('cancels a running .run the same way', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source, config: configWith({ wait: { query: 'from slow' } }) });
+      await driver.waitFor(prompt);
+      driver.send('.run wait\r');
+      await portal.arrived;
+      driver.send('\x03');
+      await driver.waitFor('cancelled');
+      await portal.abandoned;
+      await ask(driver, 'from quick', '1 of 1 record');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+});
