@@ -16,8 +16,9 @@ import { formatSort, normalizeRequest, parseSort } from '../datastore/validate.j
 import type { SortItem } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import { canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText } from './values.js';
-import { column, columnTexts, prepareSource, recordFactoryFor, searchChunks } from './source.js';
+import { codeRanks, column, columnTexts, prepareSource, recordFactoryFor, searchChunks } from './source.js';
 import type { Column, PreparedSource, SearchChunk } from './source.js';
+import { equalityIndex, lookupRows } from './equality-index.js';
 
 /**
  * Options of `evaluate`: what the server is configured with.
@@ -180,6 +181,8 @@ function fieldInfo(src: PreparedSource, name: string): FieldInfo {
  */
 interface FilterPlan {
   readonly values: readonly unknown[];
+  /** the wanted values, each once */
+  readonly wanted: readonly unknown[];
   /** the wanted values when there are at most four (padded by repeating the first), else undefined */
   readonly few: readonly [unknown, unknown, unknown, unknown] | undefined;
   readonly set: ReadonlySet<unknown> | undefined;
@@ -204,7 +207,13 @@ function selectRows(req: SearchRequest, src: PreparedSource): number[] | null {
   orderPlans(plans, src.length);
   let matches: number[] | null = null;
   for (const plan of plans) {
-    matches = matches === null ? scanPlan(plan, src.length) : refinePlan(plan, matches);
+    if (matches === null) {
+      // The leading plan visits every row, unless its column has an equality index.
+      const index = equalityIndex(plan.values);
+      matches = index === undefined ? scanPlan(plan, src.length) : lookupRows(index, plan.wanted);
+    } else {
+      matches = refinePlan(plan, matches);
+    }
     if (matches.length === 0) return matches;
   }
   const q = req.q === undefined ? '' : normalizeQueryText(req.q);
@@ -298,9 +307,9 @@ function planFilter(col: Column, value: Scalar | readonly Scalar[]): FilterPlan 
   // NaN is found only by a Set (SameValueZero); `===` never matches it.
   if (wanted.length <= 4 && wanted.every((w) => w === w)) {
     const [w0, w1 = w0, w2 = w0, w3 = w0] = wanted;
-    return { values, few: [w0, w1, w2, w3], set: undefined, cost: kindCost + wanted.length - 1 };
+    return { values, wanted, few: [w0, w1, w2, w3], set: undefined, cost: kindCost + wanted.length - 1 };
   }
-  return { values, few: undefined, set: new Set(wanted), cost: kindCost + 3 + wanted.length / 1024 };
+  return { values, wanted, few: undefined, set: new Set(wanted), cost: kindCost + 3 + wanted.length / 1024 };
 }
 
 function scanPlan(plan: FilterPlan, n: number): number[] {
@@ -493,7 +502,20 @@ function keyComparator(col: Column, desc: boolean): RowComparator {
         return compareNumbers(x, y);
       };
       break;
-    case 'string':
+    case 'string': {
+      const codes = col.codes;
+      const ranks = codeRanks(col);
+      if (codes !== undefined && ranks !== undefined) {
+        asc = (a, b) => {
+          const x = codes[a] as number;
+          const y = codes[b] as number;
+          if (x === y) return 0;
+          if (x < 0) return 1; // null: last
+          if (y < 0) return -1;
+          return (ranks[x] as number) - (ranks[y] as number);
+        };
+        break;
+      }
       asc = (a, b) => {
         const x = v[a] as string | null;
         const y = v[b] as string | null;
@@ -503,6 +525,7 @@ function keyComparator(col: Column, desc: boolean): RowComparator {
         return compareText(x, y);
       };
       break;
+    }
     default:
       asc = (a, b) => compareValues(v[a], v[b]);
   }

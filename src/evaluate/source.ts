@@ -9,7 +9,7 @@
  * its length changes, the one mutation that is cheap to notice.
  */
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../datastore/types.js';
-import { canonicalText, normalizeText } from './values.js';
+import { canonicalText, compareText, normalizeText } from './values.js';
 import { recordFactory, rowText } from './row-shape.js';
 import type { RecordFactory, RowText } from './row-shape.js';
 
@@ -30,6 +30,8 @@ export interface Column {
    */
   readonly codes: Int32Array | undefined;
   readonly dictionary: ReadonlyMap<string, number> | undefined;
+  /** the sort rank of each code (texts by code point), built on the first sort */
+  ranks: Int32Array | undefined;
 }
 
 /** Normalized text of rows `[first, first + starts.length - 1)`, for `q`. */
@@ -198,7 +200,7 @@ export function column(source: PreparedSource, field: string): Column {
   const kind: ColumnKind =
     seen === 0 ? 'null' : seen === 1 ? 'string' : seen === 2 ? 'number' : seen === 4 ? 'boolean' : 'mixed';
   const encoded = kind === 'string' ? encode(values as readonly (string | null)[]) : undefined;
-  const built: Column = { values, kind, texts: undefined, codes: encoded?.codes, dictionary: encoded?.dictionary };
+  const built: Column = { values, kind, texts: undefined, codes: encoded?.codes, dictionary: encoded?.dictionary, ranks: undefined };
   source.columns.set(field, built);
   return built;
 }
@@ -241,6 +243,21 @@ function kindBit(value: unknown): number {
     default:
       return 8;
   }
+}
+
+/**
+ * The rank of each dictionary code in code-point order of its text, so a sort
+ * compares two integers instead of two strings. Built on the first sort.
+ */
+export function codeRanks(col: Column): Int32Array | undefined {
+  if (col.ranks !== undefined || col.dictionary === undefined) return col.ranks;
+  const texts = [...col.dictionary.keys()].sort(compareText);
+  const ranks = new Int32Array(texts.length);
+  texts.forEach((text, rank) => {
+    ranks[(col.dictionary as ReadonlyMap<string, number>).get(text) as number] = rank;
+  });
+  col.ranks = ranks;
+  return ranks;
 }
 
 /** The canonical texts of a column, built on first use. */
