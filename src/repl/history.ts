@@ -23,7 +23,7 @@ export function defaultHistoryFile(env: NodeJS.ProcessEnv = process.env): string
   return join(state, 'ckql', 'history');
 }
 
-const value = String.raw`("[^"]*"|'[^']*'|[^\s;,"']+)`;
+const value = String.raw`("[^"]*"|'[^']*'|[^\s;,&"']+)`;
 const patterns: readonly RegExp[] = [
   // `Authorization: xyz`, `authorization=xyz`, `"Authorization": "xyz"`
   new RegExp(String.raw`(\bauthorization\b["']?\s*[:=]\s*)` + value, 'gi'),
@@ -65,28 +65,36 @@ export interface HistoryOptions {
 }
 
 /**
- * Loads the history file into `server` and keeps it written, redacted, on
- * every new line. A file that cannot be read or written costs the history,
- * never the session: `onError` hears about it once.
+ * The lines of the history file, newest first as readline keeps them,
+ * redacted (a file from an older version may hold what is now known to be
+ * secret). A missing file is an empty history; a file that cannot be read
+ * throws.
  */
-export function attachHistory(server: REPLServer, options: HistoryOptions, onError: (error: unknown) => void): void {
-  let failed = false;
-  const fail = (error: unknown): void => {
-    if (!failed) onError(error);
-    failed = true;
-  };
+export function readHistory(options: HistoryOptions): string[] {
+  let text: string;
   try {
-    const text = readFileSync(options.file, 'utf8');
-    // the file is oldest first, like a shell's; readline keeps newest first
-    const lines = text.split('\n').filter((line) => line.trim() !== '');
-    // `history` is readline's own array (newest first); @types/node leaves it out of REPLServer.
-    (server as unknown as { history: string[] }).history = lines
-      .slice(-options.size)
-      .reverse()
-      .map((line) => redactSecrets(line, options.secrets()));
+    text = readFileSync(options.file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') fail(error);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
   }
+  // the file is oldest first, like a shell's
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  return lines
+    .slice(-options.size)
+    .reverse()
+    .map((line) => redactSecrets(line, options.secrets()));
+}
+
+/**
+ * Gives `server` the lines read before and keeps the file written,
+ * redacted, on every new line. A file that cannot be written costs the
+ * history, never the session: `onError` hears about it once.
+ */
+export function keepHistory(server: REPLServer, lines: readonly string[], options: HistoryOptions, onError: (error: unknown) => void): void {
+  let failed = false;
+  // `history` is readline's own array (newest first); @types/node leaves it out of REPLServer.
+  (server as unknown as { history: string[] }).history = [...lines];
   server.on('history', (history: string[]) => {
     for (let i = 0; i < history.length; i += 1) {
       const line = history[i];
@@ -99,7 +107,8 @@ export function attachHistory(server: REPLServer, options: HistoryOptions, onErr
       writeFileSync(temporary, `${[...history].reverse().join('\n')}\n`, { mode: 0o600 });
       renameSync(temporary, options.file);
     } catch (error) {
-      fail(error);
+      failed = true;
+      onError(error);
     }
   });
 }

@@ -25,7 +25,7 @@ import { parse } from '../syntax/parse.js';
 import { dotCommands } from './commands.js';
 import stringWidth from 'string-width';
 import { completeCommand, completeQuery, valueText, type Completion } from './complete.js';
-import { attachHistory, defaultHistoryFile } from './history.js';
+import { defaultHistoryFile, keepHistory, readHistory } from './history.js';
 import { Session } from './session.js';
 import { startSpinner } from './spinner.js';
 import { splitStatements } from './statements.js';
@@ -125,6 +125,21 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   });
 
   if (options.banner !== false) output.write(`${await bannerFor(session)}\n`);
+
+  const history =
+    terminal && options.historyFile !== null
+      ? { file: options.historyFile ?? defaultHistoryFile(), size: 1000, secrets: () => secretsOf(session, options.secrets ?? []) }
+      : undefined;
+  const historyProblem = (error: unknown): string =>
+    `history is not kept: ${error instanceof Error ? error.message : String(error)}\n`;
+  let historyLines: string[] | undefined;
+  if (history !== undefined) {
+    try {
+      historyLines = readHistory(history);
+    } catch (error) {
+      output.write(historyProblem(error));
+    }
+  }
 
   const prompt = 'ckql> ';
   // A statement continued over several lines: completion needs the earlier
@@ -239,12 +254,8 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     get: (target, key) => (typeof key !== 'string' || key in target ? target[key as string] : unknownCommand(key)),
   });
 
-  if (terminal && options.historyFile !== null) {
-    attachHistory(
-      server,
-      { file: options.historyFile ?? defaultHistoryFile(), size: 1000, secrets: () => secretsOf(session, options.secrets ?? []) },
-      (error) => output.write(`history is not kept: ${error instanceof Error ? error.message : String(error)}\n`),
-    );
+  if (history !== undefined && historyLines !== undefined) {
+    keepHistory(server, historyLines, history, (error) => output.write(historyProblem(error)));
   }
 
   await new Promise<void>((resolve) => server.once('exit', () => resolve()));
