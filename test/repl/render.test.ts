@@ -3,6 +3,7 @@
  * fitting, cutting with an ellipsis by display width, the vertical view,
  * the footer; and the layout rules underneath.
  */
+import { stripVTControlCharacters } from 'node:util';
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import type { FieldInfo, Row, SearchResult } from '../../src/datastore/types.js';
@@ -128,7 +129,7 @@ describe('renderResultTable', () => {
     expect(plain).not.toContain('\u001b[');
     const coloured = renderResultTable(result, { width: 100, color: true });
     // chalk may find no colour support here (CI, no TTY): then the text is the same as plain
-    expect(coloured.replace(/\u001b\[[0-9;]*m/g, '')).toBe(plain);
+    expect(stripVTControlCharacters(coloured)).toBe(plain);
   });
 });
 
