@@ -9,9 +9,10 @@ import type { Dispatcher } from 'undici';
 import type { Query } from '../ast.js';
 import { compile } from '../compile/compile.js';
 import type { Params } from '../compile/bind.js';
-import { DatastoreError, toolError, validationError } from '../errors.js';
-import type { FieldInfo, Filters, Row, Scalar, SearchRequest, SearchResult } from '../datastore/types.js';
+import { DatastoreError, toolError } from '../errors.js';
+import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { normalizeRequest } from '../datastore/validate.js';
+import { answerEmpty, hasEmptyListFilter } from './empty.js';
 import { actionUrl, queryStringFor } from './encode.js';
 import { sendSearch } from './transport.js';
 import type { TransportOptions, WireRequest } from './transport.js';
@@ -31,8 +32,6 @@ const DEFAULTS = {
   maxRetryDelay: 30_000,
   pageSize: 1_000,
   userAgent: 'ckql',
-  /** the server's default `limit` (semantics.md), for a result answered locally */
-  limit: 100,
 } as const;
 
 /** Two to four sockets per origin is polite to an open-data portal. */
@@ -103,6 +102,8 @@ export function connect(options: ClientOptions): DatastoreClient {
     const request = requestOf(input, allOptions.params);
     const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
     if (hasEmptyListFilter(request)) {
+      // Nothing to page through, but the same errors as `search` (an unknown field, resource or token).
+      await answerEmpty(request, (probe) => send(probe, allOptions.signal));
       allOptions.onPage?.({ fetched: 0, total: 0 });
       return;
     }
@@ -207,64 +208,4 @@ function requestOf(input: SearchInput, params: Params | undefined): SearchReques
 
 function isQuery(input: Query | SearchRequest): input is Query {
   return (input as { kind?: unknown }).kind === 'query';
-}
-
-function hasEmptyListFilter(request: SearchRequest): boolean {
-  if (request.filters === undefined) return false;
-  for (const value of Object.values(request.filters)) if (Array.isArray(value) && value.length === 0) return true;
-  return false;
-}
-
-/**
- * A filter with an empty list matches no record (CKAN 2.11 answers it with
- * an SQL error instead, see ../shared/reference/ckan-datastore-search.md §2),
- * so no records are asked for. One `limit: 0` request without those filters
- * still checks the resource, the token, the other parameters, and gives
- * `fields`; the names in the empty filters and in `fields` are checked here
- * against the resource's fields.
- */
-async function answerEmpty(
-  request: SearchRequest,
-  send: (probe: SearchRequest) => Promise<SearchResult>,
-): Promise<SearchResult> {
-  const filters = request.filters as Filters;
-  const kept: [string, Scalar | readonly Scalar[]][] = [];
-  const empty: string[] = [];
-  for (const [field, value] of Object.entries(filters)) {
-    if (Array.isArray(value) && value.length === 0) empty.push(field);
-    else kept.push([field, value]);
-  }
-  const probe: SearchRequest = {
-    resource_id: request.resource_id,
-    ...(kept.length === 0 ? {} : { filters: Object.fromEntries(kept) as Filters }),
-    ...(request.q === undefined ? {} : { q: request.q }),
-    ...(request.sort === undefined ? {} : { sort: request.sort }),
-    limit: 0,
-    include_total: false,
-  };
-  const answer = await send(probe);
-  const byId = new Map<string, FieldInfo>(answer.fields.map((field) => [field.id, field]));
-  for (const field of empty) if (!byId.has(field)) throw validationError('filters', `invalid value ${JSON.stringify(field)}`);
-  const fields =
-    request.fields === undefined
-      ? answer.fields
-      : request.fields.map((name) => {
-          const info = byId.get(name);
-          if (info === undefined) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
-          return info;
-        });
-  return {
-    resource_id: answer.resource_id,
-    fields,
-    records: [],
-    ...(request.include_total === false ? {} : { total: 0 }),
-    total_was_estimated: false,
-    limit: request.limit ?? DEFAULTS.limit,
-    ...(request.offset === undefined ? {} : { offset: request.offset }),
-    ...(request.q === undefined ? {} : { q: request.q }),
-    filters,
-    ...(request.sort === undefined ? {} : { sort: request.sort }),
-    include_total: request.include_total !== false,
-    records_format: 'objects',
-  };
 }

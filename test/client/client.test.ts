@@ -16,7 +16,7 @@ import { evaluate } from '../../src/evaluate/evaluate.js';
 import { compile } from '../../src/compile/compile.js';
 import { DatastoreError, QueryError } from '../../src/errors.js';
 import type { Row, SearchRequest } from '../../src/datastore/types.js';
-import { BIG_ID, COURSES_ID, TOKEN, big, courses, grades, odd } from '../server/tables.js';
+import { BIG_ID, COURSES_ID, TOKEN, big, courses, grades, odd, texts } from '../server/tables.js';
 
 const MAX_BODY = 2_048;
 let server: RunningServer;
@@ -25,7 +25,7 @@ const clients: DatastoreClient[] = [];
 
 beforeAll(async () => {
   server = await startServer({
-    tables: [courses, grades, odd, big],
+    tables: [courses, grades, odd, big, texts],
     tokens: [TOKEN],
     maxBody: MAX_BODY,
     log: (line) => seen.push(line),
@@ -101,6 +101,21 @@ describe('request shapes of service.md, by POST and by GET', () => {
     expect(quoted.records).toEqual([{ 'school, year': '2020/21', note: '"quoted" text' }]);
     const unicode = await client.search({ resource_id: 'odd', filters: { 'school, year': ['2021/22', 'Ünï €'] }, sort: '"school, year" desc' });
     expect(unicode.records.map((r) => r._id)).toEqual([2]);
+  });
+
+  it('GET finds what POST finds for a q that looks like JSON or holds a lone surrogate', async () => {
+    const byPost = open({ method: 'POST' });
+    const byGet = open({ method: 'GET' });
+    for (const q of ['\ud800', '"quoted"', '"quoted', '{x}', '{"title": "x"}', ' "spaced', '\ufffd']) {
+      const request: SearchRequest = { resource_id: 'texts', q };
+      const posted = await byPost.search(request);
+      const got = await byGet.search(request);
+      expect(got.q, JSON.stringify(q)).toBe(q);
+      expect(got.records, JSON.stringify(q)).toEqual(posted.records);
+      expect(got.records, JSON.stringify(q)).toEqual(evaluate(request, texts).records);
+      // each text is in exactly one note; U+FFFD only in its own, not in the lone surrogate's
+      expect(got.records.length, JSON.stringify(q)).toBe(1);
+    }
   });
 
   it('a query error is thrown before anything is sent', async () => {
@@ -272,37 +287,106 @@ describe('errors from envelopes the client cannot provoke from the local server'
 });
 
 describe('an empty-list filter', () => {
-  it('is answered with no records and the fields, without asking for records', async () => {
-    const client = open();
-    const before = seen.length;
-    const result = await client.search('from courses where stage in () and subject = math select title, year');
-    expect(result.records).toEqual([]);
-    expect(result.total).toBe(0);
-    expect(result.fields).toEqual([{ id: 'title', type: 'text' }, { id: 'year', type: 'int' }]);
-    expect(result.filters).toEqual({ stage: [], subject: 'math' });
-    expect(result.resource_id).toBe(COURSES_ID);
-    // one request: the limit-0 probe for the fields
-    expect(seen.length).toBe(before + 1);
+  /** What the server would answer (it answers with `evaluate`), as JSON carries it. */
+  function expectedFor(request: SearchRequest, table = courses, maxLimit?: number): unknown {
+    return JSON.parse(JSON.stringify(evaluate(request, table, maxLimit === undefined ? {} : { maxLimit })));
+  }
+
+  function withoutLinks(result: object): unknown {
+    const { _links: _ignored, ...rest } = result as { _links?: unknown };
+    return rest;
+  }
+
+  it('is answered as the server answers, with one request that asks for no records', async () => {
+    for (const method of ['POST', 'GET'] as const) {
+      const client = open({ method });
+      for (const query of [
+        'from courses where stage in () and subject = math select title, year, title',
+        'from courses where stage in () search "algebra" order by year desc offset 3',
+        'from courses where stage in () limit 0',
+        { resource_id: 'courses', filters: { stage: [] }, include_total: false, limit: 7 } as SearchRequest,
+      ]) {
+        const request = typeof query === 'string' ? compile(query) : query;
+        const before = seen.length;
+        const result = await client.search(query);
+        expect(withoutLinks(result)).toEqual(expectedFor(request));
+        expect(result.records).toEqual([]);
+        expect(seen.length, 'one probe').toBe(before + 1);
+      }
+    }
   });
 
-  it('still reports unknown fields, a missing resource and a missing token', async () => {
+  it("shows the server's cap on limit, as the server does", async () => {
+    const request = compile('from courses where stage in () limit 50000');
+    const result = await open().search(request);
+    expect(result.limit).toBe(32_000);
+    expect(withoutLinks(result)).toEqual(expectedFor(request));
+
+    // A server capped below the default limit caps the default too.
+    const small = await startServer({ tables: [courses], maxLimit: 50 });
+    const client = connect({ url: small.url, retries: 0 });
+    try {
+      for (const query of ['from courses where stage in ()', 'from courses where stage in () limit 20', 'from courses where stage in () limit 80']) {
+        const answer = await client.search(query);
+        expect(withoutLinks(answer)).toEqual(expectedFor(compile(query), courses, 50));
+      }
+      expect((await client.search('from courses where stage in ()')).limit).toBe(50);
+    } finally {
+      await client.close();
+      await small.close();
+    }
+  });
+
+  it('reports the error the server reports, in its order: fields, then filters, then sort', async () => {
     const client = open();
+    const queries = [
+      'from courses where nope in () order by zzz',
+      'from courses where nope in () and zz = 1',
+      'from courses where zz = 1 and nope in ()',
+      'from courses where stage in () and zz = 1 order by zzz',
+      'from courses where nope in () select title, yy order by zzz',
+      'from courses where stage in () order by year, zzz desc',
+      'from courses where stage in () select nope',
+    ];
+    for (const query of queries) {
+      const request = compile(query);
+      let wanted: unknown;
+      try {
+        evaluate(request, courses);
+        expect.fail(`evaluate should refuse ${query}`);
+      } catch (error) {
+        wanted = error;
+      }
+      const got = await failure(client.search(query));
+      expect({ status: got.status, body: got.body }, query).toEqual({
+        status: (wanted as DatastoreError).status,
+        body: (wanted as DatastoreError).body,
+      });
+    }
     await expect(client.search('from courses where nope in ()')).rejects.toMatchObject({
       code: 'VALIDATION_ERROR', body: { __type: 'Validation Error', filters: ['invalid value "nope"'] },
     });
-    await expect(client.search('from courses where stage in () select nope')).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
-    await expect(client.search('from nowhere where stage in ()')).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(client.search('from grades where grade in ()')).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
 
-  it('searchAll yields nothing and sends nothing', async () => {
+  it('still reports a missing resource and a missing token', async () => {
+    const client = open();
+    await expect(client.search('from nowhere where stage in ()')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(client.search('from grades where grade in ()')).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    const allowed = await open({ token: TOKEN }).search('from grades where grade in ()');
+    expect(allowed.records).toEqual([]);
+  });
+
+  it('searchAll yields nothing after one probe, and fails as search fails', async () => {
     const before = seen.length;
     const pages: unknown[] = [];
     const records: Row[] = [];
     for await (const record of open().searchAll('from big where n in ()', { onPage: (p) => pages.push(p) })) records.push(record);
     expect(records).toEqual([]);
     expect(pages).toEqual([{ fetched: 0, total: 0 }]);
-    expect(seen.length).toBe(before);
+    expect(seen.length).toBe(before + 1);
+
+    const failing = open().searchAll('from big where nope in ()');
+    await expect(failing.next()).rejects.toMatchObject({ code: 'VALIDATION_ERROR', body: { filters: ['invalid value "nope"'] } });
   });
 });
 
