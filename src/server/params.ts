@@ -23,9 +23,12 @@ const LIST_KEYS: ReadonlySet<string> = new Set(['fields', 'sort']);
  *   and `filters` (JSON text, `{"stage":["a","b"]}`) stay text here:
  *   `normalizeRequest` reads text the way GET sends it, and reports what it
  *   cannot read (`Invalid integer`, `Cannot parse JSON`).
- * - `q`: the text as given, or, when it is a JSON string (`"a, b"`), the
- *   string it encodes; that is how a text that itself starts with a quote is
- *   sent.
+ * - `q`: the text as given, or, when it starts (after white space) with `"`
+ *   or `{` and is JSON text of a string or an object, that value (`readQ`).
+ *   A JSON string is how the client sends a text that itself starts with a
+ *   quote or a brace, or holds a lone surrogate (`qNeedsJson` in
+ *   `src/client/encode.ts`); an object is how CKAN takes a per-field search
+ *   in a GET, which the request checks then refuse, as they do over POST.
  * - `fields` and `sort`: comma-separated text, repeated keys for a list, or a
  *   JSON array of strings (`["a,b","c"]`, for names that hold a comma).
  * - An empty value counts as absent (`limit=` means the default).
@@ -58,7 +61,7 @@ export function requestFromQueryString(query: string): Record<string, unknown> {
 function readQueryValue(key: string, text: string): unknown {
   switch (key) {
     case 'q':
-      return text.startsWith('"') ? jsonStringOr(text) : text;
+      return readQ(text);
     case 'fields':
     case 'sort':
       return text.startsWith('[') ? jsonStringListOr(text) : text;
@@ -68,10 +71,22 @@ function readQueryValue(key: string, text: string): unknown {
   }
 }
 
-function jsonStringOr(text: string): string {
+/**
+ * A GET `q`: JSON text of a string or an object when it looks like one
+ * (CKAN reads a JSON object in `q` as a dict, ../shared/reference/ckan-datastore-search.md
+ * §6 "Request data"), else the text as given: `{x}` and `"a` are texts.
+ *
+ * @example
+ * readQ('"\\"quoted\\""') // → '"quoted"'
+ * readQ('{"title": "x"}')   // → { title: "x" }
+ * readQ('{x}')              // → "{x}"
+ */
+export function readQ(text: string): unknown {
+  const first = text.trimStart().charAt(0);
+  if (first !== '"' && first !== '{') return text;
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'string' ? value : text;
+    return typeof value === 'string' || (typeof value === 'object' && value !== null && !Array.isArray(value)) ? value : text;
   } catch {
     return text;
   }

@@ -11,7 +11,7 @@ import { evaluate } from '../../src/evaluate/evaluate.js';
 import { normalizeRequest } from '../../src/datastore/validate.js';
 import type { SearchResult } from '../../src/datastore/types.js';
 import { ToolError } from '../../src/errors.js';
-import { COURSES_ID, GRADES_ID, TOKEN, big, courses, grades, odd } from './tables.js';
+import { COURSES_ID, GRADES_ID, TOKEN, big, courses, grades, odd, texts } from './tables.js';
 
 const ACTION = '/api/action/datastore_search';
 const MAX_BODY = 4_096;
@@ -22,7 +22,7 @@ const logLines: string[] = [];
 
 beforeAll(async () => {
   server = await startServer({
-    tables: [courses, grades, odd, big],
+    tables: [courses, grades, odd, big, texts],
     port: 0,
     tokens: [TOKEN, 'second-token-value'],
     maxBody: MAX_BODY,
@@ -151,6 +151,31 @@ describe('GET parameters', () => {
     expect(answer.status).toBe(200);
     expect(answer.json.result.q).toBe('"quoted"');
     expect(answer.json.result.records.map((r: { _id: number }) => r._id)).toEqual([1]);
+  });
+
+  it('reads a q that starts with a quote or a brace but is not JSON as the text given', async () => {
+    for (const q of ['"quoted', '{x}', ' "spaced']) {
+      const answer = await call('GET', `${ACTION}?resource_id=texts&q=${encodeURIComponent(q)}`);
+      expect(answer.status).toBe(200);
+      expect(answer.json.result.q).toBe(q);
+      expect(answer.json.result.records).toEqual(expected({ resource_id: 'texts', q }, texts).records);
+      expect(answer.json.result.records.length).toBe(1);
+    }
+  });
+
+  it('reads a JSON string in q with a lone surrogate, which plain percent-encoding cannot carry', async () => {
+    const answer = await call('GET', `${ACTION}?resource_id=texts&q=${encodeURIComponent(JSON.stringify('\ud800'))}`);
+    expect(answer.status).toBe(200);
+    expect(answer.json.result.q).toBe('\ud800');
+    expect(answer.json.result.records.map((r: { note: string }) => r.note)).toEqual(['a lone \ud800 half']);
+  });
+
+  it('refuses a q that is a JSON object (a per-field search to CKAN) as POST refuses it', async () => {
+    const byGet = await call('GET', `${ACTION}?resource_id=texts&q=${encodeURIComponent('{"note": "x"}')}`);
+    const byPost = await post(ACTION, { resource_id: 'texts', q: { note: 'x' } });
+    expect(byGet.status).toBe(409);
+    expect(byGet.json.error).toEqual(byPost.json.error);
+    expect(Object.keys(byGet.json.error)).toEqual(['__type', 'q']);
   });
 
   it('reads fields given as a JSON list, for names that hold a comma', async () => {

@@ -89,3 +89,25 @@ export const big = makeTable(
 );
 
 export const TOKEN = 'tok-3f9a1c77e0b24d5e';
+
+export const TEXTS_ID = '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f';
+
+/**
+ * Texts that a GET query string cannot carry as they are: a leading quote or
+ * brace (the server reads `q` that looks like JSON as JSON) and a lone
+ * surrogate (percent-encoding turns it into U+FFFD).
+ */
+export const texts = makeTable(
+  TEXTS_ID,
+  ['texts'],
+  [{ id: 'note', type: 'text' }],
+  [
+    { note: '"quoted" at the start' },
+    { note: '{x} braces' },
+    { note: '{"title": "x"} as JSON' },
+    { note: 'a lone \ud800 half' },
+    { note: 'replacement \ufffd char' },
+    { note: ' "spaced quote' },
+    { note: 'plain' },
+  ],
+);
