@@ -65,18 +65,52 @@ function buildIndex(values: ArrayLike<unknown>): EqualityIndex | null {
 }
 
 /**
- * The ascending row positions holding any of `wanted`, from an index.
+ * The index of `values` if one has been built, without counting this as a
+ * use (for comparing candidate plans).
  * @example
- * lookupRows(index, ['math', 'arts']) // [0, 2, 7, …]
+ * peekIndex(codes) // undefined until `equalityIndex(codes)` built one
  */
-export function lookupRows(index: EqualityIndex, wanted: readonly unknown[]): number[] {
+export function peekIndex(values: ArrayLike<unknown>): EqualityIndex | undefined {
+  return indexes.get(values as object) ?? undefined;
+}
+
+/**
+ * How many rows hold any of `wanted`, from an index.
+ * @example
+ * countRows(index, ['math', 'arts']) // 1234
+ */
+export function countRows(index: EqualityIndex, wanted: readonly unknown[]): number {
+  let total = 0;
+  for (const v of unique(wanted)) total += index.get(v)?.length ?? 0;
+  return total;
+}
+
+/**
+ * The ascending row positions holding any of `wanted`, from an index. The
+ * result may be the index's own array: read it, never change it.
+ * @example
+ * lookupRows(index, ['math', 'arts']) // Int32Array [0, 2, 7, …]
+ */
+export function lookupRows(index: EqualityIndex, wanted: readonly unknown[]): Int32Array {
   const lists: Int32Array[] = [];
-  for (const v of wanted) {
+  let total = 0;
+  for (const v of unique(wanted)) {
     const rows = index.get(v);
-    if (rows !== undefined && !lists.includes(rows)) lists.push(rows);
+    if (rows === undefined) continue;
+    lists.push(rows);
+    total += rows.length;
   }
-  const out: number[] = [];
-  for (const rows of lists) for (let i = 0; i < rows.length; i++) out.push(rows[i] as number);
-  if (lists.length > 1) out.sort((a, b) => a - b);
-  return out;
+  if (lists.length === 0) return new Int32Array(0);
+  if (lists.length === 1) return lists[0] as Int32Array;
+  const out = new Int32Array(total);
+  let at = 0;
+  for (const rows of lists) {
+    out.set(rows, at);
+    at += rows.length;
+  }
+  return out.sort();
+}
+
+function unique(values: readonly unknown[]): readonly unknown[] {
+  return values.length < 2 ? values : [...new Set(values)];
 }

@@ -18,7 +18,7 @@ import { validationError } from '../errors.js';
 import { canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText } from './values.js';
 import { codeRanks, column, columnTexts, prepareSource, recordFactoryFor, searchChunks } from './source.js';
 import type { Column, PreparedSource, SearchChunk } from './source.js';
-import { equalityIndex, lookupRows } from './equality-index.js';
+import { countRows, equalityIndex, lookupRows, peekIndex } from './equality-index.js';
 
 /**
  * Options of `evaluate`: what the server is configured with.
@@ -204,16 +204,17 @@ function selectRows(req: SearchRequest, src: PreparedSource): number[] | null {
       if (plan !== MATCH_ALL) plans.push(plan);
     }
   }
-  orderPlans(plans, src.length);
   let matches: number[] | null = null;
-  for (const plan of plans) {
-    if (matches === null) {
-      // The leading plan visits every row, unless its column has an equality index.
-      const index = equalityIndex(plan.values);
-      matches = index === undefined ? scanPlan(plan, src.length) : lookupRows(index, plan.wanted);
-    } else {
-      matches = refinePlan(plan, matches);
+  const leader = leadingPlan(plans, src.length);
+  if (leader !== undefined) {
+    // Only the leader visits every row (or reads its index); the others test its survivors.
+    const index = equalityIndex(leader.values);
+    let rows: ArrayLike<number> = index === undefined ? scanPlan(leader, src.length) : lookupRows(index, leader.wanted);
+    for (const plan of plans) {
+      if (plan === leader || rows.length === 0) continue;
+      rows = refinePlan(plan, rows);
     }
+    matches = Array.isArray(rows) ? rows : Array.from(rows);
     if (matches.length === 0) return matches;
   }
   const q = req.q === undefined ? '' : normalizeQueryText(req.q);
@@ -231,20 +232,38 @@ function selectRows(req: SearchRequest, src: PreparedSource): number[] | null {
 const SAMPLE = 64;
 
 /**
- * Runs the most selective plan first (it alone scans every row; the others
- * only test its survivors): selectivity is guessed from evenly spaced sample
- * rows, ties broken by cost.
+ * The plan to run first, the most selective one, and the rest in order of
+ * cost (they only test its survivors). Exact counts come from equality
+ * indexes where they exist; otherwise selectivity is guessed from evenly
+ * spaced sample rows, ties broken by cost.
  */
-function orderPlans(plans: FilterPlan[], n: number): void {
-  if (plans.length < 2) return;
+function leadingPlan(plans: FilterPlan[], n: number): FilterPlan | undefined {
+  if (plans.length < 2) return plans[0];
+  plans.sort((a, b) => a.cost - b.cost);
+  let best: FilterPlan | undefined;
+  let fewest = Infinity;
+  for (const plan of plans) {
+    const index = peekIndex(plan.values);
+    if (index === undefined) continue;
+    const count = countRows(index, plan.wanted);
+    if (count < fewest) {
+      fewest = count;
+      best = plan;
+    }
+  }
+  if (best !== undefined) return best;
   const step = Math.max(1, Math.floor(n / SAMPLE));
-  const hits = new Map<FilterPlan, number>();
+  let leader = plans[0];
+  fewest = Infinity;
   for (const plan of plans) {
     let count = 0;
     for (let i = 0; i < n; i += step) if (passes(plan, i)) count++;
-    hits.set(plan, count);
+    if (count < fewest) {
+      fewest = count;
+      leader = plan;
+    }
   }
-  plans.sort((a, b) => (hits.get(a) as number) - (hits.get(b) as number) || a.cost - b.cost);
+  return leader;
 }
 
 function passes(plan: FilterPlan, i: number): boolean {
@@ -319,7 +338,7 @@ function scanPlan(plan: FilterPlan, n: number): number[] {
   return w0 === w1 && w0 === w2 && w0 === w3 ? scanEqual(values, w0, n) : scanAny(values, w0, w1, w2, w3, n);
 }
 
-function refinePlan(plan: FilterPlan, rows: number[]): number[] {
+function refinePlan(plan: FilterPlan, rows: ArrayLike<number>): number[] {
   const { values, few, set } = plan;
   if (set !== undefined) return refineSet(values, set, rows);
   const [w0, w1, w2, w3] = few as readonly [unknown, unknown, unknown, unknown];
@@ -347,36 +366,33 @@ function scanSet(values: readonly unknown[], wanted: ReadonlySet<unknown>, n: nu
   return out;
 }
 
-/** Keeps the positions whose value passes; filters in place (the list is ours). */
-function refineEqual(values: readonly unknown[], wanted: unknown, rows: number[]): number[] {
-  let kept = 0;
+/** The positions of `rows` whose value passes, as a new list (`rows` may be an index's own array). */
+function refineEqual(values: readonly unknown[], wanted: unknown, rows: ArrayLike<number>): number[] {
+  const out: number[] = [];
   for (let j = 0; j < rows.length; j++) {
     const i = rows[j] as number;
-    if (values[i] === wanted) rows[kept++] = i;
+    if (values[i] === wanted) out.push(i);
   }
-  rows.length = kept;
-  return rows;
+  return out;
 }
 
-function refineAny(values: readonly unknown[], w0: unknown, w1: unknown, w2: unknown, w3: unknown, rows: number[]): number[] {
-  let kept = 0;
+function refineAny(values: readonly unknown[], w0: unknown, w1: unknown, w2: unknown, w3: unknown, rows: ArrayLike<number>): number[] {
+  const out: number[] = [];
   for (let j = 0; j < rows.length; j++) {
     const i = rows[j] as number;
     const v = values[i];
-    if (v === w0 || v === w1 || v === w2 || v === w3) rows[kept++] = i;
+    if (v === w0 || v === w1 || v === w2 || v === w3) out.push(i);
   }
-  rows.length = kept;
-  return rows;
+  return out;
 }
 
-function refineSet(values: readonly unknown[], wanted: ReadonlySet<unknown>, rows: number[]): number[] {
-  let kept = 0;
+function refineSet(values: readonly unknown[], wanted: ReadonlySet<unknown>, rows: ArrayLike<number>): number[] {
+  const out: number[] = [];
   for (let j = 0; j < rows.length; j++) {
     const i = rows[j] as number;
-    if (wanted.has(values[i])) rows[kept++] = i;
+    if (wanted.has(values[i])) out.push(i);
   }
-  rows.length = kept;
-  return rows;
+  return out;
 }
 
 /** Every row whose search text contains `q`: indexOf from match to match, skipping the rest of a matched row. */

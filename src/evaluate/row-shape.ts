@@ -25,13 +25,28 @@ function keyLiteral(key: string): string {
   return key === '__proto__' ? `[${literal}]` : literal;
 }
 
+/**
+ * Generated functions by their source: tables with the same field names share
+ * one function, which V8 has already optimized (a fresh table would otherwise
+ * run a fresh, cold function over all its rows). Bounded: cleared when full.
+ */
+const generated = new Map<string, unknown>();
+const GENERATED_MAX = 512;
+
 function generate<F>(params: string[], body: string): F | undefined {
+  const key = `${params.join(',')}\n${body}`;
+  const known = generated.get(key);
+  if (known !== undefined) return known as F;
+  let made: F;
   try {
-    return new Function(...params, body) as F;
+    made = new Function(...params, body) as F;
   } catch {
     // Code generation can be disabled (--disallow-code-generation-from-strings): fall back.
     return undefined;
   }
+  if (generated.size >= GENERATED_MAX) generated.clear();
+  generated.set(key, made);
+  return made;
 }
 
 /**
