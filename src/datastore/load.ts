@@ -35,6 +35,10 @@ const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.j
  * table: alias = the file name without extension, id = `resourceIdFor(alias)`,
  * `source` = the path.
  *
+ * CSV files are read with a real parser (quotes, `""` escapes, newlines in
+ * quoted cells, CRLF, a BOM); the delimiter is `,`, or `;` or a tab when the
+ * header line holds more of those than commas.
+ *
  * Column types are inferred over all values. CSV: an empty cell is null; a
  * column whose other cells are all integers is `int`, all numbers `numeric`
  * (JSON number syntax, so `007` or `+5` stay text), all `true`/`false` (any
@@ -205,7 +209,8 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
 function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
   let records: string[][];
   try {
-    records = parseCsv(text, { bom: true, skip_empty_lines: true }) as string[][];
+    // relax_quotes: a stray `"` inside an unquoted cell (`5" screen`) is kept as text, as spreadsheets write it.
+    records = parseCsv(text, { bom: true, skip_empty_lines: true, relax_quotes: true, delimiter: delimiterOf(text) }) as string[][];
   } catch (error) {
     const line = typeof (error as { lines?: unknown }).lines === 'number' ? (error as { lines: number }).lines : undefined;
     throw toolError('DATA_INVALID', [file, `not valid CSV: ${(error as Error).message}`], {
@@ -241,6 +246,22 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
     rows[r] = make(values) as Row;
   }
   return finishTable(rows, fields, meta);
+}
+
+/**
+ * The cell delimiter, read from the header line: `,` unless the header holds
+ * more `;` (a European spreadsheet's CSV) or tabs than commas.
+ */
+function delimiterOf(text: string): string {
+  const end = text.indexOf('\n');
+  const header = end === -1 ? text : text.slice(0, end);
+  const count = (c: string): number => header.split(c).length - 1;
+  const commas = count(',');
+  const semicolons = count(';');
+  const tabs = count('\t');
+  if (semicolons > commas && semicolons >= tabs) return ';';
+  if (tabs > commas && tabs > semicolons) return '\t';
+  return ',';
 }
 
 const INT = /^-?(?:0|[1-9]\d*)$/;

@@ -74,6 +74,15 @@ describe('CSV', () => {
     ]);
   });
 
+  test('semicolon and tab delimiters are read from the header; stray quotes in a cell are text', async () => {
+    expect((await one('semi.csv', 'name;price\n"A; B";1,5\nC;2\n')).rows).toEqual([
+      { _id: 1, name: 'A; B', price: '1,5' },
+      { _id: 2, name: 'C', price: '2' },
+    ]);
+    expect((await one('tabs.csv', 'a\tb\nx,y\t1\n')).rows).toEqual([{ _id: 1, a: 'x,y', b: 1 }]);
+    expect((await one('inch.csv', 'item,size\nscreen,15" wide\n')).rows).toEqual([{ _id: 1, item: 'screen', size: '15" wide' }]);
+  });
+
   test('a header only gives an empty table; an _id column gives way to the position', async () => {
     expect((await one('h.csv', 'a,b\n')).rows).toEqual([]);
     const dump = await one('dump.csv', '_id,a\n7,x\n9,y\n');
