@@ -6,7 +6,6 @@
  * that the REPL's own line editing does not expect.
  */
 import type { Writable } from 'node:stream';
-import { formatMs } from './layout.js';
 
 const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -22,7 +21,7 @@ export function startSpinner(stream: Writable & { isTTY?: boolean }, label: stri
   let drawn = false;
   let interval: NodeJS.Timeout | undefined;
   const draw = (): void => {
-    const elapsed = formatMs(performance.now() - started);
+    const elapsed = `${((performance.now() - started) / 1000).toFixed(1)}s`;
     stream.write(`\r\x1b[2K${frames[frame % frames.length]} ${label} ${elapsed} (Ctrl-C cancels)`);
     frame += 1;
     drawn = true;

@@ -6,8 +6,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Source } from '../../src/cli/source.js';
+import { startSpinner } from '../../src/repl/spinner.js';
 import { configWith, openDemo, portalSource, prompt, startDriver, startSlowPortal, type Driver } from './driver.js';
 
 let demo: Source;
@@ -413,6 +415,46 @@ describe('Ctrl-C', () => {
       await source.close();
       await portal.close();
     }
+  });
+
+  it('shows a spinner on stderr while a query runs when stderr is a terminal, and clears it', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    const stderr = Object.assign(new PassThrough(), { isTTY: true });
+    let written = '';
+    const spun = new Promise<void>((resolve) =>
+      stderr.on('data', (chunk: Buffer) => {
+        written += chunk.toString();
+        if (written.includes('running')) resolve();
+      }),
+    );
+    try {
+      const driver = startDriver({ source, errorOutput: stderr });
+      await driver.waitFor(prompt);
+      driver.send('from slow\r');
+      await portal.arrived;
+      await spun;
+      expect(written).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running \d+\.\ds \(Ctrl-C cancels\)/);
+      driver.send('\x03');
+      await driver.waitFor('cancelled');
+      expect(written.endsWith('\r\u001b[2K')).toBe(true);
+      // nothing of the spinner reaches the results
+      expect(driver.text()).not.toContain('running');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+
+  it('never draws the spinner on a stream that is not a terminal', async () => {
+    const plain = new PassThrough();
+    let written = '';
+    plain.on('data', (chunk: Buffer) => (written += chunk.toString()));
+    const spinner = startSpinner(plain, 'running', 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    spinner.stop();
+    expect(written).toBe('');
   });
 
   it('cancels a running .run the same way', async () => {
