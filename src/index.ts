@@ -15,6 +15,7 @@ export type { Span } from './span.js';
 export { QueryError, DatastoreError, ToolError, queryMessages, networkErrorCodes } from './errors.js';
 export type { QueryErrorCode, DatastoreErrorCode, ToolErrorCode } from './errors.js';
 export { renderError } from './diagnostics.js';
+export type { RenderOptions } from './diagnostics.js';
 
 // Text → AST → text
 export { parse } from './syntax/parse.js';
@@ -39,9 +40,13 @@ export { evaluate } from './evaluate/evaluate.js';
 export type { EvaluateOptions } from './evaluate/evaluate.js';
 export { evaluateQuery } from './evaluate/evaluate-query.js';
 export { loadResources, resourceIdFor, tableFromRows } from './datastore/load.js';
+export type { LoadOptions } from './datastore/load.js';
+export { Catalog } from './datastore/catalog.js';
 
 // HTTP: the client and the local server
 export { connect } from './client/connect.js';
-export type { ClientOptions, DatastoreClient, SearchOptions, SearchAllOptions } from './client/connect.js';
+export type {
+  ClientOptions, DatastoreClient, SearchOptions, SearchAllOptions, SearchInput, PreparedRequest, RetryInfo,
+} from './client/connect.js';
 export { startServer } from './server/server.js';
 export type { ServerOptions, RunningServer } from './server/server.js';
