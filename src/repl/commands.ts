@@ -44,10 +44,17 @@ function state(on: boolean): string {
   return on ? 'on' : 'off';
 }
 
-/** `.connect` argument: a URL (http or https) or a local path. */
-export function sourceSpecFor(argument: string, cwd: string = process.cwd()): SourceSpec {
+/**
+ * `.connect` argument: a URL (http or https; the token, as for `--url`,
+ * from `CKQL_TOKEN`) or a local path.
+ * @example sourceSpecFor('examples/data') // { kind: 'data', paths: ['/…/examples/data'] }
+ */
+export function sourceSpecFor(argument: string, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): SourceSpec {
   const text = argument.trim();
-  if (/^https?:\/\//i.test(text)) return { kind: 'url', url: text };
+  if (/^https?:\/\//i.test(text)) {
+    const token = env.CKQL_TOKEN;
+    return { kind: 'url', url: text, ...(token === undefined || token === '' ? {} : { token }) };
+  }
   return { kind: 'data', paths: [isAbsolute(text) ? text : resolve(cwd, text)] };
 }
 
@@ -179,7 +186,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'connect',
     usage: 'URL|DIR',
-    help: 'query a portal, or local CSV/JSON files',
+    help: 'query a portal (token from CKQL_TOKEN), or local files',
     run: async (session, argument) => {
       if (argument.trim() === '') {
         return `connected to ${session.source.label}`;

@@ -1,42 +1,28 @@
 /**
  * What `.explain on` prints before a result: the request as JSON, the
- * equivalent GET URL, and a curl command that sends exactly what the client
- * sends. The token never appears: the curl line reads it from `$CKQL_TOKEN`.
+ * equivalent GET URL, and a curl command that sends what the client sends
+ * (the same curl line as `ckql explain`). The token never appears: curl
+ * reads it from the shell (`$CKQL_TOKEN` unless the caller says otherwise).
  */
-import type { PreparedRequest } from '../client/types.js';
 import { queryStringFor } from '../client/encode.js';
-
-/** A shell word in single quotes, safe for any text. */
-export function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
-}
+import type { PreparedRequest } from '../client/types.js';
+import { curlCommand } from '../cli/commands/explain.js';
 
 /**
+ * The request JSON, the GET URL and the curl command, one block of lines.
  * @example
- * curlCommand(client.prepare('from courses limit 1'))
- * // curl -sS -X POST http://127.0.0.1:8080/api/action/datastore_search -H 'content-type: application/json' --data-raw '{"resource_id":"courses","limit":1}'
+ * explainText(client.prepare('from courses limit 1'), undefined)
+ * // POST http://127.0.0.1:8080/api/action/datastore_search
+ * // { "resource_id": "courses", "limit": 1 }   (indented)
+ * // GET http://127.0.0.1:8080/api/action/datastore_search?resource_id=courses&limit=1
+ * // curl -X POST http://127.0.0.1:8080/api/action/datastore_search -H 'content-type: application/json' --data-binary '{"resource_id":"courses","limit":1}'
  */
-export function curlCommand(prepared: PreparedRequest): string {
-  const parts = ['curl', '-sS'];
-  if (prepared.method === 'POST') parts.push('-X', 'POST');
-  parts.push(shellQuote(prepared.url));
-  for (const [name, value] of Object.entries(prepared.headers)) {
-    const lower = name.toLowerCase();
-    // curl sends its own accept and user-agent; only what the server reads is shown
-    if (lower === 'authorization') parts.push('-H', '"Authorization: $CKQL_TOKEN"');
-    else if (lower === 'content-type') parts.push('-H', shellQuote(`${lower}: ${value}`));
-  }
-  if (prepared.body !== undefined) parts.push('--data-raw', shellQuote(prepared.body));
-  return parts.join(' ');
-}
-
-/** The request JSON, the GET URL and the curl command, one block of lines. */
-export function explainText(prepared: PreparedRequest): string {
+export function explainText(prepared: PreparedRequest, tokenShell: string | undefined): string {
   const base = prepared.url.split('?')[0] ?? prepared.url;
   return [
     `${prepared.method} ${base}`,
     JSON.stringify(prepared.request, null, 2),
     `GET ${base}?${queryStringFor(prepared.request)}`,
-    curlCommand(prepared),
+    curlCommand(prepared, tokenShell),
   ].join('\n');
 }

@@ -69,6 +69,8 @@ export interface ReplOptions {
   readonly openSource?: (spec: SourceSpec) => Promise<Source>;
   /** values never written to the history file (tokens the caller read) */
   readonly secrets?: readonly string[];
+  /** how a shell produces the token, for `.explain`'s curl line; default `$CKQL_TOKEN` */
+  readonly tokenShell?: string;
   /** the one-line banner; default true */
   readonly banner?: boolean;
 }
@@ -122,6 +124,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     color: options.color ?? useColor(tty, process.env),
     width: () => options.columns ?? tty.columns ?? 80,
     openSource: options.openSource ?? openAnySource,
+    tokenShell: options.tokenShell,
   });
 
   if (options.banner !== false) output.write(`${await bannerFor(session)}\n`);

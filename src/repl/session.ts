@@ -42,6 +42,8 @@ export interface SessionOptions {
   /** terminal columns, read at each render (the terminal may be resized) */
   readonly width: () => number;
   readonly openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
+  /** how a shell produces the token, for curl lines; default `$CKQL_TOKEN` */
+  readonly tokenShell?: string | undefined;
 }
 
 /** How many distinct values of a field completion offers. */
@@ -73,6 +75,7 @@ export class Session {
   /** sources opened by `.connect`; the one given at start belongs to the caller */
   readonly #ownSources: Source[] = [];
   readonly #openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
+  readonly #tokenShell: string;
   #resources: Promise<readonly ResourceSummary[]> | undefined;
   readonly #fields = new Map<string, Promise<readonly FieldInfo[]>>();
   /** sampled values per resource and field, for completion */
@@ -93,6 +96,7 @@ export class Session {
     this.#source = options.source;
     this.#client = options.source.client;
     this.#openSource = options.openSource;
+    this.#tokenShell = options.tokenShell ?? '$CKQL_TOKEN';
     if (this.settings.language !== (this.#client.language ?? undefined)) this.#useLanguage(this.settings.language);
   }
 
@@ -201,7 +205,10 @@ export class Session {
     try {
       request = this.requestFor(text, options.params);
       this.lastResource = request.resource_id;
-      if (this.settings.explain) parts.push(this.#dim(explainText(this.#client.prepare(request))));
+      if (this.settings.explain) {
+        const tokenShell = this.#client.hasToken ? this.#tokenShell : undefined;
+        parts.push(this.#dim(explainText(this.#client.prepare(request), tokenShell)));
+      }
       const started = performance.now();
       const result = await this.#client.search(request, options.signal === undefined ? {} : { signal: options.signal });
       const elapsedMs = performance.now() - started;

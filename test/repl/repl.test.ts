@@ -314,11 +314,11 @@ describe('dot commands', () => {
       expect(answer).toContain('"resource_id": "quick"');
       expect(answer).toContain(`GET ${portal.url}/api/action/datastore_search?resource_id=quick&filters=`);
       const curl = answer.split('\n').find((line) => line.startsWith('curl ')) ?? '';
-      expect(curl).toMatch(new RegExp(`^curl -sS -X POST ${escape(portal.url)}/api/action/datastore_search `));
+      expect(curl).toMatch(new RegExp(`^curl -X POST '?${escape(portal.url)}/api/action/datastore_search'? `));
       expect(curl).toContain(` -H 'content-type: application/json'`);
       // The token is never shown: the curl line reads it from the environment.
       expect(curl).toContain(' -H "Authorization: $CKQL_TOKEN"');
-      expect(curl).toMatch(/ --data-raw '\{"resource_id":"quick","filters":\{"name":"quick"\},"limit":1\}'$/);
+      expect(curl).toMatch(/ --data-binary '\{"resource_id":"quick","filters":\{"name":"quick"\},"limit":1\}'$/);
       expect(driver.text()).not.toContain('tok-SECRET-42');
       await ask(driver, '.explain off', 'explain off');
       expect(await ask(driver, 'from quick limit 1', '1 of 1 record')).not.toContain('curl');
