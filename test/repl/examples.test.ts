@@ -1,0 +1,73 @@
+/**
+ * The files in `examples/` work as their comments and the README say: the
+ * config loads and every named query finds records on the demo data, the
+ * script runs clean, and the embedding example runs.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { openSource } from '../../src/cli/source.js';
+import { readConfigFile } from '../../src/config/load.js';
+import { runScript } from '../../src/repl/index.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const examples = join(root, 'examples');
+
+describe('examples/', () => {
+  it('ckql.config.yaml: the demo profile is the default and every named query finds records', async () => {
+    const config = await readConfigFile(join(examples, 'ckql.config.yaml'));
+    expect(config.defaultProfile).toBe('demo');
+    const profile = config.profiles.get('demo');
+    expect(profile).toEqual({ kind: 'data', name: 'demo', paths: [join(examples, 'data')] });
+    if (profile?.kind !== 'data') return;
+    expect([...config.queries.keys()]).toEqual(['by-subject', 'linear-algebra', 'failed-in', 'schools-in']);
+    const source = await openSource({ kind: 'data', paths: profile.paths });
+    try {
+      for (const query of config.queries.values()) {
+        const params = query.name === 'schools-in' ? { country: 'FR' } : query.params;
+        const result = await source.client.search(query.query, { params });
+        expect(result.records.length, query.name).toBeGreaterThan(0);
+      }
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('queries.ckql runs every statement without an error', async () => {
+    const source = await openSource({ kind: 'data', paths: [join(examples, 'data')] });
+    try {
+      const output = new PassThrough();
+      const errorOutput = new PassThrough();
+      let out = '';
+      let err = '';
+      output.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      errorOutput.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      const result = await runScript(readFileSync(join(examples, 'queries.ckql'), 'utf8'), { source, output, errorOutput });
+      expect(err).toBe('');
+      expect(result).toEqual({ statements: 3, succeeded: 3, errors: [] });
+      const records = out.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(records).toHaveLength(2 + 5 + 3);
+      expect(records.slice(2, 7).every((record) => typeof record.start_date === 'string')).toBe(true);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('embed.ts runs and shows a compiled config query, the client, the template and paging', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/embed.ts'], { cwd: root });
+    const lines = stdout.trimEnd().split('\n');
+    expect(JSON.parse(lines[0] ?? '')).toEqual({
+      resource_id: 'courses',
+      filters: { subject: 'physics', stage: ['active', 'survey'] },
+      fields: ['code', 'title', 'stage', 'credits'],
+      sort: 'code asc',
+    });
+    expect(lines[1]).toMatch(/^\d+ of \d+ physics courses$/);
+    expect(lines[2]).toBe('0 courses titled "Linear Algebra I\\" or 1=1", 2 titled "Linear Algebra I"');
+    expect(lines[3]).toMatch(/^\d{4,} failed enrolments$/);
+  });
+});
