@@ -326,14 +326,23 @@ interface CaseFigures {
   readonly dataset: string;
   readonly rows: number;
   readonly caseId: string;
-  readonly variant: string;
   readonly kind: Kind;
   readonly query: string;
   readonly matches: number;
-  readonly ckql: Measured;
-  readonly hand: Measured;
+  /** the same request again on the same table: columns, indexes and text cache built */
+  readonly ckqlWarm: Measured;
+  /** the first request on a table ckql has never seen: it builds what it needs inside the timer */
+  readonly ckqlCold: Measured;
+  /** the floor for the warm figure (for `q`: with its own per-row text built beforehand) */
+  readonly handWarm: Measured;
+  /** the floor for the cold figure (for filters the same loop: it caches nothing) */
+  readonly handCold: Measured;
   readonly peers: Partial<Record<'sift' | 'mingo' | 'liqe', Measured>>;
 }
+
+type Variant = 'warm' | 'cold';
+const ckqlOf = (f: CaseFigures, v: Variant) => (v === 'warm' ? f.ckqlWarm : f.ckqlCold);
+const handOf = (f: CaseFigures, v: Variant) => (v === 'warm' ? f.handWarm : f.handCold);
 
 function idsOf(out: Output): string {
   return out.records.map((r) => String(r._id)).join(',');
@@ -374,36 +383,31 @@ function runDataset(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (
     const peers = Object.fromEntries(Object.entries(peerRunners(c, rows)).filter(([name]) => peerFilter(name)));
     for (const [name, run] of Object.entries(peers)) check(name, label, expected, run());
 
+    // a table object ckql has never seen, over the loader's own rows array: exactly the
+    // first request after loading (caches are keyed by the table object)
+    let cold: Table = data.table;
+    const freshTable = () => { cold = { ...data.table }; };
+    freshTable();
+    check('ckql (cold)', label, expected, ckql.evaluate(request, cold) as Output);
     const tasks: TaskSpec[] = [
       { name: 'ckql', fn: runCkql },
+      { name: 'ckql-cold', fn: () => ckql.evaluate(request, cold), beforeEach: freshTable },
       { name: 'hand', fn: () => c.hand.run(rows) },
       ...Object.entries(peers).map(([name, fn]) => ({ name, fn })),
     ];
-    let cold: Table = data.table;
-    if (c.kind === 'q' && c.handWarm) {
+    if (c.handWarm) {
       const warm = c.handWarm(rows);
       check('hand (warm)', label, expected, warm.run(rows));
-      // a table object and rows array ckql has never seen: nothing cached for it
-      const freshTable = () => { cold = { ...data.table, rows: rows.slice() }; };
-      freshTable();
-      check('ckql (cold)', label, expected, ckql.evaluate(request, cold) as Output);
-      tasks.push(
-        { name: 'ckql-cold', fn: () => ckql.evaluate(request, cold), beforeEach: freshTable },
-        { name: 'hand-warm', fn: () => warm.run(rows) },
-      );
+      tasks.push({ name: 'hand-warm', fn: () => warm.run(rows) });
     }
     log(`  evaluate ${data.name} ${c.id}: ${formatCount(expected.total)} matches, ${tasks.length} contenders`);
     const m = measureSync(tasks, options);
     const get = (n: string) => m.get(n) as Measured;
-    const peerFigures = { sift: m.get('sift'), mingo: m.get('mingo'), liqe: m.get('liqe') };
-    if (c.kind === 'q') {
-      figures.push(
-        { dataset: data.name, rows: rows.length, caseId: c.id, variant: 'cold', kind: c.kind, query: c.query, matches: expected.total, ckql: get('ckql-cold'), hand: get('hand'), peers: peerFigures },
-        { dataset: data.name, rows: rows.length, caseId: c.id, variant: 'warm', kind: c.kind, query: c.query, matches: expected.total, ckql: get('ckql'), hand: get('hand-warm'), peers: peerFigures },
-      );
-    } else {
-      figures.push({ dataset: data.name, rows: rows.length, caseId: c.id, variant: '', kind: c.kind, query: c.query, matches: expected.total, ckql: get('ckql'), hand: get('hand'), peers: peerFigures });
-    }
+    figures.push({
+      dataset: data.name, rows: rows.length, caseId: c.id, kind: c.kind, query: c.query, matches: expected.total,
+      ckqlWarm: get('ckql'), ckqlCold: get('ckql-cold'), handWarm: m.get('hand-warm') ?? get('hand'), handCold: get('hand'),
+      peers: { sift: m.get('sift'), mingo: m.get('mingo'), liqe: m.get('liqe') },
+    });
   }
   return figures;
 }
@@ -440,18 +444,27 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
     all.push(...runDataset(ckql, config, { name: 'movies', table, cases: moviesCases(textFieldsOf(table)) }, log));
   }
 
+  const peerRatio = (f: CaseFigures, p: (typeof PEERS)[number], v: Variant) => (f.peers[p]?.median ?? Number.NaN) / ckqlOf(f, v).median;
   const table: ReportTable = {
     title: 'Evaluate: median time per full evaluation (filter + count + first page), ratios from the same run',
-    headers: ['data', 'case', 'matches', 'ckql', 'hand loop', 'ckql ÷ hand', 'sift', 'mingo', 'liqe', 'sift ÷ ckql', 'mingo ÷ ckql', 'liqe ÷ ckql'],
+    headers: [
+      'data', 'case', 'matches', 'ckql warm', 'hand', 'warm ÷ hand', 'ckql cold', 'hand cold', 'cold ÷ hand',
+      'sift', 'mingo', 'liqe', 'sift ÷ warm', 'mingo ÷ warm', 'liqe ÷ warm', 'sift ÷ cold', 'mingo ÷ cold',
+    ],
     rows: all.map((f) => [
       f.dataset,
-      f.variant ? `${f.caseId} (${f.variant})` : f.caseId,
+      f.caseId,
       formatCount(f.matches),
-      formatTime(f.ckql.median),
-      formatTime(f.hand.median),
-      formatRatio(f.ckql.median / f.hand.median),
+      formatTime(f.ckqlWarm.median),
+      formatTime(f.handWarm.median),
+      formatRatio(f.ckqlWarm.median / f.handWarm.median),
+      formatTime(f.ckqlCold.median),
+      f.handCold === f.handWarm ? '〃' : formatTime(f.handCold.median),
+      formatRatio(f.ckqlCold.median / f.handCold.median),
       ...PEERS.map((p) => formatTime(f.peers[p]?.median ?? Number.NaN)),
-      ...PEERS.map((p) => formatRatio((f.peers[p]?.median ?? Number.NaN) / f.ckql.median)),
+      ...PEERS.map((p) => formatRatio(peerRatio(f, p, 'warm'))),
+      formatRatio(peerRatio(f, 'sift', 'cold')),
+      formatRatio(peerRatio(f, 'mingo', 'cold')),
     ]),
   };
   const queries: ReportTable = {
@@ -461,33 +474,32 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
   };
 
   const targets: Target[] = [];
-  const worst = (list: CaseFigures[], value: (f: CaseFigures) => number, pickMax: boolean) =>
+  const pickWorst = (list: readonly CaseFigures[], value: (f: CaseFigures) => number, pickMax: boolean) =>
     list.reduce<CaseFigures | undefined>((acc, f) => (acc === undefined || (pickMax ? value(f) > value(acc) : value(f) < value(acc)) ? f : acc), undefined);
-  const where = (f: CaseFigures) => `${f.caseId}${f.variant ? ' ' + f.variant : ''} @ ${f.dataset}`;
-  for (const peer of ['sift', 'mingo'] as const) {
-    for (const kind of ['filter', 'q', 'sort'] as const) {
-      const list = all.filter((f) => f.kind === kind && (kind !== 'q' || f.variant === 'warm'));
-      const ratio = (f: CaseFigures) => (f.peers[peer]?.median ?? Number.NaN) / f.ckql.median;
-      const w = worst(list, ratio, false);
+  const where = (f: CaseFigures) => `${f.caseId} @ ${f.dataset}`;
+  for (const variant of ['warm', 'cold'] as const) {
+    for (const peer of ['sift', 'mingo'] as const) {
+      for (const kind of ['filter', 'q', 'sort'] as const) {
+        const list = all.filter((f) => f.kind === kind);
+        const ratio = (f: CaseFigures) => peerRatio(f, peer, variant);
+        const w = pickWorst(list, ratio, false);
+        if (w === undefined) continue;
+        targets.push({
+          section: 'evaluate', what: `${kindLabel(kind)} (${variant}) vs ${peer}`, goal: '≥ 10× faster',
+          measured: `min ${formatRatio(ratio(w))} (${where(w)}); median ${formatRatio(medianOf(list.map(ratio)))}`, met: ratio(w) >= 10,
+        });
+      }
+    }
+    for (const kind of ['filter', 'q'] as const) {
+      const list = all.filter((f) => f.kind === kind);
+      const ratio = (f: CaseFigures) => ckqlOf(f, variant).median / handOf(f, variant).median;
+      const w = pickWorst(list, ratio, true);
       if (w === undefined) continue;
       targets.push({
-        section: 'evaluate', what: `${kindLabel(kind)} vs ${peer}`, goal: '≥ 10× faster',
-        measured: `min ${formatRatio(ratio(w))} (${where(w)}); median ${formatRatio(medianOf(list.map(ratio)))}`, met: ratio(w) >= 10,
+        section: 'evaluate', what: `${kindLabel(kind)} (${variant}) vs hand loop`, goal: '≤ 2× the floor',
+        measured: `max ${formatRatio(ratio(w))} (${where(w)}); median ${formatRatio(medianOf(list.map(ratio)))}`, met: ratio(w) <= 2,
       });
     }
-  }
-  for (const [label, list] of [
-    ['filters vs hand loop', all.filter((f) => f.kind === 'filter')],
-    ['q (warm: both sides with per-row normalized text) vs hand loop', all.filter((f) => f.kind === 'q' && f.variant === 'warm')],
-    ['q (cold: nothing cached) vs hand loop', all.filter((f) => f.kind === 'q' && f.variant === 'cold')],
-  ] as const) {
-    const ratio = (f: CaseFigures) => f.ckql.median / f.hand.median;
-    const w = worst([...list], ratio, true);
-    if (w === undefined) continue;
-    targets.push({
-      section: 'evaluate', what: label, goal: '≤ 2× the floor',
-      measured: `max ${formatRatio(ratio(w))} (${where(w)}); median ${formatRatio(medianOf(list.map(ratio)))}`, met: ratio(w) <= 2,
-    });
   }
 
   return {
@@ -499,14 +511,15 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
       `Data: \`enrolments.csv\` from the project's seeded generator (\`scripts/generate-demo-data.ts --rows N\`, cached in bench/.cache), flights-200k.json and movies.json from the vega-datasets package. Each file is loaded once with \`loadResources\` (the loader \`ckql serve\` uses: ${loads.join('; ')}), and every contender reads the same row objects.`,
       'Each measured operation is the whole job `evaluate` does: filter, count all matches, sort when asked, return the first page (100 records, or the query\'s limit). The request is compiled once outside the timer; `evaluate` compiles it into predicates on every call, as the server does.',
       'Counts are asserted before timing: every contender must find the same number of matches and return the same first page (ids, in order) as the hand loop, or the run stops.',
-      'Hand loop (floor): written for the one query with `===` on the field\'s known type, the first page kept and all matches counted; sort + limit keeps a top-10 in one pass (no full sort). `q` cold: NFKC + lower-case of each field\'s canonical text per record, stopping at the first field that matches. `q` warm: one normalized string per row (fields joined by U+0000) built once outside the timer, then `includes` per row — the same kind of per-table cache ckql keeps. ckql cold gets a table object and rows array it has never seen before each timed call (prepared outside the timer), so it builds its cache inside the timer.',
+      'Hand loop (floor): written for the one query with `===` on the field\'s known type, the first page kept and all matches counted; sort + limit keeps a top-10 in one pass (no full sort). `q` cold: NFKC + lower-case of each field\'s canonical text per record, stopping at the first field that matches. `q` warm: one normalized string per row (fields joined by U+0000) built once outside the timer, then `includes` per row — the same kind of per-table cache ckql keeps. ckql cold gets a copy of the table object it has never seen (same rows array, which is what the loader made) before each timed call, prepared outside the timer,, so it builds what the request needs (columns, text cache) inside the timer.',
+      '**Warm vs cold.** ckql keeps per-table caches: a column array per field on first use, an equality index per field once a large column leads a query twice, and the normalized text for `q`. Warm = the same request again on the same table (a server or REPL session); cold = the first request on a fresh table. The bench repeats one request, which is the best case for the lazily built indexes (the `eq` rows show an index lookup against a full scan), so both figures are given and the targets are judged on each. Peers cache nothing, so their one figure serves both columns. A full GC runs before each contender\'s turn so nobody pays for the previous contender\'s garbage (V8 bills incremental marking to whoever allocates next; without it ckql\'s filter figures were up to 7× worse in a run next to mingo and liqe).',
       'Peers: sift and mingo get Mongo criteria (`{f: v}`, `$in`; `q` as `$or` of case-insensitive `$regex` on every field but `_id`); sift and mingo compare with `===` (no canonical text, so `2020` ≠ `"2020"`), their regex sees no NFKC folding and never matches numbers. liqe gets `f:"v"` (a case-sensitive substring test: equality here only because no value of a field contains another — the count check would catch it), `f:=n` for numbers, an OR group for `in` (liqe has none), a bare term for `q` (case-insensitive substring over every field, `_id` included). liqe\'s OR returns the left matches and then the right ones, so for queries with OR its matches are put back in row order (sort by `_id`) before the page is taken — without it liqe\'s first page would hold other records. mingo runs a `Query` compiled once, via `find(rows).all()`. For sort + limit the peers filter with their engine and then sort the matches with `Array#sort` and take 10.',
     ],
   };
 }
 
 function kindLabel(kind: Kind): string {
-  return kind === 'filter' ? 'filters' : kind === 'q' ? 'q (warm)' : 'sort + limit';
+  return kind === 'filter' ? 'filters' : kind === 'q' ? 'q' : 'sort + limit';
 }
 
 function medianOf(values: readonly number[]): number {

@@ -14,6 +14,7 @@ process.stdout.write(JSON.stringify({
   duration: result.duration,
   rps: result.requests.total / result.duration,
   p50: result.latency.p50,
+  mean: result.latency.average,
   p99: result.latency.p99,
   bytesPerSecond: result.throughput.average,
   errors: result.errors,

@@ -2,13 +2,15 @@
  * Profiling load for section 2: one evaluate request over generated
  * enrolments, ckql only (or the hand loop), without the peers' garbage.
  *
- *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/profile/evaluate.ts <rows> '<query>' [seconds]
+ *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/profile/evaluate.ts <rows> '<query>' [seconds] [cold]
+ *
+ * `cold`: every call gets a table object ckql has not seen (its first request on that table).
  */
 import { ckqlModules } from '../lib/ckql.js';
 import { enrolmentsFile } from '../lib/data.js';
 import { loadTable } from '../lib/tables.js';
 
-const [rowsText, query, secondsText] = process.argv.slice(2);
+const [rowsText, query, secondsText, mode] = process.argv.slice(2);
 const table = await loadTable(enrolmentsFile(Number(rowsText ?? 200_000)));
 const [{ compile }, { evaluate }] = await Promise.all([ckqlModules.compile(), ckqlModules.evaluate()]);
 const request = compile(query ?? 'from enrolments where status in (failed, withdrawn)');
@@ -17,7 +19,7 @@ const times: number[] = [];
 let total = 0;
 while (performance.now() < end) {
   const t0 = performance.now();
-  total += evaluate(request, table).total ?? 0;
+  total += evaluate(request, mode === 'cold' ? { ...table } : table).total ?? 0;
   times.push(performance.now() - t0);
 }
 times.sort((a, b) => a - b);

@@ -3,7 +3,7 @@
  * in a child process with --cpu-prof, loads it with autocannon for a few
  * seconds, stops it, and prints where the profile was written.
  *
- *   tsx bench/profile/server.ts [seconds] [query]
+ *   tsx bench/profile/server.ts [seconds] [query] [rows]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
@@ -16,8 +16,9 @@ import { SEARCH_PATH, SELECTIVE_QUERY } from '../server.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const query = process.argv[3] ?? SELECTIVE_QUERY;
+const rows = Number(process.argv[4] ?? 200_000);
 const dir = mkdtempSync(path.join(tmpdir(), 'ckql-prof-'));
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', path.join(benchDir, 'children', 'serve.ts'), 'ckql', enrolmentsFile(200_000)], {
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', path.join(benchDir, 'children', 'serve.ts'), 'ckql', enrolmentsFile(rows)], {
   cwd: rootDir, stdio: ['ignore', 'pipe', 'inherit'],
 });
 const url = await new Promise<string>((resolve) => {
