@@ -49,9 +49,12 @@ export function cellOf(value: JsonValue | undefined): Cell {
   return { text: sanitize(JSON.stringify(value)), kind: 'json' };
 }
 
+/** Printable ASCII only: one column per character, no need to ask string-width. */
+const printableAscii = /^[\x20-\x7e]*$/;
+
 /** Terminal columns a string takes. */
 export function widthOf(text: string): number {
-  return stringWidth(text);
+  return printableAscii.test(text) ? text.length : stringWidth(text);
 }
 
 /**
@@ -61,11 +64,11 @@ export function widthOf(text: string): number {
  */
 export function truncate(text: string, width: number): string {
   if (width <= 0) return '';
-  if (stringWidth(text) <= width) return text;
+  if (widthOf(text) <= width) return text;
   let out = '';
   let used = 0;
   for (const { segment } of segmenter.segment(text)) {
-    const w = stringWidth(segment);
+    const w = widthOf(segment);
     if (used + w > width - 1) break;
     out += segment;
     used += w;
@@ -76,7 +79,7 @@ export function truncate(text: string, width: number): string {
 /** Pads (or cuts) `text` to exactly `width` columns. */
 export function fit(text: string, width: number, align: 'left' | 'right'): string {
   const cut = truncate(text, width);
-  const pad = ' '.repeat(Math.max(0, width - stringWidth(cut)));
+  const pad = ' '.repeat(Math.max(0, width - widthOf(cut)));
   return align === 'right' ? pad + cut : cut + pad;
 }
 
@@ -110,11 +113,11 @@ function isNumeric(field: FieldInfo): boolean {
  */
 export function layoutTable(fields: readonly FieldInfo[], rows: readonly (readonly Cell[])[], width: number): Layout {
   const natural = fields.map((field, i) =>
-    rows.reduce((max, row) => Math.max(max, stringWidth(row[i]?.text ?? '')), stringWidth(field.id)),
+    rows.reduce((max, row) => Math.max(max, widthOf(row[i]?.text ?? '')), widthOf(field.id)),
   );
   const minimum = fields.map((field, i) => {
     const own = natural[i] ?? 0;
-    return isNumeric(field) ? own : Math.min(own, Math.max(minTextWidth, Math.min(stringWidth(field.id), 12)));
+    return isNumeric(field) ? own : Math.min(own, Math.max(minTextWidth, Math.min(widthOf(field.id), 12)));
   });
   const overhead = tableMargin + columnGap * Math.max(0, fields.length - 1);
   const sum = (widths: readonly number[]): number => widths.reduce((a, b) => a + b, 0);
@@ -153,7 +156,7 @@ export function layoutTable(fields: readonly FieldInfo[], rows: readonly (readon
 }
 
 function verticalLayout(fields: readonly FieldInfo[], width: number): Layout {
-  const longest = fields.reduce((max, field) => Math.max(max, stringWidth(field.id)), 0);
+  const longest = fields.reduce((max, field) => Math.max(max, widthOf(field.id)), 0);
   const labelWidth = Math.max(1, Math.min(longest, Math.floor(width / 3)));
   return { kind: 'vertical', labelWidth, valueWidth: Math.max(1, width - labelWidth - columnGap) };
 }

@@ -128,8 +128,12 @@ describe('renderResultTable', () => {
     const plain = renderResultTable(result, { width: 100, color: false });
     expect(plain).not.toContain('\u001b[');
     const coloured = renderResultTable(result, { width: 100, color: true });
-    // chalk may find no colour support here (CI, no TTY): then the text is the same as plain
     expect(stripVTControlCharacters(coloured)).toBe(plain);
+    // ink re-emits the escape codes in its own order: look for the style switched on before the text
+    const esc = '\u001b\\[';
+    expect(coloured).toMatch(new RegExp(`${esc}1m_id`)); // bold header
+    expect(coloured).toMatch(new RegExp(`${esc}(?:2;)?3m +null`)); // italic (and dim) null
+    expect(coloured).toMatch(new RegExp(`${esc}2m3 of 3 records`)); // dim footer
   });
 });
 

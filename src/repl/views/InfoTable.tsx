@@ -1,11 +1,11 @@
 /**
  * A small table of text for the REPL's own listings (`.fields`,
- * `.resources`, `.queries`, `.help`) with an optional note under it.
+ * `.resources`, `.queries`) with an optional note under it.
  */
-import { Box } from 'ink';
+import { Box, Text } from 'ink';
 import type { Cell, Layout } from '../layout.js';
+import { paintFor } from '../paint.js';
 import { ResultTable } from './ResultTable.js';
-import { Styled } from './Styled.js';
 
 export interface InfoTableProps {
   readonly layout: Extract<Layout, { kind: 'table' }>;
@@ -18,11 +18,7 @@ export function InfoTable({ layout, rows, note, color }: InfoTableProps) {
   return (
     <Box flexDirection="column">
       <ResultTable columns={layout.columns} rows={rows} color={color} />
-      {note === '' ? null : (
-        <Styled tone="dim" color={color}>
-          {note}
-        </Styled>
-      )}
+      {note === '' ? null : <Text>{paintFor(color).dim(note)}</Text>}
     </Box>
   );
 }

@@ -5,7 +5,7 @@
 import { Box, Text } from 'ink';
 import { fit, truncate, type Cell } from '../layout.js';
 import type { FieldInfo } from '../../datastore/types.js';
-import { Styled } from './Styled.js';
+import { paintFor } from '../paint.js';
 
 export interface RecordListProps {
   readonly fields: readonly FieldInfo[];
@@ -18,29 +18,22 @@ export interface RecordListProps {
 }
 
 export function RecordList({ fields, rows, firstNumber, labelWidth, valueWidth, color }: RecordListProps) {
+  const paint = paintFor(color);
   const ruleWidth = labelWidth + 3 + valueWidth;
+  const gap = paint.dim(' │ ');
   return (
     <Box flexDirection="column">
       {rows.map((row, r) => {
         const heading = `─[ ${firstNumber + r} ]`;
         return (
           <Box key={r} flexDirection="column">
-            <Styled tone="dim" color={color}>
-              {heading + '─'.repeat(Math.max(0, ruleWidth - heading.length))}
-            </Styled>
+            <Text>{paint.dim(heading + '─'.repeat(Math.max(0, ruleWidth - heading.length)))}</Text>
             {fields.map((field, i) => {
               const cell = row[i] ?? { text: '', kind: 'text' };
+              const value = truncate(cell.text, valueWidth);
               return (
                 <Text key={field.id}>
-                  <Styled tone="bold" color={color}>
-                    {fit(field.id, labelWidth, 'left')}
-                  </Styled>
-                  <Styled tone="dim" color={color}>
-                    {' │ '}
-                  </Styled>
-                  <Styled tone={cell.kind === 'null' ? 'null' : 'plain'} color={color}>
-                    {truncate(cell.text, valueWidth)}
-                  </Styled>
+                  {paint.bold(fit(field.id, labelWidth, 'left')) + gap + (cell.kind === 'null' ? paint.nullValue(value) : value)}
                 </Text>
               );
             })}

@@ -1,10 +1,11 @@
 /**
  * Records as aligned columns (psql style): a header, a rule, one line per
- * record. Widths and cut text come from `layout.ts`; this only draws.
+ * record. Widths and cut text come from `layout.ts`; each line is one
+ * `<Text>` (see `paint.ts` for why).
  */
 import { Box, Text } from 'ink';
-import { fit, type Cell, type Column } from '../layout.js';
-import { Styled } from './Styled.js';
+import { fit, truncate, type Cell, type Column } from '../layout.js';
+import { paintFor } from '../paint.js';
 
 export interface ResultTableProps {
   readonly columns: readonly Column[];
@@ -13,38 +14,27 @@ export interface ResultTableProps {
 }
 
 export function ResultTable({ columns, rows, color }: ResultTableProps) {
-  const gap = (key: string) => (
-    <Styled key={key} tone="dim" color={color}>
-      {' │ '}
-    </Styled>
-  );
+  const paint = paintFor(color);
+  const gap = paint.dim(' │ ');
+  const header = ' ' + columns.map((column) => paint.bold(fit(column.id, column.width, 'left'))).join(gap);
+  const rule = paint.dim('─' + columns.map((column) => '─'.repeat(column.width)).join('─┼─'));
+  const last = columns.length - 1;
+  const line = (row: readonly Cell[]): string =>
+    ' ' +
+    columns
+      .map((column, i) => {
+        const cell = row[i] ?? { text: '', kind: 'text' };
+        // No padding after the last value: trailing blanks inside an escape code would survive ink's trimming.
+        const text = i === last && column.align === 'left' ? truncate(cell.text, column.width) : fit(cell.text, column.width, column.align);
+        return cell.kind === 'null' ? paint.nullValue(text) : text;
+      })
+      .join(gap);
   return (
     <Box flexDirection="column">
-      <Text>
-        {' '}
-        {columns.flatMap((column, i) => [
-          ...(i > 0 ? [gap(`g${i}`)] : []),
-          <Styled key={column.id} tone="bold" color={color}>
-            {fit(column.id, column.width, 'left')}
-          </Styled>,
-        ])}
-      </Text>
-      <Styled tone="dim" color={color}>
-        {'─' + columns.map((column) => '─'.repeat(column.width)).join('─┼─')}
-      </Styled>
+      <Text>{header}</Text>
+      <Text>{rule}</Text>
       {rows.map((row, r) => (
-        <Text key={r}>
-          {' '}
-          {columns.flatMap((column, i) => {
-            const cell = row[i] ?? { text: '', kind: 'text' };
-            return [
-              ...(i > 0 ? [gap(`g${i}`)] : []),
-              <Styled key={column.id} tone={cell.kind === 'null' ? 'null' : 'plain'} color={color}>
-                {fit(cell.text, column.width, column.align)}
-              </Styled>,
-            ];
-          })}
-        </Text>
+        <Text key={r}>{line(row)}</Text>
       ))}
     </Box>
   );

@@ -2,12 +2,12 @@
  * A whole result: the records as a table or, when too wide, one record at a
  * time; a line for rows left out by `maxRows`; and the footer.
  */
-import { Box } from 'ink';
+import { Box, Text } from 'ink';
 import type { Cell, Layout } from '../layout.js';
 import type { FieldInfo } from '../../datastore/types.js';
+import { paintFor } from '../paint.js';
 import { RecordList } from './RecordList.js';
 import { ResultTable } from './ResultTable.js';
-import { Styled } from './Styled.js';
 
 export interface ResultViewProps {
   readonly fields: readonly FieldInfo[];
@@ -21,6 +21,7 @@ export interface ResultViewProps {
 }
 
 export function ResultView({ fields, rows, layout, hidden, firstNumber, footer, color }: ResultViewProps) {
+  const paint = paintFor(color);
   return (
     <Box flexDirection="column">
       {fields.length === 0 ? null : layout.kind === 'table' ? (
@@ -35,14 +36,8 @@ export function ResultView({ fields, rows, layout, hidden, firstNumber, footer, 
           color={color}
         />
       )}
-      {hidden > 0 ? (
-        <Styled tone="dim" color={color}>
-          {` … ${hidden} more ${hidden === 1 ? 'record' : 'records'} not shown`}
-        </Styled>
-      ) : null}
-      <Styled tone="dim" color={color}>
-        {footer}
-      </Styled>
+      {hidden > 0 ? <Text>{paint.dim(` … ${hidden} more ${hidden === 1 ? 'record' : 'records'} not shown`)}</Text> : null}
+      <Text>{paint.dim(footer)}</Text>
     </Box>
   );
 }
