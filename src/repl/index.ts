@@ -162,6 +162,17 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     eval: (command, _context, _file, callback) => {
       buffered = command;
       const text = command.endsWith('\n') ? command.slice(0, -1) : command;
+      // What people type in other shells: psql's `\q`, `exit`, `help`.
+      const word = text.trim().replace(/;$/, '').toLowerCase();
+      if (['exit', 'quit', '\\q'].includes(word)) {
+        // as `.exit` does: no answer, no new prompt
+        server.close();
+        return;
+      }
+      if (['help', '?', '\\?', '\\h'].includes(word)) {
+        callback(null, 'type a query such as  from courses limit 5  or .help for the commands');
+        return;
+      }
       const statements = splitStatements(text);
       const last = statements.at(-1);
       if (last === undefined) {
@@ -179,7 +190,11 @@ export async function startRepl(options: ReplOptions): Promise<void> {
           printed.push(await session.run(statement.text, { signal }));
         }
         return printed.join('\n\n');
-      }).then((printed) => callback(null, printed));
+      }).then(
+        (printed) => callback(null, printed),
+        // `run` renders its own errors; this is only for a bug, which must not end the session
+        (error: unknown) => callback(null, session.renderFailure(error)),
+      );
     },
     completer: (line: string, callback: (error: Error | null, result: [string[], string]) => void) => {
       complete(line).then(
@@ -223,6 +238,9 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     return completeQuery(source, source.length, session.completionContext());
   }
 
+  // Names people bring from sqlite3 and psql, kept out of `.help`.
+  const aliases: Readonly<Record<string, string>> = { tables: 'resources', schema: 'fields', mode: 'format', timer: 'timing', quit: 'exit' };
+
   // The built-in commands that make sense only for JavaScript go; ours come in.
   const commands = server.commands as Record<string, unknown>;
   for (const name of ['clear', 'editor', 'load', 'save']) delete commands[name];
@@ -244,6 +262,10 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   // node looks commands up by name in `server.commands`, so a proxy there
   // answers for every name that is not defined.
   const defined = server.commands as Record<string, REPLCommand | undefined>;
+  for (const [alias, name] of Object.entries(aliases)) {
+    const target = defined[name];
+    if (target !== undefined) server.defineCommand(alias, { help: '', action: target.action });
+  }
   const unknownCommand = (name: string): REPLCommand => ({
     help: '',
     action() {

@@ -388,6 +388,27 @@ describe('dot commands', () => {
   });
 });
 
+describe('words from other shells', () => {
+  it('.tables and .schema are .resources and .fields; help points at .help', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    expect(await ask(driver, '.tables', 'enrolments')).toMatch(/schools +│ [0-9a-f-]{36} +│ +8/);
+    expect(await ask(driver, '.schema schools', 'fields of schools')).toMatch(/country +│ text/);
+    expect(await ask(driver, 'help', '.help')).not.toContain('error');
+    await driver.exit();
+  });
+
+  for (const word of ['exit', 'quit', '\\q']) {
+    it(`${word} on its own leaves, as .exit does`, async () => {
+      const driver = startDriver({ source: demo });
+      await driver.waitFor(prompt);
+      driver.send(`${word}\r`);
+      await driver.done;
+      expect(driver.since()).not.toContain('error');
+    });
+  }
+});
+
 describe('Ctrl-C', () => {
   it('cancels a running query at once, keeps the session, and does not arm node’s exit', async () => {
     const portal = await startSlowPortal();
