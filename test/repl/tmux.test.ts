@@ -3,8 +3,8 @@
  * keys typed, the screen read back. This covers what stream tests cannot:
  * raw mode, the TTY's own Ctrl-C, terminal width, colour decisions.
  *
- * tmux runs on a private socket (`-L`), so it never touches a person's own
- * sessions. Without tmux the test cannot run: in CI that is a failure (the CI
+ * tmux runs on a private socket (`-S`, in a temporary folder), so it never
+ * touches a person's own sessions. Without tmux the test cannot run: in CI that is a failure (the CI
  * script installs tmux); elsewhere it is skipped and says so.
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -36,11 +36,12 @@ if (!installed && !inCi) {
 }
 
 describe.skipIf(!installed && !inCi)('ckql in a terminal (tmux)', () => {
-  const socket = `ckql-e2e-${process.pid}`;
   const session = 'ckql';
   let dir: string;
+  // tmux's own server for this test, its socket in the test's folder (removed with it)
+  let socket: string;
 
-  const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-L', socket, ...args])).stdout;
+  const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-S', socket, ...args])).stdout;
   const screen = (): Promise<string> => tmux('capture-pane', '-p', '-t', session);
   /** Types text literally (a `;` at the end would be a tmux command separator otherwise). */
   const type = (text: string): Promise<string> => tmux('send-keys', '-t', session, '-l', text);
@@ -81,6 +82,7 @@ describe.skipIf(!installed && !inCi)('ckql in a terminal (tmux)', () => {
       throw new Error('tmux is not installed: the REPL end-to-end test needs it (.ci/run installs it with apt-get)');
     }
     dir = mkdtempSync(join(tmpdir(), 'ckql-tmux-'));
+    socket = join(dir, 'tmux.sock');
     const config = join(dir, 'ckql.config.yaml');
     writeFileSync(
       config,
