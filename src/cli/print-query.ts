@@ -73,7 +73,7 @@ export async function printQuery(
 
 /** `fetched 3000 of 5000 records` on stderr, rewritten in place; only on a terminal. */
 function progressLine(context: CliContext, total: number | undefined): { update(fetched: number, total?: number): void; done(): void } {
-  if (context.stderr.isTTY !== true || context.env.CI === 'true') return { update: () => undefined, done: () => undefined };
+  if (context.stderr.isTTY !== true) return { update: () => undefined, done: () => undefined };
   let shown = false;
   return {
     update: (fetched, latest) => {
