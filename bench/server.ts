@@ -49,14 +49,21 @@ interface Target {
 }
 
 /** One POST of `body`; the answer must be a successful search. */
-async function firstAnswer(base: string, body: string): Promise<Target & { contentType: string }> {
+/** Headers node:http sets by itself on every response (or that depend on the body or the moment). */
+const AUTOMATIC_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+async function firstAnswer(base: string, body: string): Promise<Target & { headers: Record<string, string> }> {
   const first = await request(base + SEARCH_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   const bytes = Buffer.from(await first.body.arrayBuffer());
   const parsed = JSON.parse(bytes.toString('utf8')) as { success: boolean; result?: { total?: number } };
   if (first.statusCode !== 200 || !parsed.success || parsed.result === undefined) {
     throw new Error(`server bench: the ckql server answered ${first.statusCode}: ${bytes.toString('utf8').slice(0, 300)}`);
   }
-  return { url: base, body, bytes, total: parsed.result.total ?? 0, contentType: String(first.headers['content-type'] ?? 'application/json') };
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(first.headers)) {
+    if (!AUTOMATIC_HEADERS.has(name) && value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return { url: base, body, bytes, total: parsed.result.total ?? 0, headers };
 }
 
 export async function benchServer(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
@@ -73,7 +80,7 @@ export async function benchServer(config: RunConfig, log: (line: string) => void
     const ckql = await firstAnswer(big.ready, body);
     const bodyFile = path.join(temp, 'response.json');
     writeFileSync(bodyFile, ckql.bytes);
-    const floorChild = await startChild('serve.ts', ['floor', bodyFile, ckql.contentType]);
+    const floorChild = await startChild('serve.ts', ['floor', bodyFile, JSON.stringify(ckql.headers)]);
     children.push(floorChild);
     const targets: Record<'ckql' | 'small' | 'floor', Target> = {
       ckql,
@@ -132,7 +139,7 @@ export async function benchServer(config: RunConfig, log: (line: string) => void
         headers: ['server', 'requests/s', 'mean latency', 'p99 latency', 'requests', 'matches', 'response', 'share of floor'],
         rows: [
           row(`ckql startServer, ${formatCount(config.serverRows)} enrolments`, ours, targets.ckql.total, targets.ckql.bytes.length),
-          row('floor: node:http, precomputed identical bytes', base, targets.floor.total, targets.floor.bytes.length),
+          row('floor: node:http, precomputed identical response', base, targets.floor.total, targets.floor.bytes.length),
           row(`info: ckql startServer, ${formatCount(SMALL_ROWS)} enrolments, \`status = withdrawn limit 10\` (scan cost ≈ 0)`, lite, targets.small.total, targets.small.bytes.length),
         ],
       }],
@@ -141,7 +148,7 @@ export async function benchServer(config: RunConfig, log: (line: string) => void
         measured: `${(share * 100).toFixed(1)} % (${formatRatio(base.rps / ours.rps)} slower; p99 ${ours.p99} ms vs ${base.p99} ms); ${formatCount(SMALL_ROWS)}-row table: ${((lite.rps / base.rps) * 100).toFixed(1)} %`, met: share >= 0.5,
       }],
       notes: [
-        `Each server runs in its own process, autocannon in another (\`bench/children/load.ts\`), so on this 2-core machine the server gets one core and the load generator the other. Rounds rotate the order of the servers; each starts with a short autocannon warm-up. The floor reads the request body and answers with the ckql server's own response bytes and content-type, so both send the same bytes; every response under load is compared with the first one (\`expectBody\`), and errors, non-2xx or differing bodies stop the run. Mean latency is over all requests of all rounds; p99 is the worst over the rounds (autocannon reports percentiles in whole milliseconds). The ${formatCount(SMALL_ROWS)}-row server answers a request of the same shape (\`${SMALL_QUERY}\`, also a page of 10) from a table too small for the scan to matter: the gap between it and the floor is the cost of HTTP handling, validation and the envelope; the gap between it and the 200k-row server is the scan.`,
+        `Each server runs in its own process, autocannon in another (\`bench/children/load.ts\`), so on this 2-core machine the server gets one core and the load generator the other. Rounds rotate the order of the servers; each starts with a short autocannon warm-up. The floor reads the request body and answers with the ckql server's own response: the same body bytes and the same headers (content-type, CORS; node:http adds date and keep-alive to both), so both put the same bytes on the wire; every response under load is compared with the first one (\`expectBody\`), and errors, non-2xx or differing bodies stop the run. Mean latency is over all requests of all rounds; p99 is the worst over the rounds (autocannon reports percentiles in whole milliseconds). The ${formatCount(SMALL_ROWS)}-row server answers a request of the same shape (\`${SMALL_QUERY}\`, also a page of 10) from a table too small for the scan to matter: the gap between it and the floor is the cost of HTTP handling, validation and the envelope; the gap between it and the 200k-row server is the scan.`,
       ],
     };
   } finally {

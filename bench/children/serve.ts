@@ -2,9 +2,9 @@
  * A server in its own process, for the load and client benchmarks.
  *
  *   serve.ts ckql <file>…        startServer over the resource files
- *   serve.ts floor <body-file> <content-type>
+ *   serve.ts floor <body-file> <headers-json>
  *                                plain node:http answering every request with
- *                                the same precomputed bytes (the floor)
+ *                                the same precomputed headers and bytes (the floor)
  *
  * A table is a resource file, loaded with `loadResources` as `ckql serve`
  * does (alias: the file name without extension).
@@ -26,9 +26,9 @@ async function serveCkql(files: readonly string[]): Promise<void> {
   process.stdout.write(`READY ${server.url}\n`);
 }
 
-function serveFloor(bodyFile: string, contentType: string): void {
+function serveFloor(bodyFile: string, headersJson: string): void {
   const body = readFileSync(bodyFile);
-  const headers = { 'content-type': contentType, 'content-length': String(body.length) };
+  const headers = { ...(JSON.parse(headersJson) as Record<string, string>), 'content-length': String(body.length) };
   const server = createServer((req, res) => {
     // read the request body as any real handler must, then answer with the fixed bytes
     req.on('data', () => {});
