@@ -73,9 +73,36 @@ function summarize(name: string, samples: number[]): Measured {
   return { name, median: m, samples: sorted.length, madPercent: m > 0 ? (mad / m) * 100 : 0 };
 }
 
-/** Runs synchronous tasks; returns one summary per task, by name. */
+/** A sample shorter than this is dominated by the timer: fast operations run in batches. */
+const MIN_SAMPLE_MS = 0.05;
+
+/**
+ * How many calls one sample makes: enough for `MIN_SAMPLE_MS`, estimated from
+ * a few untimed calls. Tasks with `beforeEach` (a fresh input per call) are
+ * never batched.
+ */
+function batchSize(task: TaskSpec): number {
+  if (task.beforeEach) return 1;
+  let calls = 0;
+  const t0 = performance.now();
+  do {
+    blackhole(task.fn());
+    calls++;
+  } while (performance.now() - t0 < MIN_SAMPLE_MS * 4 && calls < 10_000);
+  const each = (performance.now() - t0) / calls;
+  return Math.max(1, Math.min(10_000, Math.ceil(MIN_SAMPLE_MS / Math.max(each, 1e-6))));
+}
+
+function append(target: number[] | undefined, values: readonly number[], scale: number): void {
+  // not push(...values): a fast task collects more samples than a call may have arguments
+  if (target === undefined) return;
+  for (const v of values) target.push(v / scale);
+}
+
+/** Runs synchronous tasks; returns one summary per task, by name (per-call times). */
 export function measureSync(tasks: readonly TaskSpec[], options: MeasureOptions): Map<string, Measured> {
   const pooled = new Map<string, number[]>(tasks.map((t) => [t.name, []]));
+  const batches = new Map(tasks.map((t) => [t.name, batchSize(t)]));
   for (let round = 0; round < options.rounds; round++) {
     const bench = new Bench({
       time: options.timeMs / options.rounds,
@@ -90,11 +117,14 @@ export function measureSync(tasks: readonly TaskSpec[], options: MeasureOptions)
     const order = tasks.map((_, i) => tasks[(i + round) % tasks.length] as TaskSpec);
     for (const task of order) {
       const fn = task.fn;
-      bench.add(task.name, () => { blackhole(fn()); }, task.beforeEach ? { beforeEach: task.beforeEach } : {});
+      const batch = batches.get(task.name) ?? 1;
+      const run = batch === 1
+        ? () => { blackhole(fn()); }
+        : () => { let last; for (let k = 0; k < batch; k++) last = fn(); blackhole(last); };
+      bench.add(task.name, run, task.beforeEach ? { beforeEach: task.beforeEach } : {});
     }
     for (const done of bench.runSync()) {
-      const samples = done.result?.latency.samples ?? [];
-      pooled.get(done.name)?.push(...samples);
+      append(pooled.get(done.name), done.result?.latency.samples ?? [], batches.get(done.name) ?? 1);
     }
   }
   return new Map(tasks.map((t) => [t.name, summarize(t.name, pooled.get(t.name) ?? [])]));
@@ -124,7 +154,7 @@ export async function measureAsync(tasks: readonly AsyncTaskSpec[], options: Mea
       bench.add(task.name, async () => { blackhole(await fn()); });
     }
     for (const done of await bench.run()) {
-      pooled.get(done.name)?.push(...(done.result?.latency.samples ?? []));
+      append(pooled.get(done.name), done.result?.latency.samples ?? [], 1);
     }
   }
   return new Map(tasks.map((t) => [t.name, summarize(t.name, pooled.get(t.name) ?? [])]));
