@@ -6,6 +6,12 @@
  *                                plain node:http answering every request with
  *                                the same precomputed headers and bytes (the floor)
  *
+ *   serve.ts floor-json <body-file> <headers-json>
+ *                                the floor plus the JSON work no server can skip:
+ *                                JSON.parse of the request body and JSON.stringify
+ *                                of the same response object, per request
+ *                                (used by bench/profile/server-floors.ts)
+ *
  * A table is a resource file, loaded with `loadResources` as `ckql serve`
  * does (alias: the file name without extension).
  * Prints `READY <url>` once listening; exits on SIGTERM.
@@ -26,15 +32,27 @@ async function serveCkql(files: readonly string[]): Promise<void> {
   process.stdout.write(`READY ${server.url}\n`);
 }
 
-function serveFloor(bodyFile: string, headersJson: string): void {
+function serveFloor(bodyFile: string, headersJson: string, withJson: boolean): void {
   const body = readFileSync(bodyFile);
   const headers = { ...(JSON.parse(headersJson) as Record<string, string>), 'content-length': String(body.length) };
+  const answer: unknown = JSON.parse(body.toString('utf8'));
   const server = createServer((req, res) => {
     // read the request body as any real handler must, then answer with the fixed bytes
-    req.on('data', () => {});
+    if (!withJson) {
+      req.on('data', () => {});
+      req.on('end', () => {
+        res.writeHead(200, headers);
+        res.end(body);
+      });
+      return;
+    }
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => { text += chunk; });
     req.on('end', () => {
+      JSON.parse(text);
       res.writeHead(200, headers);
-      res.end(body);
+      res.end(JSON.stringify(answer));
     });
   });
   server.listen(0, '127.0.0.1', () => {
@@ -45,5 +63,5 @@ function serveFloor(bodyFile: string, headersJson: string): void {
 }
 
 if (kind === 'ckql') await serveCkql(rest);
-else if (kind === 'floor') serveFloor(rest[0] as string, rest[1] as string);
+else if (kind === 'floor' || kind === 'floor-json') serveFloor(rest[0] as string, rest[1] as string, kind === 'floor-json');
 else throw new Error(`serve.ts: first argument must be ckql or floor, got ${kind}`);
