@@ -19,6 +19,7 @@ import { enrolmentsFile, vegaPath } from './lib/data.js';
 import { loadTable } from './lib/tables.js';
 import { formatCount, formatRatio, formatTime, measureSync } from './lib/harness.js';
 import type { Measured, TaskSpec } from './lib/harness.js';
+import { code } from './lib/report.js';
 import type { SectionResult, Table as ReportTable, Target } from './lib/report.js';
 
 interface Output {
@@ -253,11 +254,11 @@ function enrolmentCases(textFields: readonly string[]): EvalCase[] {
 function flightsCases(): EvalCase[] {
   return [
     {
-      id: 'multi', kind: 'filter', query: 'from flights where distance in (337, 370) and delay = 0', limit: 100,
+      id: 'multi', kind: 'filter', query: 'from flights-200k where distance in (337, 370) and delay = 0', limit: 100,
       mongo: { distance: { $in: [337, 370] }, delay: 0 }, liqe: '(distance:=337 OR distance:=370) AND delay:=0', hand: handFlightsMulti,
     },
     {
-      id: 'sort', kind: 'sort', query: 'from flights where delay = 0 order by distance desc limit 10', limit: 10,
+      id: 'sort', kind: 'sort', query: 'from flights-200k where delay = 0 order by distance desc limit 10', limit: 10,
       sortBy: { field: 'distance', desc: true }, mongo: { delay: 0 }, liqe: 'delay:=0', hand: handFlightsSort,
     },
   ];
@@ -447,6 +448,7 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
   const peerRatio = (f: CaseFigures, p: (typeof PEERS)[number], v: Variant) => (f.peers[p]?.median ?? Number.NaN) / ckqlOf(f, v).median;
   const table: ReportTable = {
     title: 'Evaluate: median time per full evaluation (filter + count + first page), ratios from the same run',
+    textColumns: 2,
     headers: [
       'data', 'case', 'matches', 'ckql warm', 'hand', 'warm ÷ hand', 'ckql cold', 'hand cold', 'cold ÷ hand',
       'sift', 'mingo', 'liqe', 'sift ÷ warm', 'mingo ÷ warm', 'liqe ÷ warm', 'sift ÷ cold', 'mingo ÷ cold',
@@ -469,8 +471,9 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
   };
   const queries: ReportTable = {
     title: 'Evaluate: the cases',
+    textColumns: 3,
     headers: ['data', 'case', 'query'],
-    rows: uniqueBy(all, (f) => `${f.dataset.split(' ')[0]} ${f.caseId}`).map((f) => [f.dataset.split(' ')[0] as string, f.caseId, '`' + f.query + '`']),
+    rows: uniqueBy(all, (f) => `${f.dataset.split(' ')[0]} ${f.caseId}`).map((f) => [f.dataset.split(' ')[0] as string, f.caseId, code(f.query)]),
   };
 
   const targets: Target[] = [];

@@ -56,6 +56,7 @@ export async function benchParse(config: RunConfig, log: (line: string) => void)
     tables: [
       {
         title: `Parse + compile: median µs per query over a ${sources.length}-query corpus`,
+        textColumns: 2,
         headers: ['contender', 'work', 'avg chars', 'per query', 'ratio'],
         rows: [
           row('compile(text)', 'ckql: lex + parse + AST + compile to a frozen request', String(chars(sources)), '1 (ours)'),

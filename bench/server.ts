@@ -15,6 +15,7 @@ import type { RunningChild } from './lib/child.js';
 import { ckqlModules } from './lib/ckql.js';
 import { enrolmentsFile } from './lib/data.js';
 import { formatBytes, formatCount } from './lib/harness.js';
+import { code } from './lib/report.js';
 import type { SectionResult } from './lib/report.js';
 
 /** the query the whole section uses: ~0.05 % of the rows match, 10 come back */
@@ -133,7 +134,7 @@ export async function benchServer(config: RunConfig, log: (line: string) => void
       id: 'server',
       title: '3. Server',
       tables: [{
-        title: `Server: ${config.connections} connections, ${config.loadRounds} × ${config.loadSeconds} s per server, POST \`${SELECTIVE_QUERY}\``,
+        title: `Server: ${config.connections} connections, ${config.loadRounds} × ${config.loadSeconds} s per server, POST ${code(SELECTIVE_QUERY)}`,
         headers: ['server', 'requests/s', 'mean latency', 'p99 latency', 'requests', 'matches', 'response', 'share of floor'],
         rows: [
           row(`ckql startServer, ${formatCount(config.serverRows)} enrolments`, ours, targets.ckql.total, targets.ckql.bytes.length),

@@ -2,6 +2,8 @@
 
 export interface Table {
   readonly title: string;
+  /** how many leading columns hold text (left-aligned); the rest are figures; default 1 */
+  readonly textColumns?: number;
   readonly headers: readonly string[];
   readonly rows: readonly (readonly string[])[];
 }
@@ -30,11 +32,17 @@ function widths(table: Table): number[] {
   return table.headers.map((h, i) => Math.max(h.length, ...table.rows.map((r) => (r[i] ?? '').length)));
 }
 
+/** Inline code for text that may itself hold backticks (field names do). */
+export function code(text: string): string {
+  return text.includes('`') ? `\`\` ${text} \`\`` : `\`${text}\``;
+}
+
 /** Aligned plain text for the terminal. */
 export function renderText(table: Table): string {
   const w = widths(table);
+  const text = table.textColumns ?? 1;
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(w[i] ?? 0) : c.padStart(w[i] ?? 0))).join('  ');
+    cells.map((c, i) => (i < text ? c.padEnd(w[i] ?? 0) : c.padStart(w[i] ?? 0))).join('  ');
   const out = [table.title, line(table.headers), w.map((n) => '─'.repeat(n)).join('  ')];
   for (const row of table.rows) out.push(line(row));
   return out.join('\n');
@@ -44,11 +52,12 @@ function escapeCell(text: string): string {
   return text.replace(/\|/g, '\\|');
 }
 
-/** A GitHub pipe table: first column left-aligned, figures right-aligned. */
+/** A GitHub pipe table: text columns left-aligned, figures right-aligned. */
 export function renderMarkdown(table: Table): string {
   const out = [`**${table.title}**`, ''];
   out.push(`| ${table.headers.map(escapeCell).join(' | ')} |`);
-  out.push(`|${table.headers.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`);
+  const text = table.textColumns ?? 1;
+  out.push(`|${table.headers.map((_, i) => (i < text ? ' --- ' : ' ---: ')).join('|')}|`);
   for (const row of table.rows) out.push(`| ${row.map(escapeCell).join(' | ')} |`);
   return out.join('\n');
 }
