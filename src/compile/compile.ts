@@ -74,14 +74,28 @@ export function compile(query: Query | string, params?: Params): SearchRequest {
 }
 
 function compileQuery(query: Query): SearchRequest {
-  const unbound = firstParameter(query);
-  if (unbound !== undefined) {
+  try {
+    return buildRequest(query);
+  } catch (error) {
+    // An unbound parameter is reported before any other problem, and the
+    // first one in the source wins. The walk stops at whatever it meets
+    // first, so the query is searched for parameters only once it failed:
+    // a query that compiles never pays for that second walk.
+    const unbound = firstParameter(query);
+    if (unbound === undefined) throw error;
     throw queryError('UNBOUND_PARAMETER', unbound.span, [unbound.name], {
       found: `$${unbound.name}`,
       hint: `give it a value: compile(query, { ${JSON.stringify(unbound.name)}: … }), or --param ${unbound.name}=… on the command line`,
     });
   }
-  // Built in the documented key order; a key is added only when the query sets it.
+}
+
+/**
+ * One pass over the query: each object is made in its final key order (a
+ * key only when the query sets it) and frozen as soon as it is complete,
+ * so the result needs no second walk to freeze it.
+ */
+function buildRequest(query: Query): SearchRequest {
   const request: Record<string, unknown> = { resource_id: text(query.from.resource) };
   if (query.where !== undefined) {
     const filters = compileFilters(query.where.condition);
@@ -92,11 +106,21 @@ function compileQuery(query: Query): SearchRequest {
     // Same test as normalizeRequest: all white space is no search at all.
     if (!/^\s*$/.test(q)) request.q = q;
   }
-  if (query.select !== undefined) request.fields = query.select.fields.map((field) => field.name);
-  if (query.order !== undefined) request.sort = query.order.keys.map(sortKeyText).join(', ');
+  if (query.select !== undefined) request.fields = Object.freeze(query.select.fields.map(fieldName));
+  if (query.order !== undefined) request.sort = sortValue(query.order.keys);
   if (query.limit !== undefined) request.limit = count(query.limit.value, 'limit');
   if (query.offset !== undefined) request.offset = count(query.offset.value, 'offset');
-  return deepFreeze(request) as unknown as SearchRequest;
+  return Object.freeze(request) as unknown as SearchRequest;
+}
+
+function fieldName(field: Field): string {
+  return field.name;
+}
+
+function sortValue(keys: readonly SortKey[]): string {
+  let sort = sortText(keys[0]!.field.name, keys[0]!.direction);
+  for (let i = 1; i < keys.length; i++) sort += `, ${sortText(keys[i]!.field.name, keys[i]!.direction)}`;
+  return sort;
 }
 
 // ---------------------------------------------------------------- filters
@@ -113,26 +137,55 @@ interface ValueSet {
 type Leaf = Equals | In | Or;
 
 function compileFilters(condition: Condition): Filters | undefined {
-  const byField = new Map<string, ValueSet[]>();
-  for (const leaf of flattenAnd(condition)) {
-    const set = leafSet(leaf);
-    const sets = byField.get(set.field.name);
-    if (sets === undefined) byField.set(set.field.name, [set]);
-    else sets.push(set);
+  const leaves: Leaf[] = [];
+  collectLeaves(condition, leaves);
+  if (leaves.length === 0) return undefined;
+  // Every leaf is read in source order first, so the first problem in the
+  // text is the one reported.
+  const sets: ValueSet[] = [];
+  for (const leaf of leaves) sets.push(leafSet(leaf));
+  const filters: Record<string, Scalar | readonly Scalar[]> = {};
+  let repeated = false;
+  for (const set of sets) {
+    const name = set.field.name;
+    if (Object.hasOwn(filters, name)) repeated = true;
+    else setFilter(filters, name, singleValue(set));
   }
-  if (byField.size === 0) return undefined;
-  // fromEntries defines own properties, so a field named `__proto__` stays a plain key.
-  return Object.fromEntries([...byField].map(([name, sets]) => [name, filterValue(sets)]));
+  // A field with several conditions is rare: only then are its sets grouped
+  // and intersected (the key keeps its place of first appearance).
+  if (repeated) {
+    const byField = new Map<string, ValueSet[]>();
+    for (const set of sets) {
+      const group = byField.get(set.field.name);
+      if (group === undefined) byField.set(set.field.name, [set]);
+      else group.push(set);
+    }
+    for (const [name, group] of byField) if (group.length > 1) setFilter(filters, name, commonValue(group));
+  }
+  return Object.freeze(filters);
 }
 
-function flattenAnd(condition: Condition): Leaf[] {
+/** Sets (or replaces) one filter, frozen; a field named `__proto__` stays an ordinary own key. */
+function setFilter(filters: Record<string, unknown>, name: string, value: Scalar | readonly Scalar[]): void {
+  if (Array.isArray(value)) Object.freeze(value);
+  if (name === '__proto__') {
+    Object.defineProperty(filters, name, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    filters[name] = value;
+  }
+}
+
+/** The members of nested `and` groups, depth first, i.e. in source order. */
+function collectLeaves(condition: Condition, leaves: Leaf[]): void {
   switch (condition.kind) {
     case 'and':
-      return condition.conditions.flatMap(flattenAnd);
+      for (const member of condition.conditions) collectLeaves(member, leaves);
+      return;
     case 'eq':
     case 'in':
     case 'or':
-      return [condition];
+      leaves.push(condition);
+      return;
     default:
       return assertNever(condition, 'condition');
   }
@@ -145,7 +198,7 @@ function leafSet(leaf: Leaf): ValueSet {
     case 'in':
       return { field: leaf.field, values: leaf.values.map(literal), equals: false };
     case 'or':
-      return { ...orSet(leaf), equals: false };
+      return orSet(leaf);
     default:
       return assertNever(leaf, 'condition');
   }
@@ -164,7 +217,8 @@ function orSet(or: Or): ValueSet {
         hint: `"or" may only join values of one field, as in (${fieldText(field.name)} = a or ${fieldText(field.name)} = b); run one query per field instead`,
       });
     }
-    values.push(...set.values);
+    // a loop, not push(...values): a list of many thousand values would overflow the argument stack
+    for (const value of set.values) values.push(value);
   }
   if (field === undefined) throw new Error('an "or" group needs at least one condition');
   return { field, values, equals: false };
@@ -173,7 +227,9 @@ function orSet(or: Or): ValueSet {
 function branchSet(branch: Condition): ValueSet {
   if (branch.kind !== 'and') return leafSet(branch);
   // An `and` over one field is a value set like any other; over several it is not.
-  const sets = flattenAnd(branch).map(leafSet);
+  const leaves: Leaf[] = [];
+  collectLeaves(branch, leaves);
+  const sets = leaves.map(leafSet);
   const first = sets[0];
   if (first === undefined) throw new Error('an "and" group needs at least one condition');
   if (sets.some((set) => set.field.name !== first.field.name)) {
@@ -184,13 +240,13 @@ function branchSet(branch: Condition): ValueSet {
   return { field: first.field, values: intersect(sets), equals: false };
 }
 
-/** One field's filter value from all its `and`-joined conditions. */
-function filterValue(sets: readonly ValueSet[]): Scalar | readonly Scalar[] {
-  const only = sets.length === 1 ? sets[0] : undefined;
-  if (only !== undefined) {
-    // A single condition is written as given, duplicates and all.
-    return only.equals ? (only.values[0] ?? null) : only.values;
-  }
+/** The filter value of a field with a single condition: written as given, duplicates and all. */
+function singleValue(set: ValueSet): Scalar | readonly Scalar[] {
+  return set.equals ? (set.values[0] ?? null) : set.values;
+}
+
+/** One field's filter value from its several `and`-joined conditions. */
+function commonValue(sets: readonly ValueSet[]): Scalar | readonly Scalar[] {
   const common = intersect(sets);
   const single = common[0];
   return sets.some((set) => set.equals) && common.length === 1 && single !== undefined ? single : common;
@@ -254,12 +310,9 @@ function count(value: Value, what: 'limit' | 'offset'): number {
   return n === 0 ? 0 : n;
 }
 
-function sortKeyText(key: SortKey): string {
-  return sortText(key.field.name, key.direction);
-}
-
 // ---------------------------------------------------------------- parameters and errors
 
+/** Stops the walk at a parameter; `compileQuery` then reports the first one in the source, with a hint. */
 function unboundError(param: Parameter): QueryError {
   return queryError('UNBOUND_PARAMETER', param.span, [param.name], { found: `$${param.name}` });
 }
@@ -283,12 +336,4 @@ export function withSource(error: QueryError, source: string): QueryError {
   });
   if (error.stack !== undefined) copy.stack = error.stack;
   return copy;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }
