@@ -17,7 +17,7 @@ export interface RunConfig {
 export function makeConfig(quick: boolean): RunConfig {
   return quick
     ? { quick, sizes: [10_000], serverRows: 200_000, searchAllRows: 100_000, searchAllPageSize: 1000, loadSeconds: 2, loadRounds: 1, connections: 10 }
-    : { quick, sizes: [10_000, 200_000, 1_000_000], serverRows: 200_000, searchAllRows: 1_000_000, searchAllPageSize: 1000, loadSeconds: 8, loadRounds: 2, connections: 10 };
+    : { quick, sizes: [10_000, 200_000, 1_000_000], serverRows: 200_000, searchAllRows: 1_000_000, searchAllPageSize: 1000, loadSeconds: 4, loadRounds: 4, connections: 10 };
 }
 
 /** Time budget for one contender on `rows` records. Slow peers at 1M rows get few samples. */
