@@ -58,7 +58,7 @@ export async function benchClient(config: RunConfig, log: (line: string) => void
       }
       const m = await measureAsync(
         [{ name: 'client', fn: viaClient }, { name: 'raw', fn: raw }],
-        config.quick ? { timeMs: 300, minSamples: 20, rounds: 1 } : { timeMs: 3000, minSamples: 100, rounds: 4, warmupMs: 200 },
+        config.quick ? { timeMs: 300, minSamples: 20, rounds: 1 } : { timeMs: 2000, minSamples: 100, rounds: 4, warmupMs: 200 },
       );
       const ours = (m.get('client') as Measured).median;
       const base = (m.get('raw') as Measured).median;

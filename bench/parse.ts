@@ -36,7 +36,7 @@ export async function benchParse(config: RunConfig, log: (line: string) => void)
       { name: 'liqe.parse', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of liqeSources) last = liqeParse(s); return last; } },
       { name: 'JSON.parse', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of jsonTexts) last = JSON.parse(s) as unknown; return last; } },
     ],
-    config.quick ? { timeMs: 300, minSamples: 10, rounds: 1 } : { timeMs: 1500, minSamples: 50, rounds: 3, warmupMs: 300 },
+    config.quick ? { timeMs: 300, minSamples: 10, rounds: 1 } : { timeMs: 1200, minSamples: 50, rounds: 3, warmupMs: 300 },
   );
   const per = (name: string) => (m.get(name) as Measured).median / n;
   const ours = per('compile(text)');

@@ -17,7 +17,7 @@ export interface RunConfig {
 export function makeConfig(quick: boolean): RunConfig {
   return quick
     ? { quick, sizes: [10_000], serverRows: 200_000, searchAllRows: 100_000, searchAllPageSize: 1000, loadSeconds: 2, loadRounds: 1, connections: 10 }
-    : { quick, sizes: [10_000, 200_000, 1_000_000], serverRows: 200_000, searchAllRows: 1_000_000, searchAllPageSize: 1000, loadSeconds: 4, loadRounds: 4, connections: 10 };
+    : { quick, sizes: [10_000, 200_000, 1_000_000], serverRows: 200_000, searchAllRows: 1_000_000, searchAllPageSize: 1000, loadSeconds: 3, loadRounds: 4, connections: 10 };
 }
 
 /** Time budget for one contender on `rows` records. Slow peers at 1M rows get few samples. */
@@ -25,8 +25,8 @@ export function evalBudget(config: RunConfig, rows: number): { timeMs: number; m
   if (config.quick) return { timeMs: rows > 20_000 ? 0 : 40, minSamples: rows > 20_000 ? 1 : 2, rounds: 1, warmupMs: 0, warmupIterations: 0 };
   // tinybench runs each task until both its time and its sample count are reached: fast
   // contenders collect many samples in the time, slow peers stop at the minimum
-  if (rows <= 20_000) return { timeMs: 300, minSamples: 6, rounds: 2, warmupMs: 50, warmupIterations: 2 };
-  if (rows <= 300_000) return { timeMs: 400, minSamples: 4, rounds: 2, warmupMs: 0, warmupIterations: 0 };
+  if (rows <= 20_000) return { timeMs: 200, minSamples: 6, rounds: 2, warmupMs: 50, warmupIterations: 2 };
+  if (rows <= 300_000) return { timeMs: 300, minSamples: 4, rounds: 2, warmupMs: 0, warmupIterations: 0 };
   // at 1M rows a slow peer takes seconds per pass: the checked run before timing is its warm-up
-  return { timeMs: 400, minSamples: 2, rounds: 2, warmupMs: 0, warmupIterations: 0 };
+  return { timeMs: 300, minSamples: 2, rounds: 2, warmupMs: 0, warmupIterations: 0 };
 }
