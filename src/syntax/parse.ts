@@ -39,7 +39,9 @@ export function parse(source: string): Query {
   const lexError = firstLexingError(lexed, source);
   if (lexError) throw lexError;
   const tokens = lexed.tokens;
-  checkNesting(tokens, source);
+  // Nesting deeper than MAX_NESTING takes more than MAX_NESTING "(" tokens:
+  // a query shorter than that (nearly all) needs no count.
+  if (tokens.length > MAX_NESTING) checkNesting(tokens, source);
   queryParser.input = tokens;
   const cst = queryParser.query();
   const errors = queryParser.errors;
