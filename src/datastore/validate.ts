@@ -72,6 +72,9 @@ const FALSE_WORDS: ReadonlySet<string> = new Set(['false', '0', 'no']);
  * unknown keys last. Unknown *field names* are not checked here: that needs
  * the table, and `evaluate` does it.
  *
+ * The result is deeply frozen and recognized by `isCanonicalRequest`, so
+ * `evaluate` runs it without validating it a second time.
+ *
  * @example
  * normalizeRequest({ limit: '10', resource_id: 'courses', sort: ['year desc', 'title'],
  *                    fields: 'title, year', q: '  ', include_total: 'yes' });
@@ -113,7 +116,23 @@ export function normalizeRequest(raw: unknown, options: NormalizeOptions = {}): 
   for (const key of Object.keys(input)) {
     if (!KNOWN_KEYS.has(key)) throw validationError('__extras', `invalid value ${quote(key)}`);
   }
-  return Object.fromEntries(entries) as unknown as SearchRequest;
+  const request = Object.freeze(Object.fromEntries(entries)) as unknown as SearchRequest;
+  canonical.add(request);
+  return request;
+}
+
+/** Every request `normalizeRequest` returned: deeply frozen, so each stays canonical for as long as it lives. */
+const canonical = new WeakSet<object>();
+
+/**
+ * True when `request` is a result of `normalizeRequest` (not merely one that
+ * looks canonical): it needs no validation again, and cannot change.
+ * @example
+ * isCanonicalRequest(normalizeRequest({ resource_id: 'courses' })) // → true
+ * isCanonicalRequest({ resource_id: 'courses' })                   // → false
+ */
+export function isCanonicalRequest(request: unknown): request is SearchRequest {
+  return typeof request === 'object' && request !== null && canonical.has(request);
 }
 
 function resourceId(value: unknown): string {
@@ -152,12 +171,12 @@ function normalizeFilters(value: unknown): Filters | undefined {
       const list = v as readonly unknown[];
       const out: Scalar[] = new Array<Scalar>(list.length);
       for (let i = 0; i < list.length; i++) out[i] = filterScalar(list[i], field);
-      entries.push([field, out]);
+      entries.push([field, Object.freeze(out)]);
     } else {
       entries.push([field, filterScalar(v, field)]);
     }
   }
-  return Object.fromEntries(entries) as Filters;
+  return Object.freeze(Object.fromEntries(entries)) as Filters;
 }
 
 function filterScalar(value: unknown, field: string): Scalar {
@@ -181,7 +200,7 @@ function normalizeQ(value: unknown): string | undefined {
 function normalizeFields(value: unknown): readonly string[] | undefined {
   const list = listOfStrings(value, 'fields');
   if (list === undefined) return undefined;
-  return list.length === 0 ? undefined : list;
+  return list.length === 0 ? undefined : Object.freeze(list);
 }
 
 /** A list of strings, or a comma-separated string split into trimmed, unquoted pieces. */

@@ -12,7 +12,7 @@
  * a full sort.
  */
 import type { FieldInfo, Filters, Row, Scalar, SearchRequest, SearchResult, Table } from '../datastore/types.js';
-import { formatSort, normalizeRequest, parseSort } from '../datastore/validate.js';
+import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../datastore/validate.js';
 import type { SortItem } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import { canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText } from './values.js';
@@ -119,6 +119,8 @@ export function evaluate(request: SearchRequest | unknown, source: Table | reado
 const normalizedFrozen = new WeakMap<object, SearchRequest>();
 
 function normalizeCached(request: unknown): SearchRequest {
+  // What normalizeRequest returned (the server's requests) is canonical and frozen already.
+  if (isCanonicalRequest(request)) return request;
   if (typeof request !== 'object' || request === null || !isDeeplyFrozen(request)) return normalizeRequest(request);
   let normalized = normalizedFrozen.get(request);
   if (normalized === undefined) {
