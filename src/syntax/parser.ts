@@ -9,14 +9,42 @@
  *   top-level `or` that needs parentheses);
  * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
  */
-import { CstParser } from 'chevrotain';
+import { CstParser, type AtLeastOneSepMethodOpts, type IOrAlt } from 'chevrotain';
 import {
   allTokens, And, Asc, BacktickField, By, Comma, Desc, Equals, False, From, In, Limit, LParen, Null,
   NumberLiteral, Offset, Or, Order, Parameter, RParen, Search, Select, Semicolon, StringLiteral, True, Uuid,
   Where, Bareword,
 } from './tokens.js';
 
+/** The alternatives of one `OR`, kept between calls. */
+type Alternatives = IOrAlt<unknown>[] | undefined;
+/** The item and separator of one comma-separated list, kept between calls. */
+type ListItems = AtLeastOneSepMethodOpts<unknown> | undefined;
+
 export class QueryParser extends CstParser {
+  // Each `OR` reuses the array of alternatives made on its first call
+  // (Chevrotain's performance guide), and each comma-separated list its
+  // options: a new array of closures per call costs more than the choice
+  // itself, and much more under tsx/vitest, whose keepNames wraps every
+  // named closure as it is created. The caches are declared here, before the
+  // rules, so the parser's shape is fixed when it is built; what they hold
+  // has no per-call state.
+  private resourceAlternatives: Alternatives;
+  private clauseAlternatives: Alternatives;
+  private whereJoinAlternatives: Alternatives;
+  private conditionAlternatives: Alternatives;
+  private comparisonAlternatives: Alternatives;
+  private groupJoinAlternatives: Alternatives;
+  private searchAlternatives: Alternatives;
+  private directionAlternatives: Alternatives;
+  private limitAlternatives: Alternatives;
+  private offsetAlternatives: Alternatives;
+  private fieldAlternatives: Alternatives;
+  private valueAlternatives: Alternatives;
+  private valueListItems: ListItems;
+  private selectItems: ListItems;
+  private orderItems: ListItems;
+
   constructor() {
     // No recovery: `parse` reports the first error and stops, which keeps the
     // error path simple and the happy path free of bookkeeping.
@@ -33,42 +61,48 @@ export class QueryParser extends CstParser {
   });
 
   readonly resource = this.RULE('resource', () => {
-    this.OR([
+    this.OR((this.resourceAlternatives ??= [
       { ALT: () => this.CONSUME(Uuid) },
       { ALT: () => this.CONSUME(Bareword) },
       { ALT: () => this.CONSUME(StringLiteral) },
       { ALT: () => this.CONSUME(Parameter) },
-    ]);
+    ]));
   });
 
   readonly clause = this.RULE('clause', () => {
-    this.OR([
+    this.OR((this.clauseAlternatives ??= [
       { ALT: () => this.SUBRULE(this.whereClause) },
       { ALT: () => this.SUBRULE(this.searchClause) },
       { ALT: () => this.SUBRULE(this.selectClause) },
       { ALT: () => this.SUBRULE(this.orderClause) },
       { ALT: () => this.SUBRULE(this.limitClause) },
       { ALT: () => this.SUBRULE(this.offsetClause) },
-    ]);
+    ]));
   });
 
   readonly whereClause = this.RULE('whereClause', () => {
     this.CONSUME(Where);
     this.SUBRULE(this.condition);
     this.MANY(() => {
-      this.OR([{ ALT: () => this.CONSUME(And) }, { ALT: () => this.CONSUME(Or) }]);
+      this.OR((this.whereJoinAlternatives ??= [
+        { ALT: () => this.CONSUME(And) },
+        { ALT: () => this.CONSUME(Or) },
+      ]));
       this.SUBRULE2(this.condition);
     });
   });
 
   readonly condition = this.RULE('condition', () => {
-    this.OR([{ ALT: () => this.SUBRULE(this.comparison) }, { ALT: () => this.SUBRULE(this.group) }]);
+    this.OR((this.conditionAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.comparison) },
+      { ALT: () => this.SUBRULE(this.group) },
+    ]));
   });
 
   /** `field = value` or `field in (…)` */
   readonly comparison = this.RULE('comparison', () => {
     this.SUBRULE(this.field);
-    this.OR([
+    this.OR((this.comparisonAlternatives ??= [
       {
         ALT: () => {
           this.CONSUME(Equals);
@@ -81,13 +115,13 @@ export class QueryParser extends CstParser {
           this.SUBRULE(this.valueList);
         },
       },
-    ]);
+    ]));
   });
 
   /** `(v1, v2, …)`; `()` is the empty set. */
   readonly valueList = this.RULE('valueList', () => {
     this.CONSUME(LParen);
-    this.MANY_SEP({ SEP: Comma, DEF: () => this.SUBRULE(this.value) });
+    this.MANY_SEP((this.valueListItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.value) }));
     this.CONSUME(RParen);
   });
 
@@ -96,7 +130,10 @@ export class QueryParser extends CstParser {
     this.CONSUME(LParen);
     this.SUBRULE(this.condition);
     this.MANY(() => {
-      this.OR([{ ALT: () => this.CONSUME(And) }, { ALT: () => this.CONSUME(Or) }]);
+      this.OR((this.groupJoinAlternatives ??= [
+        { ALT: () => this.CONSUME(And) },
+        { ALT: () => this.CONSUME(Or) },
+      ]));
       this.SUBRULE2(this.condition);
     });
     this.CONSUME(RParen);
@@ -104,48 +141,60 @@ export class QueryParser extends CstParser {
 
   readonly searchClause = this.RULE('searchClause', () => {
     this.CONSUME(Search);
-    this.OR([{ ALT: () => this.CONSUME(StringLiteral) }, { ALT: () => this.CONSUME(Parameter) }]);
+    this.OR((this.searchAlternatives ??= [
+      { ALT: () => this.CONSUME(StringLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]));
   });
 
   readonly selectClause = this.RULE('selectClause', () => {
     this.CONSUME(Select);
-    this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => this.SUBRULE(this.field) });
+    this.AT_LEAST_ONE_SEP((this.selectItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.field) }));
   });
 
   readonly orderClause = this.RULE('orderClause', () => {
     this.CONSUME(Order);
     this.CONSUME(By);
-    this.AT_LEAST_ONE_SEP({ SEP: Comma, DEF: () => this.SUBRULE(this.sortKey) });
+    this.AT_LEAST_ONE_SEP((this.orderItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.sortKey) }));
   });
 
   readonly sortKey = this.RULE('sortKey', () => {
     this.SUBRULE(this.field);
     this.OPTION(() => {
-      this.OR([{ ALT: () => this.CONSUME(Asc) }, { ALT: () => this.CONSUME(Desc) }]);
+      this.OR((this.directionAlternatives ??= [
+        { ALT: () => this.CONSUME(Asc) },
+        { ALT: () => this.CONSUME(Desc) },
+      ]));
     });
   });
 
   readonly limitClause = this.RULE('limitClause', () => {
     this.CONSUME(Limit);
-    this.OR([{ ALT: () => this.CONSUME(NumberLiteral) }, { ALT: () => this.CONSUME(Parameter) }]);
+    this.OR((this.limitAlternatives ??= [
+      { ALT: () => this.CONSUME(NumberLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]));
   });
 
   readonly offsetClause = this.RULE('offsetClause', () => {
     this.CONSUME(Offset);
-    this.OR([{ ALT: () => this.CONSUME(NumberLiteral) }, { ALT: () => this.CONSUME(Parameter) }]);
+    this.OR((this.offsetAlternatives ??= [
+      { ALT: () => this.CONSUME(NumberLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]));
   });
 
   /** A bareword or a backtick-quoted name; a UUID-shaped name lexes as one `Uuid` token, so it is a field too. */
   readonly field = this.RULE('field', () => {
-    this.OR([
+    this.OR((this.fieldAlternatives ??= [
       { ALT: () => this.CONSUME(Bareword) },
       { ALT: () => this.CONSUME(BacktickField) },
       { ALT: () => this.CONSUME(Uuid) },
-    ]);
+    ]));
   });
 
   readonly value = this.RULE('value', () => {
-    this.OR([
+    this.OR((this.valueAlternatives ??= [
       { ALT: () => this.CONSUME(StringLiteral) },
       { ALT: () => this.CONSUME(NumberLiteral) },
       { ALT: () => this.CONSUME(Bareword) },
@@ -154,7 +203,7 @@ export class QueryParser extends CstParser {
       { ALT: () => this.CONSUME(False) },
       { ALT: () => this.CONSUME(Null) },
       { ALT: () => this.CONSUME(Parameter) },
-    ]);
+    ]));
   });
 }
 
