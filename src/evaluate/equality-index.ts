@@ -86,29 +86,68 @@ export function countRows(index: EqualityIndex, wanted: readonly unknown[]): num
 }
 
 /**
- * The ascending row positions holding any of `wanted`, from an index. The
- * result may be the index's own array: read it, never change it.
+ * The ascending row positions holding any of `wanted`, from an index: the
+ * first `max` of them when `max` is given (the page of an unsorted request
+ * needs no more). The index's lists are ascending already, so they are
+ * merged, not joined and sorted (O(n log k) for k lists instead of
+ * O(n log n)). The result may be the index's own array or a view of it:
+ * read it, never change it.
  * @example
- * lookupRows(index, ['math', 'arts']) // Int32Array [0, 2, 7, …]
+ * lookupRows(index, ['math', 'arts'])      // Int32Array [0, 2, 7, …]
+ * lookupRows(index, ['math', 'arts'], 100) // the first 100 of those
  */
-export function lookupRows(index: EqualityIndex, wanted: readonly unknown[]): Int32Array {
-  const lists: Int32Array[] = [];
-  let total = 0;
+export function lookupRows(index: EqualityIndex, wanted: readonly unknown[], max = Infinity): Int32Array {
+  let lists: Int32Array[] = [];
   for (const v of unique(wanted)) {
     const rows = index.get(v);
     if (rows === undefined) continue;
-    lists.push(rows);
-    total += rows.length;
+    // a list's rows after its first `max` cannot be among the first `max` of the union
+    lists.push(rows.length > max ? rows.subarray(0, max) : rows);
   }
   if (lists.length === 0) return new Int32Array(0);
-  if (lists.length === 1) return lists[0] as Int32Array;
-  const out = new Int32Array(total);
-  let at = 0;
-  for (const rows of lists) {
-    out.set(rows, at);
-    at += rows.length;
+  // balanced pairwise merges: log2(k) passes over the rows
+  while (lists.length > 1) {
+    const next: Int32Array[] = [];
+    for (let k = 0; k + 1 < lists.length; k += 2) next.push(mergeTwo(lists[k] as Int32Array, lists[k + 1] as Int32Array, max));
+    if (lists.length % 2 === 1) next.push(lists[lists.length - 1] as Int32Array);
+    lists = next;
   }
-  return out.sort();
+  return lists[0] as Int32Array;
+}
+
+/** The first `max` positions of two ascending lists of distinct rows, ascending (the lists never share a row). */
+function mergeTwo(a: Int32Array, b: Int32Array, max: number): Int32Array {
+  const n = Math.min(a.length + b.length, max);
+  const out = new Int32Array(n);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  const an = a.length;
+  const bn = b.length;
+  while (k < n && i < an && j < bn) {
+    const x = a[i] as number;
+    const y = b[j] as number;
+    if (x < y) {
+      out[k++] = x;
+      i++;
+    } else {
+      out[k++] = y;
+      j++;
+    }
+  }
+  if (k < n) out.set(i < an ? a.subarray(i, i + n - k) : b.subarray(j, j + n - k), k);
+  return out;
+}
+
+/**
+ * How many of `wanted` have rows in the index (the lists a lookup merges).
+ * @example
+ * listCount(index, ['math', 'arts', 'nope']) // 2
+ */
+export function listCount(index: EqualityIndex, wanted: readonly unknown[]): number {
+  let lists = 0;
+  for (const v of unique(wanted)) if (index.has(v)) lists++;
+  return lists;
 }
 
 function unique(values: readonly unknown[]): readonly unknown[] {
