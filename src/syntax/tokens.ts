@@ -11,7 +11,9 @@
  * overflows its stack on a `(?:a|b)*` loop over a few million characters,
  * and `parse` must give a `QueryError`, never a `RangeError`, for any input.
  */
-import { createToken, Lexer, type CustomPatternMatcherReturn, type TokenType } from 'chevrotain';
+import {
+  createToken, Lexer, type CustomPatternMatcherFunc, type CustomPatternMatcherReturn, type ICustomPattern, type TokenType,
+} from 'chevrotain';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
@@ -33,20 +35,55 @@ function isNamePart(code: number): boolean {
 }
 
 /**
+ * Whether a bareword that has reached `end` goes on: a `-` followed by
+ * another `-` ends it, so `active-- note` reads as the bareword `active` and
+ * a comment.
+ */
+function continuesBareword(text: string, end: number): boolean {
+  const code = text.charCodeAt(end);
+  return isNamePart(code) || (code === 45 /* - */ && text.charCodeAt(end + 1) !== 45);
+}
+
+/**
  * The end of the bareword starting at `offset`, or `offset` when there is
- * none. A bareword is letters, digits, `_ . : -` after a letter or `_`; a
- * `-` followed by another `-` ends it, so `active-- note` reads as the
- * bareword `active` and a comment.
+ * none. A bareword is letters, digits, `_ . : -` after a letter or `_`.
  */
 export function scanBareword(text: string, offset: number): number {
   if (offset >= text.length || !isNameStart(text.charCodeAt(offset))) return offset;
   let end = offset + 1;
-  for (;;) {
-    const code = text.charCodeAt(end);
-    if (isNamePart(code)) end++;
-    else if (code === 45 /* - */ && text.charCodeAt(end + 1) !== 45) end++;
-    else return end;
+  while (continuesBareword(text, end)) end++;
+  return end;
+}
+
+/**
+ * The end of `word` (lower-case letters) at `offset` when it stands there as
+ * a whole word in any case, else `offset`: `index` and `from_year` are
+ * barewords, not the keyword `in` or `from` and a remainder.
+ */
+function scanKeyword(text: string, offset: number, word: string): number {
+  for (let i = 0; i < word.length; i++) {
+    // `| 32` lower-cases an ASCII letter and maps no other character onto one.
+    if ((text.charCodeAt(offset + i) | 32) !== word.charCodeAt(i)) return offset;
   }
+  const end = offset + word.length;
+  return continuesBareword(text, end) ? offset : end;
+}
+
+function isHexDigit(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 97 && code <= 102) || (code >= 65 && code <= 70); // 0-9 a-f A-F
+}
+
+/** Hex digits per group of a UUID: `8-4-4-4-12`. */
+const UUID_GROUPS = [8, 4, 4, 4, 12];
+
+/** The end of the UUID starting at `offset`, or `offset` when there is none. */
+function scanUuid(text: string, offset: number): number {
+  let i = offset;
+  for (let group = 0; group < UUID_GROUPS.length; group++) {
+    if (group > 0 && text.charCodeAt(i++) !== 45 /* - */) return offset;
+    for (let n = UUID_GROUPS[group]!; n > 0; n--) if (!isHexDigit(text.charCodeAt(i++))) return offset;
+  }
+  return i;
 }
 
 /** What `scanQuoted` found from an opening quote. */
@@ -130,6 +167,15 @@ function match(text: string, offset: number, end: number): CustomPatternMatcherR
   return end > offset ? [text.slice(offset, end)] : null;
 }
 
+/**
+ * A hand-written matcher that stands for the regular expression `pattern`.
+ * The grammar diagrams show a token's pattern when it is text, so `toJSON`
+ * keeps them showing what the matcher reads.
+ */
+function matcherFor(pattern: string, exec: CustomPatternMatcherFunc): ICustomPattern & { toJSON(): string } {
+  return { exec, toJSON: () => pattern };
+}
+
 // ---------------------------------------------------------------------------
 // Token types
 
@@ -162,12 +208,19 @@ export const Bareword = createToken({
  * before `Number` (a UUID may start with digits: `12345678-…` is not the
  * number 12345678) and before `Bareword` (both read `abcdef01-…` to the same
  * length, and the first listed wins); `longer_alt` hands a longer run such as
- * `abcdef01-…-abc.csv` back to `Bareword`.
+ * `abcdef01-…-abc.csv` back to `Bareword`. It is tried first for every word
+ * that starts with a hex digit (a third of all tokens), so a scanner that
+ * gives up at the first wrong character replaces the regular expression.
  */
 export const Uuid = createToken({
   name: 'Uuid',
   label: 'uuid',
-  pattern: /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/,
+  pattern: matcherFor(
+    '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}',
+    (text, offset) => match(text, offset, scanUuid(text, offset)),
+  ),
+  start_chars_hint: [...'0123456789abcdefABCDEF'],
+  line_breaks: false,
   longer_alt: Bareword,
 });
 
@@ -178,10 +231,12 @@ function keyword(word: string): TokenType {
   return createToken({
     name: word[0]!.toUpperCase() + word.slice(1),
     label: word,
-    // Keywords are case-insensitive; `longer_alt` keeps `index` or `from_year`
-    // one bareword instead of the keyword `in` or `from` and a remainder.
-    pattern: new RegExp(word, 'i'),
-    longer_alt: Bareword,
+    // Case-insensitive, and only as a whole word (see scanKeyword). This
+    // does what `/word/i` with `longer_alt: Bareword` would, without running
+    // the bareword scanner after every keyword.
+    pattern: matcherFor(word, (text, offset) => match(text, offset, scanKeyword(text, offset, word))),
+    start_chars_hint: [word[0]!, word[0]!.toUpperCase()],
+    line_breaks: false,
     categories: [Keyword],
   });
 }
@@ -189,7 +244,7 @@ function keyword(word: string): TokenType {
 export const From = keyword('from');
 export const Where = keyword('where');
 export const And = keyword('and');
-/** Before `Or`: with "first match wins", `Or` listed first would read `order` as `or` + `der`. */
+/** Listed before `Or`; keywords match whole words only, so `order` never reads as `or` + `der` either way. */
 export const Order = keyword('order');
 export const Or = keyword('or');
 export const In = keyword('in');

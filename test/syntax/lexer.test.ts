@@ -19,7 +19,7 @@ describe('lexer', () => {
     ]);
   });
 
-  it('keeps a word that starts with a keyword one bareword (longer_alt)', () => {
+  it('keeps a word that starts with a keyword one bareword (keywords match whole words only)', () => {
     expect(lex('index order_id orders fromage in-state null: limit.x').tokens).toEqual([
       'Bareword:index', 'Bareword:order_id', 'Bareword:orders', 'Bareword:fromage', 'Bareword:in-state',
       'Bareword:null:', 'Bareword:limit.x',
