@@ -41,7 +41,8 @@ function merge(parts: readonly Int32Array[]): Int32Array {
   return parts.reduce((acc, p) => merge([acc, p]));
 }
 
-const same = concatSort(lists).every((v, i) => v === merge(lists)[i]);
+const merged = merge(lists);
+const same = concatSort(lists).every((v, i) => v === merged[i]);
 if (!same) throw new Error('merge differs from sort');
 const m = measureSync([
   { name: 'concat + sort', fn: () => concatSort(lists) },
