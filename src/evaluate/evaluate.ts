@@ -16,7 +16,8 @@ import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../
 import type { SortItem } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import { canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText } from './values.js';
-import { codeRanks, column, columnTexts, prepareSource, recordFactoryFor, searchChunks } from './source.js';
+import { codeRanks, column, columnTexts, prepareSource, recordFactoryFor, searchChunks, useColumn } from './source.js';
+import { rowKeyComparator, scanRows } from './row-scan.js';
 import type { Column, PreparedSource, SearchChunk } from './source.js';
 import { countRows, equalityIndex, listCount, lookupRows, peekIndex } from './equality-index.js';
 
@@ -87,10 +88,11 @@ export function evaluate(request: SearchRequest | unknown, source: Table | reado
   const limit = requested > maxLimit ? maxLimit : requested;
   const offset = req.offset ?? 0;
 
+  const columnar = columnarFields(req, sortItems, src);
   // Without a sort, only the rows up to the page's end are needed; the rest are only counted.
   const needed = sortItems.length === 0 ? offset + limit : Infinity;
-  const { rows: matches, total } = selectRows(req, src, needed);
-  const page = orderAndPage(src, matches, total, sortItems, offset, limit);
+  const { rows: matches, total } = selectRows(req, src, needed, columnar);
+  const page = orderAndPage(src, matches, total, sortItems, offset, limit, columnar);
   const projection = req.fields === undefined ? undefined : unique(req.fields);
   const records = buildRecords(src, projection, page);
 
@@ -163,6 +165,19 @@ function checkFieldNames(req: SearchRequest, sortItems: readonly SortItem[], src
   }
 }
 
+/**
+ * The fields this request filters or sorts on that read a column; the others
+ * (used for the first time on this table) are read from the row objects.
+ * Counts the use of each field once (see `useColumn`).
+ */
+function columnarFields(req: SearchRequest, sortItems: readonly SortItem[], src: PreparedSource): ReadonlySet<string> {
+  const names = new Set<string>(req.filters === undefined ? [] : Object.keys(req.filters));
+  for (const item of sortItems) names.add(item.field);
+  const columnar = new Set<string>();
+  for (const name of names) if (useColumn(src, name)) columnar.add(name);
+  return columnar;
+}
+
 function unique(names: readonly string[]): readonly string[] {
   return new Set(names).size === names.length ? names : [...new Set(names)];
 }
@@ -214,19 +229,31 @@ interface Selection {
  */
 const SCAN_SHARE = 1 / 8;
 
-/** The matching rows (see `Selection`). */
-function selectRows(req: SearchRequest, src: PreparedSource, needed: number): Selection {
+/**
+ * The matching rows (see `Selection`): filters run over columns, or, when a
+ * filtered field has no column yet, in one pass over the row objects
+ * (row-scan.ts); then `q` over the cached search text.
+ */
+function selectRows(req: SearchRequest, src: PreparedSource, needed: number, columnar: ReadonlySet<string>): Selection {
+  const q = req.q === undefined ? '' : normalizeQueryText(req.q);
   const plans: FilterPlan[] = [];
+  let matches: ArrayLike<number> | null = null;
   if (req.filters !== undefined) {
     const filters: Filters = req.filters;
-    for (const field of Object.keys(filters)) {
-      const plan = planFilter(column(src, field), filters[field] as Scalar | readonly Scalar[]);
-      if (plan === MATCH_NONE) return NO_ROWS;
-      if (plan !== MATCH_ALL) plans.push(plan);
+    const fields = Object.keys(filters);
+    if (fields.some((field) => !columnar.has(field))) {
+      const scan = scanRows(src.rows, src.fieldById, filters, q === '' ? needed : Infinity);
+      if (scan === undefined || scan.total === 0) return NO_ROWS;
+      if (q === '') return scan;
+      matches = scan.rows;
+    } else {
+      for (const field of fields) {
+        const plan = planFilter(column(src, field), filters[field] as Scalar | readonly Scalar[]);
+        if (plan === MATCH_NONE) return NO_ROWS;
+        if (plan !== MATCH_ALL) plans.push(plan);
+      }
     }
   }
-  const q = req.q === undefined ? '' : normalizeQueryText(req.q);
-  let matches: ArrayLike<number> | null = null;
   const leader = leadingPlan(plans, src.length);
   if (leader !== undefined) {
     // Only the leader visits every row (or reads its index); the others test its survivors.
@@ -511,6 +538,7 @@ function orderAndPage(
   sortItems: readonly SortItem[],
   offset: number,
   limit: number,
+  columnar: ReadonlySet<string>,
 ): ArrayLike<number> {
   if (limit === 0 || offset >= total) return [];
   const end = Math.min(total, offset + limit);
@@ -521,7 +549,7 @@ function orderAndPage(
     for (let i = offset; i < end; i++) page[i - offset] = i;
     return page;
   }
-  const compare = rowComparator(src, sortItems);
+  const compare = rowComparator(src, sortItems, columnar);
   if (end * 4 <= total) return topK(matches, total, end, compare).slice(offset);
   let all: Int32Array;
   if (matches === null) {
@@ -536,8 +564,13 @@ function orderAndPage(
 }
 
 /** A total order on row positions: the sort keys, then position (which makes any sort stable). */
-function rowComparator(src: PreparedSource, items: readonly SortItem[]): RowComparator {
-  const keys = items.map((item) => keyComparator(column(src, item.field), item.direction === 'desc'));
+function rowComparator(src: PreparedSource, items: readonly SortItem[], columnar: ReadonlySet<string>): RowComparator {
+  const keys = items.map((item) => {
+    const desc = item.direction === 'desc';
+    if (columnar.has(item.field)) return keyComparator(column(src, item.field), desc);
+    const asc = rowKeyComparator(src.rows, item.field);
+    return desc ? (a: number, b: number) => asc(b, a) : asc;
+  });
   if (keys.length === 1) {
     const only = keys[0] as RowComparator;
     return (a, b) => only(a, b) || a - b;

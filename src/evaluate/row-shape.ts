@@ -33,7 +33,14 @@ function keyLiteral(key: string): string {
 const generated = new Map<string, unknown>();
 const GENERATED_MAX = 512;
 
-function generate<F>(params: string[], body: string): F | undefined {
+/**
+ * `new Function(...params, body)`, shared by every caller with the same
+ * source; undefined when code generation is disabled. Callers embed names
+ * only as JSON string literals (see the module comment).
+ * @example
+ * generate<(r: Row) => unknown>(['r'], 'return r["year"];')?.({ year: 2020 }) // 2020
+ */
+export function generate<F>(params: readonly string[], body: string): F | undefined {
   const key = `${params.join(',')}\n${body}`;
   const known = generated.get(key);
   if (known !== undefined) return known as F;

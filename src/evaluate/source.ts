@@ -60,6 +60,8 @@ export interface PreparedSource {
    */
   readonly rowsAreRecords: boolean;
   readonly columns: Map<string, Column>;
+  /** how many requests used each field that has no column yet (see `useColumn`) */
+  readonly fieldUses: Map<string, number>;
   search: readonly SearchChunk[] | undefined;
   readonly recordFactories: Map<string, RecordFactory>;
 }
@@ -121,6 +123,7 @@ function makeSource(
     tableId,
     rowsAreRecords,
     columns: new Map(),
+    fieldUses: new Map(),
     search: undefined,
     recordFactories: new Map(),
   };
@@ -164,6 +167,24 @@ function typeOfValue(value: unknown): FieldType | undefined {
 export function readField(row: Row, field: string): JsonValue | null {
   if (!Object.hasOwn(row, field)) return null;
   return row[field] ?? null;
+}
+
+/**
+ * Counts one request's use of `field` (call once per request and field) and
+ * says whether it should read the field's column: true when the column
+ * exists or this is the field's second use, false on the first use, when
+ * reading the row objects once is cheaper than building a column (see
+ * row-scan.ts). The same policy as the equality indexes: a one-off request
+ * never pays for a structure only later requests gain from.
+ * @example
+ * useColumn(source, 'status') // false: first request on the table, read the rows
+ * useColumn(source, 'status') // true: column(source, 'status') builds it now
+ */
+export function useColumn(source: PreparedSource, field: string): boolean {
+  if (source.columns.has(field)) return true;
+  const uses = (source.fieldUses.get(field) ?? 0) + 1;
+  source.fieldUses.set(field, uses);
+  return uses >= 2;
 }
 
 /**

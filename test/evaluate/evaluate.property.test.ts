@@ -182,6 +182,32 @@ describe('evaluate equals the naive reference', () => {
     );
   });
 
+  // Declared types that the values do not all have: the first request's row scan compares
+  // values of the declared kind with `===` and must fall back to canonical text for the rest.
+  const TYPED: readonly FieldInfo[] = [
+    { id: '_id', type: 'int' },
+    { id: 'a', type: 'int' },
+    { id: 'b', type: 'text' },
+    { id: 'school year', type: 'bool' },
+    { id: 'Ü', type: 'numeric' },
+    { id: 'constructor', type: 'timestamp' },
+  ];
+
+  test('over a typed Table, the same request three times (row scan, then columns, then indexes)', () => {
+    fc.assert(
+      fc.property(fc.array(rowArb, { maxLength: 24 }), requestArb, (rows, request) => {
+        const table: Table = { id: 'generated', aliases: [], fields: TYPED, rows: rows.map((r, i) => ({ _id: i + 1, ...r })) };
+        const expected = reference(table.rows, TYPED.map((f) => f.id), request);
+        for (let run = 0; run < 3; run++) {
+          const result = evaluate(toWire(request), table);
+          expect(result.total).toBe(expected.total);
+          expect(result.records).toEqual(expected.records);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   test('over one table many times (cached columns and search text stay right)', () => {
     fc.assert(
       fc.property(fc.array(rowArb, { minLength: 1, maxLength: 60 }), fc.array(requestArb, { minLength: 2, maxLength: 8 }), (rows, requests) => {

@@ -1,0 +1,128 @@
+/**
+ * The first request on a table reads the row objects in one generated pass
+ * (row-scan.ts); later requests use columns. Both must give the same answers,
+ * whatever the field names hold, with or without code generation.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { evaluate } from '../../src/evaluate/evaluate.js';
+import { prepareSource } from '../../src/evaluate/source.js';
+import { tableFromRows } from '../../src/datastore/load.js';
+import type { Row, SearchResult } from '../../src/datastore/types.js';
+
+const ids = (result: SearchResult): unknown[] => result.records.map((r) => r._id);
+
+describe('columns are built on the second use of a field', () => {
+  test('the first request reads the rows; the second builds the columns it uses', () => {
+    const table = tableFromRows(
+      Array.from({ length: 50 }, (_, i) => ({ subject: i % 3 === 0 ? 'math' : 'arts', year: 2000 + (i % 4) })),
+      { alias: 'courses' },
+    );
+    const request = { resource_id: 'courses', filters: { subject: 'math' }, sort: 'year desc' };
+    const first = evaluate(request, table);
+    expect(prepareSource(table).columns.size).toBe(0);
+    const second = evaluate(request, table);
+    expect([...prepareSource(table).columns.keys()].sort()).toEqual(['subject', 'year']);
+    expect(second).toEqual(first);
+    expect(first.total).toBe(17);
+    const years = first.records.map((r) => r.year as number);
+    expect(years).toEqual([...years].sort((a, b) => b - a));
+  });
+});
+
+describe('field names are data, never code', () => {
+  const names = [
+    'plain',
+    'with "quotes"',
+    "it's",
+    'back\\slash',
+    '"]; throw new Error("injected"); //',
+    '`${process.exit(1)}`',
+    'line\u2028separator',
+    'new\nline',
+    '__proto__',
+    'constructor',
+    'toString',
+    'hasOwnProperty',
+  ];
+
+  test.each(names)('%j filters and sorts the same on the first, second and third request', (name) => {
+    const rows: Row[] = Array.from({ length: 40 }, (_, i) => {
+      const row: Record<string, unknown> = { n: i };
+      // defineProperty: `row["__proto__"] = …` would set the prototype instead of a field
+      Object.defineProperty(row, name, { value: i % 5 === 0 ? null : `v${i % 4}`, enumerable: true, writable: true, configurable: true });
+      return row as Row;
+    });
+    const table = tableFromRows(rows, { alias: 'odd' });
+    const expected = rows.flatMap((row, i) => (Object.getOwnPropertyDescriptor(row, name)?.value === 'v2' ? [i + 1] : []));
+    const sortName = `"${name.replaceAll('"', '""')}"`;
+    for (let run = 0; run < 3; run++) {
+      const filtered = evaluate({ resource_id: 'odd', filters: { [name]: ['v2', 'nope'] }, limit: 100 }, table);
+      expect(ids(filtered), `run ${run}`).toEqual(expected);
+      const sorted = evaluate({ resource_id: 'odd', filters: { n: [1, 2, 3, 5, 6] }, sort: `${sortName} desc` }, table);
+      // desc: nulls first, then v3, v2, v1; ties in _id order
+      expect(ids(sorted), `run ${run}`).toEqual([6, 4, 3, 7, 2]);
+    }
+  });
+});
+
+describe('without code generation', () => {
+  test('the closure fallback answers as the generated code does (node --disallow-code-generation-from-strings)', () => {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+    const requests = [
+      { filters: { status: ['failed', 'withdrawn'], grade: 2 } },
+      { filters: { grade: ['5', 4.5, null] }, sort: 'grade desc, status', limit: 7 },
+      { filters: { status: 'completed' }, q: 'chem', limit: 3 },
+      { filters: { flag: 'true', status: [] as string[] } },
+      { filters: { mixed: ['2', 'x'] }, sort: 'mixed', offset: 2, limit: 5 },
+    ];
+    const script = `
+      import { evaluate } from ${JSON.stringify(path.join(root, 'src/evaluate/evaluate.ts'))};
+      import { tableFromRows } from ${JSON.stringify(path.join(root, 'src/datastore/load.ts'))};
+      const rows = ${makeRows.toString()};
+      const table = tableFromRows(rows(), { alias: 'enrolments' });
+      const requests = ${JSON.stringify(requests)};
+      const out = [];
+      for (let run = 0; run < 3; run++) for (const r of requests) out.push(evaluate({ resource_id: 'enrolments', ...r }, table));
+      let generated = true;
+      try { new Function(''); } catch { generated = false; }
+      process.stdout.write(JSON.stringify({ generated, out }));
+    `;
+    const dir = mkdtempSync(path.join(tmpdir(), 'ckql-row-scan-'));
+    try {
+      const file = path.join(dir, 'run.mts');
+      writeFileSync(file, script);
+      const child = JSON.parse(
+        execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '--import', 'tsx', file], { cwd: root, encoding: 'utf8' }),
+      ) as { generated: boolean; out: unknown[] };
+      expect(child.generated).toBe(false);
+      const table = tableFromRows(makeRows(), { alias: 'enrolments' });
+      const here: unknown[] = [];
+      for (let run = 0; run < 3; run++) for (const r of requests) here.push(evaluate({ resource_id: 'enrolments', ...r }, table));
+      expect(child.out).toEqual(JSON.parse(JSON.stringify(here)));
+      expect((here[0] as SearchResult).total).toBeGreaterThan(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Rows for the fallback test; its source is also sent to the child process, so it uses nothing from outside. */
+function makeRows(): Row[] {
+  const statuses = ['completed', 'failed', 'withdrawn', 'enrolled', null];
+  const out: Row[] = [];
+  for (let i = 0; i < 300; i++) {
+    out.push({
+      status: statuses[i % 5] ?? null,
+      grade: i % 7 === 0 ? null : 1 + (i % 10) / 2,
+      course: `CHEM-${100 + (i % 13)}`,
+      flag: i % 3 === 0,
+      mixed: i % 4 === 0 ? 'x' : i % 6,
+    });
+  }
+  return out;
+}
