@@ -1,6 +1,9 @@
+import type { CstNode } from 'chevrotain';
 import { describe, expect, it } from 'vitest';
 import type { And, In, NumberValue } from '../../src/ast.js';
 import { parse } from '../../src/syntax/parse.js';
+import { queryParser } from '../../src/syntax/parser.js';
+import { queryLexer } from '../../src/syntax/tokens.js';
 import { allSpans, withoutSpans } from './ast-helpers.js';
 
 const ast = (source: string) => withoutSpans(parse(source));
@@ -162,5 +165,21 @@ describe('parse: spans', () => {
     expect(text(source, q.order!.keys[0]!.span)).toBe('x desc');
     expect(text(source, q.limit!.span)).toBe('limit 5');
     expect(text(source, q.limit!.value.span)).toBe('5');
+  });
+});
+
+describe('the syntax tree', () => {
+  // parser.ts replaces an internal hook of Chevrotain's tree builder so that
+  // nodes get plain `children` objects (faster to fill and read than
+  // Chevrotain's null-prototype ones); this fails if Chevrotain stops calling it.
+  it('is built with plain children objects, keyed by token and rule names', () => {
+    queryParser.input = queryLexer.tokenize('from c where a = 1').tokens;
+    const cst = queryParser.query();
+    expect(queryParser.errors).toEqual([]);
+    expect(Object.getPrototypeOf(cst.children)).toBe(Object.prototype);
+    expect(Object.keys(cst.children)).toEqual(['From', 'resource', 'clause']);
+    const clause = cst.children['clause']![0] as CstNode;
+    expect(Object.getPrototypeOf(clause.children)).toBe(Object.prototype);
+    expect(Object.keys(clause.children)).toEqual(['whereClause']);
   });
 });
