@@ -35,6 +35,7 @@
 import type { FieldInfo, FieldType, Filters, Row, Scalar } from '../datastore/types.js';
 import { canonicalText, compareNumbers, compareText, compareValues } from './values.js';
 import { generate } from './row-shape.js';
+import { grow, rowList } from './row-list.js';
 
 /** A filter's exact test: the canonical-text rule for one value. */
 type ExactTest = (value: unknown) => boolean;
@@ -82,9 +83,10 @@ export function scanRows(rows: readonly Row[], fieldById: ReadonlyMap<string, Fi
   }
   const n = rows.length;
   orderBySelectivity(list, rows);
-  const out = new Int32Array(Math.min(n, needed));
-  const total = scanner(list)(rows, n, out);
-  return { rows: total < out.length ? out.subarray(0, total) : out, total };
+  const max = Math.min(n, needed);
+  const kept: Kept = { out: rowList(max), max };
+  const total = scanner(list)(rows, n, kept);
+  return { rows: kept.out.subarray(0, Math.min(total, max)), total };
 }
 
 function rowFilter(field: string, type: FieldType | undefined, value: Scalar | readonly Scalar[]): RowFilter | undefined {
@@ -105,7 +107,7 @@ function rowFilter(field: string, type: FieldType | undefined, value: Scalar | r
   const fast: unknown[] = [];
   let useSet = false;
   for (const t of texts) {
-    if (kind === 'string') fast.push(t);
+    if (kind === 'string') fast.push(internalized(t));
     else if (kind === 'number') {
       const n = Number(t);
       if (canonicalText(n) !== t) continue; // "2.50", "007": no number has this text
@@ -114,6 +116,18 @@ function rowFilter(field: string, type: FieldType | undefined, value: Scalar | r
     } else if (kind === 'boolean' && (t === 'true' || t === 'false')) fast.push(t === 'true');
   }
   return { field, kind, fast, useSet: useSet || fast.length > MAX_CHAIN, matchesNull, exact };
+}
+
+/**
+ * The same text as V8's internalized (unique) copy. V8 compares two
+ * internalized strings by address alone; JSON.parse internalizes short
+ * values, so against those rows a wanted text that is internalized too
+ * fails `===` without reading characters (movies: 41 → 23 µs for 3,201
+ * rows). A property key is always internalized, so `Object.keys` hands the
+ * copy back.
+ */
+function internalized(text: string): string {
+  return Object.keys({ [text]: 0 })[0] ?? text;
 }
 
 function fastKindOf(type: FieldType | undefined): FastKind | undefined {
@@ -163,20 +177,33 @@ function passes(filter: RowFilter, v: unknown): boolean {
   return typeof v !== filter.kind && filter.exact(v);
 }
 
-type Scanner = (rows: readonly Row[], n: number, out: Int32Array) => number;
+/** Where a scan keeps positions: `out` (replaced by a larger copy when full), at most `max` of them. */
+interface Kept {
+  out: Int32Array;
+  readonly max: number;
+}
+
+type Scanner = (rows: readonly Row[], n: number, kept: Kept) => number;
 
 /** A generated scan: the filters' values come in as arguments, so one function serves every call. */
-type GeneratedScan = (rows: readonly Row[], n: number, out: Int32Array, fast: readonly (readonly unknown[])[], exact: readonly ExactTest[]) => number;
+type GeneratedScan = (
+  rows: readonly Row[],
+  n: number,
+  kept: Kept,
+  fast: readonly (readonly unknown[])[],
+  exact: readonly ExactTest[],
+  more: typeof grow,
+) => number;
 
 /** The one-pass scan for these filters, generated (see the module comment), else built from closures. */
 function scanner(list: readonly RowFilter[]): Scanner {
   // One function per source, called again and again: V8 optimizes it as a whole after a few
   // calls. A closure made per call would start cold in the interpreter each time.
-  const made = generate<GeneratedScan>(['rows', 'n', 'out', 'F', 'E'], scannerSource(list));
+  const made = generate<GeneratedScan>(['rows', 'n', 'K', 'F', 'E', 'grow'], scannerSource(list));
   if (made !== undefined) {
     const fastValues = list.map((f) => (f.useSet ? [new Set(f.fast)] : f.fast));
     const exact = list.map((f) => f.exact);
-    return (rows, n, out) => made(rows, n, out, fastValues, exact);
+    return (rows, n, kept) => made(rows, n, kept, fastValues, exact, grow);
   }
   const tests = list.map((f) => {
     const read = fieldReader(f.field);
@@ -187,12 +214,15 @@ function scanner(list: readonly RowFilter[]): Scanner {
       return passes(f, v);
     };
   });
-  return (rows, n, out) => {
+  return (rows, n, kept) => {
     let total = 0;
     next: for (let i = 0; i < n; i++) {
       const row = rows[i] as Row;
       for (const test of tests) if (!test(row, i)) continue next;
-      if (total < out.length) out[total] = i;
+      if (total < kept.max) {
+        if (total === kept.out.length) kept.out = grow(kept.out, kept.max);
+        kept.out[total] = i;
+      }
       total++;
     }
     return total;
@@ -200,9 +230,10 @@ function scanner(list: readonly RowFilter[]): Scanner {
 }
 
 /**
- * Body of `(rows, n, out, F, E) => count`: `F[k]` holds filter k's fast
- * values (or `[set]`), `E[k]` its exact test. Depends only on the field
- * names, the kinds and the number of fast values, never on the values.
+ * Body of `(rows, n, K, F, E, grow) => count`: `F[k]` holds filter k's fast
+ * values (or `[set]`), `E[k]` its exact test; the positions go to `K.out`
+ * (grown as needed, at most `K.max`). Depends only on the field names, the
+ * kinds and the number of fast values, never on the values.
  */
 function scannerSource(list: readonly RowFilter[]): string {
   const setup: string[] = [];
@@ -228,15 +259,20 @@ function scannerSource(list: readonly RowFilter[]): string {
     tests.push(`v = ${readExpression(f.field)};\n  if (!(${alternatives.join(' || ')})) continue;`);
   });
   return `${setup.join('\n')}
-const cap = out.length;
+let out = K.out;
+const max = K.max;
 let total = 0;
 for (let i = 0; i < n; i++) {
   const r = rows[i];
   let v;
   ${tests.join('\n  ')}
-  if (total < cap) out[total] = i;
+  if (total < max) {
+    if (total === out.length) out = grow(out, max);
+    out[total] = i;
+  }
   total++;
 }
+K.out = out;
 return total;`;
 }
 
@@ -299,3 +335,4 @@ export function rowKeyComparator(rows: readonly Row[], field: string): PositionC
     return compareValues(x, y);
   };
 }
+
