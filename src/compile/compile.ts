@@ -140,22 +140,31 @@ function compileFilters(condition: Condition): Filters | undefined {
   const leaves: Leaf[] = [];
   collectLeaves(condition, leaves);
   if (leaves.length === 0) return undefined;
-  // Every leaf is read in source order first, so the first problem in the
-  // text is the one reported.
-  const sets: ValueSet[] = [];
-  for (const leaf of leaves) sets.push(leafSet(leaf));
   const filters: Record<string, Scalar | readonly Scalar[]> = {};
   let repeated = false;
-  for (const set of sets) {
-    const name = set.field.name;
+  // Every leaf is read in source order, so the first problem in the text is
+  // the one reported. A field's first condition gives its value as written.
+  for (const leaf of leaves) {
+    let name: string;
+    let value: Scalar | readonly Scalar[];
+    if (leaf.kind === 'eq') {
+      // The commonest condition needs no value set.
+      name = leaf.field.name;
+      value = literal(leaf.value);
+    } else {
+      const set = leafSet(leaf);
+      name = set.field.name;
+      value = set.values;
+    }
     if (Object.hasOwn(filters, name)) repeated = true;
-    else setFilter(filters, name, singleValue(set));
+    else setFilter(filters, name, value);
   }
   // A field with several conditions is rare: only then are its sets grouped
   // and intersected (the key keeps its place of first appearance).
   if (repeated) {
     const byField = new Map<string, ValueSet[]>();
-    for (const set of sets) {
+    for (const leaf of leaves) {
+      const set = leafSet(leaf);
       const group = byField.get(set.field.name);
       if (group === undefined) byField.set(set.field.name, [set]);
       else group.push(set);
@@ -238,11 +247,6 @@ function branchSet(branch: Condition): ValueSet {
     });
   }
   return { field: first.field, values: intersect(sets), equals: false };
-}
-
-/** The filter value of a field with a single condition: written as given, duplicates and all. */
-function singleValue(set: ValueSet): Scalar | readonly Scalar[] {
-  return set.equals ? (set.values[0] ?? null) : set.values;
 }
 
 /** One field's filter value from its several `and`-joined conditions. */
