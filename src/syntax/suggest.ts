@@ -5,7 +5,7 @@
  * fields and values come as kinds, for the REPL to fill in from the portal
  * or the loaded data.
  */
-import type { IToken, TokenType } from 'chevrotain';
+import type { ILexingResult, IToken, TokenType } from 'chevrotain';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, unescapeString } from './to-ast.js';
 import {
@@ -61,12 +61,17 @@ function suggestAt(text: string, cursor: number): SuggestResult {
   const tokens = lexed.tokens;
   const last = tokens[tokens.length - 1];
   const broken = lexed.groups['broken']?.[0];
-  // The lexer stops at a character outside the language: nothing after it is known.
-  if (lexed.errors.length > 0) return nothing;
+  const digitWord = splitDigitWordStart(text, lexed);
 
   let before = tokens;
   let from = cursor;
-  if (broken) {
+  if (digitWord !== undefined) {
+    before = tokens.filter((token) => token.startOffset < digitWord);
+    from = digitWord;
+  } else if (lexed.errors.length > 0) {
+    // The lexer stops at a character outside the language: nothing after it is known.
+    return nothing;
+  } else if (broken) {
     // An open string or backtick name that runs to the cursor is the word being typed; anything
     // else broken before the cursor leaves nothing sensible to suggest.
     if (tokenSpan(broken).end !== cursor || broken.tokenType.name === 'BadEscapeString') return nothing;
@@ -110,6 +115,25 @@ function suggestAt(text: string, cursor: number): SuggestResult {
     }
   }
   return { from, prefix, suggestions };
+}
+
+/**
+ * Where the word before the cursor starts, when it starts with a digit and
+ * the lexer split it, as it does a UUID being typed: `4798d5` reads as the
+ * number 4798 and the name `d5`, and `12345678-` stops at the `-`. Such a
+ * word is completed as a whole, so a resource id can be offered for it.
+ */
+function splitDigitWordStart(text: string, lexed: ILexingResult): number | undefined {
+  let start = text.length;
+  while (start > 0 && /[\w.:-]/.test(text.charAt(start - 1))) start--;
+  const first = text.charCodeAt(start);
+  if (!(first >= 48 && first <= 57) || text.includes('--', start)) return undefined; // 0-9; `--` starts a comment
+  // The word must start a token (it is not inside a string, a backtick name
+  // or a comment), and any lexing error must lie inside it.
+  if ((lexed.groups['broken']?.length ?? 0) > 0) return undefined;
+  if (!lexed.tokens.some((token) => token.startOffset === start)) return undefined;
+  if (lexed.errors.some((error) => error.offset < start)) return undefined;
+  return start;
 }
 
 function isKeywordType(type: TokenType): boolean {

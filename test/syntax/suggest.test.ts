@@ -71,6 +71,28 @@ describe('suggest', () => {
     expect(suggest('from x where `sch')).toEqual({ from: 13, prefix: '`sch', suggestions: [{ kind: 'field', resource: 'x' }] });
   });
 
+  it('completes a partial resource id that starts with digits as one word, however the lexer splits it', () => {
+    // `4798d5` lexes as the number 4798 and the name d5; `12345678-` stops at the "-"
+    expect(suggest('from 4798d5')).toEqual({ from: 5, prefix: '4798d5', suggestions: [{ kind: 'resource' }] });
+    expect(suggest('from 4798d5aa-c4aa-5898-9155-fd64')).toEqual({
+      from: 5,
+      prefix: '4798d5aa-c4aa-5898-9155-fd64',
+      suggestions: [{ kind: 'resource' }],
+    });
+    expect(suggest('from 12345678-')).toEqual({ from: 5, prefix: '12345678-', suggestions: [{ kind: 'resource' }] });
+    expect(suggest('from 4798d5 where a = 1', 11)).toEqual({ from: 5, prefix: '4798d5', suggestions: [{ kind: 'resource' }] });
+    expect(suggest('from x where a = 12ab')).toEqual({
+      from: 17,
+      prefix: '12ab',
+      suggestions: [{ kind: 'value', field: 'a', resource: 'x' }],
+    });
+  });
+
+  it('leaves digits inside a comment or an open string alone', () => {
+    expect(suggest('from x -- 4798d5').suggestions).toEqual([]);
+    expect(suggest('from x where a = "4798d5')).toMatchObject({ from: 17, prefix: '"4798d5' });
+  });
+
   it('offers nothing inside a comment', () => {
     expect(suggest('from x -- wh').suggestions).toEqual([]);
   });
