@@ -16,7 +16,8 @@ import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../
 import type { SortItem } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import { canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText } from './values.js';
-import { codeRanks, column, columnTexts, prepareSource, recordFactoryFor, searchChunks, useColumn } from './source.js';
+import { codeRanks, column, columnTexts, prepareSource, recordFactoryFor, searchChunks, searchFields, useColumn, useSearchText } from './source.js';
+import { searchRows } from './search-scan.js';
 import { rowKeyComparator, scanRows } from './row-scan.js';
 import { grow, rowList } from './row-list.js';
 import type { Column, PreparedSource, SearchChunk } from './source.js';
@@ -276,7 +277,10 @@ function selectRows(req: SearchRequest, src: PreparedSource, needed: number, col
     if (rows.length === 0) return NO_ROWS;
     matches = rows;
   }
-  if (q !== '') {
+  if (q !== '' && !useSearchText(src)) {
+    // the table's first q: test the values; the second builds the search text
+    matches = searchRows(src.rows, searchFields(src), q, matches);
+  } else if (q !== '') {
     const chunks = searchChunks(src);
     if (matches === null) matches = searchAll(chunks, q);
     // Few candidates: test each row's text. Many: one indexOf sweep and a merge is cheaper.

@@ -63,6 +63,8 @@ export interface PreparedSource {
   /** how many requests used each field that has no column yet (see `useColumn`) */
   readonly fieldUses: Map<string, number>;
   search: readonly SearchChunk[] | undefined;
+  /** how many requests searched (`q`) before the search text was built (see `useSearchText`) */
+  searchUses: number;
   readonly recordFactories: Map<string, RecordFactory>;
 }
 
@@ -125,6 +127,7 @@ function makeSource(
     columns: new Map(),
     fieldUses: new Map(),
     search: undefined,
+    searchUses: 0,
     recordFactories: new Map(),
   };
 }
@@ -291,6 +294,26 @@ export function columnTexts(col: Column): readonly (string | null)[] {
   return texts;
 }
 
+/**
+ * Counts one request's `q` and says whether it should use the search text:
+ * true when it exists or this is the table's second `q` (then
+ * `searchChunks` builds it), false on the first, which scans the values
+ * instead (search-scan.ts). Call once per request with a `q`.
+ * @example
+ * useSearchText(source) // false: first q on this table
+ * useSearchText(source) // true
+ */
+export function useSearchText(source: PreparedSource): boolean {
+  if (source.search !== undefined) return true;
+  source.searchUses++;
+  return source.searchUses >= 2;
+}
+
+/** The fields `q` searches: all but `_id`. */
+export function searchFields(source: PreparedSource): string[] {
+  return source.fields.map((f) => f.id).filter((id) => id !== '_id');
+}
+
 /** Rows per search chunk: keeps every chunk's text far below V8's string length limit. */
 const CHUNK_ROWS = 16384;
 // Anything but printable ASCII, \t, \n, \r and the row end \0: text that NFKC may change.
@@ -312,8 +335,7 @@ const ROW_END = '\0';
  */
 export function searchChunks(source: PreparedSource): readonly SearchChunk[] {
   if (source.search !== undefined) return source.search;
-  const names = source.fields.map((f) => f.id).filter((id) => id !== '_id');
-  const textOf = rowText(names, canonicalText, '\n');
+  const textOf = rowText(searchFields(source), canonicalText, '\n');
   const rows = source.rows;
   const chunks: SearchChunk[] = [];
   for (let first = 0; first < rows.length; first += CHUNK_ROWS) {
