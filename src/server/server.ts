@@ -229,7 +229,7 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
     if (hidden.has(table) && !authorized(req.headers.authorization)) throw accessDenied(request.resource_id);
     const result = evaluate(request, table, limits);
     const links = linksFor(route.linkPath, query, (result.offset ?? 0) + result.limit);
-    send(req, res, 200, envelope.success(result, links));
+    send(req, res, 200, envelope.success(result, links, request.fields === undefined));
   };
 
   return (req, res) => {

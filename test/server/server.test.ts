@@ -121,6 +121,42 @@ describe('the four request shapes of service.md', () => {
   });
 });
 
+describe('the envelope text', () => {
+  const tables = { courses, odd, texts } as const;
+  const cases: [keyof typeof tables, Record<string, unknown>][] = [
+    ['courses', { resource_id: 'courses' }],
+    ['courses', { resource_id: 'courses', limit: 1 }],
+    [
+      'courses',
+      { resource_id: 'courses', filters: { stage: ['active', 'survey'] }, q: 'algebra', fields: ['title', 'year'], sort: 'year desc', limit: 1, offset: 1, include_total: false },
+    ],
+    ['odd', { resource_id: 'odd', sort: '"school, year" desc', filters: { constructor: 'a' } }],
+    ['odd', { resource_id: 'odd', fields: ['note', 'constructor'] }],
+    ['texts', { resource_id: 'texts', q: 'quote' }],
+    ['texts', { resource_id: 'texts', q: 'lone \ud800 "quoted" back\\slash\ttab' }],
+    ['texts', { resource_id: 'texts', offset: 2, limit: 2 }],
+  ];
+
+  it('is JSON.stringify of the envelope, character for character, for every optional key of a result', async () => {
+    // A table asked again without `fields` answers with the cached text of its field list.
+    for (const [name, body] of cases) {
+      const answer = await post(ACTION, body);
+      const result = expected(body, tables[name]);
+      const links = { start: ACTION, next: `${ACTION}?offset=${(result.offset ?? 0) + result.limit}` };
+      const envelope = { help: `${server.url}/api/3/action/help_show?name=datastore_search`, success: true, result: { ...result, _links: links } };
+      expect(answer.text).toBe(JSON.stringify(envelope));
+    }
+  });
+
+  it('is the same text by GET, behind a language segment', async () => {
+    const answer = await call('GET', `/de${ACTION}?resource_id=odd&q=quoted&limit=1`);
+    const result = expected({ resource_id: 'odd', q: 'quoted', limit: 1 }, odd);
+    const links = { start: `${ACTION}?resource_id=odd&q=quoted&limit=1`, next: `${ACTION}?resource_id=odd&q=quoted&limit=1&offset=1` };
+    const envelope = { help: `${server.url}/de/api/3/action/help_show?name=datastore_search`, success: true, result: { ...result, _links: links } };
+    expect(answer.text).toBe(JSON.stringify(envelope));
+  });
+});
+
 describe('GET parameters', () => {
   it('reads filters as JSON text, fields and sort comma-separated, include_total as a word', async () => {
     const filters = encodeURIComponent(JSON.stringify({ stage: ['active', 'survey'] }));
