@@ -28,5 +28,6 @@ export function evalBudget(config: RunConfig, rows: number): { timeMs: number; m
   if (rows <= 20_000) return { timeMs: 200, minSamples: 6, rounds: 2, warmupMs: 50, warmupIterations: 2 };
   if (rows <= 300_000) return { timeMs: 300, minSamples: 4, rounds: 2, warmupMs: 0, warmupIterations: 0 };
   // at 1M rows a slow peer takes seconds per pass: the checked run before timing is its warm-up
-  return { timeMs: 300, minSamples: 2, rounds: 2, warmupMs: 0, warmupIterations: 0 };
+  // one round: a full GC before each task costs ~0.5 s on a heap holding a million rows
+  return { timeMs: 300, minSamples: 2, rounds: 1, warmupMs: 0, warmupIterations: 0 };
 }
