@@ -100,9 +100,10 @@ function sharedFieldsJson(fields: readonly FieldInfo[]): string {
  * //     next: "/api/action/datastore_search?resource_id=x&limit=5&offset=5" }
  */
 export function linksFor(path: string, query: string, nextOffset: number): SearchLinks {
-  const kept = query === '' ? [] : query.split('&').filter((pair) => pair !== '' && !isOffsetPair(pair));
+  if (query === '') return { start: path, next: `${path}?offset=${nextOffset}` };
+  const kept = query.split('&').filter((pair) => pair !== '' && !isOffsetPair(pair));
   kept.push(`offset=${nextOffset}`);
-  return { start: query === '' ? path : `${path}?${query}`, next: `${path}?${kept.join('&')}` };
+  return { start: `${path}?${query}`, next: `${path}?${kept.join('&')}` };
 }
 
 function isOffsetPair(pair: string): boolean {

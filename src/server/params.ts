@@ -126,7 +126,9 @@ export function requestFromBody(text: string): Record<string, unknown> {
     const found = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
     throw serviceError('BAD_REQUEST', `Bad request: the body must be a JSON object with "resource_id", found ${found}`);
   }
-  if (exceedsDepth(value, MAX_BODY_DEPTH)) {
+  // Nesting deeper than MAX_BODY_DEPTH takes more than that many opening and as many closing brackets,
+  // so a shorter text cannot be too deep and needs no walk.
+  if (json.length > 2 * MAX_BODY_DEPTH && exceedsDepth(value, MAX_BODY_DEPTH)) {
     throw serviceError('BAD_REQUEST', `Bad request: the body is nested more than ${MAX_BODY_DEPTH} levels deep`);
   }
   return value as Record<string, unknown>;

@@ -315,7 +315,10 @@ function readBody(
     } else chunks.push(chunk);
   });
   req.on('end', () => {
-    if (!over) on.onText(Buffer.concat(chunks, size).toString('utf8'));
+    if (over) return;
+    // A small body arrives in one chunk: decode it as it is, without copying it into a new Buffer first.
+    const only = chunks.length === 1 ? chunks[0] : undefined;
+    on.onText(only !== undefined ? only.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
   });
   // The client went away mid-body: there is nobody to answer.
   req.on('error', () => undefined);

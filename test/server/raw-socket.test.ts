@@ -108,6 +108,23 @@ describe('raw socket input', () => {
     await servesNext();
   });
 
+  it('a body that arrives in pieces, split inside a multi-byte character, is read whole', async () => {
+    const socket = await open();
+    const done = collect(socket, 1_000);
+    const body = Buffer.from('{"resource_id":"courses","filters":{"title":["Linear Algebra","Ünknown"]}}', 'utf8');
+    const split = body.indexOf(Buffer.from('Ü', 'utf8')) + 1;
+    socket.write(`POST ${ACTION} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    for (const piece of [body.subarray(0, 10), body.subarray(10, split), body.subarray(split)]) {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      socket.write(piece);
+    }
+    const { text } = await done;
+    expect(statusOf(text)).toBe(200);
+    const result = (bodyOf(text) as { result?: { filters: unknown; total: number } }).result;
+    expect(result?.filters).toEqual({ title: ['Linear Algebra', 'Ünknown'] });
+    expect(result?.total).toBe(1);
+  });
+
   it('Expect: 100-continue with an oversize length is refused without a 100', async () => {
     const socket = await open();
     const done = collect(socket);
