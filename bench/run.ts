@@ -7,6 +7,8 @@
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
  *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client), prints only
  *   … --write                             also write BENCHMARKS.md for --quick / --only runs
+ *   npm run bench -- --render             rewrite BENCHMARKS.md from the last full run's figures
+ *                                         (bench/.cache/last-run.json) and the current bench/analysis.md
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -38,16 +40,19 @@ interface Flags {
   readonly quick: boolean;
   readonly only: readonly SectionId[];
   readonly write: boolean;
+  readonly render: boolean;
 }
 
 function parseFlags(argv: readonly string[]): Flags {
   let quick = false;
   let write = false;
+  let render = false;
   const only: SectionId[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--quick') quick = true;
     else if (arg === '--write') write = true;
+    else if (arg === '--render') render = true;
     else if (arg === '--only' || arg.startsWith('--only=')) {
       const value = arg.includes('=') ? arg.slice('--only='.length) : argv[++i];
       for (const part of (value ?? '').split(',')) {
@@ -57,12 +62,12 @@ function parseFlags(argv: readonly string[]): Flags {
     } else if (arg === '--help' || arg === '-h') usage();
     else usage(`unknown option "${arg}"`);
   }
-  return { quick, only, write };
+  return { quick, only, write, render };
 }
 
 function usage(problem?: string): never {
   if (problem) console.error(`bench: ${problem}`);
-  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client] [--write]');
+  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client] [--write] | [-- --render]');
   process.exit(problem ? 2 : 0);
 }
 
@@ -72,6 +77,21 @@ function versionOf(pkg: string): string {
   } catch {
     return '?';
   }
+}
+
+interface RunInfo {
+  readonly started: Date;
+  readonly seconds: number;
+  readonly command: string;
+  readonly load: string;
+  readonly quick: boolean;
+  readonly machine: readonly string[];
+}
+
+interface SavedRun extends Omit<RunInfo, 'started'> {
+  readonly started: string;
+  readonly results: readonly SectionResult[];
+  readonly complete: boolean;
 }
 
 function machine(): string[] {
@@ -86,6 +106,7 @@ function machine(): string[] {
 
 async function main(): Promise<void> {
   const flags = parseFlags(process.argv.slice(2));
+  if (flags.render) return renderSaved();
   const config = makeConfig(flags.quick);
   const selected = flags.only.length > 0 ? ORDER.filter((s) => flags.only.includes(s)) : ORDER;
   const started = new Date();
@@ -123,12 +144,15 @@ async function main(): Promise<void> {
   }));
   console.log(`\n${flags.quick ? 'quick' : 'full'} run: ${seconds.toFixed(0)} s`);
 
-  if (!existsSync(cacheDir)) mkdirSync(cacheDir, { recursive: true });
-  writeFileSync(path.join(cacheDir, 'last-run.json'), JSON.stringify({ started, seconds, flags, results }, null, 2));
   const complete = !flags.quick && flags.only.length === 0;
+  const command = `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`;
+  const info: RunInfo = { started, seconds, command, load, quick: flags.quick, machine: machine() };
+  if (!existsSync(cacheDir)) mkdirSync(cacheDir, { recursive: true });
+  const saved: SavedRun = { ...info, started: started.toISOString(), results, complete };
+  writeFileSync(path.join(cacheDir, 'last-run.json'), JSON.stringify(saved, null, 2));
+  if (complete) writeFileSync(path.join(cacheDir, 'last-full-run.json'), JSON.stringify(saved, null, 2));
   if (complete || flags.write) {
-    const command = `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`;
-    writeFileSync(path.join(rootDir, 'BENCHMARKS.md'), markdown(results, { started, seconds, command, load, quick: flags.quick }));
+    writeFileSync(path.join(rootDir, 'BENCHMARKS.md'), markdown(results, info));
     console.error('bench: wrote BENCHMARKS.md');
   } else {
     console.error('bench: partial or quick run, BENCHMARKS.md left as it is (add --write to replace it)');
@@ -136,7 +160,16 @@ async function main(): Promise<void> {
   if (results.some((r) => r.error)) process.exitCode = 1;
 }
 
-function markdown(results: readonly SectionResult[], run: { started: Date; seconds: number; command: string; load: string; quick: boolean }): string {
+/** `--render`: BENCHMARKS.md again from the last full run's saved figures, with the current analysis. */
+function renderSaved(): void {
+  const file = path.join(cacheDir, 'last-full-run.json');
+  if (!existsSync(file)) usage('--render needs a full run first (bench/.cache/last-full-run.json is missing)');
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedRun;
+  writeFileSync(path.join(rootDir, 'BENCHMARKS.md'), markdown(saved.results, { ...saved, started: new Date(saved.started) }));
+  console.error(`bench: rewrote BENCHMARKS.md from the full run of ${saved.started}`);
+}
+
+function markdown(results: readonly SectionResult[], run: RunInfo): string {
   const out: string[] = [
     '# Benchmarks',
     '',
@@ -146,7 +179,7 @@ function markdown(results: readonly SectionResult[], run: { started: Date; secon
     '',
     `- **Command**: \`${run.command}\``,
     `- **Date**: ${run.started.toISOString()} (run took ${run.seconds.toFixed(0)} s; load average at start ${run.load})`,
-    ...machine(),
+    ...run.machine,
     '',
     '## Targets',
     '',
