@@ -8,7 +8,7 @@
 import type { FieldInfo, JsonValue } from '../datastore/types.js';
 import type { ResourceSummary } from '../cli/source.js';
 import { suggest } from '../syntax/suggest.js';
-import { keywords, scanBareword } from '../syntax/tokens.js';
+import { formatField, formatScalar } from '../format.js';
 
 /** What completion may ask the session; every lookup may fail quietly (no suggestions). */
 export interface CompletionContext {
@@ -25,39 +25,24 @@ export interface Completion {
   readonly prefix: string;
 }
 
-function isBare(text: string): boolean {
-  return text.length > 0 && scanBareword(text, 0) === text.length && !keywords.has(text.toLowerCase());
-}
-
 /**
  * A field name as the lexer reads it back: bare, or in backticks.
  * @example fieldText('start_date') // 'start_date'
  * @example fieldText('school year') // '`school year`'
  */
-export function fieldText(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !keywords.has(name.toLowerCase())
-    ? name
-    : `\`${name.replaceAll('`', '``')}\``;
-}
+export const fieldText: (name: string) => string = formatField;
 
 /**
- * A record value as a query literal that means the same value.
+ * A record value as a query literal that means the same value (the
+ * formatter's own rule, so a UUID stays bare and completes from its digits).
  * @example valueText('active') // 'active'
  * @example valueText("Éléments d'algèbre") // '"Éléments d\'algèbre"'
  */
 export function valueText(value: JsonValue): string | undefined {
-  if (value === null) return 'null';
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (typeof value !== 'string') return undefined;
-  if (isBare(value)) return value;
-  // eslint-disable-next-line no-control-regex
-  const escaped = value.replace(/[\\"\u0000-\u001f]/g, (char) => {
-    if (char === '\\' || char === '"') return `\\${char}`;
-    if (char === '\n') return '\\n';
-    if (char === '\t') return '\\t';
-    return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
-  return `"${escaped}"`;
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    return formatScalar(value);
+  }
+  return undefined;
 }
 
 /** Keywords keep the case the person started typing in: `WH` completes to `WHERE`. */

@@ -162,6 +162,17 @@ describe('Tab completion', () => {
     await driver.exit();
   });
 
+  it('completes a resource id from its first characters, digits included, and the query runs', async () => {
+    const courses = (await demo.listResources()).find((resource) => resource.alias === 'courses');
+    if (courses === undefined) throw new Error('the demo data has no courses resource');
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    await typeWithTabs(driver, `from ${courses.id.slice(0, 6)}\t`);
+    await lineReads(driver, `from ${courses.id} `);
+    await ask(driver, 'limit 1', `1 of ${totals.courses} records`);
+    await driver.exit();
+  });
+
   it('lists the choices on a second Tab when several fit', async () => {
     const driver = startDriver({ source: demo });
     await driver.waitFor(prompt);
