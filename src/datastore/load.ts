@@ -6,6 +6,13 @@
  * `evaluate/row-shape.ts`), so all rows share one compact hidden class, and
  * repeated strings of a column share one copy: a loaded table costs little
  * more heap than `JSON.parse` of the same data (issue 5 measures it).
+ *
+ * Sharing those strings already gives each text column a dictionary (text →
+ * code in order of first appearance). Where a column holds only text and few
+ * distinct values, the loader keeps it with each row's code and hands both to
+ * the evaluator (`provideColumns`), so the first request on a loaded table
+ * filters, sorts and searches such columns as a later one does, without
+ * building them first. It costs 4 bytes per row per such column.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -14,7 +21,8 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from './types.js';
 import { toolError } from '../errors.js';
 import { rowFactory } from '../evaluate/row-shape.js';
-import { markRowsAsRecords } from '../evaluate/source.js';
+import { markRowsAsRecords, provideColumns } from '../evaluate/source.js';
+import type { ProvidedColumn } from '../evaluate/source.js';
 
 /**
  * Options of `loadResources`.
@@ -231,7 +239,7 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
   const types = columns.map((c) => inferCsvType(body, c.index));
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType }))];
   const make = rowFactory(fields.map((f) => f.id));
-  const pools = columns.map(() => new StringPool());
+  const pools = columns.map((_, k) => new ColumnStrings(body.length, types[k] === 'text' || types[k] === 'timestamp'));
   // Generic elements from the start: a scratch array that turned into a double array would hand
   // every number to the row as a boxed double, and each row field would hold its own box.
   const values: unknown[] = new Array<unknown>(fields.length).fill(null);
@@ -241,11 +249,11 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
     values[0] = r + 1;
     for (let k = 0; k < columns.length; k++) {
       const cell = record[(columns[k] as { index: number }).index] ?? '';
-      values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as StringPool);
+      values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings, r);
     }
     rows[r] = make(values) as Row;
   }
-  return finishTable(rows, fields, meta);
+  return finishTable(rows, fields, meta, encodedColumns(columns.map((c) => c.name), pools));
 }
 
 /**
@@ -288,7 +296,7 @@ function inferCsvType(records: readonly (readonly string[])[], index: number): F
   return int ? 'int' : numeric ? 'numeric' : bool ? 'bool' : timestamp ? 'timestamp' : 'text';
 }
 
-function convertCell(cell: string, type: FieldType, pool: StringPool): JsonValue {
+function convertCell(cell: string, type: FieldType, pool: ColumnStrings, row: number): JsonValue {
   switch (type) {
     case 'int':
     case 'numeric':
@@ -296,7 +304,7 @@ function convertCell(cell: string, type: FieldType, pool: StringPool): JsonValue
     case 'bool':
       return cell.toLowerCase() === 'true';
     default:
-      return pool.intern(cell);
+      return pool.intern(cell, row);
   }
 }
 
@@ -326,17 +334,65 @@ function daysIn(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/** Shares one copy of each repeated string of a column (CSV gives a new string per cell). */
-class StringPool {
-  private readonly pool = new Map<string, string>();
+/**
+ * One column's strings: shares one copy of each repeated string (CSV and
+ * JSON give a new string per cell) and, while the column can be encoded,
+ * records each row's code (`-1` for null). Encoding stops for good once the
+ * column holds a value that is not text, a text too long to pool, or more
+ * distinct texts than the pool keeps or than a quarter of its rows (the
+ * evaluator's own limit in `encode`: codes are given in order of first
+ * appearance, so a provided column is the column the evaluator would build).
+ */
+class ColumnStrings {
+  /** text → code, in order of first appearance */
+  private readonly codeOf = new Map<string, number>();
+  private readonly texts: string[] = [];
+  private readonly limit: number;
+  codes: Int32Array | undefined;
 
-  intern(text: string): string {
-    const known = this.pool.get(text);
-    if (known !== undefined) return known;
+  constructor(rows: number, encode: boolean) {
+    this.limit = Math.max(16, rows >>> 2);
+    this.codes = encode ? new Int32Array(rows).fill(-1) : undefined;
+  }
+
+  intern(text: string, row: number): string {
+    const code = this.codeOf.get(text);
+    if (code !== undefined) {
+      if (this.codes !== undefined) this.codes[row] = code;
+      return this.texts[code] as string;
+    }
     // Bounded: a column of unique texts gains nothing from pooling.
-    if (this.pool.size < 65536 && text.length <= 256) this.pool.set(text, text);
+    if (this.codeOf.size < 65536 && text.length <= 256) {
+      const next = this.texts.length;
+      this.codeOf.set(text, next);
+      this.texts.push(text);
+      if (this.codes !== undefined) {
+        if (next < this.limit) this.codes[row] = next;
+        else this.codes = undefined;
+      }
+    } else this.codes = undefined;
     return text;
   }
+
+  /** A value that is not text: the column cannot be encoded. */
+  notText(): void {
+    this.codes = undefined;
+  }
+
+  /** The column's codes and dictionary, if it stayed encodable and holds some text. */
+  encoded(): ProvidedColumn | undefined {
+    if (this.codes === undefined || this.texts.length === 0) return undefined;
+    return { codes: this.codes, dictionary: this.codeOf };
+  }
+}
+
+function encodedColumns(names: readonly string[], pools: readonly ColumnStrings[]): Map<string, ProvidedColumn> {
+  const out = new Map<string, ProvidedColumn>();
+  names.forEach((name, k) => {
+    const encoded = (pools[k] as ColumnStrings).encoded();
+    if (encoded !== undefined) out.set(name, encoded);
+  });
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -384,7 +440,7 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
   const types = names.map((name) => jsonColumnType(kinds.get(name) ?? 0, rows, name));
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...names.map((name, k) => ({ id: name, type: types[k] as FieldType }))];
   const make = rowFactory(fields.map((f) => f.id));
-  const pools = names.map(() => new StringPool());
+  const pools = names.map((_, k) => new ColumnStrings(rows.length, types[k] === 'text' || types[k] === 'timestamp'));
   // Generic elements from the start: a scratch array that turned into a double array would hand
   // every number to the row as a boxed double, and each row field would hold its own box.
   const values: unknown[] = new Array<unknown>(fields.length).fill(null);
@@ -395,11 +451,15 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
     for (let k = 0; k < names.length; k++) {
       const name = names[k] as string;
       const v = Object.hasOwn(row, name) ? row[name] : undefined;
-      values[k + 1] = v === undefined ? null : typeof v === 'string' ? (pools[k] as StringPool).intern(v) : v;
+      if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(v, r);
+      else {
+        if (v !== undefined && v !== null) (pools[k] as ColumnStrings).notText();
+        values[k + 1] = v ?? null;
+      }
     }
     out[r] = make(values) as Row;
   }
-  return finishTable(out, fields, meta);
+  return finishTable(out, fields, meta, encodedColumns(names, pools));
 }
 
 const STRING = 1;
@@ -438,8 +498,9 @@ function jsonColumnType(bits: number, rows: readonly Row[], name: string): Field
   return 'text';
 }
 
-function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta): Table {
+function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta, encoded: ReadonlyMap<string, ProvidedColumn>): Table {
   markRowsAsRecords(rows);
+  if (encoded.size > 0) provideColumns(rows, encoded);
   const table: Table = {
     id: meta.id,
     aliases: meta.alias === undefined ? [] : [meta.alias],

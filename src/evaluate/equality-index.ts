@@ -17,20 +17,25 @@ export const INDEX_MIN_ROWS = 4096;
 
 export type EqualityIndex = ReadonlyMap<unknown, Int32Array>;
 
-/** `null`: decided against an index for this array (too many distinct values). */
+/**
+ * By owner (a table's column): `null` means decided against an index (too
+ * many distinct values). Kept per owner, not per values array: a loader's
+ * codes array is shared by every table object over the same rows, and a
+ * table another caller never used must not find (or count towards) an index.
+ */
 const indexes = new WeakMap<object, EqualityIndex | null>();
 const leads = new WeakMap<object, number>();
 
 /**
- * The index of `values` if it exists or is worth building now; undefined
- * when a scan should be used.
+ * The index of `values` (the array `owner` filters on) if it exists or is
+ * worth building now; undefined when a scan should be used.
  *
  * @example
- * equalityIndex(codes)             // undefined: first time, scan
- * equalityIndex(codes)?.get(3)     // Int32Array of the rows whose code is 3
+ * equalityIndex(column, codes)             // undefined: first time, scan
+ * equalityIndex(column, codes)?.get(3)     // Int32Array of the rows whose code is 3
  */
-export function equalityIndex(values: ArrayLike<unknown>): EqualityIndex | undefined {
-  const key = values as object;
+export function equalityIndex(owner: object, values: ArrayLike<unknown>): EqualityIndex | undefined {
+  const key = owner;
   const known = indexes.get(key);
   if (known !== undefined) return known ?? undefined;
   if (values.length < INDEX_MIN_ROWS) return undefined;
@@ -65,13 +70,13 @@ function buildIndex(values: ArrayLike<unknown>): EqualityIndex | null {
 }
 
 /**
- * The index of `values` if one has been built, without counting this as a
+ * The index of `owner` if one has been built, without counting this as a
  * use (for comparing candidate plans).
  * @example
- * peekIndex(codes) // undefined until `equalityIndex(codes)` built one
+ * peekIndex(column) // undefined until `equalityIndex(column, codes)` built one
  */
-export function peekIndex(values: ArrayLike<unknown>): EqualityIndex | undefined {
-  return indexes.get(values as object) ?? undefined;
+export function peekIndex(owner: object): EqualityIndex | undefined {
+  return indexes.get(owner) ?? undefined;
 }
 
 /**

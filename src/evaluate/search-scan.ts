@@ -48,14 +48,87 @@ export function valueContains(value: unknown, q: string): boolean {
   return normalizeText(text).includes(q);
 }
 
+/** A text column as codes per row and text → code (a loader's encoded column). */
+export interface EncodedField {
+  readonly codes: Int32Array;
+  readonly dictionary: ReadonlyMap<string, number>;
+}
+
 /**
  * The rows among `candidates` (every row when null) where some field in
- * `fields` contains `q` (normalized), ascending.
+ * `fields` contains `q` (normalized), ascending. `encoded(field)` gives a
+ * field's codes where they exist: then each distinct text is tested once
+ * and the rows are found by their codes, without reading the row objects.
  * @example
- * searchRows(rows, ['title', 'subject'], 'math', null) // Int32Array [0, 2, …]
+ * searchRows(rows, ['title', 'subject'], 'math', null, () => undefined) // Int32Array [0, 2, …]
  */
-export function searchRows(rows: readonly Row[], fields: readonly string[], q: string, candidates: ArrayLike<number> | null): Int32Array {
+export function searchRows(
+  rows: readonly Row[],
+  fields: readonly string[],
+  q: string,
+  candidates: ArrayLike<number> | null,
+  encoded: (field: string) => EncodedField | undefined,
+): Int32Array {
+  const byCode: { readonly codes: Int32Array; readonly hits: Uint8Array }[] = [];
+  const others: string[] = [];
+  for (const field of fields) {
+    const column = encoded(field);
+    if (column === undefined) {
+      others.push(field);
+      continue;
+    }
+    const hits = new Uint8Array(column.dictionary.size);
+    let any = false;
+    for (const [text, code] of column.dictionary) {
+      if (valueContains(text, q)) {
+        hits[code] = 1;
+        any = true;
+      }
+    }
+    if (any) byCode.push({ codes: column.codes, hits });
+  }
+  if (byCode.length === 0) return scanValues(rows, others, q, candidates);
   const n = candidates === null ? rows.length : candidates.length;
+  let found = rowList(n);
+  let k = 0;
+  let rest: Int32Array | undefined = others.length === 0 ? undefined : rowList(n);
+  let r = 0;
+  for (let j = 0; j < n; j++) {
+    const i = candidates === null ? j : (candidates[j] as number);
+    let hit = false;
+    for (let f = 0; f < byCode.length && !hit; f++) {
+      const { codes, hits } = byCode[f] as { codes: Int32Array; hits: Uint8Array };
+      const c = codes[i] as number;
+      hit = c >= 0 && hits[c] === 1;
+    }
+    if (hit) {
+      if (k === found.length) found = grow(found, n);
+      found[k++] = i;
+    } else if (rest !== undefined) {
+      if (r === rest.length) rest = grow(rest, n);
+      rest[r++] = i;
+    }
+  }
+  if (rest === undefined || r === 0) return found.subarray(0, k);
+  return mergeDisjoint(found.subarray(0, k), scanValues(rows, others, q, rest.subarray(0, r)));
+}
+
+/** Two ascending lists without common rows as one ascending list. */
+function mergeDisjoint(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = (a[i] as number) < (b[j] as number) ? (a[i++] as number) : (b[j++] as number);
+  while (i < a.length) out[k++] = a[i++] as number;
+  while (j < b.length) out[k++] = b[j++] as number;
+  return out;
+}
+
+/** `searchRows` for fields without codes: the values read from the rows. */
+function scanValues(rows: readonly Row[], fields: readonly string[], q: string, candidates: ArrayLike<number> | null): Int32Array {
+  const n = candidates === null ? rows.length : candidates.length;
+  if (fields.length === 0) return new Int32Array(0);
   const readers = fields.map(fieldReader);
   const memos: (Map<unknown, boolean> | undefined)[] = fields.map(() => new Map<unknown, boolean>());
   const seen = new Int32Array(fields.length);

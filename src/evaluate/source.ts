@@ -30,8 +30,10 @@ export interface Column {
    */
   readonly codes: Int32Array | undefined;
   readonly dictionary: ReadonlyMap<string, number> | undefined;
-  /** the sort rank of each code (texts by code point), built on the first sort */
+  /** the sort rank of each code (texts by code point), built on the first sort that needs many comparisons */
   ranks: Int32Array | undefined;
+  /** how many sorts used this column (a top-k before ranks exist compares texts instead) */
+  sorts: number;
 }
 
 /** Normalized text of rows `[first, first + starts.length - 1)`, for `q`. */
@@ -72,6 +74,28 @@ const cache = new WeakMap<object, PreparedSource>();
 
 /** Rows arrays whose objects are exactly their table's records (see `rowsAreRecords`). */
 const recordShapedRows = new WeakSet<object>();
+
+/** A text column encoded by whoever made the rows: each row's code (`-1` for null) and text → code. */
+export interface ProvidedColumn {
+  readonly codes: Int32Array;
+  readonly dictionary: ReadonlyMap<string, number>;
+}
+
+/** Encoded text columns handed over with a rows array, by field. */
+const providedColumns = new WeakMap<object, ReadonlyMap<string, ProvidedColumn>>();
+
+/**
+ * Hands the evaluator encoded text columns of a rows array (the loader,
+ * which builds them while it shares repeated strings): each must cover every
+ * row, code texts in order of first appearance, and the field must hold only
+ * text or null. The first request on any table over these rows then uses
+ * them as columns instead of reading the rows.
+ * @example
+ * provideColumns(rows, new Map([['status', { codes, dictionary }]]));
+ */
+export function provideColumns(rows: readonly Row[], columns: ReadonlyMap<string, ProvidedColumn>): void {
+  providedColumns.set(rows, columns);
+}
 
 /**
  * Marks a rows array (made by the loader or `tableFromRows`) as holding, in
@@ -184,7 +208,7 @@ export function readField(row: Row, field: string): JsonValue | null {
  * useColumn(source, 'status') // true: column(source, 'status') builds it now
  */
 export function useColumn(source: PreparedSource, field: string): boolean {
-  if (source.columns.has(field)) return true;
+  if (source.columns.has(field) || providedColumns.get(source.rows)?.has(field) === true) return true;
   const uses = (source.fieldUses.get(field) ?? 0) + 1;
   source.fieldUses.set(field, uses);
   return uses >= 2;
@@ -197,7 +221,53 @@ export function useColumn(source: PreparedSource, field: string): boolean {
 export function column(source: PreparedSource, field: string): Column {
   const cached = source.columns.get(field);
   if (cached !== undefined) return cached;
-  const rows = source.rows;
+  const provided = providedColumns.get(source.rows)?.get(field);
+  if (provided !== undefined) {
+    const built = providedColumn(source.rows, field, provided);
+    source.columns.set(field, built);
+    return built;
+  }
+  const { values, kind } = readColumn(source.rows, field);
+  const encoded = kind === 'string' ? encode(values as readonly (string | null)[]) : undefined;
+  const built: Column = { values, kind, texts: undefined, codes: encoded?.codes, dictionary: encoded?.dictionary, ranks: undefined, sorts: 0 };
+  source.columns.set(field, built);
+  return built;
+}
+
+/**
+ * The codes and dictionary of `field` if it has them already (built, or
+ * handed over by the loader), without building anything.
+ * @example
+ * encodedColumn(source, 'status')?.codes // Int32Array, or undefined
+ */
+export function encodedColumn(source: PreparedSource, field: string): ProvidedColumn | undefined {
+  const built = source.columns.get(field);
+  if (built !== undefined) return built.codes !== undefined && built.dictionary !== undefined ? { codes: built.codes, dictionary: built.dictionary } : undefined;
+  return providedColumns.get(source.rows)?.get(field);
+}
+
+/**
+ * A column from codes made by the loader: text only, so filters and sorts
+ * use the codes; the values array is built only if something asks for it.
+ */
+function providedColumn(rows: readonly Row[], field: string, provided: ProvidedColumn): Column {
+  let values: readonly (JsonValue | null)[] | undefined;
+  return {
+    get values() {
+      values ??= readColumn(rows, field).values;
+      return values;
+    },
+    kind: 'string',
+    texts: undefined,
+    codes: provided.codes,
+    dictionary: provided.dictionary,
+    ranks: undefined,
+    sorts: 0,
+  };
+}
+
+/** The values of `field` per row (see `column`) and the kinds they hold. */
+function readColumn(rows: readonly Row[], field: string): { values: (JsonValue | null)[]; kind: ColumnKind } {
   const n = rows.length;
   const values = new Array<JsonValue | null>(n);
   let seen = 0; // bit set of kinds: 1 string, 2 number, 4 boolean, 8 other
@@ -223,10 +293,7 @@ export function column(source: PreparedSource, field: string): Column {
   }
   const kind: ColumnKind =
     seen === 0 ? 'null' : seen === 1 ? 'string' : seen === 2 ? 'number' : seen === 4 ? 'boolean' : 'mixed';
-  const encoded = kind === 'string' ? encode(values as readonly (string | null)[]) : undefined;
-  const built: Column = { values, kind, texts: undefined, codes: encoded?.codes, dictionary: encoded?.dictionary, ranks: undefined };
-  source.columns.set(field, built);
-  return built;
+  return { values, kind };
 }
 
 /**
@@ -271,17 +338,33 @@ function kindBit(value: unknown): number {
 
 /**
  * The rank of each dictionary code in code-point order of its text, so a sort
- * compares two integers instead of two strings. Built on the first sort.
+ * compares two integers instead of two strings. Built once per column.
  */
 export function codeRanks(col: Column): Int32Array | undefined {
   if (col.ranks !== undefined || col.dictionary === undefined) return col.ranks;
-  const texts = [...col.dictionary.keys()].sort(compareText);
+  const texts = [...col.dictionary.keys()];
+  // Without surrogates, UTF-16 code unit order (the native sort's) is code point order.
+  if (texts.some((t) => SURROGATE.test(t))) texts.sort(compareText);
+  else texts.sort();
   const ranks = new Int32Array(texts.length);
   texts.forEach((text, rank) => {
     ranks[(col.dictionary as ReadonlyMap<string, number>).get(text) as number] = rank;
   });
   col.ranks = ranks;
   return ranks;
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * The text of each dictionary code (`texts[code]`), from the dictionary.
+ * @example
+ * dictionaryTexts(column)[0] // the column's first text
+ */
+export function dictionaryTexts(dictionary: ReadonlyMap<string, number>): string[] {
+  const texts = new Array<string>(dictionary.size);
+  for (const [text, code] of dictionary) texts[code] = text;
+  return texts;
 }
 
 /** The canonical texts of a column, built on first use. */

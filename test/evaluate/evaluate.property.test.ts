@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { evaluate } from '../../src/evaluate/evaluate.js';
+import { tableFromRows } from '../../src/datastore/load.js';
 import type { FieldInfo, JsonValue, Row, Scalar, Table } from '../../src/datastore/types.js';
 
 // ---------------------------------------------------------------------------
@@ -205,6 +206,39 @@ describe('evaluate equals the naive reference', () => {
         }
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  test('over a loaded table (text columns encoded by the loader), the same request three times', () => {
+    // values of one kind per field, so the loader can encode the text fields
+    const textArb = fc.constantFrom('Active', 'active', 'ﬁle', 'Ｆile', 'é', 'e\u0301', 'Straße', 'x\ny', '', ' ', '2020', 'true');
+    // every key in every row (null for none): the table then has the fields the requests name
+    const loadedRow = fc.record({
+      a: fc.oneof(textArb, fc.constant(null)),
+      b: fc.oneof(textArb, fc.constant(null)),
+      n: fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constant(null)),
+    });
+    const loadedRequest: fc.Arbitrary<Request> = fc.record(
+      {
+        filters: fc.dictionary(fc.constantFrom('a', 'b', 'n'), fc.oneof(scalar, textArb, fc.array(fc.oneof(scalar, textArb), { maxLength: 3 })), { maxKeys: 2 }),
+        q: fc.oneof(fc.constantFrom('a', 'fi', 'file', 'é', 'ss', '2', 'tru', ' '), fc.string({ maxLength: 2 })),
+        sort: fc.array(fc.record({ field: fc.constantFrom('a', 'b', 'n', '_id'), desc: fc.boolean() }), { maxLength: 2 }),
+        limit: fc.integer({ min: 0, max: 8 }),
+        offset: fc.integer({ min: 0, max: 4 }),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(fc.array(loadedRow, { minLength: 1, maxLength: 40 }), loadedRequest, (rows, request) => {
+        const table = tableFromRows(rows as Row[], { alias: 'loaded' });
+        const expected = reference(table.rows, table.fields.map((f) => f.id), request);
+        for (let run = 0; run < 3; run++) {
+          const result = evaluate(toWire(request), table);
+          expect(result.total).toBe(expected.total);
+          expect(result.records).toEqual(expected.records);
+        }
+      }),
+      { numRuns: 1500 },
     );
   });
 
