@@ -339,10 +339,13 @@ function daysIn(year: number, month: number): number {
  * JSON give a new string per cell) and, while the column can be encoded,
  * records each row's code (`-1` for null). Encoding stops for good once the
  * column holds a value that is not text, a text too long to pool, or more
- * distinct texts than the pool keeps or than a quarter of its rows (the
- * evaluator's own limit in `encode`: codes are given in order of first
- * appearance, so a provided column is the column the evaluator would build).
+ * distinct texts than a quarter of its rows (the evaluator's own limit in
+ * `encode`: codes are given in order of first appearance, so a provided
+ * column is the column the evaluator would build).
  */
+/** Distinct texts pooled per column once it cannot be encoded. */
+const POOL_LIMIT = 65536;
+
 class ColumnStrings {
   /** text → code, in order of first appearance */
   private readonly codeOf = new Map<string, number>();
@@ -361,8 +364,10 @@ class ColumnStrings {
       if (this.codes !== undefined) this.codes[row] = code;
       return this.texts[code] as string;
     }
-    // Bounded: a column of unique texts gains nothing from pooling.
-    if (this.codeOf.size < 65536 && text.length <= 256) {
+    // Bounded: a column of unique texts gains nothing from pooling. While the column can still
+    // be encoded the bound is the encoding's own (a quarter of the rows: 250k ids of 1M rows
+    // repeat four times on average, and their codes make a first q on them 4x cheaper).
+    if ((this.codeOf.size < POOL_LIMIT || (this.codes !== undefined && this.codeOf.size < this.limit)) && text.length <= 256) {
       const next = this.texts.length;
       this.codeOf.set(text, next);
       this.texts.push(text);
