@@ -257,3 +257,37 @@ describe('isIsoTimestamp', () => {
     expect(isIsoTimestamp(text)).toBe(expected);
   });
 });
+
+describe('encoded text columns handed to the evaluator', () => {
+  // 200 rows: status repeats (encoded), note is unique (more distinct texts than a quarter of the rows)
+  const data = Array.from({ length: 200 }, (_, i) => ({
+    status: ['failed', 'passed', null, 'Withdrawn'][i % 4] ?? null,
+    note: `note ${i}`,
+    grade: i % 7,
+    day: `2024-01-${String(1 + (i % 28)).padStart(2, '0')}`,
+  }));
+  const csv = ['status,note,grade,day', ...data.map((d) => `${d.status ?? ''},${d.note},${d.grade},${d.day}`)].join('\n') + '\n';
+  const idsWhere = (keep: (d: (typeof data)[number]) => boolean): number[] => data.flatMap((d, i) => (keep(d) ? [i + 1] : []));
+
+  test('a loaded CSV answers its first requests as its later ones', async () => {
+    const table = await one('grades.csv', csv);
+    const requests = [
+      { filters: { status: ['failed', 'Withdrawn'] }, sort: 'day desc', limit: 7 },
+      { filters: { status: [null] }, fields: ['_id'], limit: 3 },
+      { filters: { note: 'note 17' } },
+      { q: 'withdrawn', filters: { grade: 3 }, fields: ['_id', 'status'] },
+      { q: 'NOTE 19', fields: ['_id', 'status'] },
+    ];
+    const first = requests.map((r) => evaluate({ resource_id: table.id, ...r }, table));
+    const later = requests.map((r) => evaluate({ resource_id: table.id, ...r }, table));
+    expect(later).toEqual(first);
+    expect(first[0]?.total).toBe(100);
+    const days = first[0]?.records.map((r) => r.day as string) ?? [];
+    expect(days).toEqual([...days].sort().reverse());
+    expect(days[0]).toBe('2024-01-28');
+    expect(first[1]?.records).toEqual(idsWhere((d) => d.status === null).slice(0, 3).map((id) => ({ _id: id })));
+    expect(first[2]?.records.map((r) => r._id)).toEqual([18]);
+    expect(first[3]?.records.map((r) => r._id)).toEqual(idsWhere((d) => d.grade === 3 && d.status === 'Withdrawn'));
+    expect(first[4]?.records.map((r) => r._id)).toEqual(idsWhere((d) => d.note.includes('note 19')));
+  });
+});
