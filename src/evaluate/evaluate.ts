@@ -234,28 +234,28 @@ interface Selection {
 const SCAN_SHARE = 1 / 8;
 
 /**
- * The matching rows (see `Selection`): filters run over columns, or, when a
- * filtered field has no column yet, in one pass over the row objects
- * (row-scan.ts); then `q` over the cached search text.
+ * The matching rows (see `Selection`): filters on fields with columns run
+ * over the columns; filters on fields without one yet run in one pass over
+ * the row objects that those left (row-scan.ts); then `q`, over the values
+ * the first time (search-scan.ts), over the cached search text after that.
  */
 function selectRows(req: SearchRequest, src: PreparedSource, needed: number, columnar: ReadonlySet<string>): Selection {
   const q = req.q === undefined ? '' : normalizeQueryText(req.q);
   const plans: FilterPlan[] = [];
+  // filters on fields without a column yet: tested on the row objects, after the column plans
+  const fromRows: [string, Scalar | readonly Scalar[]][] = [];
   let matches: ArrayLike<number> | null = null;
   if (req.filters !== undefined) {
     const filters: Filters = req.filters;
-    const fields = Object.keys(filters);
-    if (fields.some((field) => !columnar.has(field))) {
-      const scan = scanRows(src.rows, src.fieldById, filters, q === '' ? needed : Infinity);
-      if (scan === undefined || scan.total === 0) return NO_ROWS;
-      if (q === '') return scan;
-      matches = scan.rows;
-    } else {
-      for (const field of fields) {
-        const plan = planFilter(column(src, field), filters[field] as Scalar | readonly Scalar[]);
-        if (plan === MATCH_NONE) return NO_ROWS;
-        if (plan !== MATCH_ALL) plans.push(plan);
+    for (const field of Object.keys(filters)) {
+      const value = filters[field] as Scalar | readonly Scalar[];
+      if (!columnar.has(field)) {
+        fromRows.push([field, value]);
+        continue;
       }
+      const plan = planFilter(column(src, field), value);
+      if (plan === MATCH_NONE) return NO_ROWS;
+      if (plan !== MATCH_ALL) plans.push(plan);
     }
   }
   const leader = leadingPlan(plans, src.length);
@@ -267,7 +267,7 @@ function selectRows(req: SearchRequest, src: PreparedSource, needed: number, col
     else {
       const total = countRows(index, leader.wanted);
       // The only test: the index gives the count, and the page's rows without the rest.
-      if (plans.length === 1 && q === '') return { rows: lookupRows(index, leader.wanted, needed), total };
+      if (plans.length === 1 && fromRows.length === 0 && q === '') return { rows: lookupRows(index, leader.wanted, needed), total };
       // One value's list is free; several lists covering much of the table merge slower than a scan.
       const scan = total > src.length * SCAN_SHARE && listCount(index, leader.wanted) > 1;
       rows = scan ? scanPlan(leader, src.length) : lookupRows(index, leader.wanted);
@@ -278,6 +278,13 @@ function selectRows(req: SearchRequest, src: PreparedSource, needed: number, col
     }
     if (rows.length === 0) return NO_ROWS;
     matches = rows;
+  }
+  if (fromRows.length > 0) {
+    // one pass over the rows the column plans kept (or all rows), reading the other fields
+    const scan = scanRows(src.rows, src.fieldById, fromRows, q === '' ? needed : Infinity, matches);
+    if (scan === undefined || scan.total === 0) return NO_ROWS;
+    if (q === '') return scan;
+    matches = scan.rows;
   }
   if (q !== '' && !useSearchText(src)) {
     // the table's first q: test the values; the second builds the search text

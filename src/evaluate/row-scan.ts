@@ -32,7 +32,7 @@
  * (null, a number in a text field, JSON) goes to the exact test
  * `canonicalText(v)` against the wanted texts.
  */
-import type { FieldInfo, FieldType, Filters, Row, Scalar } from '../datastore/types.js';
+import type { FieldInfo, FieldType, Row, Scalar } from '../datastore/types.js';
 import { canonicalText, compareNumbers, compareText, compareValues } from './values.js';
 import { generate } from './row-shape.js';
 import { grow, rowList } from './row-list.js';
@@ -66,26 +66,33 @@ export interface RowScan {
 }
 
 /**
- * Runs `filters` over the rows in one pass: the positions of the first
- * `needed` matching rows, ascending, and the count of all; `undefined` when
- * a filter can match nothing (`[]`).
+ * Runs `filters` (field and wanted value or list) over the rows in one pass,
+ * or over the rows at `candidates` (ascending positions) when given: the
+ * positions of the first `needed` matching rows, ascending, and the count of
+ * all; `undefined` when a filter can match nothing (`[]`).
  *
  * @example
- * scanRows(rows, fields, { status: ['failed', 'withdrawn'], grade: 5 }, 100)
+ * scanRows(rows, fields, [['status', ['failed', 'withdrawn']], ['grade', 5]], 100, null)
  * // → { rows: Int32Array [3, 17, …] (at most 100), total: 4211 }
  */
-export function scanRows(rows: readonly Row[], fieldById: ReadonlyMap<string, FieldInfo>, filters: Filters, needed: number): RowScan | undefined {
+export function scanRows(
+  rows: readonly Row[],
+  fieldById: ReadonlyMap<string, FieldInfo>,
+  filters: readonly (readonly [string, Scalar | readonly Scalar[]])[],
+  needed: number,
+  candidates: ArrayLike<number> | null,
+): RowScan | undefined {
   const list: RowFilter[] = [];
-  for (const field of Object.keys(filters)) {
-    const filter = rowFilter(field, fieldById.get(field)?.type, filters[field] as Scalar | readonly Scalar[]);
+  for (const [field, value] of filters) {
+    const filter = rowFilter(field, fieldById.get(field)?.type, value);
     if (filter === undefined) return undefined;
     list.push(filter);
   }
-  const n = rows.length;
+  const n = candidates === null ? rows.length : candidates.length;
   orderBySelectivity(list, rows);
   const max = Math.min(n, needed);
   const kept: Kept = { out: rowList(max), max };
-  const total = scanner(list)(rows, n, kept);
+  const total = scanner(list)(rows, candidates, n, kept);
   return { rows: kept.out.subarray(0, Math.min(total, max)), total };
 }
 
@@ -183,11 +190,12 @@ interface Kept {
   readonly max: number;
 }
 
-type Scanner = (rows: readonly Row[], n: number, kept: Kept) => number;
+type Scanner = (rows: readonly Row[], candidates: ArrayLike<number> | null, n: number, kept: Kept) => number;
 
 /** A generated scan: the filters' values come in as arguments, so one function serves every call. */
 type GeneratedScan = (
   rows: readonly Row[],
+  candidates: ArrayLike<number> | null,
   n: number,
   kept: Kept,
   fast: readonly (readonly unknown[])[],
@@ -199,11 +207,11 @@ type GeneratedScan = (
 function scanner(list: readonly RowFilter[]): Scanner {
   // One function per source, called again and again: V8 optimizes it as a whole after a few
   // calls. A closure made per call would start cold in the interpreter each time.
-  const made = generate<GeneratedScan>(['rows', 'n', 'K', 'F', 'E', 'grow'], scannerSource(list));
+  const made = generate<GeneratedScan>(['rows', 'C', 'n', 'K', 'F', 'E', 'grow'], scannerSource(list));
   if (made !== undefined) {
     const fastValues = list.map((f) => (f.useSet ? [new Set(f.fast)] : f.fast));
     const exact = list.map((f) => f.exact);
-    return (rows, n, kept) => made(rows, n, kept, fastValues, exact, grow);
+    return (rows, candidates, n, kept) => made(rows, candidates, n, kept, fastValues, exact, grow);
   }
   const tests = list.map((f) => {
     const read = fieldReader(f.field);
@@ -214,9 +222,10 @@ function scanner(list: readonly RowFilter[]): Scanner {
       return passes(f, v);
     };
   });
-  return (rows, n, kept) => {
+  return (rows, candidates, n, kept) => {
     let total = 0;
-    next: for (let i = 0; i < n; i++) {
+    next: for (let j = 0; j < n; j++) {
+      const i = candidates === null ? j : (candidates[j] as number);
       const row = rows[i] as Row;
       for (const test of tests) if (!test(row, i)) continue next;
       if (total < kept.max) {
@@ -230,10 +239,11 @@ function scanner(list: readonly RowFilter[]): Scanner {
 }
 
 /**
- * Body of `(rows, n, K, F, E, grow) => count`: `F[k]` holds filter k's fast
- * values (or `[set]`), `E[k]` its exact test; the positions go to `K.out`
- * (grown as needed, at most `K.max`). Depends only on the field names, the
- * kinds and the number of fast values, never on the values.
+ * Body of `(rows, C, n, K, F, E, grow) => count`: the rows at positions
+ * `C[0..n)` (or `0..n` when `C` is null) are tested; `F[k]` holds filter k's
+ * fast values (or `[set]`), `E[k]` its exact test; the positions go to
+ * `K.out` (grown as needed, at most `K.max`). Depends only on the field
+ * names, the kinds and the number of fast values, never on the values.
  */
 function scannerSource(list: readonly RowFilter[]): string {
   const setup: string[] = [];
@@ -262,7 +272,8 @@ function scannerSource(list: readonly RowFilter[]): string {
 let out = K.out;
 const max = K.max;
 let total = 0;
-for (let i = 0; i < n; i++) {
+for (let j = 0; j < n; j++) {
+  const i = C === null ? j : C[j];
   const r = rows[i];
   let v;
   ${tests.join('\n  ')}
