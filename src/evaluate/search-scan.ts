@@ -25,6 +25,9 @@ import { grow, rowList } from './row-list.js';
 // Anything but printable ASCII, \t, \n and \r: text that NFKC may change.
 const NON_ASCII = /[^\t\n\r -~]/;
 
+/** Every character the lower-cased text of a number can hold. */
+const NUMBER_CHARS = /^[-+.0-9aefinty]*$/;
+
 /** Distinct values remembered per field; past this a field's values are tested without the map. */
 const MEMO_LIMIT = 1 << 14;
 /**
@@ -42,6 +45,9 @@ const MEMO_TRIAL = 2048;
  * valueContains(2.5, '2.5')              // true
  */
 export function valueContains(value: unknown, q: string): boolean {
+  // A number's text (`String(n)`: digits, . - + e, Infinity, NaN) holds nothing else: a q with
+  // any other character (most words) cannot be in one, so numbers need no text at all.
+  if (typeof value === 'number' && !NUMBER_CHARS.test(q)) return false;
   const text = canonicalText(value);
   if (text === null) return false;
   if (!NON_ASCII.test(text)) return text.length >= q.length && text.toLowerCase().includes(q);
