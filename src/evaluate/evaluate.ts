@@ -571,9 +571,9 @@ function orderAndPage(
   const end = Math.min(total, offset + limit);
   if (sortItems.length === 0) {
     // _id order is row order: `_id` is the 1-based position.
-    if (matches !== null) return Array.prototype.slice.call(matches, offset, end) as number[];
+    // a loop, not Array.prototype.slice.call: on a typed array that takes V8's generic path (2 µs for 100 rows)
     const page = new Array<number>(end - offset);
-    for (let i = offset; i < end; i++) page[i - offset] = i;
+    for (let i = offset; i < end; i++) page[i - offset] = matches === null ? i : (matches[i] as number);
     return page;
   }
   const few = end * 4 <= total;
