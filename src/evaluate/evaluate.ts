@@ -15,7 +15,7 @@ import type { FieldInfo, Filters, Row, Scalar, SearchRequest, SearchResult, Tabl
 import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../datastore/validate.js';
 import type { SortItem } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
-import { canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText } from './values.js';
+import { canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText, wantedValues } from './values.js';
 import { codeRanks, column, columnTexts, dictionaryTexts, encodedColumn, prepareSource, recordFactoryFor, searchChunks, searchFields, useColumn, useSearchText } from './source.js';
 import { searchRows } from './search-scan.js';
 import { rowKeyComparator, scanRows } from './row-scan.js';
@@ -347,15 +347,10 @@ function passes(plan: FilterPlan, i: number): boolean {
 }
 
 function planFilter(col: Column, value: Scalar | readonly Scalar[]): FilterPlan | typeof MATCH_NONE | typeof MATCH_ALL {
-  const list: readonly Scalar[] = Array.isArray(value) ? (value as readonly Scalar[]) : [value as Scalar];
-  let matchesNull = false;
-  const texts = new Set<string>();
-  for (const v of list) {
-    const text = canonicalText(v);
-    if (text === null) matchesNull = true;
-    else texts.add(text);
-  }
-  if (texts.size === 0 && !matchesNull) return MATCH_NONE;
+  const asked = wantedValues(value);
+  if (asked === undefined) return MATCH_NONE;
+  const texts = asked.texts;
+  let matchesNull = asked.matchesNull;
 
   // Convert the wanted texts into the column's own type where the column has one,
   // so the scan compares raw values with `===` and builds no text per row.

@@ -33,7 +33,7 @@
  * `canonicalText(v)` against the wanted texts.
  */
 import type { FieldInfo, FieldType, Row, Scalar } from '../datastore/types.js';
-import { canonicalText, compareNumbers, compareText, compareValues } from './values.js';
+import { canonicalText, compareNumbers, compareText, compareValues, wantedValues } from './values.js';
 import { generate } from './row-shape.js';
 import { grow, rowList } from './row-list.js';
 
@@ -97,15 +97,9 @@ export function scanRows(
 }
 
 function rowFilter(field: string, type: FieldType | undefined, value: Scalar | readonly Scalar[]): RowFilter | undefined {
-  const list: readonly Scalar[] = Array.isArray(value) ? (value as readonly Scalar[]) : [value as Scalar];
-  let matchesNull = false;
-  const texts = new Set<string>();
-  for (const v of list) {
-    const text = canonicalText(v);
-    if (text === null) matchesNull = true;
-    else texts.add(text);
-  }
-  if (texts.size === 0 && !matchesNull) return undefined;
+  const wanted = wantedValues(value);
+  if (wanted === undefined) return undefined;
+  const { texts, matchesNull } = wanted;
   const exact: ExactTest = (v) => {
     const text = canonicalText(v);
     return text === null ? matchesNull : texts.has(text);

@@ -201,3 +201,27 @@ export function searchableText(value: unknown): string | null {
   const text = canonicalText(value);
   return text === null ? null : normalizeText(text);
 }
+
+/** The canonical texts a filter value wants, and whether it wants null. */
+export interface WantedValues {
+  readonly texts: ReadonlySet<string>;
+  readonly matchesNull: boolean;
+}
+
+/**
+ * What a filter value (a scalar or a list) matches, by canonical text; shared by
+ * the column plans and the first-use row scan so both read a filter alike.
+ * `undefined` when it matches nothing (`[]`).
+ * @example wantedValues([2020, '2020', null]) // → { texts: Set { '2020' }, matchesNull: true }
+ */
+export function wantedValues(value: unknown): WantedValues | undefined {
+  const list: readonly unknown[] = Array.isArray(value) ? value : [value];
+  let matchesNull = false;
+  const texts = new Set<string>();
+  for (const v of list) {
+    const text = canonicalText(v as Parameters<typeof canonicalText>[0]);
+    if (text === null) matchesNull = true;
+    else texts.add(text);
+  }
+  return texts.size === 0 && !matchesNull ? undefined : { texts, matchesNull };
+}
