@@ -5,11 +5,18 @@
  * `diagnostics.ts`.
  */
 import type { Span } from './span.js';
-import type { ErrorBody } from './datastore/types.js';
 
 const q = (text: string): string => JSON.stringify(text);
 
 /** Errors about query text: they carry the span of the offending source. */
+
+/** The error body of a failed datastore response (`error` in the envelope). */
+export interface ErrorBody {
+  readonly __type: string;
+  readonly message?: string;
+  readonly [param: string]: unknown;
+}
+
 export const queryMessages = {
   // lexing
   UNEXPECTED_CHARACTER: (found: string) => `unexpected character ${q(found)}`,
@@ -87,7 +94,7 @@ export function queryError<C extends QueryErrorCode>(
 
 /**
  * Errors of the datastore_search service, from the local evaluator and server
- * or from a remote portal. Status and `__type` follow semantics.md.
+ * or from a remote portal. Status and `__type` follow docs/semantics.md.
  */
 export const datastoreCodes = {
   VALIDATION_ERROR: { status: 409, type: 'Validation Error' },

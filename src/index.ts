@@ -36,12 +36,19 @@ export type {
   FieldInfo, FieldType, Table, ErrorBody,
 } from './datastore/types.js';
 export { normalizeRequest } from './datastore/validate.js';
-export { evaluate } from './evaluate/evaluate.js';
-export type { EvaluateOptions } from './evaluate/evaluate.js';
-export { evaluateQuery } from './evaluate/evaluate-query.js';
-export { loadResources, resourceIdFor, tableFromRows } from './datastore/load.js';
-export type { LoadOptions } from './datastore/load.js';
-export { Catalog } from './datastore/catalog.js';
+export { evaluate } from './engine/memory/evaluate.js';
+export type { EvaluateOptions } from './engine/memory/evaluate.js';
+export { evaluateQuery } from './engine/memory/evaluate-query.js';
+export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
+export type { LoadOptions } from './engine/memory/load.js';
+export { Catalog } from './engine/memory/catalog.js';
+
+// Engines: who answers a request
+export { openEngine } from './engine/open.js';
+export type { OpenEngineOptions } from './engine/open.js';
+export { memoryEngine } from './engine/memory/engine.js';
+export type { TableLookup } from './engine/memory/engine.js';
+export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, CkanVersion } from './engine/types.js';
 
 // HTTP: the client and the local server
 export { connect } from './client/connect.js';

@@ -16,8 +16,8 @@ import { pathToFileURL } from 'node:url';
 import { cacheDir, rootDir } from './data.js';
 import type * as ParseModule from '../../src/syntax/parse.js';
 import type * as CompileModule from '../../src/compile/compile.js';
-import type * as EvaluateModule from '../../src/evaluate/evaluate.js';
-import type * as LoadModule from '../../src/datastore/load.js';
+import type * as EvaluateModule from '../../src/engine/memory/evaluate.js';
+import type * as LoadModule from '../../src/engine/memory/load.js';
 import type * as ServerModule from '../../src/server/server.js';
 import type * as ClientModule from '../../src/client/connect.js';
 
@@ -52,8 +52,8 @@ async function load<T>(relative: string): Promise<T> {
 export const ckqlModules = {
   parse: () => load<typeof ParseModule>('syntax/parse.js'),
   compile: () => load<typeof CompileModule>('compile/compile.js'),
-  evaluate: () => load<typeof EvaluateModule>('evaluate/evaluate.js'),
-  load: () => load<typeof LoadModule>('datastore/load.js'),
+  evaluate: () => load<typeof EvaluateModule>('engine/memory/evaluate.js'),
+  load: () => load<typeof LoadModule>('engine/memory/load.js'),
   server: () => load<typeof ServerModule>('server/server.js'),
   client: () => load<typeof ClientModule>('client/connect.js'),
 };

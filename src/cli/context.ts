@@ -3,7 +3,16 @@
  * streams, environment, working directory and the colour decision, so
  * commands never read `process.*` themselves.
  */
-import { useColor } from './color.js';
+import { useColor } from '../output/color.js';
+
+/**
+ * Wraps a command's action so that its result becomes the exit status;
+ * carries the context every command reads.
+ */
+export interface CommandRun {
+  <A extends unknown[]>(action: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
+  readonly context: CliContext;
+}
 
 export interface CliContext {
   readonly env: NodeJS.ProcessEnv;

@@ -1,6 +1,6 @@
 /**
  * The process exit status for each kind of outcome, modelled on jq and psql
- * (see ../shared/reference/ecosystem-and-ux.md §1).
+ * (see docs/ecosystem-and-ux-reference.md §1).
  */
 import { DatastoreError, QueryError, ToolError, networkErrorCodes } from '../errors.js';
 

@@ -11,8 +11,8 @@ import { toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import type { OutputFormat } from '../output/format-records.js';
 import type { CliContext } from './context.js';
-import { collect } from './params.js';
-import type { SourceFlags } from './select-source.js';
+import { collect } from '../session/params.js';
+import type { SourceFlags } from '../session/select-source.js';
 
 export interface SourceOptionValues extends SourceFlags {
   readonly config?: string;

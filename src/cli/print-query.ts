@@ -8,10 +8,10 @@ import { DatastoreError } from '../errors.js';
 import { createRecordWriter, formatRecords } from '../output/format-records.js';
 import type { OutputFormat } from '../output/format-records.js';
 import type { CliContext } from './context.js';
-import { unknownFieldHint, unknownResourceHint } from './field-hint.js';
+import { unknownFieldHint, unknownResourceHint } from '../session/field-hint.js';
 import { interruptible } from './interrupt.js';
 import { attachHint } from './report.js';
-import type { Source } from './source.js';
+import type { Source } from '../session/source.js';
 
 export interface PrintQueryOptions {
   readonly format: OutputFormat;

@@ -15,19 +15,10 @@ import { registerRepl } from './commands/repl.js';
 import { registerResources } from './commands/resources.js';
 import { registerRun } from './commands/run.js';
 import { registerServe } from './commands/serve.js';
-import type { CliContext } from './context.js';
+import type { CliContext, CommandRun } from './context.js';
 import { processContext } from './context.js';
 import { exitCodes } from './exit-codes.js';
 import { reportError } from './report.js';
-
-/**
- * Wraps a command's action so that its result becomes the exit status;
- * carries the context every command reads.
- */
-export interface CommandRun {
-  <A extends unknown[]>(action: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
-  readonly context: CliContext;
-}
 
 const packageVersion = (): string => {
   try {

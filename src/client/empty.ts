@@ -1,12 +1,12 @@
 /**
  * A request with an empty-list filter (`f in ()`) matches no record, but
  * CKAN 2.11 answers it with an SQL error (409 `Invalid query`, see
- * ../shared/reference/ckan-datastore-search.md §2). The client
+ * docs/ckan-2.11-reference.md §2). The client
  * answers such a request itself, with exactly what the local server (that is,
  * `evaluate`) would answer: the same result, or the same error.
  */
 import type { SearchRequest, SearchResult, Table } from '../datastore/types.js';
-import { evaluate } from '../evaluate/evaluate.js';
+import { evaluate } from '../engine/memory/evaluate.js';
 
 /**
  * An offset past any table's end, so the probe's answer holds no records

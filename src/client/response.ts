@@ -1,7 +1,7 @@
 /**
  * Turns an HTTP answer into a result or a typed `DatastoreError`: CKAN's
  * envelope (`success`, `result` | `error.__type`), CKAN's bare-string 400s
- * (../shared/reference/ckan-datastore-search.md §5, "Error envelope"), and
+ * (docs/ckan-2.11-reference.md §5, "Error envelope"), and
  * anything else a proxy or a wrong URL may answer.
  */
 import { DatastoreError, datastoreCodes } from '../errors.js';

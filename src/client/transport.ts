@@ -6,7 +6,7 @@
  *
  * Retries are done here rather than with undici's retry interceptor: that
  * one does not retry POST by default, has no jitter, and does not abort
- * during its wait (../shared/reference/ecosystem-and-ux.md §3).
+ * during its wait (docs/ecosystem-and-ux-reference.md §3).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';

@@ -13,8 +13,8 @@ import type { Filters, Scalar, SearchRequest } from '../datastore/types.js';
 import { parse } from '../syntax/parse.js';
 import { bind } from './bind.js';
 import type { Params } from './bind.js';
-import { canonicalText } from '../evaluate/values.js';
-import { sortText } from './sort.js';
+import { canonicalText } from '../datastore/values.js';
+import { sortText } from '../datastore/sort.js';
 import { fieldText, parametersOf } from './parameters.js';
 
 /**
@@ -29,14 +29,14 @@ import { fieldText, parametersOf } from './parameters.js';
  * - Conditions on one field joined by `and`, at any depth of `and` groups,
  *   are intersected: the values of the first condition (in its order, each
  *   value once) that every other condition also allows. Values are compared
- *   by canonical text (semantics.md: `2020` equals `"2020"`; `null` only
+ *   by canonical text (docs/semantics.md: `2020` equals `"2020"`; `null` only
  *   equals `null`, never the text `"null"`). The result is a single value
  *   when one of those conditions is an `=` and exactly one value remains,
  *   otherwise a list, `[]` when nothing is common (which matches no record).
  * - `filters` keys follow the order in which fields first appear.
  *
  * `search "t"` becomes `q: "t"` exactly as written; an empty or all-white-space
- * search means no search (semantics.md), so it sets no `q`, as
+ * search means no search (docs/semantics.md), so it sets no `q`, as
  * `normalizeRequest` leaves it out: the compiled request is always canonical.
  * `select` becomes `fields`; `order by` becomes `sort` with every direction
  * spelled out and names quoted as `quoteSortField` does; `limit` and `offset`

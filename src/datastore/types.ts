@@ -1,7 +1,7 @@
 /**
  * The datastore_search request and response as ckql uses them: shared by the
  * compiler, the evaluator, the server and the client. Semantics:
- * ../shared/spec/semantics.md.
+ * docs/semantics.md.
  */
 
 export type FieldType = 'text' | 'int' | 'numeric' | 'bool' | 'timestamp' | 'json';
@@ -79,9 +79,5 @@ export interface Table {
   readonly source?: string;
 }
 
-/** The error body of a failed response (`error` in the envelope). */
-export interface ErrorBody {
-  readonly __type: string;
-  readonly message?: string;
-  readonly [param: string]: unknown;
-}
+/** The error body of a failed response (`error` in the envelope); defined with the error classes. */
+export type { ErrorBody } from '../errors.js';

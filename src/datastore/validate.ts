@@ -11,7 +11,7 @@
  */
 import type { Filters, Scalar, SearchRequest } from './types.js';
 import { DatastoreError, validationError } from '../errors.js';
-import { quoteSortField } from '../compile/sort.js';
+import { quoteSortField } from './sort.js';
 
 type SortDirectionName = 'asc' | 'desc';
 
@@ -149,7 +149,7 @@ function normalizeFilters(value: unknown): Filters | undefined {
   if (value === undefined || value === null) return undefined;
   let filters = value;
   if (typeof filters === 'string') {
-    // GET sends filters as JSON text (semantics.md, HTTP); CKAN's json_validator does the same.
+    // GET sends filters as JSON text (docs/semantics.md, HTTP); CKAN's json_validator does the same.
     if (filters.trim() === '') return undefined;
     try {
       filters = JSON.parse(filters);
@@ -298,7 +298,7 @@ function parseSortItem(item: string): SortItem {
     field = match[1] ?? '';
     direction = match[2];
     // A bare name with a quote in it is a quoting mistake (`a"b desc`), not a name; and
-    // `nulls first|last` is not offered: null placement is fixed (semantics.md, Order).
+    // `nulls first|last` is not offered: null placement is fixed (docs/semantics.md, Order).
     if (field.includes('"') || NULLS_CLAUSE.test(item)) {
       throw validationError('sort', `invalid value ${quote(item)}`);
     }

@@ -1,6 +1,6 @@
 /**
  * How one record value reads as plain text in CSV and Markdown cells: the
- * canonical text of semantics.md (numbers as `String(n)`, booleans as
+ * canonical text of docs/semantics.md (numbers as `String(n)`, booleans as
  * `true`/`false`, JSON values as JSON text), and nothing for null or missing.
  */
 import type { JsonValue } from '../datastore/types.js';

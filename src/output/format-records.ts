@@ -186,7 +186,7 @@ function markdownLine(cells: readonly string[], escape = true): string {
 
 /** The ink table, loaded only when asked for, so other formats never load ink. */
 async function renderTable(result: SearchResult, options: FormatOptions): Promise<string> {
-  const { renderResultTable } = await import('../repl/render.js');
+  const { renderResultTable } = await import('./table/render.js');
   const text = renderResultTable(result, {
     width: options.width ?? 80,
     color: options.color ?? false,

@@ -4,14 +4,14 @@
  * to print; errors are thrown and rendered by the caller like any other.
  */
 import { isAbsolute, resolve } from 'node:path';
-import type { SourceSpec } from '../cli/source.js';
-import { didYouMean } from '../cli/nearest.js';
-import { readParamValue } from '../cli/params.js';
+import type { SourceSpec } from '../session/source.js';
+import { didYouMean } from '../session/nearest.js';
+import { readParamValue } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
 import { toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
-import { truncate } from './layout.js';
-import { renderInfoTable } from './render.js';
+import { truncate } from '../output/table/layout.js';
+import { renderInfoTable } from '../output/table/render.js';
 import type { Session } from './session.js';
 
 export interface CommandIo {

@@ -6,7 +6,7 @@
  * them back (quoted where needed).
  */
 import type { FieldInfo, JsonValue } from '../datastore/types.js';
-import type { ResourceSummary } from '../cli/source.js';
+import type { ResourceSummary } from '../session/source.js';
 import { suggest } from '../syntax/suggest.js';
 import { formatField, formatScalar } from '../format.js';
 

@@ -6,7 +6,7 @@
  */
 import { queryStringFor } from '../client/encode.js';
 import type { PreparedRequest } from '../client/types.js';
-import { curlCommand } from '../cli/commands/explain.js';
+import { curlCommand } from '../output/curl.js';
 
 /**
  * The request JSON, the GET URL and the curl command, one block of lines.

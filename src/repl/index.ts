@@ -5,7 +5,7 @@
  * `completer`), multi-line statements (`Recoverable` while the parser says
  * the input ends too early) and the dot commands. ink only renders: each
  * result becomes a string through `renderToString`, printed by an identity
- * `writer`. Nothing hands stdin to ink (../shared/reference/ecosystem-and-ux.md §2).
+ * `writer`. Nothing hands stdin to ink (docs/ecosystem-and-ux-reference.md §2).
  *
  * Ctrl-C during a query: the REPL's own SIGINT listeners are set aside and
  * one that aborts the request takes their place until the query settles, so
@@ -15,12 +15,12 @@
 import { readFileSync } from 'node:fs';
 import repl, { type REPLCommand, type REPLServer } from 'node:repl';
 import type { Readable, Writable } from 'node:stream';
-import { useColor } from '../cli/color.js';
-import { openSource as openAnySource, type Source, type SourceSpec } from '../cli/source.js';
+import { useColor } from '../output/color.js';
+import { openSource as openAnySource, type Source, type SourceSpec } from '../session/source.js';
 import { emptyConfig, type Config } from '../config/types.js';
 import { DatastoreError, QueryError } from '../errors.js';
 import type { OutputFormat } from '../output/format-records.js';
-import { didYouMean } from '../cli/nearest.js';
+import { didYouMean } from '../session/nearest.js';
 import { parse } from '../syntax/parse.js';
 import { dotCommands } from './commands.js';
 import stringWidth from 'string-width';
@@ -30,8 +30,8 @@ import { Session } from './session.js';
 import { startSpinner } from './spinner.js';
 import { splitStatements } from './statements.js';
 
-export { renderResultTable, renderInfoTable } from './render.js';
-export type { RenderResultOptions, InfoTableOptions } from './render.js';
+export { renderResultTable, renderInfoTable } from '../output/table/render.js';
+export type { RenderResultOptions, InfoTableOptions } from '../output/table/render.js';
 export { runScript } from './script.js';
 export type { ScriptOptions, ScriptResult } from './script.js';
 export { splitStatements } from './statements.js';

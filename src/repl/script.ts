@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import type { Source } from '../cli/source.js';
+import type { Source } from '../session/source.js';
 import { compile } from '../compile/compile.js';
 import type { Params } from '../compile/bind.js';
 import type { SearchRequest } from '../datastore/types.js';

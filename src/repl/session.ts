@@ -9,9 +9,9 @@
  */
 import type { DatastoreClient } from '../client/types.js';
 import { connect } from '../client/connect.js';
-import { unknownFieldHint } from '../cli/field-hint.js';
-import { didYouMean } from '../cli/nearest.js';
-import type { ResourceSummary, Source, SourceSpec } from '../cli/source.js';
+import { unknownFieldHint } from '../session/field-hint.js';
+import { didYouMean } from '../session/nearest.js';
+import type { ResourceSummary, Source, SourceSpec } from '../session/source.js';
 import { compile } from '../compile/compile.js';
 import type { Params } from '../compile/bind.js';
 import type { Config } from '../config/types.js';
@@ -21,8 +21,8 @@ import { DatastoreError } from '../errors.js';
 import { formatRecords, type OutputFormat } from '../output/format-records.js';
 import type { CompletionContext } from './complete.js';
 import { explainText } from './explain.js';
-import { footerText, layoutTable, cellOf } from './layout.js';
-import { renderResultTable } from './render.js';
+import { footerText, layoutTable, cellOf } from '../output/table/layout.js';
+import { renderResultTable } from '../output/table/render.js';
 
 export interface SessionSettings {
   format: OutputFormat;

@@ -1,7 +1,7 @@
 /**
  * Splitting a script into statements at `;`. A `;` inside a string, a
  * backtick-quoted field name or a `--` comment does not end a statement, so
- * the scanner knows just enough of the lexical rules of language.md to skip
+ * the scanner knows just enough of the lexical rules of docs/language.md to skip
  * those; everything else is left to the parser.
  */
 

@@ -1,6 +1,6 @@
 /**
  * API tokens for private resources. The header holds the raw token, with no
- * scheme word (semantics.md, HTTP). Tokens are kept only as SHA-256 digests,
+ * scheme word (docs/semantics.md, HTTP). Tokens are kept only as SHA-256 digests,
  * and a presented token is compared with every one of them in constant time:
  * hashing first makes both sides the same length, so `timingSafeEqual`
  * applies and the comparison time says nothing about the tokens.

@@ -92,7 +92,7 @@ function sharedFieldsJson(fields: readonly FieldInfo[]): string {
  * query string as sent; `next` is the same with `offset` set to
  * `offset + limit`. A POST has no query string, so its `next` is
  * `<path>?offset=N` (CKAN's shape for a POST, see
- * ../shared/reference/ckan-datastore-search.md §5).
+ * docs/ckan-2.11-reference.md §5).
  *
  * @example
  * linksFor('/api/action/datastore_search', 'resource_id=x&limit=5', 5)

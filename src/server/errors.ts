@@ -2,7 +2,7 @@
  * The server's own errors (everything that is not a Validation Error from the
  * request checks): each is a `DatastoreError` whose body is the `error` object
  * of CKAN's envelope, `{"__type": …, "message": …}`, with the status of
- * semantics.md's error table.
+ * docs/semantics.md's error table.
  */
 import { DatastoreError, datastoreCodes } from '../errors.js';
 import type { DatastoreErrorCode } from '../errors.js';

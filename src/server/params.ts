@@ -73,7 +73,7 @@ function readQueryValue(key: string, text: string): unknown {
 
 /**
  * A GET `q`: JSON text of a string or an object when it looks like one
- * (CKAN reads a JSON object in `q` as a dict, ../shared/reference/ckan-datastore-search.md
+ * (CKAN reads a JSON object in `q` as a dict, docs/ckan-2.11-reference.md
  * §6 "Request data"), else the text as given: `{x}` and `"a` are texts.
  *
  * @example

@@ -3,7 +3,7 @@
  * `/api/3/action/datastore_search`, each also behind every configured
  * language segment (`/de/api/…`). The segment changes nothing but the `help`
  * link; `_links` carry the path without it (as CKAN does, see
- * ../shared/reference/ckan-datastore-search.md §5 and §6).
+ * docs/ckan-2.11-reference.md §5 and §6).
  */
 import { excerpt, serviceError } from './errors.js';
 import type { DatastoreError } from '../errors.js';

@@ -1,8 +1,7 @@
 /**
- * The local `datastore_search` server: plain `node:http`, answering every
- * request with the library's own `normalizeRequest` and `evaluate`, so the
- * server and the evaluator cannot drift. The wire rules (paths, methods,
- * envelope, errors) are semantics.md's; this module never imports the AST.
+ * The local `datastore_search` server: plain `node:http` over any `Engine`
+ * (docs/engines.md). The wire rules (paths, methods, envelope, errors) are
+ * CKAN's (docs/semantics.md); this module never imports the AST.
  */
 import { STATUS_CODES, createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -10,10 +9,11 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 import { DatastoreError, resourceNotFound, toolError } from '../errors.js';
-import { Catalog } from '../datastore/catalog.js';
 import type { ErrorBody, Table } from '../datastore/types.js';
 import { normalizeRequest } from '../datastore/validate.js';
-import { evaluate } from '../evaluate/evaluate.js';
+import { memoryEngine } from '../engine/memory/engine.js';
+import type { TableLookup } from '../engine/memory/engine.js';
+import type { Engine } from '../engine/types.js';
 import { tokenCheck } from './auth.js';
 import { buildEnvelopes, linksFor } from './envelope.js';
 import type { Envelopes } from './envelope.js';
@@ -22,19 +22,14 @@ import { requestFromBody, requestFromQueryString } from './params.js';
 import { buildRoutes, unknownPath } from './routes.js';
 import type { Route } from './routes.js';
 
-/**
- * Anything that finds a table by id or alias. A `Catalog` is one; a custom
- * lookup can serve tables that change between requests (the tests do).
- */
-export interface TableLookup {
-  find(idOrAlias: string): Table | undefined;
-  /** every table, for `privateResources` checks at start */
-  readonly tables: readonly Table[];
-}
+export type { TableLookup } from '../engine/memory/engine.js';
 
-export interface ServerOptions {
-  /** the resources to serve, loaded once (`loadResources`, or a `Catalog`) */
-  readonly tables: readonly Table[] | Catalog | TableLookup;
+/** What the server answers from: an engine, or tables to serve with the memory engine. */
+export type ServedData =
+  | { readonly engine: Engine; readonly tables?: undefined }
+  | { readonly tables: readonly Table[] | TableLookup; readonly engine?: undefined };
+
+interface ServerSettings {
   /** default `127.0.0.1` */
   readonly host?: string;
   /** default 0: a free port, see `RunningServer.port` */
@@ -61,6 +56,9 @@ export interface ServerOptions {
   readonly maxHeaderSize?: number;
 }
 
+/** `engine` (any engine), or `tables` (loaded once with `loadResources`, or a `Catalog`) for the memory engine. */
+export type ServerOptions = ServedData & ServerSettings;
+
 export interface RunningServer {
   /** e.g. `http://127.0.0.1:8080`: the base URL a client connects to */
   readonly url: string;
@@ -71,11 +69,11 @@ export interface RunningServer {
 }
 
 /** What `createRequestHandler` needs: the server options plus the URL the `help` links use. */
-export interface HandlerOptions
-  extends Pick<ServerOptions, 'tables' | 'languages' | 'maxLimit' | 'maxBody' | 'tokens' | 'privateResources' | 'log'> {
-  /** base of the `help` links, e.g. `http://127.0.0.1:8080` */
-  readonly publicUrl: string;
-}
+export type HandlerOptions = ServedData &
+  Pick<ServerSettings, 'languages' | 'maxLimit' | 'maxBody' | 'tokens' | 'privateResources' | 'log'> & {
+    /** base of the `help` links, e.g. `http://127.0.0.1:8080` */
+    readonly publicUrl: string;
+  };
 
 const DEFAULTS = {
   host: '127.0.0.1',
@@ -132,8 +130,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // A client that stops reading our answer (or sending anything) is dropped rather than holding its buffers.
   server.setTimeout(requestTimeout);
   // Validate the options before listening, so a typo in `privateResources` never serves a table.
-  const lookupTables = tableLookup(options.tables);
-  privateTables(lookupTables, options.privateResources ?? []);
+  const engine = engineOf(options);
+  const privateIds = await privateResourceIds(engine, options.privateResources ?? []);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -144,7 +142,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  const handle = createRequestHandler({ ...options, tables: lookupTables, publicUrl: url });
+  const handle = handlerFor(engine, privateIds, { ...options, publicUrl: url });
   server.on('request', handle);
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     // Refuse an announced oversize body before the client sends it.
@@ -181,13 +179,23 @@ function closeServer(server: Server): Promise<void> {
  * const server = http.createServer(createRequestHandler({ tables, publicUrl: 'http://localhost:8080' }));
  */
 export function createRequestHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const engine = engineOf(options);
+  const privateIds = privateResourceIds(engine, options.privateResources ?? []);
+  // A name that matches no resource fails every request (as a 500), never the process.
+  privateIds.catch(() => undefined);
+  return handlerFor(engine, privateIds, options);
+}
+
+function handlerFor(
+  engine: Engine,
+  privateIds: ReadonlySet<string> | Promise<ReadonlySet<string>>,
+  options: Omit<HandlerOptions, 'engine' | 'tables'>,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const languages = options.languages ?? DEFAULTS.languages;
   const maxLimit = options.maxLimit ?? DEFAULTS.maxLimit;
   const maxBody = options.maxBody ?? DEFAULTS.maxBody;
   const routes = buildRoutes(languages);
   const envelopes = buildEnvelopes(options.publicUrl, languages);
-  const lookup = tableLookup(options.tables);
-  const hidden = privateTables(lookup, options.privateResources ?? []);
   const authorized = tokenCheck(options.tokens ?? []);
   const log = options.log;
   const limits = { maxLimit };
@@ -215,21 +223,27 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
     send(req, res, 500, envelope.error(body), close);
   };
 
-  const answer = (
+  // The parameters are checked first, then the resource and access, then the engine searches (as CKAN:
+  // schema, check_access, backend), so a private table's field names never show in an error.
+  const answer = async (
     req: IncomingMessage,
     res: ServerResponse,
     route: Route,
     raw: Record<string, unknown>,
     query: string,
-  ): void => {
+  ): Promise<void> => {
     const envelope: Envelopes = envelopes(route.language);
     const request = normalizeRequest(raw, limits);
-    const table = lookup.find(request.resource_id);
-    if (table === undefined) throw resourceNotFound(request.resource_id);
-    if (hidden.has(table) && !authorized(req.headers.authorization)) throw accessDenied(request.resource_id);
-    const result = evaluate(request, table, limits);
+    const info = await engine.resource(request.resource_id);
+    if (info === undefined) throw resourceNotFound(request.resource_id);
+    const hidden = info.private || (await privateIds).has(info.id);
+    if (hidden && !authorized(req.headers.authorization)) throw accessDenied(request.resource_id);
+    const result = await engine.search(request, limits);
     const links = linksFor(route.linkPath, query, (result.offset ?? 0) + result.limit);
     send(req, res, 200, envelope.success(result, links, request.fields === undefined));
+  };
+  const answerOrFail = (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string): void => {
+    answer(req, res, route, raw, query).catch((error: unknown) => sendError(req, res, route, error));
   };
 
   return (req, res) => {
@@ -243,7 +257,7 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
       if (route === undefined) throw unknownPath(path, languages);
       switch (req.method) {
         case 'GET':
-          answer(req, res, route, requestFromQueryString(query), query);
+          answerOrFail(req, res, route, requestFromQueryString(query), query);
           return;
         case 'POST': {
           if (query !== '') {
@@ -256,7 +270,7 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
           readBody(req, maxBody, {
             onText: (text) => {
               try {
-                answer(req, res, postRoute, requestFromBody(text), '');
+                answerOrFail(req, res, postRoute, requestFromBody(text), '');
               } catch (error) {
                 sendError(req, res, postRoute, error);
               }
@@ -363,26 +377,21 @@ function pathOf(url: string | undefined): string {
   return mark === -1 ? url : url.slice(0, mark);
 }
 
-function tableLookup(tables: readonly Table[] | TableLookup): TableLookup {
-  // A list goes through `Catalog`, so ids win over aliases and duplicates are refused, as everywhere else.
-  return isTableList(tables) ? new Catalog(tables) : tables;
+function engineOf(data: ServedData): Engine {
+  // A list of tables goes through `Catalog` (in the memory engine), so ids win over aliases and duplicates are refused.
+  return data.engine ?? memoryEngine(data.tables);
 }
 
-function isTableList(tables: readonly Table[] | TableLookup): tables is readonly Table[] {
-  return Array.isArray(tables);
-}
-
-/** Tables marked private, plus those named in `names`; a name that matches no table is an error. */
-function privateTables(lookup: TableLookup, names: readonly string[]): ReadonlySet<Table> {
-  const hidden = new Set(lookup.tables.filter((table) => table.private === true));
+/** The ids of the resources named in `names`; a name that matches no resource is an error. */
+async function privateResourceIds(engine: Engine, names: readonly string[]): Promise<ReadonlySet<string>> {
+  const ids = new Set<string>();
   for (const name of names) {
-    const table = lookup.find(name);
-    if (table === undefined) {
-      const known = lookup.tables.map((t) => t.aliases[0] ?? t.id).join(', ');
+    const info = await engine.resource(name);
+    if (info === undefined) {
+      const known = (await engine.resources()).map((r) => r.aliases[0] ?? r.id).join(', ');
       throw toolError('USAGE', [`cannot make ${JSON.stringify(name)} private: no resource has that id or alias (loaded: ${known || 'none'})`]);
     }
-    hidden.add(table);
+    ids.add(info.id);
   }
-  return hidden;
+  return ids;
 }
-

@@ -7,10 +7,10 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useColor } from '../../src/cli/color.js';
+import { useColor } from '../../src/output/color.js';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
-import { editDistance, nearestName } from '../../src/cli/nearest.js';
-import { readParams, readParamValue } from '../../src/cli/params.js';
+import { editDistance, nearestName } from '../../src/session/nearest.js';
+import { readParams, readParamValue } from '../../src/session/params.js';
 import { reportError } from '../../src/cli/report.js';
 import { DatastoreError, QueryError, ToolError } from '../../src/errors.js';
 import { ckqlInProcess } from './run-ckql.js';

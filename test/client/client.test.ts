@@ -12,7 +12,7 @@ import { connect } from '../../src/client/connect.js';
 import type { ClientOptions, DatastoreClient } from '../../src/client/connect.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
-import { evaluate } from '../../src/evaluate/evaluate.js';
+import { evaluate } from '../../src/engine/memory/evaluate.js';
 import { compile } from '../../src/compile/compile.js';
 import { DatastoreError, QueryError } from '../../src/errors.js';
 import type { Row, SearchRequest } from '../../src/datastore/types.js';

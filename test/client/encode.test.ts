@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { qNeedsJson, queryStringFor } from '../../src/client/encode.js';
-import { sortText } from '../../src/compile/sort.js';
+import { sortText } from '../../src/datastore/sort.js';
 import type { SearchRequest } from '../../src/datastore/types.js';
 import { normalizeRequest } from '../../src/datastore/validate.js';
 import { readQ, requestFromQueryString } from '../../src/server/params.js';

@@ -4,7 +4,7 @@
  * nothing but the file system.
  */
 import type { Table } from '../../src/datastore/types.js';
-import { resourceIdFor, tableFromRows } from '../../src/datastore/load.js';
+import { resourceIdFor, tableFromRows } from '../../src/engine/memory/load.js';
 import type { Dataset } from './cases.js';
 
 /**

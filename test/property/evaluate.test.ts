@@ -8,10 +8,10 @@ import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import type { Condition, Query } from '../../src/ast.js';
 import { compile } from '../../src/compile/compile.js';
-import { tableFromRows } from '../../src/datastore/load.js';
+import { tableFromRows } from '../../src/engine/memory/load.js';
 import type { Row, SearchResult, Table } from '../../src/datastore/types.js';
-import { evaluate } from '../../src/evaluate/evaluate.js';
-import { evaluateQuery } from '../../src/evaluate/evaluate-query.js';
+import { evaluate } from '../../src/engine/memory/evaluate.js';
+import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
 import {
   cellPool, conditionArb, literalOf, poolScalar, propertyParameters, propertyRuns, queryOverTable, tableRowsArb,
 } from '../helpers/arbitraries.js';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { stripVTControlCharacters } from 'node:util';
 import { connect } from '../../src/client/connect.js';
-import { demoDataDir, openSource, type Source, type SourceSpec } from '../../src/cli/source.js';
+import { demoDataDir, openSource, type Source, type SourceSpec } from '../../src/session/source.js';
 import type { Config } from '../../src/config/types.js';
 import { startRepl, type ReplOptions } from '../../src/repl/index.js';
 

@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { openSource } from '../../src/cli/source.js';
+import { openSource } from '../../src/session/source.js';
 import { readConfigFile } from '../../src/config/load.js';
 import { runScript } from '../../src/repl/index.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Source } from '../../src/cli/source.js';
+import type { Source } from '../../src/session/source.js';
 import { startSpinner } from '../../src/repl/spinner.js';
 import { configWith, openDemo, portalSource, prompt, startDriver, startSlowPortal, type Driver } from './driver.js';
 

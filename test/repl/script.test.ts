@@ -4,7 +4,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Source } from '../../src/cli/source.js';
+import type { Source } from '../../src/session/source.js';
 import { runScript, type ScriptOptions } from '../../src/repl/index.js';
 import { openDemo, portalSource, startSlowPortal } from './driver.js';
 

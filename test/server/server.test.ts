@@ -7,7 +7,7 @@ import { Agent, request } from 'undici';
 
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
-import { evaluate } from '../../src/evaluate/evaluate.js';
+import { evaluate } from '../../src/engine/memory/evaluate.js';
 import { normalizeRequest } from '../../src/datastore/validate.js';
 import type { SearchResult } from '../../src/datastore/types.js';
 import { ToolError } from '../../src/errors.js';

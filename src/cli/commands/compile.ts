@@ -1,9 +1,9 @@
 /** `ckql compile '<query>'`: print the request a query compiles to. */
 import type { Command } from 'commander';
 import { compile } from '../../compile/compile.js';
-import type { CommandRun } from '../program.js';
+import type { CommandRun } from '../context.js';
 import { addParamOption, readQueryArgument } from '../options.js';
-import { readParams } from '../params.js';
+import { readParams } from '../../session/params.js';
 
 export function registerCompile(program: Command, run: CommandRun): void {
   const command = program

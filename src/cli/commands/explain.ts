@@ -8,12 +8,13 @@ import type { Command } from 'commander';
 import { connect } from '../../client/connect.js';
 import type { PreparedRequest } from '../../client/types.js';
 import { compile } from '../../compile/compile.js';
-import type { CommandRun } from '../program.js';
+import type { CommandRun } from '../context.js';
 import { addParamOption, addSourceOptions, configLoader, readQueryArgument, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { readParams } from '../params.js';
-import { selectSource, shellQuote } from '../select-source.js';
-import { relativeLabel } from '../source.js';
+import { readParams } from '../../session/params.js';
+import { selectSource, shellQuote } from '../../session/select-source.js';
+import { curlCommand } from '../../output/curl.js';
+import { relativeLabel } from '../../session/source.js';
 
 /** Where `ckql serve` listens by default; explain's URLs for local data point there. */
 export const defaultServeUrl = 'http://127.0.0.1:8080';
@@ -77,15 +78,4 @@ Example:
       return 0;
     }),
   );
-}
-
-/** A curl command line for a prepared request; the token, if any, as a shell expression. */
-export function curlCommand(prepared: PreparedRequest, tokenShell: string | undefined): string {
-  const parts = ['curl'];
-  if (prepared.method === 'POST') parts.push('-X POST');
-  parts.push(shellQuote(prepared.url));
-  if (prepared.method === 'POST') parts.push(`-H ${shellQuote('content-type: application/json')}`);
-  if (tokenShell !== undefined) parts.push(`-H "Authorization: ${tokenShell.replaceAll('"', '\\"')}"`);
-  if (prepared.method === 'POST') parts.push(`--data-binary ${shellQuote(prepared.body ?? JSON.stringify(prepared.request))}`);
-  return parts.join(' ');
 }

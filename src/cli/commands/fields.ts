@@ -5,11 +5,11 @@ import { toolError } from '../../errors.js';
 import { formatRecords } from '../../output/format-records.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { interruptible } from '../interrupt.js';
-import type { CommandRun } from '../program.js';
+import type { CommandRun } from '../context.js';
 import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { selectSource } from '../select-source.js';
-import { openSource } from '../source.js';
+import { selectSource } from '../../session/select-source.js';
+import { openSource } from '../../session/source.js';
 
 interface FieldsOptions extends SourceOptionValues {
   readonly format?: OutputFormat;

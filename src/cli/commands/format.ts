@@ -4,7 +4,7 @@ import { withSource } from '../../compile/compile.js';
 import { QueryError } from '../../errors.js';
 import { format } from '../../format.js';
 import { parse } from '../../syntax/parse.js';
-import type { CommandRun } from '../program.js';
+import type { CommandRun } from '../context.js';
 import { readQueryArgument } from '../options.js';
 
 export function registerFormat(program: Command, run: CommandRun): void {

@@ -2,16 +2,16 @@
 import type { Command } from 'commander';
 import { compile } from '../../compile/compile.js';
 import type { OutputFormat } from '../../output/format-records.js';
-import type { CommandRun } from '../program.js';
+import type { CommandRun } from '../context.js';
 import {
   addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
   refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { readParams } from '../params.js';
+import { readParams } from '../../session/params.js';
 import { printQuery } from '../print-query.js';
-import { selectSource } from '../select-source.js';
-import { openSource } from '../source.js';
+import { selectSource } from '../../session/select-source.js';
+import { openSource } from '../../session/source.js';
 
 interface QueryOptions extends SourceOptionValues {
   readonly param: readonly string[];

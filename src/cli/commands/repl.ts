@@ -9,16 +9,16 @@ import type { Command } from 'commander';
 import { emptyConfig } from '../../config/types.js';
 import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
-import { didYouMean } from '../nearest.js';
-import type { CommandRun } from '../program.js';
+import { didYouMean } from '../../session/nearest.js';
+import type { CommandRun } from '../context.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { interruptible } from '../interrupt.js';
 import {
   addFormatOption, addSourceOptions, configLoader, readOptionFile, readQueryArgument, refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { selectSource } from '../select-source.js';
-import { openSource } from '../source.js';
+import { selectSource } from '../../session/select-source.js';
+import { openSource } from '../../session/source.js';
 
 interface ReplOptions extends SourceOptionValues {
   readonly command?: string;

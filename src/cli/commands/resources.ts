@@ -3,11 +3,11 @@ import type { Command } from 'commander';
 import type { Row } from '../../datastore/types.js';
 import { formatRecords } from '../../output/format-records.js';
 import type { OutputFormat } from '../../output/format-records.js';
-import type { CommandRun } from '../program.js';
+import type { CommandRun } from '../context.js';
 import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { selectSource } from '../select-source.js';
-import { openSource } from '../source.js';
+import { selectSource } from '../../session/select-source.js';
+import { openSource } from '../../session/source.js';
 import { listing } from './fields.js';
 
 interface ResourcesOptions extends SourceOptionValues {

@@ -10,16 +10,16 @@ import { compile } from '../../compile/compile.js';
 import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { formatRecords } from '../../output/format-records.js';
-import { didYouMean } from '../nearest.js';
-import type { CommandRun } from '../program.js';
+import { didYouMean } from '../../session/nearest.js';
+import type { CommandRun } from '../context.js';
 import {
   addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { readParams } from '../params.js';
+import { readParams } from '../../session/params.js';
 import { printQuery } from '../print-query.js';
-import { selectSource } from '../select-source.js';
-import { openSource } from '../source.js';
+import { selectSource } from '../../session/select-source.js';
+import { openSource } from '../../session/source.js';
 import { listing } from './fields.js';
 
 interface RunOptions extends SourceOptionValues {

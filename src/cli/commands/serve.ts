@@ -6,10 +6,10 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { loadResources } from '../../datastore/load.js';
+import { loadResources } from '../../engine/memory/load.js';
 import { toolError } from '../../errors.js';
 import { startServer } from '../../server/server.js';
-import type { CommandRun } from '../program.js';
+import type { CommandRun } from '../context.js';
 import { integerOption, readOptionFile } from '../options.js';
 
 interface ServeOptions {

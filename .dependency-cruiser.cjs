@@ -1,0 +1,61 @@
+/**
+ * Folders import one way (docs/architecture.md):
+ *   core (ast, span, errors) → datastore → language (syntax, format, diagnostics) → compile
+ *   → engine → server | client | config → session → output → cli | repl
+ * A folder may import its own layer's files and any layer to its left, never one to its right;
+ * module-level cycles are refused everywhere.
+ */
+const layers = [
+  ['core', '^src/(ast|span|errors)\\.ts$'],
+  ['datastore', '^src/datastore/'],
+  ['language', '^src/(syntax/|format\\.ts$|diagnostics\\.ts$)'],
+  ['compile', '^src/compile/'],
+  ['engine', '^src/engine/'],
+  ['server', '^src/server/'],
+  ['client', '^src/client/'],
+  ['config', '^src/config/'],
+  ['session', '^src/session/'],
+  ['output', '^src/output/'],
+  ['repl', '^src/repl/'],
+  ['cli', '^src/cli/'],
+];
+// Layers of the same rank may not import each other (server, client and config are siblings).
+const rank = { core: 0, datastore: 1, language: 2, compile: 3, engine: 4, server: 5, client: 5, config: 5, session: 6, output: 7, repl: 8, cli: 9 };
+
+const forbidden = [
+  {
+    name: 'no-circular',
+    severity: 'error',
+    comment: 'A module cycle: move the shared code down a layer.',
+    from: {},
+    to: { circular: true },
+  },
+];
+for (const [name, path] of layers) {
+  const above = layers.filter(([other]) => other !== name && rank[other] >= rank[name]).map(([, p]) => p);
+  if (above.length === 0) continue;
+  forbidden.push({
+    name: `layer-${name}`,
+    severity: 'error',
+    comment: `${name} imports only from the layers below it (docs/architecture.md).`,
+    from: { path },
+    to: { path: above.join('|') },
+  });
+}
+forbidden.push({
+  name: 'no-index-inside',
+  severity: 'error',
+  comment: 'src/index.ts is the public surface; nothing inside imports it.',
+  from: { path: '^src/', pathNot: '^src/index\\.ts$' },
+  to: { path: '^src/index\\.ts$' },
+});
+
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js'] },
+  },
+};

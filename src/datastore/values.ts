@@ -1,0 +1,227 @@
+/**
+ * The one equality and order rule of ckql (docs/semantics.md, "Equality", "Text
+ * search", "Order"). The evaluator, the reference walker, the server and the
+ * compiler all decide "same value" and "comes first" here, so they cannot
+ * drift apart.
+ */
+
+/**
+ * The canonical text of a value: what equality compares.
+ *
+ * - a string is itself;
+ * - a number is its shortest round-trip decimal form (`String(n)`), with `-0`
+ *   written `"0"`;
+ * - a boolean is `"true"` or `"false"`;
+ * - any other JSON value (array, object) is its JSON text, keys in insertion order;
+ * - `null` and `undefined` (a missing key) have no text: `null`.
+ *
+ * @example
+ * canonicalText(2020)      // "2020"
+ * canonicalText('2020')    // "2020"   — so `year = 2020` matches both
+ * canonicalText(-0)        // "0"
+ * canonicalText([1, 'a'])  // '[1,"a"]'
+ * canonicalText(null)      // null     — never equal to the text "null"
+ */
+export function canonicalText(value: unknown): string | null {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+      // String(-0) is already "0"; the rule is stated anyway because it is part of the contract.
+      return value === 0 ? '0' : String(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'undefined':
+      return null;
+    case 'bigint':
+      return String(value);
+    case 'object':
+      return value === null ? null : (JSON.stringify(value) ?? null);
+    default:
+      // functions and symbols are not data; they have no text and equal nothing but null
+      return null;
+  }
+}
+
+/**
+ * Equality of two values: their canonical texts are the same string (null
+ * equals only null or missing). Case-sensitive.
+ *
+ * @example
+ * valuesEqual(2020, '2020')      // true
+ * valuesEqual('Active', 'active') // false
+ * valuesEqual(null, 'null')      // false
+ * valuesEqual(undefined, null)   // true
+ */
+export function valuesEqual(a: unknown, b: unknown): boolean {
+  // Fast path: two values of one primitive type compare without building text.
+  if (typeof a === typeof b && typeof a !== 'object') {
+    // NaN's text is "NaN" on both sides, so NaN equals NaN here.
+    return a === b || (a !== a && b !== b);
+  }
+  return canonicalText(a) === canonicalText(b);
+}
+
+/**
+ * Compares two strings by Unicode code point (not UTF-16 code unit, not
+ * locale): the order a C-collated PostgreSQL uses for UTF-8 text. Returns a
+ * negative number, zero or a positive number.
+ *
+ * @example
+ * compareText('B', 'a')             // < 0  (upper case before lower case)
+ * compareText('\uFF5E', '\u{1F600}') // < 0  (U+FF5E before U+1F600, unlike `<`)
+ */
+export function compareText(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      // Code units order like code points except that surrogates (U+D800–DFFF,
+      // which encode U+10000 and above) must come after U+E000–FFFF: shift them.
+      if (x >= 0xd800 && y >= 0xd800) return fixupSurrogate(x) - fixupSurrogate(y);
+      return x - y;
+    }
+  }
+  return a.length - b.length;
+}
+
+function fixupSurrogate(unit: number): number {
+  return unit >= 0xe000 ? unit - 0x800 : unit <= 0xdfff ? unit + 0x2000 : unit;
+}
+
+/** Where a type sorts among the others when one field holds several types. */
+function typeRank(value: unknown): number {
+  switch (typeof value) {
+    case 'boolean':
+      return 0;
+    case 'number':
+    case 'bigint':
+      return 1;
+    case 'string':
+      return 2;
+    case 'undefined':
+      return 4;
+    case 'object':
+      return value === null ? 4 : 3;
+    default:
+      return 3;
+  }
+}
+
+/**
+ * The ascending sort order of values, total over every value:
+ *
+ * - numbers numerically (NaN after every other number);
+ * - text by code point ({@link compareText});
+ * - booleans `false < true`;
+ * - JSON values (arrays, objects) by the code points of their JSON text;
+ * - values of different types by type: boolean < number < text < JSON;
+ * - `null` and missing after everything.
+ *
+ * Because null is the largest value, a descending sort is this order
+ * reversed and puts nulls first — exactly docs/semantics.md's "nulls last in asc,
+ * first in desc". Sorts must be stable: ties keep the records' `_id` order.
+ *
+ * @example
+ * [3, null, 'b', 10, false].sort(compareValues) // [false, 3, 10, 'b', null]
+ * compareValues(2, 10)      // < 0  (numerically, not as text)
+ * compareValues(null, 'z')  // > 0  (nulls last ascending)
+ */
+export function compareValues(a: unknown, b: unknown): number {
+  const ta = typeof a;
+  if (ta === typeof b) {
+    if (ta === 'number') return compareNumbers(a as number, b as number);
+    if (ta === 'string') return compareText(a as string, b as string);
+    if (ta === 'boolean') return a === b ? 0 : a ? 1 : -1;
+  }
+  const ra = typeRank(a);
+  const rb = typeRank(b);
+  if (ra !== rb) return ra - rb;
+  if (ra === 4) return 0;
+  if (ra === 1) return compareNumbers(Number(a), Number(b));
+  return compareText(canonicalText(a) ?? '', canonicalText(b) ?? '');
+}
+
+/**
+ * Numbers ascending; NaN after every other number and equal to itself, so
+ * the order stays total.
+ *
+ * @example
+ * [3, NaN, -1].sort(compareNumbers) // [-1, 3, NaN]
+ */
+export function compareNumbers(a: number, b: number): number {
+  if (a < b) return -1;
+  if (a > b) return 1;
+  if (a === b) return 0;
+  // at least one NaN
+  return a !== a ? (b !== b ? 0 : 1) : -1;
+}
+
+/**
+ * Normalizes a field's text for text search: Unicode NFKC, then lower case
+ * (`toLowerCase`, no locale).
+ *
+ * @example
+ * normalizeText('Ｍａｔｈ')   // "math"  (full-width letters fold under NFKC)
+ * normalizeText('ﬁle')     // "file"  (the ligature unfolds)
+ */
+export function normalizeText(text: string): string {
+  return text.normalize('NFKC').toLowerCase();
+}
+
+const WHITE_SPACE_RUN = /\s+/g;
+
+/**
+ * Normalizes the text of `q`: NFKC, lower case, every run of white space
+ * folded to one space, trimmed. An empty result means "no text search".
+ *
+ * The result never contains a newline or a tab, so the evaluator may join a
+ * record's field texts with `\n` and still find `q` only inside one field.
+ *
+ * @example
+ * normalizeQueryText('  Linear\n\tALGEBRA ') // "linear algebra"
+ * normalizeQueryText(' \u00a0 ')             // ""  (treated as absent)
+ */
+export function normalizeQueryText(text: string): string {
+  return normalizeText(text).replace(WHITE_SPACE_RUN, ' ').trim();
+}
+
+/**
+ * The text of a value as text search sees it: its canonical text, normalized;
+ * `null` for null or missing (a null field contains nothing).
+ *
+ * @example
+ * searchableText('Linear Algebra') // "linear algebra"
+ * searchableText(2.50)             // "2.5"
+ * searchableText(null)             // null
+ */
+export function searchableText(value: unknown): string | null {
+  const text = canonicalText(value);
+  return text === null ? null : normalizeText(text);
+}
+
+/** The canonical texts a filter value wants, and whether it wants null. */
+export interface WantedValues {
+  readonly texts: ReadonlySet<string>;
+  readonly matchesNull: boolean;
+}
+
+/**
+ * What a filter value (a scalar or a list) matches, by canonical text; shared by
+ * the column plans and the first-use row scan so both read a filter alike.
+ * `undefined` when it matches nothing (`[]`).
+ * @example wantedValues([2020, '2020', null]) // → { texts: Set { '2020' }, matchesNull: true }
+ */
+export function wantedValues(value: unknown): WantedValues | undefined {
+  const list: readonly unknown[] = Array.isArray(value) ? value : [value];
+  let matchesNull = false;
+  const texts = new Set<string>();
+  for (const v of list) {
+    const text = canonicalText(v as Parameters<typeof canonicalText>[0]);
+    if (text === null) matchesNull = true;
+    else texts.add(text);
+  }
+  return texts.size === 0 && !matchesNull ? undefined : { texts, matchesNull };
+}

@@ -1,0 +1,68 @@
+/**
+ * The memory engine: tables held in the process and answered by the
+ * evaluator (docs/semantics.md). The default behind `--data` and `serve DIR`.
+ */
+import type { Table } from '../../datastore/types.js';
+import { resourceNotFound } from '../../errors.js';
+import type { Engine, EngineSearchOptions, ResourceInfo } from '../types.js';
+import { Catalog } from './catalog.js';
+import { evaluate } from './evaluate.js';
+import { normalizeRequest } from '../../datastore/validate.js';
+
+/**
+ * Anything that finds a table by id or alias. A `Catalog` is one; a custom
+ * lookup can serve tables that change between requests (the tests do).
+ */
+export interface TableLookup {
+  find(idOrAlias: string): Table | undefined;
+  /** every table, in load order */
+  readonly tables: readonly Table[];
+}
+
+/**
+ * An engine over tables already in memory (`loadResources`, `tableFromRows`,
+ * a `Catalog` or a custom lookup).
+ * @example
+ * const engine = memoryEngine(await loadResources('examples/data'));
+ * (await engine.search({ resource_id: 'schools', limit: 1 })).records.length; // → 1
+ */
+export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'memory'): Engine {
+  const lookup: TableLookup = Array.isArray(tables) ? new Catalog(tables as readonly Table[]) : (tables as TableLookup);
+  const info = new WeakMap<Table, ResourceInfo>();
+  const describe = (table: Table): ResourceInfo => {
+    let known = info.get(table);
+    if (known === undefined) {
+      known = {
+        id: table.id,
+        aliases: table.aliases,
+        fields: table.fields,
+        private: table.private === true,
+        total: table.rows.length,
+        ...(table.source === undefined ? {} : { source: table.source }),
+      };
+      info.set(table, known);
+    }
+    return known;
+  };
+  return {
+    kind: 'memory',
+    label,
+    resources: () => Promise.resolve(lookup.tables.map(describe)),
+    resource: (idOrAlias) => {
+      const table = lookup.find(idOrAlias);
+      return Promise.resolve(table === undefined ? undefined : describe(table));
+    },
+    search: (raw, options: EngineSearchOptions = {}) => {
+      try {
+        const limits = options.maxLimit === undefined ? {} : { maxLimit: options.maxLimit };
+        const request = normalizeRequest(raw, limits);
+        const table = lookup.find(request.resource_id);
+        if (table === undefined) throw resourceNotFound(request.resource_id);
+        return Promise.resolve(evaluate(request, table, limits));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+}

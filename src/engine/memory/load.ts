@@ -1,0 +1,547 @@
+/**
+ * Local data → tables: `.csv`, `.json` (an array of objects) and
+ * `.ndjson`/`.jsonl` files, each one resource named after its file.
+ *
+ * Rows are built by one generated object literal per table (see
+ * `evaluate/row-shape.ts`), so all rows share one compact hidden class, and
+ * repeated strings of a column share one copy: a loaded table costs little
+ * more heap than `JSON.parse` of the same data.
+ *
+ * Sharing those strings already gives each text column a dictionary (text →
+ * code in order of first appearance). Where a column holds only text and few
+ * distinct values, the loader keeps it with each row's code and hands both to
+ * the evaluator (`provideColumns`), so the first request on a loaded table
+ * filters, sorts and searches such columns as a later one does, without
+ * building them first. It costs 4 bytes per row per such column.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
+import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
+import { toolError } from '../../errors.js';
+import { rowFactory } from './row-shape.js';
+import { markRowsAsRecords, provideColumns } from './source.js';
+import type { ProvidedColumn } from './source.js';
+
+/**
+ * Options of `loadResources`.
+ * @example
+ * await loadResources('data', { private: ['salaries'] }); // the table `salaries` needs a token on the server
+ */
+export interface LoadOptions {
+  /** ids or aliases of the resources to mark private (the server then asks for a token) */
+  readonly private?: readonly string[];
+}
+
+const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.jsonl']);
+
+/**
+ * Loads every resource named by `paths`: a directory gives its `.csv`,
+ * `.json`, `.ndjson` and `.jsonl` files (sorted by name, not recursive,
+ * others and hidden files skipped), a file gives itself. Each file is one
+ * table: alias = the file name without extension, id = `resourceIdFor(alias)`,
+ * `source` = the path.
+ *
+ * CSV files are read with a real parser (quotes, `""` escapes, newlines in
+ * quoted cells, CRLF, a BOM); the delimiter is `,`, or `;` or a tab when the
+ * header line holds more of those than commas.
+ *
+ * Column types are inferred over all values. CSV: an empty cell is null; a
+ * column whose other cells are all integers is `int`, all numbers `numeric`
+ * (JSON number syntax, so `007` or `+5` stay text), all `true`/`false` (any
+ * case) `bool`, all ISO-8601 dates or date-times `timestamp` (kept as the
+ * written text), else `text`; values are converted to match. JSON/NDJSON:
+ * values are kept as they are; numbers → `int` if all are integers else
+ * `numeric`, booleans → `bool`, strings → `timestamp` if all look like ISO
+ * dates else `text`, objects/arrays → `json`, a mix of kinds → `text` (or
+ * `json` if an object or array is among them). Every table gets `_id` (its
+ * 1-based row position) as its first field; an `_id` column in a file is
+ * replaced by it.
+ *
+ * Throws `ToolError`: `DATA_NOT_FOUND` (no such path), `DATA_UNSUPPORTED`
+ * (a file with another extension), `DATA_INVALID` (unparsable file, with the
+ * `line` of the bad CSV record or NDJSON line; a directory without data
+ * files), `DATA_DUPLICATE_ALIAS` (two files with one name, e.g. `a.csv` and
+ * `a.json`), `USAGE` (a `private` name that no loaded resource has).
+ *
+ * @example
+ * const tables = await loadResources('examples/data', { private: ['enrolments'] });
+ * tables.map((t) => t.aliases[0]); // → ["courses", "enrolments", "schools"]
+ * evaluate(compile('from courses where subject = math limit 5'), tables[0]);
+ */
+export async function loadResources(paths: string | readonly string[], options: LoadOptions = {}): Promise<Table[]> {
+  const files: string[] = [];
+  for (const path of typeof paths === 'string' ? [paths] : paths) {
+    for (const file of await dataFiles(path)) files.push(file);
+  }
+  const byAlias = new Map<string, string>();
+  for (const file of files) {
+    const alias = aliasOf(file);
+    const first = byAlias.get(alias);
+    if (first !== undefined) throw toolError('DATA_DUPLICATE_ALIAS', [alias, first, file], { file });
+    byAlias.set(alias, file);
+  }
+  const privateNames = new Set(options.private ?? []);
+  const tables: Table[] = [];
+  for (const file of files) {
+    const alias = aliasOf(file);
+    const id = resourceIdFor(alias);
+    const isPrivate = privateNames.delete(alias) || privateNames.delete(id);
+    tables.push(await loadFile(file, { id, alias, private: isPrivate }));
+  }
+  const [unknown] = privateNames;
+  if (unknown !== undefined) {
+    throw toolError('USAGE', [
+      `--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${[...byAlias.keys()].join(', ') || 'none'})`,
+    ]);
+  }
+  return tables;
+}
+
+async function dataFiles(path: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    throw toolError('DATA_NOT_FOUND', [path], { file: path, cause: error });
+  }
+  if (info.isDirectory()) {
+    const names = (await readdir(path)).filter((name) => !name.startsWith('.') && EXTENSIONS.has(extname(name).toLowerCase()));
+    names.sort(compareNames);
+    const files: string[] = [];
+    for (const name of names) {
+      const file = join(path, name);
+      if ((await stat(file)).isFile()) files.push(file);
+    }
+    if (files.length === 0) {
+      throw toolError('DATA_INVALID', [path, 'this directory holds no .csv, .json, .ndjson or .jsonl file'], { file: path });
+    }
+    return files;
+  }
+  if (!EXTENSIONS.has(extname(path).toLowerCase())) throw toolError('DATA_UNSUPPORTED', [path], { file: path });
+  return [path];
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function aliasOf(file: string): string {
+  const name = basename(file);
+  return name.slice(0, name.length - extname(name).length);
+}
+
+async function loadFile(file: string, meta: { id: string; alias: string; private: boolean }): Promise<Table> {
+  const text = stripBom(await readFile(file, 'utf8'));
+  const ext = extname(file).toLowerCase();
+  const where = { id: meta.id, alias: meta.alias, source: file, private: meta.private };
+  if (ext === '.csv') return tableFromCsv(text, file, where);
+  const rows = ext === '.json' ? parseJsonArray(text, file) : parseNdjson(text, file);
+  return buildTable(rows, where);
+}
+
+function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+// ---------------------------------------------------------------------------
+// JSON and NDJSON
+
+function parseJsonArray(text: string, file: string): readonly Row[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    const line = lineOfJsonError(error, text);
+    throw toolError('DATA_INVALID', [file, `not valid JSON: ${(error as Error).message}`], {
+      file, ...(line === undefined ? {} : { line }), cause: error,
+    });
+  }
+  if (!Array.isArray(data)) {
+    throw toolError('DATA_INVALID', [file, 'a .json data file must hold an array of objects (one per record)'], { file });
+  }
+  const rows = data as unknown[];
+  for (let i = 0; i < rows.length; i++) {
+    if (!isRecord(rows[i])) {
+      throw toolError('DATA_INVALID', [file, `element ${i + 1} of the array is not an object (each record must be {"field": value, …})`], { file });
+    }
+  }
+  return rows as Row[];
+}
+
+function parseNdjson(text: string, file: string): readonly Row[] {
+  const rows: Row[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).trim();
+    if (line === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      throw toolError('DATA_INVALID', [file, `line ${i + 1} is not valid JSON: ${(error as Error).message}`], {
+        file, line: i + 1, cause: error,
+      });
+    }
+    if (!isRecord(value)) {
+      throw toolError('DATA_INVALID', [file, `line ${i + 1} is not a JSON object (each line must be one record {"field": value, …})`], {
+        file, line: i + 1,
+      });
+    }
+    rows.push(value);
+  }
+  return rows;
+}
+
+function isRecord(value: unknown): value is Row {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The line of a `JSON.parse` error, from the position or line V8 puts in its message. */
+function lineOfJsonError(error: unknown, text: string): number | undefined {
+  const message = error instanceof Error ? error.message : '';
+  const byLine = /\(line (\d+) column \d+\)/.exec(message);
+  if (byLine !== null) return Number(byLine[1]);
+  const byPosition = /at position (\d+)/.exec(message);
+  if (byPosition === null) return undefined;
+  const position = Math.min(Number(byPosition[1]), text.length);
+  let line = 1;
+  for (let i = 0; i < position; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+// ---------------------------------------------------------------------------
+// CSV
+
+function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
+  let records: string[][];
+  try {
+    // relax_quotes: a stray `"` inside an unquoted cell (`5" screen`) is kept as text, as spreadsheets write it.
+    records = parseCsv(text, { bom: true, skip_empty_lines: true, relax_quotes: true, delimiter: delimiterOf(text) }) as string[][];
+  } catch (error) {
+    const line = typeof (error as { lines?: unknown }).lines === 'number' ? (error as { lines: number }).lines : undefined;
+    throw toolError('DATA_INVALID', [file, `not valid CSV: ${(error as Error).message}`], {
+      file, ...(line === undefined ? {} : { line }), cause: error,
+    });
+  }
+  const header = records[0];
+  if (header === undefined) throw toolError('DATA_INVALID', [file, 'the file is empty: a CSV file needs a header line'], { file, line: 1 });
+  const seen = new Set<string>();
+  header.forEach((name, i) => {
+    if (name === '') throw toolError('DATA_INVALID', [file, `column ${i + 1} of the header has no name`], { file, line: 1 });
+    if (seen.has(name)) throw toolError('DATA_INVALID', [file, `the header names the column ${JSON.stringify(name)} twice`], { file, line: 1 });
+    seen.add(name);
+  });
+  // The file's own `_id` column (a datastore dump has one) gives way to the position.
+  const columns = header.map((name, index) => ({ name, index })).filter((c) => c.name !== '_id');
+  const body = records.slice(1);
+  const types = columns.map((c) => inferCsvType(body, c.index));
+  const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType }))];
+  const make = rowFactory(fields.map((f) => f.id));
+  const pools = columns.map((_, k) => new ColumnStrings(body.length, types[k] === 'text' || types[k] === 'timestamp'));
+  // Generic elements from the start: a scratch array that turned into a double array would hand
+  // every number to the row as a boxed double, and each row field would hold its own box.
+  const values: unknown[] = new Array<unknown>(fields.length).fill(null);
+  const rows: Row[] = new Array<Row>(body.length);
+  for (let r = 0; r < body.length; r++) {
+    const record = body[r] as string[];
+    values[0] = r + 1;
+    for (let k = 0; k < columns.length; k++) {
+      const cell = record[(columns[k] as { index: number }).index] ?? '';
+      values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings, r);
+    }
+    rows[r] = make(values) as Row;
+  }
+  return finishTable(rows, fields, meta, encodedColumns(columns.map((c) => c.name), pools));
+}
+
+/**
+ * The cell delimiter, read from the header line: `,` unless the header holds
+ * more `;` (a European spreadsheet's CSV) or tabs than commas.
+ */
+function delimiterOf(text: string): string {
+  const end = text.indexOf('\n');
+  const header = end === -1 ? text : text.slice(0, end);
+  const count = (c: string): number => header.split(c).length - 1;
+  const commas = count(',');
+  const semicolons = count(';');
+  const tabs = count('\t');
+  if (semicolons > commas && semicolons >= tabs) return ';';
+  if (tabs > commas && tabs > semicolons) return '\t';
+  return ',';
+}
+
+const INT = /^-?(?:0|[1-9]\d*)$/;
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+const BOOL = /^(?:true|false)$/i;
+
+function inferCsvType(records: readonly (readonly string[])[], index: number): FieldType {
+  let int = true;
+  let numeric = true;
+  let bool = true;
+  let timestamp = true;
+  let any = false;
+  for (const record of records) {
+    const cell = record[index];
+    if (cell === undefined || cell === '') continue;
+    any = true;
+    if (int && !(INT.test(cell) && Number.isSafeInteger(Number(cell)))) int = false;
+    if (numeric && !(NUMBER.test(cell) && Number.isFinite(Number(cell)))) numeric = false;
+    if (bool && !BOOL.test(cell)) bool = false;
+    if (timestamp && !isIsoTimestamp(cell)) timestamp = false;
+    if (!int && !numeric && !bool && !timestamp) return 'text';
+  }
+  if (!any) return 'text';
+  return int ? 'int' : numeric ? 'numeric' : bool ? 'bool' : timestamp ? 'timestamp' : 'text';
+}
+
+function convertCell(cell: string, type: FieldType, pool: ColumnStrings, row: number): JsonValue {
+  switch (type) {
+    case 'int':
+    case 'numeric':
+      return Number(cell);
+    case 'bool':
+      return cell.toLowerCase() === 'true';
+    default:
+      return pool.intern(cell, row);
+  }
+}
+
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
+/**
+ * An ISO-8601 date (`2020-01-31`) or date-time (`2020-01-31T12:30`,
+ * `…:45.5Z`, `… 12:30:45+02:00`) that names a real calendar day and time.
+ * @example
+ * isIsoTimestamp('2020-02-29T10:00:00Z') // true
+ * isIsoTimestamp('2021-02-29')           // false (no such day)
+ */
+export function isIsoTimestamp(text: string): boolean {
+  const m = ISO_TIMESTAMP.exec(text);
+  if (m === null) return false;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return false;
+  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) return false;
+  return true;
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * One column's strings: shares one copy of each repeated string (CSV and
+ * JSON give a new string per cell) and, while the column can be encoded,
+ * records each row's code (`-1` for null). Encoding stops for good once the
+ * column holds a value that is not text, a text too long to pool, or more
+ * distinct texts than a quarter of its rows (the evaluator's own limit in
+ * `encode`: codes are given in order of first appearance, so a provided
+ * column is the column the evaluator would build).
+ */
+/** Distinct texts pooled per column once it cannot be encoded. */
+const POOL_LIMIT = 65536;
+
+class ColumnStrings {
+  /** text → code, in order of first appearance */
+  private readonly codeOf = new Map<string, number>();
+  private readonly texts: string[] = [];
+  private readonly limit: number;
+  codes: Int32Array | undefined;
+
+  constructor(rows: number, encode: boolean) {
+    this.limit = Math.max(16, rows >>> 2);
+    this.codes = encode ? new Int32Array(rows).fill(-1) : undefined;
+  }
+
+  intern(text: string, row: number): string {
+    const code = this.codeOf.get(text);
+    if (code !== undefined) {
+      if (this.codes !== undefined) this.codes[row] = code;
+      return this.texts[code] as string;
+    }
+    // Bounded: a column of unique texts gains nothing from pooling. While the column can still
+    // be encoded the bound is the encoding's own (a quarter of the rows: 250k ids of 1M rows
+    // repeat four times on average, and their codes make a first q on them 4x cheaper).
+    if ((this.codeOf.size < POOL_LIMIT || (this.codes !== undefined && this.codeOf.size < this.limit)) && text.length <= 256) {
+      const next = this.texts.length;
+      this.codeOf.set(text, next);
+      this.texts.push(text);
+      if (this.codes !== undefined) {
+        if (next < this.limit) this.codes[row] = next;
+        else this.codes = undefined;
+      }
+    } else this.codes = undefined;
+    return text;
+  }
+
+  /** A value that is not text: the column cannot be encoded. */
+  notText(): void {
+    this.codes = undefined;
+  }
+
+  /** The column's codes and dictionary, if it stayed encodable and holds some text. */
+  encoded(): ProvidedColumn | undefined {
+    if (this.codes === undefined || this.texts.length === 0) return undefined;
+    return { codes: this.codes, dictionary: this.codeOf };
+  }
+}
+
+function encodedColumns(names: readonly string[], pools: readonly ColumnStrings[]): Map<string, ProvidedColumn> {
+  const out = new Map<string, ProvidedColumn>();
+  names.forEach((name, k) => {
+    const encoded = (pools[k] as ColumnStrings).encoded();
+    if (encoded !== undefined) out.set(name, encoded);
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Tables from plain rows
+
+interface TableMeta {
+  readonly id: string;
+  readonly alias?: string | undefined;
+  readonly source?: string | undefined;
+  readonly private?: boolean | undefined;
+}
+
+/**
+ * Builds a table from plain records (as a `.json` file gives them): fields
+ * and types inferred as for JSON files (see `loadResources`), `_id` = 1-based
+ * position first, a missing key stored as null, every row a new object with
+ * the table's keys in field order (the input objects are not changed). `id`
+ * defaults to `resourceIdFor(alias)`, `alias` to none.
+ *
+ * @example
+ * const table = tableFromRows([{ title: 'Algebra', year: 2020 }, { title: 'Poetry' }], { alias: 'courses' });
+ * table.fields; // → [{ id: "_id", type: "int" }, { id: "title", type: "text" }, { id: "year", type: "int" }]
+ * table.rows[1]; // → { _id: 2, title: "Poetry", year: null }
+ * table.id === resourceIdFor('courses'); // → true
+ */
+export function tableFromRows(rows: readonly Row[], options: { id?: string; alias?: string } = {}): Table {
+  const id = options.id ?? resourceIdFor(options.alias ?? '');
+  return buildTable(rows, { id, alias: options.alias });
+}
+
+function buildTable(rows: readonly Row[], meta: TableMeta): Table {
+  const names: string[] = [];
+  const kinds = new Map<string, number>();
+  for (const row of rows) {
+    for (const key in row) {
+      if (!Object.hasOwn(row, key) || key === '_id') continue;
+      let seen = kinds.get(key);
+      if (seen === undefined) {
+        names.push(key);
+        seen = 0;
+      }
+      kinds.set(key, seen | kindBits(row[key]));
+    }
+  }
+  const types = names.map((name) => jsonColumnType(kinds.get(name) ?? 0, rows, name));
+  const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...names.map((name, k) => ({ id: name, type: types[k] as FieldType }))];
+  const make = rowFactory(fields.map((f) => f.id));
+  const pools = names.map((_, k) => new ColumnStrings(rows.length, types[k] === 'text' || types[k] === 'timestamp'));
+  // Generic elements from the start: a scratch array that turned into a double array would hand
+  // every number to the row as a boxed double, and each row field would hold its own box.
+  const values: unknown[] = new Array<unknown>(fields.length).fill(null);
+  const out: Row[] = new Array<Row>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r] as Row;
+    values[0] = r + 1;
+    for (let k = 0; k < names.length; k++) {
+      const name = names[k] as string;
+      const v = Object.hasOwn(row, name) ? row[name] : undefined;
+      if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(v, r);
+      else {
+        if (v !== undefined && v !== null) (pools[k] as ColumnStrings).notText();
+        values[k + 1] = v ?? null;
+      }
+    }
+    out[r] = make(values) as Row;
+  }
+  return finishTable(out, fields, meta, encodedColumns(names, pools));
+}
+
+const STRING = 1;
+const INTEGER = 2;
+const FRACTION = 4;
+const BOOLEAN = 8;
+const STRUCTURED = 16;
+
+function kindBits(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return STRING;
+    case 'number':
+      return Number.isInteger(value) ? INTEGER : FRACTION;
+    case 'boolean':
+      return BOOLEAN;
+    case 'object':
+      return value === null ? 0 : STRUCTURED;
+    default:
+      return 0;
+  }
+}
+
+function jsonColumnType(bits: number, rows: readonly Row[], name: string): FieldType {
+  if (bits === 0) return 'text';
+  if ((bits & STRUCTURED) !== 0) return 'json';
+  if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER ? 'int' : 'numeric';
+  if (bits === BOOLEAN) return 'bool';
+  if (bits === STRING) {
+    for (const row of rows) {
+      const v = Object.hasOwn(row, name) ? row[name] : undefined;
+      if (typeof v === 'string' && !isIsoTimestamp(v)) return 'text';
+    }
+    return 'timestamp';
+  }
+  return 'text';
+}
+
+function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta, encoded: ReadonlyMap<string, ProvidedColumn>): Table {
+  markRowsAsRecords(rows);
+  if (encoded.size > 0) provideColumns(rows, encoded);
+  const table: Table = {
+    id: meta.id,
+    aliases: meta.alias === undefined ? [] : [meta.alias],
+    fields,
+    rows,
+    ...(meta.private === true ? { private: true } : {}),
+    ...(meta.source === undefined ? {} : { source: meta.source }),
+  };
+  return table;
+}
+
+// ---------------------------------------------------------------------------
+// Stable ids
+
+/** The namespace of ckql resource ids (a fixed random UUID: ids stay the same across versions). */
+const RESOURCE_NAMESPACE = '6f1d2c8e-3b4a-4e59-9c7d-0a8b5e2f41c3';
+
+/**
+ * The stable id of a local resource: a name-based UUID (RFC 4122 version 5,
+ * SHA-1) of its alias in ckql's fixed namespace. The same alias gives the
+ * same id on every machine, so queries and links that use the id keep working.
+ *
+ * @example
+ * resourceIdFor('courses') === resourceIdFor('courses') // true, on every run
+ * /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(resourceIdFor('courses')) // true
+ */
+export function resourceIdFor(alias: string): string {
+  return uuidV5(alias, RESOURCE_NAMESPACE);
+}
+
+/** RFC 4122 §4.3: SHA-1 of namespace bytes + UTF-8 name, version and variant bits set. */
+export function uuidV5(name: string, namespace: string): string {
+  const ns = Buffer.from(namespace.replaceAll('-', ''), 'hex');
+  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest();
+  hash[6] = ((hash[6] as number) & 0x0f) | 0x50;
+  hash[8] = ((hash[8] as number) & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

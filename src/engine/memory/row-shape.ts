@@ -1,0 +1,134 @@
+/**
+ * Object factories for rows and records with a fixed list of keys.
+ *
+ * Why generated code: an object literal with all its keys gets one hidden
+ * class with in-object slots, so a table's rows share a shape, stay compact
+ * and are read through monomorphic property
+ * loads. Adding keys one by one with `row[key] = v` instead turns objects of
+ * more than ~16 keys into slow dictionaries. Keys are embedded as JSON string
+ * literals, which are valid JS string literals for every string, so no field
+ * name can inject code; `__proto__` is written as a computed key, which
+ * defines an own property instead of setting the prototype.
+ */
+
+/** Builds `{ [keys[0]]: values[0], … }` from an array of values. */
+export type RowFactory = (values: readonly unknown[]) => Record<string, unknown>;
+
+/**
+ * Reads `keys` from a row into a new record, in that order, a missing key as
+ * `null`; `_id` (when listed) is the row's own `_id`, else `position + 1`.
+ */
+export type RecordFactory = (row: Readonly<Record<string, unknown>>, position: number) => Record<string, unknown>;
+
+function keyLiteral(key: string): string {
+  const literal = JSON.stringify(key);
+  return key === '__proto__' ? `[${literal}]` : literal;
+}
+
+/**
+ * Generated functions by their source: tables with the same field names share
+ * one function, which V8 has already optimized (a fresh table would otherwise
+ * run a fresh, cold function over all its rows). Bounded: cleared when full.
+ */
+const generated = new Map<string, unknown>();
+const GENERATED_MAX = 512;
+
+/**
+ * `new Function(...params, body)`, shared by every caller with the same
+ * source; undefined when code generation is disabled. Callers embed names
+ * only as JSON string literals (see the module comment).
+ * @example
+ * generate<(r: Row) => unknown>(['r'], 'return r["year"];')?.({ year: 2020 }) // 2020
+ */
+export function generate<F>(params: readonly string[], body: string): F | undefined {
+  const key = `${params.join(',')}\n${body}`;
+  const known = generated.get(key);
+  if (known !== undefined) return known as F;
+  let made: F;
+  try {
+    made = new Function(...params, body) as F;
+  } catch {
+    // Code generation can be disabled (--disallow-code-generation-from-strings): fall back.
+    return undefined;
+  }
+  if (generated.size >= GENERATED_MAX) generated.clear();
+  generated.set(key, made);
+  return made;
+}
+
+/**
+ * A factory that turns an array of values into an object with `keys`.
+ * @example
+ * const make = rowFactory(['_id', 'title']);
+ * make([1, 'Algebra']) // → { _id: 1, title: "Algebra" }
+ */
+export function rowFactory(keys: readonly string[]): RowFactory {
+  const body = `return {${keys.map((key, i) => `${keyLiteral(key)}: v[${i}]`).join(', ')}};`;
+  return (
+    generate<RowFactory>(['v'], body) ??
+    ((values) => Object.fromEntries(keys.map((key, i) => [key, values[i]])) as Record<string, unknown>)
+  );
+}
+
+/**
+ * A factory that projects a row onto `keys` (see `RecordFactory`).
+ * @example
+ * const project = recordFactory(['_id', 'title']);
+ * project({ title: 'Algebra', year: 2020 }, 0) // → { _id: 1, title: "Algebra" }
+ */
+export function recordFactory(keys: readonly string[]): RecordFactory {
+  const read = (key: string): string =>
+    key === '_id'
+      ? `(r["_id"] ?? (i + 1))`
+      : // own properties only: a key like "constructor" must not read Object.prototype
+        `(Object.hasOwn(r, ${JSON.stringify(key)}) ? (r[${JSON.stringify(key)}] ?? null) : null)`;
+  const fast = (key: string): string => (key === '_id' ? `(r["_id"] ?? (i + 1))` : `(r[${JSON.stringify(key)}] ?? null)`);
+  // Plain names cannot be found on Object.prototype, so they skip the own-property check.
+  const risky = (key: string): boolean => key in Object.prototype;
+  const body = `return {${keys.map((key) => `${keyLiteral(key)}: ${risky(key) ? read(key) : fast(key)}`).join(', ')}};`;
+  return (
+    generate<RecordFactory>(['r', 'i'], body) ??
+    ((row, position) =>
+      Object.fromEntries(
+        keys.map((key) => [
+          key,
+          key === '_id' ? (row._id ?? position + 1) : Object.hasOwn(row, key) ? (row[key] ?? null) : null,
+        ]),
+      ) as Record<string, unknown>)
+  );
+}
+
+/**
+ * The text of a row for search: for each of `keys` whose value is not null,
+ * the value's text (`text(v)` for non-strings) followed by `separator`.
+ * Generated so each key is a fixed property load, not a lookup by a
+ * changing name.
+ */
+export type RowText = (row: Readonly<Record<string, unknown>>) => string;
+
+/**
+ * A function giving a row's field texts joined (see `RowText`).
+ * @example
+ * const text = rowText(['a', 'b', 'c'], String, '\n');
+ * text({ a: 'x', b: 2, c: null }) // → "x\n2\n"
+ */
+export function rowText(keys: readonly string[], text: (value: unknown) => string | null, separator: string): RowText {
+  const sep = JSON.stringify(separator);
+  const body = keys
+    .map((key) => {
+      const name = JSON.stringify(key);
+      const read = key in Object.prototype ? `(Object.hasOwn(r, ${name}) ? r[${name}] : undefined)` : `r[${name}]`;
+      return `v = ${read}; if (v !== null && v !== undefined) s += (typeof v === 'string' ? v : text(v)) + ${sep};`;
+    })
+    .join('\n');
+  const made = generate<(text: (value: unknown) => string | null) => RowText>(['text'], `return function (r) { let v; let s = '';\n${body}\nreturn s; };`);
+  if (made !== undefined) return made(text);
+  return (row) => {
+    let s = '';
+    for (const key of keys) {
+      const v = Object.hasOwn(row, key) ? row[key] : undefined;
+      if (v !== null && v !== undefined) s += (typeof v === 'string' ? v : (text(v) ?? '')) + separator;
+    }
+    return s;
+  };
+}

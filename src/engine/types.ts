@@ -1,0 +1,70 @@
+/**
+ * The engine interface: who answers a `datastore_search` request. The
+ * server, the session (CLI and REPL) and embedders talk to an `Engine` and
+ * never know which one is behind it (docs/engines.md): `memory` (rows in the
+ * process, the evaluator), `pglite` (PostgreSQL in the process) or `postgres`
+ * (a server by URL).
+ */
+import type { FieldInfo, SearchResult } from '../datastore/types.js';
+
+export type EngineKind = 'memory' | 'pglite' | 'postgres';
+
+/** The CKAN version whose request and response surface an engine answers with. */
+export type CkanVersion = '2.11' | '2.12';
+
+/** A resource as an engine lists it: its id, aliases and CKAN field info. */
+export interface ResourceInfo {
+  readonly id: string;
+  readonly aliases: readonly string[];
+  /** starts with `_id`, as `datastore_search` returns them */
+  readonly fields: readonly FieldInfo[];
+  /** private resources need a valid token on the server */
+  readonly private: boolean;
+  /** the number of records, when the engine knows it without counting */
+  readonly total?: number;
+  /** where it was loaded from, for messages */
+  readonly source?: string;
+}
+
+export interface EngineSearchOptions {
+  /** aborts the running search (a PostgreSQL engine cancels the statement) */
+  readonly signal?: AbortSignal;
+  /** the cap on `limit`; default 32 000 (CKAN's `ckan.datastore.search.rows_max`) */
+  readonly maxLimit?: number;
+  /** which CKAN's parameters and answers to give; default `2.11` */
+  readonly ckan?: CkanVersion;
+}
+
+/** `datastore_search_sql`'s result: the records and the fields of one SELECT. */
+export interface SqlResult {
+  readonly sql: string;
+  readonly fields: readonly FieldInfo[];
+  readonly records: readonly Readonly<Record<string, unknown>>[];
+  readonly records_truncated?: boolean;
+}
+
+/**
+ * One interface for every engine. `search` takes the request as a client
+ * sends it (parameters not yet validated) and either resolves with the
+ * `result` of the response or rejects with a `DatastoreError` carrying the
+ * status and error body CKAN would answer with.
+ *
+ * @example
+ * const engine = await openEngine({ engine: 'memory', data: ['examples/data'] });
+ * const result = await engine.search({ resource_id: 'courses', filters: { subject: 'math' }, limit: 2 });
+ * result.records.length; // → 2
+ * await engine.close();
+ */
+export interface Engine {
+  readonly kind: EngineKind;
+  /** one line for banners and `.engine`: what answers, and from where */
+  readonly label: string;
+  /** every resource, in load order */
+  resources(): Promise<readonly ResourceInfo[]>;
+  /** the resource with this id, else with this alias */
+  resource(idOrAlias: string): Promise<ResourceInfo | undefined>;
+  search(request: unknown, options?: EngineSearchOptions): Promise<SearchResult>;
+  /** `datastore_search_sql`; absent where the engine cannot run SQL (a portal with it disabled) */
+  searchSql?(sql: string, options?: EngineSearchOptions & { readonly token?: boolean }): Promise<SqlResult>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,130 @@
+/**
+ * Where queries run: a portal URL, or local files served in-process by the
+ * project's own server on 127.0.0.1:0, so both paths go through the client.
+ * (Interface fixed first; the CLI helper implements `openSource`.)
+ */
+import { isAbsolute, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect } from '../client/connect.js';
+import type { DatastoreClient } from '../client/types.js';
+import { loadResources } from '../engine/memory/load.js';
+import { startServer } from '../server/server.js';
+
+export type SourceSpec =
+  | { readonly kind: 'data'; readonly paths: readonly string[]; readonly demo?: boolean }
+  | {
+      readonly kind: 'url';
+      readonly url: string;
+      readonly token?: string;
+      readonly language?: string;
+      readonly method?: 'POST' | 'GET';
+      /** resource ids or aliases named in the config, offered before any search has run */
+      readonly resources?: readonly string[];
+    };
+
+export interface ResourceSummary {
+  readonly id: string;
+  readonly alias?: string;
+  /** number of records, when known */
+  readonly total?: number;
+}
+
+export interface Source {
+  /** one line for banners: `demo data (examples/data, 3 resources)` or the URL */
+  readonly label: string;
+  readonly spec: SourceSpec;
+  readonly client: DatastoreClient;
+  /** ids and aliases the source knows (all tables for local data; configured or seen ones for a portal) */
+  listResources(): Promise<readonly ResourceSummary[]>;
+  close(): Promise<void>;
+}
+
+/** The bundled demo data (`examples/data`), found from this file, so it works from any cwd, from `src/` and from `dist/`. */
+export const demoDataDir: string = fileURLToPath(new URL('../../examples/data', import.meta.url));
+
+/**
+ * Opens a source. Local data is loaded once and served in-process by the
+ * project's own server on 127.0.0.1 (a free port), and queried through the
+ * same client as a portal, so every path runs over HTTP the same way.
+ * Call `close()` when done.
+ * @example
+ * const source = await openSource({ kind: 'data', paths: ['examples/data'] });
+ * const result = await source.client.search('from courses where stage = active limit 5');
+ * await source.close();
+ */
+export async function openSource(spec: SourceSpec): Promise<Source> {
+  if (spec.kind === 'url') {
+    const client = connect({
+      url: spec.url,
+      ...(spec.token === undefined ? {} : { token: spec.token }),
+      ...(spec.language === undefined ? {} : { language: spec.language }),
+      ...(spec.method === undefined ? {} : { method: spec.method }),
+      onWarning: (message) => void process.stderr.write(`warning: ${message}\n`),
+    });
+    const seen = new Set<string>(spec.resources ?? []);
+    return {
+      label: spec.language === undefined ? spec.url : `${spec.url} (${spec.language})`,
+      spec,
+      client: rememberResources(client, seen),
+      listResources: async () => [...seen].map((id) => ({ id })),
+      close: () => client.close(),
+    };
+  }
+
+  const tables = await loadResources(spec.paths);
+  const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
+  const client = connect({ url: server.url });
+  const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
+  const count = `${tables.length} resource${tables.length === 1 ? '' : 's'}`;
+  let closing: Promise<void> | undefined;
+  return {
+    label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}, ${count})`,
+    spec,
+    client,
+    listResources: async () =>
+      tables.map((table) => ({
+        id: table.id,
+        ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }),
+        total: table.rows.length,
+      })),
+    close: () =>
+      (closing ??= (async () => {
+        await client.close();
+        await server.close();
+      })()),
+  };
+}
+
+/** A path as a person would write it from here: relative when inside the working directory. */
+export function relativeLabel(path: string): string {
+  const relativePath = relative(process.cwd(), path);
+  return relativePath !== '' && !relativePath.startsWith('..') && !isAbsolute(relativePath)
+    ? relativePath.replace(/[\\/]+$/, '')
+    : path.replace(/[\\/]+$/, '');
+}
+
+/** The client, noting each resource a search answered for, so `listResources` knows a portal's resources as they are used. */
+function rememberResources(client: DatastoreClient, seen: Set<string>): DatastoreClient {
+  return {
+    get url() {
+      return client.url;
+    },
+    get language() {
+      return client.language;
+    },
+    get method() {
+      return client.method;
+    },
+    get hasToken() {
+      return client.hasToken;
+    },
+    search: async (input, options) => {
+      const result = await client.search(input, options);
+      seen.add(result.resource_id);
+      return result;
+    },
+    searchAll: (input, options) => client.searchAll(input, options),
+    prepare: (input, params) => client.prepare(input, params),
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,168 @@
+import { describe, expect, test } from 'vitest';
+import fc from 'fast-check';
+import {
+  canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText, normalizeText, searchableText, valuesEqual,
+} from '../../src/datastore/values.js';
+
+describe('canonicalText', () => {
+  test.each([
+    ['text', 'Active', 'Active'],
+    ['integer', 2020, '2020'],
+    ['decimal', 2.5, '2.5'],
+    ['negative zero', -0, '0'],
+    ['large number', 1e21, '1e+21'],
+    ['true', true, 'true'],
+    ['false', false, 'false'],
+    ['array', [1, 'a', null], '[1,"a",null]'],
+    ['object keeps insertion order', { b: 1, a: [true] }, '{"b":1,"a":[true]}'],
+  ])('%s', (_, value, text) => {
+    expect(canonicalText(value)).toBe(text);
+  });
+
+  test('null and missing have no text', () => {
+    expect(canonicalText(null)).toBeNull();
+    expect(canonicalText(undefined)).toBeNull();
+  });
+});
+
+describe('valuesEqual', () => {
+  test('a number equals its text', () => {
+    expect(valuesEqual(2020, '2020')).toBe(true);
+    expect(valuesEqual('2020', 2020)).toBe(true);
+    expect(valuesEqual(2.5, '2.50')).toBe(false);
+    expect(valuesEqual(10, '10.0')).toBe(false);
+  });
+
+  test('case-sensitive', () => {
+    expect(valuesEqual('Active', 'active')).toBe(false);
+    expect(valuesEqual('Active', 'Active')).toBe(true);
+  });
+
+  test('null equals only null or missing', () => {
+    expect(valuesEqual(null, null)).toBe(true);
+    expect(valuesEqual(null, undefined)).toBe(true);
+    expect(valuesEqual(null, 'null')).toBe(false);
+    expect(valuesEqual('null', null)).toBe(false);
+    expect(valuesEqual(null, '')).toBe(false);
+    expect(valuesEqual(null, 0)).toBe(false);
+  });
+
+  test('booleans equal their text', () => {
+    expect(valuesEqual(true, 'true')).toBe(true);
+    expect(valuesEqual(false, 'False')).toBe(false);
+  });
+
+  test('json values compare by JSON text', () => {
+    expect(valuesEqual({ a: 1 }, '{"a":1}')).toBe(true);
+    expect(valuesEqual([1, 2], [1, 2])).toBe(true);
+    expect(valuesEqual({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
+  });
+
+  test('-0 equals 0 and "0"', () => {
+    expect(valuesEqual(-0, 0)).toBe(true);
+    expect(valuesEqual(-0, '0')).toBe(true);
+    expect(valuesEqual(-0, '-0')).toBe(false);
+  });
+
+  test('agrees with comparing canonical texts, for any JSON values', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        expect(valuesEqual(a, b)).toBe(canonicalText(a) === canonicalText(b));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('compareText', () => {
+  test('orders by code point, not by UTF-16 unit', () => {
+    // U+FF5E is a single unit 0xFF5E; U+1F600 is the surrogate pair D83D DE00: `<` gets this wrong.
+    expect('\uFF5E' < '\u{1F600}').toBe(false);
+    expect(compareText('\uFF5E', '\u{1F600}')).toBeLessThan(0);
+    expect(compareText('\u{1F600}', '\uFF5E')).toBeGreaterThan(0);
+  });
+
+  test('upper case before lower case (C collation), prefix first', () => {
+    expect(compareText('B', 'a')).toBeLessThan(0);
+    expect(compareText('ab', 'abc')).toBeLessThan(0);
+    expect(compareText('x', 'x')).toBe(0);
+  });
+
+  test('agrees with comparing code point arrays', () => {
+    const byCodePoints = (a: string, b: string): number => {
+      const x = [...a].map((c) => c.codePointAt(0) as number);
+      const y = [...b].map((c) => c.codePointAt(0) as number);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+      return x.length - y.length;
+    };
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+        expect(Math.sign(compareText(a, b))).toBe(Math.sign(byCodePoints(a, b)));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('compareValues', () => {
+  test('numbers numerically, nulls last', () => {
+    expect([10, null, 2, undefined, -1].sort(compareValues)).toEqual([-1, 2, 10, null, undefined]);
+  });
+
+  test('booleans false < true', () => {
+    expect(compareValues(false, true)).toBeLessThan(0);
+    expect(compareValues(true, true)).toBe(0);
+  });
+
+  test('mixed types: boolean < number < text < json < null', () => {
+    const values = [null, { a: 1 }, 'b', 3, true, [0], 'a', false, 1];
+    expect([...values].sort(compareValues)).toEqual([false, true, 1, 3, 'a', 'b', [0], { a: 1 }, null]);
+  });
+
+  test('NaN after every other number', () => {
+    expect(compareNumbers(Number.NaN, Infinity)).toBeGreaterThan(0);
+    expect(compareNumbers(Number.NaN, Number.NaN)).toBe(0);
+  });
+
+  test('is a total order: antisymmetric and transitive over mixed values', () => {
+    const value = fc.oneof(fc.constant(null), fc.boolean(), fc.double({ noNaN: true }), fc.string(), fc.jsonValue());
+    fc.assert(
+      fc.property(value, value, value, (a, b, c) => {
+        expect(Math.sign(compareValues(a, b)) + Math.sign(compareValues(b, a))).toBe(0);
+        if (compareValues(a, b) <= 0 && compareValues(b, c) <= 0) expect(compareValues(a, c)).toBeLessThanOrEqual(0);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('text normalization', () => {
+  test('NFKC and lower case', () => {
+    expect(normalizeText('Ｍａｔｈ')).toBe('math');
+    expect(normalizeText('ﬁle')).toBe('file');
+    expect(normalizeText('Cafe\u0301')).toBe('café');
+    expect(normalizeText('STRASSE')).toBe('strasse');
+  });
+
+  test('q: white space runs fold to one space and are trimmed', () => {
+    expect(normalizeQueryText('  Linear\n\t ALGEBRA  ')).toBe('linear algebra');
+    expect(normalizeQueryText('a\u00a0\u3000b')).toBe('a b');
+    expect(normalizeQueryText(' \n ')).toBe('');
+  });
+
+  test('q never holds a newline, whatever the input', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (s) => {
+        expect(normalizeQueryText(s)).not.toMatch(/[\n\t\r]/);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('searchableText: canonical text normalized; null has none', () => {
+    expect(searchableText('ÀB')).toBe('àb');
+    expect(searchableText(2.5)).toBe('2.5');
+    expect(searchableText(true)).toBe('true');
+    expect(searchableText(null)).toBeNull();
+  });
+});

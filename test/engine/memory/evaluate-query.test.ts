@@ -1,0 +1,145 @@
+import { describe, expect, test } from 'vitest';
+import fc from 'fast-check';
+import { evaluateQuery } from '../../../src/engine/memory/evaluate-query.js';
+import { evaluate } from '../../../src/engine/memory/evaluate.js';
+import { tableFromRows } from '../../../src/engine/memory/load.js';
+import { fromRequest } from '../../../src/compile/from-request.js';
+import type { Row, Scalar, SearchResult } from '../../../src/datastore/types.js';
+import { DatastoreError, QueryError } from '../../../src/errors.js';
+
+const rows: Row[] = [
+  { title: 'Linear Algebra', subject: 'math', year: 2020, stage: 'active' },
+  { title: 'Poetry', subject: 'arts', year: 2021, stage: 'Active' },
+  { title: 'Geometry', subject: 'math', year: 2021, stage: null },
+  { title: 'Ｃａｌｃｕｌｕｓ', subject: 'math', year: '2019', stage: 'survey' },
+  { title: 'Café', subject: null, year: 2022 },
+];
+const courses = tableFromRows(rows, { alias: 'courses' });
+const ids = (result: SearchResult): unknown[] => result.records.map((r) => r._id);
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected an error');
+}
+
+describe('evaluateQuery walks the AST', () => {
+  test('= and in by canonical text; null only null', () => {
+    expect(ids(evaluateQuery('from courses where year = 2021', courses))).toEqual([2, 3]);
+    expect(ids(evaluateQuery('from courses where year = "2019"', courses))).toEqual([4]);
+    expect(ids(evaluateQuery('from courses where year in (2019, 2022)', courses))).toEqual([4, 5]);
+    expect(ids(evaluateQuery('from courses where stage = null', courses))).toEqual([3, 5]);
+    expect(ids(evaluateQuery('from courses where stage = "null"', courses))).toEqual([]);
+    expect(ids(evaluateQuery('from courses where stage in ()', courses))).toEqual([]);
+  });
+
+  test('or across fields, which a request cannot say, and nested groups', () => {
+    expect(ids(evaluateQuery('from courses where (subject = arts or year = 2019)', courses))).toEqual([2, 4]);
+    expect(ids(evaluateQuery('from courses where subject = math and (stage = active or year = 2021)', courses))).toEqual([1, 3]);
+    expect(ids(evaluateQuery('from courses where ((subject = arts and year = 2021) or stage = survey)', courses))).toEqual([2, 4]);
+  });
+
+  test('search, order, limit, offset, select', () => {
+    const result = evaluateQuery('from courses select title, _id where subject = math search "  CALC " order by year desc limit 5 offset 0', courses);
+    expect(result.records).toEqual([{ title: 'Ｃａｌｃｕｌｕｓ', _id: 4 }]);
+    expect(result).toMatchObject({ total: 1, limit: 5, offset: 0, q: '  CALC ', sort: 'year desc', include_total: true });
+    expect(result.fields).toEqual([{ id: 'title', type: 'text' }, { id: '_id', type: 'int' }]);
+    expect(ids(evaluateQuery('from courses order by stage desc, _id desc', courses))).toEqual([5, 3, 4, 1, 2]);
+  });
+
+  test('a blank search is no search and is not echoed', () => {
+    const result = evaluateQuery('from courses search "   "', courses);
+    expect(result.total).toBe(5);
+    expect(result).not.toHaveProperty('q');
+  });
+
+  test('limit is capped at 32000 and defaults to 100', () => {
+    expect(evaluateQuery('from courses limit 50000', courses).limit).toBe(32000);
+    expect(evaluateQuery('from courses', courses).limit).toBe(100);
+  });
+
+  test('parameters are bound; a list spreads into in (…)', () => {
+    const result = evaluateQuery('from $r where year in ($ys) and subject = $s limit $n', rows, { r: 'courses', ys: [2021, 2019], s: 'math', n: 1 });
+    expect(result.records).toEqual([{ _id: 3, title: 'Geometry', subject: 'math', year: 2021, stage: null }]);
+    expect(result.total).toBe(2);
+    expect(result.resource_id).toBe('courses');
+  });
+
+  test('an unbound parameter is UNBOUND_PARAMETER at its span', () => {
+    const source = 'from courses where subject = $s and year = $y';
+    const error = thrown(() => evaluateQuery(source, courses, { y: 2020 }));
+    expect(error).toBeInstanceOf(QueryError);
+    expect((error as QueryError).code).toBe('UNBOUND_PARAMETER');
+    const { start, end } = (error as QueryError).span;
+    expect(source.slice(start, end)).toBe('$s');
+  });
+
+  test('unknown names give the Validation Errors of evaluate, in the same order', () => {
+    for (const [query, body] of [
+      ['from courses where nope = 1', { __type: 'Validation Error', filters: ['invalid value "nope"'] }],
+      ['from courses select title, nope', { __type: 'Validation Error', fields: ['invalid value "nope"'] }],
+      ['from courses order by nope desc', { __type: 'Validation Error', sort: ['invalid value "nope desc"'] }],
+      ['from courses select nope where nope = 1 order by nope', { __type: 'Validation Error', fields: ['invalid value "nope"'] }],
+    ] as const) {
+      const error = thrown(() => evaluateQuery(query, courses));
+      expect(error).toBeInstanceOf(DatastoreError);
+      expect((error as DatastoreError).body).toEqual(body);
+    }
+  });
+
+  test('over plain rows an unknown name is null everywhere', () => {
+    expect(ids(evaluateQuery('from x where nope = null', rows))).toEqual([1, 2, 3, 4, 5]);
+    expect(ids(evaluateQuery('from x where (nope = 1 or subject = arts)', rows))).toEqual([2]);
+  });
+});
+
+describe('evaluateQuery agrees with evaluate', () => {
+  const values: Scalar[] = ['math', 'arts', 2021, '2021', 2019, '2019', null, 'null', 'active', 'Active', 'survey', 'x'];
+  const fieldNames = ['title', 'subject', 'year', 'stage', '_id'];
+  const request = fc.record(
+    {
+      filters: fc.dictionary(fc.constantFrom(...fieldNames), fc.oneof(fc.constantFrom(...values), fc.array(fc.constantFrom(...values), { maxLength: 3 })), { maxKeys: 3 }),
+      q: fc.constantFrom('a', 'ALG', 'é', 'cafe', '20', 'calc', 'math'),
+      sort: fc.uniqueArray(fc.constantFrom(...fieldNames), { maxLength: 2 }).chain((names) =>
+        fc.tuple(...names.map((n) => fc.constantFrom(`${n} asc`, `${n} desc`))).map((items) => items.join(', '))),
+      fields: fc.uniqueArray(fc.constantFrom(...fieldNames), { minLength: 1, maxLength: 3 }),
+      limit: fc.integer({ min: 0, max: 6 }),
+      offset: fc.integer({ min: 0, max: 6 }),
+    },
+    { requiredKeys: [] },
+  );
+
+  test('evaluateQuery(fromRequest(r), t) = evaluate(r, t), over the table and over plain rows', () => {
+    fc.assert(
+      fc.property(request, (r) => {
+        const wire = { resource_id: 'courses', ...r, ...(r.sort === '' ? { sort: undefined } : {}) };
+        const query = fromRequest(wire);
+        for (const source of [courses, rows]) {
+          const expected = evaluate(wire, source);
+          const got = evaluateQuery(query, source);
+          expect(got.records).toEqual(expected.records);
+          expect(got.total).toBe(expected.total);
+          expect(got.fields).toEqual(expected.fields);
+          expect(got.limit).toBe(expected.limit);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  test('(a = x or b = y) is the union of a = x and b = y', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...fieldNames), fc.constantFrom(...values), fc.constantFrom(...fieldNames), fc.constantFrom(...values), (f, x, g, y) => {
+        const lit = (v: Scalar): string => (v === null ? 'null' : JSON.stringify(v));
+        const either = ids(evaluateQuery(`from courses where (${f} = ${lit(x)} or ${g} = ${lit(y)})`, courses));
+        const one = ids(evaluateQuery(`from courses where ${f} = ${lit(x)}`, courses));
+        const other = ids(evaluateQuery(`from courses where ${g} = ${lit(y)}`, courses));
+        expect(either).toEqual([...new Set([...one, ...other])].sort((a, b) => Number(a) - Number(b)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
