@@ -26,10 +26,30 @@ export type Filters = { readonly [field: string]: Scalar | readonly Scalar[] };
  * `normalizeRequest` makes of any valid request. Keys appear in this order,
  * and only the keys that are set.
  */
+/** `records_format`: how `records` are written (docs/ckan-2.11-reference.md §1). */
+export type RecordsFormat = 'objects' | 'lists' | 'csv' | 'tsv';
+
+/**
+ * CKAN 2.12's `filters` JSON as sent (docs/ckan-2.12-reference.md §1.2): a dict whose values may be
+ * operator dicts (`{"gte": 2020}`) or lists mixing values and operator dicts, with `$or`/`$and` keys,
+ * or a list of such dicts (an OR). Parsed into a `FilterNode` tree (`filters.ts`) before it is answered.
+ */
+export type FilterTree = { readonly [fieldOrOperator: string]: JsonValue } | readonly { readonly [fieldOrOperator: string]: JsonValue }[];
+
+/** `q` as an object: CKAN's per-field search, field → text. */
+export type FieldSearch = { readonly [field: string]: string };
+
 export interface SearchRequest {
   readonly resource_id: string;
   readonly filters?: Filters;
   readonly q?: string;
+  /** false: `q` is `to_tsquery` syntax (`alg:* & linear`); default true */
+  readonly plain?: boolean;
+  /** the text search configuration of `q`; default `english` */
+  readonly language?: string;
+  /** searched like a string `q`; replaces a string `q` when both are given */
+  readonly full_text?: string;
+  readonly distinct?: boolean;
   /** projection, order kept */
   readonly fields?: readonly string[];
   /** `"a asc, b desc"`; a field name that needs it is written in double quotes */
@@ -37,6 +57,11 @@ export interface SearchRequest {
   readonly limit?: number;
   readonly offset?: number;
   readonly include_total?: boolean;
+  /** 2.11 only (2.12 ignores it) */
+  readonly total_estimation_threshold?: number | null;
+  readonly records_format?: RecordsFormat;
+  /** 2.12 only: ask for `next_page`, the keyset cursor */
+  readonly include_next_page?: boolean;
 }
 
 /** The `_links` of a response: request paths, no host, no language segment. */
