@@ -4,7 +4,13 @@
  * docs/semantics.md.
  */
 
-export type FieldType = 'text' | 'int' | 'numeric' | 'bool' | 'timestamp' | 'json';
+/**
+ * A field's type as CKAN names it in `fields` (docs/ckan-2.11-reference.md §5): `_id` is `int`, other
+ * columns carry PostgreSQL's type names; an array column is its element type with a leading `_`;
+ * `rank` (with `q`) is `float`.
+ */
+export type ScalarFieldType = 'text' | 'int' | 'int4' | 'int8' | 'numeric' | 'float8' | 'float' | 'bool' | 'date' | 'timestamp' | 'json';
+export type FieldType = ScalarFieldType | `_${ScalarFieldType}`;
 
 export interface FieldInfo {
   readonly id: string;
