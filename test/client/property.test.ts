@@ -13,7 +13,7 @@ import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { evaluate } from '../../src/engine/memory/evaluate.js';
 import { sortText } from '../../src/datastore/sort.js';
-import type { FieldInfo, FieldType, Scalar, SearchRequest, SearchResult, Table } from '../../src/datastore/types.js';
+import type { FieldInfo, Scalar, SearchRequest, SearchResult, Table } from '../../src/datastore/types.js';
 import { DatastoreError } from '../../src/errors.js';
 import { makeTable } from '../server/tables.js';
 
