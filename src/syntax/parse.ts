@@ -74,12 +74,7 @@ function unexpectedCharacter(offset: number, source: string): QueryError {
 function characterHint(found: string, next: string): string | undefined {
   switch (found) {
     case '!':
-      return next === '='
-        ? '"!=" is not supported: a datastore_search request can only test equality ("=" and "in")'
-        : undefined;
-    case '<':
-    case '>':
-      return 'only "=" and "in" are supported: a datastore_search request cannot compare ranges';
+      return 'write "not" before a condition, or "!=" to compare: where not f = 1, where f != 1';
     case '$':
       return 'a parameter is "$" followed by a name, such as $subject';
     case '&':
@@ -207,10 +202,12 @@ const expectedInRule: Record<RuleName, readonly string[]> = {
   clause: ['"where"', '"search"', '"select"', '"order by"', '"limit"', '"offset"'],
   whereClause: ['a field name', '"("'],
   condition: ['a field name', '"("'],
-  comparison: ['"="', '"in"'],
+  comparison: ['"="', '"!="', '"<"', '"<="', '">"', '">="', '"in"', '"not"', '"between"', '"like"', '"ilike"', '"is"'],
+  operator: ['"="', '"!="', '"<"', '"<="', '">"', '">="'],
   valueList: ['a value', '","', '")"'],
   group: ['"and"', '"or"', '")"'],
-  searchClause: ['a quoted string', 'a parameter'],
+  searchClause: ['a quoted string', 'a parameter', 'a field name'],
+  fieldSearch: ['a quoted string', 'a parameter'],
   selectClause: ['a field name'],
   orderClause: ['"by"'],
   sortKey: ['a field name'],
