@@ -99,10 +99,7 @@ export function formatValue(value: Value): string {
 
 const operatorText = { ne: '!=', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const satisfies Record<CompareOperator, string>;
 
-/**
- * A condition as text. `top`: the whole `where`, whose `and`/`or` list needs
- * no parentheses; anywhere else a list is a group in parentheses.
- */
+/** A condition as text. `top`: the whole `where`, whose `and` list needs no parentheses. */
 function formatCondition(condition: Condition, top: boolean): string {
   switch (condition.kind) {
     case 'eq':
@@ -123,7 +120,8 @@ function formatCondition(condition: Condition, top: boolean): string {
     case 'or': {
       if (condition.conditions.length === 1) return formatCondition(condition.conditions[0]!, top);
       const text = condition.conditions.map((c) => formatCondition(c, false)).join(` ${condition.kind} `);
-      return top ? text : `(${text})`;
+      // The where clause is itself an "and" list; an "or" keeps its parentheses even there, as people write it.
+      return top && condition.kind === 'and' ? text : `(${text})`;
     }
     default:
       return assertNever(condition, 'condition');

@@ -386,7 +386,7 @@ function count(value: Value): number {
 export function resourceOf(query: Query): string {
   const resource = query.from.resource;
   if (resource.kind === 'param') throw unboundError(resource);
-  if (resource.value.trim() === '') {
+  if (resource.value === '') {
     throw queryError('EMPTY_RESOURCE', resource.span, [], {
       found: JSON.stringify(resource.value),
       hint: 'name the resource to search: from <resource id or name>',

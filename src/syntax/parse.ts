@@ -310,6 +310,11 @@ function hintFor(
     if (token.tokenType === NumberLiteral) return `a field name that starts with a digit must be quoted with backticks: \`${image}\``;
   }
 
+  if (token.tokenType === NumberLiteral && previous?.tokenType === NumberLiteral && tokenSpan(previous).end === token.startOffset) {
+    // `00012` lexes as 0, 0, 0, 12: a code with leading zeros is text.
+    const end = /^[0-9A-Za-z_.:-]*/.exec(source.slice(token.startOffset))![0].length + token.startOffset;
+    return `a number with leading zeros is text: quote it: ${JSON.stringify(source.slice(previous.startOffset, end))}`;
+  }
   if (token.tokenType === StringLiteral && previous?.tokenType === StringLiteral && tokenSpan(previous).end === token.startOffset) {
     const quote = image[0]!;
     return `a quote inside a string is escaped with a backslash: \\${quote}, not ${quote}${quote}`;

@@ -69,7 +69,7 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
     });
   }
   const resource = literalText(q.from.resource);
-  if (resource.trim() === '') {
+  if (resource === '') {
     throw queryError('EMPTY_RESOURCE', q.from.resource.span, [], typeof query === 'string' ? { source: query } : {});
   }
 
@@ -428,4 +428,28 @@ function fieldsOfRows(rows: readonly Row[]): FieldInfo[] {
     }
   }
   return order.map((id) => ({ id, type: types.get(id) ?? 'text' }));
+}
+
+/**
+ * The local half of a plan: a residual query (`plan`'s `residual`) as a
+ * record test, over records fetched with their `fields`. Its where clause is
+ * checked first as `evaluateQuery` checks it (an unknown field or a value
+ * that cannot be read as its field's type is the same Validation Error).
+ * @example
+ * const keep = residualTest(plan('from t where a != 1', { target: 'ckan-2.11' }).residual!, page.fields);
+ * page.records.filter((row, i) => keep(row, i)); // the records whose a is not 1 (and not null)
+ */
+export function residualTest(residual: Query, fields: readonly FieldInfo[]): (row: Row, position: number) => boolean {
+  const known = new Set(fields.map((f) => f.id));
+  for (const name of conditionFields(residual.where?.condition)) {
+    if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
+  }
+  for (const name of residual.select?.fields.map((f) => f.name) ?? []) {
+    if (!known.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
+  }
+  const context: Context = { types: new Map(fields.map((f) => [f.id, f.type])), typed: true };
+  const condition = residual.where?.condition;
+  if (condition === undefined) return () => true;
+  checkCondition(condition, context);
+  return (row, position) => truth(condition, row, position, context) === true;
 }
