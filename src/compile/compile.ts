@@ -14,7 +14,7 @@ import { firstParameter } from '../syntax/walk.js';
 import { bind } from './bind.js';
 import type { Params } from './bind.js';
 import { dictFilters } from './dict-filters.js';
-import { constructName, firstResidual, parseTarget, planQuery, type Plan, type PlanOptions, type Target } from './plan.js';
+import { constructName, firstResidual, onlyEqualities, parseTarget, planQuery, type Plan, type PlanOptions, type Target } from './plan.js';
 import type { SqlRequest } from './sql.js';
 
 /**
@@ -165,20 +165,6 @@ function culprit(condition: Condition, target: Target): Condition {
   if (condition.kind !== 'and' && condition.kind !== 'or') return condition;
   const inner = condition.conditions.find((c) => !onlyEqualities(c) && !(target === 'ckan-2.12' && (c.kind === 'compare' || c.kind === 'between')));
   return inner === undefined ? condition : culprit(inner, target);
-}
-
-function onlyEqualities(condition: Condition): boolean {
-  switch (condition.kind) {
-    case 'eq':
-      return condition.value.kind !== 'null';
-    case 'in':
-      return condition.values.every((v) => v.kind !== 'null');
-    case 'and':
-    case 'or':
-      return condition.conditions.every(onlyEqualities);
-    default:
-      return false;
-  }
 }
 
 /** The same error, carrying the query text so it can be rendered with an excerpt. */

@@ -5,7 +5,7 @@
  */
 import type { Condition, Equals, Field, In, Or, Parameter, Value } from '../ast.js';
 import { assertNever } from '../ast.js';
-import { QueryError, queryError } from '../errors.js';
+import { queryError, type QueryError } from '../errors.js';
 import type { Filters, Scalar } from '../datastore/types.js';
 import { canonicalText } from '../datastore/values.js';
 import { formatField } from '../format.js';

@@ -195,7 +195,24 @@ function split(condition: Condition | undefined, target: Exclude<Target, 'sql'>)
   return result;
 }
 
+/** Whether a condition is made only of `=` and `in` with non-null values, and `and` / `or` groups. */
+export function onlyEqualities(condition: Condition): boolean {
+  switch (condition.kind) {
+    case 'eq':
+      return condition.value.kind !== 'null';
+    case 'in':
+      return condition.values.every((v) => v.kind !== 'null');
+    case 'and':
+    case 'or':
+      return condition.conditions.every(onlyEqualities);
+    default:
+      return false;
+  }
+}
+
+/** Whether CKAN 2.11's dict says a condition. */
 function dictSays(condition: Condition): boolean {
+  if (!onlyEqualities(condition)) return false;
   try {
     dictFilters(condition);
     return true;

@@ -67,11 +67,11 @@ function unexpectedCharacter(offset: number, source: string): QueryError {
   return queryError('UNEXPECTED_CHARACTER', { start: offset, end: offset + found.length }, [found], {
     source,
     found,
-    hint: characterHint(found, source.charAt(offset + found.length)),
+    hint: characterHint(found),
   });
 }
 
-function characterHint(found: string, next: string): string | undefined {
+function characterHint(found: string): string | undefined {
   switch (found) {
     case '!':
       return 'write "not" before a condition, or "!=" to compare: where not f = 1, where f != 1';
