@@ -10,7 +10,7 @@ import { pointSpan } from '../span.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
-  And, Bareword, BacktickField, Comma, Equals, In, Keyword, keywordTokens, LParen, NumberLiteral, Or, Order,
+  And, Bareword, BacktickField, Comma, Equals, In, Keyword, keywordTokens, LParen, NumberLiteral, Order,
   Parameter, queryLexer, RParen, scanQuoted, Semicolon, StringLiteral, Uuid,
 } from './tokens.js';
 
@@ -234,7 +234,6 @@ function expectedAt(before: IToken[]): string[] {
     const noun = rule === undefined ? undefined : ruleNouns[rule];
     if (noun) add(noun);
     else if (type === Semicolon) continue; // accepted, but not worth suggesting
-    else if (type === Or && rule === 'whereClause') continue; // only inside parentheses
     else if (type === Order) add('"order by"');
     else if (type === NumberLiteral) add('a whole number');
     else if (type === StringLiteral) add('a quoted string');
