@@ -27,6 +27,8 @@ export interface LoadProgress {
 export interface LoadTablesOptions {
   /** drop a table of the same id first (in the same transaction); otherwise an existing id is an error */
   readonly replace?: boolean;
+  /** create CKAN's full-text indexes (answers are the same without them, only slower on large tables); default true */
+  readonly indexes?: boolean;
   /** rows per `COPY` batch; default 10 000 */
   readonly batchRows?: number;
   readonly onProgress?: (progress: LoadProgress) => void;
@@ -100,7 +102,7 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
     } else await tx.copyFrom(copy, csv);
     options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: end, totalRows: total });
   }
-  for (const sql of fullTextIndexSql(table.id, columns)) await tx.query(sql);
+  if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, columns)) await tx.query(sql);
   for (const alias of table.aliases) {
     if (alias === table.id) continue;
     const other = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [alias]);
