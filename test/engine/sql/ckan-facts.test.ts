@@ -101,7 +101,7 @@ describe.each(engineNames)('%s answers as CKAN 2.11.5', (name) => {
     const error = await errorOf(search({ resource_id: 'books', q: 'tolstoy annakarenina', plain: false }));
     expect(error.status).toBe(409);
     expect(error.body).toMatchObject({ __type: 'Validation Error', query: ['Invalid query'] });
-    expect(JSON.stringify((error.body as { info: unknown }).info)).toContain('syntax error in tsquery');
+    expect(JSON.stringify((error.body as unknown as { info: unknown }).info)).toContain('syntax error in tsquery');
   });
 
   it('language applies to the query only: simple does not stem, so warandpeace no longer matches', async () => {
@@ -183,7 +183,7 @@ describe.each(engineNames)('%s answers as CKAN 2.11.5', (name) => {
     const error = await errorOf(search({ resource_id: 'things', filters }));
     expect(error.status).toBe(409);
     expect(error.body).toMatchObject({ __type: 'Validation Error', query: ['Invalid query'] });
-    expect((error.body as { info: { orig: string[] } }).info.orig[0]).toContain(orig);
+    expect((error.body as unknown as { info: { orig: string[] } }).info.orig[0]).toContain(orig);
   });
 
   it('an unknown filter field is 409 invalid value', async () => {
