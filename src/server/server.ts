@@ -243,7 +243,15 @@ function handlerFor(
     if (info === undefined && !(engine.kind !== 'memory' && request.resource_id === '_table_metadata')) throw resourceNotFound(request.resource_id);
     const hidden = info !== undefined && (info.private || (await privateIds).has(info.id));
     if (hidden && !authorized(req.headers.authorization)) throw accessDenied(request.resource_id);
-    const result = await engine.search(engine.kind === 'memory' ? request : raw, limits);
+    // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
+    const gone = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
+    const result = await engine
+      .search(engine.kind === 'memory' ? request : raw, engine.kind === 'memory' ? limits : { ...limits, signal: gone.signal })
+      .finally(() => res.off('close', onClose));
     const links = linksFor(route.linkPath, query, (result.offset ?? 0) + result.limit);
     send(req, res, 200, envelope.success(result, links, request.fields === undefined));
   };
