@@ -28,6 +28,9 @@ export function addSourceOptions(command: Command): Command {
     .option('--get', 'send GET requests instead of POST (with --url)')
     .option('--token-file <file>', 'read the API token from this file (with --url)')
     .option('--data <path>', 'query local .csv, .json, .ndjson files or folders of them (repeatable)', collect, [])
+    .option('--engine <name>', 'who answers local data: memory (default), pglite (PostgreSQL in the process) or postgres')
+    .option('--db <url|dir>', 'a PostgreSQL datastore (postgres://…), or a directory keeping a PGlite database')
+    .option('--db-dir <dir>', 'keep the PGlite database in this directory between runs')
     .option('--profile <name>', 'use a profile from the config file')
     .option('--config <file>', 'read this config file instead of searching for one')
     .addOption(new Option('--token <token>').hideHelp());
