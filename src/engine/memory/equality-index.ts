@@ -14,7 +14,7 @@ import { canonicalText } from '../../datastore/values.js';
 import type { EqualityIndex, TableView } from './table-view.js';
 
 export type { EqualityIndex } from './table-view.js';
-import { readField } from './table-view.js';
+import { fieldReader } from './predicate.js';
 
 /** Below this many rows a scan is as quick as a lookup: no index. */
 export const INDEX_MIN_ROWS = 4096;
@@ -22,18 +22,19 @@ export const INDEX_MIN_ROWS = 4096;
 
 /**
  * The index of `field` if it exists or is worth building now (counting this
- * request as a use); undefined when a scan should be used.
+ * request as a use; `mayBuild` false when the request built one already, so
+ * no request pays for more than one); undefined when a scan should be used.
  * @example
  * equalityIndex(view, 'status')           // undefined: first use, scan
  * equalityIndex(view, 'status')?.get('failed') // Int32Array of the rows whose status is "failed"
  */
-export function equalityIndex(view: TableView, field: string): EqualityIndex | undefined {
+export function equalityIndex(view: TableView, field: string, mayBuild = true): EqualityIndex | undefined {
   const known = view.indexes.get(field);
   if (known !== undefined) return known ?? undefined;
   if (view.rows.length < INDEX_MIN_ROWS) return undefined;
   const uses = (view.equalityUses.get(field) ?? 0) + 1;
   view.equalityUses.set(field, uses);
-  if (uses < 2) return undefined;
+  if (uses < 2 || !mayBuild) return undefined;
   const built = buildIndex(view.rows, field);
   view.indexes.set(field, built);
   return built ?? undefined;
@@ -42,10 +43,12 @@ export function equalityIndex(view: TableView, field: string): EqualityIndex | u
 function buildIndex(rows: readonly Row[], field: string): EqualityIndex | null {
   const n = rows.length;
   const limit = Math.max(1024, n >>> 2);
+  const read = fieldReader(field);
   const texts = new Array<string | null>(n);
   const counts = new Map<string | null, number>();
   for (let i = 0; i < n; i++) {
-    const text = canonicalText(readField(rows[i] as Row, field, i));
+    const v = read(rows[i] as Row, i);
+    const text = typeof v === 'string' ? v : canonicalText(v);
     texts[i] = text;
     const c = counts.get(text);
     if (c !== undefined) counts.set(text, c + 1);

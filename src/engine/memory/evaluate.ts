@@ -18,7 +18,7 @@ import { canonicalText, compareValues, normalizeText } from '../../datastore/val
 import { toolError, validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
-import { conditionOf, scanFor } from './predicate.js';
+import { conditionOf, fieldReader, scanFor } from './predicate.js';
 import type { CkanVersion, Condition } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
@@ -239,10 +239,13 @@ interface Leader {
 function indexLeader(view: TableView, filters: readonly FilterNode[]): Leader | undefined {
   let best: Leader | undefined;
   let fewest = Infinity;
+  let built = false;
   filters.forEach((node, position) => {
     if (node.op !== 'eq' && node.op !== 'in') return;
-    const index = equalityIndex(view, node.field);
+    const existed = view.indexes.has(node.field);
+    const index = equalityIndex(view, node.field, !built);
     if (index === undefined) return;
+    built ||= !existed;
     const wanted = wantedTexts(node.op === 'in' ? node.values : [node.value]);
     const count = countRows(index, wanted);
     if (count < fewest) {
@@ -294,10 +297,11 @@ function orderAndPage(view: TableView, rows: Selection, items: readonly SortItem
   }
   // The sort keys of every matching row, read once; rows are then compared by their index j.
   const keys = items.map((item) => {
+    const read = fieldReader(item.field);
     const values = new Array<JsonValue | null>(total);
     for (let j = 0; j < total; j++) {
       const i = at(j);
-      values[j] = readField(view.rows[i] as Row, item.field, i);
+      values[j] = read(view.rows[i] as Row, i) ?? null;
     }
     return values;
   });

@@ -268,6 +268,20 @@ function readExpression(field: string): string {
   return field in Object.prototype ? `(Object.hasOwn(r, ${name}) ? r[${name}] : undefined)` : `r[${name}]`;
 }
 
+/**
+ * A function reading one field of a row as the scan does (own keys only,
+ * `_id` falling back to the position; `undefined` for a missing key), with
+ * the name as a literal where code can be generated.
+ * @example
+ * fieldReader('title')({ title: 'Algebra' }, 0) // "Algebra"
+ */
+export function fieldReader(field: string): (row: Row, i: number) => JsonValue | null | undefined {
+  const made = generate<(row: Row, i: number) => JsonValue | null | undefined>(['r', 'i'], `return ${readExpression(field)};`);
+  if (made !== undefined) return made;
+  if (field === '_id') return (row, i) => row._id ?? i + 1;
+  return (row) => (Object.hasOwn(row, field) ? row[field] : undefined);
+}
+
 function closureTest(c: Condition): (row: Row, i: number) => boolean {
   if (c.op === 'test') {
     const { field, test } = c;
