@@ -1,17 +1,16 @@
 /**
- * Every command of the real CLI, run as a child process: stdout, stderr and
- * the exit status for success and for each class of error.
+ * Every command of the CLI (in process, through `runCli`): stdout, stderr and
+ * the exit status for success and for each class of error; the built bin for
+ * what only a process shows (its exit status, SIGINT).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ckql, ckqlInProcess, ndjson, startCkql } from './run-ckql.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ckql, ckqlInProcess, ckqlProcess, ndjson, startCkql } from './run-ckql.js';
 import { makeWorkspace } from './fixtures.js';
 
-// Each test starts the bin several times; on a busy two-core machine that can take a while.
-vi.setConfig({ testTimeout: 120_000 });
 
 let root: string;
 let data: string;
@@ -106,10 +105,10 @@ describe('usage errors exit 2', () => {
   }
 
   it('the bin itself exits 2 for an unknown command and an unknown flag', async () => {
-    const command = await ckql(['qurey', 'from x']);
+    const command = await ckqlProcess(['qurey', 'from x']);
     expect(command.code).toBe(2);
     expect(command.stderr).toContain('did you mean "query"?');
-    const flag = await ckql(['compile', 'from x', '--nope']);
+    const flag = await ckqlProcess(['compile', 'from x', '--nope']);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("unknown option '--nope'");
   });
