@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer } from '../../src/server/server.js';
+import { loadResources } from '../../src/engine/memory/load.js';
 import { ckql, ckqlInProcess, ckqlProcess, ndjson, startCkql } from './run-ckql.js';
 import { makeWorkspace } from './fixtures.js';
 
@@ -179,9 +181,9 @@ describe('query --data', () => {
     expect(lines.slice(1).map((line) => Number(line.split(',')[1]))).toEqual(Array.from({ length: 12 }, (_, i) => 2 * (i + 1)));
   });
 
-  it('an unknown field is a data error (exit 1) that suggests the nearest field', async () => {
+  it('an unknown field is a query error (exit 3) that suggests the nearest field', async () => {
     const result = await ckql(['query', 'from courses where subjet = math', '--data', data]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     expect(result.stderr).toContain('VALIDATION_ERROR');
     expect(result.stderr).toContain('did you mean "subject"?');
     expectNoStack(result.stderr);
@@ -189,13 +191,13 @@ describe('query --data', () => {
 
   it('an unknown field in order by or select is found too', async () => {
     const result = await ckql(['query', 'from courses order by credit desc', '--data', data]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     expect(result.stderr).toContain('did you mean "credits"?');
   });
 
-  it('an unknown resource exits 1 and suggests a known one', async () => {
+  it('an unknown resource exits 3 and suggests a known one', async () => {
     const result = await ckql(['query', 'from corses', '--data', data]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     expect(result.stderr).toContain('NOT_FOUND');
     expect(result.stderr).toContain('did you mean "courses"?');
   });
@@ -288,6 +290,32 @@ describe('network and interruption', () => {
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('a request a portal refuses as invalid exits 3, as it does on local data; a 5xx exits 1', async () => {
+    const server = await startServer({ tables: await loadResources([data]) });
+    try {
+      const field = await ckql(['query', 'from courses where subjet = math', '--url', server.url]);
+      expect(field.stderr).toContain('VALIDATION_ERROR');
+      expect(field.code).toBe(3);
+      const resource = await ckql(['query', 'from corses', '--url', server.url]);
+      expect(resource.stderr).toContain('NOT_FOUND');
+      expect(resource.code).toBe(3);
+    } finally {
+      await server.close();
+    }
+    const broken = createServer((_request, response) => {
+      response.writeHead(500, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ success: false, error: { __type: 'Internal Server Error', message: 'boom' } }));
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = broken.address() as AddressInfo;
+      expect((await ckql(['query', 'from courses', '--url', `http://127.0.0.1:${port}`])).code).toBe(1);
+    } finally {
+      broken.closeAllConnections();
+      await new Promise<void>((resolve) => broken.close(() => resolve()));
     }
   });
 
