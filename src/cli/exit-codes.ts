@@ -23,6 +23,8 @@ const usageToolCodes: ReadonlySet<ToolError['code']> = new Set([
   'USAGE',
   'CONFIG_INVALID',
   'CONFIG_INSECURE_TOKEN',
+  'TOKEN_UNAVAILABLE',
+  'TOKEN_FILE_INSECURE',
   'UNKNOWN_PROFILE',
   'UNKNOWN_QUERY',
 ]);

@@ -6,28 +6,32 @@
  * 2. `CKQL_CONFIG`
  * 3. `ckql.config.{yaml,yml,json,toml}`, `.ckqlrc`, `.ckqlrc.{yaml,yml,json,toml}`,
  *    searched upward from the working directory (lilconfig; it stops at the
- *    home directory, or at `/` outside it)
- * 4. `$XDG_CONFIG_HOME/ckql/config.yaml` (default `~/.config/ckql/config.yaml`)
+ *    home directory, or at `/` outside it); two of them in one folder is an
+ *    error, since which one wins would be a guess
+ * 4. `$XDG_CONFIG_HOME/ckql/config.{yaml,yml,json,toml}` (default
+ *    `~/.config/ckql/`), with the same rule
+ *
+ * The default profile is the one `default:` names; without that key, a
+ * profile named `default`, or the only profile there is.
  *
  * Config files are data only: JavaScript configs are never executed.
  */
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { lilconfig } from 'lilconfig';
 import { parse as parseToml } from 'smol-toml';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { toolError } from '../errors.js';
 import type { ToolError } from '../errors.js';
-import type { Scalar } from '../datastore/types.js';
 import { formatKeyPath, lineOfPath } from './locate.js';
 import type { ConfigFormat, KeyPath } from './locate.js';
 import { configSchema, dataProfileSchema, namedQuerySchema, tokenKeys, urlProfileSchema } from './schema.js';
 import { Secret } from './secret.js';
 import { emptyConfig } from './types.js';
-import type { Config, NamedQuery, Profile, TokenSource } from './types.js';
+import type { Config, NamedQuery, ParamDefault, Profile, QueryOrigin, TokenSource } from './types.js';
 
 export interface LoadConfigOptions {
   /** `--config FILE`: must exist */
@@ -88,14 +92,30 @@ export async function findConfigFile(options: LoadConfigOptions = {}): Promise<s
     cache: false,
   });
   const found = await searcher.search(cwd);
-  if (found !== null && found.filepath !== '') return found.filepath;
+  if (found !== null && found.filepath !== '') return onlyOne(found.filepath, configSearchPlaces);
 
   const configHome =
     env.XDG_CONFIG_HOME !== undefined && isAbsolute(env.XDG_CONFIG_HOME)
       ? env.XDG_CONFIG_HOME
       : join(env.HOME === undefined || env.HOME === '' ? homedir() : env.HOME, '.config');
-  const userFile = join(configHome, 'ckql', 'config.yaml');
-  return existsSync(userFile) ? userFile : undefined;
+  const folder = join(configHome, 'ckql');
+  const userFile = userConfigNames.map((name) => join(folder, name)).find((file) => existsSync(file));
+  return userFile === undefined ? undefined : onlyOne(userFile, userConfigNames);
+}
+
+/** Names of the user-wide config in `$XDG_CONFIG_HOME/ckql/`. */
+export const userConfigNames = ['config.yaml', 'config.yml', 'config.json', 'config.toml'] as const;
+
+/** The file found, unless another config file sits beside it. */
+function onlyOne(file: string, names: readonly string[]): string {
+  const folder = dirname(file);
+  const others = names.map((name) => join(folder, name)).filter((other) => other !== file && existsSync(other));
+  if (others.length === 0) return file;
+  const all = [file, ...others].map((each) => basename(each));
+  throw toolError('CONFIG_INVALID', [file, `${all.join(' and ')} are both in ${folder}; ckql reads one config file`], {
+    file,
+    hint: `keep one of ${all.join(', ')} (or name one with --config)`,
+  });
 }
 
 /** Reads, parses and validates one config file. */
@@ -122,7 +142,7 @@ export async function readConfigFile(file: string): Promise<Config> {
       ...(hint === undefined ? {} : { hint }),
     });
   };
-  const config = validate(raw ?? {}, file, fail);
+  const config = validate(raw ?? {}, file, fail, (path) => lineOfPath(text, format, path));
   await refuseReadableTokens(file, config, (path) => lineOfPath(text, format, path));
   return config;
 }
@@ -179,7 +199,7 @@ function invalidThrow(error: ToolError): never {
 
 type Fail = (path: KeyPath, detail: string, hint?: string) => ToolError;
 
-function validate(raw: unknown, file: string, fail: Fail): Config {
+function validate(raw: unknown, file: string, fail: Fail, lineOf: (path: KeyPath) => number | undefined): Config {
   const top = check(configSchema, raw, [], fail, 'a config file holds default, profiles and queries');
   const baseDir = dirname(file);
   const profiles = new Map<string, Profile>();
@@ -188,7 +208,7 @@ function validate(raw: unknown, file: string, fail: Fail): Config {
   }
   const queries = new Map<string, NamedQuery>();
   for (const [name, value] of Object.entries(top.queries ?? {})) {
-    const query = validateQuery(name, value, fail);
+    const query = validateQuery(name, value, fail, file, lineOf);
     if (query.profile !== undefined && !profiles.has(query.profile)) {
       throw fail(['queries', name, 'profile'], `names the profile ${JSON.stringify(query.profile)}, which is not defined`, profileHint(profiles));
     }
@@ -197,7 +217,13 @@ function validate(raw: unknown, file: string, fail: Fail): Config {
   if (top.default !== undefined && !profiles.has(top.default)) {
     throw fail(['default'], `names the profile ${JSON.stringify(top.default)}, which is not defined`, profileHint(profiles));
   }
-  return { file, defaultProfile: top.default, profiles, queries };
+  return { file, defaultProfile: top.default ?? implicitDefault(profiles), profiles, queries };
+}
+
+/** Without `default:`, a profile named `default` or the only profile is the one to use, not the demo data. */
+function implicitDefault(profiles: ReadonlyMap<string, Profile>): string | undefined {
+  if (profiles.has('default')) return 'default';
+  return profiles.size === 1 ? [...profiles.keys()][0] : undefined;
 }
 
 function profileHint(profiles: ReadonlyMap<string, Profile>): string {
@@ -209,7 +235,7 @@ function profileHint(profiles: ReadonlyMap<string, Profile>): string {
 function validateProfile(name: string, value: unknown, baseDir: string, fail: Fail): Profile {
   const path = ['profiles', name];
   const isData = typeof value === 'object' && value !== null && 'data' in value;
-  const hint = 'a profile has either url (with language, method, token_env, token_file, token_cmd, resources) or data';
+  const hint = 'a profile has either url (with language, method, timeout, token_env, token_file, token_cmd, resources) or data';
   if (isData) {
     const profile = check(dataProfileSchema, value, path, fail, hint);
     const paths = typeof profile.data === 'string' ? [profile.data] : profile.data;
@@ -222,6 +248,7 @@ function validateProfile(name: string, value: unknown, baseDir: string, fail: Fa
     url: profile.url,
     ...(profile.language === undefined ? {} : { language: profile.language }),
     ...(profile.method === undefined ? {} : { method: profile.method }),
+    ...(profile.timeout === undefined ? {} : { timeout: profile.timeout }),
     ...tokenOf(profile, baseDir),
     resources: profile.resources ?? [],
   };
@@ -244,18 +271,29 @@ function expandHome(path: string): string {
   return path === '~' || path.startsWith('~/') ? join(homedir(), path.slice(1)) : path;
 }
 
-function validateQuery(name: string, value: unknown, fail: Fail): NamedQuery {
+function validateQuery(
+  name: string,
+  value: unknown,
+  fail: Fail,
+  file: string,
+  lineOf: (path: KeyPath) => number | undefined,
+): NamedQuery {
+  const origin = (path: KeyPath): QueryOrigin => {
+    const line = lineOf(path);
+    return { file, key: formatKeyPath(path), ...(line === undefined ? {} : { line }) };
+  };
   if (typeof value === 'string') {
     if (value.trim() === '') throw fail(['queries', name], 'the query text is empty');
-    return { name, query: value, params: Object.freeze(Object.create(null) as Record<string, Scalar>) };
+    return { name, query: value, params: Object.freeze(Object.create(null) as Record<string, ParamDefault>), origin: origin(['queries', name]) };
   }
   const query = check(namedQuerySchema, value, ['queries', name], fail, 'a query is its text, or { query, params, description, profile }');
-  const params = Object.create(null) as Record<string, Scalar>;
+  const params = Object.create(null) as Record<string, ParamDefault>;
   for (const [key, param] of Object.entries(query.params ?? {})) params[key] = param;
   return {
     name,
     query: query.query,
     params: Object.freeze(params),
+    origin: origin(['queries', name, 'query']),
     ...(query.description === undefined ? {} : { description: query.description }),
     ...(query.profile === undefined ? {} : { profile: query.profile }),
   };

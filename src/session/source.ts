@@ -11,13 +11,15 @@ import { loadResources } from '../engine/memory/load.js';
 import { startServer } from '../server/server.js';
 
 export type SourceSpec =
-  | { readonly kind: 'data'; readonly paths: readonly string[]; readonly demo?: boolean }
+  | { readonly kind: 'data'; readonly paths: readonly string[]; readonly demo?: boolean; readonly timeout?: number }
   | {
       readonly kind: 'url';
       readonly url: string;
       readonly token?: string;
       readonly language?: string;
       readonly method?: 'POST' | 'GET';
+      /** ms a request may take (headers, then body); the client's default when absent */
+      readonly timeout?: number;
       /** resource ids or aliases named in the config, offered before any search has run */
       readonly resources?: readonly string[];
     };
@@ -59,6 +61,7 @@ export async function openSource(spec: SourceSpec): Promise<Source> {
       ...(spec.token === undefined ? {} : { token: spec.token }),
       ...(spec.language === undefined ? {} : { language: spec.language }),
       ...(spec.method === undefined ? {} : { method: spec.method }),
+      ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
       onWarning: (message) => void process.stderr.write(`warning: ${message}\n`),
     });
     const seen = new Set<string>(spec.resources ?? []);
@@ -73,7 +76,7 @@ export async function openSource(spec: SourceSpec): Promise<Source> {
 
   const tables = await loadResources(spec.paths);
   const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
-  const client = connect({ url: server.url });
+  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = `${tables.length} resource${tables.length === 1 ? '' : 's'}`;
   let closing: Promise<void> | undefined;

@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/server.js';
@@ -52,6 +52,14 @@ describe('compile and format (no source needed)', () => {
     const result = await ckql(['format', 'FROM courses LIMIT 5 WHERE stage = "active" -- comment']);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('from courses\nwhere stage = active\nlimit 5\n');
+  });
+
+  it('a query that starts with a -- comment is a query, not an option', async () => {
+    const result = await ckql(['compile', '-- the first course\nfrom courses limit 1']);
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({ resource_id: 'courses', limit: 1 });
+    const inline = await ckql(['query', '--no newline after the dashes\nfrom courses where code = C1 select code', '--data', data]);
+    expect(ndjson(inline.stdout)).toEqual([{ code: 'C1' }]);
   });
 
   it('reads the query from stdin with -', async () => {
@@ -316,6 +324,31 @@ describe('network and interruption', () => {
     } finally {
       broken.closeAllConnections();
       await new Promise<void>((resolve) => broken.close(() => resolve()));
+    }
+  });
+
+  it("--timeout (and a profile's timeout:) bounds the wait for a portal that never answers: TIMEOUT, exit 4", async () => {
+    const server = createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const url = `http://127.0.0.1:${port}`;
+      const flag = await ckql(['query', 'from courses', '--url', url, '--timeout', '0.2']);
+      expect(flag.code).toBe(4);
+      expect(flag.stderr).toContain('TIMEOUT');
+      expect(flag.stderr).toContain('within 200 ms');
+      expect(flag.stderr).toContain('--timeout');
+      const config = join(root, 'timeout.yaml');
+      await writeFile(config, `default: slow\nprofiles:\n  slow:\n    url: ${url}\n    timeout: 0.25\n`);
+      const profile = await ckql(['query', 'from courses', '--config', config]);
+      expect(profile.code).toBe(4);
+      expect(profile.stderr).toContain('within 250 ms');
+      const bad = await ckql(['query', 'from courses', '--url', url, '--timeout', 'soon']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--timeout must be a number of seconds');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 

@@ -102,8 +102,9 @@ describe('--param values read like query literals', () => {
     expect(readParamValue('')).toBe('');
   });
 
-  it('collects repeated options, a later one winning, and accepts a leading $', () => {
-    expect(readParams(['a=1', '$b=x', 'a=2', 'c=x=y'])).toEqual({ a: 2, b: 'x', c: 'x=y' });
+  it('collects the options, accepts a leading $, and refuses a name given twice', () => {
+    expect(readParams(['a=1', '$b=x', 'c=x=y'])).toEqual({ a: 1, b: 'x', c: 'x=y' });
+    expect(() => readParams(['a=1', '$b=x', 'a=2'])).toThrow(/--param a is given twice/);
     expect(() => readParams(['=1'])).toThrow(ToolError);
     expect(() => readParams(['no-equals'])).toThrow(/name=value/);
   });
