@@ -9,6 +9,7 @@ import { connect } from '../client/connect.js';
 import type { DatastoreClient } from '../client/types.js';
 import { loadResources } from '../engine/memory/load.js';
 import { startServer } from '../server/server.js';
+import type { Table } from '../datastore/types.js';
 
 export type SourceSpec =
   | { readonly kind: 'data'; readonly paths: readonly string[]; readonly demo?: boolean; readonly timeout?: number }
@@ -54,7 +55,15 @@ export const demoDataDir: string = fileURLToPath(new URL('../../examples/data', 
  * const result = await source.client.search('from courses where stage = active limit 5');
  * await source.close();
  */
-export async function openSource(spec: SourceSpec): Promise<Source> {
+export interface OpenSourceOptions {
+  /**
+   * The resources about to be queried: local data reads only these files
+   * (one-shot commands), and the rest only if `listResources` is asked.
+   */
+  readonly resources?: readonly string[];
+}
+
+export async function openSource(spec: SourceSpec, options: OpenSourceOptions = {}): Promise<Source> {
   if (spec.kind === 'url') {
     const client = connect({
       url: spec.url,
@@ -74,18 +83,22 @@ export async function openSource(spec: SourceSpec): Promise<Source> {
     };
   }
 
-  const tables = await loadResources(spec.paths);
+  const tables = await loadResources(spec.paths, options.resources === undefined ? {} : { only: options.resources });
   const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
+  // Every table, for listings and "did you mean"; the ones already read are not read again.
+  let allTables: Promise<readonly Table[]> | undefined;
+  const everyTable = (): Promise<readonly Table[]> =>
+    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables));
   const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
-  const count = `${tables.length} resource${tables.length === 1 ? '' : 's'}`;
+  const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
   let closing: Promise<void> | undefined;
   return {
-    label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}, ${count})`,
+    label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}${count})`,
     spec,
     client,
     listResources: async () =>
-      tables.map((table) => ({
+      (await everyTable()).map((table) => ({
         id: table.id,
         ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }),
         total: table.rows.length,
@@ -96,6 +109,12 @@ export async function openSource(spec: SourceSpec): Promise<Source> {
         await server.close();
       })()),
   };
+}
+
+/** Every table of `paths` (read again: only listings and "did you mean" after a partial load come here). */
+async function everyTableBut(paths: readonly string[], loaded: readonly Table[]): Promise<readonly Table[]> {
+  const all = await loadResources(paths);
+  return all.map((table) => loaded.find((each) => each.id === table.id) ?? table);
 }
 
 /** A path as a person would write it from here: relative when inside the working directory. */

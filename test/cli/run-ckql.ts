@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 /** The built bin; `test/global-setup.ts` builds `dist/` before any test file runs. */
-export const binFile = join(repoRoot, 'dist', 'cli', 'main.js');
+export const binFile = join(repoRoot, 'dist', 'bin', 'ckql.js');
 
 /** A home directory with nothing in it, shared by the tests of one file. */
 export const emptyHome = mkdtempSync(join(tmpdir(), 'ckql-home-'));

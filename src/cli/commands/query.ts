@@ -47,7 +47,7 @@ Examples:
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
       const request = compile(queryText, params);
-      const opened = await openSource(source.spec);
+      const opened = await openSource(source.spec, { resources: [request.resource_id] });
       try {
         await printQuery(context, opened, request, {
           format: options.format ?? defaultFormat(context),

@@ -107,7 +107,7 @@ Example (ckql.config.yaml):
         cwd: context.cwd,
         ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
       });
-      const source = await openSource(spec);
+      const source = await openSource(spec, { resources: [request.resource_id] });
       try {
         await printQuery(context, source, request, {
           format: options.format ?? defaultFormat(context),
