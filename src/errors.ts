@@ -169,6 +169,9 @@ export const toolMessages = {
   CONFIG_INVALID: (file: string, detail: string) => `${file}: ${detail}`,
   CONFIG_INSECURE_TOKEN: (file: string) =>
     `${file} holds a token in plain text and others can read it; use token_env, token_file or token_cmd, or chmod 600 the file`,
+  TOKEN_UNAVAILABLE: (where: string, detail: string) => `${where}: ${detail}`,
+  TOKEN_FILE_INSECURE: (path: string, mode: string) =>
+    `the token file ${path} can be read by others (mode ${mode}); a token file must be readable by its owner only`,
   UNKNOWN_PROFILE: (name: string) => `no profile named ${q(name)}`,
   UNKNOWN_QUERY: (name: string) => `no query named ${q(name)}`,
   USAGE: (detail: string) => detail,
