@@ -9,7 +9,7 @@ import { canonicalText } from '../../src/datastore/values.js';
 import { evaluate } from '../../src/engine/memory/evaluate.js';
 import { residualTest } from '../../src/engine/memory/evaluate-query.js';
 
-export function evaluatePlan(p: Plan, table: Table): SearchResult {
+export function evaluatePlan(p: Plan, table: Table | readonly Row[]): SearchResult {
   const request = p.request as SearchRequest;
   if (p.residual === undefined) return evaluate(request, table);
   const fetched = evaluate({ ...request, limit: 32_000 }, table);
