@@ -240,13 +240,13 @@ const SCAN_SHARE = 1 / 8;
  * the first time (search-scan.ts), over the cached search text after that.
  */
 function selectRows(req: SearchRequest, src: PreparedSource, needed: number, columnar: ReadonlySet<string>): Selection {
-  const q = req.q === undefined ? '' : normalizeQueryText(req.q);
+  const q = req.q === undefined ? '' : normalizeQueryText(req.q as string);
   const plans: FilterPlan[] = [];
   // filters on fields without a column yet: tested on the row objects, after the column plans
   const fromRows: [string, Scalar | readonly Scalar[]][] = [];
   let matches: ArrayLike<number> | null = null;
   if (req.filters !== undefined) {
-    const filters: Filters = req.filters;
+    const filters = req.filters as Filters;
     for (const field of Object.keys(filters)) {
       const value = filters[field] as Scalar | readonly Scalar[];
       if (!columnar.has(field)) {

@@ -134,9 +134,12 @@ function internalized(text: string): string {
 function fastKindOf(type: FieldType | undefined): FastKind | undefined {
   switch (type) {
     case 'int':
+    case 'int4':
+    case 'float8':
     case 'numeric':
       return 'number';
     case 'text':
+    case 'date':
     case 'timestamp':
       return 'string';
     case 'bool':
