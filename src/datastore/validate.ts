@@ -364,12 +364,14 @@ export function rankColumns(request: SearchRequest, fields: readonly FieldInfo[]
 
 /**
  * A canonical request with another `fields` (the server adds `_id` for
- * `next_page`, and takes the rank columns out, which it writes itself).
+ * `next_page`, and takes the rank columns out, which it writes itself),
+ * and without the keys in `drop`.
  * @example
  * withFields(normalizeRequest({ resource_id: 'r', fields: 'title' }), ['title', '_id']).fields // → ["title", "_id"]
  */
-export function withFields(request: SearchRequest, fields: readonly string[] | undefined): SearchRequest {
+export function withFields(request: SearchRequest, fields: readonly string[] | undefined, drop: readonly (keyof SearchRequest)[] = []): SearchRequest {
   const copy: { -readonly [K in keyof SearchRequest]?: SearchRequest[K] } = { ...request };
+  for (const key of drop) delete copy[key];
   if (fields === undefined || fields.length === 0) delete copy.fields;
   else copy.fields = Object.freeze([...fields]);
   const frozen = Object.freeze(copy) as SearchRequest;

@@ -9,6 +9,8 @@ export interface Envelopes {
   /** the success envelope around `result`'s JSON text */
   success(resultText: string): string;
   error(body: ErrorBody): string;
+  /** the success envelope of any other action's `result` (`datastore_search_sql`) */
+  raw(result: unknown): string;
 }
 
 /**
@@ -29,6 +31,7 @@ export function buildEnvelopes(baseUrl: string, languages: readonly string[]): (
     return {
       success: (resultText) => `${successHead}${resultText}}`,
       error: (body) => `${errorHead}${JSON.stringify(body)}}`,
+      raw: (result) => `${successHead}${JSON.stringify(result)}}`,
     };
   };
   return (language, action = 'datastore_search') => {

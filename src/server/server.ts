@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
-import { DatastoreError, resourceNotFound, toolError } from '../errors.js';
+import { DatastoreError, resourceNotFound, toolError, validationError } from '../errors.js';
 import type { CkanVersion, ErrorBody, FieldInfo, RecordsFormat, SearchRequest, SearchResult, Table } from '../datastore/types.js';
 import { checkAgainstTable, rankColumns, validateSearch, withFields } from '../datastore/validate.js';
 import type { ValidatedSearch } from '../datastore/validate.js';
@@ -23,6 +23,7 @@ import { buildEnvelopes, helpUrl } from './envelope.js';
 import { accessDenied, excerpt, serviceError } from './errors.js';
 import { TABLE_METADATA, statusResult, tableMetadata } from './metadata.js';
 import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
+import { SQL_ACTION, sqlResult } from './search-sql.js';
 import { buildRoutes, unknownAction, unknownPath } from './routes.js';
 import type { Route } from './routes.js';
 
@@ -179,21 +180,6 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/**
- * The request listener on its own, for embedding in another `node:http`
- * server. `startServer` uses it.
- *
- * @example
- * const server = http.createServer(createRequestHandler({ tables, publicUrl: 'http://localhost:8080' }));
- */
-export function createRequestHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const engine = engineOf(options);
-  const privateIds = privateResourceIds(engine, options.privateResources ?? []);
-  // A name that matches no resource fails every request (as a 500), never the process.
-  privateIds.catch(() => undefined);
-  return handlerFor(engine, privateIds, options);
-}
-
 function handlerFor(
   engine: Engine,
   privateIds: ReadonlySet<string> | Promise<ReadonlySet<string>>,
@@ -235,7 +221,7 @@ function handlerFor(
 
   // CKAN's order: the schema, then the resource and access, then the backend's checks against the
   // table, then the search; so a private table's field names never show in an error.
-  const search = async (req: IncomingMessage, route: Route, raw: Record<string, unknown>, query: string): Promise<string> => {
+  const search = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string): Promise<string> => {
     const validated = validateSearch(raw, limits);
     const request = validated.request;
     let answering = engine;
@@ -253,8 +239,27 @@ function handlerFor(
     if (info === undefined) throw resourceNotFound(request.resource_id);
     checkAgainstTable(validated, info.fields);
     const plan = searchPlan(request, info.fields, ckan);
-    const result = await answering.search(plan.engineRequest, limits);
+    // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
+    const gone = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
+    const result = await answering.search(plan.engineRequest, { ...limits, signal: gone.signal }).finally(() => res.off('close', onClose));
     return resultJson(responseParts(validated, plan, result, info, route, query), plan.sharedFields ? sharedFieldsJson(result.fields) : undefined);
+  };
+
+  // datastore_search_sql: the engine checks the statement; the token decides whether private tables may be read.
+  const searchSql = async (req: IncomingMessage, raw: Record<string, unknown>): Promise<string> => {
+    if (engine.searchSql === undefined) {
+      // A portal with the action disabled does not know it.
+      const text = `${ckan === '2.11' ? 'Bad request - ' : 'Bad request: '}Action name not known: ${SQL_ACTION}`;
+      throw new DatastoreError('BAD_REQUEST', text, { body: text });
+    }
+    const sql = raw.sql;
+    if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
+    const token = authorized(req.headers.authorization);
+    return JSON.stringify(sqlResult(await engine.searchSql(sql, { maxLimit, token }), raw));
   };
 
   const answer = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string, callback: string | undefined): Promise<void> => {
@@ -263,7 +268,12 @@ function handlerFor(
       delete raw.callback;
       if (req.headers.authorization !== undefined) delete req.headers.authorization;
     }
-    const resultText = route.action === 'status_show' ? JSON.stringify(statusResult(ckan, options.publicUrl)) : await search(req, route, raw, query);
+    const resultText =
+      route.action === 'status_show'
+        ? JSON.stringify(statusResult(ckan, options.publicUrl))
+        : route.action === SQL_ACTION
+          ? await searchSql(req, raw)
+          : await search(req, res, route, raw, query);
     const text = envelopes(route.language, route.action).success(resultText);
     if (callback !== undefined && req.method === 'GET') {
       send(req, res, 200, `${escapeHtml(callback)}(${text});`, JAVASCRIPT_TYPE);
@@ -397,7 +407,9 @@ function searchPlan(request: SearchRequest, fields: readonly FieldInfo[], ckan: 
     engineFields = [...engineFields, '_id'];
     hiddenId = true;
   }
-  const engineRequest = engineFields === request.fields ? request : withFields(request, engineFields);
+  // The server writes `records_format` itself: every engine answers with objects.
+  const engineRequest =
+    engineFields === request.fields && request.records_format === undefined ? request : withFields(request, engineFields, ['records_format']);
   return { engineRequest, rank, hiddenId, sharedFields: request.fields === undefined && rank.length === 0 };
 }
 
@@ -411,11 +423,13 @@ function responseParts(
 ): ResultParts {
   const { request, ckan } = validated;
   let outputFields: readonly FieldInfo[] = result.fields;
-  if (plan.rank.length > 0) {
+  // Rank columns the engine did not give (the memory engine does not rank) are written as `RANK`.
+  const missingRank = plan.rank.filter((name) => !result.fields.some((f) => f.id === name));
+  if (missingRank.length > 0) {
     const rankField = (id: string): FieldInfo => ({ id, type: 'float' });
     outputFields =
       request.fields === undefined
-        ? [...result.fields, ...plan.rank.map(rankField)]
+        ? [...result.fields, ...missingRank.map(rankField)]
         : [...new Set(request.fields)].map((name) => (plan.rank.includes(name) ? rankField(name) : (result.fields.find((f) => f.id === name) ?? { id: name, type: 'text' })));
   }
   if (plan.hiddenId) outputFields = outputFields.filter((f) => f.id !== '_id' || request.fields?.includes('_id') === true);
@@ -443,7 +457,7 @@ function responseParts(
     ...(ckan === '2.11' && total !== undefined ? { totalWasEstimated: threshold !== undefined && threshold !== null && unfiltered && total >= threshold } : {}),
     ...(ckan === '2.11' ? { links: linksFor(route.linkPath, query, offset, limit) } : {}),
     ...(nextPage === undefined ? {} : { nextPage }),
-    plain: recordsFormat === 'objects' && plan.rank.length === 0 && !plan.hiddenId && !needsCare(outputFields, ckan),
+    plain: recordsFormat === 'objects' && missingRank.length === 0 && !plan.hiddenId && !needsCare(outputFields, ckan),
   };
 }
 
