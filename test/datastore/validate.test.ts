@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
-import { formatSort, normalizeRequest, parseSort } from '../../src/datastore/validate.js';
+import { MAX_FIELDS, MAX_SORT_ITEMS, formatSort, normalizeRequest, parseSort } from '../../src/datastore/validate.js';
 import { DatastoreError } from '../../src/errors.js';
 import type { Filters } from '../../src/datastore/types.js';
 
@@ -279,5 +279,57 @@ describe('sort text', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('linear in the input, bounded in size', () => {
+  /** The fastest of a few runs, in ms: noise only ever adds time. */
+  function fastest(run: () => void): number {
+    let best = Infinity;
+    for (let i = 0; i < 5; i++) {
+      const start = performance.now();
+      run();
+      best = Math.min(best, performance.now() - start);
+    }
+    return best;
+  }
+
+  test.each([
+    ['spaces inside a name', (n: number) => `a${' '.repeat(n)}b`],
+    ['spaces before a direction', (n: number) => `a${' '.repeat(n)}desc`],
+    ['spaces around nulls', (n: number) => `a desc${' '.repeat(n)}nulls${' '.repeat(n)}x`],
+    ['a quoted name', (n: number) => `"${'x'.repeat(n)}"${' '.repeat(n)}desc`],
+  ])('sort items: 4x the input costs about 4x, not 16x (%s)', (_what, make) => {
+    const read = (n: number) => () => {
+      try {
+        normalizeRequest({ resource_id: 'r', sort: make(n) });
+      } catch {
+        // a Validation Error is an answer too
+      }
+    };
+    read(1000)(); // warm up
+    const small = fastest(read(50_000));
+    const large = fastest(read(200_000));
+    // Quadratic would be 16x; allow noise around the linear 4x.
+    expect(large / Math.max(small, 0.05)).toBeLessThan(9);
+  });
+
+  test('too many sort items or fields are refused with the bound in the message', () => {
+    const sort = Array.from({ length: MAX_SORT_ITEMS + 1 }, (_, i) => `f${i}`).join(',');
+    expect(failure(() => normalizeRequest({ resource_id: 'r', sort })).body).toEqual({
+      sort: [`too many items: ${MAX_SORT_ITEMS + 1} (at most ${MAX_SORT_ITEMS})`],
+      __type: 'Validation Error',
+    });
+    const fields = Array.from({ length: MAX_FIELDS + 1 }, (_, i) => `f${i}`);
+    expect(failure(() => normalizeRequest({ resource_id: 'r', fields })).body).toHaveProperty('fields');
+    expect(normalizeRequest({ resource_id: 'r', sort: Array.from({ length: MAX_SORT_ITEMS }, (_, i) => `f${i}`) }).sort).toMatch(/^f0 asc, /);
+  });
+
+  test('nulls first|last is read and written back', () => {
+    expect(parseSort('a desc nulls last, "b c" NULLS  FIRST')).toEqual([
+      { field: 'a', direction: 'desc', nulls: 'last' },
+      { field: 'b c', direction: 'asc', nulls: 'first' },
+    ]);
+    expect(normalizeRequest({ resource_id: 'r', sort: ['a desc nulls last', 'b nulls first'] }).sort).toBe('a desc nulls last, b asc nulls first');
   });
 });
