@@ -18,7 +18,7 @@ import { canonicalText, compareValues, normalizeText } from '../../datastore/val
 import { toolError, validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
-import { conditionOf, fieldReader, scanFor } from './predicate.js';
+import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
 import type { CkanVersion, Condition } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
@@ -224,7 +224,7 @@ function selectRows(view: TableView, filters: readonly FilterNode[], conditions:
   }
   if (q !== undefined) rows = searchRows(view, q, rows);
   if (rest.length > 0 && (rows === null || rows.length > 0)) {
-    rows = scanFor(rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: rest })(view.rows, rows);
+    rows = scanFor(rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: bySelectivity(rest, view.rows) })(view.rows, rows);
   }
   return rows;
 }
