@@ -28,8 +28,12 @@ export function addSourceOptions(command: Command): Command {
     .option('--get', 'send GET requests instead of POST (with --url)')
     .option('--token-file <file>', 'read the API token from this file (with --url)')
     .option('--data <path>', 'query local .csv, .json, .ndjson files or folders of them (repeatable)', collect, [])
+    .option('--engine <name>', 'who answers local data: memory (default), pglite (PostgreSQL in the process) or postgres')
+    .option('--db <url|dir>', 'a PostgreSQL datastore (postgres://…), or a directory keeping a PGlite database')
+    .option('--db-dir <dir>', 'keep the PGlite database in this directory between runs')
     .option('--profile <name>', 'use a profile from the config file')
     .option('--config <file>', 'read this config file instead of searching for one')
+    .option('--timeout <seconds>', 'how long a request may take, for the headers and again for the body (default 30)', secondsOption('--timeout'))
     .addOption(new Option('--token <token>').hideHelp());
 }
 
@@ -99,6 +103,15 @@ export function integerOption(name: string, min: number, max = Number.MAX_SAFE_I
       throw new InvalidArgumentError(`${name} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? ' up' : ` to ${max}`}.`);
     }
     return number;
+  };
+}
+
+/** commander's parser for a positive number of seconds (`--timeout 2.5`). */
+export function secondsOption(name: string): (value: string) => number {
+  return (value) => {
+    const seconds = /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN;
+    if (!(seconds > 0) || seconds > 86_400) throw new InvalidArgumentError(`${name} must be a number of seconds above 0, such as 60.`);
+    return seconds;
   };
 }
 

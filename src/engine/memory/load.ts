@@ -23,6 +23,12 @@ import { rowFactory } from './row-shape.js';
 export interface LoadOptions {
   /** ids or aliases of the resources to mark private (the server then asks for a token) */
   readonly private?: readonly string[];
+  /**
+   * ids or aliases of the only resources to read; the other files are found
+   * (names are still checked) but not read, so a one-shot query pays for the
+   * files it names only. Default: every resource.
+   */
+  readonly only?: readonly string[];
 }
 
 const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.jsonl']);
@@ -74,11 +80,13 @@ export async function loadResources(paths: string | readonly string[], options: 
     byAlias.set(alias, file);
   }
   const privateNames = new Set(options.private ?? []);
+  const only = options.only === undefined ? undefined : new Set(options.only);
   const tables: Table[] = [];
   for (const file of files) {
     const alias = aliasOf(file);
     const id = resourceIdFor(alias);
     const isPrivate = privateNames.delete(alias) || privateNames.delete(id);
+    if (only !== undefined && !only.has(alias) && !only.has(id)) continue;
     tables.push(await loadFile(file, { id, alias, private: isPrivate }));
   }
   const [unknown] = privateNames;
