@@ -15,7 +15,7 @@ import type { FilterNode } from '../../datastore/filters.js';
 import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
 import { compareValues } from '../../datastore/values.js';
-import { toolError, validationError } from '../../errors.js';
+import { validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
@@ -24,7 +24,7 @@ import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
-import { readField, tableView } from './table-view.js';
+import { readField, refuseNonJson, tableView } from './table-view.js';
 import type { TableView } from './table-view.js';
 
 /**
@@ -380,19 +380,13 @@ function buildRecords(view: TableView, keys: readonly string[], page: ArrayLike<
   for (let j = 0; j < page.length; j++) {
     const i = page[j] as number;
     const row = view.rows[i] as Row;
-    checkValues(row, j);
+    checkValues(row, i);
     records[j] = make(row, i) as Row;
   }
   return records;
 }
 
-/** A record of the page holding a value that is not JSON (a `Date`, a Map…): refused, as the types refuse it. */
-function checkValues(row: Row, j: number): void {
-  for (const key in row) {
-    const v: unknown = row[key];
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) {
-      const what = (v as object).constructor?.name ?? 'object';
-      throw toolError('DATA_INVALID', ['records', `record ${j + 1} holds a ${what} in ${JSON.stringify(key)}: values must be JSON (give a date as ISO text)`]);
-    }
-  }
+/** A record of the page holding a value that is not JSON is refused, as the types refuse it. */
+function checkValues(row: Row, i: number): void {
+  for (const key in row) refuseNonJson(row[key], key, i);
 }
