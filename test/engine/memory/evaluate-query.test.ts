@@ -90,9 +90,9 @@ describe('evaluateQuery walks the AST', () => {
     }
   });
 
-  test('over plain rows an unknown name is null everywhere', () => {
-    expect(ids(evaluateQuery('from x where nope = null', rows))).toEqual([1, 2, 3, 4, 5]);
-    expect(ids(evaluateQuery('from x where (nope = 1 or subject = arts)', rows))).toEqual([2]);
+  test('over plain rows an unknown name is a Validation Error, as on the server', () => {
+    expect(() => evaluateQuery('from x where nope = null', rows)).toThrow(/invalid value "nope"/);
+    expect(() => evaluateQuery('from x where (nope = 1 or subject = arts)', rows)).toThrow(/invalid value "nope"/);
   });
 });
 
