@@ -6,6 +6,8 @@ const ci = process.env.CI === 'true' || process.env.CI === '1';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    // Builds dist/ once for the few tests that run the real bin.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores on CI: keep workers few so property budgets and HTTP tests stay stable.

@@ -13,6 +13,8 @@ export interface RenderOptions {
   readonly color?: boolean;
   /** the query text, when the error does not carry it */
   readonly source?: string;
+  /** where the query text is written, for a query kept in a config file */
+  readonly origin?: { readonly file: string; readonly line?: number; readonly key: string };
 }
 
 interface Paint {
@@ -47,7 +49,7 @@ const colorPaint: Paint = {
  */
 export function renderError(error: unknown, options: RenderOptions = {}): string {
   const paint = options.color ? colorPaint : noPaint;
-  if (error instanceof QueryError) return renderQueryError(error, error.source ?? options.source, paint);
+  if (error instanceof QueryError) return renderQueryError(error, error.source ?? options.source, paint, options.origin);
   if (error instanceof DatastoreError) return renderDatastoreError(error, paint);
   if (error instanceof ToolError) return renderToolError(error, paint);
   return renderOther(error, paint);
@@ -104,8 +106,10 @@ function blankLike(text: string): string {
     .join('\t');
 }
 
-function renderQueryError(error: QueryError, source: string | undefined, paint: Paint): string {
+function renderQueryError(error: QueryError, source: string | undefined, paint: Paint, origin?: RenderOptions['origin']): string {
   const lines = [header(error.code, error.message, paint)];
+  const place = origin === undefined ? '' : `${origin.file}${origin.line === undefined ? '' : `:${origin.line}`}, ${origin.key}`;
+  if (origin !== undefined && source === undefined) lines.push(` ${paint.gutter('-->')} ${place}`);
   if (source === undefined) {
     if (error.hint) lines.push(noteLine(1, 'hint', error.hint, paint));
     return lines.join('\n');
@@ -130,7 +134,7 @@ function renderQueryError(error: QueryError, source: string | undefined, paint: 
   const number = String(line);
   const pad = ' '.repeat(number.length);
   const bar = paint.gutter('|');
-  lines.push(`${pad}${paint.gutter('-->')} ${line}:${column}`);
+  lines.push(`${pad}${paint.gutter('-->')} ${origin === undefined ? `${line}:${column}` : `${place}, at ${line}:${column} of the query`}`);
   lines.push(`${pad} ${bar}`);
   lines.push(`${paint.gutter(`${number} |`)} ${shown}`);
   lines.push(`${pad} ${bar} ${blankLike(lead + before)}${paint.caret('^'.repeat(Math.max(1, stringWidth(under))))}`);

@@ -36,6 +36,12 @@ export const queryMessages = {
   OR_ACROSS_FIELDS: (first: string, other: string) =>
     `"or" joins conditions on different fields (${q(first)} and ${q(other)}); a datastore_search request can only say "or" between values of one field`,
   AND_INSIDE_OR: () => '"and" inside an "or" group cannot be expressed as a datastore_search request',
+  TARGET_CANNOT_EXPRESS: (construct: string, target: string) =>
+    `${construct} cannot be sent to a ${target} portal in one request; plan the query to run the rest locally`,
+  EMPTY_RESOURCE: () => 'the resource id or name is empty',
+  NUL_IN_SQL: () => 'a NUL character cannot be written in SQL text',
+  SCAN_TOO_LARGE: (count: number, max: number) =>
+    `the part of this query the portal can answer matches ${count} records, more than the ${max} ckql reads to finish it locally`,
   UNBOUND_PARAMETER: (name: string) => `parameter $${name} is not bound`,
   INVALID_PARAMETER: (name: string, expected: string, found: string) =>
     `parameter $${name} must be ${expected}, found ${found}`,
@@ -163,6 +169,9 @@ export const toolMessages = {
   CONFIG_INVALID: (file: string, detail: string) => `${file}: ${detail}`,
   CONFIG_INSECURE_TOKEN: (file: string) =>
     `${file} holds a token in plain text and others can read it; use token_env, token_file or token_cmd, or chmod 600 the file`,
+  TOKEN_UNAVAILABLE: (where: string, detail: string) => `${where}: ${detail}`,
+  TOKEN_FILE_INSECURE: (path: string, mode: string) =>
+    `the token file ${path} can be read by others (mode ${mode}); a token file must be readable by its owner only`,
   UNKNOWN_PROFILE: (name: string) => `no profile named ${q(name)}`,
   UNKNOWN_QUERY: (name: string) => `no query named ${q(name)}`,
   USAGE: (detail: string) => detail,

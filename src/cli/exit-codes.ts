@@ -6,11 +6,11 @@ import { DatastoreError, QueryError, ToolError, networkErrorCodes } from '../err
 
 export const exitCodes = {
   ok: 0,
-  /** the data or the server said no: a DatastoreError, a data file that cannot be loaded, a crash */
+  /** the server or the data failed: a 5xx, a bad response, a data file that cannot be loaded, a crash */
   data: 1,
   /** the command line or the config file is wrong */
   usage: 2,
-  /** the query text cannot be parsed, bound or compiled */
+  /** the query cannot be parsed, bound or compiled, or the source refused the request as invalid */
   query: 3,
   /** the portal cannot be reached, or did not answer in time */
   network: 4,
@@ -23,18 +23,37 @@ const usageToolCodes: ReadonlySet<ToolError['code']> = new Set([
   'USAGE',
   'CONFIG_INVALID',
   'CONFIG_INSECURE_TOKEN',
+  'TOKEN_UNAVAILABLE',
+  'TOKEN_FILE_INSECURE',
   'UNKNOWN_PROFILE',
   'UNKNOWN_QUERY',
 ]);
 
 /**
+ * What a source answers when the request itself is wrong (an unknown field or
+ * resource, a bad value): the query's fault, whichever source refused it, so
+ * it exits like a query the compiler refused.
+ */
+const refusedRequestCodes: ReadonlySet<DatastoreError['code']> = new Set(['VALIDATION_ERROR', 'BAD_REQUEST']);
+
+/**
+ * A 404 names either the resource (the query's fault) or the path (the URL or
+ * language of the source: not the query's fault). CKAN says which only in
+ * its message: `Not found: Resource "x" was not found.`.
+ */
+const isUnknownResource = (error: DatastoreError): boolean =>
+  error.code === 'NOT_FOUND' && /\bresource\b/i.test(error.message);
+
+/**
  * @example exitCodeFor(parseError) // 3
+ * @example exitCodeFor(new DatastoreError('VALIDATION_ERROR', 'unknown field')) // 3
  * @example exitCodeFor(new DatastoreError('TIMEOUT', '…')) // 4
  */
 export function exitCodeFor(error: unknown): number {
   if (error instanceof QueryError) return exitCodes.query;
   if (error instanceof DatastoreError) {
     if (error.code === 'ABORTED') return exitCodes.interrupted;
+    if (refusedRequestCodes.has(error.code) || isUnknownResource(error)) return exitCodes.query;
     return networkErrorCodes.has(error.code) ? exitCodes.network : exitCodes.data;
   }
   if (error instanceof ToolError) return usageToolCodes.has(error.code) ? exitCodes.usage : exitCodes.data;

@@ -33,6 +33,7 @@ export function addSourceOptions(command: Command): Command {
     .option('--db-dir <dir>', 'keep the PGlite database in this directory between runs')
     .option('--profile <name>', 'use a profile from the config file')
     .option('--config <file>', 'read this config file instead of searching for one')
+    .option('--timeout <seconds>', 'how long a request may take, for the headers and again for the body (default 30)', secondsOption('--timeout'))
     .addOption(new Option('--token <token>').hideHelp());
 }
 
@@ -102,6 +103,15 @@ export function integerOption(name: string, min: number, max = Number.MAX_SAFE_I
       throw new InvalidArgumentError(`${name} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? ' up' : ` to ${max}`}.`);
     }
     return number;
+  };
+}
+
+/** commander's parser for a positive number of seconds (`--timeout 2.5`). */
+export function secondsOption(name: string): (value: string) => number {
+  return (value) => {
+    const seconds = /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN;
+    if (!(seconds > 0) || seconds > 86_400) throw new InvalidArgumentError(`${name} must be a number of seconds above 0, such as 60.`);
+    return seconds;
   };
 }
 

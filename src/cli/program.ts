@@ -48,7 +48,8 @@ export function createProgram(context: CliContext, onExit: (code: number) => voi
     .addHelpText(
       'after',
       `
-Exit status: 0 ok, 1 data or server error, 2 usage or config error, 3 query error,
+Exit status: 0 ok, 1 data or server error, 2 usage or config error, 3 query error
+(including a request the source refuses: unknown field or resource, bad value),
 4 network error (unreachable, timeout), 130 interrupted.
 
 Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
@@ -74,6 +75,16 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
 }
 
 /**
+ * A query may start with a `--` comment; commander would take it for an
+ * option. An option never holds white space after its dashes or a line
+ * break, so such an argument is a query, and a leading space (free in the
+ * language) keeps commander from reading it as an option.
+ */
+function commentNotOption(argument: string): string {
+  return /^--(?:\s|[^\n]*\n)/.test(argument) ? ` ${argument}` : argument;
+}
+
+/**
  * Runs ckql with the arguments after the program name and returns the exit
  * status (it never calls `process.exit`).
  * @example await runCli(['compile', 'from courses limit 5']) // prints the request, returns 0
@@ -84,7 +95,7 @@ export async function runCli(argv: readonly string[], context: CliContext = proc
     code = status;
   });
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync(argv.map(commentNotOption), { from: 'user' });
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -6,10 +6,12 @@
  */
 import { renderError } from '../diagnostics.js';
 import { DatastoreError, QueryError, ToolError } from '../errors.js';
+import type { QueryOrigin } from '../config/types.js';
 import type { CliContext } from './context.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 
 const hints = new WeakMap<object, string>();
+const origins = new WeakMap<object, QueryOrigin>();
 
 /**
  * Gives an error one more line of advice for when it is reported (a "did you
@@ -17,6 +19,15 @@ const hints = new WeakMap<object, string>();
  */
 export function attachHint<E extends object>(error: E, hint: string | undefined): E {
   if (hint !== undefined) hints.set(error, hint);
+  return error;
+}
+
+/**
+ * Marks an error of a query kept in a config file, so it is reported at the
+ * file, the key and the line of the query there, not at a bare `2:7`.
+ */
+export function attachOrigin<E>(error: E, origin: QueryOrigin | undefined): E {
+  if (origin !== undefined && typeof error === 'object' && error !== null) origins.set(error, origin);
   return error;
 }
 
@@ -28,7 +39,8 @@ export function reportError(error: unknown, context: Pick<CliContext, 'err' | 'c
     return exitCodes.interrupted;
   }
   if (error instanceof QueryError || error instanceof DatastoreError || error instanceof ToolError) {
-    let text = renderError(error, { color: context.color.stderr }).replace(/\n+$/, '');
+    const origin = origins.get(error);
+    let text = renderError(error, { color: context.color.stderr, ...(origin === undefined ? {} : { origin }) }).replace(/\n+$/, '');
     if (hint !== undefined && !text.includes(hint)) text += `\n  = hint: ${hint}`;
     context.err(text);
     return exitCodeFor(error);

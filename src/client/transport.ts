@@ -45,9 +45,13 @@ export interface TransportOptions {
 
 const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
-/** Connection failures worth another try; a name that does not resolve (ENOTFOUND) is not. */
+/**
+ * Connection failures worth another try. A name that does not resolve
+ * (ENOTFOUND) is not, nor a refused connection: nothing listens there, and
+ * retrying would only turn one clear answer into "gave up after 4 attempts".
+ */
 const RETRY_ERRORS: ReadonlySet<string> = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENETDOWN', 'ENETUNREACH',
+  'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENETDOWN', 'ENETUNREACH',
   'EHOSTDOWN', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
@@ -189,7 +193,7 @@ function classify(error: unknown, options: TransportOptions, signal: AbortSignal
           ? `${options.origin} did not answer within ${options.timeout} ms`
           : `the response from ${options.origin} did not arrive within ${options.timeout} ms`;
     return {
-      error: new DatastoreError('TIMEOUT', `${what}; try again, or allow more time with the timeout option`, { cause: error }),
+      error: new DatastoreError('TIMEOUT', `${what}; try again, or allow more time (ckql's --timeout SECONDS, a profile's timeout:, the client's timeout option)`, { cause: error }),
       retry: code === 'UND_ERR_CONNECT_TIMEOUT',
       reason: code,
     };
@@ -197,7 +201,8 @@ function classify(error: unknown, options: TransportOptions, signal: AbortSignal
   const message =
     code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED'
       ? `the connection to ${options.origin} broke off before the response was complete (${detail})`
-      : `could not reach ${options.origin}: ${describeCode(code)}${detail === '' || detail === code ? '' : ` (${detail})`}`;
+      : `could not reach ${options.origin}: ${describeCode(code)}`;
+  // The cause carries the system's own words ("connect ECONNREFUSED 127.0.0.1:9"), shown once by the renderer.
   return {
     error: new DatastoreError('CONNECTION_FAILED', message, { cause: error }),
     retry: RETRY_ERRORS.has(code),

@@ -49,6 +49,8 @@ export const urlProfileSchema = z
     method: z
       .preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), z.enum(['POST', 'GET']))
       .optional(),
+    /** seconds a request may take */
+    timeout: z.number({ error: 'must be a number of seconds' }).positive({ error: 'must be a number of seconds above 0' }).optional(),
     token_env: nonEmptyText.optional(),
     token_file: nonEmptyText.optional(),
     token_cmd: nonEmptyText.optional(),
@@ -66,9 +68,14 @@ export const dataProfileSchema = z.strictObject({
   }),
 });
 
+const paramDefault = z.union([scalar, z.array(scalar)], {
+  error: 'must be a text, a number, true, false, null, or a list of them',
+});
+
 export const namedQuerySchema = z.strictObject({
   query: nonEmptyText,
-  params: z.record(z.string(), scalar, { error: 'must map parameter names to values' }).optional(),
+  /** defaults; a list binds `field in $name` */
+  params: z.record(z.string(), paramDefault, { error: 'must map parameter names to values' }).optional(),
   description: z.string({ error: 'must be text' }).optional(),
   /** the profile this query runs on when the command line names none */
   profile: nonEmptyText.optional(),

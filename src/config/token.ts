@@ -4,8 +4,8 @@
  * Errors name the profile and the way the token was given, never the token.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { toolError } from '../errors.js';
+import { readFile, stat } from 'node:fs/promises';
+import { ToolError, toolError } from '../errors.js';
 import { Secret } from './secret.js';
 import type { TokenSource } from './types.js';
 
@@ -22,24 +22,29 @@ export interface ReadTokenOptions {
 
 /**
  * The token a profile names, trimmed; an unset variable, a missing file or a
- * failing command is a `CONFIG_INVALID` error naming the key.
+ * failing command is a `TOKEN_UNAVAILABLE` error naming the profile's key
+ * (the config itself is fine: what it points at is missing).
  * @example
  * (await readToken({ kind: 'env', name: 'PORTAL_TOKEN' }, { profile: 'portal' })).reveal()
  */
 export async function readToken(source: TokenSource, options: ReadTokenOptions): Promise<Secret> {
   const file = options.file ?? '(config)';
-  const fail = (key: string, detail: string, cause?: unknown): Error =>
-    toolError('CONFIG_INVALID', [file, `profiles.${options.profile}.${key}: ${detail}`], {
+  const fail = (key: string, detail: string, cause?: unknown, hint?: string): Error =>
+    toolError('TOKEN_UNAVAILABLE', [`profiles.${options.profile}.${key}`, detail], {
       file,
       key: `profiles.${options.profile}.${key}`,
       ...(cause === undefined ? {} : { cause }),
+      ...(hint === undefined ? {} : { hint }),
     });
   switch (source.kind) {
     case 'inline':
       return source.value;
     case 'env': {
       const value = (options.env ?? process.env)[source.name]?.trim();
-      if (value === undefined || value === '') throw fail('token_env', `the environment variable ${source.name} is not set`);
+      if (value === undefined || value === '') {
+        const hint = `set ${source.name} in the environment that runs ckql, or use another profile`;
+        throw fail('token_env', `the environment variable ${source.name} is not set`, undefined, hint);
+      }
       return new Secret(value);
     }
     case 'file':
@@ -65,14 +70,24 @@ export async function readToken(source: TokenSource, options: ReadTokenOptions):
 }
 
 /**
- * A token file holds the token on its first non-empty line (trimmed).
+ * A token file holds the token on its first non-empty line (trimmed). Like a
+ * plain `token:` in a config file, it is refused when others can read it
+ * (libpq's rule for `.pgpass`).
  * @example await readTokenFile('/run/secrets/portal') // "0a1b…"
  */
 export async function readTokenFile(path: string, fail?: (detail: string, cause: unknown) => Error): Promise<string> {
   let text: string;
   try {
+    const { mode } = await stat(path);
+    if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+      throw toolError('TOKEN_FILE_INSECURE', [path, (mode & 0o777).toString(8)], {
+        file: path,
+        hint: `run chmod 600 ${JSON.stringify(path)}`,
+      });
+    }
     text = await readFile(path, 'utf8');
   } catch (cause) {
+    if (cause instanceof ToolError) throw cause;
     const code = (cause as NodeJS.ErrnoException).code ?? 'error';
     const detail = `cannot read the token file ${path} (${code})`;
     throw fail?.(detail, cause) ?? toolError('USAGE', [detail], { file: path, cause });

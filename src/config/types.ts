@@ -16,6 +16,8 @@ export type Profile =
       readonly url: string;
       readonly language?: string;
       readonly method?: 'POST' | 'GET';
+      /** seconds a request may take (headers, then body); the client's default when absent */
+      readonly timeout?: number;
       readonly token?: TokenSource;
       /** resource ids or aliases named in the config */
       readonly resources: readonly string[];
@@ -27,12 +29,26 @@ export type Profile =
       readonly paths: readonly string[];
     };
 
+/** A named query's default for one parameter: a value, or a list for `field in $list`. */
+export type ParamDefault = Scalar | readonly Scalar[];
+
+/** Where a named query's text is written, so its errors can point at the config file. */
+export interface QueryOrigin {
+  readonly file: string;
+  /** the line of the key in the file, when it could be found */
+  readonly line?: number;
+  /** `queries.by-subject.query` */
+  readonly key: string;
+}
+
 export interface NamedQuery {
   readonly name: string;
   /** the query text as written, comments and line breaks kept */
   readonly query: string;
   /** defaults; `--param` values override them */
-  readonly params: Readonly<Record<string, Scalar>>;
+  readonly params: Readonly<Record<string, ParamDefault>>;
+  /** where the text is written; absent for queries made in code */
+  readonly origin?: QueryOrigin;
   readonly description?: string;
   readonly profile?: string;
 }

@@ -173,21 +173,6 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/**
- * The request listener on its own, for embedding in another `node:http`
- * server. `startServer` uses it.
- *
- * @example
- * const server = http.createServer(createRequestHandler({ tables, publicUrl: 'http://localhost:8080' }));
- */
-export function createRequestHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const engine = engineOf(options);
-  const privateIds = privateResourceIds(engine, options.privateResources ?? []);
-  // A name that matches no resource fails every request (as a 500), never the process.
-  privateIds.catch(() => undefined);
-  return handlerFor(engine, privateIds, options);
-}
-
 function handlerFor(
   engine: Engine,
   privateIds: ReadonlySet<string> | Promise<ReadonlySet<string>>,

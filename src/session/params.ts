@@ -5,9 +5,11 @@
  * text as typed. The query's own parser decides, so the command line and
  * the language agree on what a literal is.
  */
+import { parametersOf } from '../syntax/walk.js';
 import type { Scalar } from '../datastore/types.js';
 import { toolError } from '../errors.js';
 import { parse } from '../syntax/parse.js';
+import { didYouMean } from './nearest.js';
 
 const PREFIX = 'from x where v = ';
 
@@ -39,7 +41,9 @@ export function readParamValue(text: string): Scalar {
 }
 
 /**
- * Collects repeated `--param name=value` options; a later one wins.
+ * Collects `--param name=value` options. A name given twice is an error: the
+ * two values cannot both be meant, and a list parameter is written once,
+ * as a query literal list is not (bind a list from a config file instead).
  * @example readParams(['subject=math', 'year=2020']) // { subject: "math", year: 2020 }
  */
 export function readParams(options: readonly string[]): Record<string, Scalar> {
@@ -53,9 +57,35 @@ export function readParams(options: readonly string[]): Record<string, Scalar> {
         hint: 'for example --param subject=math (a value is read like a query literal: 5, true, null, "text" or text)',
       });
     }
+    if (Object.hasOwn(params, bare)) {
+      throw toolError('USAGE', [`--param ${bare} is given twice; give each parameter once`]);
+    }
     params[bare] = readParamValue(option.slice(equals + 1));
   }
   return params;
+}
+
+/**
+ * Refuses a value for a parameter the query does not have (a misspelt
+ * `--param subjet=…` would otherwise be ignored while a default is used).
+ * A query that does not parse is left to the compiler to report.
+ * @example refuseUnknownParams('from courses where subject = $subject', ['subjet'], '--param')
+ * // throws USAGE: --param subjet: the query has no parameter $subjet (did you mean "subject"?)
+ */
+export function refuseUnknownParams(text: string, names: Iterable<string>, option: string): void {
+  let known: Set<string>;
+  try {
+    known = new Set(parametersOf(parse(text)).map((parameter) => parameter.name));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (known.has(name)) continue;
+    const listed = [...known].map((each) => `$${each}`).join(', ');
+    throw toolError('USAGE', [`${option} ${name}: the query has no parameter $${name}`], {
+      hint: didYouMean(name, known) ?? (known.size === 0 ? 'the query has no parameters' : `its parameters: ${listed}`),
+    });
+  }
 }
 
 /** commander's collector for repeatable options. */

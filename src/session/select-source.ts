@@ -29,6 +29,8 @@ export interface SourceFlags {
   readonly db?: string;
   /** `--db-dir DIR`: keep the PGlite database in DIR */
   readonly dbDir?: string;
+  /** seconds a request may take (`--timeout`); wins over the profile's `timeout` */
+  readonly timeout?: number;
 }
 
 export interface SelectSourceOptions {
@@ -81,6 +83,7 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
         ...(token === undefined ? {} : { token: token.value }),
         ...(flags.lang === undefined ? {} : { language: flags.lang }),
         ...(flags.get === true ? { method: 'GET' as const } : {}),
+        ...timeoutOf(flags.timeout),
       },
       ...(token === undefined ? {} : { tokenShell: token.shell }),
     };
@@ -88,14 +91,14 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
   const engine = engineFlags(flags, cwd);
   if ((flags.data !== undefined && flags.data.length > 0) || engine.db !== undefined || engine.engine === 'postgres') {
     refusePortalFlags(flags, 'with --data');
-    return { spec: { kind: 'data', paths: (flags.data ?? []).map((path) => resolve(cwd, path)), ...engine } };
+    return { spec: { kind: 'data', paths: (flags.data ?? []).map((path) => resolve(cwd, path)), ...engine, ...timeoutOf(flags.timeout) } };
   }
 
   const config = await options.config();
   const name = flags.profile ?? options.preferredProfile ?? config.defaultProfile;
   if (name === undefined) {
     refusePortalFlags(flags, 'with the demo data');
-    return { spec: { kind: 'data', paths: [demoDataDir], demo: true, ...engine } };
+    return { spec: { kind: 'data', paths: [demoDataDir], demo: true, ...engine, ...timeoutOf(flags.timeout) } };
   }
   const profile = config.profiles.get(name);
   if (profile === undefined) {
@@ -129,7 +132,7 @@ function engineFlags(flags: SourceFlags, cwd: string): { engine?: (typeof ENGINE
 async function fromProfile(profile: Profile, flags: SourceFlags, config: Config, env: NodeJS.ProcessEnv): Promise<SelectedSource> {
   if (profile.kind === 'data') {
     refusePortalFlags(flags, `with the data profile ${JSON.stringify(profile.name)}`);
-    return { spec: { kind: 'data', paths: profile.paths } };
+    return { spec: { kind: 'data', paths: profile.paths, ...timeoutOf(flags.timeout) } };
   }
   let token = await flagToken({ tokenFile: flags.tokenFile }, {});
   if (token === undefined && profile.token !== undefined) {
@@ -156,10 +159,16 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
       ...(token === undefined ? {} : { token: token.value }),
       ...(language === undefined ? {} : { language }),
       ...(method === undefined ? {} : { method }),
+      ...timeoutOf(flags.timeout ?? profile.timeout),
       resources: profile.resources,
     },
     ...(token === undefined ? {} : { tokenShell: token.shell }),
   };
+}
+
+/** Seconds as the source spec's milliseconds. */
+function timeoutOf(seconds: number | undefined): { timeout?: number } {
+  return seconds === undefined ? {} : { timeout: Math.round(seconds * 1_000) };
 }
 
 /** `--token-file`, else `CKQL_TOKEN`. */

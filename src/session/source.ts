@@ -11,6 +11,7 @@ import { loadResources } from '../engine/memory/load.js';
 import { openEngine } from '../engine/open.js';
 import type { EngineKind } from '../engine/types.js';
 import { startServer } from '../server/server.js';
+import type { Table } from '../datastore/types.js';
 
 export type SourceSpec =
   | {
@@ -21,6 +22,8 @@ export type SourceSpec =
       readonly engine?: EngineKind;
       /** `pglite`: a directory keeping the database; `postgres`: the server's URL */
       readonly db?: string;
+      /** seconds a request may take */
+      readonly timeout?: number;
     }
   | {
       readonly kind: 'url';
@@ -28,6 +31,8 @@ export type SourceSpec =
       readonly token?: string;
       readonly language?: string;
       readonly method?: 'POST' | 'GET';
+      /** ms a request may take (headers, then body); the client's default when absent */
+      readonly timeout?: number;
       /** resource ids or aliases named in the config, offered before any search has run */
       readonly resources?: readonly string[];
     };
@@ -62,13 +67,22 @@ export const demoDataDir: string = fileURLToPath(new URL('../../examples/data', 
  * const result = await source.client.search('from courses where stage = active limit 5');
  * await source.close();
  */
-export async function openSource(spec: SourceSpec): Promise<Source> {
+export interface OpenSourceOptions {
+  /**
+   * The resources about to be queried: local data reads only these files
+   * (one-shot commands), and the rest only if `listResources` is asked.
+   */
+  readonly resources?: readonly string[];
+}
+
+export async function openSource(spec: SourceSpec, options: OpenSourceOptions = {}): Promise<Source> {
   if (spec.kind === 'url') {
     const client = connect({
       url: spec.url,
       ...(spec.token === undefined ? {} : { token: spec.token }),
       ...(spec.language === undefined ? {} : { language: spec.language }),
       ...(spec.method === undefined ? {} : { method: spec.method }),
+      ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
       onWarning: (message) => void process.stderr.write(`warning: ${message}\n`),
     });
     const seen = new Set<string>(spec.resources ?? []);
@@ -82,18 +96,22 @@ export async function openSource(spec: SourceSpec): Promise<Source> {
   }
 
   if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
-  const tables = await loadResources(spec.paths);
+  const tables = await loadResources(spec.paths, options.resources === undefined ? {} : { only: options.resources });
   const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
-  const client = connect({ url: server.url });
+  // Every table, for listings and "did you mean"; the ones already read are not read again.
+  let allTables: Promise<readonly Table[]> | undefined;
+  const everyTable = (): Promise<readonly Table[]> =>
+    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables));
+  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
-  const count = `${tables.length} resource${tables.length === 1 ? '' : 's'}`;
+  const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
   let closing: Promise<void> | undefined;
   return {
-    label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}, ${count})`,
+    label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}${count})`,
     spec,
     client,
     listResources: async () =>
-      tables.map((table) => ({
+      (await everyTable()).map((table) => ({
         id: table.id,
         ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }),
         total: table.rows.length,
@@ -117,7 +135,7 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
     await engine.close();
     throw error;
   });
-  const client = connect({ url: server.url });
+  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
   let closing: Promise<void> | undefined;
   return {
     label: engine.label,
@@ -136,6 +154,12 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
         await engine.close();
       })()),
   };
+}
+
+/** Every table of `paths` (read again: only listings and "did you mean" after a partial load come here). */
+async function everyTableBut(paths: readonly string[], loaded: readonly Table[]): Promise<readonly Table[]> {
+  const all = await loadResources(paths);
+  return all.map((table) => loaded.find((each) => each.id === table.id) ?? table);
 }
 
 /** A path as a person would write it from here: relative when inside the working directory. */

@@ -1,17 +1,18 @@
 /**
- * Every command of the real CLI, run as a child process: stdout, stderr and
- * the exit status for success and for each class of error.
+ * Every command of the CLI (in process, through `runCli`): stdout, stderr and
+ * the exit status for success and for each class of error; the built bin for
+ * what only a process shows (its exit status, SIGINT).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ckql, ckqlInProcess, ndjson, startCkql } from './run-ckql.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer } from '../../src/server/server.js';
+import { loadResources } from '../../src/engine/memory/load.js';
+import { ckql, ckqlInProcess, ckqlProcess, ndjson, startCkql } from './run-ckql.js';
 import { makeWorkspace } from './fixtures.js';
 
-// Each test starts the bin several times; on a busy two-core machine that can take a while.
-vi.setConfig({ testTimeout: 120_000 });
 
 let root: string;
 let data: string;
@@ -51,6 +52,14 @@ describe('compile and format (no source needed)', () => {
     const result = await ckql(['format', 'FROM courses LIMIT 5 WHERE stage = "active" -- comment']);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('from courses\nwhere stage = active\nlimit 5\n');
+  });
+
+  it('a query that starts with a -- comment is a query, not an option', async () => {
+    const result = await ckql(['compile', '-- the first course\nfrom courses limit 1']);
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({ resource_id: 'courses', limit: 1 });
+    const inline = await ckql(['query', '--no newline after the dashes\nfrom courses where code = C1 select code', '--data', data]);
+    expect(ndjson(inline.stdout)).toEqual([{ code: 'C1' }]);
   });
 
   it('reads the query from stdin with -', async () => {
@@ -106,10 +115,10 @@ describe('usage errors exit 2', () => {
   }
 
   it('the bin itself exits 2 for an unknown command and an unknown flag', async () => {
-    const command = await ckql(['qurey', 'from x']);
+    const command = await ckqlProcess(['qurey', 'from x']);
     expect(command.code).toBe(2);
     expect(command.stderr).toContain('did you mean "query"?');
-    const flag = await ckql(['compile', 'from x', '--nope']);
+    const flag = await ckqlProcess(['compile', 'from x', '--nope']);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("unknown option '--nope'");
   });
@@ -180,9 +189,9 @@ describe('query --data', () => {
     expect(lines.slice(1).map((line) => Number(line.split(',')[1]))).toEqual(Array.from({ length: 12 }, (_, i) => 2 * (i + 1)));
   });
 
-  it('an unknown field is a data error (exit 1) that suggests the nearest field', async () => {
+  it('an unknown field is a query error (exit 3) that suggests the nearest field', async () => {
     const result = await ckql(['query', 'from courses where subjet = math', '--data', data]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     expect(result.stderr).toContain('VALIDATION_ERROR');
     expect(result.stderr).toContain('did you mean "subject"?');
     expectNoStack(result.stderr);
@@ -190,13 +199,13 @@ describe('query --data', () => {
 
   it('an unknown field in order by or select is found too', async () => {
     const result = await ckql(['query', 'from courses order by credit desc', '--data', data]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     expect(result.stderr).toContain('did you mean "credits"?');
   });
 
-  it('an unknown resource exits 1 and suggests a known one', async () => {
+  it('an unknown resource exits 3 and suggests a known one', async () => {
     const result = await ckql(['query', 'from corses', '--data', data]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     expect(result.stderr).toContain('NOT_FOUND');
     expect(result.stderr).toContain('did you mean "courses"?');
   });
@@ -286,6 +295,57 @@ describe('network and interruption', () => {
       const result = await ckql(['query', 'from courses', '--url', `http://127.0.0.1:${port}`]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('FORBIDDEN');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('a request a portal refuses as invalid exits 3, as it does on local data; a 5xx exits 1', async () => {
+    const server = await startServer({ tables: await loadResources([data]) });
+    try {
+      const field = await ckql(['query', 'from courses where subjet = math', '--url', server.url]);
+      expect(field.stderr).toContain('VALIDATION_ERROR');
+      expect(field.code).toBe(3);
+      const resource = await ckql(['query', 'from corses', '--url', server.url]);
+      expect(resource.stderr).toContain('NOT_FOUND');
+      expect(resource.code).toBe(3);
+    } finally {
+      await server.close();
+    }
+    const broken = createServer((_request, response) => {
+      response.writeHead(500, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ success: false, error: { __type: 'Internal Server Error', message: 'boom' } }));
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = broken.address() as AddressInfo;
+      expect((await ckql(['query', 'from courses', '--url', `http://127.0.0.1:${port}`])).code).toBe(1);
+    } finally {
+      broken.closeAllConnections();
+      await new Promise<void>((resolve) => broken.close(() => resolve()));
+    }
+  });
+
+  it("--timeout (and a profile's timeout:) bounds the wait for a portal that never answers: TIMEOUT, exit 4", async () => {
+    const server = createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const url = `http://127.0.0.1:${port}`;
+      const flag = await ckql(['query', 'from courses', '--url', url, '--timeout', '0.2']);
+      expect(flag.code).toBe(4);
+      expect(flag.stderr).toContain('TIMEOUT');
+      expect(flag.stderr).toContain('within 200 ms');
+      expect(flag.stderr).toContain('--timeout');
+      const config = join(root, 'timeout.yaml');
+      await writeFile(config, `default: slow\nprofiles:\n  slow:\n    url: ${url}\n    timeout: 0.25\n`);
+      const profile = await ckql(['query', 'from courses', '--config', config]);
+      expect(profile.code).toBe(4);
+      expect(profile.stderr).toContain('within 250 ms');
+      const bad = await ckql(['query', 'from courses', '--url', url, '--timeout', 'soon']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--timeout must be a number of seconds');
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

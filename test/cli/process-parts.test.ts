@@ -33,7 +33,10 @@ describe('exit codes', () => {
   it('maps each error class to its status', () => {
     const span = { start: 0, end: 1 };
     expect(exitCodeFor(new QueryError('UNEXPECTED_TOKEN', 'x', span))).toBe(3);
-    expect(exitCodeFor(new DatastoreError('VALIDATION_ERROR', 'x'))).toBe(1);
+    expect(exitCodeFor(new DatastoreError('VALIDATION_ERROR', 'x'))).toBe(3);
+    expect(exitCodeFor(new DatastoreError('NOT_FOUND', 'Not found: Resource "x" was not found.'))).toBe(3);
+    expect(exitCodeFor(new DatastoreError('NOT_FOUND', 'Not found: the language segment "fr" is not offered'))).toBe(1);
+    expect(exitCodeFor(new DatastoreError('BAD_REQUEST', 'x'))).toBe(3);
     expect(exitCodeFor(new DatastoreError('HTTP_ERROR', 'x', { status: 500 }))).toBe(1);
     expect(exitCodeFor(new DatastoreError('CONNECTION_FAILED', 'x'))).toBe(4);
     expect(exitCodeFor(new DatastoreError('TIMEOUT', 'x'))).toBe(4);
@@ -99,8 +102,9 @@ describe('--param values read like query literals', () => {
     expect(readParamValue('')).toBe('');
   });
 
-  it('collects repeated options, a later one winning, and accepts a leading $', () => {
-    expect(readParams(['a=1', '$b=x', 'a=2', 'c=x=y'])).toEqual({ a: 2, b: 'x', c: 'x=y' });
+  it('collects the options, accepts a leading $, and refuses a name given twice', () => {
+    expect(readParams(['a=1', '$b=x', 'c=x=y'])).toEqual({ a: 1, b: 'x', c: 'x=y' });
+    expect(() => readParams(['a=1', '$b=x', 'a=2'])).toThrow(/--param a is given twice/);
     expect(() => readParams(['=1'])).toThrow(ToolError);
     expect(() => readParams(['no-equals'])).toThrow(/name=value/);
   });

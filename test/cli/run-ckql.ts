@@ -1,17 +1,21 @@
 /**
- * Runs the real CLI as a child process (`node --import tsx src/cli/main.ts`),
- * with a private HOME so no config file of the machine is found.
+ * Runs the CLI for tests: `ckql` in this process over in-memory streams (the
+ * same `runCli` as the bin, without a process start per case), and
+ * `ckqlProcess` / `startCkql` as the real bin built in `dist/` (built once by
+ * `test/global-setup.ts`), for what only a process shows: exit statuses set
+ * by the bin, signals, `serve`. Both get a private HOME so no config file of
+ * the machine is found.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const mainFile = join(repoRoot, 'src', 'cli', 'main.ts');
-const tsxLoader = pathToFileURL(join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+/** The built bin; `test/global-setup.ts` builds `dist/` before any test file runs. */
+export const binFile = join(repoRoot, 'dist', 'bin', 'ckql.js');
 
 /** A home directory with nothing in it, shared by the tests of one file. */
 export const emptyHome = mkdtempSync(join(tmpdir(), 'ckql-home-'));
@@ -45,17 +49,17 @@ function environment(extra: RunOptions['env'] = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Starts ckql; the caller reads and ends it. */
+/** Starts the built bin; the caller reads and ends it. */
 export function startCkql(args: readonly string[], options: RunOptions = {}): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', tsxLoader, mainFile, ...args], {
+  return spawn(process.execPath, [binFile, ...args], {
     cwd: options.cwd ?? repoRoot,
     env: environment(options.env),
     stdio: 'pipe',
   });
 }
 
-/** Runs ckql to the end. */
-export function ckql(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+/** Runs the built bin to the end, as a child process. */
+export function ckqlProcess(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   const child = startCkql(args, options);
   let stdout = '';
   let stderr = '';
@@ -100,10 +104,9 @@ export function ndjson(text: string): unknown[] {
 
 /**
  * Runs the CLI's `runCli` in this process over in-memory streams: the same
- * code path minus process start-up, for the large matrices (usage errors,
- * help), where a child process per case would be slow.
+ * code path as the bin minus process start-up.
  */
-export async function ckqlInProcess(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+export async function ckql(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   const { runCli } = await import('../../src/cli/program.js');
   const { createContext } = await import('../../src/cli/context.js');
   const { PassThrough, Readable } = await import('node:stream');
@@ -126,3 +129,6 @@ export async function ckqlInProcess(args: readonly string[], options: RunOptions
   await new Promise((resolve) => setImmediate(resolve));
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
+
+/** The former name of `ckql`, kept for the tests that spell out that they run in process. */
+export const ckqlInProcess = ckql;

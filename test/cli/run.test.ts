@@ -157,3 +157,105 @@ describe('config discovery through the CLI', () => {
     expect(result.stdout.replace('$(echo from-cmd-secret)', '')).not.toContain('from-cmd-secret');
   });
 });
+
+describe('config and parameters that must not be silently ignored', () => {
+  const data = (): string => join(root, 'data');
+
+  it('a single profile, or one named default, is used without a default: key (not the demo data)', async () => {
+    const single = join(root, 'single');
+    await mkdir(single, { recursive: true });
+    await writeFileMode(join(single, 'ckql.config.yaml'), `profiles:\n  mine:\n    data: ${data()}\n`);
+    const one = await ckql(['resources', '--format', 'csv'], { cwd: single });
+    expect(one.stdout).toContain(',courses,5');
+    expect(one.stdout).not.toContain('schools');
+    const named = join(root, 'named-default');
+    await mkdir(named, { recursive: true });
+    await writeFileMode(
+      join(named, 'ckql.config.yaml'),
+      `profiles:\n  other:\n    data: ${join(data(), 'numbers.json')}\n  default:\n    data: ${join(data(), 'courses.csv')}\n`,
+    );
+    const chosen = await ckql(['resources', '--format', 'csv'], { cwd: named });
+    expect(chosen.stdout).toMatch(/,courses,5\n$/);
+  });
+
+  it('a misspelt --param is an error naming the parameter it may mean (run, query, compile); a repeated one too', async () => {
+    const misspelt = await ckql(['run', 'by-subject', '--param', 'subjet=physics'], { cwd: project });
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toContain('--param subjet: the query has no parameter $subjet');
+    expect(misspelt.stderr).toContain('did you mean "subject"?');
+    expect(misspelt.stdout).toBe('');
+    const extra = await ckql(['compile', 'from courses where code = $c', '--param', 'c=1', '--param', 'limit=5']);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toContain('its parameters: $c');
+    const twice = await ckql(['run', 'by-subject', '--param', 'subject=math', '--param', 'subject=art'], { cwd: project });
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain('--param subject is given twice');
+  });
+
+  it('an error in a named query points at the config file, the key and the line of the query', async () => {
+    const folder = join(root, 'broken-query');
+    await mkdir(folder, { recursive: true });
+    await writeFileMode(
+      join(folder, 'ckql.config.yaml'),
+      `profiles:\n  local:\n    data: ${data()}\nqueries:\n  broken:\n    query: |\n      from courses\n      where subject = limit 5\n`,
+    );
+    const result = await ckql(['run', 'broken'], { cwd: folder });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`--> ${join(folder, 'ckql.config.yaml')}:6, queries.broken.query, at 2:17 of the query`);
+    expect(result.stderr).toContain('2 | where subject = limit 5');
+  });
+
+  it('a named query takes a list parameter (where code in ($codes)) from the config and binds it', async () => {
+    const folder = join(root, 'list-param');
+    await mkdir(folder, { recursive: true });
+    await writeFileMode(
+      join(folder, 'ckql.config.yaml'),
+      `profiles:\n  local:\n    data: ${data()}\nqueries:\n  some:\n    query: from courses where code in ($codes) select code order by code\n    params: { codes: [C1, C4] }\n`,
+    );
+    const result = await ckql(['run', 'some'], { cwd: folder });
+    expect(result.stderr).toBe('');
+    expect(ndjson(result.stdout)).toEqual([{ code: 'C1' }, { code: 'C4' }]);
+  });
+
+  it('two config files in one folder are an error naming both; $XDG_CONFIG_HOME/ckql/config.yml is read', async () => {
+    const folder = join(root, 'two-configs');
+    await mkdir(folder, { recursive: true });
+    await writeFileMode(join(folder, 'ckql.config.yaml'), 'queries:\n  a: from x\n');
+    await writeFileMode(join(folder, 'ckql.config.json'), '{"queries": {"a": "from y"}}');
+    const both = await ckql(['run', 'a'], { cwd: folder });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('ckql.config.yaml and ckql.config.json are both in');
+    const xdg = join(root, 'xdg-yml');
+    await mkdir(join(xdg, 'ckql'), { recursive: true });
+    await writeFileMode(join(xdg, 'ckql', 'config.yml'), 'queries:\n  three: from numbers where n = 3 select n\n');
+    const yml = await ckql(['run', 'three', '--data', data()], { cwd: root, env: { XDG_CONFIG_HOME: xdg } });
+    expect(ndjson(yml.stdout)).toEqual([{ n: 3 }]);
+  });
+
+  it('an unset token_env is reported as such (exit 2), not as an invalid config', async () => {
+    const file = await writeFileMode(
+      join(root, 'token-env.yaml'),
+      'default: p\nprofiles:\n  p:\n    url: https://data.example.org\n    token_env: CKQL_TEST_UNSET_TOKEN\n',
+    );
+    const result = await ckql(['query', 'from x', '--config', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('error[TOKEN_UNAVAILABLE]: profiles.p.token_env: the environment variable CKQL_TEST_UNSET_TOKEN is not set');
+    expect(result.stderr).not.toContain('CONFIG_INVALID');
+  });
+
+  it('a token file others can read is refused, from --token-file and from token_file:, without printing it', async () => {
+    const tokenFile = await writeFileMode(join(root, 'open-token'), 'open-secret-456\n', 0o644);
+    const flag = await ckql(['query', 'from x', '--url', 'http://127.0.0.1:9', '--token-file', tokenFile]);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('TOKEN_FILE_INSECURE');
+    expect(flag.stderr).toContain('chmod 600');
+    expect(flag.stderr).not.toContain('open-secret-456');
+    const config = await writeFileMode(
+      join(root, 'token-file.yaml'),
+      `default: p\nprofiles:\n  p:\n    url: https://data.example.org\n    token_file: ${tokenFile}\n`,
+    );
+    const profile = await ckql(['query', 'from x', '--config', config]);
+    expect(profile.code).toBe(2);
+    expect(profile.stderr).toContain('TOKEN_FILE_INSECURE');
+  });
+});

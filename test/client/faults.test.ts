@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { Server as NetServer, Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { renderError } from '../../src/diagnostics.js';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { connect } from '../../src/client/connect.js';
@@ -109,13 +110,18 @@ describe('connection resets', () => {
     expect(result.records).toEqual([{ _id: 1 }]);
   });
 
-  it('a refused connection is CONNECTION_FAILED with a hint', async () => {
+  it('a refused connection is CONNECTION_FAILED with a hint, tried once, its cause said once', async () => {
     const raw = await rawServer(() => undefined);
     const url = raw.url;
     await cleanups.pop()?.();
-    const error = await failure(open({ url, retries: 1 }).search(QUERY));
+    const retries: unknown[] = [];
+    const error = await failure(open({ url, retries: 3, onRetry: (info) => retries.push(info) }).search(QUERY));
     expect(error.code).toBe('CONNECTION_FAILED');
     expect(error.message).toMatch(/refused/);
+    expect(error.message).not.toMatch(/attempts/);
+    expect(retries).toEqual([]);
+    const rendered = renderError(error);
+    expect(rendered.match(/ECONNREFUSED/g)).toHaveLength(1);
   });
 });
 

@@ -69,11 +69,14 @@ describe('discovery order', () => {
     expect(await findConfigFile({ cwd: join(home, 'project', 'sub', 'deeper'), env })).toBe(file);
   });
 
-  it('prefers the nearest file, and ckql.config.* before .ckqlrc* in one directory', async () => {
+  it('prefers the nearest file; two config files in one directory are an error naming both', async () => {
     await write(join(home, 'project', 'ckql.config.yaml'), sample);
-    await write(join(home, 'project', 'sub', '.ckqlrc.json'), '{}');
     const nearest = await write(join(home, 'project', 'sub', 'ckql.config.toml'), 'default = "x"\n[profiles.x]\ndata = "d"\n');
     expect(await findConfigFile({ cwd: join(home, 'project', 'sub', 'deeper'), env })).toBe(nearest);
+    await write(join(home, 'project', 'sub', '.ckqlrc.json'), '{}');
+    const error = await failure(findConfigFile({ cwd: join(home, 'project', 'sub', 'deeper'), env }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('ckql.config.toml and .ckqlrc.json are both in');
   });
 
   it('reads a .ckqlrc without extension as YAML', async () => {
@@ -148,7 +151,10 @@ describe('contents', () => {
     const fromToml = await readConfigFile(toml);
     const fromJson = await readConfigFile(json);
     expect(fromToml.profiles).toEqual(fromJson.profiles);
-    expect(fromToml.queries).toEqual(fromJson.queries);
+    const withoutOrigin = (config: typeof fromToml): unknown =>
+      [...config.queries.values()].map(({ origin, ...query }) => ({ ...query, key: origin?.key }));
+    expect(withoutOrigin(fromToml)).toEqual(withoutOrigin(fromJson));
+    expect(fromToml.queries.get('q')?.origin).toEqual({ file: toml, line: 5, key: 'queries.q.query' });
   });
 });
 
@@ -195,12 +201,12 @@ describe('errors name the file, the line and the key', () => {
       message: /"b", which is not defined/,
     },
     {
-      name: 'a param that is a list',
+      name: 'a param that is a mapping',
       file: 'c.yaml',
-      text: 'queries:\n  q:\n    query: from x\n    params:\n      a: [1, 2]\n',
+      text: 'queries:\n  q:\n    query: from x\n    params:\n      a: { b: 1 }\n',
       line: 5,
       key: 'queries.q.params.a',
-      message: /must be a text, a number/,
+      message: /must be a text, a number, true, false, null, or a list of them/,
     },
     {
       name: 'two token sources',

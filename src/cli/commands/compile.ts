@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { compile } from '../../compile/compile.js';
 import type { CommandRun } from '../context.js';
 import { addParamOption, readQueryArgument } from '../options.js';
-import { readParams } from '../../session/params.js';
+import { readParams, refuseUnknownParams } from '../../session/params.js';
 
 export function registerCompile(program: Command, run: CommandRun): void {
   const command = program
@@ -19,7 +19,10 @@ Example:
     )
     .action(
       run(async (text: string, options: { param: readonly string[] }) => {
-        const request = compile(await readQueryArgument(text, run.context), readParams(options.param));
+        const queryText = await readQueryArgument(text, run.context);
+        const params = readParams(options.param);
+        refuseUnknownParams(queryText, Object.keys(params), '--param');
+        const request = compile(queryText, params);
         await run.context.out(`${JSON.stringify(request, null, 2)}\n`);
         return 0;
       }),

@@ -11,7 +11,7 @@ import { compile } from '../../compile/compile.js';
 import type { CommandRun } from '../context.js';
 import { addParamOption, addSourceOptions, configLoader, readQueryArgument, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { readParams } from '../../session/params.js';
+import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { selectSource, shellQuote } from '../../session/select-source.js';
 import { curlCommand } from '../../output/curl.js';
 import { relativeLabel } from '../../session/source.js';
@@ -41,7 +41,10 @@ Example:
     run(async (text: string, options: ExplainOptions) => {
       const { context } = run;
       refuseTokenArgument(options);
-      const request = compile(await readQueryArgument(text, context), readParams(options.param));
+      const queryText = await readQueryArgument(text, context);
+      const params = readParams(options.param);
+      refuseUnknownParams(queryText, Object.keys(params), '--param');
+      const request = compile(queryText, params);
       const { spec, tokenShell } = await selectSource(options, {
         config: configLoader(options, context),
         env: context.env,

@@ -31,7 +31,7 @@ Example:
       const { context } = run;
       refuseTokenArgument(options);
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
-      const source = await openSource(spec);
+      const source = await openSource(spec, resource === undefined ? {} : { resources: [resource] });
       try {
         const names = resource === undefined ? (await source.listResources()).map((each) => each.alias ?? each.id) : [resource];
         if (names.length === 0) {

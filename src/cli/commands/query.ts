@@ -8,7 +8,7 @@ import {
   refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { readParams } from '../../session/params.js';
+import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { printQuery } from '../print-query.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
@@ -43,8 +43,11 @@ Examples:
       const { context } = run;
       refuseTokenArgument(options);
       const source = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
-      const request = compile(await readQueryArgument(text, context), readParams(options.param));
-      const opened = await openSource(source.spec);
+      const queryText = await readQueryArgument(text, context);
+      const params = readParams(options.param);
+      refuseUnknownParams(queryText, Object.keys(params), '--param');
+      const request = compile(queryText, params);
+      const opened = await openSource(source.spec, { resources: [request.resource_id] });
       try {
         await printQuery(context, opened, request, {
           format: options.format ?? defaultFormat(context),

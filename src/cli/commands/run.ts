@@ -16,7 +16,8 @@ import {
   addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { readParams } from '../../session/params.js';
+import { readParams, refuseUnknownParams } from '../../session/params.js';
+import { attachOrigin } from '../report.js';
 import { printQuery } from '../print-query.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
@@ -92,14 +93,21 @@ Example (ckql.config.yaml):
                 : `queries: ${names.join(', ')}`),
         });
       }
-      const request = compile(named.query, { ...named.params, ...readParams(options.param) });
+      const given = readParams(options.param);
+      refuseUnknownParams(named.query, Object.keys(given), '--param');
+      let request;
+      try {
+        request = compile(named.query, { ...named.params, ...given });
+      } catch (error) {
+        throw attachOrigin(error, named.origin);
+      }
       const { spec } = await selectSource(options, {
         config: loadConfig,
         env: context.env,
         cwd: context.cwd,
         ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
       });
-      const source = await openSource(spec);
+      const source = await openSource(spec, { resources: [request.resource_id] });
       try {
         await printQuery(context, source, request, {
           format: options.format ?? defaultFormat(context),

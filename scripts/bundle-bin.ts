@@ -1,0 +1,39 @@
+/**
+ * Bundles the `ckql` bin from the compiled `dist/cli/main.js` into
+ * `dist/bin/ckql.js`: one file for the common path plus chunks for what is
+ * loaded on demand (the REPL and ink, config parsing, the PostgreSQL
+ * engines). A one-shot query otherwise spends most of its start-up resolving
+ * and reading hundreds of small modules (Chevrotain's lodash-es alone is
+ * ~600); BENCHMARKS.md's startup section has the figures.
+ *
+ * The library entry points (`dist/index.js`, `dist/repl/index.js`) stay as
+ * tsc writes them, so embedders get plain modules and their `.d.ts`.
+ */
+import { build } from 'esbuild';
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = `${root}dist/bin`;
+
+await rm(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: { ckql: `${root}dist/cli/main.js` },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Chunks sit beside the entry: code that finds files from import.meta.url (the demo data, package.json) sees one depth.
+  chunkNames: '[name]-[hash]',
+  // PGlite finds its .wasm and data files beside its own module; pg has optional native parts;
+  // react-devtools-core is only imported by ink when DEV=true and is not installed.
+  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'pg', 'pg-native', 'react-devtools-core'],
+  // Bundled CommonJS packages call require() for Node's own modules.
+  banner: { js: "import { createRequire as __ckqlRequire } from 'node:module'; const require = __ckqlRequire(import.meta.url);" },
+  legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'warning',
+});

@@ -1,0 +1,41 @@
+/**
+ * Builds `dist/` once before the test files run, when it is missing or older
+ * than a file in `src/` (as `npm run build` does: tsc, then the bin bundle):
+ * the few real-process tests (exit statuses, signals, `serve`, the bin) run
+ * the built bin, not `tsx`, so no test pays for transpiling the CLI at every
+ * start, and the bin that ships is the one tested.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function newestModified(folder: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestModified(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function builtAt(): number {
+  try {
+    return statSync(join(root, 'dist', 'bin', 'ckql.js')).mtimeMs;
+  } catch {
+    return -1;
+  }
+}
+
+export default function setup(): void {
+  if (builtAt() > Math.max(newestModified(join(root, 'src')), statSync(join(root, 'scripts', 'bundle-bin.ts')).mtimeMs)) return;
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+  } catch {
+    // tsc still writes its output when it reports type errors; the type check itself is `npm run typecheck`.
+  }
+  execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'bundle-bin.ts')], { cwd: root, stdio: 'inherit' });
+}
