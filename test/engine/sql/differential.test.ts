@@ -106,7 +106,7 @@ describe('memory and the PostgreSQL engines', () => {
         if (expected.ok && (expected.records as unknown[]).length > 0) withRecords++;
         for (const name of engineNames) expect(await outcome(engines.get(name), request)).toEqual(expected);
       }),
-      propertyParameters(300),
+      propertyParameters(120),
     );
     // Not a vacuous agreement on empty pages.
     expect(withRecords).toBeGreaterThan(10);
@@ -123,7 +123,7 @@ describe('memory and the PostgreSQL engines', () => {
         const listed = listedFeatures(request);
         expect(listed.q || listed.nullFilter || listed.emptyList, JSON.stringify({ request, memory: a, pglite: b })).toBe(true);
       }),
-      propertyParameters(300),
+      propertyParameters(120),
     );
     // The listed rows are real differences: with these requests some answers must differ.
     expect(disagreements).toBeGreaterThan(0);
@@ -136,7 +136,7 @@ describe('memory and the PostgreSQL engines', () => {
         fc.asyncProperty(anyRequestArb(true), async (request) => {
           expect(await outcome(engines.get(name), request)).toEqual(await outcome(engines.get('pglite'), request));
         }),
-        propertyParameters(300),
+        propertyParameters(120),
       );
     });
   }
