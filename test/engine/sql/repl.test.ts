@@ -21,9 +21,12 @@ describe('REPL on the pglite engine', () => {
     try {
       await driver.waitFor(prompt);
       driver.send('.engine\r');
-      await driver.waitFor(/engine pglite: pglite \(in memory\)/);
+      expect(await driver.waitFor(/engine pglite: pglite \(in memory\)/)).toContain('engine pglite');
       driver.send('from schools search "aur" select name\r');
       await driver.waitFor(/0 records|no records|0 of 0/);
+      expect(driver.since()).not.toContain('Aurora');
+      driver.send('from schools search "aurora" select name\r');
+      expect(await driver.waitFor(/Aurora University/)).toContain('Aurora University');
     } finally {
       await driver.exit();
     }
