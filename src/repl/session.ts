@@ -18,11 +18,15 @@ import type { Config } from '../config/types.js';
 import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
 import { DatastoreError } from '../errors.js';
-import { formatRecords, type OutputFormat } from '../output/format-records.js';
+import { formatRecords, tableRowLimit, type OutputFormat } from '../output/format-records.js';
+import { ownValue } from '../output/safe-text.js';
 import type { CompletionContext } from './complete.js';
 import { explainText } from './explain.js';
 import { footerText, layoutTable, cellOf } from '../output/table/layout.js';
 import { renderResultTable } from '../output/table/render.js';
+
+/** Records of the last result kept for completing values. */
+const completionSample = 1_000;
 
 export interface SessionSettings {
   format: OutputFormat;
@@ -231,7 +235,8 @@ export class Session {
   }
 
   #remember(request: SearchRequest, result: SearchResult): void {
-    this.#last = { resource: request.resource_id, result };
+    // Kept for completing values: a sample is enough, and a 32,000-record answer is not held after it is shown.
+    this.#last = { resource: request.resource_id, result: { ...result, records: result.records.slice(0, completionSample) } };
     if (!this.#seen.has(request.resource_id)) {
       this.#seen.add(request.resource_id);
       this.#resources = undefined;
@@ -250,6 +255,7 @@ export class Session {
       const text = renderResultTable(result, {
         width,
         color: this.color,
+        maxRows: tableRowLimit,
         ...(shownMs === undefined ? {} : { elapsedMs: shownMs }),
       });
       return text + this.#verticalHint(result, width);
@@ -262,7 +268,7 @@ export class Session {
   /** Said once: why records came out one by one, and how to get a table. */
   #verticalHint(result: SearchResult, width: number): string {
     if (this.#toldAboutVertical || result.records.length === 0) return '';
-    const rows = result.records.map((record) => result.fields.map((field) => cellOf(record[field.id])));
+    const rows = result.records.slice(0, tableRowLimit).map((record) => result.fields.map((field) => cellOf(ownValue(record, field.id))));
     if (layoutTable(result.fields, rows, width).kind !== 'vertical') return '';
     this.#toldAboutVertical = true;
     return `\n${this.#dim(`(rows too wide for ${width} columns; \`select\` fewer fields for a table)`)}`;
