@@ -51,7 +51,7 @@ interface EvalCase {
 
 interface CkqlEvaluate {
   readonly compile: (source: string) => SearchRequest;
-  readonly evaluate: (request: SearchRequest, table: Table) => { readonly total?: number; readonly records: readonly Row[] };
+  readonly evaluate: (request: SearchRequest, source: Table | readonly Row[]) => { readonly total?: number; readonly records: readonly Row[] };
 }
 
 // ---------------------------------------------------------------------------
@@ -366,7 +366,7 @@ async function loadCkql(): Promise<CkqlEvaluate> {
   const [{ compile }, { evaluate }] = await Promise.all([ckqlModules.compile(), ckqlModules.evaluate()]);
   return {
     compile: (source) => compile(source),
-    evaluate: (request, table) => evaluate(request, table),
+    evaluate: (request, source) => evaluate(request, source),
   };
 }
 
@@ -413,6 +413,39 @@ function runDataset(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (
   return figures;
 }
 
+/** The first call on a plain array (no Table: fields inferred from the records), against the hand loop. */
+interface PlainFigures {
+  readonly dataset: string;
+  readonly caseId: string;
+  readonly kind: Kind;
+  readonly ckql: Measured;
+  readonly hand: Measured;
+}
+
+function runPlain(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (line: string) => void): PlainFigures[] {
+  // plain objects as an embedder has them (e.g. from JSON.parse), not the loader's rows
+  const plain = JSON.parse(JSON.stringify(data.table.rows)) as Row[];
+  const figures: PlainFigures[] = [];
+  for (const c of data.cases.filter((k) => k.kind !== 'sort')) {
+    const request = ckql.compile(c.query);
+    const label = `${data.name} ${c.id} on a plain array`;
+    const expected = c.hand.run(plain);
+    // a rows array ckql has never seen (same objects), made before each timed call
+    let fresh: readonly Row[] = plain.slice();
+    check('ckql (plain, first call)', label, expected, ckql.evaluate(request, fresh) as Output);
+    log(`  evaluate ${label}`);
+    const m = measureSync(
+      [
+        { name: 'ckql-plain', fn: () => ckql.evaluate(request, fresh), beforeEach: () => { fresh = plain.slice(); } },
+        { name: 'hand', fn: () => c.hand.run(plain) },
+      ],
+      evalBudget(config, plain.length),
+    );
+    figures.push({ dataset: data.name, caseId: c.id, kind: c.kind, ckql: m.get('ckql-plain') as Measured, hand: m.get('hand') as Measured });
+  }
+  return figures;
+}
+
 const PEERS = ['sift', 'mingo', 'liqe'] as const;
 
 function peerFilter(name: string): boolean {
@@ -432,9 +465,12 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
     log(`evaluate: ${label}, ${formatCount(table.rows.length)} rows loaded in ${seconds.toFixed(2)} s`);
     return table;
   };
+  const plain: PlainFigures[] = [];
   for (const size of config.sizes) {
     const table = await load(enrolmentsFile(size), `enrolments ${shortCount(size)}`);
-    all.push(...runDataset(ckql, config, { name: `enrolments ${shortCount(size)}`, table, cases: enrolmentCases(textFieldsOf(table)) }, log));
+    const data = { name: `enrolments ${shortCount(size)}`, table, cases: enrolmentCases(textFieldsOf(table)) };
+    all.push(...runDataset(ckql, config, data, log));
+    if (size === 200_000 || config.quick) plain.push(...runPlain(ckql, config, data, log));
   }
   {
     const table = await load(vegaPath('flights-200k.json'), 'flights-200k');
@@ -476,7 +512,25 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
     rows: uniqueBy(all, (f) => `${f.dataset.split(' ')[0]} ${f.caseId}`).map((f) => [f.dataset.split(' ')[0] as string, f.caseId, code(f.query)]),
   };
 
+  const plainTable: ReportTable = {
+    title: 'Evaluate: the first call on a plain array of objects (no Table: the fields are inferred from the records)',
+    textColumns: 2,
+    headers: ['data', 'case', 'ckql first call', 'hand', 'first ÷ hand'],
+    rows: plain.map((f) => [f.dataset, f.caseId, formatTime(f.ckql.median), formatTime(f.hand.median), formatRatio(f.ckql.median / f.hand.median)]),
+  };
+
   const targets: Target[] = [];
+  for (const kind of ['filter', 'q'] as const) {
+    const list = plain.filter((f) => f.kind === kind);
+    const ratio = (f: PlainFigures) => f.ckql.median / f.hand.median;
+    const worst = list.reduce<PlainFigures | undefined>((acc, f) => (acc === undefined || ratio(f) > ratio(acc) ? f : acc), undefined);
+    if (worst === undefined) continue;
+    const goal = kind === 'filter' ? 3 : 2;
+    targets.push({
+      section: 'evaluate', what: `first call on a plain array, ${kindLabel(kind)}, vs hand loop`, goal: `≤ ${goal}× the floor`,
+      measured: `max ${formatRatio(ratio(worst))} (${worst.caseId} @ ${worst.dataset})`, met: ratio(worst) <= goal,
+    });
+  }
   const pickWorst = (list: readonly CaseFigures[], value: (f: CaseFigures) => number, pickMax: boolean) =>
     list.reduce<CaseFigures | undefined>((acc, f) => (acc === undefined || (pickMax ? value(f) > value(acc) : value(f) < value(acc)) ? f : acc), undefined);
   const where = (f: CaseFigures) => `${f.caseId} @ ${f.dataset}`;
@@ -508,7 +562,7 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
   return {
     id: 'evaluate',
     title: '2. Evaluate',
-    tables: [table, queries],
+    tables: [table, plainTable, queries],
     targets,
     notes: [
       `Data: \`enrolments.csv\` from the project's seeded generator (\`scripts/generate-demo-data.ts --rows N\`, cached in bench/.cache), flights-200k.json and movies.json from the vega-datasets package. Each file is loaded once with \`loadResources\` (the loader \`ckql serve\` uses: ${loads.join('; ')}), and every contender reads the same row objects.`,

@@ -51,7 +51,10 @@ export interface Field {
   readonly name: string;
 }
 
-/** `field = value` */
+/**
+ * `field = value`. `f = null` means `f is null`: `=` keeps the canonical-text
+ * equality of docs/semantics.md, where null equals only null.
+ */
 export interface Equals {
   readonly kind: 'eq';
   readonly span: Span;
@@ -67,6 +70,57 @@ export interface In {
   readonly values: readonly Value[];
 }
 
+/** The ordering comparisons and `!=` (also written `<>`). */
+export type CompareOperator = 'ne' | 'lt' | 'lte' | 'gt' | 'gte';
+
+/**
+ * `field != value`, `field < value`, …: by the field's type (docs/beyond-the-request.md).
+ * A null on either side makes the test unknown, except that `f != null` means `f is not null`.
+ */
+export interface Compare {
+  readonly kind: 'compare';
+  readonly span: Span;
+  readonly op: CompareOperator;
+  readonly field: Field;
+  readonly value: Value;
+}
+
+/** `field between low and high`, inclusive; `between 5 and 1` is allowed and matches nothing. */
+export interface Between {
+  readonly kind: 'between';
+  readonly span: Span;
+  readonly field: Field;
+  readonly low: Value;
+  readonly high: Value;
+}
+
+/** `field like "a%"` / `field ilike "a%"`: `%` any run, `_` one character, `\` escapes. */
+export interface Like {
+  readonly kind: 'like';
+  readonly span: Span;
+  readonly field: Field;
+  readonly pattern: StringValue | Parameter;
+  /** `ilike`: case is ignored (Unicode lower case) */
+  readonly ignoreCase: boolean;
+}
+
+/** `field is null`; `is not null` is a `Not` around it. */
+export interface IsNull {
+  readonly kind: 'is-null';
+  readonly span: Span;
+  readonly field: Field;
+}
+
+/**
+ * `not c`. The negated forms `f not in (…)`, `f not like …` and
+ * `f is not null` are a `Not` around the positive test, so each has one AST.
+ */
+export interface Not {
+  readonly kind: 'not';
+  readonly span: Span;
+  readonly condition: Condition;
+}
+
 /**
  * A parenthesised group of two or more conditions joined by `and`, or the
  * top-level `where a and b`. A group of one condition is that condition.
@@ -77,14 +131,14 @@ export interface And {
   readonly conditions: readonly Condition[];
 }
 
-/** A parenthesised group of two or more conditions joined by `or`. */
+/** Two or more conditions joined by `or`: a group, or the whole `where`. */
 export interface Or {
   readonly kind: 'or';
   readonly span: Span;
   readonly conditions: readonly Condition[];
 }
 
-export type Condition = Equals | In | And | Or;
+export type Condition = Equals | In | Compare | Between | Like | IsNull | Not | And | Or;
 
 /** `from R`: a UUID, a name (alias), a quoted string or a parameter. */
 export interface From {
@@ -100,18 +154,37 @@ export interface Where {
   readonly condition: Condition;
 }
 
-/** `search "text"` */
-export interface Search {
-  readonly kind: 'search';
+/** `title "linear"` in `search title "linear", code "math"`. */
+export interface FieldSearch {
+  readonly kind: 'field-search';
   readonly span: Span;
+  readonly field: Field;
   readonly text: StringValue | Parameter;
 }
 
-/** `select a, b` */
+/**
+ * `search "text"` (any field), or `search title "…", code "…"` (each named
+ * field contains its text), with an optional `language german`. A word
+ * ending in `*` asks for a prefix match.
+ */
+export interface Search {
+  readonly kind: 'search';
+  readonly span: Span;
+  /** the text searched in every field; absent when `fields` is given */
+  readonly text?: StringValue | Parameter;
+  /** per-field search (one or more); absent for a whole-record search */
+  readonly fields?: readonly FieldSearch[];
+  /** CKAN's text search configuration (`language german`) */
+  readonly language?: StringValue;
+}
+
+/** `select a, b`, `select distinct a, b` */
 export interface Select {
   readonly kind: 'select';
   readonly span: Span;
   readonly fields: readonly Field[];
+  /** present (true) only for `select distinct` */
+  readonly distinct?: true;
 }
 
 export type SortDirection = 'asc' | 'desc';
@@ -121,6 +194,8 @@ export interface SortKey {
   readonly span: Span;
   readonly field: Field;
   readonly direction: SortDirection;
+  /** `nulls first|last`; absent: nulls last ascending, first descending */
+  readonly nulls?: 'first' | 'last';
 }
 
 /** `order by a desc, b` */
@@ -158,7 +233,7 @@ export interface Query {
   readonly offset?: Offset;
 }
 
-export type Node = Query | Clause | From | Condition | Value | Field | SortKey;
+export type Node = Query | Clause | From | Condition | Value | Field | SortKey | FieldSearch;
 
 /** Ends every switch over a union: a new kind breaks the build until handled. */
 export function assertNever(value: never, what = 'node'): never {

@@ -36,6 +36,12 @@ export const queryMessages = {
   OR_ACROSS_FIELDS: (first: string, other: string) =>
     `"or" joins conditions on different fields (${q(first)} and ${q(other)}); a datastore_search request can only say "or" between values of one field`,
   AND_INSIDE_OR: () => '"and" inside an "or" group cannot be expressed as a datastore_search request',
+  TARGET_CANNOT_EXPRESS: (construct: string, target: string) =>
+    `${construct} cannot be sent to a ${target} portal in one request; plan the query to run the rest locally`,
+  EMPTY_RESOURCE: () => 'the resource id or name is empty',
+  NUL_IN_SQL: () => 'a NUL character cannot be written in SQL text',
+  SCAN_TOO_LARGE: (count: number, max: number) =>
+    `the part of this query the portal can answer matches ${count} records, more than the ${max} ckql reads to finish it locally`,
   UNBOUND_PARAMETER: (name: string) => `parameter $${name} is not bound`,
   INVALID_PARAMETER: (name: string, expected: string, found: string) =>
     `parameter $${name} must be ${expected}, found ${found}`,

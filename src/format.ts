@@ -4,7 +4,10 @@
  * where the text would not read back as the same value. `parse(format(q))`
  * equals `q` apart from spans.
  */
-import { assertNever, type Condition, type Query, type Value } from './ast.js';
+import {
+  assertNever, type CompareOperator, type Condition, type Parameter, type Query, type Search, type SortKey, type StringValue,
+  type Value,
+} from './ast.js';
 import { keywords, scanBareword } from './syntax/tokens.js';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -94,24 +97,78 @@ export function formatValue(value: Value): string {
   }
 }
 
+const operatorText = { ne: '!=', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const satisfies Record<CompareOperator, string>;
+
+/** A condition as text. `top`: the whole `where`, whose `and` list needs no parentheses. */
 function formatCondition(condition: Condition, top: boolean): string {
   switch (condition.kind) {
     case 'eq':
       return `${formatField(condition.field.name)} = ${formatValue(condition.value)}`;
+    case 'compare':
+      return `${formatField(condition.field.name)} ${operatorText[condition.op]} ${formatValue(condition.value)}`;
     case 'in':
       return `${formatField(condition.field.name)} in (${condition.values.map(formatValue).join(', ')})`;
-    case 'and': {
-      // The where clause is itself an "and" list; nested groups need their parentheses back.
-      const text = condition.conditions.map((c) => formatCondition(c, false)).join(' and ');
-      return top || condition.conditions.length === 1 ? text : `(${text})`;
-    }
+    case 'between':
+      return `${formatField(condition.field.name)} between ${formatValue(condition.low)} and ${formatValue(condition.high)}`;
+    case 'like':
+      return `${formatField(condition.field.name)} ${condition.ignoreCase ? 'ilike' : 'like'} ${formatPattern(condition.pattern)}`;
+    case 'is-null':
+      return `${formatField(condition.field.name)} is null`;
+    case 'not':
+      return formatNot(condition.condition);
+    case 'and':
     case 'or': {
-      const text = condition.conditions.map((c) => formatCondition(c, false)).join(' or ');
-      return condition.conditions.length === 1 ? text : `(${text})`;
+      if (condition.conditions.length === 1) return formatCondition(condition.conditions[0]!, top);
+      const text = condition.conditions.map((c) => formatCondition(c, false)).join(` ${condition.kind} `);
+      // The where clause is itself an "and" list; an "or" keeps its parentheses even there, as people write it.
+      return top && condition.kind === 'and' ? text : `(${text})`;
     }
     default:
       return assertNever(condition, 'condition');
   }
+}
+
+/** `not c`, with the negated forms of `in`, `like` and `is null` written the way people say them. */
+function formatNot(inner: Condition): string {
+  switch (inner.kind) {
+    case 'in':
+      return `${formatField(inner.field.name)} not in (${inner.values.map(formatValue).join(', ')})`;
+    case 'like':
+      return `${formatField(inner.field.name)} not ${inner.ignoreCase ? 'ilike' : 'like'} ${formatPattern(inner.pattern)}`;
+    case 'is-null':
+      return `${formatField(inner.field.name)} is not null`;
+    case 'eq':
+    case 'compare':
+    case 'between':
+      return `not ${formatCondition(inner, false)}`;
+    case 'not':
+      return `not (${formatNot(inner.condition)})`;
+    case 'and':
+    case 'or':
+      // A one-member list (possible only in a built AST) is that member, which may need its own parentheses.
+      return inner.conditions.length === 1 ? formatNot(inner.conditions[0]!) : `not ${formatCondition(inner, false)}`;
+    default:
+      return assertNever(inner, 'condition');
+  }
+}
+
+function formatPattern(pattern: StringValue | Parameter): string {
+  return pattern.kind === 'param' ? `$${pattern.name}` : formatString(pattern.value);
+}
+
+function formatSearch(search: Search): string {
+  const text = (value: StringValue | Parameter) => (value.kind === 'param' ? `$${value.name}` : formatString(value.value));
+  const what =
+    search.fields !== undefined
+      ? search.fields.map((f) => `${formatField(f.field.name)} ${text(f.text)}`).join(', ')
+      : search.text !== undefined
+        ? text(search.text)
+        : '""';
+  return `search ${what}${search.language === undefined ? '' : ` language ${formatText(search.language.value)}`}`;
+}
+
+function formatSortKey(key: SortKey): string {
+  return formatField(key.field.name) + (key.direction === 'desc' ? ' desc' : '') + (key.nulls === undefined ? '' : ` nulls ${key.nulls}`);
 }
 
 /**
@@ -124,20 +181,16 @@ function formatCondition(condition: Condition, top: boolean): string {
 export function format(query: Query): string {
   const resource = query.from.resource;
   const lines = [`from ${resource.kind === 'param' ? `$${resource.name}` : formatText(resource.value)}`];
-  if (query.select) lines.push(`select ${query.select.fields.map((f) => formatField(f.name)).join(', ')}`);
+  if (query.select) {
+    lines.push(`select ${query.select.distinct ? 'distinct ' : ''}${query.select.fields.map((f) => formatField(f.name)).join(', ')}`);
+  }
   const condition = query.where?.condition;
   // An empty "and" (possible only in a built AST) holds for every record: the same as no where clause.
   if (condition && !(condition.kind === 'and' && condition.conditions.length === 0)) {
     lines.push(`where ${formatCondition(condition, true)}`);
   }
-  if (query.search) {
-    const text = query.search.text;
-    lines.push(`search ${text.kind === 'param' ? `$${text.name}` : formatString(text.value)}`);
-  }
-  if (query.order) {
-    const keys = query.order.keys.map((k) => formatField(k.field.name) + (k.direction === 'desc' ? ' desc' : ''));
-    lines.push(`order by ${keys.join(', ')}`);
-  }
+  if (query.search) lines.push(formatSearch(query.search));
+  if (query.order) lines.push(`order by ${query.order.keys.map(formatSortKey).join(', ')}`);
   if (query.limit) lines.push(`limit ${formatValue(query.limit.value)}`);
   if (query.offset) lines.push(`offset ${formatValue(query.offset.value)}`);
   return lines.join('\n');

@@ -10,6 +10,7 @@ import { registerCompile } from './commands/compile.js';
 import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
+import { registerLoad } from './commands/load.js';
 import { registerQuery } from './commands/query.js';
 import { registerRepl } from './commands/repl.js';
 import { registerResources } from './commands/resources.js';
@@ -67,6 +68,7 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerFormat(program, run);
   registerExplain(program, run);
   registerServe(program, run);
+  registerLoad(program, run);
   registerFields(program, run);
   registerResources(program, run);
   return program;

@@ -7,7 +7,9 @@ import { Agent, EnvHttpProxyAgent } from 'undici';
 import type { Dispatcher } from 'undici';
 
 import type { Query } from '../ast.js';
-import { compile } from '../compile/compile.js';
+import { compile, plan } from '../compile/compile.js';
+import type { Plan, Target } from '../compile/plan.js';
+import { runPlan } from './plan-run.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, toolError } from '../errors.js';
 import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
@@ -92,15 +94,55 @@ export function connect(options: ClientOptions): DatastoreClient {
     return sendSearch(wireFor(request), transport, signal);
   };
 
+  const target: Target = options.target ?? 'ckan-2.11';
+  const maxScan = options.maxScan;
+  /** A query that needs local work, as a plan; undefined for a request or a query the target says whole. */
+  const planOf = (input: SearchInput, params: Params | undefined): Plan | undefined => {
+    if (typeof input !== 'string' && !isQuery(input)) return undefined;
+    if (target === 'sql') throw toolError('USAGE', ['the client sends datastore_search requests; run the sql target with ckql compile --target sql']);
+    const planned = plan(input, { target, params, ...(maxScan === undefined ? {} : { maxScan }) });
+    return planned.residual === undefined ? undefined : planned;
+  };
+
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
+    const planned = planOf(input, searchOptions.params);
+    if (planned !== undefined) {
+      const run = await runPlan(planned, (r) => send(r, searchOptions.signal), { pageSize: DEFAULTS.pageSize, all: false, count: true });
+      const records = [];
+      for await (const record of run.records) records.push(record);
+      const residual = planned.residual!;
+      const result: Record<string, unknown> = {
+        resource_id: (planned.request as SearchRequest).resource_id,
+        fields: run.fields,
+        records,
+        total: run.matched(),
+        total_was_estimated: false,
+        limit: residual.limit?.value.kind === 'number' ? residual.limit.value.value : 100,
+      };
+      if (residual.offset?.value.kind === 'number') result.offset = residual.offset.value.value;
+      result.include_total = true;
+      result.records_format = 'objects';
+      return result as unknown as SearchResult;
+    }
     const request = requestOf(input, searchOptions.params);
     if (hasEmptyListFilter(request)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
     return send(request, searchOptions.signal);
   };
 
   async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
-    const request = requestOf(input, allOptions.params);
     const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
+    const planned = planOf(input, allOptions.params);
+    if (planned !== undefined) {
+      const run = await runPlan(planned, (r) => send(r, allOptions.signal), { pageSize, all: true, count: false });
+      let fetched = 0;
+      for await (const record of run.records) {
+        fetched++;
+        yield record;
+      }
+      allOptions.onPage?.({ fetched, total: run.matched() });
+      return;
+    }
+    const request = requestOf(input, allOptions.params);
     if (hasEmptyListFilter(request)) {
       // Nothing to page through, but the same errors as `search` (an unknown field, resource or token).
       await answerEmpty(request, (probe) => send(probe, allOptions.signal));
@@ -131,7 +173,9 @@ export function connect(options: ClientOptions): DatastoreClient {
   }
 
   const prepare = (input: SearchInput, params?: Params): PreparedRequest => {
-    const request = requestOf(input, params);
+    // A query that runs as a plan shows the request it starts with.
+    const planned = planOf(input, params);
+    const request = planned === undefined ? requestOf(input, params) : (planned.request as SearchRequest);
     const wire = wireFor(request);
     const shown = { ...wire.headers };
     if (shown.authorization !== undefined) shown.authorization = '<redacted>';

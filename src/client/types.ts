@@ -4,6 +4,7 @@
  */
 import type { Query } from '../ast.js';
 import type { Params } from '../compile/bind.js';
+import type { Target } from '../compile/plan.js';
 import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
 
 /** What `search` accepts: a parsed query, query text, or a request. */
@@ -28,6 +29,13 @@ export interface ClientOptions {
   readonly maxRetryDelay?: number;
   /** called before each retry wait, e.g. for a "rate-limited, retrying in 4 s" line */
   readonly onRetry?: (info: RetryInfo) => void;
+  /**
+   * the portal's dialect (docs/beyond-the-request.md, Targets); default `ckan-2.11`. A query it
+   * cannot say whole runs as a plan: the rest is applied to the fetched records locally
+   */
+  readonly target?: Target;
+  /** the most records a plan may fetch to finish a query locally; default 100 000 */
+  readonly maxScan?: number;
   /** receives warnings about the options (a `Bearer ` token); default `process.emitWarning` */
   readonly onWarning?: (message: string) => void;
 }

@@ -10,7 +10,8 @@ import type {
 import { assertNever } from '../ast.js';
 import { queryError } from '../errors.js';
 import type { QueryError } from '../errors.js';
-import { describeValue, fieldText } from './parameters.js';
+import { describeValue } from './parameters.js';
+import { formatField } from '../format.js';
 
 /** One scalar, or a list of scalars that spreads into `in (…)`. */
 export type ParamValue = string | number | boolean | null | readonly (string | number | boolean | null)[];
@@ -76,12 +77,18 @@ class Binder {
   }
 
   private search(search: Search): Search {
-    const text = search.text;
-    if (text.kind !== 'param') return search;
+    const bound: { -readonly [K in keyof Search]: Search[K] } = { ...search };
+    if (search.text !== undefined) bound.text = this.searchText(search.text);
+    if (search.fields !== undefined) bound.fields = search.fields.map((f) => ({ ...f, text: this.searchText(f.text) }));
+    return bound;
+  }
+
+  private searchText(text: StringValue | Parameter): StringValue | Parameter {
+    if (text.kind !== 'param') return text;
     const value = this.lookup(text);
-    if (value === undefined) return search;
+    if (value === undefined) return text;
     if (typeof value !== 'string') throw invalid(text, 'a string (the text to search for)', value);
-    return { ...search, text: stringNode(text, value) };
+    return stringNode(text, value);
   }
 
   private count<C extends Limit | Offset>(clause: C): C {
@@ -103,9 +110,28 @@ class Binder {
   private condition(condition: Condition): Condition {
     switch (condition.kind) {
       case 'eq':
+      case 'compare':
         return { ...condition, value: this.value(condition.value, condition.field.name) };
       case 'in':
         return { ...condition, values: this.list(condition) };
+      case 'between':
+        return {
+          ...condition,
+          low: this.value(condition.low, condition.field.name),
+          high: this.value(condition.high, condition.field.name),
+        };
+      case 'like': {
+        const pattern = condition.pattern;
+        if (pattern.kind !== 'param') return condition;
+        const value = this.lookup(pattern);
+        if (value === undefined) return condition;
+        if (typeof value !== 'string') throw invalid(pattern, 'a string (the pattern to match)', value);
+        return { ...condition, pattern: stringNode(pattern, value) };
+      }
+      case 'is-null':
+        return condition;
+      case 'not':
+        return { ...condition, condition: this.condition(condition.condition) };
       case 'and':
       case 'or':
         return { ...condition, conditions: condition.conditions.map((c) => this.condition(c)) };
@@ -131,7 +157,7 @@ class Binder {
     const bound = this.lookup(value);
     if (bound === undefined) return value;
     if (Array.isArray(bound)) {
-      throw invalid(value, SCALAR, bound, `a list can only be bound where "in" lists values: ${fieldText(field)} in ($${value.name})`);
+      throw invalid(value, SCALAR, bound, `a list can only be bound where "in" lists values: ${formatField(field)} in ($${value.name})`);
     }
     return literalNode(value, checkScalar(value, bound));
   }

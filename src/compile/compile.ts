@@ -6,16 +6,16 @@
  * `resource_id, filters, q, fields, sort, limit, offset`, and only the keys
  * the query sets, so the server's defaults apply to the rest.
  */
-import type { Condition, Equals, Field, In, Or, Parameter, Query, SortKey, Value } from '../ast.js';
-import { assertNever } from '../ast.js';
+import type { Condition, Query } from '../ast.js';
 import { QueryError, queryError } from '../errors.js';
-import type { Filters, Scalar, SearchRequest } from '../datastore/types.js';
+import type { SearchRequest } from '../datastore/types.js';
 import { parse } from '../syntax/parse.js';
+import { firstParameter } from '../syntax/walk.js';
 import { bind } from './bind.js';
 import type { Params } from './bind.js';
-import { canonicalText } from '../datastore/values.js';
-import { sortText } from '../datastore/sort.js';
-import { fieldText, parametersOf } from './parameters.js';
+import { dictFilters } from './dict-filters.js';
+import { constructName, firstResidual, onlyEqualities, parseTarget, planQuery, type Plan, type PlanOptions, type Target } from './plan.js';
+import type { SqlRequest } from './sql.js';
 
 /**
  * Compiles a query to the `datastore_search` request it stands for.
@@ -62,20 +62,75 @@ import { fieldText, parametersOf } from './parameters.js';
  * compile('from courses where year in (2020, 2021) and year = "2021"');
  * // → { resource_id: "courses", filters: { year: 2021 } }
  */
-export function compile(query: Query | string, params?: Params): SearchRequest {
-  if (typeof query !== 'string') return compileQuery(params === undefined ? query : bind(query, params));
+export function compile(query: Query | string, options: CompileOptions & { readonly target: 'sql' }): SqlRequest;
+export function compile(query: Query | string, options?: Params | CompileOptions): SearchRequest;
+export function compile(query: Query | string, options?: Params | CompileOptions): SearchRequest | SqlRequest {
+  const { params, target } = readOptions(options);
+  return withQuery(query, params, (bound) => {
+    const planned = planQuery(bound, { target });
+    if (planned.residual === undefined) return planned.request;
+    throw refusal(planned.residual.where!.condition, planned.target);
+  });
+}
+
+/**
+ * Plans a query for a target (see `planQuery`): the request the target can
+ * answer and the residual the client applies locally.
+ *
+ * @example
+ * plan('from enrolments where grade >= 5 and status != withdrawn', { target: 'ckan-2.12' });
+ * // → { target: 'ckan-2.12',
+ * //     request: { resource_id: 'enrolments', filters: { grade: { gte: 5 } } },
+ * //     residual: (the query) from enrolments where status != withdrawn,
+ * //     local: { where: true, select: false, limit: true, order: false }, maxScan: 100000 }
+ */
+export function plan(query: Query | string, options: PlanOptions & { readonly params?: Params } = {}): Plan {
+  return withQuery(query, options.params, (bound) => planQuery(bound, options));
+}
+
+/** Options of `compile`: the target (default `ckan-2.11`) and parameter values. */
+export interface CompileOptions {
+  readonly target?: Target;
+  readonly params?: Params;
+}
+
+/**
+ * `compile(q, params)` (the older form) or `compile(q, { target, params })`:
+ * an object whose keys are only `target` and `params`, with a known target
+ * or a `params` object, is read as options. (A query whose parameters are
+ * named `target` and `params` passes them as `{ params: { … } }`.)
+ */
+function readOptions(options: Params | CompileOptions | undefined): { params?: Params; target?: Target } {
+  if (options === undefined) return {};
+  const keys = Object.keys(options);
+  const o = options as Record<string, unknown>;
+  const isOptions =
+    keys.length > 0 &&
+    keys.every((key) => key === 'target' || key === 'params') &&
+    (o.target === undefined || (typeof o.target === 'string' && parseTarget(o.target) === o.target)) &&
+    (o.params === undefined || (typeof o.params === 'object' && o.params !== null && !Array.isArray(o.params)));
+  if (!isOptions) return { params: options as Params };
+  const result: { params?: Params; target?: Target } = {};
+  if (o.params !== undefined) result.params = o.params as Params;
+  if (o.target !== undefined) result.target = o.target as Target;
+  return result;
+}
+
+/** Parses text, binds parameters and runs `step`, reporting errors against the text and unbound parameters first. */
+function withQuery<T>(query: Query | string, params: Params | undefined, step: (query: Query) => T): T {
+  if (typeof query !== 'string') return reportUnbound(params === undefined ? query : bind(query, params), step);
   const source = query;
   try {
     const parsed = parse(source);
-    return compileQuery(params === undefined ? parsed : bind(parsed, params));
+    return reportUnbound(params === undefined ? parsed : bind(parsed, params), step);
   } catch (error) {
     throw error instanceof QueryError ? withSource(error, source) : error;
   }
 }
 
-function compileQuery(query: Query): SearchRequest {
+function reportUnbound<T>(query: Query, step: (query: Query) => T): T {
   try {
-    return buildRequest(query);
+    return step(query);
   } catch (error) {
     // An unbound parameter is reported before any other problem, and the
     // first one in the source wins. The walk stops at whatever it meets
@@ -91,242 +146,25 @@ function compileQuery(query: Query): SearchRequest {
 }
 
 /**
- * One pass over the query: each object is made in its final key order (a
- * key only when the query sets it) and frozen as soon as it is complete,
- * so the result needs no second walk to freeze it.
+ * Why `compile` alone cannot send a query to a target: the first construct
+ * of the residual. A 2.11 query made only of `=` and `in` that a dict cannot
+ * say keeps its precise errors (`OR_ACROSS_FIELDS`, `AND_INSIDE_OR`).
  */
-function buildRequest(query: Query): SearchRequest {
-  const request: Record<string, unknown> = { resource_id: text(query.from.resource) };
-  if (query.where !== undefined) {
-    const filters = compileFilters(query.where.condition);
-    if (filters !== undefined) request.filters = filters;
-  }
-  if (query.search !== undefined) {
-    const q = text(query.search.text);
-    // Same test as normalizeRequest: all white space is no search at all.
-    if (!/^\s*$/.test(q)) request.q = q;
-  }
-  if (query.select !== undefined) request.fields = Object.freeze(query.select.fields.map(fieldName));
-  if (query.order !== undefined) request.sort = sortValue(query.order.keys);
-  if (query.limit !== undefined) request.limit = count(query.limit.value, 'limit');
-  if (query.offset !== undefined) request.offset = count(query.offset.value, 'offset');
-  return Object.freeze(request) as unknown as SearchRequest;
+function refusal(residual: Condition, target: Target): QueryError {
+  const first = firstResidual(residual);
+  if (onlyEqualities(first)) dictFilters(first);
+  const hint =
+    target === 'ckan-2.11'
+      ? 'plan it instead (client.search and ckql query do), or compile for target ckan-2.12 or sql'
+      : 'plan it instead (client.search and ckql query do), or compile for target sql';
+  return queryError('TARGET_CANNOT_EXPRESS', first.span, [constructName(culprit(first, target)), target], { hint });
 }
 
-function fieldName(field: Field): string {
-  return field.name;
-}
-
-function sortValue(keys: readonly SortKey[]): string {
-  let sort = sortText(keys[0]!.field.name, keys[0]!.direction);
-  for (let i = 1; i < keys.length; i++) sort += `, ${sortText(keys[i]!.field.name, keys[i]!.direction)}`;
-  return sort;
-}
-
-// ---------------------------------------------------------------- filters
-
-/** The values one field may take under a condition. */
-interface ValueSet {
-  readonly field: Field;
-  readonly values: readonly Scalar[];
-  /** the condition was an `=` (alone, a single value rather than a list) */
-  readonly equals: boolean;
-}
-
-/** Conditions that are not `and` groups: an `and` is flattened into its members. */
-type Leaf = Equals | In | Or;
-
-function compileFilters(condition: Condition): Filters | undefined {
-  const leaves: Leaf[] = [];
-  collectLeaves(condition, leaves);
-  if (leaves.length === 0) return undefined;
-  const filters: Record<string, Scalar | readonly Scalar[]> = {};
-  let repeated = false;
-  // Every leaf is read in source order, so the first problem in the text is
-  // the one reported. A field's first condition gives its value as written.
-  for (const leaf of leaves) {
-    let name: string;
-    let value: Scalar | readonly Scalar[];
-    if (leaf.kind === 'eq') {
-      // The commonest condition needs no value set.
-      name = leaf.field.name;
-      value = literal(leaf.value);
-    } else {
-      const set = leafSet(leaf);
-      name = set.field.name;
-      value = set.values;
-    }
-    if (Object.hasOwn(filters, name)) repeated = true;
-    else setFilter(filters, name, value);
-  }
-  // A field with several conditions is rare: only then are its sets grouped
-  // and intersected (the key keeps its place of first appearance).
-  if (repeated) {
-    const byField = new Map<string, ValueSet[]>();
-    for (const leaf of leaves) {
-      const set = leafSet(leaf);
-      const group = byField.get(set.field.name);
-      if (group === undefined) byField.set(set.field.name, [set]);
-      else group.push(set);
-    }
-    for (const [name, group] of byField) if (group.length > 1) setFilter(filters, name, commonValue(group));
-  }
-  return Object.freeze(filters);
-}
-
-/** Sets (or replaces) one filter, frozen; a field named `__proto__` stays an ordinary own key. */
-function setFilter(filters: Record<string, unknown>, name: string, value: Scalar | readonly Scalar[]): void {
-  if (Array.isArray(value)) Object.freeze(value);
-  if (name === '__proto__') {
-    Object.defineProperty(filters, name, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    filters[name] = value;
-  }
-}
-
-/** The members of nested `and` groups, depth first, i.e. in source order. */
-function collectLeaves(condition: Condition, leaves: Leaf[]): void {
-  switch (condition.kind) {
-    case 'and':
-      for (const member of condition.conditions) collectLeaves(member, leaves);
-      return;
-    case 'eq':
-    case 'in':
-    case 'or':
-      leaves.push(condition);
-      return;
-    default:
-      return assertNever(condition, 'condition');
-  }
-}
-
-function leafSet(leaf: Leaf): ValueSet {
-  switch (leaf.kind) {
-    case 'eq':
-      return { field: leaf.field, values: [literal(leaf.value)], equals: true };
-    case 'in':
-      return { field: leaf.field, values: leaf.values.map(literal), equals: false };
-    case 'or':
-      return orSet(leaf);
-    default:
-      return assertNever(leaf, 'condition');
-  }
-}
-
-/** An `or` group: every branch must be on the first branch's field; values are joined in order. */
-function orSet(or: Or): ValueSet {
-  let field: Field | undefined;
-  const values: Scalar[] = [];
-  for (const branch of or.conditions) {
-    const set = branchSet(branch);
-    if (field === undefined) field = set.field;
-    else if (set.field.name !== field.name) {
-      throw queryError('OR_ACROSS_FIELDS', branch.span, [field.name, set.field.name], {
-        found: set.field.name,
-        hint: `"or" may only join values of one field, as in (${fieldText(field.name)} = a or ${fieldText(field.name)} = b); run one query per field instead`,
-      });
-    }
-    // a loop, not push(...values): a list of many thousand values would overflow the argument stack
-    for (const value of set.values) values.push(value);
-  }
-  if (field === undefined) throw new Error('an "or" group needs at least one condition');
-  return { field, values, equals: false };
-}
-
-function branchSet(branch: Condition): ValueSet {
-  if (branch.kind !== 'and') return leafSet(branch);
-  // An `and` over one field is a value set like any other; over several it is not.
-  const leaves: Leaf[] = [];
-  collectLeaves(branch, leaves);
-  const sets = leaves.map(leafSet);
-  const first = sets[0];
-  if (first === undefined) throw new Error('an "and" group needs at least one condition');
-  if (sets.some((set) => set.field.name !== first.field.name)) {
-    throw queryError('AND_INSIDE_OR', branch.span, [], {
-      hint: 'take the "and" out of the "or" group, or write two queries: a request cannot say (a and b) or c',
-    });
-  }
-  return { field: first.field, values: intersect(sets), equals: false };
-}
-
-/** One field's filter value from its several `and`-joined conditions. */
-function commonValue(sets: readonly ValueSet[]): Scalar | readonly Scalar[] {
-  const common = intersect(sets);
-  const single = common[0];
-  return sets.some((set) => set.equals) && common.length === 1 && single !== undefined ? single : common;
-}
-
-/** The first set's values (its order, each once) that every other set also holds. */
-function intersect(sets: readonly ValueSet[]): Scalar[] {
-  const [first, ...rest] = sets;
-  if (first === undefined) return [];
-  const others = rest.map((set) => new Set(set.values.map(valueKey)));
-  const seen = new Set<string | null>();
-  const common: Scalar[] = [];
-  for (const value of first.values) {
-    const key = valueKey(value);
-    if (seen.has(key) || !others.every((keys) => keys.has(key))) continue;
-    seen.add(key);
-    common.push(value);
-  }
-  return common;
-}
-
-/** Equality key: the canonical text; `null` (never the text "null") for null. */
-function valueKey(value: Scalar): string | null {
-  return canonicalText(value);
-}
-
-// ---------------------------------------------------------------- values
-
-function literal(value: Value): Scalar {
-  switch (value.kind) {
-    case 'string':
-    case 'boolean':
-      return value.value;
-    case 'number':
-      if (!Number.isFinite(value.value)) {
-        throw queryError('NUMBER_OUT_OF_RANGE', value.span, [String(value.value)]);
-      }
-      return value.value === 0 ? 0 : value.value; // -0 → 0, as the parser reads it
-    case 'null':
-      return null;
-    case 'param':
-      throw unboundError(value);
-    default:
-      return assertNever(value, 'value');
-  }
-}
-
-function text(value: Value): string {
-  if (value.kind === 'param') throw unboundError(value);
-  if (value.kind !== 'string') throw new Error(`expected a string node, found ${value.kind}`);
-  return value.value;
-}
-
-function count(value: Value, what: 'limit' | 'offset'): number {
-  if (value.kind === 'param') throw unboundError(value);
-  const n = value.kind === 'number' ? value.value : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < 0) {
-    const found = value.kind === 'number' ? String(value.value) : value.kind;
-    throw queryError('INVALID_INTEGER', value.span, [what, found], { found });
-  }
-  return n === 0 ? 0 : n;
-}
-
-// ---------------------------------------------------------------- parameters and errors
-
-/** Stops the walk at a parameter; `compileQuery` then reports the first one in the source, with a hint. */
-function unboundError(param: Parameter): QueryError {
-  return queryError('UNBOUND_PARAMETER', param.span, [param.name], { found: `$${param.name}` });
-}
-
-/** The parameter that comes first in the source, if any is left. */
-function firstParameter(query: Query): Parameter | undefined {
-  return parametersOf(query).reduce<Parameter | undefined>(
-    (first, param) => (first === undefined || param.span.start < first.span.start ? param : first),
-    undefined,
-  );
+/** The innermost construct a target cannot say, for the message. */
+function culprit(condition: Condition, target: Target): Condition {
+  if (condition.kind !== 'and' && condition.kind !== 'or') return condition;
+  const inner = condition.conditions.find((c) => !onlyEqualities(c) && !(target === 'ckan-2.12' && (c.kind === 'compare' || c.kind === 'between')));
+  return inner === undefined ? condition : culprit(inner, target);
 }
 
 /** The same error, carrying the query text so it can be rendered with an excerpt. */

@@ -9,7 +9,8 @@ import { QueryError, queryError } from '../errors.js';
 import type { Span } from '../span.js';
 import { parse } from '../syntax/parse.js';
 import { bind } from './bind.js';
-import { describeValue, parametersOf } from './parameters.js';
+import { describeValue } from './parameters.js';
+import { parametersOf } from '../syntax/walk.js';
 import type { ParamValue } from './bind.js';
 import { withSource } from './compile.js';
 

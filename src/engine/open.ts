@@ -1,34 +1,65 @@
 /**
  * `openEngine`: the one way the session and embedders get an engine, by
- * name. The PostgreSQL engines register here as they are built.
+ * name (docs/engines.md): `memory` over files, `pglite` over files (a fresh
+ * embedded database, or one kept in `db`), `postgres` over a server (`db`
+ * is its URL; unset parts come from the `PG*` environment variables).
  */
 import { toolError } from '../errors.js';
 import { memoryEngine } from './memory/engine.js';
 import { loadResources } from './memory/load.js';
+import { pgliteEngine } from './pglite/engine.js';
+import { postgresEngine } from './postgres/engine.js';
+import { loadTables } from './sql/load.js';
 import type { Engine, EngineKind } from './types.js';
 
 export interface OpenEngineOptions {
-  /** default `memory` */
+  /** default `memory`, or `postgres` when `db` is a `postgres://` URL */
   readonly engine?: EngineKind;
   /** CSV/JSON files or folders to load */
   readonly data?: readonly string[];
+  /** `pglite`: a directory that keeps the database; `postgres`: its URL */
+  readonly db?: string;
+  /** resources (ids or aliases) to mark private */
+  readonly private?: readonly string[];
+  /** `statement_timeout` of a search on a PostgreSQL engine, ms */
+  readonly statementTimeout?: number;
 }
 
 /**
- * Opens an engine over local files.
+ * Opens an engine over local files or a database.
  * @example
  * const engine = await openEngine({ engine: 'memory', data: ['examples/data'] });
  * (await engine.resources()).map((r) => r.aliases[0]); // → ['courses', 'enrolments', 'schools']
+ * const pg = await openEngine({ engine: 'pglite', data: ['examples/data'] }); // answers as a portal does
+ * const server = await openEngine({ db: 'postgres://reader@db.example.org/datastore' });
  */
 export async function openEngine(options: OpenEngineOptions = {}): Promise<Engine> {
-  const kind = options.engine ?? 'memory';
+  const kind = options.engine ?? (options.db !== undefined && /^postgres(ql)?:\/\//.test(options.db) ? 'postgres' : 'memory');
+  const paths = options.data ?? [];
+  const loadOptions = options.private === undefined ? {} : { private: options.private };
+  const timeout = options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout };
   switch (kind) {
     case 'memory': {
-      const paths = options.data ?? [];
-      return memoryEngine(await loadResources(paths), `memory (${paths.join(', ') || 'no data'})`);
+      if (options.db !== undefined) throw toolError('USAGE', ['--db names a database; the memory engine reads files (--data); add --engine pglite or --engine postgres']);
+      return memoryEngine(await loadResources(paths, loadOptions), `memory (${paths.join(', ') || 'no data'})`);
     }
-    case 'pglite':
-    case 'postgres':
-      throw toolError('USAGE', [`the ${kind} engine is not available in this build`]);
+    case 'pglite': {
+      const tables = paths.length === 0 ? [] : await loadResources(paths, loadOptions);
+      return pgliteEngine({ ...(options.db === undefined ? {} : { dataDir: options.db }), tables, ...timeout });
+    }
+    case 'postgres': {
+      const engine = await postgresEngine({ ...(options.db === undefined ? {} : { url: options.db }), ...timeout });
+      if (paths.length > 0) {
+        // Files given with a server are loaded into it (replacing resources of the same name).
+        try {
+          await loadTables(engine.db, await loadResources(paths, loadOptions), { replace: true });
+          await engine.refresh();
+        } catch (error) {
+          await engine.close();
+          throw error;
+        }
+      }
+      return engine;
+    }
   }
 }

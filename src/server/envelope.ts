@@ -15,6 +15,8 @@ export interface Envelopes {
    */
   success(result: SearchResult, links: SearchLinks, sharedFields: boolean): string;
   error(body: ErrorBody): string;
+  /** the success envelope of any other action's `result` (`datastore_search_sql`) */
+  raw(result: unknown): string;
 }
 
 /**
@@ -33,6 +35,7 @@ export function buildEnvelopes(baseUrl: string, languages: readonly string[]): (
     return {
       success: (result, links, sharedFields) => `${successHead}${resultJson(result, links, sharedFields)}}`,
       error: (body) => `${errorHead}${JSON.stringify(body)}}`,
+      raw: (result) => `${successHead}${JSON.stringify(result)}}`,
     };
   };
   const bare = make(undefined);

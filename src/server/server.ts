@@ -8,17 +8,19 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 
-import { DatastoreError, resourceNotFound, toolError } from '../errors.js';
+import { DatastoreError, resourceNotFound, toolError, validationError } from '../errors.js';
 import type { ErrorBody, Table } from '../datastore/types.js';
 import { normalizeRequest } from '../datastore/validate.js';
 import { memoryEngine } from '../engine/memory/engine.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import type { Engine } from '../engine/types.js';
+import { readSearchRequest } from '../engine/sql/request.js';
 import { tokenCheck } from './auth.js';
 import { buildEnvelopes, linksFor } from './envelope.js';
 import type { Envelopes } from './envelope.js';
 import { accessDenied, serviceError } from './errors.js';
 import { requestFromBody, requestFromQueryString } from './params.js';
+import { SQL_ACTION, sqlResult, sqlRoutes } from './search-sql.js';
 import { buildRoutes, unknownPath } from './routes.js';
 import type { Route } from './routes.js';
 
@@ -180,6 +182,7 @@ function handlerFor(
   const maxLimit = options.maxLimit ?? DEFAULTS.maxLimit;
   const maxBody = options.maxBody ?? DEFAULTS.maxBody;
   const routes = buildRoutes(languages);
+  const sqlPaths = sqlRoutes(languages);
   const envelopes = buildEnvelopes(options.publicUrl, languages);
   const authorized = tokenCheck(options.tokens ?? []);
   const log = options.log;
@@ -218,15 +221,39 @@ function handlerFor(
     query: string,
   ): Promise<void> => {
     const envelope: Envelopes = envelopes(route.language);
-    const request = normalizeRequest(raw, limits);
+    // A PostgreSQL engine reads every parameter CKAN has (its own schema check); the memory engine its own set.
+    const request = engine.kind === 'memory' ? normalizeRequest(raw, limits) : readSearchRequest(raw, { maxLimit, ckan: '2.11' });
     const info = await engine.resource(request.resource_id);
-    if (info === undefined) throw resourceNotFound(request.resource_id);
-    const hidden = info.private || (await privateIds).has(info.id);
+    // `_table_metadata` is no resource but anyone may search it (CKAN's whitelist).
+    if (info === undefined && !(engine.kind !== 'memory' && request.resource_id === '_table_metadata')) throw resourceNotFound(request.resource_id);
+    const hidden = info !== undefined && (info.private || (await privateIds).has(info.id));
     if (hidden && !authorized(req.headers.authorization)) throw accessDenied(request.resource_id);
-    const result = await engine.search(request, limits);
+    // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
+    const gone = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
+    const result = await engine
+      .search(engine.kind === 'memory' ? request : raw, engine.kind === 'memory' ? limits : { ...limits, signal: gone.signal })
+      .finally(() => res.off('close', onClose));
     const links = linksFor(route.linkPath, query, (result.offset ?? 0) + result.limit);
     send(req, res, 200, envelope.success(result, links, request.fields === undefined));
   };
+  // datastore_search_sql: the engine checks the statement; the token decides whether private tables may be read.
+  const answerSql = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>): Promise<void> => {
+    if (engine.searchSql === undefined) throw serviceError('BAD_REQUEST', `Bad request - Action name not known: ${SQL_ACTION}`);
+    if (typeof raw['sql'] !== 'string' || raw['sql'] === '') throw validationError('sql', 'Missing value');
+    const token = authorized(req.headers.authorization);
+    const result = await engine.searchSql(raw['sql'], { maxLimit, token });
+    send(req, res, 200, envelopes(route.language).raw(sqlResult(result, raw)));
+  };
+  const answerSqlOrFail = (req: IncomingMessage, res: ServerResponse, route: Route, raw: () => Record<string, unknown>): void => {
+    Promise.resolve()
+      .then(() => answerSql(req, res, route, raw()))
+      .catch((error: unknown) => sendError(req, res, route, error));
+  };
+
   const answerOrFail = (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string): void => {
     answer(req, res, route, raw, query).catch((error: unknown) => sendError(req, res, route, error));
   };
@@ -239,6 +266,12 @@ function handlerFor(
       const path = mark === -1 ? url : url.slice(0, mark);
       const query = mark === -1 ? '' : url.slice(mark + 1);
       route = routes.get(path);
+      const sqlRoute = route === undefined ? sqlPaths.get(path) : undefined;
+      if (sqlRoute !== undefined && (req.method === 'GET' || req.method === 'POST')) {
+        if (req.method === 'GET') answerSqlOrFail(req, res, sqlRoute, () => requestFromQueryString(query));
+        else readBody(req, maxBody, { onText: (text) => answerSqlOrFail(req, res, sqlRoute, () => requestFromBody(text)), onTooLarge: () => sendError(req, res, sqlRoute, serviceError('REQUEST_TOO_LARGE', `Request too large: the body is larger than ${maxBody} bytes`), true) });
+        return;
+      }
       if (route === undefined) throw unknownPath(path, languages);
       switch (req.method) {
         case 'GET':

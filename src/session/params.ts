@@ -5,7 +5,7 @@
  * text as typed. The query's own parser decides, so the command line and
  * the language agree on what a literal is.
  */
-import { parametersOf } from '../compile/parameters.js';
+import { parametersOf } from '../syntax/walk.js';
 import type { Scalar } from '../datastore/types.js';
 import { toolError } from '../errors.js';
 import { parse } from '../syntax/parse.js';

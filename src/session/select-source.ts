@@ -23,6 +23,12 @@ export interface SourceFlags {
   readonly tokenFile?: string;
   readonly data?: readonly string[];
   readonly profile?: string;
+  /** `--engine memory|pglite|postgres` */
+  readonly engine?: string;
+  /** `--db URL|DIR`: a PostgreSQL server's URL, or the directory of a kept PGlite database */
+  readonly db?: string;
+  /** `--db-dir DIR`: keep the PGlite database in DIR */
+  readonly dbDir?: string;
   /** seconds a request may take (`--timeout`); wins over the profile's `timeout` */
   readonly timeout?: number;
 }
@@ -82,16 +88,17 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
       ...(token === undefined ? {} : { tokenShell: token.shell }),
     };
   }
-  if (flags.data !== undefined && flags.data.length > 0) {
+  const engine = engineFlags(flags, cwd);
+  if ((flags.data !== undefined && flags.data.length > 0) || engine.db !== undefined || engine.engine === 'postgres') {
     refusePortalFlags(flags, 'with --data');
-    return { spec: { kind: 'data', paths: flags.data.map((path) => resolve(cwd, path)), ...timeoutOf(flags.timeout) } };
+    return { spec: { kind: 'data', paths: (flags.data ?? []).map((path) => resolve(cwd, path)), ...engine, ...timeoutOf(flags.timeout) } };
   }
 
   const config = await options.config();
   const name = flags.profile ?? options.preferredProfile ?? config.defaultProfile;
   if (name === undefined) {
     refusePortalFlags(flags, 'with the demo data');
-    return { spec: { kind: 'data', paths: [demoDataDir], demo: true, ...timeoutOf(flags.timeout) } };
+    return { spec: { kind: 'data', paths: [demoDataDir], demo: true, ...engine, ...timeoutOf(flags.timeout) } };
   }
   const profile = config.profiles.get(name);
   if (profile === undefined) {
@@ -104,6 +111,22 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
     });
   }
   return fromProfile(profile, flags, config, env);
+}
+
+const ENGINES = ['memory', 'pglite', 'postgres'] as const;
+
+/** `--engine`, `--db`, `--db-dir` → the engine and database of a data source (a `postgres://` URL implies `postgres`). */
+function engineFlags(flags: SourceFlags, cwd: string): { engine?: (typeof ENGINES)[number]; db?: string } {
+  if (flags.engine !== undefined && !(ENGINES as readonly string[]).includes(flags.engine)) {
+    throw toolError('USAGE', [`--engine must be one of ${ENGINES.join(', ')}, found ${JSON.stringify(flags.engine)}`]);
+  }
+  if (flags.db !== undefined && flags.dbDir !== undefined) throw toolError('USAGE', ['--db and --db-dir both name a database; give only one']);
+  const isUrl = flags.db !== undefined && /^postgres(ql)?:\/\//.test(flags.db);
+  const engine = (flags.engine ?? (isUrl ? 'postgres' : flags.db !== undefined || flags.dbDir !== undefined ? 'pglite' : undefined)) as (typeof ENGINES)[number] | undefined;
+  const db = flags.dbDir !== undefined ? resolve(cwd, flags.dbDir) : flags.db === undefined ? undefined : isUrl ? flags.db : resolve(cwd, flags.db);
+  if (engine === 'memory' && db !== undefined) throw toolError('USAGE', ['--db names a database; the memory engine reads files (--data)'], { hint: 'add --engine pglite or --engine postgres' });
+  if (engine === 'postgres' && db !== undefined && !isUrl) throw toolError('USAGE', ['--engine postgres needs --db postgres://…'], { hint: 'or leave --db out: the PG* environment variables say where the server is' });
+  return { ...(engine === undefined ? {} : { engine }), ...(db === undefined ? {} : { db }) };
 }
 
 async function fromProfile(profile: Profile, flags: SourceFlags, config: Config, env: NodeJS.ProcessEnv): Promise<SelectedSource> {

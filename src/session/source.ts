@@ -8,11 +8,23 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '../client/connect.js';
 import type { DatastoreClient } from '../client/types.js';
 import { loadResources } from '../engine/memory/load.js';
+import { openEngine } from '../engine/open.js';
+import type { EngineKind } from '../engine/types.js';
 import { startServer } from '../server/server.js';
 import type { Table } from '../datastore/types.js';
 
 export type SourceSpec =
-  | { readonly kind: 'data'; readonly paths: readonly string[]; readonly demo?: boolean; readonly timeout?: number }
+  | {
+      readonly kind: 'data';
+      readonly paths: readonly string[];
+      readonly demo?: boolean;
+      /** who answers (docs/engines.md); default `memory` */
+      readonly engine?: EngineKind;
+      /** `pglite`: a directory keeping the database; `postgres`: the server's URL */
+      readonly db?: string;
+      /** seconds a request may take */
+      readonly timeout?: number;
+    }
   | {
       readonly kind: 'url';
       readonly url: string;
@@ -83,6 +95,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
     };
   }
 
+  if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
   const tables = await loadResources(spec.paths, options.resources === undefined ? {} : { only: options.resources });
   const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
   // Every table, for listings and "did you mean"; the ones already read are not read again.
@@ -107,6 +120,38 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       (closing ??= (async () => {
         await client.close();
         await server.close();
+      })()),
+  };
+}
+
+/** Local data or a database answered by a PostgreSQL engine, served in-process like the memory engine's tables. */
+async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Promise<Source> {
+  const engine = await openEngine({
+    ...(spec.engine === undefined ? {} : { engine: spec.engine }),
+    data: spec.paths,
+    ...(spec.db === undefined ? {} : { db: spec.db }),
+  });
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0 }).catch(async (error: unknown) => {
+    await engine.close();
+    throw error;
+  });
+  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
+  let closing: Promise<void> | undefined;
+  return {
+    label: engine.label,
+    spec,
+    client,
+    listResources: async () =>
+      (await engine.resources()).map((r) => ({
+        id: r.id,
+        ...(r.aliases[0] === undefined ? {} : { alias: r.aliases[0] }),
+        ...(r.total === undefined ? {} : { total: r.total }),
+      })),
+    close: () =>
+      (closing ??= (async () => {
+        await client.close();
+        await server.close();
+        await engine.close();
       })()),
   };
 }

@@ -10,7 +10,7 @@ import { pointSpan } from '../span.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
-  And, Bareword, BacktickField, Comma, Equals, In, Keyword, keywordTokens, LParen, NumberLiteral, Or, Order,
+  And, Bareword, BacktickField, Comma, Equals, In, Keyword, keywordTokens, LParen, NumberLiteral, Order,
   Parameter, queryLexer, RParen, scanQuoted, Semicolon, StringLiteral, Uuid,
 } from './tokens.js';
 
@@ -67,19 +67,14 @@ function unexpectedCharacter(offset: number, source: string): QueryError {
   return queryError('UNEXPECTED_CHARACTER', { start: offset, end: offset + found.length }, [found], {
     source,
     found,
-    hint: characterHint(found, source.charAt(offset + found.length)),
+    hint: characterHint(found),
   });
 }
 
-function characterHint(found: string, next: string): string | undefined {
+function characterHint(found: string): string | undefined {
   switch (found) {
     case '!':
-      return next === '='
-        ? '"!=" is not supported: a datastore_search request can only test equality ("=" and "in")'
-        : undefined;
-    case '<':
-    case '>':
-      return 'only "=" and "in" are supported: a datastore_search request cannot compare ranges';
+      return 'write "not" before a condition, or "!=" to compare: where not f = 1, where f != 1';
     case '$':
       return 'a parameter is "$" followed by a name, such as $subject';
     case '&':
@@ -207,10 +202,12 @@ const expectedInRule: Record<RuleName, readonly string[]> = {
   clause: ['"where"', '"search"', '"select"', '"order by"', '"limit"', '"offset"'],
   whereClause: ['a field name', '"("'],
   condition: ['a field name', '"("'],
-  comparison: ['"="', '"in"'],
+  comparison: ['"="', '"!="', '"<"', '"<="', '">"', '">="', '"in"', '"not"', '"between"', '"like"', '"ilike"', '"is"'],
+  operator: ['"="', '"!="', '"<"', '"<="', '">"', '">="'],
   valueList: ['a value', '","', '")"'],
   group: ['"and"', '"or"', '")"'],
-  searchClause: ['a quoted string', 'a parameter'],
+  searchClause: ['a quoted string', 'a parameter', 'a field name'],
+  fieldSearch: ['a quoted string', 'a parameter'],
   selectClause: ['a field name'],
   orderClause: ['"by"'],
   sortKey: ['a field name'],
@@ -237,7 +234,6 @@ function expectedAt(before: IToken[]): string[] {
     const noun = rule === undefined ? undefined : ruleNouns[rule];
     if (noun) add(noun);
     else if (type === Semicolon) continue; // accepted, but not worth suggesting
-    else if (type === Or && rule === 'whereClause') continue; // only inside parentheses
     else if (type === Order) add('"order by"');
     else if (type === NumberLiteral) add('a whole number');
     else if (type === StringLiteral) add('a quoted string');
@@ -313,6 +309,11 @@ function hintFor(
     if (token.tokenType === NumberLiteral) return `a field name that starts with a digit must be quoted with backticks: \`${image}\``;
   }
 
+  if (token.tokenType === NumberLiteral && previous?.tokenType === NumberLiteral && tokenSpan(previous).end === token.startOffset) {
+    // `00012` lexes as 0, 0, 0, 12: a code with leading zeros is text.
+    const end = /^[0-9A-Za-z_.:-]*/.exec(source.slice(token.startOffset))![0].length + token.startOffset;
+    return `a number with leading zeros is text: quote it: ${JSON.stringify(source.slice(previous.startOffset, end))}`;
+  }
   if (token.tokenType === StringLiteral && previous?.tokenType === StringLiteral && tokenSpan(previous).end === token.startOffset) {
     const quote = image[0]!;
     return `a quote inside a string is escaped with a backslash: \\${quote}, not ${quote}${quote}`;

@@ -5,13 +5,13 @@
  *
  * Two places accept more than the language allows, so that the visitor can
  * say precisely what is wrong instead of "unexpected token":
- * - `and` and `or` may follow one another in any mix (MIXED_AND_OR, and the
- *   top-level `or` that needs parentheses);
+ * - `and` and `or` may follow one another in any mix (MIXED_AND_OR);
  * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
  */
 import { CstParser, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt } from 'chevrotain';
 import {
-  allTokens, And, Asc, BacktickField, By, Comma, Desc, Equals, False, From, In, Limit, LParen, Null,
+  allTokens, And, Asc, BacktickField, Between, By, Comma, Desc, Distinct, Equals, False, First, From, Greater,
+  GreaterEquals, Ilike, In, Is, Language, Last, Less, LessEquals, Like, Limit, LParen, Not, NotEquals, Null, Nulls,
   NumberLiteral, Offset, Or, Order, Parameter, RParen, Search, Select, Semicolon, StringLiteral, True, Uuid,
   Where, Bareword,
 } from './tokens.js';
@@ -34,9 +34,15 @@ export class QueryParser extends CstParser {
   private whereJoinAlternatives: Alternatives;
   private conditionAlternatives: Alternatives;
   private comparisonAlternatives: Alternatives;
+  private operatorAlternatives: Alternatives;
+  private likeAlternatives: Alternatives;
+  private patternAlternatives: Alternatives;
   private groupJoinAlternatives: Alternatives;
   private searchAlternatives: Alternatives;
+  private searchTextAlternatives: Alternatives;
+  private languageAlternatives: Alternatives;
   private directionAlternatives: Alternatives;
+  private nullsAlternatives: Alternatives;
   private limitAlternatives: Alternatives;
   private offsetAlternatives: Alternatives;
   private fieldAlternatives: Alternatives;
@@ -44,6 +50,7 @@ export class QueryParser extends CstParser {
   private valueListItems: ListItems;
   private selectItems: ListItems;
   private orderItems: ListItems;
+  private fieldSearchItems: ListItems;
 
   /** Chevrotain's stack of the syntax-tree nodes being built (internal to its tree builder). */
   declare private CST_STACK: CstNode[];
@@ -109,29 +116,74 @@ export class QueryParser extends CstParser {
     });
   });
 
+  /** `[not] (comparison | group)` */
   readonly condition = this.RULE('condition', () => {
+    this.OPTION(() => this.CONSUME(Not));
     this.OR((this.conditionAlternatives ??= [
       { ALT: () => this.SUBRULE(this.comparison) },
       { ALT: () => this.SUBRULE(this.group) },
     ]));
   });
 
-  /** `field = value` or `field in (…)` */
+  /**
+   * A test of one field: `= != < <= > >=` and a value, `[not] in (…)`,
+   * `between v and v`, `[not] like|ilike pattern`, `is [not] null`.
+   */
   readonly comparison = this.RULE('comparison', () => {
     this.SUBRULE(this.field);
     this.OR((this.comparisonAlternatives ??= [
       {
         ALT: () => {
-          this.CONSUME(Equals);
+          this.SUBRULE(this.operator);
           this.SUBRULE(this.value);
         },
       },
       {
         ALT: () => {
+          this.OPTION(() => this.CONSUME(Not));
           this.CONSUME(In);
           this.SUBRULE(this.valueList);
         },
       },
+      {
+        ALT: () => {
+          this.CONSUME(Between);
+          this.SUBRULE2(this.value);
+          this.CONSUME(And);
+          this.SUBRULE3(this.value);
+        },
+      },
+      {
+        ALT: () => {
+          this.OPTION2(() => this.CONSUME2(Not));
+          this.OR2((this.likeAlternatives ??= [
+            { ALT: () => this.CONSUME(Like) },
+            { ALT: () => this.CONSUME(Ilike) },
+          ]));
+          this.OR3((this.patternAlternatives ??= [
+            { ALT: () => this.CONSUME(StringLiteral) },
+            { ALT: () => this.CONSUME(Parameter) },
+          ]));
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Is);
+          this.OPTION3(() => this.CONSUME3(Not));
+          this.CONSUME(Null);
+        },
+      },
+    ]));
+  });
+
+  readonly operator = this.RULE('operator', () => {
+    this.OR((this.operatorAlternatives ??= [
+      { ALT: () => this.CONSUME(Equals) },
+      { ALT: () => this.CONSUME(NotEquals) },
+      { ALT: () => this.CONSUME(Less) },
+      { ALT: () => this.CONSUME(LessEquals) },
+      { ALT: () => this.CONSUME(Greater) },
+      { ALT: () => this.CONSUME(GreaterEquals) },
     ]));
   });
 
@@ -156,9 +208,27 @@ export class QueryParser extends CstParser {
     this.CONSUME(RParen);
   });
 
+  /** `search "text"` or `search title "…", code "…"`, then optionally `language german`. */
   readonly searchClause = this.RULE('searchClause', () => {
     this.CONSUME(Search);
     this.OR((this.searchAlternatives ??= [
+      { ALT: () => this.CONSUME(StringLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+      { ALT: () => this.AT_LEAST_ONE_SEP((this.fieldSearchItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.fieldSearch) })) },
+    ]));
+    this.OPTION(() => {
+      this.CONSUME(Language);
+      this.OR2((this.languageAlternatives ??= [
+        { ALT: () => this.CONSUME(Bareword) },
+        { ALT: () => this.CONSUME2(StringLiteral) },
+      ]));
+    });
+  });
+
+  /** `title "linear"`: one field of a per-field search. */
+  readonly fieldSearch = this.RULE('fieldSearch', () => {
+    this.SUBRULE(this.field);
+    this.OR((this.searchTextAlternatives ??= [
       { ALT: () => this.CONSUME(StringLiteral) },
       { ALT: () => this.CONSUME(Parameter) },
     ]));
@@ -166,6 +236,7 @@ export class QueryParser extends CstParser {
 
   readonly selectClause = this.RULE('selectClause', () => {
     this.CONSUME(Select);
+    this.OPTION(() => this.CONSUME(Distinct));
     this.AT_LEAST_ONE_SEP((this.selectItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.field) }));
   });
 
@@ -181,6 +252,13 @@ export class QueryParser extends CstParser {
       this.OR((this.directionAlternatives ??= [
         { ALT: () => this.CONSUME(Asc) },
         { ALT: () => this.CONSUME(Desc) },
+      ]));
+    });
+    this.OPTION2(() => {
+      this.CONSUME(Nulls);
+      this.OR2((this.nullsAlternatives ??= [
+        { ALT: () => this.CONSUME(First) },
+        { ALT: () => this.CONSUME(Last) },
       ]));
     });
   });
@@ -229,6 +307,6 @@ export const queryParser = new QueryParser();
 
 /** The names of the grammar's rules, as `grammar/query.ebnf` spells them. */
 export type RuleName =
-  | 'query' | 'resource' | 'clause' | 'whereClause' | 'condition' | 'comparison' | 'valueList' | 'group'
-  | 'searchClause' | 'selectClause' | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause' | 'field'
-  | 'value';
+  | 'query' | 'resource' | 'clause' | 'whereClause' | 'condition' | 'comparison' | 'operator' | 'valueList' | 'group'
+  | 'searchClause' | 'fieldSearch' | 'selectClause' | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause'
+  | 'field' | 'value';

@@ -9,9 +9,11 @@ import type { ILexingResult, IToken, TokenType } from 'chevrotain';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, unescapeString } from './to-ast.js';
 import {
-  BacktickField, Bareword, Comma, Equals, From, In, Keyword, Limit, LParen, NumberLiteral, Offset, Or, Order,
-  Parameter, queryLexer, RParen, Search, Select, StringLiteral, Uuid, Where,
+  BacktickField, Bareword, Between, Comma, Equals, From, Greater, GreaterEquals, In, Keyword, Less, LessEquals, Limit,
+  LParen, NotEquals, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select, softKeywordTokens,
+  StringLiteral, Uuid, Where,
 } from './tokens.js';
+import { MAX_NESTING } from './parse.js';
 
 export type Suggestion =
   | { readonly kind: 'keyword'; readonly text: string }
@@ -34,7 +36,16 @@ export interface SuggestResult {
 /** Tokens that may be a word still being typed when the cursor touches their end. */
 const partialWords: ReadonlySet<TokenType> = new Set([Bareword, Uuid, NumberLiteral, Parameter]);
 
-const punctuation: ReadonlySet<TokenType> = new Set([Equals, LParen, RParen, Comma]);
+const comparisonOperators: ReadonlySet<TokenType> = new Set([Equals, NotEquals, Less, LessEquals, Greater, GreaterEquals]);
+
+const punctuation: ReadonlySet<TokenType> = new Set([...comparisonOperators, LParen, RParen, Comma]);
+
+/**
+ * Content assist re-reads every token before the cursor for each path it
+ * follows, so past this many tokens (or this deep in parentheses, which
+ * `parse` refuses anyway) it suggests nothing rather than slow the prompt.
+ */
+const SUGGEST_TOKEN_LIMIT = 2_000;
 
 const clauseKeywords: ReadonlySet<TokenType> = new Set([Where, Search, Select, Order, Limit, Offset]);
 
@@ -83,6 +94,7 @@ function suggestAt(text: string, cursor: number): SuggestResult {
   } else if (inComment(text, last ? tokenSpan(last).end : 0)) {
     return nothing;
   }
+  if (before.length > SUGGEST_TOKEN_LIMIT || nesting(before) > MAX_NESTING) return nothing;
   const prefix = text.slice(from);
   const resource = resourceOf(tokens);
   const present = new Set(before.filter((t) => clauseKeywords.has(t.tokenType)).map((t) => t.tokenType));
@@ -106,7 +118,6 @@ function suggestAt(text: string, cursor: number): SuggestResult {
       const field = fieldBefore(before);
       if (field !== undefined) add(resource === undefined ? { kind: 'value', field } : { kind: 'value', field, resource });
     } else if (isKeywordType(type)) {
-      if (type === Or && rule === 'whereClause') continue; // "or" needs parentheses
       if (clauseKeywords.has(type) && present.has(type)) continue; // each clause once
       const word = type === Order ? 'order by' : type.LABEL!;
       if (word.startsWith(lower)) add({ kind: 'keyword', text: word });
@@ -137,7 +148,17 @@ function splitDigitWordStart(text: string, lexed: ILexingResult): number | undef
 }
 
 function isKeywordType(type: TokenType): boolean {
-  return type.CATEGORIES?.includes(Keyword) ?? false;
+  return (type.CATEGORIES?.includes(Keyword) ?? false) || softKeywordTokens.includes(type);
+}
+
+function nesting(tokens: readonly IToken[]): number {
+  let depth = 0;
+  let deepest = 0;
+  for (const token of tokens) {
+    if (token.tokenType === LParen) deepest = Math.max(deepest, ++depth);
+    else if (token.tokenType === RParen) depth--;
+  }
+  return deepest;
 }
 
 function isKeyword(token: IToken): boolean {
@@ -158,11 +179,11 @@ function resourceOf(tokens: readonly IToken[]): string | undefined {
   return undefined;
 }
 
-/** The field of the comparison a value is being typed for: the name before the nearest `=` or `in`. */
+/** The field of the comparison a value is being typed for: the name before the nearest operator, `in` or `between`. */
 function fieldBefore(tokens: readonly IToken[]): string | undefined {
   for (let i = tokens.length - 1; i > 0; i--) {
     const type = tokens[i]!.tokenType;
-    if (type === Equals || type === In) {
+    if (comparisonOperators.has(type) || type === In || type === Between) {
       const field = tokens[i - 1]!;
       return field.tokenType === BacktickField ? field.image.slice(1, -1).replaceAll('``', '`') : field.image;
     }

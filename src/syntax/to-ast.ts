@@ -12,9 +12,14 @@
  */
 import type { CstNode, IToken } from 'chevrotain';
 import type {
-  Condition, Field, From, Limit, NumberValue, Offset, Order, Parameter, Query, Search, Select, SortKey,
-  StringValue, Value, Where,
+  CompareOperator, Condition, Field, FieldSearch, From, Limit, NumberValue, Offset, Order, Parameter, Query, Search,
+  Select, SortKey, StringValue, Value, Where,
 } from '../ast.js';
+import type {
+  ComparisonCstNode, ConditionCstNode, FieldCstNode, GroupCstChildren, LimitClauseCstChildren, OffsetClauseCstChildren,
+  OperatorCstNode, OrderClauseCstChildren, QueryCstNode, ResourceCstChildren, SearchClauseCstChildren,
+  SelectClauseCstChildren, ValueCstNode, WhereClauseCstChildren,
+} from './cst.generated.js';
 import { queryError } from '../errors.js';
 import type { Span } from '../span.js';
 
@@ -25,65 +30,6 @@ export function tokenSpan(token: IToken): Span {
 
 function tokenEnd(token: IToken): number {
   return token.startOffset + token.image.length;
-}
-
-// ---------------------------------------------------------------------------
-// The children of each rule's node, as Chevrotain keys them: by token type
-// name for terminals, by rule name for subrules, each an array in source
-// order. Reading these known keys directly is much cheaper than walking
-// `children` with `for…in`; the keys follow `parser.ts`.
-
-type One<T> = readonly [T];
-type Many<T> = readonly T[];
-
-interface QueryNode { readonly From: One<IToken>; readonly resource: One<CstNode>; readonly clause?: Many<CstNode> }
-interface ResourceNode {
-  readonly Uuid?: One<IToken>;
-  readonly Bareword?: One<IToken>;
-  readonly String?: One<IToken>;
-  readonly Parameter?: One<IToken>;
-}
-interface ClauseNode {
-  readonly whereClause?: One<CstNode>;
-  readonly searchClause?: One<CstNode>;
-  readonly selectClause?: One<CstNode>;
-  readonly orderClause?: One<CstNode>;
-  readonly limitClause?: One<CstNode>;
-  readonly offsetClause?: One<CstNode>;
-}
-/** `whereClause` and `group`: conditions joined by `and`/`or` tokens. */
-interface ConditionsNode {
-  readonly condition: Many<CstNode>;
-  readonly And?: Many<IToken>;
-  readonly Or?: Many<IToken>;
-}
-interface WhereNode extends ConditionsNode { readonly Where: One<IToken> }
-interface GroupNode extends ConditionsNode { readonly LParen: One<IToken>; readonly RParen: One<IToken> }
-interface ConditionNode { readonly comparison?: One<CstNode>; readonly group?: One<CstNode> }
-interface ComparisonNode { readonly field: One<CstNode>; readonly value?: One<CstNode>; readonly valueList?: One<CstNode> }
-interface ValueListNode { readonly value?: Many<CstNode>; readonly RParen: One<IToken> }
-interface SearchNode { readonly Search: One<IToken>; readonly String?: One<IToken>; readonly Parameter?: One<IToken> }
-interface SelectNode { readonly Select: One<IToken>; readonly field: Many<CstNode> }
-interface OrderNode { readonly Order: One<IToken>; readonly sortKey: Many<CstNode> }
-interface SortKeyNode { readonly field: One<CstNode>; readonly Asc?: One<IToken>; readonly Desc?: One<IToken> }
-interface CountNode { readonly Number?: One<IToken>; readonly Parameter?: One<IToken> }
-interface LimitNode extends CountNode { readonly Limit: One<IToken> }
-interface OffsetNode extends CountNode { readonly Offset: One<IToken> }
-interface FieldNode { readonly Bareword?: One<IToken>; readonly BacktickField?: One<IToken>; readonly Uuid?: One<IToken> }
-interface ValueNode {
-  readonly String?: One<IToken>;
-  readonly Number?: One<IToken>;
-  readonly Bareword?: One<IToken>;
-  readonly Uuid?: One<IToken>;
-  readonly True?: One<IToken>;
-  readonly False?: One<IToken>;
-  readonly Null?: One<IToken>;
-  readonly Parameter?: One<IToken>;
-}
-
-/** A node's children under the shape its rule gives them. */
-function childrenOf<T>(node: CstNode): T {
-  return node.children as unknown as T;
 }
 
 /**
@@ -116,9 +62,10 @@ export function unescapeString(image: string): string {
 
 /** Builds the AST from the parser's syntax tree; throws `QueryError` for what the grammar let through. */
 export function toAst(cst: CstNode, source: string): Query {
-  const c = childrenOf<QueryNode>(cst);
-  const fromToken = c.From[0];
-  const resource = readResource(childrenOf<ResourceNode>(c.resource[0]));
+  // The one place the tree's type is asserted: `queryParser.query()` returns the `query` rule's node.
+  const c = (cst as QueryCstNode).children;
+  const fromToken = c.From[0]!;
+  const resource = readResource(c.resource[0]!.children);
   const from: From = { kind: 'from', span: { start: fromToken.startOffset, end: resource.span.end }, resource };
   let end = from.span.end;
   let where: Where | undefined;
@@ -129,38 +76,38 @@ export function toAst(cst: CstNode, source: string): Query {
   let offset: Offset | undefined;
 
   for (const clause of c.clause ?? []) {
-    const inner = childrenOf<ClauseNode>(clause);
+    const inner = clause.children;
     if (inner.whereClause !== undefined) {
-      const node = readWhere(childrenOf<WhereNode>(inner.whereClause[0]), source);
+      const node = readWhere(inner.whereClause[0]!.children, source);
       if (where) throw duplicateClause('where', node.span, source);
       where = node;
       end = node.span.end;
     } else if (inner.searchClause !== undefined) {
-      const node = readSearch(childrenOf<SearchNode>(inner.searchClause[0]));
+      const node = readSearch(inner.searchClause[0]!.children, source);
       if (search) throw duplicateClause('search', node.span, source);
       search = node;
       end = node.span.end;
     } else if (inner.selectClause !== undefined) {
-      const node = readSelect(childrenOf<SelectNode>(inner.selectClause[0]), source);
+      const node = readSelect(inner.selectClause[0]!.children, source);
       if (select) throw duplicateClause('select', node.span, source);
       select = node;
       end = node.span.end;
     } else if (inner.orderClause !== undefined) {
-      const node = readOrder(childrenOf<OrderNode>(inner.orderClause[0]), source);
+      const node = readOrder(inner.orderClause[0]!.children, source);
       if (order) throw duplicateClause('order by', node.span, source);
       order = node;
       end = node.span.end;
     } else if (inner.limitClause !== undefined) {
-      const l = childrenOf<LimitNode>(inner.limitClause[0]);
+      const l = inner.limitClause[0]!.children;
       const value = readCount(l, 'limit', source);
-      const node: Limit = { kind: 'limit', span: { start: l.Limit[0].startOffset, end: value.span.end }, value };
+      const node: Limit = { kind: 'limit', span: { start: l.Limit[0]!.startOffset, end: value.span.end }, value };
       if (limit) throw duplicateClause('limit', node.span, source);
       limit = node;
       end = node.span.end;
     } else if (inner.offsetClause !== undefined) {
-      const o = childrenOf<OffsetNode>(inner.offsetClause[0]);
+      const o = inner.offsetClause[0]!.children;
       const value = readCount(o, 'offset', source);
-      const node: Offset = { kind: 'offset', span: { start: o.Offset[0].startOffset, end: value.span.end }, value };
+      const node: Offset = { kind: 'offset', span: { start: o.Offset[0]!.startOffset, end: value.span.end }, value };
       if (offset) throw duplicateClause('offset', node.span, source);
       offset = node;
       end = node.span.end;
@@ -197,11 +144,11 @@ function duplicateClause(name: string, span: Span, source: string) {
   });
 }
 
-function readResource(c: ResourceNode): StringValue | Parameter {
-  if (c.Bareword !== undefined) return textOf(c.Bareword[0]);
-  if (c.Uuid !== undefined) return textOf(c.Uuid[0]);
-  if (c.String !== undefined) return stringOf(c.String[0]);
-  return parameterOf(c.Parameter![0]);
+function readResource(c: ResourceCstChildren): StringValue | Parameter {
+  if (c.Bareword !== undefined) return textOf(c.Bareword[0]!);
+  if (c.Uuid !== undefined) return textOf(c.Uuid[0]!);
+  if (c.String !== undefined) return stringOf(c.String[0]!);
+  return parameterOf(c.Parameter![0]!);
 }
 
 /** A bareword or UUID: its text is the value. */
@@ -218,18 +165,22 @@ function parameterOf(token: IToken): Parameter {
 }
 
 /** The rule is one `OR` of terminals, so exactly one key is set; the common ones are tried first. */
-function readValue(node: CstNode, source: string): Value {
-  const c = childrenOf<ValueNode>(node);
-  if (c.Bareword !== undefined) return textOf(c.Bareword[0]);
-  if (c.Number !== undefined) return readNumber(c.Number[0], source);
-  if (c.String !== undefined) return stringOf(c.String[0]);
-  if (c.Uuid !== undefined) return textOf(c.Uuid[0]);
-  if (c.True !== undefined) return { kind: 'boolean', span: tokenSpan(c.True[0]), value: true };
-  if (c.False !== undefined) return { kind: 'boolean', span: tokenSpan(c.False[0]), value: false };
-  if (c.Null !== undefined) return { kind: 'null', span: tokenSpan(c.Null[0]) };
-  return parameterOf(c.Parameter![0]);
+function readValue(node: ValueCstNode, source: string): Value {
+  const c = node.children;
+  if (c.Bareword !== undefined) return textOf(c.Bareword[0]!);
+  if (c.Number !== undefined) return readNumber(c.Number[0]!, source);
+  if (c.String !== undefined) return stringOf(c.String[0]!);
+  if (c.Uuid !== undefined) return textOf(c.Uuid[0]!);
+  if (c.True !== undefined) return { kind: 'boolean', span: tokenSpan(c.True[0]!), value: true };
+  if (c.False !== undefined) return { kind: 'boolean', span: tokenSpan(c.False[0]!), value: false };
+  if (c.Null !== undefined) return { kind: 'null', span: tokenSpan(c.Null[0]!) };
+  return parameterOf(c.Parameter![0]!);
 }
 
+/**
+ * A number as written. One with a leading zero (`00012`) lexes as `0` and
+ * `0012`, so it never gets here: `parse` hints to quote it.
+ */
 function readNumber(token: IToken, source: string): NumberValue {
   const value = Number(token.image);
   const span = tokenSpan(token);
@@ -245,9 +196,9 @@ function readNumber(token: IToken, source: string): NumberValue {
 }
 
 /** `limit n` / `offset n`: a whole number ≥ 0 that a request can carry exactly, or a parameter. */
-function readCount(c: CountNode, what: 'limit' | 'offset', source: string): NumberValue | Parameter {
-  if (c.Parameter !== undefined) return parameterOf(c.Parameter[0]);
-  const token = c.Number![0];
+function readCount(c: LimitClauseCstChildren | OffsetClauseCstChildren, what: 'limit' | 'offset', source: string): NumberValue | Parameter {
+  if (c.Parameter !== undefined) return parameterOf(c.Parameter[0]!);
+  const token = c.Number![0]!;
   const span = tokenSpan(token);
   const value = Number(token.image);
   if (value < 0 || (Number.isFinite(value) && !Number.isInteger(value))) {
@@ -267,54 +218,94 @@ function readCount(c: CountNode, what: 'limit' | 'offset', source: string): Numb
   return { kind: 'number', span, value: value === 0 ? 0 : value };
 }
 
-function readField(node: CstNode, source: string): Field {
-  const c = childrenOf<FieldNode>(node);
+function readField(node: FieldCstNode, source: string): Field {
+  const c = node.children;
   if (c.BacktickField === undefined) {
-    const token = (c.Bareword ?? c.Uuid)![0];
+    const token = (c.Bareword ?? c.Uuid)![0]!;
     return { kind: 'field', span: tokenSpan(token), name: token.image };
   }
-  const token = c.BacktickField[0];
+  const token = c.BacktickField[0]!;
   const span = tokenSpan(token);
   const name = token.image.slice(1, -1).replaceAll('``', '`');
   if (name === '') throw queryError('EMPTY_FIELD_NAME', span, [], { source, found: token.image });
   return { kind: 'field', span, name };
 }
 
-function readCondition(node: CstNode, source: string): Condition {
-  const c = childrenOf<ConditionNode>(node);
-  if (c.comparison !== undefined) {
-    const comparison = childrenOf<ComparisonNode>(c.comparison[0]);
-    const field = readField(comparison.field[0], source);
-    if (comparison.valueList !== undefined) {
-      const list = childrenOf<ValueListNode>(comparison.valueList[0]);
-      const values = list.value === undefined ? [] : list.value.map((v) => readValue(v, source));
-      const span = { start: field.span.start, end: tokenEnd(list.RParen[0]) };
-      return { kind: 'in', span, field, values };
-    }
-    const value = readValue(comparison.value![0], source);
-    return { kind: 'eq', span: { start: field.span.start, end: value.span.end }, field, value };
+const operators = {
+  Equals: undefined,
+  NotEquals: 'ne',
+  Less: 'lt',
+  LessEquals: 'lte',
+  Greater: 'gt',
+  GreaterEquals: 'gte',
+} as const satisfies Record<keyof OperatorCstNode['children'], CompareOperator | undefined>;
+
+function readOperator(node: OperatorCstNode): CompareOperator | undefined {
+  const c = node.children;
+  for (const name of Object.keys(operators) as (keyof typeof operators)[]) if (c[name] !== undefined) return operators[name];
+  throw new Error('an operator node without an operator');
+}
+
+/** `[not] (comparison | group)`: a `not` wraps what follows it and starts its span. */
+function readCondition(node: ConditionCstNode, source: string): Condition {
+  const c = node.children;
+  const inner = c.comparison !== undefined ? readComparison(c.comparison[0]!, source) : readGroup(c.group![0]!.children, source);
+  if (c.Not === undefined) return inner;
+  const end = c.group !== undefined ? tokenEnd(c.group[0]!.children.RParen[0]!) : inner.span.end;
+  return { kind: 'not', span: { start: c.Not[0]!.startOffset, end }, condition: inner };
+}
+
+function readComparison(node: ComparisonCstNode, source: string): Condition {
+  const c = node.children;
+  const field = readField(c.field[0]!, source);
+  const start = field.span.start;
+  let test: Condition;
+  if (c.operator !== undefined) {
+    const value = readValue(c.value![0]!, source);
+    const op = readOperator(c.operator[0]!);
+    const span = { start, end: value.span.end };
+    return op === undefined ? { kind: 'eq', span, field, value } : { kind: 'compare', span, op, field, value };
   }
-  const group = childrenOf<GroupNode>(c.group![0]);
+  if (c.valueList !== undefined) {
+    const list = c.valueList[0]!.children;
+    const values = list.value === undefined ? [] : list.value.map((v) => readValue(v, source));
+    test = { kind: 'in', span: { start, end: tokenEnd(list.RParen[0]!) }, field, values };
+  } else if (c.Between !== undefined) {
+    const low = readValue(c.value![0]!, source);
+    const high = readValue(c.value![1]!, source);
+    return { kind: 'between', span: { start, end: high.span.end }, field, low, high };
+  } else if (c.Like !== undefined || c.Ilike !== undefined) {
+    const pattern = c.String !== undefined ? stringOf(c.String[0]!) : parameterOf(c.Parameter![0]!);
+    test = { kind: 'like', span: { start, end: pattern.span.end }, field, pattern, ignoreCase: c.Ilike !== undefined };
+  } else {
+    test = { kind: 'is-null', span: { start, end: tokenEnd(c.Null![0]!) }, field };
+  }
+  // `f not in (…)`, `f not like …` and `f is not null` are a `not` around the positive test.
+  return c.Not === undefined ? test : { kind: 'not', span: test.span, condition: test };
+}
+
+function readGroup(group: GroupCstChildren, source: string): Condition {
   const conditions = group.condition.map((member) => readCondition(member, source));
   const connective = readConnective(group, source);
   // A group of one condition is that condition: `(a = 1)` and `a = 1` give the same AST.
   if (connective === undefined) return conditions[0]!;
-  return { kind: connective, span: { start: group.LParen[0].startOffset, end: tokenEnd(group.RParen[0]) }, conditions };
+  return { kind: connective, span: { start: group.LParen[0]!.startOffset, end: tokenEnd(group.RParen[0]!) }, conditions };
 }
 
 /**
  * The text a condition covers in the source, parentheses included: a group
  * of one condition is read as that condition, whose span leaves them out.
  */
-function outerSpan(node: CstNode, condition: Condition): Span {
-  const group = childrenOf<ConditionNode>(node).group;
+function outerSpan(node: ConditionCstNode, condition: Condition): Span {
+  const group = node.children.group;
   if (group === undefined) return condition.span;
-  const g = childrenOf<GroupNode>(group[0]);
-  return { start: g.LParen[0].startOffset, end: tokenEnd(g.RParen[0]) };
+  const g = group[0]!.children;
+  const start = node.children.Not?.[0]?.startOffset ?? g.LParen[0]!.startOffset;
+  return { start, end: tokenEnd(g.RParen[0]!) };
 }
 
 /** The one connective of a list of conditions, or MIXED_AND_OR at the first that differs. */
-function readConnective(c: ConditionsNode, source: string): 'and' | 'or' | undefined {
+function readConnective(c: WhereClauseCstChildren | GroupCstChildren, source: string): 'and' | 'or' | undefined {
   const and = c.And?.[0];
   const or = c.Or?.[0];
   if (and && or) {
@@ -328,47 +319,64 @@ function readConnective(c: ConditionsNode, source: string): 'and' | 'or' | undef
   return and ? 'and' : or ? 'or' : undefined;
 }
 
-function readWhere(c: WhereNode, source: string): Where {
+function readWhere(c: WhereClauseCstChildren, source: string): Where {
   const conditions = c.condition.map((member) => readCondition(member, source));
   const connective = readConnective(c, source);
   const lastNode = c.condition[c.condition.length - 1]!;
   const last = outerSpan(lastNode, conditions[conditions.length - 1]!);
-  const span = { start: c.Where[0].startOffset, end: last.end };
-  if (connective === 'or') {
-    const or = c.Or![0]!;
-    throw queryError('UNEXPECTED_TOKEN', tokenSpan(or), ['"and"', '"or"'], {
-      source,
-      expected: ['"and"'],
-      found: or.image,
-      hint: 'conditions joined by "or" go in parentheses: where (a = 1 or a = 2)',
-    });
-  }
+  const span = { start: c.Where[0]!.startOffset, end: last.end };
   if (connective === undefined) return { kind: 'where', span, condition: conditions[0]! };
   const first = outerSpan(c.condition[0]!, conditions[0]!);
-  return { kind: 'where', span, condition: { kind: 'and', span: { start: first.start, end: last.end }, conditions } };
+  return { kind: 'where', span, condition: { kind: connective, span: { start: first.start, end: last.end }, conditions } };
 }
 
-function readSearch(c: SearchNode): Search {
-  const text = c.String !== undefined ? stringOf(c.String[0]) : parameterOf(c.Parameter![0]);
-  return { kind: 'search', span: { start: c.Search[0].startOffset, end: text.span.end }, text };
+function readSearch(c: SearchClauseCstChildren, source: string): Search {
+  const start = c.Search[0]!.startOffset;
+  const languageToken = c.Language?.[0];
+  // The language name is the `Bareword` or the `String` after `language`.
+  let language: StringValue | undefined;
+  let textString = c.String?.[0];
+  if (languageToken !== undefined) {
+    const nameToken = c.Bareword?.[0] ?? c.String![c.String!.length - 1]!;
+    language = nameToken.tokenType.name === 'String' ? stringOf(nameToken) : textOf(nameToken);
+    if (textString === nameToken) textString = undefined;
+  }
+  const end = (to: number) => ({ start, end: language?.span.end ?? to });
+  if (c.fieldSearch !== undefined) {
+    const fields = c.fieldSearch.map((node): FieldSearch => {
+      const f = node.children;
+      const field = readField(f.field[0]!, source);
+      const text = f.String !== undefined ? stringOf(f.String[0]!) : parameterOf(f.Parameter![0]!);
+      return { kind: 'field-search', span: { start: field.span.start, end: text.span.end }, field, text };
+    });
+    const search: Search = { kind: 'search', span: end(fields[fields.length - 1]!.span.end), fields };
+    return language === undefined ? search : { ...search, language };
+  }
+  const text = textString !== undefined ? stringOf(textString) : parameterOf(c.Parameter![0]!);
+  const search: Search = { kind: 'search', span: end(text.span.end), text };
+  return language === undefined ? search : { ...search, language };
 }
 
-function readSelect(c: SelectNode, source: string): Select {
+function readSelect(c: SelectClauseCstChildren, source: string): Select {
   const fields = c.field.map((f) => readField(f, source));
-  return { kind: 'select', span: { start: c.Select[0].startOffset, end: fields[fields.length - 1]!.span.end }, fields };
+  const span = { start: c.Select[0]!.startOffset, end: fields[fields.length - 1]!.span.end };
+  return c.Distinct === undefined ? { kind: 'select', span, fields } : { kind: 'select', span, fields, distinct: true };
 }
 
-function readOrder(c: OrderNode, source: string): Order {
+function readOrder(c: OrderClauseCstChildren, source: string): Order {
   const keys = c.sortKey.map((node): SortKey => {
-    const k = childrenOf<SortKeyNode>(node);
-    const field = readField(k.field[0], source);
-    const direction = k.Desc ?? k.Asc;
-    return {
+    const k = node.children;
+    const field = readField(k.field[0]!, source);
+    const last = k.First ?? k.Last ?? k.Desc ?? k.Asc;
+    const key: SortKey = {
       kind: 'sort-key',
-      span: { start: field.span.start, end: direction ? tokenEnd(direction[0]) : field.span.end },
+      span: { start: field.span.start, end: last ? tokenEnd(last[0]!) : field.span.end },
       field,
       direction: k.Desc !== undefined ? 'desc' : 'asc',
     };
+    if (k.First !== undefined) return { ...key, nulls: 'first' };
+    if (k.Last !== undefined) return { ...key, nulls: 'last' };
+    return key;
   });
-  return { kind: 'order', span: { start: c.Order[0].startOffset, end: keys[keys.length - 1]!.span.end }, keys };
+  return { kind: 'order', span: { start: c.Order[0]!.startOffset, end: keys[keys.length - 1]!.span.end }, keys };
 }

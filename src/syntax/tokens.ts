@@ -258,6 +258,35 @@ export const Offset = keyword('offset');
 export const True = keyword('true');
 export const False = keyword('false');
 export const Null = keyword('null');
+export const Not = keyword('not');
+export const Is = keyword('is');
+export const Between = keyword('between');
+export const Like = keyword('like');
+export const Ilike = keyword('ilike');
+export const Distinct = keyword('distinct');
+
+/**
+ * Soft keywords: words with a meaning in one place only (`nulls first`,
+ * `nulls last`, `language german`) and common as field names and values
+ * elsewhere (`language`, `first`). Their category is `Bareword`, so wherever
+ * a name or value may stand they are one; only the rule that wants the word
+ * itself asks for its own type. `format` never quotes them.
+ */
+function softKeyword(word: string): TokenType {
+  return createToken({
+    name: word[0]!.toUpperCase() + word.slice(1),
+    label: word,
+    pattern: matcherFor(word, (text, offset) => match(text, offset, scanKeyword(text, offset, word))),
+    start_chars_hint: [word[0]!, word[0]!.toUpperCase()],
+    line_breaks: false,
+    categories: [Bareword],
+  });
+}
+
+export const Nulls = softKeyword('nulls');
+export const First = softKeyword('first');
+export const Last = softKeyword('last');
+export const Language = softKeyword('language');
 
 /** JSON numbers: `-3`, `2.5`, `1e3`. After `Uuid` (see there) and `Comment` (`--`). */
 export const NumberLiteral = createToken({
@@ -333,6 +362,13 @@ export const UnterminatedField = createToken({
 export const Parameter = createToken({ name: 'Parameter', label: '$parameter', pattern: /\$[A-Za-z_][A-Za-z0-9_]*/ });
 
 export const Equals = createToken({ name: 'Equals', label: '=', pattern: '=' });
+/** `!=` and its SQL spelling `<>`: one token, one meaning. Before `Less` (`<>` starts with `<`). */
+export const NotEquals = createToken({ name: 'NotEquals', label: '!=', pattern: /!=|<>/ });
+/** The two-character operators come before the one-character ones they start with. */
+export const LessEquals = createToken({ name: 'LessEquals', label: '<=', pattern: '<=' });
+export const Less = createToken({ name: 'Less', label: '<', pattern: '<' });
+export const GreaterEquals = createToken({ name: 'GreaterEquals', label: '>=', pattern: '>=' });
+export const Greater = createToken({ name: 'Greater', label: '>', pattern: '>' });
 export const LParen = createToken({ name: 'LParen', label: '(', pattern: '(' });
 export const RParen = createToken({ name: 'RParen', label: ')', pattern: ')' });
 export const Comma = createToken({ name: 'Comma', label: ',', pattern: ',' });
@@ -342,7 +378,11 @@ export const Semicolon = createToken({ name: 'Semicolon', label: ';', pattern: '
 /** Every keyword, for hints (`did you mean`) and content assist. */
 export const keywordTokens: readonly TokenType[] = [
   From, Where, And, Order, Or, In, Search, Select, By, Asc, Desc, Limit, Offset, True, False, Null,
+  Not, Is, Between, Like, Ilike, Distinct,
 ];
+
+/** Words with a meaning in one place only; elsewhere they are names (see `softKeyword`). */
+export const softKeywordTokens: readonly TokenType[] = [Nulls, First, Last, Language];
 
 /** In lexing order; see the comment on each token for why it sits where it does. */
 export const allTokens: TokenType[] = [
@@ -351,6 +391,7 @@ export const allTokens: TokenType[] = [
   Uuid,
   Keyword,
   ...keywordTokens,
+  ...softKeywordTokens,
   Bareword,
   NumberLiteral,
   StringLiteral,
@@ -360,6 +401,11 @@ export const allTokens: TokenType[] = [
   UnterminatedField,
   Parameter,
   Equals,
+  NotEquals,
+  LessEquals,
+  Less,
+  GreaterEquals,
+  Greater,
   LParen,
   RParen,
   Comma,

@@ -14,13 +14,16 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Query } from '../../src/ast.js';
 import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/types.js';
-import { compile } from '../../src/compile/compile.js';
+import { compile, plan } from '../../src/compile/compile.js';
+import { targets, type Plan, type Target } from '../../src/compile/plan.js';
+import type { SqlRequest } from '../../src/compile/sql.js';
+import { openCkanSql, type CkanSql } from '../helpers/ckan-sql.js';
 import { fromRequest } from '../../src/compile/from-request.js';
 import type { Row, SearchRequest, SearchResult, Table } from '../../src/datastore/types.js';
 import { DatastoreError, QueryError } from '../../src/errors.js';
 import type { QueryErrorCode } from '../../src/errors.js';
 import { evaluate } from '../../src/engine/memory/evaluate.js';
-import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
+import { evaluateQuery, residualTest } from '../../src/engine/memory/evaluate-query.js';
 import { format } from '../../src/format.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
@@ -35,21 +38,24 @@ const datasets = loadDatasets();
 const tables: Record<string, Table> = Object.fromEntries(Object.values(datasets).map((d) => [d.name, tableOf(d)]));
 
 /** Errors raised while compiling (binding included) rather than while parsing. */
-const compileCodes: ReadonlySet<QueryErrorCode> = new Set(['OR_ACROSS_FIELDS', 'AND_INSIDE_OR', 'UNBOUND_PARAMETER', 'INVALID_PARAMETER']);
+const compileCodes: ReadonlySet<QueryErrorCode> = new Set(['OR_ACROSS_FIELDS', 'AND_INSIDE_OR', 'TARGET_CANNOT_EXPRESS', 'EMPTY_RESOURCE', 'NUL_IN_SQL', 'UNBOUND_PARAMETER', 'INVALID_PARAMETER']);
 /** Errors that `evaluateQuery` must raise too: it cannot evaluate a value it does not have. */
 const bindCodes: ReadonlySet<QueryErrorCode> = new Set(['UNBOUND_PARAMETER', 'INVALID_PARAMETER']);
 
 let server: RunningServer;
 let client: DatastoreClient;
+let ckanSql: CkanSql;
 
 beforeAll(async () => {
   server = await startServer({ tables: Object.values(tables), port: 0 });
   client = connect({ url: server.url, retries: 0 });
-});
+  ckanSql = await openCkanSql(Object.values(tables));
+}, 30_000);
 
 afterAll(async () => {
   await client?.close();
   await server?.close();
+  await ckanSql?.close();
 });
 
 function title(c: Case): string {
@@ -157,7 +163,7 @@ for (const [topic, topicCases] of byTopic) {
         expect(format(parse(text)), 'format is idempotent').toBe(text);
         if (c.format !== undefined) expect(text).toBe(c.format);
 
-        // 3. compile
+        // 3. compile, and plan for every target
         if (expected !== undefined) {
           const error = thrown(() => compile(query, c.params));
           expectQueryError(error, expected, source);
@@ -169,42 +175,104 @@ for (const [topic, topicCases] of byTopic) {
           }
           return;
         }
-        const request = compile(query, c.params);
-        if (c.request !== undefined) {
-          expect(request).toEqual(c.request);
-          expect(Object.keys(request), 'keys in the order of language.md').toEqual(Object.keys(c.request));
+        const plans = Object.fromEntries(targets.map((t) => [t, plan(query, { target: t, params: c.params })])) as Record<Target, Plan>;
+        for (const t of targets) {
+          const wanted = c.targets?.[t];
+          if (wanted === undefined) continue;
+          if (typeof wanted === 'string') {
+            expect((plans[t].request as SqlRequest).sql, 'the sql text').toBe(wanted);
+            continue;
+          }
+          expect(plans[t].request, `the ${t} request`).toEqual(wanted.request);
+          expect(Object.keys(plans[t].request), `${t}: keys in the order of language.md`).toEqual(Object.keys(wanted.request));
+          expect(plans[t].residual === undefined ? undefined : format(plans[t].residual!), `the ${t} residual`).toBe(wanted.residual);
         }
-        expect(isDeepFrozen(request), 'the request is deeply frozen').toBe(true);
-        expect(JSON.parse(JSON.stringify(request)), 'the request round-trips through JSON').toEqual(request);
-        expect(compile(source, c.params)).toEqual(request);
-        expect(compile(fromRequest(request)), 'compile(fromRequest(r)) equals r').toEqual(request);
+        const local = plans['ckan-2.11'].residual !== undefined;
+        if (local) {
+          // compile alone refuses what needs a residual, naming the construct at its span.
+          const error = thrown(() => compile(query, c.params)) as QueryError;
+          expect(['TARGET_CANNOT_EXPRESS', 'OR_ACROSS_FIELDS', 'AND_INSIDE_OR']).toContain(error.code);
+          expect(spanInside(error.span, source.length)).toBe(true);
+          expect(c.request, 'a case whose query runs as a plan has no single request').toBeUndefined();
+        }
+        const request = local ? (plans['ckan-2.11'].request as SearchRequest) : compile(query, c.params);
+        if (!local) {
+          expect(request, 'plan and compile agree').toEqual(plans['ckan-2.11'].request);
+          if (c.request !== undefined) {
+            expect(request).toEqual(c.request);
+            expect(Object.keys(request), 'keys in the order of language.md').toEqual(Object.keys(c.request));
+          }
+          expect(isDeepFrozen(request), 'the request is deeply frozen').toBe(true);
+          expect(JSON.parse(JSON.stringify(request)), 'the request round-trips through JSON').toEqual(request);
+          expect(compile(source, c.params)).toEqual(request);
+          expect(compile(fromRequest(request)), 'compile(fromRequest(r)) equals r').toEqual(request);
+        }
 
         if (c.data === undefined) return;
         const dataset = datasets[c.data]!;
         const table = tables[c.data]!;
 
-        // 4. evaluate, 5. evaluateQuery, 6. the server
+        // 4. evaluate (the request, or the plan: its request, then the residual locally),
+        // 5. evaluateQuery, 6. the server (the client runs the plan), 7. the sql text on PGlite
         if (c.evalError !== undefined) {
-          expectValidationError(thrown(() => evaluate(request, table)), c.evalError);
+          if (!local) expectValidationError(thrown(() => evaluate(request, table)), c.evalError);
           expectValidationError(thrown(() => evaluateQuery(query, table, c.params)), c.evalError);
-          expectValidationError(await rejected(client.search(request)), c.evalError);
+          expectValidationError(await rejected(client.search(local ? source : request, { params: c.params })), c.evalError);
           return;
         }
         if (c.mode === 'rows') {
-          expectResult(evaluate(request, dataset.rows), c, request);
+          if (!local) expectResult(evaluate(request, dataset.rows), c, request);
           expectResult(evaluateQuery(query, dataset.rows, c.params), c, request);
           return;
         }
-        const result = evaluate(request, table);
-        expectResult(result, c, request);
-        expectResult(evaluateQuery(query, table, c.params), c, request);
-        if (dataset.fields === undefined) {
+        const projected = (query.select === undefined ? request : { ...request, fields: query.select.fields.map((f) => f.name) }) as SearchRequest;
+        if (local) {
+          expectResult(evaluatePlan(plans['ckan-2.11'], table), c, projected);
+        } else {
+          expectResult(evaluate(request, table), c, request);
+        }
+        const reference = evaluateQuery(query, table, c.params);
+        expectResult(reference, c, projected);
+        if (!local && dataset.fields === undefined) {
           // Plain rows, no field list: the evaluator infers the same fields and gives the same records.
           expectResult(evaluate(request, dataset.rows), c, request);
         }
-        const served = await client.search(request);
-        expectResult(served, c, request);
+        const served = await client.search(local ? query : request, { params: c.params });
+        expectResult(served, c, projected);
+        if (c.sqlDiffers === undefined && query.search === undefined && dataset.fields !== undefined) {
+          // A table without declared fields may mix types in a column, which PostgreSQL cannot hold.
+          const sql = await ckanSql.run((plans.sql.request as SqlRequest).sql, table);
+          expect(sql.records.map((r) => withNulls(r, Object.keys(r))), 'the sql text on PGlite').toEqual(
+            reference.records.map((r) => withNulls(r, Object.keys(r))),
+          );
+          // The total rides on the records; an empty page carries none (the client counts separately then).
+          if (sql.records.length > 0) expect(sql.total, 'the sql total').toBe(reference.total);
+        }
       });
     }
   });
+}
+
+/**
+ * A plan run over the memory evaluator, as the client runs it over HTTP:
+ * every record the request selects, in its order, then the residual's test,
+ * select, distinct, offset and limit.
+ */
+function evaluatePlan(p: Plan, table: Table): SearchResult {
+  const fetched = evaluate({ ...(p.request as SearchRequest), limit: 32_000 }, table);
+  const residual = p.residual!;
+  const keep = residualTest(residual, fetched.fields);
+  const names = residual.select === undefined ? undefined : [...new Set(residual.select.fields.map((f) => f.name))];
+  let records = fetched.records.filter((row, i) => keep(row, i)).map((row) =>
+    names === undefined ? row : (Object.fromEntries(names.map((n) => [n, row[n] ?? null])) as Row));
+  if (residual.select?.distinct) {
+    const seen = new Set<string>();
+    records = records.filter((r) => {
+      const key = JSON.stringify(Object.values(r));
+      return seen.has(key) ? false : (seen.add(key), true);
+    });
+  }
+  const offset = residual.offset?.value.kind === 'number' ? residual.offset.value.value : 0;
+  const limit = residual.limit?.value.kind === 'number' ? residual.limit.value.value : 100;
+  return { ...fetched, records: records.slice(offset, offset + limit), total: records.length, limit };
 }

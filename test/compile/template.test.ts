@@ -29,11 +29,11 @@ describe('ckql`…`', () => {
   });
 
   it('takes values in every place a value may stand', () => {
-    const request = compile(ckql`from ${'courses'} where a = ${1} and b = ${true} and c = ${null} and d in (${'x'}, ${2})
+    const request = compile(ckql`from ${'courses'} where a = ${1} and b = ${true} and c = ${'z'} and d in (${'x'}, ${2})
       search ${'text'} limit ${10} offset ${20}`);
     expect(request).toStrictEqual({
       resource_id: 'courses',
-      filters: { a: 1, b: true, c: null, d: ['x', 2] },
+      filters: { a: 1, b: true, c: 'z', d: ['x', 2] },
       q: 'text',
       limit: 10,
       offset: 20,

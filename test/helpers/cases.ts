@@ -41,6 +41,16 @@ export interface Case {
   readonly error?: CaseError;
   readonly evalError?: { readonly status: number; readonly body: Readonly<Record<string, unknown>> };
   readonly format?: string;
+  /** per target: the plan's request and residual (canonical text), or the sql text */
+  readonly targets?: CaseTargets;
+  /** why the sql target's records differ from the language's here (a documented difference) */
+  readonly sqlDiffers?: string;
+}
+
+export interface CaseTargets {
+  readonly 'ckan-2.11'?: { readonly request: SearchRequest; readonly residual?: string };
+  readonly 'ckan-2.12'?: { readonly request: Readonly<Record<string, unknown>>; readonly residual?: string };
+  readonly sql?: string;
 }
 
 export interface Dataset {
@@ -67,6 +77,12 @@ const CASE_KEYS: Record<string, (v: unknown) => boolean> = {
     Object.keys(v).every((k) => ['code', 'token', 'tokenAt', 'hint'].includes(k)),
   evalError: (v) => isObject(v) && typeof v['status'] === 'number' && isObject(v['body']),
   format: (v) => typeof v === 'string',
+  targets: (v) =>
+    isObject(v) &&
+    Object.entries(v).every(([k, t]) =>
+      k === 'sql' ? typeof t === 'string' : (k === 'ckan-2.11' || k === 'ckan-2.12') && isObject(t) && isObject(t['request']) &&
+        (t['residual'] === undefined || typeof t['residual'] === 'string') && Object.keys(t).every((key) => key === 'request' || key === 'residual')),
+  sqlDiffers: (v) => typeof v === 'string',
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -43,7 +43,11 @@ test('evaluateQuery(q, t) deep-equals evaluate(compile(q), t), filters echo asid
       fc.pre('ok' in compiled);
       if (!('ok' in compiled)) return;
       expect(outcomeOf(() => evaluateQuery(query, table))).toEqual(withoutFilters(outcomeOf(() => evaluate(compiled.ok, table))));
-      expect(outcomeOf(() => evaluateQuery(query, rows))).toEqual(withoutFilters(outcomeOf(() => evaluate(compiled.ok, rows))));
+      // plain records answer as the table built from them (an unknown name is an error on both)
+      const overRows = outcomeOf(() => evaluate(compiled.ok, rows));
+      const overTable = outcomeOf(() => evaluate(compiled.ok, table));
+      expect('ok' in overRows).toBe('ok' in overTable);
+      if ('ok' in overRows) expect(outcomeOf(() => evaluateQuery(query, rows))).toEqual(withoutFilters(overRows));
     }),
     propertyParameters(),
   );

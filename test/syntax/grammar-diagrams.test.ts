@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chevrotainDiagramsDir, diagramAssets, diagramsDir, diagramsHtml } from '../../scripts/generate-grammar.js';
+import { chevrotainDiagramsDir, cstTypes, cstTypesFile, diagramAssets, diagramsDir, diagramsHtml } from '../../scripts/generate-grammar.js';
 
 describe('grammar/diagrams', () => {
   it('is what `npm run grammar` writes for the current parser (run it if this fails)', () => {
@@ -20,5 +20,11 @@ describe('grammar/diagrams', () => {
     const html = diagramsHtml();
     expect(html).not.toMatch(/https?:\/\//);
     for (const asset of diagramAssets) expect(html).toContain(`'./${asset}'`);
+  });
+});
+
+describe('src/syntax/cst.generated.d.ts', () => {
+  it('is what `npm run grammar` writes for the current parser (run it if this fails)', () => {
+    expect(readFileSync(cstTypesFile, 'utf8')).toBe(cstTypes());
   });
 });

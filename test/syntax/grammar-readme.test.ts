@@ -1,12 +1,16 @@
 /**
  * Every example in grammar/README.md is real: a ```ckql block (with
- * parameters as JSON on its info line) followed by a ```json block is
- * compiled and must give exactly that request; followed by an ```error block
- * it must fail and render exactly as shown.
+ * parameters as JSON on its info line) is followed by one or more result
+ * blocks. A ```json block (info: a target, default ckan-2.11) is the request
+ * `compile` gives for that target; a ```sql block the `sql` target's text; a
+ * ```plan block (info: a target) is `{ request, residual }`, the plan whose
+ * residual is shown as canonical text; an ```error block the rendered error.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile } from '../../src/compile/compile.js';
+import { compile, plan } from '../../src/compile/compile.js';
+import { parseTarget, type Target } from '../../src/compile/plan.js';
+import { format } from '../../src/format.js';
 import { renderError } from '../../src/diagnostics.js';
 
 const readme = readFileSync(new URL('../../grammar/README.md', import.meta.url), 'utf8');
@@ -26,10 +30,25 @@ function blocks(markdown: string): Block[] {
   return found;
 }
 
+type Expectation =
+  | { readonly request: unknown; readonly target: Target }
+  | { readonly sql: string }
+  | { readonly plan: { request: unknown; residual?: string }; readonly target: Target }
+  | { readonly error: string };
+
 interface Example {
   readonly query: string;
   readonly params: Record<string, string | number | boolean | null> | undefined;
-  readonly expect: { readonly request: unknown } | { readonly error: string };
+  readonly expect: Expectation;
+}
+
+const resultLangs = new Set(['json', 'sql', 'plan', 'error']);
+
+function targetOf(info: string): Target {
+  if (info === '') return 'ckan-2.11';
+  const target = parseTarget(info);
+  if (target === undefined) throw new Error(`unknown target ${JSON.stringify(info)}`);
+  return target;
 }
 
 function examples(): Example[] {
@@ -37,15 +56,22 @@ function examples(): Example[] {
   const out: Example[] = [];
   all.forEach((block, i) => {
     if (block.lang !== 'ckql') return;
-    const next = all[i + 1];
-    if (next?.lang !== 'json' && next?.lang !== 'error') {
-      throw new Error(`the ckql block ${JSON.stringify(block.body)} is not followed by a json or error block`);
+    if (!resultLangs.has(all[i + 1]?.lang ?? '')) {
+      throw new Error(`the ckql block ${JSON.stringify(block.body)} is not followed by a json, sql, plan or error block`);
     }
-    out.push({
-      query: block.body,
-      params: block.info === '' ? undefined : JSON.parse(block.info),
-      expect: next.lang === 'json' ? { request: JSON.parse(next.body) } : { error: next.body },
-    });
+    const params = block.info === '' ? undefined : JSON.parse(block.info);
+    for (let j = i + 1; j < all.length && resultLangs.has(all[j]!.lang); j++) {
+      const next = all[j]!;
+      const expect: Expectation =
+        next.lang === 'json'
+          ? { request: JSON.parse(next.body), target: targetOf(next.info) }
+          : next.lang === 'sql'
+            ? { sql: next.body }
+            : next.lang === 'plan'
+              ? { plan: JSON.parse(next.body), target: targetOf(next.info) }
+              : { error: next.body };
+      out.push({ query: block.body, params, expect });
+    }
   });
   return out;
 }
@@ -61,11 +87,19 @@ describe('grammar/README.md examples', () => {
     expect(all.length).toBeGreaterThan(25);
   });
 
-  it.each(all.map((e) => [e.query, e] as const))('%s', (_title, example) => {
+  it.each(all.map((e) => [`${e.query} (${Object.keys(e.expect)[0]}${'target' in e.expect ? ` ${e.expect.target}` : ''})`, e] as const))('%s', (_title, example) => {
+    const params = example.params ?? {};
     if ('request' in example.expect) {
-      expect(compile(example.query, example.params)).toStrictEqual(example.expect.request);
+      const request = compile(example.query, { target: example.expect.target, params });
+      expect(request).toStrictEqual(example.expect.request);
       // the keys in the order the language fixes, not just the same set
-      expect(JSON.stringify(compile(example.query, example.params))).toBe(JSON.stringify(example.expect.request));
+      expect(JSON.stringify(request)).toBe(JSON.stringify(example.expect.request));
+    } else if ('sql' in example.expect) {
+      expect(compile(example.query, { target: 'sql', params }).sql).toBe(example.expect.sql);
+    } else if ('plan' in example.expect) {
+      const planned = plan(example.query, { target: example.expect.target, params });
+      expect(JSON.stringify(planned.request)).toBe(JSON.stringify(example.expect.plan.request));
+      expect(planned.residual === undefined ? undefined : format(planned.residual)).toBe(example.expect.plan.residual);
     } else {
       let rendered: string | undefined;
       try {

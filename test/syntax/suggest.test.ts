@@ -17,8 +17,38 @@ describe('suggest', () => {
     expect(suggest('from courses where ')).toEqual({
       from: 19,
       prefix: '',
-      suggestions: [{ kind: 'field', resource: 'courses' }, { kind: 'punctuation', text: '(' }],
+      suggestions: [{ kind: 'keyword', text: 'not' }, { kind: 'field', resource: 'courses' }, { kind: 'punctuation', text: '(' }],
     });
+  });
+
+  it('offers every operator and test after a field, and what each one goes on with', () => {
+    const texts = (source: string) => suggest(source).suggestions.map((s) => ('text' in s ? s.text : s.kind));
+    expect(texts('from x where a ')).toEqual(['=', '!=', '<', '<=', '>', '>=', 'not', 'in', 'between', 'like', 'ilike', 'is']);
+    expect(texts('from x where a not ')).toEqual(['in', 'like', 'ilike']);
+    expect(texts('from x where a is ')).toEqual(['not', 'null']);
+    expect(texts('from x where a between 1 ')).toEqual(['and']);
+    expect(suggest('from x where a >= ').suggestions).toEqual([{ kind: 'value', field: 'a', resource: 'x' }]);
+    expect(texts('from x order by a desc nulls ')).toEqual(['first', 'last']);
+    expect(texts('from x search "t" ')).toEqual(['language', 'where', 'select', 'order by', 'limit', 'offset']);
+    expect(texts('from x select ')).toEqual(['distinct', 'field']);
+    expect(texts('from x search title "a", ')).toEqual(['field']);
+  });
+
+  it('stays linear on thousands of unclosed parentheses (it suggests nothing past the nesting parse allows)', () => {
+    const median = (n: number) => {
+      const source = 'from courses where ' + '('.repeat(n);
+      const runs = [0, 1, 2].map(() => {
+        const start = performance.now();
+        expect(suggest(source).suggestions).toEqual([]);
+        return performance.now() - start;
+      });
+      return runs.sort((a, b) => a - b)[1]!;
+    };
+    median(20_000); // warm up
+    const small = median(20_000);
+    const large = median(200_000);
+    // ten times the input may cost about ten times the time; quadratic would be a hundred
+    expect(large / Math.max(small, 0.5)).toBeLessThan(35);
   });
 
   it('offers values of the field after "where subject = "', () => {
@@ -39,9 +69,9 @@ describe('suggest', () => {
     expect(suggest('from courses where a = 1', 15)).toEqual({ from: 13, prefix: 'wh', suggestions: keywords(['where']) });
   });
 
-  it('offers "and" and the clauses not yet given after a complete condition, never a top-level "or"', () => {
+  it('offers "and", "or" and the clauses not yet given after a complete condition', () => {
     expect(suggest('from x where a = 1 ').suggestions).toEqual(
-      keywords(['and', 'search', 'select', 'order by', 'limit', 'offset']),
+      keywords(['and', 'or', 'search', 'select', 'order by', 'limit', 'offset']),
     );
     expect(suggest('from x where a = 1 limit 5 ').suggestions).toEqual(keywords(['search', 'select', 'order by', 'offset']));
   });
@@ -55,7 +85,7 @@ describe('suggest', () => {
 
   it('offers a direction, a comma or the next clause after a sort key', () => {
     expect(suggest('from x order by a ').suggestions).toEqual([
-      ...keywords(['asc', 'desc']),
+      ...keywords(['asc', 'desc', 'nulls']),
       { kind: 'punctuation', text: ',' },
       ...keywords(['where', 'search', 'select', 'limit', 'offset']),
     ]);

@@ -7,6 +7,8 @@ import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { loadResources } from '../../engine/memory/load.js';
+import { openEngine } from '../../engine/open.js';
+import type { EngineKind } from '../../engine/types.js';
 import { toolError } from '../../errors.js';
 import { startServer } from '../../server/server.js';
 import type { CommandRun } from '../context.js';
@@ -21,13 +23,19 @@ interface ServeOptions {
   readonly tokensFile?: string;
   readonly private?: readonly string[];
   readonly log?: boolean;
+  readonly engine?: string;
+  readonly db?: string;
+  readonly dbDir?: string;
 }
 
 export function registerServe(program: Command, run: CommandRun): void {
   program
     .command('serve')
     .description('serve local .csv/.json/.ndjson files over the datastore_search HTTP API')
-    .argument('<paths...>', 'files, or folders of files; each file is one resource named after it')
+    .argument('[paths...]', 'files, or folders of files; each file is one resource named after it')
+    .option('--engine <name>', 'who answers: memory (default), pglite (PostgreSQL in the process, answers as a portal) or postgres')
+    .option('--db <url|dir>', 'serve a PostgreSQL datastore (postgres://…, read-only as it is), or a kept PGlite database')
+    .option('--db-dir <dir>', 'keep the PGlite database in this directory between runs')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on; 0 picks a free one', integerOption('--port', 0, 65_535), 8080)
     .option('--languages <list>', 'language segments accepted before /api (default en,de)', listOption('--languages'))
@@ -46,10 +54,16 @@ Example:
     .action(
       run(async (paths: readonly string[], options: ServeOptions) => {
         const { context } = run;
-        const tables = await loadResources(paths.map((path) => resolve(context.cwd, path)));
+        const data = paths.map((path) => resolve(context.cwd, path));
+        const { engine: engineName, db } = engineChoice(options, context.cwd);
+        if (data.length === 0 && db === undefined && engineName !== 'postgres') {
+          throw toolError('USAGE', ['ckql serve needs files or folders to serve, or --db'], { hint: 'ckql serve examples/data, or ckql serve --db postgres://…' });
+        }
+        const engine = engineName === 'memory' && db === undefined ? undefined : await openEngine({ engine: engineName, data, ...(db === undefined ? {} : { db }) });
+        const tables = engine === undefined ? await loadResources(data) : [];
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
         const server = await startServer({
-          tables,
+          ...(engine === undefined ? { tables } : { engine }),
           host: options.host,
           port: options.port,
           ...(options.languages === undefined ? {} : { languages: options.languages }),
@@ -70,8 +84,10 @@ Example:
           throw error;
         });
         await context.out(`listening on ${server.url}\n`);
-        const names = tables.map((table) => `${table.aliases[0] ?? table.id} (${table.rows.length})`).join(', ');
-        context.err(`serving ${tables.length} resource${tables.length === 1 ? '' : 's'}: ${names}`);
+        const served = engine === undefined
+          ? tables.map((table) => `${table.aliases[0] ?? table.id} (${table.rows.length})`)
+          : (await engine.resources()).map((r) => r.aliases[0] ?? r.id);
+        context.err(`serving ${served.length} resource${served.length === 1 ? '' : 's'}${engine === undefined ? '' : ` with ${engine.label}`}: ${served.join(', ')}`);
         await new Promise<void>((resolveStop) => {
           const stop = (): void => {
             process.off('SIGINT', stop);
@@ -82,9 +98,24 @@ Example:
           process.on('SIGTERM', stop);
         });
         await server.close();
+        await engine?.close();
         return 0;
       }),
     );
+}
+
+/** `--engine`, `--db`, `--db-dir`: a `postgres://` URL means `postgres`, a directory `pglite`. */
+function engineChoice(options: ServeOptions, cwd: string): { engine: EngineKind; db?: string } {
+  const kinds: readonly EngineKind[] = ['memory', 'pglite', 'postgres'];
+  if (options.engine !== undefined && !kinds.includes(options.engine as EngineKind)) {
+    throw toolError('USAGE', [`--engine must be one of ${kinds.join(', ')}, found ${JSON.stringify(options.engine)}`]);
+  }
+  if (options.db !== undefined && options.dbDir !== undefined) throw toolError('USAGE', ['--db and --db-dir both name a database; give only one']);
+  const isUrl = options.db !== undefined && /^postgres(ql)?:\/\//.test(options.db);
+  const dir = options.dbDir ?? (isUrl ? undefined : options.db);
+  const engine = (options.engine as EngineKind | undefined) ?? (isUrl ? 'postgres' : dir !== undefined ? 'pglite' : 'memory');
+  const db = isUrl ? options.db : dir === undefined ? undefined : resolve(cwd, dir);
+  return { engine, ...(db === undefined ? {} : { db }) };
 }
 
 /** One token per line; blank lines and `#` comments are skipped. */

@@ -58,7 +58,7 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         const request = normalizeRequest(raw, limits);
         const table = lookup.find(request.resource_id);
         if (table === undefined) throw resourceNotFound(request.resource_id);
-        return Promise.resolve(evaluate(request, table, limits));
+        return Promise.resolve(evaluate(request, table, { ...limits, ...(options.ckan === undefined ? {} : { ckan: options.ckan }) }));
       } catch (error) {
         return Promise.reject(error as Error);
       }

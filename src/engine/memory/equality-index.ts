@@ -1,82 +1,78 @@
 /**
- * Equality indexes, built lazily: for one array of column values (a column's
- * raw values, its dictionary codes or its canonical texts), the ascending row
- * positions of each distinct value. A server answering the same kind of
- * selective filter again and again then touches only the matching rows
- * instead of scanning every row (BENCHMARKS.md: the server's throughput target).
+ * Equality indexes: for one field of a table, the ascending row positions of
+ * each canonical text (null for null or missing). A request whose filter
+ * holds `field = v` or `field in (…)` then reads the matching rows instead of
+ * scanning every row; the other conditions are tested on those rows only.
  *
- * An index is built on the second time a large array leads a query (a
- * one-off query never pays for it), and only for arrays with a bounded
- * number of distinct values (an index of unique values costs much memory for
- * little gain over a scan). Keys compare as `Map` keys do (SameValueZero),
- * which is the plans' `===` plus NaN equal to itself, as their Set has it.
+ * Built the second time a request filters a field by equality (a one-off
+ * request never pays for it), only on tables of at least `INDEX_MIN_ROWS`,
+ * and given up for fields with more distinct texts than a quarter of the
+ * rows (ids, titles: much memory for little gain over a scan).
  */
+import type { JsonValue, Row } from '../../datastore/types.js';
+import { canonicalText } from '../../datastore/values.js';
+import type { EqualityIndex, TableView } from './table-view.js';
+
+export type { EqualityIndex } from './table-view.js';
+import { fieldReader } from './predicate.js';
 
 /** Below this many rows a scan is as quick as a lookup: no index. */
 export const INDEX_MIN_ROWS = 4096;
 
-export type EqualityIndex = ReadonlyMap<unknown, Int32Array>;
 
 /**
- * By owner (a table's column): `null` means decided against an index (too
- * many distinct values). Kept per owner, not per values array: a loader's
- * codes array is shared by every table object over the same rows, and a
- * table another caller never used must not find (or count towards) an index.
- */
-const indexes = new WeakMap<object, EqualityIndex | null>();
-const leads = new WeakMap<object, number>();
-
-/**
- * The index of `values` (the array `owner` filters on) if it exists or is
- * worth building now; undefined when a scan should be used.
- *
+ * The index of `field` if it exists or is worth building now (counting this
+ * request as a use; `mayBuild` false when the request built one already, so
+ * no request pays for more than one); undefined when a scan should be used.
  * @example
- * equalityIndex(column, codes)             // undefined: first time, scan
- * equalityIndex(column, codes)?.get(3)     // Int32Array of the rows whose code is 3
+ * equalityIndex(view, 'status')           // undefined: first use, scan
+ * equalityIndex(view, 'status')?.get('failed') // Int32Array of the rows whose status is "failed"
  */
-export function equalityIndex(owner: object, values: ArrayLike<unknown>): EqualityIndex | undefined {
-  const key = owner;
-  const known = indexes.get(key);
+export function equalityIndex(view: TableView, field: string, mayBuild = true): EqualityIndex | undefined {
+  const known = view.indexes.get(field);
   if (known !== undefined) return known ?? undefined;
-  if (values.length < INDEX_MIN_ROWS) return undefined;
-  const count = (leads.get(key) ?? 0) + 1;
-  leads.set(key, count);
-  if (count < 2) return undefined;
-  const built = buildIndex(values);
-  indexes.set(key, built);
+  if (view.rows.length < INDEX_MIN_ROWS) return undefined;
+  const uses = (view.equalityUses.get(field) ?? 0) + 1;
+  view.equalityUses.set(field, uses);
+  if (uses < 2 || !mayBuild) return undefined;
+  const built = buildIndex(view.rows, field);
+  view.indexes.set(field, built);
   return built ?? undefined;
 }
 
-function buildIndex(values: ArrayLike<unknown>): EqualityIndex | null {
-  const n = values.length;
+function buildIndex(rows: readonly Row[], field: string): EqualityIndex | null {
+  const n = rows.length;
   const limit = Math.max(1024, n >>> 2);
-  const counts = new Map<unknown, number>();
+  const read = fieldReader(field);
+  const texts = new Array<string | null>(n);
+  const counts = new Map<string | null, number>();
   for (let i = 0; i < n; i++) {
-    const v = values[i];
-    const c = counts.get(v);
-    if (c !== undefined) counts.set(v, c + 1);
+    const v = read(rows[i] as Row, i);
+    const text = typeof v === 'string' ? v : canonicalText(v);
+    texts[i] = text;
+    const c = counts.get(text);
+    if (c !== undefined) counts.set(text, c + 1);
     else if (counts.size >= limit) return null;
-    else counts.set(v, 1);
+    else counts.set(text, 1);
   }
-  const slots = new Map<unknown, { readonly rows: Int32Array; at: number }>();
-  for (const [v, c] of counts) slots.set(v, { rows: new Int32Array(c), at: 0 });
+  const slots = new Map<string | null, { readonly rows: Int32Array; at: number }>();
+  for (const [text, c] of counts) slots.set(text, { rows: new Int32Array(c), at: 0 });
   for (let i = 0; i < n; i++) {
-    const slot = slots.get(values[i]) as { rows: Int32Array; at: number };
+    const slot = slots.get(texts[i] as string | null) as { rows: Int32Array; at: number };
     slot.rows[slot.at++] = i;
   }
-  const index = new Map<unknown, Int32Array>();
-  for (const [v, slot] of slots) index.set(v, slot.rows);
+  const index = new Map<string | null, Int32Array>();
+  for (const [text, slot] of slots) index.set(text, slot.rows);
   return index;
 }
 
 /**
- * The index of `owner` if one has been built, without counting this as a
- * use (for comparing candidate plans).
+ * The canonical texts an `eq`/`in` wants (null for null), each once.
  * @example
- * peekIndex(column) // undefined until `equalityIndex(column, codes)` built one
+ * wantedTexts([2020, '2020', null]) // ['2020', null]
  */
-export function peekIndex(owner: object): EqualityIndex | undefined {
-  return indexes.get(owner) ?? undefined;
+export function wantedTexts(values: readonly JsonValue[]): (string | null)[] {
+  return [...new Set(values.map((v) => canonicalText(v)))];
 }
 
 /**
@@ -84,9 +80,9 @@ export function peekIndex(owner: object): EqualityIndex | undefined {
  * @example
  * countRows(index, ['math', 'arts']) // 1234
  */
-export function countRows(index: EqualityIndex, wanted: readonly unknown[]): number {
+export function countRows(index: EqualityIndex, wanted: readonly (string | null)[]): number {
   let total = 0;
-  for (const v of unique(wanted)) total += index.get(v)?.length ?? 0;
+  for (const v of wanted) total += index.get(v)?.length ?? 0;
   return total;
 }
 
@@ -101,9 +97,9 @@ export function countRows(index: EqualityIndex, wanted: readonly unknown[]): num
  * lookupRows(index, ['math', 'arts'])      // Int32Array [0, 2, 7, …]
  * lookupRows(index, ['math', 'arts'], 100) // the first 100 of those
  */
-export function lookupRows(index: EqualityIndex, wanted: readonly unknown[], max = Infinity): Int32Array {
+export function lookupRows(index: EqualityIndex, wanted: readonly (string | null)[], max = Infinity): Int32Array {
   let lists: Int32Array[] = [];
-  for (const v of unique(wanted)) {
+  for (const v of wanted) {
     const rows = index.get(v);
     if (rows === undefined) continue;
     // a list's rows after its first `max` cannot be among the first `max` of the union
@@ -144,17 +140,3 @@ function mergeTwo(a: Int32Array, b: Int32Array, max: number): Int32Array {
   return out;
 }
 
-/**
- * How many of `wanted` have rows in the index (the lists a lookup merges).
- * @example
- * listCount(index, ['math', 'arts', 'nope']) // 2
- */
-export function listCount(index: EqualityIndex, wanted: readonly unknown[]): number {
-  let lists = 0;
-  for (const v of unique(wanted)) if (index.has(v)) lists++;
-  return lists;
-}
-
-function unique(values: readonly unknown[]): readonly unknown[] {
-  return values.length < 2 ? values : [...new Set(values)];
-}

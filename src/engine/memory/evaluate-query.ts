@@ -8,7 +8,7 @@
  * Slow on purpose (every record, every condition, every time); use
  * `evaluate` for real work.
  */
-import type { Condition, Parameter, Query, SortKey } from '../../ast.js';
+import type { Condition, Query, SortKey, Value } from '../../ast.js';
 import { assertNever } from '../../ast.js';
 import type { FieldInfo, FieldType, JsonValue, Row, SearchResult, Table } from '../../datastore/types.js';
 import { queryError, validationError } from '../../errors.js';
@@ -16,7 +16,9 @@ import { bind } from '../../compile/bind.js';
 import type { Params } from '../../compile/bind.js';
 import { quoteSortField } from '../../datastore/sort.js';
 import { parse } from '../../syntax/parse.js';
-import { compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
+import { canonicalText, compareText, compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
+import { conditionFields, firstParameter } from '../../syntax/walk.js';
+import { hasPrefixWord } from '../../compile/search-text.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 32000;
@@ -25,21 +27,30 @@ const MAX_LIMIT = 32000;
  * Evaluates a query (text or AST) over a table or plain records by walking
  * its AST, with the meaning of docs/language.md and docs/semantics.md:
  *
- * - `f = v` keeps records whose `f` equals `v` (canonical text; `null` only
- *   null or missing); `f in (…)` any of the values, `in ()` none; `and` all;
- *   `or` any — also across different fields, which `compile` rejects: this
- *   is the AST's meaning, a request just cannot say it;
+ * - SQL's three-valued logic (docs/beyond-the-request.md): a test on a null
+ *   or missing value is unknown, except `is [not] null`; `not unknown` is
+ *   unknown; a record is kept only when the whole `where` is true;
+ * - `f = v` / `f in (…)`: canonical-text equality, where `null` equals only
+ *   null or missing (so `f = null` is `f is null`); `in ()` matches nothing;
+ * - `< <= > >= between` compare by the field's type: numbers numerically,
+ *   dates and timestamps in time, booleans false < true, text by code point;
+ *   a value that cannot be read as the field's type is a Validation Error;
+ *   `f != null` is `f is not null`;
+ * - `like` / `ilike`: `%` any run, `_` one character, `\` escapes; text fields only;
  * - `search "t"`: some field other than `_id` contains `t` (NFKC, lower case,
- *   white space folded); blank text is no search;
- * - `order by` stable, nulls last ascending, first descending (`compareValues`),
- *   else `_id` order; `offset`, `limit` (default 100, capped at 32000);
- *   `select` projects, in its order.
+ *   white space folded); a word ending in `*` makes each word a term that some
+ *   field must contain; `search f "t", …`: each named field contains its
+ *   text; blank text is no search; `language` changes nothing locally;
+ * - `order by` stable, nulls last ascending, first descending (`compareValues`)
+ *   unless `nulls first|last` says otherwise, else `_id` order; `select
+ *   distinct` keeps the first of equal projected records; `offset`, `limit`
+ *   (default 100, capped at 32000); `select` projects, in its order.
  *
  * `params` are bound first (`bind`); a parameter left unbound is an
- * `UNBOUND_PARAMETER` QueryError at its span. With a `Table`, a name the table
- * does not have in `select`, `where` or `order by` is the Validation Error
- * that `evaluate` gives (checked in that order); with plain records it is a
- * field that is null everywhere. The result has the shape of `evaluate`'s,
+ * `UNBOUND_PARAMETER` QueryError at its span. A name the table (or, for
+ * plain records, every record) does not have in `select`, `where`, `search`
+ * or `order by` is the Validation Error that `evaluate` gives (checked in
+ * that order), as the server answers it. The result has the shape of `evaluate`'s,
  * except that it has no `filters` key: a where clause need not be a request's
  * filters (`or` across fields), so there is nothing canonical to echo.
  *
@@ -57,6 +68,10 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
       ...(typeof query === 'string' ? { source: query } : {}),
     });
   }
+  const resource = literalText(q.from.resource);
+  if (resource === '') {
+    throw queryError('EMPTY_RESOURCE', q.from.resource.span, [], typeof query === 'string' ? { source: query } : {});
+  }
 
   const table = Array.isArray(source) ? undefined : (source as Table);
   const rows: readonly Row[] = table === undefined ? (source as readonly Row[]) : table.rows;
@@ -65,51 +80,65 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
 
   const selected = q.select === undefined ? undefined : [...new Set(q.select.fields.map((f) => f.name))];
   const keys: readonly SortKey[] = q.order?.keys ?? [];
-  if (table !== undefined) {
-    for (const name of selected ?? []) if (!known.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
-    for (const name of conditionFields(q.where?.condition)) {
-      if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
-    }
-    for (const key of keys) {
-      if (!known.has(key.field.name)) throw validationError('sort', `invalid value ${JSON.stringify(sortClause(key))}`);
-    }
+  for (const name of selected ?? []) if (!known.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
+  for (const name of conditionFields(q.where?.condition)) {
+    if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
   }
+  for (const f of q.search?.fields ?? []) {
+    if (!known.has(f.field.name)) throw validationError('q', `invalid value ${JSON.stringify(f.field.name)}`);
+  }
+  for (const key of keys) {
+    if (!known.has(key.field.name)) throw validationError('sort', `invalid value ${JSON.stringify(sortClause(key))}`);
+  }
+  const context: Context = { types: new Map(fields.map((f) => [f.id, f.type])), typed: table !== undefined };
+  if (q.where !== undefined) checkCondition(q.where.condition, context);
 
   // Each record with its position, so `_id` can default to it.
   const all = rows.map((row, i) => ({ row, position: i }));
-  const searchText = q.search === undefined ? '' : normalizeQueryText(literalText(q.search.text));
   const searched = fields.filter((f) => f.id !== '_id').map((f) => f.id);
+  const search = searchTest(q, searched);
   const kept = all.filter(({ row, position }) => {
-    if (q.where !== undefined && !holds(q.where.condition, row, position)) return false;
-    if (searchText === '') return true;
-    return searched.some((name) => searchableText(valueOf(row, name, position))?.includes(searchText) === true);
+    if (q.where !== undefined && truth(q.where.condition, row, position, context) !== true) return false;
+    return search === undefined || search(row, position);
   });
 
   kept.sort((a, b) => {
     for (const key of keys) {
-      const c = compareValues(valueOf(a.row, key.field.name, a.position), valueOf(b.row, key.field.name, b.position));
-      if (c !== 0) return key.direction === 'desc' ? -c : c;
+      const c = compareKey(key, valueOf(a.row, key.field.name, a.position), valueOf(b.row, key.field.name, b.position));
+      if (c !== 0) return c;
     }
     return a.position - b.position;
   });
 
+  const outNames = selected ?? fields.map((f) => f.id);
+  const project = ({ row, position }: { row: Row; position: number }): Row =>
+    Object.fromEntries(outNames.map((name) => [name, valueOf(row, name, position)])) as Row;
+  let matched = kept.map(project);
+  if (q.select?.distinct) {
+    const seen = new Set<string>();
+    matched = matched.filter((record) => {
+      const key = JSON.stringify(outNames.map((name) => canonicalText(record[name])));
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
+
   const offset = q.offset === undefined ? 0 : countOf(q.offset.value);
   const limit = Math.min(q.limit === undefined ? DEFAULT_LIMIT : countOf(q.limit.value), MAX_LIMIT);
-  const page = kept.slice(offset, offset + limit);
-  const outNames = selected ?? fields.map((f) => f.id);
-  const records = page.map(({ row, position }) =>
-    Object.fromEntries(outNames.map((name) => [name, valueOf(row, name, position)])) as Row);
+  const records = matched.slice(offset, offset + limit);
 
   const result: Record<string, unknown> = {
-    resource_id: table?.id ?? literalText(q.from.resource),
+    resource_id: table?.id ?? resource,
     fields: selected === undefined ? fields : selected.map((name) => known.get(name) ?? { id: name, type: 'text' }),
     records,
-    total: kept.length,
+    total: matched.length,
     total_was_estimated: false,
     limit,
   };
   if (q.offset !== undefined) result.offset = offset;
-  if (q.search !== undefined && !/^\s*$/.test(literalText(q.search.text))) result.q = literalText(q.search.text);
+  const text = q.search?.text;
+  if (text !== undefined && !/^\s*$/.test(literalText(text))) result.q = literalText(text);
   if (keys.length > 0) result.sort = keys.map(sortClause).join(', ');
   result.include_total = true;
   result.records_format = 'objects';
@@ -117,25 +146,235 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
 }
 
 function sortClause(key: SortKey): string {
-  return `${quoteSortField(key.field.name)} ${key.direction}`;
+  return `${quoteSortField(key.field.name)} ${key.direction}${key.nulls === undefined ? '' : ` nulls ${key.nulls}`}`;
 }
 
-function holds(condition: Condition, row: Row, position: number): boolean {
+/** One sort key's order of two values: nulls where `nulls` says, else last ascending and first descending. */
+function compareKey(key: SortKey, a: JsonValue, b: JsonValue): number {
+  if (key.nulls !== undefined && (a === null) !== (b === null)) return (a === null) === (key.nulls === 'first') ? -1 : 1;
+  const c = compareValues(a, b);
+  return key.direction === 'desc' ? -c : c;
+}
+
+// ---------------------------------------------------------------- where
+
+/** The field types, and whether they are declared (a table) or read off plain records. */
+interface Context {
+  readonly types: ReadonlyMap<string, FieldType>;
+  readonly typed: boolean;
+}
+
+/** Three-valued truth: `undefined` is unknown. */
+type Truth = boolean | undefined;
+
+function truth(condition: Condition, row: Row, position: number, context: Context): Truth {
   switch (condition.kind) {
-    case 'eq':
-      return valuesEqual(valueOf(row, condition.field.name, position), literalValue(condition.value));
+    case 'eq': {
+      const value = valueOf(row, condition.field.name, position);
+      const wanted = literalValue(condition.value);
+      if (wanted === null) return value === null;
+      return value === null ? undefined : valuesEqual(value, wanted);
+    }
     case 'in': {
       const value = valueOf(row, condition.field.name, position);
-      return condition.values.some((v) => valuesEqual(value, literalValue(v)));
+      const wanted = condition.values.map(literalValue);
+      if (value === null) return wanted.includes(null) ? true : wanted.length === 0 ? false : undefined;
+      return wanted.some((w) => w !== null && valuesEqual(value, w));
     }
-    case 'and':
-      return condition.conditions.every((c) => holds(c, row, position));
-    case 'or':
-      return condition.conditions.some((c) => holds(c, row, position));
+    case 'compare': {
+      const value = valueOf(row, condition.field.name, position);
+      const wanted = literalValue(condition.value);
+      if (wanted === null) return condition.op === 'ne' ? value !== null : undefined;
+      if (value === null) return undefined;
+      if (condition.op === 'ne') return !valuesEqual(value, wanted);
+      const c = compareTyped(value, wanted, typeOf(condition.field.name, context));
+      if (c === undefined) return undefined;
+      switch (condition.op) {
+        case 'lt':
+          return c < 0;
+        case 'lte':
+          return c <= 0;
+        case 'gt':
+          return c > 0;
+        case 'gte':
+          return c >= 0;
+        default:
+          return assertNever(condition.op, 'operator');
+      }
+    }
+    case 'between': {
+      const value = valueOf(row, condition.field.name, position);
+      const low = literalValue(condition.low);
+      const high = literalValue(condition.high);
+      if (value === null || low === null || high === null) return undefined;
+      const type = typeOf(condition.field.name, context);
+      const a = compareTyped(value, low, type);
+      const b = compareTyped(value, high, type);
+      return a === undefined || b === undefined ? undefined : a >= 0 && b <= 0;
+    }
+    case 'like': {
+      const value = valueOf(row, condition.field.name, position);
+      if (value === null) return undefined;
+      const text = canonicalText(value)!;
+      const pattern = likePattern(literalText(condition.pattern), condition.ignoreCase);
+      return pattern.test(condition.ignoreCase ? text.toLowerCase() : text);
+    }
+    case 'is-null':
+      return valueOf(row, condition.field.name, position) === null;
+    case 'not': {
+      const inner = truth(condition.condition, row, position, context);
+      return inner === undefined ? undefined : !inner;
+    }
+    case 'and': {
+      let result: Truth = true;
+      for (const member of condition.conditions) {
+        const t = truth(member, row, position, context);
+        if (t === false) return false;
+        if (t === undefined) result = undefined;
+      }
+      return result;
+    }
+    case 'or': {
+      let result: Truth = false;
+      for (const member of condition.conditions) {
+        const t = truth(member, row, position, context);
+        if (t === true) return true;
+        if (t === undefined) result = undefined;
+      }
+      return result;
+    }
     default:
       return assertNever(condition, 'condition');
   }
 }
+
+function typeOf(name: string, context: Context): FieldType {
+  return context.types.get(name) ?? 'text';
+}
+
+/** `like` patterns: `%` any run, `_` one character, `\` takes the next character as itself. */
+function likePattern(pattern: string, ignoreCase: boolean): RegExp {
+  let source = '';
+  const chars = [...(ignoreCase ? pattern.toLowerCase() : pattern)];
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i]!;
+    if (c === '\\' && i + 1 < chars.length) source += escapeRegExp(chars[++i]!);
+    else if (c === '%') source += '[^]*';
+    else if (c === '_') source += '[^]';
+    else source += escapeRegExp(c);
+  }
+  return new RegExp(`^${source}$`, 'u');
+}
+
+function escapeRegExp(c: string): string {
+  return /[\\^$.*+?()[\]{}|/-]/.test(c) ? `\\${c}` : c;
+}
+
+const NUMERIC: ReadonlySet<FieldType> = new Set(['int', 'int4', 'int8', 'numeric', 'float8', 'float']);
+
+/** A value read as a field's type, as PostgreSQL reads an untyped literal; `undefined` when it cannot be. */
+function asType(value: JsonValue, type: FieldType): number | string | boolean | undefined {
+  if (NUMERIC.has(type)) {
+    if (typeof value === 'number') return value;
+    if (typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value)) return Number(value);
+    return undefined;
+  }
+  if (type === 'date' || type === 'timestamp') {
+    if (typeof value !== 'string') return undefined;
+    const text = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value}Z`;
+    const time = Date.parse(text.replace(' ', 'T'));
+    return Number.isNaN(time) ? undefined : time;
+  }
+  if (type === 'bool') {
+    if (typeof value === 'boolean') return value;
+    if (typeof value === 'string' && /^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
+    return undefined;
+  }
+  return canonicalText(value) ?? undefined;
+}
+
+/** Compares a record's value with a literal by the field's type; unknown when the record's value is not of it. */
+function compareTyped(value: JsonValue, literal: JsonValue, type: FieldType): number | undefined {
+  const a = asType(value, type);
+  const b = asType(literal, type);
+  if (a === undefined || b === undefined) return undefined;
+  if (typeof a === 'string' && typeof b === 'string') return compareText(a, b);
+  return compareValues(a, b);
+}
+
+/**
+ * The checks a server makes before reading any record: every value of a
+ * comparison must read as its field's type, and `like` needs a text field.
+ * On plain records the types are guessed from the values, so only the
+ * comparisons are checked, and only where the guess is a number, date or boolean.
+ */
+function checkCondition(condition: Condition, context: Context): void {
+  const check = (field: string, value: Value): void => {
+    const literal = literalValue(value);
+    if (literal === null) return;
+    const type = typeOf(field, context);
+    if (asType(literal, type) === undefined) {
+      throw validationError('filters', `${JSON.stringify(canonicalText(literal))} is not a valid ${type} value for the field ${JSON.stringify(field)}`);
+    }
+  };
+  switch (condition.kind) {
+    case 'eq':
+    case 'in':
+    case 'is-null':
+      return;
+    case 'compare':
+      if (condition.op !== 'ne') check(condition.field.name, condition.value);
+      return;
+    case 'between':
+      check(condition.field.name, condition.low);
+      check(condition.field.name, condition.high);
+      return;
+    case 'like': {
+      const type = typeOf(condition.field.name, context);
+      if (context.typed && type !== 'text') {
+        throw validationError('filters', `"like" needs a text field; ${JSON.stringify(condition.field.name)} is ${type}`);
+      }
+      return;
+    }
+    case 'not':
+      return checkCondition(condition.condition, context);
+    case 'and':
+    case 'or':
+      for (const member of condition.conditions) checkCondition(member, context);
+      return;
+    default:
+      return assertNever(condition, 'condition');
+  }
+}
+
+// ---------------------------------------------------------------- search
+
+/** The search test of a query, or undefined when it searches nothing. */
+function searchTest(q: Query, searched: readonly string[]): ((row: Row, position: number) => boolean) | undefined {
+  const search = q.search;
+  if (search === undefined) return undefined;
+  if (search.fields !== undefined) {
+    const tests = search.fields.map((f) => ({ name: f.field.name, terms: termsOf(literalText(f.text)) }));
+    return (row, position) =>
+      tests.every(({ name, terms }) => {
+        const text = searchableText(valueOf(row, name, position));
+        return text !== null && terms.every((term) => text.includes(term));
+      });
+  }
+  const raw = literalText(search.text!);
+  if (normalizeQueryText(raw) === '') return undefined;
+  const terms = termsOf(raw);
+  return (row, position) =>
+    terms.every((term) => searched.some((name) => searchableText(valueOf(row, name, position))?.includes(term) === true));
+}
+
+/** The whole text as one phrase, or, when a word ends in `*`, each word (without `*`) as its own term. */
+function termsOf(text: string): string[] {
+  if (!hasPrefixWord(text)) return [normalizeQueryText(text)];
+  return normalizeQueryText(text.replace(/[&|!():*<>'\\"]/gu, ' ')).split(' ').filter((t) => t !== '');
+}
+
+// ---------------------------------------------------------------- values
 
 /** A record's value of a field: own keys only, missing → null; `_id` defaults to the 1-based position. */
 function valueOf(row: Row, name: string, position: number): JsonValue {
@@ -143,7 +382,7 @@ function valueOf(row: Row, name: string, position: number): JsonValue {
   return name === '_id' && value === null ? position + 1 : value;
 }
 
-function literalValue(value: Extract<Condition, { kind: 'eq' }>['value']): JsonValue {
+function literalValue(value: Value): JsonValue {
   switch (value.kind) {
     case 'string':
     case 'number':
@@ -172,57 +411,6 @@ function countOf(value: Exclude<Query['limit'], undefined>['value']): number {
   return value.value;
 }
 
-/** Field names of a where clause, each once, in the order they first appear. */
-function conditionFields(condition: Condition | undefined): string[] {
-  const names: string[] = [];
-  const visit = (c: Condition): void => {
-    switch (c.kind) {
-      case 'eq':
-      case 'in':
-        if (!names.includes(c.field.name)) names.push(c.field.name);
-        return;
-      case 'and':
-      case 'or':
-        c.conditions.forEach(visit);
-        return;
-      default:
-        assertNever(c, 'condition');
-    }
-  };
-  if (condition !== undefined) visit(condition);
-  return names;
-}
-
-/** The first parameter still in the query, by position in the source. */
-function firstParameter(query: Query): Parameter | undefined {
-  const found: Parameter[] = [];
-  const value = (v: { kind: string }): void => {
-    if (v.kind === 'param') found.push(v as Parameter);
-  };
-  const visit = (c: Condition): void => {
-    switch (c.kind) {
-      case 'eq':
-        value(c.value);
-        return;
-      case 'in':
-        c.values.forEach(value);
-        return;
-      case 'and':
-      case 'or':
-        c.conditions.forEach(visit);
-        return;
-      default:
-        assertNever(c, 'condition');
-    }
-  };
-  value(query.from.resource);
-  if (query.where !== undefined) visit(query.where.condition);
-  if (query.search !== undefined) value(query.search.text);
-  if (query.limit !== undefined) value(query.limit.value);
-  if (query.offset !== undefined) value(query.offset.value);
-  return found.sort((a, b) => a.span.start - b.span.start)[0];
-}
-
 function withId(fields: readonly FieldInfo[]): readonly FieldInfo[] {
   return fields.some((f) => f.id === '_id') ? fields : [{ id: '_id', type: 'int' }, ...fields];
 }
@@ -240,4 +428,28 @@ function fieldsOfRows(rows: readonly Row[]): FieldInfo[] {
     }
   }
   return order.map((id) => ({ id, type: types.get(id) ?? 'text' }));
+}
+
+/**
+ * The local half of a plan: a residual query (`plan`'s `residual`) as a
+ * record test, over records fetched with their `fields`. Its where clause is
+ * checked first as `evaluateQuery` checks it (an unknown field or a value
+ * that cannot be read as its field's type is the same Validation Error).
+ * @example
+ * const keep = residualTest(plan('from t where a != 1', { target: 'ckan-2.11' }).residual!, page.fields);
+ * page.records.filter((row, i) => keep(row, i)); // the records whose a is not 1 (and not null)
+ */
+export function residualTest(residual: Query, fields: readonly FieldInfo[]): (row: Row, position: number) => boolean {
+  const known = new Set(fields.map((f) => f.id));
+  for (const name of conditionFields(residual.where?.condition)) {
+    if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
+  }
+  for (const name of residual.select?.fields.map((f) => f.name) ?? []) {
+    if (!known.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
+  }
+  const context: Context = { types: new Map(fields.map((f) => [f.id, f.type])), typed: true };
+  const condition = residual.where?.condition;
+  if (condition === undefined) return () => true;
+  checkCondition(condition, context);
+  return (row, position) => truth(condition, row, position, context) === true;
 }

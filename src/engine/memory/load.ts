@@ -6,13 +6,6 @@
  * `evaluate/row-shape.ts`), so all rows share one compact hidden class, and
  * repeated strings of a column share one copy: a loaded table costs little
  * more heap than `JSON.parse` of the same data.
- *
- * Sharing those strings already gives each text column a dictionary (text →
- * code in order of first appearance). Where a column holds only text and few
- * distinct values, the loader keeps it with each row's code and hands both to
- * the evaluator (`provideColumns`), so the first request on a loaded table
- * filters, sorts and searches such columns as a later one does, without
- * building them first. It costs 4 bytes per row per such column.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -21,8 +14,6 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
-import { markRowsAsRecords, provideColumns } from './source.js';
-import type { ProvidedColumn } from './source.js';
 
 /**
  * Options of `loadResources`.
@@ -247,7 +238,7 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
   const types = columns.map((c) => inferCsvType(body, c.index));
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType }))];
   const make = rowFactory(fields.map((f) => f.id));
-  const pools = columns.map((_, k) => new ColumnStrings(body.length, types[k] === 'text' || types[k] === 'timestamp'));
+  const pools = columns.map(() => new ColumnStrings());
   // Generic elements from the start: a scratch array that turned into a double array would hand
   // every number to the row as a boxed double, and each row field would hold its own box.
   const values: unknown[] = new Array<unknown>(fields.length).fill(null);
@@ -257,11 +248,11 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
     values[0] = r + 1;
     for (let k = 0; k < columns.length; k++) {
       const cell = record[(columns[k] as { index: number }).index] ?? '';
-      values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings, r);
+      values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings);
     }
     rows[r] = make(values) as Row;
   }
-  return finishTable(rows, fields, meta, encodedColumns(columns.map((c) => c.name), pools));
+  return finishTable(rows, fields, meta);
 }
 
 /**
@@ -304,7 +295,7 @@ function inferCsvType(records: readonly (readonly string[])[], index: number): F
   return int ? 'int' : numeric ? 'numeric' : bool ? 'bool' : timestamp ? 'timestamp' : 'text';
 }
 
-function convertCell(cell: string, type: FieldType, pool: ColumnStrings, row: number): JsonValue {
+function convertCell(cell: string, type: FieldType, pool: ColumnStrings): JsonValue {
   switch (type) {
     case 'int':
     case 'numeric':
@@ -312,7 +303,7 @@ function convertCell(cell: string, type: FieldType, pool: ColumnStrings, row: nu
     case 'bool':
       return cell.toLowerCase() === 'true';
     default:
-      return pool.intern(cell, row);
+      return pool.intern(cell);
   }
 }
 
@@ -344,68 +335,21 @@ function daysIn(year: number, month: number): number {
 
 /**
  * One column's strings: shares one copy of each repeated string (CSV and
- * JSON give a new string per cell) and, while the column can be encoded,
- * records each row's code (`-1` for null). Encoding stops for good once the
- * column holds a value that is not text, a text too long to pool, or more
- * distinct texts than a quarter of its rows (the evaluator's own limit in
- * `encode`: codes are given in order of first appearance, so a provided
- * column is the column the evaluator would build).
+ * JSON give a new string per cell).
  */
 /** Distinct texts pooled per column once it cannot be encoded. */
 const POOL_LIMIT = 65536;
 
 class ColumnStrings {
-  /** text → code, in order of first appearance */
-  private readonly codeOf = new Map<string, number>();
-  private readonly texts: string[] = [];
-  private readonly limit: number;
-  codes: Int32Array | undefined;
+  private readonly pool = new Map<string, string>();
 
-  constructor(rows: number, encode: boolean) {
-    this.limit = Math.max(16, rows >>> 2);
-    this.codes = encode ? new Int32Array(rows).fill(-1) : undefined;
-  }
-
-  intern(text: string, row: number): string {
-    const code = this.codeOf.get(text);
-    if (code !== undefined) {
-      if (this.codes !== undefined) this.codes[row] = code;
-      return this.texts[code] as string;
-    }
-    // Bounded: a column of unique texts gains nothing from pooling. While the column can still
-    // be encoded the bound is the encoding's own (a quarter of the rows: 250k ids of 1M rows
-    // repeat four times on average, and their codes make a first q on them 4x cheaper).
-    if ((this.codeOf.size < POOL_LIMIT || (this.codes !== undefined && this.codeOf.size < this.limit)) && text.length <= 256) {
-      const next = this.texts.length;
-      this.codeOf.set(text, next);
-      this.texts.push(text);
-      if (this.codes !== undefined) {
-        if (next < this.limit) this.codes[row] = next;
-        else this.codes = undefined;
-      }
-    } else this.codes = undefined;
+  intern(text: string): string {
+    const known = this.pool.get(text);
+    if (known !== undefined) return known;
+    // Bounded: a column of unique texts gains nothing from pooling.
+    if (this.pool.size < POOL_LIMIT && text.length <= 256) this.pool.set(text, text);
     return text;
   }
-
-  /** A value that is not text: the column cannot be encoded. */
-  notText(): void {
-    this.codes = undefined;
-  }
-
-  /** The column's codes and dictionary, if it stayed encodable and holds some text. */
-  encoded(): ProvidedColumn | undefined {
-    if (this.codes === undefined || this.texts.length === 0) return undefined;
-    return { codes: this.codes, dictionary: this.codeOf };
-  }
-}
-
-function encodedColumns(names: readonly string[], pools: readonly ColumnStrings[]): Map<string, ProvidedColumn> {
-  const out = new Map<string, ProvidedColumn>();
-  names.forEach((name, k) => {
-    const encoded = (pools[k] as ColumnStrings).encoded();
-    if (encoded !== undefined) out.set(name, encoded);
-  });
-  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -453,7 +397,7 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
   const types = names.map((name) => jsonColumnType(kinds.get(name) ?? 0, rows, name));
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...names.map((name, k) => ({ id: name, type: types[k] as FieldType }))];
   const make = rowFactory(fields.map((f) => f.id));
-  const pools = names.map((_, k) => new ColumnStrings(rows.length, types[k] === 'text' || types[k] === 'timestamp'));
+  const pools = names.map(() => new ColumnStrings());
   // Generic elements from the start: a scratch array that turned into a double array would hand
   // every number to the row as a boxed double, and each row field would hold its own box.
   const values: unknown[] = new Array<unknown>(fields.length).fill(null);
@@ -464,15 +408,12 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
     for (let k = 0; k < names.length; k++) {
       const name = names[k] as string;
       const v = Object.hasOwn(row, name) ? row[name] : undefined;
-      if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(v, r);
-      else {
-        if (v !== undefined && v !== null) (pools[k] as ColumnStrings).notText();
-        values[k + 1] = v ?? null;
-      }
+      if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(v);
+      else values[k + 1] = v ?? null;
     }
     out[r] = make(values) as Row;
   }
-  return finishTable(out, fields, meta, encodedColumns(names, pools));
+  return finishTable(out, fields, meta);
 }
 
 const STRING = 1;
@@ -511,9 +452,7 @@ function jsonColumnType(bits: number, rows: readonly Row[], name: string): Field
   return 'text';
 }
 
-function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta, encoded: ReadonlyMap<string, ProvidedColumn>): Table {
-  markRowsAsRecords(rows);
-  if (encoded.size > 0) provideColumns(rows, encoded);
+function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta): Table {
   const table: Table = {
     id: meta.id,
     aliases: meta.alias === undefined ? [] : [meta.alias],

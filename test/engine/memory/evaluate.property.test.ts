@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
-import type { FieldInfo, JsonValue, Row, Scalar, Table } from '../../../src/datastore/types.js';
+import type { FieldInfo, JsonValue, Row, Scalar, SearchRequest, Table } from '../../../src/datastore/types.js';
 
 // ---------------------------------------------------------------------------
 // The reference
@@ -158,7 +158,7 @@ describe('evaluate equals the naive reference', () => {
       fc.property(fc.array(rowArb, { maxLength: 24 }), requestArb, (rows, request) => {
         const table: Table = { id: 'generated', aliases: [], fields: FIELDS, rows: rows.map((r, i) => ({ _id: i + 1, ...r })) };
         const expected = reference(table.rows, FIELDS.map((f) => f.id), request);
-        const result = evaluate(toWire(request), table);
+        const result = evaluate(toWire(request) as unknown as SearchRequest, table);
         expect(result.total).toBe(expected.total);
         expect(result.records).toEqual(expected.records);
       }),
@@ -169,11 +169,17 @@ describe('evaluate equals the naive reference', () => {
   test('over plain rows (fields inferred, _id from the position)', () => {
     fc.assert(
       fc.property(fc.array(rowArb, { maxLength: 24 }), requestArb, (rows, request) => {
-        const result = evaluate(toWire(request), rows);
-        const names = result.fields.map((f) => f.id);
         // the inferred field list: _id, then every key in order of first appearance
         const seen: string[] = ['_id'];
         for (const row of rows) for (const key of Object.keys(row)) if (!seen.includes(key)) seen.push(key);
+        const named = [...(request.fields ?? []), ...Object.keys(request.filters ?? {}), ...(request.sort ?? []).map((s) => s.field)];
+        if (named.some((name) => !seen.includes(name))) {
+          // a name no record has is a Validation Error, as on the server
+          expect(() => evaluate(toWire(request) as unknown as SearchRequest, rows)).toThrow(/invalid value/);
+          return;
+        }
+        const result = evaluate(toWire(request) as unknown as SearchRequest, rows);
+        const names = result.fields.map((f) => f.id);
         expect(names).toEqual(request.fields === undefined ? seen : request.fields);
         const expected = reference(rows, seen, request);
         expect(result.total).toBe(expected.total);
@@ -200,7 +206,7 @@ describe('evaluate equals the naive reference', () => {
         const table: Table = { id: 'generated', aliases: [], fields: TYPED, rows: rows.map((r, i) => ({ _id: i + 1, ...r })) };
         const expected = reference(table.rows, TYPED.map((f) => f.id), request);
         for (let run = 0; run < 3; run++) {
-          const result = evaluate(toWire(request), table);
+          const result = evaluate(toWire(request) as unknown as SearchRequest, table);
           expect(result.total).toBe(expected.total);
           expect(result.records).toEqual(expected.records);
         }
@@ -233,7 +239,7 @@ describe('evaluate equals the naive reference', () => {
         const table = tableFromRows(rows as Row[], { alias: 'loaded' });
         const expected = reference(table.rows, table.fields.map((f) => f.id), request);
         for (let run = 0; run < 3; run++) {
-          const result = evaluate(toWire(request), table);
+          const result = evaluate(toWire(request) as unknown as SearchRequest, table);
           expect(result.total).toBe(expected.total);
           expect(result.records).toEqual(expected.records);
         }
@@ -248,7 +254,7 @@ describe('evaluate equals the naive reference', () => {
         const table: Table = { id: 'generated', aliases: [], fields: FIELDS, rows: rows.map((r, i) => ({ _id: i + 1, ...r })) };
         for (const request of requests) {
           const expected = reference(table.rows, FIELDS.map((f) => f.id), request);
-          const result = evaluate(toWire(request), table);
+          const result = evaluate(toWire(request) as unknown as SearchRequest, table);
           expect(result.total).toBe(expected.total);
           expect(result.records).toEqual(expected.records);
         }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
-import type { Row, SearchResult, Table } from '../../../src/datastore/types.js';
+import type { Row, SearchRequest, SearchResult, Table } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
 
 /** A table made by hand (not by the loader), so records are built, not handed out. */
@@ -410,7 +410,7 @@ describe('Validation Errors for names the table does not have', () => {
 
   test('invalid requests fail as normalizeRequest says', () => {
     expect(failure(() => run({ limit: -1 }))).toEqual({ status: 409, body: { __type: 'Validation Error', limit: ['Must be a natural number'] } });
-    expect(failure(() => evaluate('not an object', courses)).status).toBe(400);
+    expect(failure(() => evaluate('not an object' as unknown as SearchRequest, courses)).status).toBe(400);
   });
 
   test('inherited names are not fields', () => {
@@ -438,13 +438,15 @@ describe('plain rows (no field list)', () => {
     expect(result.records[0]).not.toBe(rows[1]);
   });
 
-  test('an unknown name is a field that is null everywhere, not an error', () => {
+  test('an unknown name is a Validation Error, as on the server', () => {
     const rows = [{ a: 1 }, { a: 2 }];
-    expect(ids(evaluate({ resource_id: 'r', filters: { nope: null } }, rows))).toEqual([1, 2]);
-    expect(ids(evaluate({ resource_id: 'r', filters: { nope: 1 } }, rows))).toEqual([]);
-    expect(evaluate({ resource_id: 'r', fields: ['nope', 'a'], sort: 'nope desc' }, rows).records).toEqual([
-      { nope: null, a: 1 }, { nope: null, a: 2 },
-    ]);
+    const table = tableFromRows(rows, { alias: 'r' });
+    const requests: Omit<SearchRequest, 'resource_id'>[] = [{ filters: { nope: null } }, { fields: ['nope', 'a'] }, { sort: 'nope desc' }, { filters: { a: 1, nope: 1 } }];
+    for (const request of requests) {
+      const fromRows = failure(() => evaluate({ resource_id: 'r', ...request }, rows));
+      expect(fromRows.status).toBe(409);
+      expect(fromRows).toEqual(failure(() => evaluate({ resource_id: 'r', ...request }, table)));
+    }
   });
 
   test('keys like constructor and __proto__ are read as own data only', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { isIsoTimestamp, loadResources, resourceIdFor, tableFromRows, uuidV5 } from '../../../src/engine/memory/load.js';
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
 import { ToolError } from '../../../src/errors.js';
-import type { Table } from '../../../src/datastore/types.js';
+import type { Filters, SearchRequest, Table } from '../../../src/datastore/types.js';
 
 let dir: string;
 let n = 0;
@@ -237,7 +237,7 @@ describe('tableFromRows', () => {
     const row = table.rows[0] as Record<string, unknown>;
     expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(row, '__proto__')?.value).toBe(1);
-    expect(evaluate({ resource_id: 'x', filters: JSON.parse('{"__proto__": 1}') as object }, table).total).toBe(1);
+    expect(evaluate({ resource_id: 'x', filters: JSON.parse('{"__proto__": 1}') as Filters }, table).total).toBe(1);
   });
 
   test('wide rows (many columns) load and evaluate', () => {
@@ -271,7 +271,7 @@ describe('encoded text columns handed to the evaluator', () => {
 
   test('a loaded CSV answers its first requests as its later ones', async () => {
     const table = await one('grades.csv', csv);
-    const requests = [
+    const requests: Omit<SearchRequest, 'resource_id'>[] = [
       { filters: { status: ['failed', 'Withdrawn'] }, sort: 'day desc', limit: 7 },
       { filters: { status: [null] }, fields: ['_id'], limit: 3 },
       { filters: { note: 'note 17' } },

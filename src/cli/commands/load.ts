@@ -1,0 +1,101 @@
+/**
+ * `ckql load FILE… --db URL|DIR`: creates (or with `--replace` replaces)
+ * resources in a PostgreSQL datastore, in CKAN's table layout, with `COPY`
+ * in batches, one transaction per resource (Ctrl-C leaves no half-made
+ * table). A progress bar on a terminal shows rows, rows/s and the ETA.
+ */
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { loadResources, resourceIdFor } from '../../engine/memory/load.js';
+import { openPglite } from '../../engine/pglite/db.js';
+import { openPostgres } from '../../engine/postgres/db.js';
+import type { Db } from '../../engine/sql/db.js';
+import { loadTables } from '../../engine/sql/load.js';
+import type { LoadProgress } from '../../engine/sql/load.js';
+import { toolError } from '../../errors.js';
+import type { CliContext, CommandRun } from '../context.js';
+import { interruptible } from '../interrupt.js';
+
+interface LoadOptions {
+  readonly db?: string;
+  readonly replace?: boolean;
+  readonly alias?: string;
+  readonly private?: boolean;
+  readonly indexes?: boolean;
+}
+
+export function registerLoad(program: Command, run: CommandRun): void {
+  program
+    .command('load')
+    .description('load .csv/.json/.ndjson files into a PostgreSQL datastore (CKAN\'s table layout)')
+    .argument('<files...>', 'files, or folders of files; each file is one resource named after it')
+    .option('--db <url|dir>', 'postgres://… (unset parts from PG* variables), or a directory keeping a PGlite database')
+    .option('--replace', 'replace resources of the same name')
+    .option('--alias <name>', 'the resource\'s alias (one file only; default: the file name)')
+    .option('--private', 'mark the loaded resources private (a server asks for a token)')
+    .option('--no-indexes', 'skip CKAN\'s full-text indexes (faster loads; same answers, slower q on large tables)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  ckql load examples/data --db ./ckql-db             # a PGlite database kept in ./ckql-db
+  ckql load big.csv --db postgres://ckan@db/datastore --replace --alias big
+  ckql serve --db ./ckql-db --engine pglite`,
+    )
+    .action(
+      run(async (files: readonly string[], options: LoadOptions) => {
+        const { context } = run;
+        const target = options.db ?? (context.env['PGHOST'] !== undefined || context.env['PGDATABASE'] !== undefined ? undefined : null);
+        if (target === null) {
+          throw toolError('USAGE', ['ckql load needs --db postgres://… or --db DIR (a PGlite database)'], { hint: 'or set PGHOST/PGDATABASE for a server' });
+        }
+        const tables = await loadResources(files.map((file) => resolve(context.cwd, file)));
+        if (options.alias !== undefined) {
+          if (tables.length !== 1) throw toolError('USAGE', [`--alias names one resource, but ${tables.length} files are loaded`]);
+          const [table] = tables as [(typeof tables)[number]];
+          tables[0] = { ...table, id: resourceIdFor(options.alias), aliases: [options.alias] };
+        }
+        if (options.private === true) for (let i = 0; i < tables.length; i++) tables[i] = { ...(tables[i] as (typeof tables)[number]), private: true };
+        const isUrl = target !== undefined && /^postgres(ql)?:\/\//.test(target);
+        const db: Db = target === undefined || isUrl ? await openPostgres(target === undefined ? {} : { url: target }) : await openPglite(resolve(context.cwd, target));
+        const progress = progressBar(context);
+        try {
+          await interruptible((signal) =>
+            loadTables(db, tables, { replace: options.replace === true, indexes: options.indexes !== false, onProgress: progress.update, signal }),
+          );
+        } finally {
+          progress.done();
+          await db.close();
+        }
+        const rows = tables.reduce((sum, t) => sum + t.rows.length, 0);
+        context.err(`loaded ${tables.length} resource${tables.length === 1 ? '' : 's'} (${rows} rows): ${tables.map((t) => `${t.aliases[0] ?? t.id} ${t.id}`).join(', ')}`);
+        return 0;
+      }),
+    );
+}
+
+/** A one-line bar on a terminal's stderr (rows, rows/s, ETA); nothing when stderr is not a terminal. */
+function progressBar(context: CliContext): { update: (p: LoadProgress) => void; done: () => void } {
+  const tty = context.stderr.isTTY === true;
+  let started = 0;
+  let resource = '';
+  let shown = false;
+  return {
+    update: (p) => {
+      if (!tty) return;
+      const now = Date.now();
+      if (p.resource !== resource) [resource, started] = [p.resource, now];
+      const seconds = Math.max(0.001, (now - started) / 1000);
+      const rate = p.rows / seconds;
+      const eta = rate > 0 ? (p.totalRows - p.rows) / rate : 0;
+      const width = 24;
+      const filled = p.totalRows === 0 ? width : Math.round((p.rows / p.totalRows) * width);
+      const line = `${p.resource} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.rows}/${p.totalRows} rows, ${Math.round(rate)} rows/s, ETA ${eta.toFixed(0)}s`;
+      context.stderr.write(`\r${line}\x1b[K`);
+      shown = true;
+    },
+    done: () => {
+      if (shown) context.stderr.write('\n');
+    },
+  };
+}

@@ -1,0 +1,428 @@
+/**
+ * Plans: a query split into what a target portal can answer (one request,
+ * paged by the client) and a residual that the client applies locally
+ * (docs/beyond-the-request.md, Targets).
+ *
+ * Pure, like `compile`: the plan is frozen plain data, and running it is the
+ * client's business (`client/plan-run.ts`).
+ */
+import type { Condition, Field, FieldSearch, Query, Search, SortKey, StringValue, Parameter, Value } from '../ast.js';
+import { assertNever } from '../ast.js';
+import type { FieldSearch as FieldSearchRequest, Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
+import { queryError } from '../errors.js';
+import { sortText } from '../datastore/sort.js';
+import { dictFilters, literal, unboundError } from './dict-filters.js';
+import { QueryError } from '../errors.js';
+import { sqlRequest, type SqlRequest } from './sql.js';
+import { hasPrefixWord, tsQueryText } from './search-text.js';
+
+/**
+ * The dialect of the portal that answers: CKAN 2.9–2.11 (and any portal whose
+ * version is unknown), CKAN 2.12's filter operators, or
+ * `datastore_search_sql`.
+ */
+export type Target = 'ckan-2.11' | 'ckan-2.12' | 'sql';
+
+/** Every target, in the order a user reads them. */
+export const targets: readonly Target[] = ['ckan-2.11', 'ckan-2.12', 'sql'];
+
+/** Reads a target name (`ckan-2.12`, also `2.12`); undefined when it is none. */
+export function parseTarget(text: string): Target | undefined {
+  const name = text.trim().toLowerCase();
+  if (name === '2.11' || name === '2.10' || name === '2.9') return 'ckan-2.11';
+  if (name === '2.12') return 'ckan-2.12';
+  return (targets as readonly string[]).includes(name) ? (name as Target) : undefined;
+}
+
+/** The default number of records a plan may read to finish a query locally. */
+export const DEFAULT_MAX_SCAN = 100_000;
+
+export interface PlanOptions {
+  readonly target?: Target;
+  /** the most records the pushed-down part may match; default 100 000 */
+  readonly maxScan?: number;
+}
+
+/** What the client does locally after fetching the pushed-down records. */
+export interface LocalSteps {
+  /** the residual `where` runs locally */
+  readonly where: boolean;
+  /** `select` (and `distinct`) run locally: the request fetches every field */
+  readonly select: boolean;
+  /** `offset` and `limit` run locally: the request is paged through */
+  readonly limit: boolean;
+  /** the order is always the portal's (`sort` is pushed down), so this is false */
+  readonly order: false;
+}
+
+/**
+ * A query as a target answers it. `request` is sent as is when nothing runs
+ * locally; otherwise it is the pushed-down part, without `limit`/`offset`,
+ * which the client pages through, keeping the records the `residual` query
+ * (in the language; its where, select, limit and offset) keeps.
+ */
+export interface Plan {
+  readonly target: Target;
+  readonly request: SearchRequest | SqlRequest;
+  /** the rest of the query, run locally over the fetched records; absent when the request says it all */
+  readonly residual?: Query;
+  readonly local: LocalSteps;
+  readonly maxScan: number;
+}
+
+/**
+ * Plans a (bound) query for a target: the largest part of its `where` the
+ * target can say is pushed down with `search` and `order by`; the rest is the
+ * residual. The `sql` target says everything.
+ *
+ * @example
+ * plan(parse('from enrolments where grade >= 5 and status != withdrawn'), { target: 'ckan-2.11' });
+ * // → { target: 'ckan-2.11', request: { resource_id: 'enrolments' },
+ * //     residual: from enrolments where grade >= 5 and status != withdrawn,
+ * //     local: { where: true, select: false, limit: true, order: false }, maxScan: 100000 }
+ * plan(parse('from enrolments where grade >= 5 and status != withdrawn'), { target: 'ckan-2.12' });
+ * // → request: { resource_id: 'enrolments', filters: { grade: { gte: 5 } } }, residual: … where status != withdrawn
+ */
+export function planQuery(query: Query, options: PlanOptions = {}): Plan {
+  const target = options.target ?? 'ckan-2.11';
+  const maxScan = options.maxScan ?? DEFAULT_MAX_SCAN;
+  const resource = resourceOf(query);
+  if (target === 'sql') {
+    return freeze({ target, request: sqlRequest(query, resource), local: NOTHING_LOCAL, maxScan });
+  }
+  const { pushed, rest } = split(query.where?.condition, target);
+  const request: Record<string, unknown> = { resource_id: resource };
+  if (pushed !== undefined) {
+    const filters = target === 'ckan-2.11' ? dictFilters(pushed) : treeFilters(pushed);
+    if (filters !== undefined) request.filters = filters;
+  }
+  if (query.search !== undefined) Object.assign(request, searchKeys(query.search));
+  const local = rest !== undefined;
+  if (query.select?.distinct && !local) request.distinct = true;
+  if (query.select !== undefined && !local) request.fields = query.select.fields.map((f) => f.name);
+  if (query.order !== undefined) request.sort = sortValue(query.order.keys);
+  if (!local) {
+    if (query.limit !== undefined) request.limit = count(query.limit.value);
+    if (query.offset !== undefined) request.offset = count(query.offset.value);
+    return freeze({ target, request: request as unknown as SearchRequest, local: NOTHING_LOCAL, maxScan });
+  }
+  const residual: { -readonly [K in keyof Query]: Query[K] } = {
+    kind: 'query',
+    span: query.span,
+    from: query.from,
+    where: { kind: 'where', span: query.where!.span, condition: rest },
+  };
+  if (query.select !== undefined) residual.select = query.select;
+  if (query.limit !== undefined) residual.limit = query.limit;
+  if (query.offset !== undefined) residual.offset = query.offset;
+  return freeze({
+    target,
+    request: request as unknown as SearchRequest,
+    residual,
+    local: { where: true, select: query.select !== undefined, limit: true, order: false },
+    maxScan,
+  });
+}
+
+const NOTHING_LOCAL: LocalSteps = { where: false, select: false, limit: false, order: false };
+
+/**
+ * Why a target cannot say a condition, for `compile`'s refusal: the first
+ * condition (in source order) that the residual holds.
+ */
+export function firstResidual(condition: Condition): Condition {
+  return condition.kind === 'and' ? condition.conditions[0]! : condition;
+}
+
+/** Words for a construct in an error message. */
+export function constructName(condition: Condition): string {
+  switch (condition.kind) {
+    case 'eq':
+      return condition.value.kind === 'null' ? '"= null" (is null)' : '"="';
+    case 'compare':
+      return `"${{ ne: '!=', lt: '<', lte: '<=', gt: '>', gte: '>=' }[condition.op]}"`;
+    case 'in':
+      return condition.values.some((v) => v.kind === 'null') ? '"in" with null' : '"in"';
+    case 'between':
+      return '"between"';
+    case 'like':
+      return condition.ignoreCase ? '"ilike"' : '"like"';
+    case 'is-null':
+      return '"is null"';
+    case 'not':
+      return '"not"';
+    case 'and':
+      return '"and" inside "or"';
+    case 'or':
+      return '"or" across fields';
+    default:
+      return assertNever(condition, 'condition');
+  }
+}
+
+// ---------------------------------------------------------------- the split
+
+/**
+ * The pushed-down condition and the residual. Only a top-level `and` is
+ * split: each member goes to one side (a member the target can say keeps
+ * the records it would, so filtering first and testing the rest after is
+ * the same as testing all). Anything else goes whole to one side.
+ */
+function split(condition: Condition | undefined, target: Exclude<Target, 'sql'>): { pushed?: Condition; rest?: Condition } {
+  if (condition === undefined) return {};
+  const members = condition.kind === 'and' ? condition.conditions : [condition];
+  const pushed: Condition[] = [];
+  const rest: Condition[] = [];
+  for (const member of members) (canSay(member, target) ? pushed : rest).push(member);
+  const side = (list: Condition[]): Condition | undefined =>
+    list.length === 0 ? undefined : list.length === 1 ? list[0] : { kind: 'and', span: condition.span, conditions: list };
+  let down = side(pushed);
+  if (target === 'ckan-2.11' && down !== undefined && !dictSays(down)) {
+    // Members that each fit a dict but not together (rare): send none of them.
+    rest.unshift(...pushed);
+    down = undefined;
+  }
+  if (target === 'ckan-2.12' && down !== undefined && !withinTreeLimits(treeFilters(down))) {
+    rest.unshift(...pushed);
+    down = undefined;
+  }
+  // Keep the residual in source order.
+  rest.sort((a, b) => a.span.start - b.span.start);
+  const result: { pushed?: Condition; rest?: Condition } = {};
+  if (down !== undefined) result.pushed = down;
+  const residual = side(rest);
+  if (residual !== undefined) result.rest = residual;
+  return result;
+}
+
+/** Whether a condition is made only of `=` and `in` with non-null values, and `and` / `or` groups. */
+export function onlyEqualities(condition: Condition): boolean {
+  switch (condition.kind) {
+    case 'eq':
+      return condition.value.kind !== 'null';
+    case 'in':
+      return condition.values.every((v) => v.kind !== 'null');
+    case 'and':
+    case 'or':
+      return condition.conditions.every(onlyEqualities);
+    default:
+      return false;
+  }
+}
+
+/** Whether CKAN 2.11's dict says a condition. */
+function dictSays(condition: Condition): boolean {
+  if (!onlyEqualities(condition)) return false;
+  try {
+    dictFilters(condition);
+    return true;
+  } catch (error) {
+    if (error instanceof QueryError && (error.code === 'OR_ACROSS_FIELDS' || error.code === 'AND_INSIDE_OR')) return false;
+    throw error;
+  }
+}
+
+/** A value a portal filter can compare with: not null (a portal filter never matches null). */
+function portalValue(value: Value): boolean {
+  if (value.kind === 'param') throw unboundError(value);
+  return value.kind !== 'null';
+}
+
+/** Whether a target can say a condition in its `filters`. */
+function canSay(condition: Condition, target: Exclude<Target, 'sql'>): boolean {
+  switch (condition.kind) {
+    case 'eq':
+      return portalValue(condition.value);
+    case 'in':
+      return condition.values.every(portalValue);
+    case 'compare':
+      return target === 'ckan-2.12' && condition.op !== 'ne' && portalValue(condition.value);
+    case 'between':
+      return target === 'ckan-2.12' && portalValue(condition.low) && portalValue(condition.high);
+    case 'like':
+    case 'is-null':
+    case 'not':
+      return false;
+    case 'and':
+    case 'or':
+      if (!condition.conditions.every((c) => canSay(c, target))) return false;
+      return target === 'ckan-2.12' || dictSays(condition);
+    default:
+      return assertNever(condition, 'condition');
+  }
+}
+
+// ---------------------------------------------------------------- CKAN 2.12 filters
+
+type FilterDict = Record<string, JsonValue>;
+
+/**
+ * CKAN 2.12's `filters` for a condition it can say: the 2.11 dict when that
+ * says it (so a query means the same request on both), else a dict with
+ * operator objects (`{"gte": 5}`), `$or` and `$and` (docs/ckan-2.12-reference.md §1.2).
+ */
+function treeFilters(condition: Condition): Filters | FilterDict | undefined {
+  if (dictSays(condition)) return dictFilters(condition);
+  return treeDict(condition);
+}
+
+/** A field name as a 2.12 filter key: a leading `$` is doubled (`$$AUD` is the field `$AUD`). */
+function filterKey(field: Field): string {
+  return field.name.startsWith('$') ? `$${field.name}` : field.name;
+}
+
+function treeDict(condition: Condition): FilterDict {
+  switch (condition.kind) {
+    case 'eq':
+      return { [filterKey(condition.field)]: literal(condition.value) };
+    case 'in':
+      return { [filterKey(condition.field)]: condition.values.map(literal) };
+    case 'compare':
+      return { [filterKey(condition.field)]: { [condition.op]: literal(condition.value) } };
+    case 'between':
+      return { [filterKey(condition.field)]: { gte: literal(condition.low), lte: literal(condition.high) } };
+    case 'or':
+      return { $or: condition.conditions.map(treeDict) };
+    case 'and': {
+      const merged: FilterDict = {};
+      const separate: FilterDict[] = [];
+      for (const member of condition.conditions) {
+        const dict = treeDict(member);
+        const keys = Object.keys(dict);
+        if (keys.every((key) => !Object.hasOwn(merged, key) || mergeable(merged[key], dict[key]))) {
+          for (const key of keys) merged[key] = Object.hasOwn(merged, key) ? { ...(merged[key] as object), ...(dict[key] as object) } : dict[key]!;
+        } else {
+          separate.push(dict);
+        }
+      }
+      if (separate.length > 0) merged.$and = [...((merged.$and as FilterDict[] | undefined) ?? []), ...separate];
+      return merged;
+    }
+    case 'like':
+    case 'is-null':
+    case 'not':
+      throw new Error(`CKAN 2.12 filters cannot say ${condition.kind}`);
+    default:
+      return assertNever(condition, 'condition');
+  }
+}
+
+/** Two operator objects on one field with different operators join into one (`{gte, lte}`). */
+function mergeable(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  const isOps = (v: JsonValue | undefined): v is Record<string, JsonValue> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  return isOps(a) && isOps(b) && Object.keys(b).every((op) => !Object.hasOwn(a, op));
+}
+
+/**
+ * CKAN 2.12 refuses more than 100 operations or 10 levels of `$or`/`$and`
+ * (docs/ckan-2.12-reference.md §1.2, limits); counted here a little
+ * generously (every dict's implicit `and` counts), so a plan never meets the
+ * refusal.
+ */
+function withinTreeLimits(filters: Filters | FilterDict | undefined): boolean {
+  if (filters === undefined) return true;
+  let ops = 0;
+  let deepest = 0;
+  const dict = (d: Record<string, unknown>, depth: number): void => {
+    deepest = Math.max(deepest, depth);
+    const keys = Object.keys(d);
+    if (keys.length > 1) ops++;
+    for (const key of keys) {
+      const value = d[key];
+      if (key === '$or' || key === '$and') {
+        ops++;
+        for (const member of value as Record<string, unknown>[]) dict(member, depth + 1);
+      } else if (Array.isArray(value)) {
+        ops++;
+      } else if (typeof value === 'object' && value !== null) {
+        const n = Object.keys(value).length;
+        ops += n > 1 ? n + 1 : 1;
+      } else {
+        ops++;
+      }
+    }
+  };
+  dict(filters as Record<string, unknown>, 0);
+  return ops < 100 && deepest < 9;
+}
+
+// ---------------------------------------------------------------- search, sort, counts
+
+/**
+ * `q` (text or per-field object), `plain: false` when a word asks for a
+ * prefix, and `language`. Blank text is no search (docs/semantics.md).
+ */
+function searchKeys(search: Search): { q?: string | FieldSearchRequest; plain?: false; language?: string } {
+  const keys: { q?: string | FieldSearchRequest; plain?: false; language?: string } = {};
+  if (search.fields !== undefined) {
+    const texts = search.fields.map((f: FieldSearch) => [f.field.name, searchText(f.text)] as const);
+    const prefix = texts.some(([, text]) => hasPrefixWord(text));
+    const q: Record<string, string> = {};
+    for (const [name, text] of texts) defineKey(q, name, prefix ? tsQueryText(text) : text);
+    keys.q = q;
+    if (prefix) keys.plain = false;
+  } else if (search.text !== undefined) {
+    const text = searchText(search.text);
+    if (/^\s*$/.test(text)) return keys;
+    if (hasPrefixWord(text)) {
+      keys.q = tsQueryText(text);
+      keys.plain = false;
+    } else {
+      keys.q = text;
+    }
+  }
+  if (search.language !== undefined) keys.language = search.language.value;
+  return keys;
+}
+
+function defineKey(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function searchText(value: StringValue | Parameter): string {
+  if (value.kind === 'param') throw unboundError(value);
+  return value.value;
+}
+
+/** The `sort` text: every direction spelled out, `nulls first|last` kept. */
+export function sortValue(keys: readonly SortKey[]): string {
+  return keys.map((key) => sortText(key.field.name, key.direction) + (key.nulls === undefined ? '' : ` nulls ${key.nulls}`)).join(', ');
+}
+
+function count(value: Value): number {
+  if (value.kind === 'param') throw unboundError(value);
+  if (value.kind !== 'number' || !Number.isSafeInteger(value.value) || value.value < 0) {
+    const found = value.kind === 'number' ? String(value.value) : value.kind;
+    throw queryError('INVALID_INTEGER', value.span, ['limit or offset', found], { found });
+  }
+  return value.value === 0 ? 0 : value.value;
+}
+
+/** The resource id or name; an empty one is refused here, before any request. */
+export function resourceOf(query: Query): string {
+  const resource = query.from.resource;
+  if (resource.kind === 'param') throw unboundError(resource);
+  if (resource.value === '') {
+    throw queryError('EMPTY_RESOURCE', resource.span, [], {
+      found: JSON.stringify(resource.value),
+      hint: 'name the resource to search: from <resource id or name>',
+    });
+  }
+  return resource.value;
+}
+
+/** Deep-freezes plain data (the AST of a residual is already never mutated, so it is left as is). */
+function freeze<T>(value: T): T {
+  const visit = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+    if ((v as { kind?: unknown }).kind === 'query') return;
+    for (const key of Object.keys(v)) visit((v as Record<string, unknown>)[key]);
+    Object.freeze(v);
+  };
+  visit(value);
+  return value;
+}
+
+/** A scalar used by `sql.ts` and the client. */
+export type { Scalar };

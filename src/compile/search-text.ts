@@ -1,0 +1,26 @@
+/** Prefix search: a word ending in `*` (docs/beyond-the-request.md, search). */
+
+/**
+ * Whether some word of the text ends in `*` (a prefix search).
+ * @example hasPrefixWord('linear alg*') // → true */
+export function hasPrefixWord(text: string): boolean {
+  return /[^\s*]\*(?=\s|$)/u.test(text);
+}
+
+/**
+ * The words of a text as a `to_tsquery` expression, as CKAN's DataTables
+ * view builds one: words joined by `&`, a word that ended in `*` as a
+ * prefix (`alg:*`), and every character `to_tsquery` would read as syntax
+ * replaced by a space.
+ * @example tsQueryText('linear alg*') // → 'linear & alg:*'
+ */
+export function tsQueryText(text: string): string {
+  const terms: string[] = [];
+  for (const word of text.split(/\s+/u)) {
+    const prefix = /[^*]\*$/u.test(word);
+    const parts = word.replace(/[&|!():*<>'\\"]/gu, ' ').trim().split(/\s+/u).filter((p) => p !== '');
+    parts.forEach((part, i) => terms.push(prefix && i === parts.length - 1 ? `${part}:*` : part));
+  }
+  return terms.join(' & ');
+}
+

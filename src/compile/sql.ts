@@ -1,0 +1,165 @@
+/**
+ * The `sql` target: a query as one `SELECT` for `datastore_search_sql`
+ * (docs/beyond-the-request.md, Targets), on CKAN's table layout: the table
+ * is named by the resource id, `_id` is the row key, `_full_text` the
+ * search vector.
+ *
+ * Safety: identifiers are double-quoted with `"` doubled, literals
+ * single-quoted with `'` doubled (standard_conforming_strings, PostgreSQL's
+ * default, so a backslash is an ordinary character), and a NUL anywhere is
+ * an error. Nothing is concatenated that did not pass through one of these.
+ * Every literal is untyped text, which PostgreSQL reads as the column's type,
+ * as the language reads a value as the field's type.
+ */
+import type { Condition, Query, SortKey, StringValue, Parameter, Value } from '../ast.js';
+import { assertNever } from '../ast.js';
+import { queryError } from '../errors.js';
+import { canonicalText } from '../datastore/values.js';
+import { unboundError } from './dict-filters.js';
+import { hasPrefixWord, tsQueryText } from './search-text.js';
+
+/** A `datastore_search_sql` request. */
+export interface SqlRequest {
+  readonly sql: string;
+}
+
+/** The column that carries the total of every record the query matches. */
+export const TOTAL_COLUMN = '_ckql_total';
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 32_000;
+
+/**
+ * The `SELECT` of a query: the same records, order and total as
+ * `datastore_search` gives for it. The total is a window count in the same
+ * statement (column `_ckql_total`); the client drops it and `_full_text`.
+ *
+ * @example
+ * sqlRequest(parse('from courses where year >= 2020 and stage != retired order by year desc limit 5'), 'courses').sql
+ * // → SELECT *, count(*) OVER () AS "_ckql_total" FROM "courses"
+ * //   WHERE ("year" >= '2020' AND "stage" <> 'retired') ORDER BY "year" DESC, "_id" LIMIT 5
+ */
+export function sqlRequest(query: Query, resource: string): SqlRequest {
+  const table = identifier(resource);
+  const where: string[] = [];
+  if (query.where !== undefined) where.push(conditionSql(query.where.condition));
+  if (query.search !== undefined) {
+    const search = searchSql(query);
+    if (search !== undefined) where.push(search);
+  }
+  const whereText = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+  const columns = query.select === undefined ? '*' : [...new Set(query.select.fields.map((f) => f.name))].map(identifier).join(', ');
+  const limit = Math.min(count(query.limit?.value, DEFAULT_LIMIT), MAX_LIMIT);
+  const offset = count(query.offset?.value, 0);
+  const page = ` LIMIT ${limit}${offset > 0 ? ` OFFSET ${offset}` : ''}`;
+  const total = `count(*) OVER () AS ${identifier(TOTAL_COLUMN)}`;
+  const keys = query.order?.keys ?? [];
+  if (query.select?.distinct) {
+    const order = keys.length === 0 ? '' : ` ORDER BY ${keys.map(sortKeySql).join(', ')}`;
+    return { sql: `SELECT *, ${total} FROM (SELECT DISTINCT ${columns} FROM ${table}${whereText}) AS "_ckql"${order}${page}` };
+  }
+  // `_id` last: the language's order among equal keys is the records' order.
+  const order = ` ORDER BY ${[...keys.map(sortKeySql), '"_id"'].join(', ')}`;
+  return { sql: `SELECT ${columns}, ${total} FROM ${table}${whereText}${order}${page}` };
+}
+
+/**
+ * An identifier in double quotes, `"` doubled.
+ * @example identifier('say "hi"') // → '"say ""hi"""'
+ */
+export function identifier(name: string): string {
+  checkNul(name);
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Text as a literal in single quotes, `'` doubled.
+ * @example stringLiteral("it's") // → "'it''s'"
+ */
+export function stringLiteral(text: string): string {
+  checkNul(text);
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+function checkNul(text: string): void {
+  if (text.includes('\u0000')) {
+    throw queryError('NUL_IN_SQL', { start: 0, end: 0 }, [], { hint: 'remove the NUL (\\u0000) character from the value or name' });
+  }
+}
+
+function valueSql(value: Value): string {
+  if (value.kind === 'param') throw unboundError(value);
+  if (value.kind === 'null') return 'NULL';
+  return stringLiteral(canonicalText(value.value)!);
+}
+
+const operatorSql = { ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
+
+function conditionSql(condition: Condition): string {
+  switch (condition.kind) {
+    case 'eq':
+      return condition.value.kind === 'null'
+        ? `${identifier(condition.field.name)} IS NULL`
+        : `${identifier(condition.field.name)} = ${valueSql(condition.value)}`;
+    case 'compare':
+      // `f != null` is `f is not null`, as `f = null` is `f is null`; any other comparison with null is unknown.
+      if (condition.value.kind === 'null') {
+        return condition.op === 'ne' ? `${identifier(condition.field.name)} IS NOT NULL` : 'NULL';
+      }
+      return `${identifier(condition.field.name)} ${operatorSql[condition.op]} ${valueSql(condition.value)}`;
+    case 'in': {
+      const field = identifier(condition.field.name);
+      const values = condition.values.filter((v) => v.kind !== 'null');
+      const list = values.length === 0 ? 'false' : `${field} IN (${values.map(valueSql).join(', ')})`;
+      return values.length < condition.values.length ? `(${field} IS NULL OR ${list})` : list;
+    }
+    case 'between':
+      return `${identifier(condition.field.name)} BETWEEN ${valueSql(condition.low)} AND ${valueSql(condition.high)}`;
+    case 'like':
+      return `${identifier(condition.field.name)} ${condition.ignoreCase ? 'ILIKE' : 'LIKE'} ${valueSql(condition.pattern)}`;
+    case 'is-null':
+      return `${identifier(condition.field.name)} IS NULL`;
+    case 'not':
+      return `NOT (${conditionSql(condition.condition)})`;
+    case 'and':
+    case 'or':
+      if (condition.conditions.length === 0) return condition.kind === 'and' ? 'true' : 'false';
+      return `(${condition.conditions.map(conditionSql).join(condition.kind === 'and' ? ' AND ' : ' OR ')})`;
+    default:
+      return assertNever(condition, 'condition');
+  }
+}
+
+/** CKAN's full-text search, in SQL: `_full_text` for the whole record, `to_tsvector` of a field for per-field search. */
+function searchSql(query: Query): string | undefined {
+  const search = query.search!;
+  const language = stringLiteral(search.language?.value ?? 'english');
+  const tsQuery = (text: StringValue | Parameter): string => {
+    if (text.kind === 'param') throw unboundError(text);
+    return hasPrefixWord(text.value)
+      ? `to_tsquery(${language}, ${stringLiteral(tsQueryText(text.value))})`
+      : `plainto_tsquery(${language}, ${stringLiteral(text.value)})`;
+  };
+  if (search.fields !== undefined) {
+    return search.fields
+      .map((f) => `to_tsvector(${language}, CAST(${identifier(f.field.name)} AS text)) @@ ${tsQuery(f.text)}`)
+      .join(' AND ');
+  }
+  const text = search.text!;
+  if (text.kind === 'string' && /^\s*$/.test(text.value)) return undefined;
+  return `"_full_text" @@ ${tsQuery(text)}`;
+}
+
+function sortKeySql(key: SortKey): string {
+  const nulls = key.nulls === undefined ? '' : ` NULLS ${key.nulls.toUpperCase()}`;
+  return `${identifier(key.field.name)} ${key.direction.toUpperCase()}${nulls}`;
+}
+
+function count(value: Value | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (value.kind === 'param') throw unboundError(value);
+  if (value.kind !== 'number' || !Number.isSafeInteger(value.value) || value.value < 0) {
+    throw queryError('INVALID_INTEGER', value.span, ['limit or offset', String(value.kind === 'number' ? value.value : value.kind)]);
+  }
+  return value.value;
+}

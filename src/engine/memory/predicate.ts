@@ -1,0 +1,305 @@
+/**
+ * Filters: the filter tree (`FilterNode`) turned into one test per leaf and
+ * run over the row objects in one pass.
+ *
+ * Why generated code: the pass is the evaluator's one way to filter, and its
+ * cost is the property reads. A read with a literal name (`r["status"]`) is a
+ * named load that V8 caches per row shape; `r[field]` with a changing name is
+ * a keyed load that goes megamorphic once a few fields pass through it, which
+ * made a first request 4–5× a hand-written loop (BENCHMARKS.md, Evaluate).
+ * Field names enter the code only as JSON string literals (a subset of
+ * JavaScript's string literals since ES2019), so no name can add code; the
+ * tests and wanted values are closures passed in, never written into the
+ * source. Without code generation the same tree runs as closures.
+ *
+ * Meaning (docs/semantics.md, docs/beyond-the-request.md): `eq` and `in` by
+ * canonical text (null equals null or missing); `gt`/`gte`/`lt`/`lte` by the
+ * field's type, the value read as PostgreSQL reads an untyped literal; a
+ * comparison with null or missing is unknown, and the tree has no `not`, so
+ * unknown behaves as false.
+ */
+import type { FilterNode } from '../../datastore/filters.js';
+import type { FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
+import { canonicalText, compareText } from '../../datastore/values.js';
+import { DatastoreError, validationError } from '../../errors.js';
+import { generate } from './row-shape.js';
+
+/** A test of one field's value (`undefined` for a missing key). */
+export type ValueTest = (value: JsonValue | null | undefined) => boolean;
+
+/** The filter tree with its leaves made into tests: what a scan runs. */
+export type Condition =
+  | { readonly op: 'and' | 'or'; readonly of: readonly Condition[] }
+  | { readonly op: 'test'; readonly field: string; readonly test: ValueTest };
+
+/** The CKAN version whose messages a Validation Error uses. */
+export type CkanVersion = '2.11' | '2.12';
+
+/**
+ * The condition of a filter tree over these fields: unknown fields and values
+ * a comparison cannot read are Validation Errors on `filters` (as CKAN words
+ * them for `version`).
+ * @example
+ * conditionOf({ op: 'gte', field: 'year', value: '2020' }, fieldById)
+ * // → { op: 'test', field: 'year', test: (v) => v >= 2020 }
+ */
+export function conditionOf(node: FilterNode, fieldById: ReadonlyMap<string, FieldInfo>, version: CkanVersion = '2.11'): Condition {
+  const unknown = [...new Set(fieldsOf(node))].filter((f) => !fieldById.has(f));
+  if (unknown.length > 0) {
+    if (version === '2.12') {
+      // 2.12 reports every unknown field together (docs/ckan-2.12-reference.md §1.6, F6)
+      const messages = unknown.map((f) => `Unknown field: ${f}`);
+      throw new DatastoreError('VALIDATION_ERROR', `filters: ${messages.join(', ')}`, { body: { __type: 'Validation Error', filters: messages } });
+    }
+    throw validationError('filters', `invalid value ${JSON.stringify(unknown[0])}`);
+  }
+  const build = (n: FilterNode): Condition => {
+    switch (n.op) {
+      case 'and':
+      case 'or':
+        return { op: n.op, of: n.of.map(build) };
+      case 'eq':
+        return { op: 'test', field: n.field, test: equalsTest([n.value]) };
+      case 'in':
+        return { op: 'test', field: n.field, test: equalsTest(n.values) };
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte':
+        return { op: 'test', field: n.field, test: compareTest(fieldById.get(n.field) as FieldInfo, n.op, n.value) };
+    }
+  };
+  return build(node);
+}
+
+function fieldsOf(node: FilterNode): string[] {
+  return 'of' in node ? node.of.flatMap(fieldsOf) : [node.field];
+}
+
+// ---------------------------------------------------------------------------
+// Equality
+
+/**
+ * Equality with any of `values` by canonical text: a string compares with
+ * `===`, a number with the numbers whose text is wanted, anything else by
+ * its text; null and missing match only a wanted null. `[]` matches nothing.
+ * @example
+ * equalsTest([2020, null])('2020') // true
+ * equalsTest([2020, null])(undefined) // true
+ */
+export function equalsTest(values: readonly JsonValue[]): ValueTest {
+  const texts = new Set<string>();
+  let matchesNull = false;
+  for (const v of values) {
+    const text = canonicalText(v);
+    if (text === null) matchesNull = true;
+    else texts.add(text);
+  }
+  // the numbers whose canonical text is wanted (`1e21` is no number's text: String(1e21) is "1e+21")
+  const numbers = new Set<number>();
+  for (const t of texts) if (canonicalText(Number(t)) === t) numbers.add(Number(t));
+  const other = (v: unknown): boolean => (v === null || v === undefined ? matchesNull : texts.has(canonicalText(v) as string));
+  if (texts.size === 1 && !matchesNull) {
+    const [text] = texts as Set<string>;
+    return (v) => (typeof v === 'string' ? v === text : typeof v === 'number' ? numbers.has(v) : other(v));
+  }
+  return (v) => (typeof v === 'string' ? texts.has(v) : typeof v === 'number' ? numbers.has(v) : other(v));
+}
+
+// ---------------------------------------------------------------------------
+// Comparisons
+
+type Order = 'gt' | 'gte' | 'lt' | 'lte';
+
+/** How a type's values compare: each read into a number or a string, or `undefined` when it cannot be. */
+interface Reading {
+  readonly read: (value: unknown) => number | string | undefined;
+  readonly compare: (a: never, b: never) => number;
+}
+
+const byNumber = (a: number, b: number): number => a - b;
+
+/**
+ * A comparison of the field's value with `value`, both read as the field's
+ * type; null on either side is unknown (false). A value that cannot be read
+ * as the type (`year > "abc"`), or a type without an order (json, arrays),
+ * is a Validation Error naming the field and the value.
+ * @example
+ * compareTest({ id: 'on', type: 'date' }, 'gte', '2020-01-01')('2020-01-01T00:00:00') // true
+ */
+export function compareTest(field: FieldInfo, op: Order, value: JsonValue): ValueTest {
+  if (value === null) return () => false;
+  const reading = readingOf(field.type);
+  const bound = reading === undefined || typeof value === 'object' ? undefined : reading.read(value);
+  if (reading === undefined || bound === undefined) {
+    const why = reading === undefined ? `a ${field.type} field has no order` : `it is not a valid ${field.type}`;
+    throw validationError('filters', `invalid value ${JSON.stringify(value)} for field ${JSON.stringify(field.id)}: ${why}`);
+  }
+  const compare = reading.compare as (a: number | string, b: number | string) => number;
+  const read = reading.read;
+  const holds = { gt: (c: number) => c > 0, gte: (c: number) => c >= 0, lt: (c: number) => c < 0, lte: (c: number) => c <= 0 }[op];
+  return (v) => {
+    if (v === null || v === undefined) return false;
+    const x = read(v);
+    return x !== undefined && x === x && holds(compare(x, bound));
+  };
+}
+
+function readingOf(type: FieldType): Reading | undefined {
+  switch (type) {
+    case 'int':
+    case 'int4':
+    case 'int8':
+      return { read: (v) => readNumber(v, INTEGER), compare: byNumber };
+    case 'numeric':
+    case 'float8':
+    case 'float':
+      return { read: (v) => readNumber(v, DECIMAL), compare: byNumber };
+    case 'bool':
+      return { read: readBool, compare: byNumber };
+    case 'timestamp':
+      return { read: (v) => readTime(v, false), compare: byNumber };
+    case 'date':
+      return { read: (v) => readTime(v, true), compare: byNumber };
+    case 'text':
+      return { read: (v) => canonicalText(v) ?? undefined, compare: compareText };
+    default:
+      return undefined; // json and arrays
+  }
+}
+
+const INTEGER = /^\s*[+-]?\d+\s*$/;
+const DECIMAL = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?(?:nan|inf|infinity))\s*$/i;
+
+function readNumber(value: unknown, literal: RegExp): number | undefined {
+  if (typeof value === 'number') return value;
+  if (typeof value !== 'string' || !literal.test(value)) return undefined;
+  const text = value.trim().toLowerCase().replace(/^([+-]?)inf$/, '$1infinity');
+  if (text.endsWith('nan')) return Number.NaN;
+  if (text.endsWith('infinity')) return text.startsWith('-') ? -Infinity : Infinity;
+  return Number(text);
+}
+
+/** PostgreSQL's boolean input: t/true/y/yes/on/1 and f/false/n/no/off/0, any unique prefix, any case. */
+function readBool(value: unknown): number | undefined {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim().toLowerCase();
+  if (text === '') return undefined;
+  if (text === '1' || 'true'.startsWith(text) || 'yes'.startsWith(text) || (text.length > 1 && 'on'.startsWith(text))) return 1;
+  if (text === '0' || 'false'.startsWith(text) || 'no'.startsWith(text) || (text.length > 1 && 'off'.startsWith(text))) return 0;
+  return undefined;
+}
+
+const ISO = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?\s*(?:z|[+-]\d{2}(?::?\d{2})?)?\s*$/i;
+
+/** An ISO date or timestamp as milliseconds (a date alone is midnight; a zone is ignored, as `timestamp` does). */
+function readTime(value: unknown, dateOnly: boolean): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = ISO.exec(value);
+  if (m === null) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) => Number(p ?? 0)) as [number, number, number, number, number, number];
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second, Math.round(Number(m[7] ?? 0) * 1000));
+  const back = new Date(ms);
+  // Date.UTC rolls 2021-02-30 over into March: PostgreSQL refuses it
+  if (back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || hour > 24 || minute > 59 || second > 60) return undefined;
+  return dateOnly ? Date.UTC(year, month - 1, day) : ms;
+}
+
+// ---------------------------------------------------------------------------
+// The scan
+
+/** Positions (ascending) of the rows that pass, among `candidates` (ascending) or all rows when null. */
+export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null) => Int32Array;
+
+/**
+ * A scan for `condition`: generated code reading each field by its literal
+ * name, or closures when code generation is disabled.
+ * @example
+ * scanFor(conditionOf(dictFilterTree({ status: 'failed' }), fieldById))(rows, null) // Int32Array [3, 17, …]
+ */
+export function scanFor(condition: Condition): Scan {
+  const tests: ValueTest[] = [];
+  const expression = (c: Condition): string => {
+    if (c.op === 'test') {
+      tests.push(c.test);
+      return `t${tests.length - 1}(${readExpression(c.field)})`;
+    }
+    if (c.of.length === 0) return c.op === 'and' ? 'true' : 'false';
+    return `(${c.of.map(expression).join(c.op === 'and' ? ' && ' : ' || ')})`;
+  };
+  const test = expression(condition);
+  const locals = tests.map((_, k) => `t${k} = t[${k}]`).join(', ');
+  const body = `${locals === '' ? '' : `const ${locals};`}
+return function scan(rows, c) {
+  const n = c === null ? rows.length : c.length;
+  let out = new Int32Array(n < 1024 ? n : 1024);
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    const i = c === null ? j : c[j];
+    const r = rows[i];
+    if (!${test}) continue;
+    if (k === out.length) out = grow(out, n);
+    out[k++] = i;
+  }
+  return out.subarray(0, k);
+};`;
+  const make = generate<(t: readonly ValueTest[], grow: typeof growList) => Scan>(['t', 'grow'], body);
+  if (make !== undefined) return make(tests, growList);
+  const holds = closureTest(condition);
+  return (rows, c) => {
+    const n = c === null ? rows.length : c.length;
+    let out: Int32Array = new Int32Array(Math.min(n, 1024));
+    let k = 0;
+    for (let j = 0; j < n; j++) {
+      const i = c === null ? j : (c[j] as number);
+      if (!holds(rows[i] as Row, i)) continue;
+      if (k === out.length) out = growList(out, n);
+      out[k++] = i;
+    }
+    return out.subarray(0, k);
+  };
+}
+
+/** The read of a field in generated code: own keys only for names `Object.prototype` has; `_id` falls back to the position. */
+function readExpression(field: string): string {
+  const name = JSON.stringify(field);
+  if (field === '_id') return `(r[${name}] ?? i + 1)`;
+  return field in Object.prototype ? `(Object.hasOwn(r, ${name}) ? r[${name}] : undefined)` : `r[${name}]`;
+}
+
+/**
+ * A function reading one field of a row as the scan does (own keys only,
+ * `_id` falling back to the position; `undefined` for a missing key), with
+ * the name as a literal where code can be generated.
+ * @example
+ * fieldReader('title')({ title: 'Algebra' }, 0) // "Algebra"
+ */
+export function fieldReader(field: string): (row: Row, i: number) => JsonValue | null | undefined {
+  const made = generate<(row: Row, i: number) => JsonValue | null | undefined>(['r', 'i'], `return ${readExpression(field)};`);
+  if (made !== undefined) return made;
+  if (field === '_id') return (row, i) => row._id ?? i + 1;
+  return (row) => (Object.hasOwn(row, field) ? row[field] : undefined);
+}
+
+function closureTest(c: Condition): (row: Row, i: number) => boolean {
+  if (c.op === 'test') {
+    const { field, test } = c;
+    if (field === '_id') return (row, i) => test(row._id ?? i + 1);
+    return (row) => test(Object.hasOwn(row, field) ? row[field] : undefined);
+  }
+  const parts = c.of.map(closureTest);
+  return c.op === 'and' ? (row, i) => parts.every((p) => p(row, i)) : (row, i) => parts.some((p) => p(row, i));
+}
+
+/**
+ * A larger copy of a full list of positions (at most `max`): lists start
+ * small and grow fourfold, so a selective scan never allocates for every row.
+ * @example
+ * growList(new Int32Array(1024), 1e6).length // 4096
+ */
+export function growList(list: Int32Array, max: number): Int32Array {
+  const bigger = new Int32Array(Math.min(max, Math.max(1024, list.length * 4)));
+  bigger.set(list);
+  return bigger;
+}

@@ -1,0 +1,372 @@
+/**
+ * Text search (docs/semantics.md, Text search): `q` as a string over every
+ * field but `_id`, `q` as an object (each named field contains its text),
+ * and `plain: false`, the part of PostgreSQL's `to_tsquery` syntax the
+ * memory engine can honour: terms, prefix terms `word:*`, `&`, `|`, `!` and
+ * parentheses. A term, prefixed or not, matches a field that contains it
+ * (the substring rule of `q`, which already finds every word it begins).
+ *
+ * A string `q` searches a per-table text built on its first use and kept:
+ * each row's normalized field texts, joined. Every later `q` is then a few
+ * `indexOf` sweeps (BENCHMARKS.md: the warm `q`), and building it costs less
+ * than normalizing each value per request would.
+ */
+import type { Row } from '../../datastore/types.js';
+import { canonicalText, normalizeQueryText, normalizeText } from '../../datastore/values.js';
+import { validationError } from '../../errors.js';
+import type { ValueTest } from './predicate.js';
+import { rowText } from './row-shape.js';
+import type { RowText } from './row-shape.js';
+import type { SearchChunk, TableView } from './table-view.js';
+
+/** Rows per search chunk: keeps every chunk's text far below V8's string length limit. */
+const CHUNK_ROWS = 16384;
+// Anything but printable ASCII, \t, \n, \r and the row end \0: text that NFKC may change.
+const NON_ASCII = /[^\0\t\n\r -~]/;
+/** Ends each row in a chunk's text, so rows can be found again after normalizing the whole chunk. */
+const ROW_END = '\0';
+
+/**
+ * The text `q` searches, per row: the normalized canonical text of every
+ * field but `_id`, each followed by `\n`, the row followed by `\0`. Built on
+ * the first `q` and cached.
+ *
+ * A chunk of rows is normalized in one call, which is what makes the first
+ * search cheap. That equals normalizing each field alone: `\n` and `\0` never
+ * compose or decompose under NFKC (both are starters without mappings) and
+ * both end the final-sigma context of `toLowerCase`; neither is produced or
+ * removed by either step, so the `\0`s still mark the rows afterwards. A
+ * chunk whose data itself holds `\0` is built row by row instead.
+ */
+export function searchChunks(view: TableView): readonly SearchChunk[] {
+  if (view.search !== undefined) return view.search;
+  const textOf = rowText(searchFields(view), canonicalText, '\n');
+  const rows = view.rows;
+  const chunks: SearchChunk[] = [];
+  for (let first = 0; first < rows.length; first += CHUNK_ROWS) {
+    const end = Math.min(rows.length, first + CHUNK_ROWS);
+    const parts: string[] = [];
+    for (let i = first; i < end; i++) parts.push(textOf(rows[i] as Row) + ROW_END);
+    const raw = parts.join('');
+    const count = end - first;
+    const rawStarts = rowStarts(raw, count);
+    if (rawStarts === undefined) chunks.push(searchChunkByRow(rows, first, end, textOf));
+    else chunks.push({ first, ...normalizeChunk(raw, rawStarts), rowEnds: true });
+  }
+  view.search = chunks;
+  return chunks;
+}
+
+/** Where each of `count` rows starts in `text` (rows end in `\0`), or undefined when the data holds `\0` too. */
+function rowStarts(text: string, count: number): Int32Array | undefined {
+  const starts = new Int32Array(count + 1);
+  let at = 0;
+  for (let k = 0; k < count; k++) {
+    at = text.indexOf(ROW_END, at);
+    if (at === -1) return undefined;
+    starts[k + 1] = ++at;
+  }
+  return at === text.length ? starts : undefined;
+}
+
+const NON_ASCII_ALL = new RegExp(NON_ASCII.source, 'g');
+
+/**
+ * Normalizes a chunk. Most data is ASCII, where NFKC changes nothing and
+ * lower-casing keeps every offset: only the rows holding other characters
+ * are normalized one by one, the runs of ASCII rows between them are only
+ * lower-cased. When most rows hold such characters, the whole chunk is
+ * normalized at once and the rows found again by their `\0`.
+ */
+function normalizeChunk(raw: string, rawStarts: Int32Array): { text: string; starts: Int32Array } {
+  const count = rawStarts.length - 1;
+  const dirty: number[] = [];
+  NON_ASCII_ALL.lastIndex = 0;
+  let row = 0;
+  for (let hit = NON_ASCII_ALL.exec(raw); hit !== null; hit = NON_ASCII_ALL.exec(raw)) {
+    while ((rawStarts[row + 1] as number) <= hit.index) row++;
+    dirty.push(row);
+    NON_ASCII_ALL.lastIndex = rawStarts[row + 1] as number; // the rest of this row needs no look
+    if (dirty.length * 4 > count) break;
+  }
+  if (dirty.length === 0) return { text: raw.toLowerCase(), starts: rawStarts };
+  if (dirty.length * 4 > count) {
+    const text = normalizeText(raw);
+    return { text, starts: rowStarts(text, count) as Int32Array };
+  }
+  const pieces: string[] = [];
+  const starts = new Int32Array(count + 1);
+  let length = 0;
+  let next = 0; // first row not yet placed
+  const placeClean = (upTo: number): void => {
+    if (upTo <= next) return;
+    const from = rawStarts[next] as number;
+    pieces.push(raw.slice(from, rawStarts[upTo] as number).toLowerCase());
+    for (let k = next; k < upTo; k++) starts[k] = length + (rawStarts[k] as number) - from;
+    length += (rawStarts[upTo] as number) - from;
+    next = upTo;
+  };
+  for (const k of dirty) {
+    placeClean(k);
+    const normalized = normalizeText(raw.slice(rawStarts[k] as number, rawStarts[k + 1] as number));
+    pieces.push(normalized);
+    starts[k] = length;
+    length += normalized.length;
+    next = k + 1;
+  }
+  placeClean(count);
+  starts[count] = length;
+  return { text: pieces.join(''), starts };
+}
+
+/** The same text for a chunk whose data holds `\0`: each row normalized alone, no row ends. */
+function searchChunkByRow(rows: readonly Row[], first: number, end: number, textOf: RowText): SearchChunk {
+  const parts: string[] = [];
+  const starts = new Int32Array(end - first + 1);
+  let offset = 0;
+  for (let i = first; i < end; i++) {
+    const normalized = normalizeText(textOf(rows[i] as Row));
+    parts.push(normalized);
+    starts[i - first] = offset;
+    offset += normalized.length;
+  }
+  starts[end - first] = offset;
+  return { first, text: parts.join(''), starts, rowEnds: false };
+}
+
+/** Every row whose search text contains `q`: indexOf from match to match, skipping the rest of a matched row. */
+function searchAll(chunks: readonly SearchChunk[], q: string): number[] {
+  const out: number[] = [];
+  const hasRowEnd = q.includes('\0');
+  for (const chunk of chunks) {
+    if (hasRowEnd && chunk.rowEnds) continue;
+    const { text, starts, first } = chunk;
+    const last = starts.length - 1;
+    let low = 0;
+    let at = text.indexOf(q);
+    while (at !== -1) {
+      // the row holding `at`: the last k with starts[k] <= at, searched from the previous hit on
+      let high = last;
+      while (low + 1 < high) {
+        const mid = (low + high) >>> 1;
+        if ((starts[mid] as number) <= at) low = mid;
+        else high = mid;
+      }
+      out.push(first + low);
+      low++;
+      if (low >= last) break;
+      at = text.indexOf(q, starts[low] as number);
+    }
+  }
+  return out;
+}
+
+/** The positions in `rows` whose search text contains `q`, as a new list (`rows` may be an index's own array). */
+function searchSome(chunks: readonly SearchChunk[], rows: ArrayLike<number>, q: string): Int32Array {
+  const hasRowEnd = q.includes('\0');
+  const out = new Int32Array(rows.length);
+  let kept = 0;
+  for (let j = 0; j < rows.length; j++) {
+    const i = rows[j] as number;
+    const chunk = chunks[chunkOf(i)] as SearchChunk;
+    if (chunk.rowEnds && hasRowEnd) continue;
+    const k = i - chunk.first;
+    const start = chunk.starts[k] as number;
+    const end = chunk.starts[k + 1] as number;
+    if (end - start >= q.length && chunk.text.substring(start, end).includes(q)) out[kept++] = i;
+  }
+  return out.subarray(0, kept);
+}
+
+function chunkOf(row: number): number {
+  return row >>> 14; // CHUNK_ROWS in source.ts is 2^14
+}
+
+/** The positions in both ascending lists, as a new list. */
+function intersectSorted(a: ArrayLike<number>, b: ArrayLike<number>): Int32Array {
+  const out = new Int32Array(Math.min(a.length, b.length));
+  let kept = 0;
+  let j = 0;
+  for (let i = 0; i < a.length && j < b.length; i++) {
+    const x = a[i] as number;
+    while (j < b.length && (b[j] as number) < x) j++;
+    if (j < b.length && b[j] === x) out[kept++] = x;
+  }
+  return out.subarray(0, kept);
+}
+
+
+// ---------------------------------------------------------------------------
+// to_tsquery
+
+/** A parsed `plain: false` query. */
+export type TsQuery =
+  | { readonly kind: 'term'; readonly text: string }
+  | { readonly kind: 'not'; readonly of: TsQuery }
+  | { readonly kind: 'and' | 'or'; readonly of: readonly [TsQuery, TsQuery] };
+
+const TOKEN = /\s*(?:([&|!()])|([^\s&|!():'<>*\\]+)(:\*)?|(\S))/gy;
+
+/**
+ * Parses the `to_tsquery` subset (see the module comment); anything else
+ * (phrases `<->`, weights `:A`, quoted lexemes, two terms without an
+ * operator) is a Validation Error on `q` that says what is supported.
+ * @example
+ * parseTsQuery('alg:* & !geo') // and(term "alg", not(term "geo"))
+ */
+export function parseTsQuery(source: string): TsQuery {
+  const tokens: string[] = [];
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(source); m !== null && m[0] !== ''; m = TOKEN.exec(source)) {
+    if (m[4] !== undefined) throw unsupported(source, m[4]);
+    tokens.push(m[1] ?? `=${m[2] as string}`);
+  }
+  let at = 0;
+  const peek = (): string | undefined => tokens[at];
+  const parseOr = (): TsQuery => {
+    let left = parseAnd();
+    while (peek() === '|') {
+      at++;
+      left = { kind: 'or', of: [left, parseAnd()] };
+    }
+    return left;
+  };
+  const parseAnd = (): TsQuery => {
+    let left = parseUnary();
+    while (peek() === '&') {
+      at++;
+      left = { kind: 'and', of: [left, parseUnary()] };
+    }
+    return left;
+  };
+  const parseUnary = (): TsQuery => {
+    const token = tokens[at++];
+    if (token === '!') return { kind: 'not', of: parseUnary() };
+    if (token === '(') {
+      const inner = parseOr();
+      if (tokens[at++] !== ')') throw unsupported(source, tokens[at - 1] ?? 'the end');
+      return inner;
+    }
+    if (token === undefined || !token.startsWith('=')) throw unsupported(source, token ?? 'the end');
+    const text = normalizeQueryText(token.slice(1));
+    return { kind: 'term', text };
+  };
+  const query = parseOr();
+  if (at < tokens.length) throw unsupported(source, (tokens[at] as string).replace(/^=/, ''));
+  return query;
+}
+
+function unsupported(source: string, near: string): Error {
+  return validationError(
+    'q',
+    `cannot read ${JSON.stringify(source)} as a text search query near ${JSON.stringify(near)}: the memory engine supports words, prefix words (word:*), &, |, ! and parentheses`,
+  );
+}
+
+/**
+ * Whether a normalized text satisfies a query: each term is a substring.
+ * @example
+ * tsQueryMatches(parseTsQuery('alg:* & !geo'), 'linear algebra') // true
+ */
+export function tsQueryMatches(query: TsQuery, text: string): boolean {
+  switch (query.kind) {
+    case 'term':
+      return text.includes(query.text);
+    case 'not':
+      return !tsQueryMatches(query.of, text);
+    case 'and':
+      return tsQueryMatches(query.of[0], text) && tsQueryMatches(query.of[1], text);
+    case 'or':
+      return tsQueryMatches(query.of[0], text) || tsQueryMatches(query.of[1], text);
+  }
+}
+
+/** The terms a query looks for (outside `!`): what the rank counts. */
+export function positiveTerms(query: TsQuery): string[] {
+  switch (query.kind) {
+    case 'term':
+      return query.text === '' ? [] : [query.text];
+    case 'not':
+      return [];
+    default:
+      return [...positiveTerms(query.of[0]), ...positiveTerms(query.of[1])];
+  }
+}
+
+/**
+ * What one search text asks: a substring (`plain`, the default) or a query.
+ * An empty text asks nothing (undefined).
+ * @example
+ * textQuery('  Linear  Algebra ', true) // { kind: 'term', text: 'linear algebra' }
+ */
+export function textQuery(text: string, plain: boolean): TsQuery | undefined {
+  if (!plain) return parseTsQuery(text);
+  const normalized = normalizeQueryText(text);
+  return normalized === '' ? undefined : { kind: 'term', text: normalized };
+}
+
+/**
+ * A test of one field's value for the per-field `q`: its normalized text satisfies the query.
+ * @example
+ * fieldSearchTest({ kind: 'term', text: 'alg' })('Linear Algebra') // true
+ */
+export function fieldSearchTest(query: TsQuery): ValueTest {
+  return (v) => {
+    const text = canonicalText(v);
+    return text !== null && tsQueryMatches(query, normalizeText(text));
+  };
+}
+
+/**
+ * The rank of a matched record: how many times the query's terms occur in
+ * its searched text (a deterministic stand-in for PostgreSQL's `ts_rank`).
+ * @example
+ * rankOf(['alg'], 'algebra\nalgorithms\n') // 2
+ */
+export function rankOf(terms: readonly string[], text: string): number {
+  let rank = 0;
+  for (const term of terms) {
+    for (let at = text.indexOf(term); at !== -1; at = text.indexOf(term, at + term.length)) rank++;
+  }
+  return rank;
+}
+
+/**
+ * The searched text of row `i` (its normalized fields, each followed by `\n`).
+ * @example
+ * rowSearchText(searchChunks(view), 0) // "algebra\nmath\n2020\n"
+ */
+export function rowSearchText(chunks: readonly SearchChunk[], i: number): string {
+  const chunk = chunks[chunkOf(i)] as SearchChunk;
+  const k = i - chunk.first;
+  const text = chunk.text.substring(chunk.starts[k] as number, chunk.starts[k + 1] as number);
+  return chunk.rowEnds ? text.slice(0, -1) : text;
+}
+
+/** The fields a string `q` searches: all but `_id`. */
+export function searchFields(view: TableView): string[] {
+  return view.fields.map((f) => f.id).filter((id) => id !== '_id');
+}
+
+/**
+ * The rows among `candidates` (all when null) whose searched text satisfies `query`.
+ * @example
+ * searchRows(view, parseTsQuery('alg:* | geo:*'), null) // Int32Array [0, 2, …]
+ */
+export function searchRows(view: TableView, query: TsQuery, candidates: ArrayLike<number> | null): ArrayLike<number> {
+  const chunks = searchChunks(view);
+  if (query.kind === 'term') {
+    if (candidates === null) return searchAll(chunks, query.text);
+    // Few candidates: test each row's text. Many: one indexOf sweep and a merge is cheaper.
+    if (candidates.length * 8 < view.rows.length) return searchSome(chunks, candidates, query.text);
+    return intersectSorted(candidates, searchAll(chunks, query.text));
+  }
+  const n = candidates === null ? view.rows.length : candidates.length;
+  const out: number[] = [];
+  for (let j = 0; j < n; j++) {
+    const i = candidates === null ? j : (candidates[j] as number);
+    if (tsQueryMatches(query, rowSearchText(chunks, i))) out.push(i);
+  }
+  return out;
+}
+

@@ -1,0 +1,49 @@
+/**
+ * The `pglite` engine: PostgreSQL in the process (docs/engines.md). A fresh
+ * database loaded from files, or one kept in a directory between runs; it
+ * answers as a CKAN portal does, with nothing installed.
+ */
+import type { Table } from '../../datastore/types.js';
+import type { SqlEngine } from '../sql/engine.js';
+import { sqlEngine } from '../sql/engine.js';
+import { loadTables } from '../sql/load.js';
+import type { LoadTablesOptions } from '../sql/load.js';
+import { openPglite } from './db.js';
+
+/**
+ * Options of `pgliteEngine`.
+ * @example
+ * await pgliteEngine({ tables: await loadResources('examples/data') });
+ */
+export interface PgliteEngineOptions {
+  /** keep the database in this directory (created when missing); default: in memory */
+  readonly dataDir?: string;
+  /** tables to load (replacing tables of the same id) before answering */
+  readonly tables?: readonly Table[];
+  readonly load?: Omit<LoadTablesOptions, 'replace'>;
+  /** `statement_timeout` of a search, ms */
+  readonly statementTimeout?: number;
+}
+
+/**
+ * Opens PGlite, loads `tables` into it in CKAN's layout, and answers.
+ * @example
+ * const engine = await pgliteEngine({ tables: await loadResources('examples/data') });
+ * (await engine.search({ resource_id: 'courses', q: 'algebra', fields: ['title'] })).records;
+ * await engine.close();
+ */
+export async function pgliteEngine(options: PgliteEngineOptions = {}): Promise<SqlEngine> {
+  const db = await openPglite(options.dataDir);
+  try {
+    if (options.tables !== undefined && options.tables.length > 0) await loadTables(db, options.tables, { ...options.load, replace: true });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const where = options.dataDir === undefined ? 'in memory' : options.dataDir;
+  return sqlEngine(db, {
+    kind: 'pglite',
+    label: `pglite (${where})`,
+    ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
+  });
+}

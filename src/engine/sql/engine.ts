@@ -1,0 +1,175 @@
+/**
+ * The SQL engine both PostgreSQL engines are: CKAN's catalogue read from the
+ * database, `datastore_search` answered with the SQL CKAN builds, and
+ * `datastore_search_sql` with CKAN's safety rules. `pglite` and `postgres`
+ * differ only in the `Db` under it.
+ */
+import type { FieldInfo, SearchResult } from '../../datastore/types.js';
+import { resourceNotFound } from '../../errors.js';
+import type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult } from '../types.js';
+import type { Db } from './db.js';
+import { parseFilters212 } from './filters-2-12.js';
+import type { CatalogEntry } from './layout.js';
+import { readCatalog } from './layout.js';
+import { readSearchRequest } from './request.js';
+import { buildSearch, checkAgainstTable, copyCsv } from './search.js';
+import { databaseError, invalidQuery } from './errors.js';
+import { runSearchSql } from './search-sql.js';
+
+/** Options of `sqlEngine`. */
+export interface SqlEngineOptions {
+  readonly kind: Exclude<EngineKind, 'memory'>;
+  readonly label: string;
+  /** CKAN's `statement_timeout` for a search, in ms; default 60 000 */
+  readonly statementTimeout?: number;
+}
+
+/** `sqlEngine`'s extra: re-reading the catalogue after tables changed (a load). */
+export interface SqlEngine extends Engine {
+  /** reads the catalogue again (after `loadTables` on the same database) */
+  refresh(): Promise<void>;
+  readonly db: Db;
+}
+
+const TABLE_METADATA = '_table_metadata';
+
+/**
+ * An engine over a database laid out as CKAN's datastore.
+ * @example
+ * const db = await openPglite();
+ * await loadTables(db, await loadResources('examples/data'));
+ * const engine = sqlEngine(db, { kind: 'pglite', label: 'pglite (in memory)' });
+ * (await engine.search({ resource_id: 'courses', q: 'algebra' })).total; // → PostgreSQL's full-text count
+ */
+export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
+  const timeout = Math.max(1, Math.floor(options.statementTimeout ?? 60_000));
+  let catalog: Promise<CatalogEntry[]> | undefined;
+  const entries = (): Promise<CatalogEntry[]> => {
+    catalog ??= db.transaction((tx) => readCatalog(tx), { readOnly: true });
+    catalog.catch(() => {
+      catalog = undefined;
+    });
+    return catalog;
+  };
+  const find = async (idOrAlias: string): Promise<CatalogEntry | undefined> => {
+    const all = await entries();
+    return all.find((e) => e.id === idOrAlias) ?? all.find((e) => e.aliases.includes(idOrAlias));
+  };
+  const describe = (entry: CatalogEntry): ResourceInfo => ({
+    id: entry.id,
+    aliases: entry.aliases,
+    fields: entry.fields,
+    private: entry.note.private === true,
+    ...(entry.note.source === undefined ? {} : { source: entry.note.source }),
+  });
+
+  const search = async (raw: unknown, searchOptions: EngineSearchOptions = {}): Promise<SearchResult> => {
+    const ckan = searchOptions.ckan ?? '2.11';
+    const request = readSearchRequest(raw, { maxLimit: searchOptions.maxLimit ?? 32_000, ckan });
+    let entry = await find(request.resource_id);
+    if (entry === undefined && request.resource_id === TABLE_METADATA) entry = await tableMetadataEntry(db);
+    if (entry === undefined) throw resourceNotFound(request.resource_id);
+    const fields = entry.fields;
+    const tree = ckan === '2.12' ? parseFilters212(request.filters, new Set(fields.map((f) => f.id))) : undefined;
+    checkAgainstTable(request, fields, ckan);
+    const built = buildSearch(entry.id, fields, request, tree, ckan);
+    const signal = searchOptions.signal;
+    let statement = built.records;
+    try {
+      return await db.transaction(async (tx) => {
+        await tx.query(`SET LOCAL statement_timeout = ${timeout}`);
+        const rows = await tx.query(statement.sql, statement.params);
+        let records: unknown;
+        if (request.records_format === 'csv' || request.records_format === 'tsv') {
+          const cells = rows.rows.map((row) => built.fields.map((_, i) => row[`c${i}`] as string | null));
+          records = copyCsv(cells, request.records_format === 'csv' ? ',' : '\t');
+        } else {
+          const text = rows.rows[0]?.['records'];
+          records = typeof text === 'string' && text !== '[]' ? JSON.parse(text) : [];
+        }
+        const result: Record<string, unknown> = { ...request.echo, resource_id: entry.id, records, fields: built.fields };
+        if (built.keyset !== undefined && request.include_next_page) {
+          const last = await nextPage(tx, built);
+          if (last !== undefined) result['next_page'] = { _id: { [built.keyset === 'desc' ? 'lt' : 'gt']: last } };
+        }
+        if (built.count !== undefined) {
+          let total: number | undefined;
+          let estimated = false;
+          if (built.mayEstimate) {
+            const estimate = await tx.query(`SELECT reltuples::BIGINT AS n FROM pg_class WHERE relname = $1`, [entry.id]);
+            const n = Number(estimate.rows[0]?.['n']);
+            if (Number.isFinite(n) && n >= (request.total_estimation_threshold as number)) [total, estimated] = [n, true];
+          }
+          if (total === undefined) {
+            statement = built.count;
+            total = Number((await tx.query(built.count.sql, built.count.params)).rows[0]?.['total']);
+          }
+          result['total'] = total;
+          if (ckan === '2.11') result['total_was_estimated'] = estimated;
+        }
+        return result as unknown as SearchResult;
+      }, { readOnly: true, ...(signal === undefined ? {} : { signal }) });
+    } catch (error) {
+      throw databaseError(error, signal, () => invalidQuery(pgMessage(error), statement.sql, statement.params), 'Search took too long');
+    }
+  };
+
+  return {
+    kind: options.kind,
+    label: options.label,
+    db,
+    resources: async () => (await entries()).map(describe),
+    resource: async (idOrAlias) => {
+      const entry = await find(idOrAlias);
+      return entry === undefined ? undefined : describe(entry);
+    },
+    search,
+    searchSql: async (sql, sqlOptions = {}): Promise<SqlResult> => {
+      const all = await entries();
+      return runSearchSql(db, sql, {
+        timeout,
+        maxRows: sqlOptions.maxLimit ?? 32_000,
+        ...(sqlOptions.signal === undefined ? {} : { signal: sqlOptions.signal }),
+        // Every table the statement reads must be a resource; private ones need a token.
+        readable: (name) => {
+          if (name === TABLE_METADATA) return true;
+          const entry = all.find((e) => e.id === name || e.aliases.includes(name));
+          return entry !== undefined && (entry.note.private !== true || sqlOptions.token === true);
+        },
+      });
+    },
+    refresh: async () => {
+      catalog = undefined;
+      await entries();
+    },
+    close: () => db.close(),
+  };
+}
+
+/** `_table_metadata` as a resource: CKAN lets anyone search it. */
+async function tableMetadataEntry(db: Db): Promise<CatalogEntry | undefined> {
+  const exists = await db.transaction((tx) => tx.query(`SELECT 1 FROM pg_class WHERE relname = $1 AND relkind = 'v'`, [TABLE_METADATA]), { readOnly: true });
+  if (exists.rows.length === 0) return undefined;
+  const fields: FieldInfo[] = [
+    { id: '_id', type: 'int' },
+    { id: 'name', type: 'name' as FieldInfo['type'] },
+    { id: 'oid', type: 'oid' as FieldInfo['type'] },
+    { id: 'alias_of', type: 'name' as FieldInfo['type'] },
+  ];
+  return { id: TABLE_METADATA, aliases: [], fields, note: {} };
+}
+
+async function nextPage(
+  tx: { query(sql: string, params?: readonly unknown[]): Promise<{ readonly rows: readonly Record<string, unknown>[] }> },
+  built: ReturnType<typeof buildSearch>,
+): Promise<number | undefined> {
+  // CKAN reads max/min(_id) of the page from a CTE over `*`, so it works when `fields` lacks `_id`.
+  const ids = await tx.query(`SELECT ${built.keyset === 'desc' ? 'min' : 'max'}(_id) AS n FROM (${built.page}) AS p`, built.records.params);
+  const n = ids.rows[0]?.['n'];
+  return n === null || n === undefined ? undefined : Number(n);
+}
+
+function pgMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+

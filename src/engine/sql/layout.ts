@@ -1,0 +1,183 @@
+/**
+ * CKAN's table layout (docs/engines.md): a table per resource named by its
+ * id, `_id` serial key, the data columns with CKAN's types, `_full_text`
+ * kept by `populate_full_text_trigger`, the full-text indexes CKAN creates,
+ * aliases as views and the `_table_metadata` view. The DDL follows CKAN
+ * 2.11.5's `set_permissions.sql` and `backend/postgres.py` (`create_table`,
+ * `_build_fts_indexes`, `create_alias`).
+ */
+import { createHash } from 'node:crypto';
+import type { FieldInfo, FieldType } from '../../datastore/types.js';
+import type { SqlSession } from './db.js';
+import { quoteIdentifier } from './db.js';
+
+/**
+ * What `ckql load` sets up once per database, as `ckan datastore
+ * set-permissions` does: the `nested` type CKAN stores `json` columns in,
+ * the trigger function, and the `_table_metadata` view. Safe to run again.
+ */
+export const DATASTORE_SETUP_SQL = [
+  `DO $body$ BEGIN
+     IF NOT EXISTS (SELECT 1 FROM pg_type WHERE typname = 'nested') THEN
+       CREATE TYPE "nested" AS (json json, extra text);
+     END IF;
+   END $body$`,
+  // CKAN's trigger, verbatim in effect: every column not starting with `_`, as JSON text, joined by spaces.
+  `CREATE OR REPLACE FUNCTION populate_full_text_trigger() RETURNS trigger AS $body$
+     BEGIN
+       IF NEW._full_text IS NOT NULL THEN
+         RETURN NEW;
+       END IF;
+       NEW._full_text := (
+         SELECT to_tsvector(string_agg(value, ' '))
+         FROM json_each_text(row_to_json(NEW.*))
+         WHERE key NOT LIKE '\\_%');
+       RETURN NEW;
+     END;
+   $body$ LANGUAGE plpgsql`,
+  `CREATE OR REPLACE VIEW "_table_metadata" AS
+     SELECT DISTINCT
+       substr(md5(dependee.relname || COALESCE(dependent.relname, '')), 0, 17) AS "_id",
+       dependee.relname AS name,
+       dependee.oid AS oid,
+       dependent.relname AS alias_of
+     FROM pg_class AS dependee
+       LEFT OUTER JOIN pg_rewrite AS r ON r.ev_class = dependee.oid
+       LEFT OUTER JOIN pg_depend AS d ON d.objid = r.oid
+       LEFT OUTER JOIN pg_class AS dependent ON d.refobjid = dependent.oid
+     WHERE (dependee.oid != dependent.oid OR dependent.oid IS NULL)
+       AND (dependee.relkind = 'r'::"char" OR dependee.relkind = 'v'::"char")
+       AND dependee.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = 'public')
+     ORDER BY dependee.oid DESC`,
+] as const;
+
+/** ckql's own note on a table (its comment): not CKAN's, which keeps this in its main database. */
+export interface TableNote {
+  readonly private?: boolean;
+  readonly source?: string;
+}
+
+/**
+ * The PostgreSQL type a loaded column is created with. `int` is `int4`
+ * unless a value needs `int8`; `json` is CKAN's `nested` composite; an array
+ * type `_x` is `x[]`.
+ * @example sqlTypeOf('int', [1, 2 ** 40]) // → 'int8'
+ */
+export function sqlTypeOf(type: FieldType, values: Iterable<unknown> = []): string {
+  switch (type) {
+    case 'int': {
+      for (const v of values) if (typeof v === 'number' && (v > 2147483647 || v < -2147483648)) return 'int8';
+      return 'int4';
+    }
+    case 'float':
+      return 'float8';
+    case 'json':
+      return 'nested';
+    default:
+      return type.startsWith('_') ? `${sqlTypeOf(type.slice(1) as FieldType)}[]` : type;
+  }
+}
+
+/** The statements that create a resource's table (columns in order, `_id` and `_full_text` first) and its trigger. */
+export function createTableSql(id: string, columns: readonly { readonly id: string; readonly sqlType: string }[]): string[] {
+  const table = quoteIdentifier(id);
+  const defs = ['"_id" serial primary key', '"_full_text" tsvector', ...columns.map((c) => `${quoteIdentifier(c.id)} ${c.sqlType}`)];
+  return [
+    `CREATE TABLE ${table} (${defs.join(', ')})`,
+    `CREATE TRIGGER zfulltext BEFORE INSERT OR UPDATE ON ${table} FOR EACH ROW EXECUTE PROCEDURE populate_full_text_trigger()`,
+  ];
+}
+
+/**
+ * CKAN's full-text indexes (`_build_fts_indexes` with the 2.11 defaults:
+ * method `gist`, language `english`, a per-column index for `text` columns),
+ * named as CKAN names them: the SHA-1 of id + indexed expression.
+ */
+export function fullTextIndexSql(id: string, columns: readonly { readonly id: string; readonly sqlType: string }[]): string[] {
+  const table = quoteIdentifier(id);
+  const expressions = ['_full_text', ...columns.filter((c) => c.sqlType === 'text').map((c) => `to_tsvector('english', ${quoteIdentifier(c.id)})`)];
+  return expressions.map((expression) => {
+    const name = createHash('sha1').update(id + expression, 'utf8').digest('hex');
+    return `CREATE INDEX ${quoteIdentifier(name)} ON ${table} USING gist(${expression})`;
+  });
+}
+
+/** An alias as CKAN's `create_alias` makes it: a view of the whole table. */
+export function createAliasSql(alias: string, id: string): string {
+  return `CREATE VIEW ${quoteIdentifier(alias)} AS SELECT * FROM ${quoteIdentifier(id)}`;
+}
+
+/** A resource as the catalogue reads it from the database. */
+export interface CatalogEntry {
+  readonly id: string;
+  readonly aliases: string[];
+  /** `_id` first (type `int`), then the columns not starting with `_`, `nested` shown as `json` */
+  readonly fields: FieldInfo[];
+  readonly note: TableNote;
+}
+
+/**
+ * Reads every resource table of the `public` schema: tables not starting
+ * with `_`, in creation order, their aliases (views over them) and columns.
+ * Works on any CKAN datastore database (read-only).
+ */
+export async function readCatalog(session: SqlSession): Promise<CatalogEntry[]> {
+  const tables = await session.query(
+    `SELECT c.relname AS name, obj_description(c.oid, 'pg_class') AS note
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname NOT LIKE '\\_%'
+      ORDER BY c.oid`,
+  );
+  const entries = new Map<string, CatalogEntry>();
+  for (const row of tables.rows) {
+    const name = String(row['name']);
+    entries.set(name, { id: name, aliases: [], fields: [{ id: '_id', type: 'int' }], note: parseNote(row['note']) });
+  }
+  if (entries.size === 0) return [];
+  const columns = await session.query(
+    `SELECT c.relname AS table, a.attname AS name, t.typname AS type
+       FROM pg_attribute a
+       JOIN pg_class c ON c.oid = a.attrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_type t ON t.oid = a.atttypid
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+        AND a.attname NOT LIKE '\\_%'
+      ORDER BY c.oid, a.attnum`,
+  );
+  for (const row of columns.rows) {
+    const entry = entries.get(String(row['table']));
+    if (entry === undefined) continue;
+    const type = String(row['type']);
+    // CKAN renames its `nested` composite back to `json` in `fields` (`_unrename_json_field`).
+    entry.fields.push({ id: String(row['name']), type: (type === 'nested' ? 'json' : type) as FieldType });
+  }
+  const aliases = await session.query(
+    `SELECT DISTINCT v.relname AS alias, t.relname AS table, v.oid
+       FROM pg_class v
+       JOIN pg_rewrite r ON r.ev_class = v.oid
+       JOIN pg_depend d ON d.objid = r.oid
+       JOIN pg_class t ON t.oid = d.refobjid
+      WHERE v.relkind = 'v' AND t.relkind IN ('r', 'p') AND v.oid <> t.oid
+        AND v.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = 'public')
+      ORDER BY v.oid`,
+  );
+  for (const row of aliases.rows) entries.get(String(row['table']))?.aliases.push(String(row['alias']));
+  return [...entries.values()];
+}
+
+function parseNote(comment: unknown): TableNote {
+  if (typeof comment !== 'string') return {};
+  try {
+    const parsed = JSON.parse(comment) as { ckql?: TableNote };
+    return typeof parsed.ckql === 'object' && parsed.ckql !== null ? parsed.ckql : {};
+  } catch {
+    return {};
+  }
+}
+
+/** ckql's note as a table comment: JSON under a `ckql` key, so another tool's comment is never mistaken for it. */
+export function tableNoteSql(id: string, note: TableNote): string {
+  // COMMENT takes no bound parameters; the text is ckql's own JSON, quoted as a string literal.
+  const literal = `'${JSON.stringify({ ckql: note }).replaceAll("'", "''")}'`;
+  return `COMMENT ON TABLE ${quoteIdentifier(id)} IS ${literal}`;
+}

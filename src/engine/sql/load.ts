@@ -1,0 +1,159 @@
+/**
+ * Loading resources into a PostgreSQL datastore: each table is created in
+ * CKAN's layout and filled with `COPY … FROM STDIN (FORMAT csv)` in batches,
+ * all in one transaction per resource, so an interrupted load leaves no
+ * half-made table (the previous one, with `replace`, stays until the commit).
+ * Types come from the memory loader's inference (`loadResources`), so the
+ * engines agree on them.
+ */
+import type { FieldInfo, Table } from '../../datastore/types.js';
+import { DatastoreError, toolError } from '../../errors.js';
+import type { Db, SqlSession } from './db.js';
+import { quoteIdentifier } from './db.js';
+import { createAliasSql, createTableSql, DATASTORE_SETUP_SQL, fullTextIndexSql, sqlTypeOf, tableNoteSql } from './layout.js';
+
+/** How far a load is, for a progress bar. */
+export interface LoadProgress {
+  readonly resource: string;
+  readonly rows: number;
+  readonly totalRows: number;
+}
+
+/**
+ * Options of `loadTables`.
+ * @example
+ * await loadTables(db, tables, { replace: true, onProgress: (p) => bar.update(p.rows) });
+ */
+export interface LoadTablesOptions {
+  /** drop a table of the same id first (in the same transaction); otherwise an existing id is an error */
+  readonly replace?: boolean;
+  /** create CKAN's full-text indexes (answers are the same without them, only slower on large tables); default true */
+  readonly indexes?: boolean;
+  /** rows per `COPY` batch; default 10 000 */
+  readonly batchRows?: number;
+  readonly onProgress?: (progress: LoadProgress) => void;
+  /** stops between batches; the resource's transaction rolls back */
+  readonly signal?: AbortSignal;
+}
+
+/** Runs CKAN's set-up statements (type, trigger function, `_table_metadata`); idempotent. */
+export async function setUpDatastore(db: Db): Promise<void> {
+  await db.transaction(async (tx) => {
+    for (const sql of DATASTORE_SETUP_SQL) await tx.query(sql);
+  });
+}
+
+/**
+ * Creates one table per resource in CKAN's layout and copies its rows in
+ * (`_id` = the row's position). Each resource is one transaction.
+ * @example
+ * const db = await openPglite();
+ * await loadTables(db, await loadResources('examples/data'));
+ */
+export async function loadTables(db: Db, tables: readonly Table[], options: LoadTablesOptions = {}): Promise<void> {
+  await setUpDatastore(db);
+  for (const table of tables) {
+    await db.transaction((tx) => loadTable(tx, table, options));
+  }
+}
+
+async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOptions): Promise<void> {
+  const columns = table.fields
+    .filter((f) => f.id !== '_id')
+    .map((f) => ({ id: f.id, type: f.type, sqlType: sqlTypeOf(f.type, valuesOf(table, f)) }));
+  for (const column of columns) {
+    // PostgreSQL cuts longer names (CKAN refuses them for the same reason).
+    if (Buffer.byteLength(column.id) > 63) {
+      throw toolError('DATA_INVALID', [table.source ?? table.id, `the column name ${JSON.stringify(column.id)} is longer than PostgreSQL's 63 bytes`]);
+    }
+    if (column.id.startsWith('_')) {
+      throw toolError('DATA_INVALID', [table.source ?? table.id, `the column name ${JSON.stringify(column.id)} starts with "_", which CKAN keeps for its own columns`]);
+    }
+  }
+  const exists = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [table.id]);
+  if (exists.rows.length > 0) {
+    if (options.replace !== true) {
+      throw toolError('USAGE', [`the datastore already holds a resource ${JSON.stringify(table.id)}${table.aliases[0] === undefined ? '' : ` (${table.aliases[0]})`}; add --replace to replace it`]);
+    }
+    await tx.query(`DROP TABLE ${quoteIdentifier(table.id)} CASCADE`);
+  }
+  for (const sql of createTableSql(table.id, columns)) await tx.query(sql);
+  const names = columns.map((c) => quoteIdentifier(c.id)).join(', ');
+  const copy = `COPY ${quoteIdentifier(table.id)} (${names}) FROM STDIN (FORMAT csv)`;
+  const batch = Math.max(1, options.batchRows ?? 10_000);
+  const total = table.rows.length;
+  for (let start = 0; start < total; start += batch) {
+    if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
+    const end = Math.min(total, start + batch);
+    let csv = '';
+    for (let r = start; r < end; r++) {
+      const row = table.rows[r] as Readonly<Record<string, unknown>>;
+      let line = '';
+      for (let k = 0; k < columns.length; k++) {
+        const column = columns[k] as (typeof columns)[number];
+        if (k > 0) line += ',';
+        line += csvCell(row[column.id], column.sqlType);
+      }
+      csv += line + '\n';
+    }
+    if (columns.length === 0) {
+      // A table with no columns but `_id`: COPY needs a column, so the rows are inserted.
+      for (let r = start; r < end; r++) await tx.query(`INSERT INTO ${quoteIdentifier(table.id)} DEFAULT VALUES`);
+    } else await tx.copyFrom(copy, csv);
+    options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: end, totalRows: total });
+  }
+  if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, columns)) await tx.query(sql);
+  for (const alias of table.aliases) {
+    if (alias === table.id) continue;
+    const other = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [alias]);
+    if (other.rows.length > 0) {
+      if (other.rows[0]?.['relkind'] !== 'v' || options.replace !== true) {
+        throw toolError('USAGE', [`the name ${JSON.stringify(alias)} is already taken in the datastore; choose another --alias${other.rows[0]?.['relkind'] === 'v' ? ' or add --replace' : ''}`]);
+      }
+      await tx.query(`DROP VIEW ${quoteIdentifier(alias)}`);
+    }
+    await tx.query(createAliasSql(alias, table.id));
+  }
+  const note = { ...(table.private === true ? { private: true } : {}), ...(table.source === undefined ? {} : { source: table.source }) };
+  await tx.query(tableNoteSql(table.id, note));
+  if (total === 0) options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: 0, totalRows: 0 });
+}
+
+function* valuesOf(table: Table, field: FieldInfo): Iterable<unknown> {
+  for (const row of table.rows) yield row[field.id];
+}
+
+/**
+ * One value as a CSV cell of `COPY … (FORMAT csv)`: null is an empty
+ * unquoted cell, anything else is quoted (so an empty text stays a text).
+ */
+export function csvCell(value: unknown, sqlType: string): string {
+  if (value === null || value === undefined) return '';
+  let text: string;
+  if (sqlType === 'nested') text = compositeOf(JSON.stringify(value));
+  else if (sqlType.endsWith('[]')) text = Array.isArray(value) ? arrayLiteral(value) : String(value);
+  else if (typeof value === 'boolean') text = value ? 't' : 'f';
+  else if (typeof value === 'object') text = JSON.stringify(value);
+  else text = String(value);
+  return `"${text.replaceAll('"', '""')}"`;
+}
+
+/** `nested`'s text form: the composite `(json,extra)` with the JSON quoted. */
+function compositeOf(json: string): string {
+  return `("${json.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}",)`;
+}
+
+/**
+ * A PostgreSQL array literal of JS values (`{"a","b c",NULL}`), the form an
+ * untyped parameter or COPY takes for an array column.
+ * @example arrayLiteral(['a', null, 'say "hi"']) // → '{"a",NULL,"say \\"hi\\""}'
+ */
+export function arrayLiteral(values: readonly unknown[]): string {
+  const items = values.map((v) => {
+    if (v === null || v === undefined) return 'NULL';
+    if (Array.isArray(v)) return arrayLiteral(v);
+    const text = typeof v === 'object' ? JSON.stringify(v) : typeof v === 'boolean' ? (v ? 't' : 'f') : String(v);
+    return `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+  });
+  return `{${items.join(',')}}`;
+}

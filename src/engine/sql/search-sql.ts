@@ -1,0 +1,275 @@
+/**
+ * `datastore_search_sql` as CKAN 2.11.5 serves it (docs/ckan-2.12-reference.md
+ * §4): one statement (no `\'`), wrapped as `SELECT * FROM (…) AS blah LIMIT
+ * rows_max+1`, in a read-only transaction with a statement timeout; the
+ * tables and functions it uses are read from `EXPLAIN (VERBOSE, FORMAT
+ * JSON)` and from the text; system tables, tables that are not readable
+ * resources and functions off CKAN's allow-list are refused with 403.
+ */
+import type { FieldInfo } from '../../datastore/types.js';
+import { DatastoreError, validationError } from '../../errors.js';
+import type { SqlResult } from '../types.js';
+import { ALLOWED_FUNCTIONS } from './allowed-functions.js';
+import type { Db, SqlSession } from './db.js';
+import { isPgError, SQLSTATE } from './db.js';
+import { databaseError } from './errors.js';
+
+/** Options of `runSearchSql`. */
+export interface SearchSqlOptions {
+  readonly timeout: number;
+  /** CKAN's `rows_max`: more rows set `records_truncated` */
+  readonly maxRows: number;
+  /** may the caller read this table (a resource id or alias)? */
+  readonly readable: (name: string) => boolean;
+  readonly signal?: AbortSignal;
+}
+
+function forbidden(message: string): DatastoreError {
+  const text = `Access denied: ${message}`;
+  return new DatastoreError('FORBIDDEN', text, { body: { __type: 'Authorization Error', message: text } });
+}
+
+/**
+ * Runs one `datastore_search_sql` statement.
+ * @example
+ * await runSearchSql(db, 'SELECT count(*) FROM "courses"', { timeout: 60000, maxRows: 32000, readable: () => true });
+ * // → { sql: 'SELECT count(*) FROM "courses"', fields: [{ id: 'count', type: 'int8' }], records: [{ count: 12 }] }
+ */
+export async function runSearchSql(db: Db, sql: unknown, options: SearchSqlOptions): Promise<SqlResult> {
+  if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
+  if (!isSingleStatement(sql)) throw validationError('query', 'Query is not a single statement.');
+  const wrapped = `SELECT * FROM (${sql}) AS blah LIMIT ${options.maxRows + 1} ;`;
+  let statement = `EXPLAIN (VERBOSE, FORMAT JSON) ${wrapped}`;
+  try {
+    return await db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL statement_timeout = ${Math.floor(options.timeout)}`);
+      const functions = new Set(functionNames(wrapped));
+      const tables: string[] = [];
+      const plan = await tx.query(statement);
+      const text = plan.rows[0]?.['QUERY PLAN'];
+      walkPlan((typeof text === 'string' ? JSON.parse(text) : text) as PlanNode[], tables, functions);
+      if (tables.some((t) => t.startsWith('pg_'))) throw forbidden('Not authorized to access system tables');
+      if (tables.some((t) => !options.readable(t))) throw forbidden('Not authorized to read resource.');
+      for (const f of functions) {
+        if (!ALLOWED_FUNCTIONS.has(f.toLowerCase()) && !ALLOWED_FUNCTIONS.has(`"${f}"`)) throw forbidden(`Not authorized to call function ${f}`);
+      }
+      statement = wrapped;
+      const result = await tx.query(wrapped);
+      const typeNames = await typeNamesOf(tx, result.fields.map((f) => f.dataTypeID));
+      const fields: FieldInfo[] = result.fields.map((f) => {
+        const type = typeNames.get(f.dataTypeID) ?? 'text';
+        return { id: f.name, type: (type === 'nested' ? 'json' : type) as FieldInfo['type'] };
+      });
+      const rows = result.rows.length > options.maxRows ? result.rows.slice(0, options.maxRows) : result.rows;
+      const records = rows.map((row) => Object.fromEntries(result.fields.map((f) => [f.name, convert(row[f.name], typeNames.get(f.dataTypeID) ?? 'text')])));
+      return { sql, records, fields, ...(result.rows.length > options.maxRows ? { records_truncated: true } : {}) };
+    }, { readOnly: true, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+  } catch (error) {
+    if (isPgError(error) && (error.code === SQLSTATE.permissionDenied || error.code === SQLSTATE.readOnlyTransaction)) {
+      throw forbidden('Not authorized to read resource.');
+    }
+    throw databaseError(error, options.signal, () => {
+      const strip = (text: string): string => text.replace('EXPLAIN (VERBOSE, FORMAT JSON) ', '').replace('EXPLAIN ', '');
+      const message = strip(error instanceof Error ? error.message : String(error));
+      const failure = validationError('query', message);
+      Object.assign(failure.body as object, { info: { statement: [strip(statement)], params: [{}], orig: [message] } });
+      return failure;
+    }, 'Query took too long');
+  }
+}
+
+interface PlanNode {
+  readonly Plan?: PlanNode;
+  readonly Plans?: readonly PlanNode[];
+  readonly 'Relation Name'?: string;
+  readonly 'Function Name'?: string;
+}
+
+function walkPlan(nodes: readonly PlanNode[], tables: string[], functions: Set<string>): void {
+  for (const node of nodes) {
+    const plan = node.Plan ?? node;
+    if (typeof plan['Relation Name'] === 'string') tables.push(plan['Relation Name']);
+    // A crosstab's inner SQL is not explained here: it is refused as an unknown function instead.
+    if (typeof plan['Function Name'] === 'string') functions.add(plan['Function Name']);
+    if (plan.Plans !== undefined) walkPlan(plan.Plans, tables, functions);
+  }
+}
+
+async function typeNamesOf(tx: SqlSession, oids: readonly number[]): Promise<Map<number, string>> {
+  if (oids.length === 0) return new Map();
+  const rows = await tx.query('SELECT oid::int AS oid, typname FROM pg_type WHERE oid = ANY($1::oid[])', [`{${oids.join(',')}}`]);
+  return new Map(rows.rows.map((r) => [Number(r['oid']), String(r['typname'])]));
+}
+
+/** CKAN's `convert` of one value of the text form, by its type name. */
+function convert(value: unknown, type: string): unknown {
+  if (value === null || value === undefined) return null;
+  const text = String(value);
+  if (type === 'nested') return JSON.parse(compositeFirst(text)) as unknown;
+  if (type.startsWith('_')) return parseArray(text).map((item) => (item === null ? null : convert(item, type.slice(1))));
+  switch (type) {
+    case 'int2':
+    case 'int4':
+    case 'int8':
+    case 'float4':
+    case 'float8':
+    case 'numeric':
+    case 'oid':
+      return Number(text);
+    case 'bool':
+      return text === 't';
+    case 'json':
+    case 'jsonb':
+      return JSON.parse(text) as unknown;
+    case 'timestamp':
+      // Python's isoformat(): a `T` between date and time.
+      return text.replace(' ', 'T');
+    case 'timestamptz':
+      return text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
+    default:
+      return text;
+  }
+}
+
+/** The first field of a composite's text form `(a,b)`. */
+function compositeFirst(text: string): string {
+  const inner = text.slice(1, -1);
+  if (!inner.startsWith('"')) return inner.slice(0, inner.indexOf(','));
+  let out = '';
+  for (let i = 1; i < inner.length; i++) {
+    const c = inner[i] as string;
+    if (c === '\\') out += inner[++i] ?? '';
+    else if (c === '"') {
+      if (inner[i + 1] === '"') out += inner[++i];
+      else break;
+    } else out += c;
+  }
+  return out;
+}
+
+/** A one-dimensional array's text form `{a,"b c",NULL}` → its items as text. */
+function parseArray(text: string): (string | null)[] {
+  const inner = text.slice(1, -1);
+  if (inner === '') return [];
+  const items: (string | null)[] = [];
+  let i = 0;
+  while (i <= inner.length) {
+    if (inner[i] === '"') {
+      let item = '';
+      i++;
+      while (i < inner.length && inner[i] !== '"') {
+        if (inner[i] === '\\') i++;
+        item += inner[i] ?? '';
+        i++;
+      }
+      items.push(item);
+      i += 2;
+    } else {
+      const end = inner.indexOf(',', i);
+      const item = inner.slice(i, end === -1 ? inner.length : end);
+      items.push(item === 'NULL' ? null : item);
+      i = end === -1 ? inner.length + 1 : end + 1;
+    }
+  }
+  return items;
+}
+
+/**
+ * CKAN's `is_single_statement`: no `\'` anywhere, and nothing but white
+ * space or comments after a `;` outside quotes and comments.
+ * @example isSingleStatement('SELECT 1; SELECT 2') // → false
+ */
+export function isSingleStatement(sql: string): boolean {
+  if (sql.includes("\\'")) return false;
+  let statements = 0;
+  let content = false;
+  for (const token of tokens(sql)) {
+    if (token.kind === 'comment' || token.kind === 'space') continue;
+    if (token.kind === 'semicolon') {
+      if (content) statements++;
+      content = false;
+    } else content = true;
+  }
+  if (content) statements++;
+  return statements <= 1;
+}
+
+/** Names called as functions in the text: a name (bare or quoted) followed by `(`, keywords aside. */
+export function functionNames(sql: string): string[] {
+  const names: string[] = [];
+  let last: { name: string; keyword: boolean } | undefined;
+  for (const token of tokens(sql)) {
+    if (token.kind === 'space' || token.kind === 'comment') continue;
+    if (token.kind === 'open' && last !== undefined && !last.keyword) names.push(last.name);
+    last = token.kind === 'word' ? { name: token.text, keyword: KEYWORDS.has(token.text.toLowerCase()) } : token.kind === 'quoted' ? { name: token.text, keyword: false } : undefined;
+  }
+  return names;
+}
+
+/** Words that take a parenthesis without being a function call. */
+const KEYWORDS: ReadonlySet<string> = new Set([
+  'select', 'from', 'where', 'and', 'or', 'not', 'in', 'exists', 'any', 'all', 'some', 'as', 'on', 'join', 'using', 'values',
+  'over', 'filter', 'within', 'group', 'by', 'order', 'having', 'union', 'intersect', 'except', 'lateral', 'case', 'when',
+  'then', 'else', 'is', 'between', 'like', 'ilike', 'similar', 'to', 'limit', 'offset', 'with', 'distinct', 'into', 'set',
+  'array', 'row', 'cast', 'partition', 'rows', 'range', 'recursive', 'returning', 'table', 'only', 'escape', 'interval',
+  'inner', 'left', 'right', 'full', 'outer', 'cross', 'natural', 'asc', 'desc', 'nulls', 'first', 'last', 'end', 'window',
+]);
+
+type Token = { kind: 'word' | 'quoted' | 'open' | 'semicolon' | 'space' | 'comment' | 'other'; text: string };
+
+function* tokens(sql: string): Generator<Token> {
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i] as string;
+    const start = i;
+    if (/\s/.test(c)) {
+      while (i < sql.length && /\s/.test(sql[i] as string)) i++;
+      yield { kind: 'space', text: sql.slice(start, i) };
+    } else if (c === '-' && sql[i + 1] === '-') {
+      while (i < sql.length && sql[i] !== '\n') i++;
+      yield { kind: 'comment', text: sql.slice(start, i) };
+    } else if (c === '/' && sql[i + 1] === '*') {
+      let depth = 0;
+      while (i < sql.length) {
+        if (sql[i] === '/' && sql[i + 1] === '*') [depth, i] = [depth + 1, i + 2];
+        else if (sql[i] === '*' && sql[i + 1] === '/') {
+          [depth, i] = [depth - 1, i + 2];
+          if (depth === 0) break;
+        } else i++;
+      }
+      yield { kind: 'comment', text: sql.slice(start, i) };
+    } else if (c === "'") {
+      i++;
+      while (i < sql.length && !(sql[i] === "'" && sql[i + 1] !== "'")) i += sql[i] === "'" ? 2 : 1;
+      i++;
+      yield { kind: 'other', text: sql.slice(start, i) };
+    } else if (c === '"') {
+      i++;
+      let name = '';
+      while (i < sql.length && !(sql[i] === '"' && sql[i + 1] !== '"')) {
+        name += sql[i];
+        i += sql[i] === '"' ? 2 : 1;
+      }
+      i++;
+      yield { kind: 'quoted', text: name };
+    } else if (c === '$' && /^\$[A-Za-z_]*\$/.test(sql.slice(i))) {
+      const tag = (/^\$[A-Za-z_]*\$/.exec(sql.slice(i)) as RegExpExecArray)[0];
+      const end = sql.indexOf(tag, i + tag.length);
+      i = end === -1 ? sql.length : end + tag.length;
+      yield { kind: 'other', text: sql.slice(start, i) };
+    } else if (/[A-Za-z_\u0080-\uffff]/.test(c)) {
+      while (i < sql.length && /[A-Za-z0-9_$\u0080-\uffff]/.test(sql[i] as string)) i++;
+      // `schema.name(` calls `name`; the schema part is skipped by the next word.
+      yield { kind: 'word', text: sql.slice(start, i) };
+    } else if (c === '(') {
+      i++;
+      yield { kind: 'open', text: c };
+    } else if (c === ';') {
+      i++;
+      yield { kind: 'semicolon', text: c };
+    } else {
+      i++;
+      yield { kind: 'other', text: c };
+    }
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Walks over the AST that several passes share: the values and fields a
+ * condition mentions, and the parameters of a query, in source order.
+ */
+import { assertNever, type Condition, type Field, type Parameter, type Query, type Value } from '../ast.js';
+
+/**
+ * Every value node of a condition, depth first (source order); a `like`
+ * pattern counts as a value.
+ * @example conditionValues(parse('from t where a = 1 and b in (2, $x)').where!.condition) // → [1, 2, $x] as nodes
+ */
+export function conditionValues(condition: Condition, out: Value[] = []): Value[] {
+  switch (condition.kind) {
+    case 'eq':
+    case 'compare':
+      out.push(condition.value);
+      return out;
+    case 'in':
+      for (const value of condition.values) out.push(value);
+      return out;
+    case 'between':
+      out.push(condition.low, condition.high);
+      return out;
+    case 'like':
+      out.push(condition.pattern);
+      return out;
+    case 'is-null':
+      return out;
+    case 'not':
+      return conditionValues(condition.condition, out);
+    case 'and':
+    case 'or':
+      for (const member of condition.conditions) conditionValues(member, out);
+      return out;
+    default:
+      return assertNever(condition, 'condition');
+  }
+}
+
+/**
+ * Every field node a condition tests, depth first (source order, repeats kept).
+ * @example conditionFieldNodes(parse('from t where a = 1 or not b is null').where!.condition).map((f) => f.name) // → ['a', 'b']
+ */
+export function conditionFieldNodes(condition: Condition, out: Field[] = []): Field[] {
+  switch (condition.kind) {
+    case 'eq':
+    case 'compare':
+    case 'in':
+    case 'between':
+    case 'like':
+    case 'is-null':
+      out.push(condition.field);
+      return out;
+    case 'not':
+      return conditionFieldNodes(condition.condition, out);
+    case 'and':
+    case 'or':
+      for (const member of condition.conditions) conditionFieldNodes(member, out);
+      return out;
+    default:
+      return assertNever(condition, 'condition');
+  }
+}
+
+/**
+ * The names of the fields a condition tests, each once, in the order they first appear.
+ * @example conditionFields(parse('from t where a = 1 and (b = 2 or a = 3)').where!.condition) // → ['a', 'b']
+ */
+export function conditionFields(condition: Condition | undefined): string[] {
+  if (condition === undefined) return [];
+  return [...new Set(conditionFieldNodes(condition).map((f) => f.name))];
+}
+
+/**
+ * Every parameter node of a query (from, where, search, limit, offset), in source order.
+ * @example parametersOf(parse('from $r where a = $x limit $n')).map((p) => p.name) // → ['r', 'x', 'n']
+ */
+export function parametersOf(query: Query): Parameter[] {
+  const values: Value[] = [query.from.resource];
+  if (query.where !== undefined) conditionValues(query.where.condition, values);
+  if (query.search !== undefined) {
+    if (query.search.text !== undefined) values.push(query.search.text);
+    for (const field of query.search.fields ?? []) values.push(field.text);
+  }
+  if (query.limit !== undefined) values.push(query.limit.value);
+  if (query.offset !== undefined) values.push(query.offset.value);
+  return values.filter((v): v is Parameter => v.kind === 'param').sort((a, b) => a.span.start - b.span.start);
+}
+
+/**
+ * The parameter that comes first in the source, if any is left unbound.
+ * @example firstParameter(parse('from t where a = $x limit $n'))?.name // → 'x'
+ */
+export function firstParameter(query: Query): Parameter | undefined {
+  return parametersOf(query)[0];
+}

@@ -1,0 +1,63 @@
+/**
+ * Text search: the `to_tsquery` subset of `plain: false`, its clear refusals,
+ * the per-table search text (right for rows past one chunk and for data
+ * holding the row separator) and the rank.
+ */
+import { describe, expect, test } from 'vitest';
+import type { Row } from '../../../src/datastore/types.js';
+import { DatastoreError } from '../../../src/errors.js';
+import { parseTsQuery, rankOf, rowSearchText, searchChunks, searchRows, textQuery, tsQueryMatches } from '../../../src/engine/memory/text-search.js';
+import { tableView } from '../../../src/engine/memory/table-view.js';
+
+describe('plain: false', () => {
+  test.each<[string, string, boolean]>([
+    ['algebra:*', 'linear algebra', true],
+    ['alg:* & lin:*', 'linear algebra', true],
+    ['alg:* & !lin:*', 'linear algebra', false],
+    ['geo | alg', 'linear algebra', true],
+    ['!(geo | chem)', 'linear algebra', true],
+    ['(geo | alg) & !(chem)', 'chemistry', false],
+    ['ALGEBRA', 'linear algebra', true],
+  ])('%s on %j: %s', (query, text, expected) => {
+    expect(tsQueryMatches(parseTsQuery(query), text)).toBe(expected);
+  });
+
+  test.each(['a <-> b', 'a:A', "'quoted'", 'linear algebra', 'a &', '(a', 'a)'])('%j is refused with what is supported', (query) => {
+    let error: unknown;
+    try {
+      parseTsQuery(query);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(DatastoreError);
+    const body = (error as DatastoreError).body as unknown as { q: string[] };
+    expect(body.q[0]).toMatch(/^cannot read .* as a text search query near .*: the memory engine supports words, prefix words \(word:\*\), &, \|, ! and parentheses$/);
+  });
+
+  test('an empty plain text asks nothing', () => {
+    expect(textQuery('  \n ', true)).toBeUndefined();
+    expect(textQuery(' Linear   ALGEBRA ', true)).toEqual({ kind: 'term', text: 'linear algebra' });
+  });
+});
+
+describe('the search text', () => {
+  test('rows past one chunk, rows holding the separator, and the sweep agree with a naive test', () => {
+    const rows: Row[] = Array.from({ length: 20_000 }, (_, i) => ({
+      t: i % 1000 === 7 ? 'Ｃｈｅｍ-2\0x' : `row ${i}`,
+      n: i,
+    }));
+    const view = tableView(rows);
+    const naive = (q: string): number[] => rows.flatMap((r, i) => (`${r.t as string}`.normalize('NFKC').toLowerCase().includes(q) || String(r.n).includes(q) ? [i] : []));
+    for (const q of ['chem-2', 'row 1999', '\0x', '19999']) {
+      expect(Array.from(searchRows(view, { kind: 'term', text: q }, null))).toEqual(naive(q));
+    }
+    expect(Array.from(searchRows(view, { kind: 'term', text: 'chem' }, [7, 8, 1007]))).toEqual([7, 1007]);
+    expect(rowSearchText(searchChunks(view), 19_999)).toBe('row 19999\n19999\n');
+  });
+
+  test('the rank counts the terms', () => {
+    expect(rankOf(['alg'], 'algebra\nalgorithms\n')).toBe(2);
+    expect(rankOf(['aa'], 'aaaa')).toBe(2);
+    expect(rankOf([], 'x')).toBe(0);
+  });
+});
