@@ -60,7 +60,7 @@ Examples:
       }
       refuseTokenArgument(options);
       const loadConfig = configLoader(options, context);
-      const { spec } = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
+      const { spec, tokenShell } = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
       // Named queries are extras for the REPL: with an explicit --url or --data, a broken config only warns.
       const explicit = options.url !== undefined || (options.data ?? []).length > 0;
       const config = await loadConfig().catch((error: unknown) => {
@@ -102,6 +102,7 @@ Examples:
           color: context.color.stdout,
           ...(options.format === undefined ? {} : { format: options.format }),
           ...(spec.kind === 'url' && spec.token !== undefined ? { secrets: [spec.token] } : {}),
+          ...(tokenShell === undefined ? {} : { tokenShell }),
         });
         return 0;
       } finally {
