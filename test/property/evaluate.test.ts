@@ -127,8 +127,11 @@ test('f in (a, b) gives the union of f = a and f = b', () => {
       const eqA = query({ kind: 'eq', span: none, field: name(field), value: literalOf(a) });
       const eqB = query({ kind: 'eq', span: none, field: name(field), value: literalOf(b) });
       for (const source of [table, rows]) {
-        const union = sorted(new Set([...ids(run(eqA, source)!), ...ids(run(eqB, source)!)]));
-        expect(ids(run(both, source)!)).toEqual(union);
+        const [inBoth, onA, onB] = [run(both, source), run(eqA, source), run(eqB, source)];
+        // `f = null` compiles to no request (it means `f is null`): nothing to compare
+        if (inBoth === undefined || onA === undefined || onB === undefined) continue;
+        const union = sorted(new Set([...ids(onA), ...ids(onB)]));
+        expect(ids(inBoth)).toEqual(union);
         expect(ids(evaluateQuery(both, source))).toEqual(union);
       }
     }),
