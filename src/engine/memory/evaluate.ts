@@ -10,7 +10,7 @@
  * heap, a large one from a full sort.
  */
 import type { FieldInfo, Filters, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
-import { dictFilterTree } from '../../datastore/filters.js';
+import { dictFilterTree, parseFilters } from '../../datastore/filters.js';
 import type { FilterNode } from '../../datastore/filters.js';
 import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
@@ -96,7 +96,7 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
-  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request);
+  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request, options.ckan === undefined ? {} : { ckan: options.ckan });
   return answer(normalized, tableView(source as Table | readonly Row[]), options);
 }
 
@@ -108,7 +108,7 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   for (const name of projection ?? []) {
     if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
-  const filters = req.filters === undefined ? [] : conjuncts(filterTreeOf(req.filters));
+  const filters = req.filters === undefined ? [] : conjuncts(filterTreeOf(req.filters, options));
   const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
   checkNames(sortItems, view, search);
   for (const { field, query } of search.byField) conditions.push({ op: 'test', field, test: fieldSearchTest(query) });
@@ -144,7 +144,9 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
 }
 
 /** The filter tree of a request's `filters`. */
-function filterTreeOf(filters: NonNullable<SearchRequest['filters']>): FilterNode {
+/** The filter tree: a 2.12 request's filters as 2.12 reads them (operators, `$or`), else the 2.11 dict. */
+function filterTreeOf(filters: NonNullable<SearchRequest['filters']>, options: EvaluateOptions): FilterNode {
+  if (options.ckan === '2.12') return parseFilters(filters, { ckan: '2.12' }) ?? { op: 'and', of: [] };
   return dictFilterTree(filters as Filters);
 }
 
