@@ -201,6 +201,10 @@ export function connect(options: ClientOptions): DatastoreClient {
       allOptions.onPage?.({ fetched: 0, total: 0 });
       return;
     }
+    if (keysetPageable(request, target ?? found)) {
+      yield* keysetPages(request, pageSize, allOptions);
+      return;
+    }
     const start = request.offset ?? 0;
     const wanted = request.limit ?? Number.POSITIVE_INFINITY;
     const countTotal = request.include_total !== false;
@@ -231,6 +235,41 @@ export function connect(options: ClientOptions): DatastoreClient {
       const served = typeof page.limit === 'number' ? Math.min(page.limit, limit) : limit;
       if (page.records.length === 0 || page.records.length < served) return;
       if (total !== undefined && start + fetched >= total) return;
+    }
+  }
+
+  /**
+   * CKAN 2.12's keyset paging (docs/ckan-2.12-reference.md §2.1): each page
+   * asks for `next_page` and the next one adds it to the filters, so a deep
+   * page costs what the first does. The last page has no `next_page`.
+   */
+  async function* keysetPages(request: SearchRequest, pageSize: number, allOptions: SearchAllOptions): AsyncGenerator<Row, void, undefined> {
+    const wanted = request.limit ?? Number.POSITIVE_INFINITY;
+    const countTotal = request.include_total !== false;
+    let fetched = 0;
+    let total: number | undefined;
+    let cursor: Record<string, unknown> | undefined;
+    while (fetched < wanted) {
+      const limit = Math.min(pageSize, wanted - fetched);
+      const filters = cursor === undefined ? request.filters : withCursor(request.filters, cursor);
+      const page = await send(
+        {
+          ...request,
+          ...(filters === undefined ? {} : { filters: filters as SearchRequest['filters'] }),
+          limit,
+          include_next_page: true,
+          ...(fetched === 0 && countTotal ? {} : { include_total: false }),
+        },
+        allOptions.signal,
+      );
+      if (fetched === 0 && typeof page.total === 'number') total = page.total;
+      fetched += page.records.length;
+      allOptions.onPage?.({ fetched, total: total === undefined ? undefined : Math.min(total, wanted) });
+      for (const record of page.records) yield record;
+      const next = (page as { next_page?: unknown }).next_page;
+      const served = typeof page.limit === 'number' ? Math.min(page.limit, limit) : limit;
+      if (page.records.length < served || typeof next !== 'object' || next === null) return;
+      cursor = next as Record<string, unknown>;
     }
   }
 
@@ -353,4 +392,17 @@ function sqlResult(answer: SearchResult): SearchResult {
   else result.total = total;
   delete result.sql;
   return result as unknown as SearchResult;
+}
+
+/** Whether `searchAll` can page a request with CKAN 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
+function keysetPageable(request: SearchRequest, target: Target | undefined): boolean {
+  if (target !== 'ckan-2.12' || request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
+  return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
+}
+
+/** The request's filters and the cursor (`{"_id": {"gt": n}}`), both holding. */
+function withCursor(filters: SearchRequest['filters'], cursor: Record<string, unknown>): Record<string, unknown> {
+  if (filters === undefined) return cursor;
+  if (!Array.isArray(filters) && !Object.hasOwn(filters, '_id')) return { ...(filters as Record<string, unknown>), ...cursor };
+  return { $and: [Array.isArray(filters) ? { $or: filters } : filters, cursor] };
 }
