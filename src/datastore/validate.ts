@@ -314,11 +314,22 @@ export function checkAgainstTable(validated: ValidatedSearch, fields: readonly F
     }
   }
   if (request.sort !== undefined) {
-    for (const item of parseSort(request.sort)) {
-      if (!known.has(item.field)) throw validationError('sort', `invalid value ${quote(formatSort([item]))}`);
-    }
+    // CKAN quotes the first bad clause as it was sent.
+    const sent = sortPieces(validated.echo.get('sort'));
+    parseSort(request.sort).forEach((item, i) => {
+      if (!known.has(item.field)) throw validationError('sort', `invalid value ${quote(sent[i] ?? formatSort([item]))}`);
+    });
   }
   return tree;
+}
+
+/** The sort items as sent, one per parsed item. */
+function sortPieces(sent: JsonValue | undefined): string[] {
+  if (typeof sent === 'string') return splitList(sent, false);
+  if (!Array.isArray(sent)) return [];
+  const pieces: string[] = [];
+  for (const item of sent as readonly JsonValue[]) if (typeof item === 'string') pieces.push(...splitList(item, false));
+  return pieces;
 }
 
 function tableFreeExtras(validated: ValidatedSearch): void {

@@ -9,10 +9,9 @@
  * (text-search.ts); a small page of a sorted result comes from a bounded
  * heap, a large one from a full sort.
  */
-import type { FieldInfo, Filters, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
-import { dictFilterTree } from '../../datastore/filters.js';
+import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
 import type { FilterNode } from '../../datastore/filters.js';
-import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
+import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
 import { canonicalText, compareValues, normalizeText } from '../../datastore/values.js';
 import { toolError, validationError } from '../../errors.js';
@@ -103,7 +102,7 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
-  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request);
+  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request, { ckan: options.ckan ?? '2.11' });
   return answer(normalized, tableView(source as Table | readonly Row[]), options);
 }
 
@@ -115,7 +114,9 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   for (const name of projection ?? []) {
     if (!view.fieldById.has(name) && !search.rankFields.includes(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
-  const filters = req.filters === undefined ? [] : conjuncts(filterTreeOf(req.filters));
+  // Plain records have no field list: their names are checked (or not) by conditionOf.
+  const tree = req.filters === undefined ? undefined : filterTreeOf(req, view.tableId === undefined ? undefined : view.fields, { ckan: options.ckan ?? '2.11' });
+  const filters = tree === undefined ? [] : conjuncts(tree);
   const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
   checkNames(sortItems, view, search);
   for (const { field, query } of search.byField) conditions.push({ op: 'test', field, test: fieldSearchTest(query) });
@@ -150,10 +151,6 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   return result as SearchResult;
 }
 
-/** The filter tree of a request's `filters`. */
-function filterTreeOf(filters: NonNullable<SearchRequest['filters']>): FilterNode {
-  return dictFilterTree(filters as Filters);
-}
 
 /** The top-level `and` of a tree as a list (an `or` or a leaf is one item). */
 function conjuncts(node: FilterNode): readonly FilterNode[] {
