@@ -211,9 +211,9 @@ const DEFAULT_LIMIT_ECHO = 100;
  *
  * - `resource_id`: `id` wins when both are sent (CKAN renames it).
  * - `filters`: an object, a list of objects (2.12) or the JSON text of one
- *   (as GET sends it); `-0` becomes `0`; `{}` is left out. Its structure is
- *   checked here (`parseFilters` without the table); field names need the
- *   table (`checkAgainstTable`, `filterTreeOf`).
+ *   (as GET sends it); `-0` becomes `0`; `{}` is left out. A 2.11 filter
+ *   that is no dict is refused here; the rest needs the table
+ *   (`checkAgainstTable`, `filterTreeOf`).
  * - `q`: a string (empty or all white space is left out), or an object of
  *   field → text; any other value is its text (`5` → `"5"`).
  * - `plain`, `distinct`, `include_total`, `include_next_page`: CKAN's
@@ -261,7 +261,9 @@ export function normalizeRequest(raw: unknown, options: NormalizeOptions = {}): 
   }
   const validated = validateSearch(raw, options);
   tableFreeChecks(validated);
-  if (validated.request.filters !== undefined) parseFilters(validated.request.filters, { ckan: validated.ckan });
+  // 2.11 refuses a filter that is no dict before anything else; 2.12's parser needs the table to
+  // report its errors in CKAN's order (unknown fields before unknown operations), so it waits for it.
+  if (validated.ckan === '2.11' && validated.request.filters !== undefined) parseFilters(validated.request.filters, { ckan: '2.11' });
   return validated.request;
 }
 
