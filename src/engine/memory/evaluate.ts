@@ -380,7 +380,7 @@ function buildRecords(view: TableView, keys: readonly string[], page: ArrayLike<
   for (let j = 0; j < page.length; j++) {
     const i = page[j] as number;
     const row = view.rows[i] as Row;
-    checkValues(row, i);
+    if (view.tableId === undefined) checkValues(row, i); // a Table's rows are typed JSON
     records[j] = make(row, i) as Row;
   }
   return records;
