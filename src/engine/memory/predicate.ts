@@ -223,8 +223,14 @@ function readTime(value: unknown, dateOnly: boolean): number | undefined {
 // ---------------------------------------------------------------------------
 // The scan
 
-/** Positions (ascending) of the rows that pass, among `candidates` (ascending) or all rows when null. */
-export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null) => Int32Array;
+/**
+ * The rows that pass among `candidates` (ascending positions) or all rows
+ * when null: the positions of the first `keep` (ascending), and how many
+ * pass in all. An unsorted page needs only its own rows: keeping no more
+ * spares the allocations (and the garbage collections they bring) of a
+ * list of every match.
+ */
+export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number) => { readonly rows: Int32Array; readonly total: number };
 
 /**
  * A scan for `condition`: generated code reading each field by its literal
@@ -260,34 +266,42 @@ export function scanFor(condition: Condition): Scan {
   const test = expression(condition);
   const locals = [...tests.map((_, k) => `t${k} = t[${k}]`), ...wanted.map((_, k) => `w${k} = w[${k}]`)].join(', ');
   const body = `${locals === '' ? '' : `const ${locals};`}
-return function scan(rows, c) {
+return function scan(rows, c, keep = Infinity) {
   const n = c === null ? rows.length : c.length;
-  let out = new Int32Array(n < 1024 ? n : 1024);
+  const max = n < keep ? n : keep;
+  let out = new Int32Array(max < 1024 ? max : 1024);
   let k = 0;
   let v;
   for (let j = 0; j < n; j++) {
     const i = c === null ? j : c[j];
     const r = rows[i];
     if (!${test}) continue;
-    if (k === out.length) out = grow(out, n);
-    out[k++] = i;
+    if (k < max) {
+      if (k === out.length) out = grow(out, max);
+      out[k] = i;
+    }
+    k++;
   }
-  return out.subarray(0, k);
+  return { rows: out.subarray(0, k < max ? k : max), total: k };
 };`;
   const make = generate<(t: readonly ValueTest[], w: readonly unknown[], grow: typeof growList) => Scan>(['t', 'w', 'grow'], body);
   if (make !== undefined) return make(tests, wanted, growList);
   const holds = closureTest(condition);
-  return (rows, c) => {
+  return (rows, c, keep = Infinity) => {
     const n = c === null ? rows.length : c.length;
-    let out: Int32Array = new Int32Array(Math.min(n, 1024));
+    const max = Math.min(n, keep);
+    let out: Int32Array = new Int32Array(Math.min(max, 1024));
     let k = 0;
     for (let j = 0; j < n; j++) {
       const i = c === null ? j : (c[j] as number);
       if (!holds(rows[i] as Row, i)) continue;
-      if (k === out.length) out = growList(out, n);
-      out[k++] = i;
+      if (k < max) {
+        if (k === out.length) out = growList(out, max);
+        out[k] = i;
+      }
+      k++;
     }
-    return out.subarray(0, k);
+    return { rows: out.subarray(0, Math.min(k, max)), total: k };
   };
 }
 
