@@ -115,9 +115,18 @@ export function equalsTest(values: readonly JsonValue[]): ValueTest {
 
 /** The strings and numbers whose canonical texts `values` want: what a string or number value must be to match. */
 function wantedKinds(values: readonly JsonValue[]): { strings: string[]; numbers: number[] } {
-  const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))];
+  const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))].map(internalize);
   const numbers = strings.filter((t) => canonicalText(Number(t)) === t).map(Number);
   return { strings, numbers };
+}
+
+/**
+ * The engine's own copy of a string, as property names are kept: a string
+ * sliced from the query text compares slowly with `===` on every row, an
+ * internalized one as fast as a literal in a hand-written loop.
+ */
+function internalize(text: string): string {
+  return Object.keys({ [text]: 0 })[0] ?? text;
 }
 
 // ---------------------------------------------------------------------------
@@ -305,8 +314,9 @@ return function scan(rows, c, keep = Infinity) {
   };
 }
 
-/** Rows sampled to order the conditions of an `and`. */
+/** Rows sampled to order the conditions of an `and`, on tables of at least `SAMPLE_MIN_ROWS`. */
 const SAMPLE = 64;
+const SAMPLE_MIN_ROWS = 8192;
 
 /**
  * The conditions of an `and`, the most selective first (so `&&` stops
@@ -315,7 +325,9 @@ const SAMPLE = 64;
  * @example
  * bySelectivity([status = completed, grade = 5], rows) // [grade = 5, status = completed]
  */
-export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[]): Condition[] {
+export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[]): readonly Condition[] {
+  // a small table is scanned in less time than the sample takes to judge
+  if (rows.length < SAMPLE_MIN_ROWS) return conditions;
   const step = Math.max(1, Math.floor(rows.length / SAMPLE));
   const passes = conditions.map((c) => {
     const holds = closureTest(c);
