@@ -347,7 +347,7 @@ describe('paging and projection', () => {
     const result = run({ fields: ['year', 'title'], filters: { year: 2020 } });
     expect(result.records).toEqual([{ year: 2020, title: 'Linear Algebra' }]);
     expect(Object.keys(result.records[0] ?? {})).toEqual(['year', 'title']);
-    expect(result.fields).toEqual([{ id: 'year', type: 'int' }, { id: 'title', type: 'text' }]);
+    expect(result.fields).toEqual([{ id: 'year', type: 'int4' }, { id: 'title', type: 'text' }]);
     expect(run({ fields: 'title,_id,title', limit: 1 }).records).toEqual([{ title: 'Linear Algebra', _id: 1 }]);
   });
 
