@@ -111,8 +111,10 @@ export const datastoreCodes = {
   METHOD_NOT_ALLOWED: { status: 405, type: 'Method Not Allowed' },
   /** a status the server sent without the error envelope */
   HTTP_ERROR: { status: undefined, type: undefined },
-  /** a 2xx whose body is not a datastore_search response */
+  /** a 2xx whose body is not a datastore_search response, or answers that cannot be right (a page repeated) */
   INVALID_RESPONSE: { status: undefined, type: undefined },
+  /** a response body over the client's `maxResponseBytes` */
+  RESPONSE_TOO_LARGE: { status: undefined, type: undefined },
   CONNECTION_FAILED: { status: undefined, type: undefined },
   TIMEOUT: { status: undefined, type: undefined },
   ABORTED: { status: undefined, type: undefined },

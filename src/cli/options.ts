@@ -52,6 +52,14 @@ export function addFormatOption(command: Command, what = 'records'): Command {
   );
 }
 
+/** `--no-escape-formulas`: csv text starting with = + - @ is written as it is. */
+export function addCsvOption(command: Command): Command {
+  return command.option(
+    '--no-escape-formulas',
+    "csv: keep text that starts with = + - @ as it is (by default it gets a leading ' so a spreadsheet cannot run it)",
+  );
+}
+
 /** `--param name=value` (repeatable). */
 export function addParamOption(command: Command): Command {
   return command.option(

@@ -3,7 +3,7 @@
  * by `ckql query` and `ckql run`.
  */
 import { performance } from 'node:perf_hooks';
-import type { SearchRequest } from '../datastore/types.js';
+import type { SearchRequest, SearchResult } from '../datastore/types.js';
 import { DatastoreError } from '../errors.js';
 import { createRecordWriter, formatRecords } from '../output/format-records.js';
 import type { OutputFormat } from '../output/format-records.js';
@@ -19,6 +19,8 @@ export interface PrintQueryOptions {
   readonly all?: boolean;
   /** records per request with `all` */
   readonly pageSize?: number;
+  /** csv: escape spreadsheet formulas (default true) */
+  readonly escapeFormulas?: boolean;
 }
 
 /**
@@ -32,13 +34,24 @@ export async function printQuery(
   options: PrintQueryOptions,
 ): Promise<void> {
   const started = performance.now();
-  const formatOptions = { color: context.color.stdout, width: context.width, pretty: context.stdout.isTTY === true };
+  const formatOptions = {
+    color: context.color.stdout,
+    width: context.width,
+    pretty: context.stdout.isTTY === true,
+    ...(options.escapeFormulas === false ? { escapeFormulas: false } : {}),
+  };
   try {
     await interruptible(async (signal) => {
       if (options.all !== true) {
         const result = await source.client.search(request, { signal });
         const elapsedMs = Math.round(performance.now() - started);
-        await context.out(await formatRecords(result, options.format, { ...formatOptions, elapsedMs }));
+        const shortBy = cutShort(request, result);
+        // At a terminal the table's footer says it; anywhere else stderr does, so `| wc -l` is not silently 100.
+        const inFooter = options.format === 'table' && context.stdout.isTTY === true;
+        await context.out(
+          await formatRecords(result, options.format, { ...formatOptions, elapsedMs, ...(inFooter && shortBy !== undefined ? { note: shortBy } : {}) }),
+        );
+        if (!inFooter && shortBy !== undefined) context.err(`note: ${shortBy}`);
         return;
       }
       // One `limit: 0` request first: it gives the field order for headers and the total for progress.
@@ -69,6 +82,22 @@ export async function printQuery(
     }
     throw error;
   }
+}
+
+/**
+ * Why a result holds fewer records than match, when the user did not ask
+ * for exactly that many: the source's default limit, or its cap on `limit`.
+ * @example cutShort({ resource_id: 'courses' }, { records: [100 records], total: 320, … })
+ * // '100 of 320 records: the default limit; add `limit N`, or --all for every record'
+ */
+export function cutShort(request: SearchRequest, result: SearchResult): string | undefined {
+  const returned = result.records.length;
+  const total = result.total;
+  if (total === undefined || returned >= total - (request.offset ?? 0)) return undefined;
+  const of = `${returned} of ${total} records`;
+  if (request.limit === undefined) return `${of}: the default limit; add \`limit N\`, or --all for every record`;
+  if (returned < request.limit) return `${of}: the source caps limit at ${returned} (limit ${request.limit} was asked); --all pages through every record`;
+  return undefined;
 }
 
 /** `fetched 3000 of 5000 records` on stderr, rewritten in place; only on a terminal. */

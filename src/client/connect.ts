@@ -34,6 +34,7 @@ const DEFAULTS = {
   maxRetryDelay: 30_000,
   pageSize: 1_000,
   userAgent: 'ckql',
+  maxResponseBytes: 256 * 1024 * 1024,
 } as const;
 
 /** Two to four sockets per origin is polite to an open-data portal. */
@@ -53,6 +54,16 @@ const CONNECTIONS = 4;
  * }
  * await client.close();
  */
+/** The first and last record of a page as text, to notice a page sent twice; undefined for an empty or unprintable page. */
+function pageSignature(records: readonly Row[]): string | undefined {
+  if (records.length === 0) return undefined;
+  try {
+    return JSON.stringify([records.length, records[0], records[records.length - 1]]);
+  } catch {
+    return undefined;
+  }
+}
+
 export function connect(options: ClientOptions): DatastoreClient {
   const base = portalUrl(options.url);
   const language = options.language === '' ? undefined : options.language;
@@ -77,6 +88,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     maxRetryDelay: Math.max(0, options.maxRetryDelay ?? DEFAULTS.maxRetryDelay),
     origin: base.origin,
     token,
+    maxResponseBytes: positive(options.maxResponseBytes, DEFAULTS.maxResponseBytes, 'maxResponseBytes'),
     onRetry: options.onRetry,
   };
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': options.userAgent ?? DEFAULTS.userAgent };
@@ -154,6 +166,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     const countTotal = request.include_total !== false;
     let fetched = 0;
     let total: number | undefined;
+    let previous: string | undefined;
     while (fetched < wanted) {
       const limit = Math.min(pageSize, wanted - fetched);
       // Only the first page asks for the total: counting is the expensive part of a CKAN search.
@@ -162,6 +175,15 @@ export function connect(options: ClientOptions): DatastoreClient {
         allOptions.signal,
       );
       if (fetched === 0 && typeof page.total === 'number') total = page.total;
+      // A server that ignores `offset` sends the same page again and again; without a total nothing else would stop it.
+      const seen = pageSignature(page.records);
+      if (seen !== undefined && seen === previous) {
+        throw new DatastoreError(
+          'INVALID_RESPONSE',
+          `${base.origin} answered offset ${start + fetched} with the same records as offset ${start + fetched - page.records.length}: it ignores offset, so paging cannot go on (${fetched} records read)`,
+        );
+      }
+      previous = seen;
       fetched += page.records.length;
       allOptions.onPage?.({ fetched, total: total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted) });
       for (const record of page.records) yield record;
@@ -226,7 +248,7 @@ function portalUrl(text: string): URL {
 
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw toolError('USAGE', [`${name} must be a positive number of milliseconds, not ${value}`]);
+  if (!Number.isFinite(value) || value <= 0) throw toolError('USAGE', [`${name} must be a positive number, not ${String(value)}`]);
   return value;
 }
 

@@ -49,7 +49,8 @@ export function queryStringFor(request: SearchRequest): string {
   const params = new URLSearchParams();
   params.append('resource_id', request.resource_id);
   if (request.filters !== undefined) params.append('filters', JSON.stringify(request.filters));
-  if (request.q !== undefined) params.append('q', qNeedsJson(request.q) ? JSON.stringify(request.q) : request.q);
+  // A per-field q (an object) goes as its JSON text, as CKAN reads it from a query string.
+  if (request.q !== undefined) params.append('q', typeof request.q !== 'string' || qNeedsJson(request.q) ? JSON.stringify(request.q) : request.q);
   if (request.fields !== undefined) {
     const plain = request.fields.every(
       (name) => name !== '' && !name.includes(',') && name.trim() === name && !name.startsWith('[') && !name.startsWith('"') && isWellFormed(name),

@@ -38,7 +38,7 @@ export function readResponse(status: number, text: string, context: ResponseCont
   const envelope = isObject(json) ? json : undefined;
   if (status >= 200 && status < 300) {
     if (envelope?.success === true && isObject(envelope.result) && Array.isArray(envelope.result.records)) {
-      return envelope.result as unknown as SearchResult;
+      return checkedResult(envelope.result, context);
     }
     if (envelope?.success === false && isErrorBody(envelope.error)) throw errorFromBody(status, envelope.error, context);
     const what = json === undefined ? 'not JSON' : 'JSON, but not a datastore_search response (no result.records)';
@@ -68,7 +68,57 @@ export function readResponse(status: number, text: string, context: ResponseCont
   );
 }
 
-function errorFromBody(status: number, body: ErrorBody, context: ResponseContext): DatastoreError {
+/**
+ * The parts of a result the CLI, the REPL and `searchAll` rely on, checked:
+ * records are objects, `fields` is a list of `{ id, type }` with text ids,
+ * `total` a number when present. Anything else is `INVALID_RESPONSE` naming
+ * what was wrong, never a `TypeError` further on.
+ */
+function checkedResult(result: Record<string, unknown>, context: ResponseContext): SearchResult {
+  const wrong = (what: string): never => {
+    throw new DatastoreError('INVALID_RESPONSE', `${context.origin} answered a datastore_search result whose ${what}`);
+  };
+  const records = result.records as unknown[];
+  // Only object records are checked: `records_format: lists` answers arrays.
+  const objects = result.records_format === undefined || result.records_format === 'objects';
+  const record = objects ? records.findIndex((each) => !isObject(each)) : -1;
+  if (record >= 0) wrong(`records[${record}] is not an object`);
+  if (result.fields !== undefined) {
+    if (!Array.isArray(result.fields)) wrong('fields is not a list');
+    const field = (result.fields as unknown[]).findIndex((each) => !isObject(each) || typeof each.id !== 'string');
+    if (field >= 0) wrong(`fields[${field}] is not a field ({ id, type })`);
+  } else {
+    result = { ...result, fields: [] };
+  }
+  if (result.total !== undefined && result.total !== null && typeof result.total !== 'number') wrong('total is not a number');
+  return result as unknown as SearchResult;
+}
+
+/**
+ * An error body as the rest of the code may read it: `__type` and each
+ * field as text or a list of texts. A server's objects (or one with its own
+ * `toString`) become JSON text here, so rendering never calls their methods.
+ */
+function plainBody(body: ErrorBody): ErrorBody {
+  const plain: Record<string, unknown> = { __type: body.__type };
+  for (const [key, value] of Object.entries(body)) {
+    if (key === '__type') continue;
+    plain[key] = Array.isArray(value) ? value.map(textOf) : textOf(value);
+  }
+  return plain as ErrorBody;
+}
+
+function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value) ?? typeof value;
+  } catch {
+    return typeof value;
+  }
+}
+
+function errorFromBody(status: number, raw: ErrorBody, context: ResponseContext): DatastoreError {
+  const body = plainBody(raw);
   const code = CODE_BY_TYPE.get(body.__type) ?? 'HTTP_ERROR';
   const said = typeof body.message === 'string' ? body.message : undefined;
   let message: string;
@@ -93,7 +143,7 @@ function validationMessages(body: ErrorBody): string {
   const parts: string[] = [];
   for (const [param, value] of Object.entries(body)) {
     if (param === '__type' || param === 'info') continue;
-    const messages = Array.isArray(value) ? value.map(String) : [String(value)];
+    const messages = Array.isArray(value) ? value.map(textOf) : [textOf(value)];
     parts.push(`${param}: ${messages.join('; ')}`);
   }
   return parts.length === 0 ? 'Validation Error (no details given)' : parts.join('; ');

@@ -38,6 +38,8 @@ export interface TransportOptions {
   readonly origin: string;
   /** the raw token, only to scrub it from anything a server echoes */
   readonly token: string | undefined;
+  /** bytes of a response body read before `RESPONSE_TOO_LARGE` */
+  readonly maxResponseBytes: number;
   readonly onRetry?: ((info: RetryInfo) => void) | undefined;
   /** in [0, 1): the jitter source, replaceable in tests */
   readonly random?: () => number;
@@ -121,7 +123,11 @@ async function exchange(wire: WireRequest, options: TransportOptions, signal: Ab
     response.body.destroy(error);
   }, options.timeout);
   try {
-    const text = await response.body.text();
+    if (Number(response.headers['content-length']) > options.maxResponseBytes) {
+      response.body.destroy();
+      throw tooLarge(options);
+    }
+    const text = await readCapped(response.body, options);
     const location = response.headers.location;
     return {
       status: response.statusCode,
@@ -132,6 +138,32 @@ async function exchange(wire: WireRequest, options: TransportOptions, signal: Ab
   } finally {
     clearTimeout(deadline);
   }
+}
+
+/**
+ * The body as text, refusing to hold more than `maxResponseBytes`: the server
+ * decides how much it sends, the client how much it keeps.
+ */
+async function readCapped(body: Dispatcher.ResponseData['body'], options: TransportOptions): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > options.maxResponseBytes) {
+      body.destroy();
+      throw tooLarge(options);
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function tooLarge(options: TransportOptions): DatastoreError {
+  return new DatastoreError(
+    'RESPONSE_TOO_LARGE',
+    `the response from ${options.origin} is larger than ${options.maxResponseBytes} bytes, the most this client reads (the maxResponseBytes option); ask for fewer records per request`,
+  );
 }
 
 /**

@@ -20,6 +20,12 @@ export interface ClientOptions {
   readonly method?: 'POST' | 'GET';
   /** milliseconds for headers and for the body, each; default 30 000 */
   readonly timeout?: number;
+  /**
+   * bytes of one response body the client reads before giving up with
+   * `RESPONSE_TOO_LARGE`; default 256 MiB (32,000 wide records fit well
+   * under it; a server sending junk without end does not)
+   */
+  readonly maxResponseBytes?: number;
   /** retries for 429/502/503/504 and connection failures; default 3 */
   readonly retries?: number;
   readonly userAgent?: string;

@@ -4,6 +4,7 @@
  * `true`/`false`, JSON values as JSON text), and nothing for null or missing.
  */
 import type { JsonValue } from '../datastore/types.js';
+import { stringifyJson } from './safe-text.js';
 
 /**
  * @example cellText(2.5) // "2.5"
@@ -15,5 +16,5 @@ export function cellText(value: JsonValue | undefined): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return Object.is(value, -0) ? '0' : String(value);
   if (typeof value === 'boolean') return value ? 'true' : 'false';
-  return JSON.stringify(value);
+  return stringifyJson(value);
 }

@@ -5,13 +5,17 @@
  * Two entry points share one implementation: `formatRecords` for one result
  * (the REPL, `ckql query`), and `createRecordWriter` for a stream of records
  * (`ckql query --all`), which writes as records arrive so any result size
- * stays in constant memory (except `table`, which must see every row to size
- * its columns).
+ * stays in constant memory. A table must see its rows to size its columns,
+ * so it draws the first `tableRowLimit` and counts the rest.
+ *
+ * Only a record's own properties are read (a field named `constructor` is a
+ * field), and values nested deeper than the call stack still print.
  */
 import { stringify } from 'csv-stringify/sync';
 import { toolError } from '../errors.js';
 import type { FieldInfo, Row, SearchResult } from '../datastore/types.js';
 import { cellText } from './cell-text.js';
+import { escapeInvisible, ownValue, stringifyJson } from './safe-text.js';
 
 export const outputFormats = ['table', 'json', 'ndjson', 'csv', 'markdown'] as const;
 export type OutputFormat = (typeof outputFormats)[number];
@@ -27,7 +31,22 @@ export interface FormatOptions {
   readonly maxRows?: number;
   /** json: indent records (for a person at a terminal) instead of one record per line */
   readonly pretty?: boolean;
+  /**
+   * csv: prefix text starting with `=`, `+`, `-`, `@`, tab or CR with `'`, so
+   * a spreadsheet never runs it as a formula (default true). Off keeps such
+   * text as it is (`+4712345678`), for files no spreadsheet opens.
+   */
+  readonly escapeFormulas?: boolean;
+  /** table: a line under the footer (why a result was cut short) */
+  readonly note?: string;
 }
+
+/**
+ * The most records a table draws (the rest are counted in the footer): a
+ * terminal shows far fewer, and drawing 32,000 rows takes seconds and
+ * holds them all in memory. csv, ndjson and json print every record.
+ */
+export const tableRowLimit = 500;
 
 /** Receives output text in order; may return a promise to apply backpressure. */
 export type TextSink = (text: string) => void | Promise<void>;
@@ -64,7 +83,7 @@ export async function formatRecords(
   format: OutputFormat,
   options: FormatOptions = {},
 ): Promise<string> {
-  if (format === 'table') return renderTable(result, options);
+  if (format === 'table') return renderTable(result, { maxRows: tableRowLimit, ...options });
   const parts: string[] = [];
   const writer = createRecordWriter(format, result.fields, (text) => void parts.push(text), options);
   for (const row of result.records) await writer.write(row);
@@ -90,13 +109,12 @@ export function createRecordWriter(
   switch (format) {
     case 'ndjson':
       return {
-        write: async (row) => sink(`${JSON.stringify(row)}\n`),
+        write: async (row) => sink(`${stringifyJson(row)}\n`),
         end: async () => undefined,
       };
     case 'json': {
       let count = 0;
-      const render = (row: Row): string =>
-        options.pretty === true ? `  ${JSON.stringify(row, null, 2).replaceAll('\n', '\n  ')}` : JSON.stringify(row);
+      const render = (row: Row): string => (options.pretty === true ? `  ${prettyJson(row).replaceAll('\n', '\n  ')}` : stringifyJson(row));
       return {
         write: async (row) => {
           await sink(`${count === 0 ? '[\n' : ',\n'}${render(row)}`);
@@ -110,12 +128,13 @@ export function createRecordWriter(
       const header = async (): Promise<void> => {
         if (headerDone) return;
         headerDone = true;
-        await sink(csvLine(columns));
+        await sink(csvLine(columns, escapeFormulas));
       };
+      const escapeFormulas = options.escapeFormulas !== false;
       return {
         write: async (row) => {
           await header();
-          await sink(csvLine(columns.map((id) => row[id] ?? null)));
+          await sink(csvLine(columns.map((id) => ownValue(row, id) ?? null), escapeFormulas));
         },
         end: header,
       };
@@ -131,28 +150,43 @@ export function createRecordWriter(
       return {
         write: async (row) => {
           await header();
-          await sink(markdownLine(columns.map((id) => cellText(row[id]))));
+          await sink(markdownLine(columns.map((id) => cellText(ownValue(row, id)))));
         },
         end: header,
       };
     }
     case 'table': {
+      // Only the rows it will draw are kept; the others are counted, so a million records cost a counter.
+      const limit = options.maxRows ?? tableRowLimit;
       const rows: Row[] = [];
+      let count = 0;
       return {
-        write: async (row) => void rows.push(row),
+        write: async (row) => {
+          count += 1;
+          if (rows.length < limit) rows.push(row);
+        },
         end: async (summary = {}) => {
           const result: SearchResult = {
             resource_id: '',
             fields,
             records: rows,
-            total: summary.total ?? rows.length,
+            total: summary.total ?? count,
             total_was_estimated: false,
             limit: rows.length,
             include_total: true,
             records_format: 'objects',
           };
           const elapsedMs = summary.elapsedMs ?? options.elapsedMs;
-          await sink(await renderTable(result, elapsedMs === undefined ? options : { ...options, elapsedMs }));
+          const note = count > rows.length ? `(a table draws ${limit} records; --format csv or ndjson prints all ${count})` : undefined;
+          await sink(
+            await renderTable(result, {
+              ...options,
+              maxRows: limit,
+              returned: count,
+              ...(elapsedMs === undefined ? {} : { elapsedMs }),
+              ...(note === undefined ? {} : { note }),
+            }),
+          );
         },
       };
     }
@@ -165,33 +199,50 @@ export function createRecordWriter(
  * leading `'`, so opening the file cannot run a formula. Numbers stay
  * numbers (`-3` is not escaped); booleans and JSON values become their text.
  */
-function csvLine(cells: readonly unknown[]): string {
+function csvLine(cells: readonly unknown[], escapeFormulas = true): string {
   return stringify([cells], {
-    escape_formulas: true,
+    escape_formulas: escapeFormulas,
     cast: {
       boolean: (value) => (value ? 'true' : 'false'),
       number: (value) => (Object.is(value, -0) ? '0' : String(value)),
-      object: (value) => JSON.stringify(value),
+      object: (value) => stringifyJson(value),
     },
   });
 }
 
-/** A GitHub-flavoured Markdown table row; `|` is escaped and line breaks become `<br>`. */
+/** Indented JSON; a value too deep for the call stack is written on one line instead. */
+function prettyJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return stringifyJson(value);
+  }
+}
+
+/**
+ * A GitHub-flavoured Markdown table row; `|` is escaped, line breaks become
+ * `<br>`, and bidi or invisible characters show as `\u202E`.
+ */
 function markdownLine(cells: readonly string[], escape = true): string {
   const text = escape
-    ? cells.map((cell) => cell.replaceAll('\\', '\\\\').replaceAll('|', '\\|').replace(/\r\n|\r|\n/g, '<br>'))
+    ? cells.map((cell) =>
+        escapeInvisible(cell).replaceAll('\\', '\\\\').replaceAll('|', '\\|').replace(/\r\n|\r|\n/g, '<br>'),
+      )
     : cells;
   return `| ${text.join(' | ')} |\n`;
 }
 
 /** The ink table, loaded only when asked for, so other formats never load ink. */
-async function renderTable(result: SearchResult, options: FormatOptions): Promise<string> {
+async function renderTable(result: SearchResult, options: FormatOptions & { readonly returned?: number }): Promise<string> {
   const { renderResultTable } = await import('./table/render.js');
   const text = renderResultTable(result, {
     width: options.width ?? 80,
     color: options.color ?? false,
     ...(options.elapsedMs === undefined ? {} : { elapsedMs: options.elapsedMs }),
     ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
+    ...(options.returned === undefined ? {} : { returned: options.returned }),
+    ...(options.note === undefined ? {} : { note: options.note }),
   });
   return text.endsWith('\n') ? text : `${text}\n`;
 }

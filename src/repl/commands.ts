@@ -6,7 +6,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
-import { readParamValue } from '../session/params.js';
+import { readParamValue, refuseUnknownParams } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
 import { toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
@@ -51,6 +51,12 @@ function state(on: boolean): string {
  */
 export function sourceSpecFor(argument: string, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): SourceSpec {
   const text = argument.trim();
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(text)?.[1];
+  if (scheme !== undefined && !/^https?$/i.test(scheme)) {
+    throw toolError('USAGE', [`.connect takes an http(s) URL or a local path, found a ${scheme}: URL`], {
+      hint: 'for example .connect https://data.example.org or .connect ./data',
+    });
+  }
   if (/^https?:\/\//i.test(text)) {
     const token = env.CKQL_TOKEN;
     return { kind: 'url', url: text, ...(token === undefined || token === '' ? {} : { token }) };
@@ -72,6 +78,7 @@ export function readRunParams(words: readonly string[]): Params {
         hint: 'for example .run active-by-subject subject=math',
       });
     }
+    if (Object.hasOwn(params, name)) throw toolError('USAGE', [`.run: ${name} is given twice; give each parameter once`]);
     params[name] = readParamValue(word.slice(equals + 1));
   }
   return params;
@@ -169,14 +176,18 @@ export const dotCommands: readonly DotCommand[] = [
   },
   {
     name: 'lang',
-    usage: 'en|de|none',
-    help: 'language segment of the portal URL (/de/api/…)',
+    usage: 'LANG|none',
+    help: 'language segment of the portal URL (/de/api/…); local data offers en and de',
     words: async () => ['en', 'de', 'none'],
     run: async (session, argument) => {
       const word = argument.trim();
       if (word !== '') {
         if (word !== 'none' && !/^[A-Za-z][A-Za-z0-9_-]*$/.test(word)) {
           throw toolError('USAGE', [`.lang takes a language segment such as en or de, or none, found ${JSON.stringify(word)}`]);
+        }
+        // The in-process server for local data answers under /en and /de only; a portal knows its own.
+        if (session.source.spec.kind === 'data' && !['en', 'de', 'none'].includes(word)) {
+          throw toolError('USAGE', [`.lang ${word}: local data is served under /en and /de only`], { hint: '.lang en, .lang de or .lang none' });
         }
         session.setLanguage(word === 'none' ? undefined : word);
       }
@@ -197,11 +208,11 @@ export const dotCommands: readonly DotCommand[] = [
     name: 'connect',
     usage: 'URL|DIR',
     help: 'query a portal (token from CKQL_TOKEN), or local files',
-    run: async (session, argument) => {
+    run: async (session, argument, io) => {
       if (argument.trim() === '') {
         return `connected to ${session.source.label}`;
       }
-      const source = await session.connectTo(sourceSpecFor(argument));
+      const source = await session.connectTo(sourceSpecFor(argument), io.signal);
       const names = (await session.resources().catch(() => [])).map((r) => r.alias ?? r.id);
       return `connected to ${source.label}${names.length === 0 ? '' : `: ${names.join(', ')}`}`;
     },
@@ -217,12 +228,14 @@ export const dotCommands: readonly DotCommand[] = [
           ? 'no config file found; named queries live under `queries:` in ckql.config.yaml'
           : `no queries in ${session.config.file}`;
       }
+      const described = queries.some((q) => q.description !== undefined);
       return renderInfoTable(
-        ['name', 'params', 'query'],
+        ['name', 'params', ...(described ? ['description'] : []), 'query'],
         queries.map((q) => [
           q.name,
           Object.entries(q.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' '),
-          q.description ?? q.query.replace(/\s+/g, ' ').trim(),
+          ...(described ? [q.description ?? ''] : []),
+          q.query.replace(/\s+/g, ' ').trim(),
         ]),
         { width: session.width(), color: session.color, note: session.config.file },
       );
@@ -242,8 +255,13 @@ export const dotCommands: readonly DotCommand[] = [
           hint: didYouMean(name, session.config.queries.keys()) ?? '.queries lists them',
         });
       }
-      const params = { ...query.params, ...readRunParams(rest) };
-      return session.run(query.query, { signal: io.signal, params });
+      const given = readRunParams(rest);
+      refuseUnknownParams(query.query, Object.keys(given), `.run ${name}`);
+      const params = { ...query.params, ...given };
+      const unboundHint = (param: string): string => `give it a value: .run ${name} ${param}=…`;
+      if (query.profile === undefined) return session.run(query.query, { signal: io.signal, params, unboundHint });
+      // The query's own profile, as `ckql run` uses it: opened for this run and closed after it.
+      return session.runOn(query.profile, query.query, { signal: io.signal, params, unboundHint });
     },
   },
 ];

@@ -1,7 +1,8 @@
 /**
  * Statements read from a pipe, a file or `-c`: split at `;`, run in order,
  * records printed in one format (ndjson unless told otherwise), errors on
- * stderr with the line and column of the whole script.
+ * stderr with the line and column of the whole script. CSV takes a script of
+ * one statement: a CSV stream has one header.
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -10,7 +11,7 @@ import { compile } from '../compile/compile.js';
 import type { Params } from '../compile/bind.js';
 import type { SearchRequest } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
-import { DatastoreError, QueryError } from '../errors.js';
+import { DatastoreError, QueryError, toolError } from '../errors.js';
 import { createRecordWriter, formatRecords, type OutputFormat } from '../output/format-records.js';
 import { inPlace, splitStatements, type Statement } from './statements.js';
 
@@ -34,6 +35,8 @@ export interface ScriptOptions {
   readonly all?: boolean;
   /** aborts the running request and stops the script */
   readonly signal?: AbortSignal;
+  /** csv: escape spreadsheet formulas (default true) */
+  readonly escapeFormulas?: boolean;
 }
 
 export interface ScriptResult {
@@ -61,6 +64,13 @@ export async function runScript(script: string, options: ScriptOptions): Promise
   const format = options.format ?? 'ndjson';
   const color = options.color ?? false;
   const statements = splitStatements(script);
+  if (format === 'csv' && statements.length > 1) {
+    // One CSV stream has one header: several results with their own columns would read as one broken table.
+    throw toolError('USAGE', [`--format csv prints one table, and this script has ${statements.length} statements`], {
+      hint: 'run them one at a time, or use --format ndjson (one JSON record per line, any columns)',
+    });
+  }
+  const csv = options.escapeFormulas === false ? { escapeFormulas: false } : {};
   const errors: unknown[] = [];
   let succeeded = 0;
   for (const statement of statements) {
@@ -74,7 +84,7 @@ export async function runScript(script: string, options: ScriptOptions): Promise
         await streamAll(request, options, format, output, color);
       } else {
         const result = await options.source.client.search(request, options.signal === undefined ? {} : { signal: options.signal });
-        await write(output, await formatRecords(result, format, { color, width: options.width ?? Infinity }));
+        await write(output, await formatRecords(result, format, { color, width: options.width ?? Infinity, ...csv }));
       }
       succeeded += 1;
     } catch (error) {
@@ -121,7 +131,11 @@ async function streamAll(
     { ...request, limit: 0 },
     options.signal === undefined ? {} : { signal: options.signal },
   );
-  const writer = createRecordWriter(format, first.fields, (text) => write(output, text), { color, width: options.width ?? Infinity });
+  const writer = createRecordWriter(format, first.fields, (text) => write(output, text), {
+    color,
+    width: options.width ?? Infinity,
+    ...(options.escapeFormulas === false ? { escapeFormulas: false } : {}),
+  });
   let count = 0;
   for await (const row of client.searchAll(request, options.signal === undefined ? {} : { signal: options.signal })) {
     await writer.write(row);

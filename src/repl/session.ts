@@ -11,18 +11,26 @@ import type { DatastoreClient } from '../client/types.js';
 import { connect } from '../client/connect.js';
 import { unknownFieldHint } from '../session/field-hint.js';
 import { didYouMean } from '../session/nearest.js';
+import { selectSource } from '../session/select-source.js';
 import type { ResourceSummary, Source, SourceSpec } from '../session/source.js';
 import { compile } from '../compile/compile.js';
 import type { Params } from '../compile/bind.js';
 import type { Config } from '../config/types.js';
 import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
-import { DatastoreError } from '../errors.js';
-import { formatRecords, type OutputFormat } from '../output/format-records.js';
+import { DatastoreError, QueryError } from '../errors.js';
+import { formatRecords, tableRowLimit, type OutputFormat } from '../output/format-records.js';
+import { ownValue } from '../output/safe-text.js';
 import type { CompletionContext } from './complete.js';
 import { explainText } from './explain.js';
 import { footerText, layoutTable, cellOf } from '../output/table/layout.js';
 import { renderResultTable } from '../output/table/render.js';
+
+/** The resource `.connect` asks a portal for, to learn that it answers (never listed). */
+const connectionCheck = 'ckql-connection-check';
+
+/** Records of the last result kept for completing values. */
+const completionSample = 1_000;
 
 export interface SessionSettings {
   format: OutputFormat;
@@ -114,7 +122,8 @@ export class Session {
    */
   resources(refresh = false): Promise<readonly ResourceSummary[]> {
     if (refresh || this.#resources === undefined) {
-      const asked = this.#source.listResources().then((listed) => {
+      const asked = this.#source.listResources().then((all) => {
+        const listed = all.filter((r) => r.id !== connectionCheck);
         const known = new Set(listed.flatMap((r) => [r.id, ...(r.alias === undefined ? [] : [r.alias])]));
         return [...listed, ...[...this.#seen].filter((id) => !known.has(id)).map((id) => ({ id }))];
       });
@@ -199,7 +208,15 @@ export class Session {
    * then the records in the session's format with a footer. Errors come back
    * rendered, not thrown; a cancelled request says so in one word.
    */
-  async run(text: string, options: { readonly signal?: AbortSignal; readonly params?: Params } = {}): Promise<string> {
+  async run(
+    text: string,
+    options: {
+      readonly signal?: AbortSignal;
+      readonly params?: Params;
+      /** the hint for a parameter left without a value (`.run` says how to give one) */
+      readonly unboundHint?: (name: string) => string;
+    } = {},
+  ): Promise<string> {
     const parts: string[] = [];
     let request: SearchRequest | undefined;
     try {
@@ -215,10 +232,45 @@ export class Session {
       this.#remember(request, result);
       parts.push(await this.render(result, elapsedMs));
     } catch (error) {
+      if (error instanceof QueryError && error.code === 'UNBOUND_PARAMETER' && options.unboundHint !== undefined) {
+        const name = /\$([A-Za-z_][A-Za-z0-9_]*)/.exec(error.message)?.[1] ?? 'name';
+        const { source } = error;
+        const retold = new QueryError(error.code, error.message, error.span, {
+          ...(error.expected === undefined ? {} : { expected: error.expected }),
+          ...(error.found === undefined ? {} : { found: error.found }),
+          hint: options.unboundHint(name),
+          ...(source === undefined ? {} : { source }),
+        });
+        parts.push(this.renderFailure(retold, options.signal));
+        return parts.join('\n');
+      }
       const hint = request === undefined ? undefined : await this.#hintFor(error, request, options.signal);
       parts.push(this.renderFailure(error, options.signal, hint));
     }
     return parts.join('\n');
+  }
+
+  /**
+   * `.run` of a named query with its own `profile:`: that profile's source is
+   * opened for this one run and closed after it, as `ckql run` does.
+   */
+  async runOn(profile: string, text: string, options: Parameters<Session['run']>[1] = {}): Promise<string> {
+    if (this.#openSource === undefined) return this.run(text, options);
+    let source: Source;
+    try {
+      const { spec } = await selectSource({ profile }, { config: async () => this.config });
+      source = await this.#openSource(spec);
+    } catch (error) {
+      return this.renderFailure(error, options.signal);
+    }
+    const saved = this.#client;
+    this.#client = source.client;
+    try {
+      return await this.run(text, options);
+    } finally {
+      this.#client = saved;
+      await source.close().catch(() => undefined);
+    }
   }
 
   /** "did you mean" for an unknown field or resource, asked while the source is at hand. */
@@ -231,7 +283,8 @@ export class Session {
   }
 
   #remember(request: SearchRequest, result: SearchResult): void {
-    this.#last = { resource: request.resource_id, result };
+    // Kept for completing values: a sample is enough, and a 32,000-record answer is not held after it is shown.
+    this.#last = { resource: request.resource_id, result: { ...result, records: result.records.slice(0, completionSample) } };
     if (!this.#seen.has(request.resource_id)) {
       this.#seen.add(request.resource_id);
       this.#resources = undefined;
@@ -250,6 +303,7 @@ export class Session {
       const text = renderResultTable(result, {
         width,
         color: this.color,
+        maxRows: tableRowLimit,
         ...(shownMs === undefined ? {} : { elapsedMs: shownMs }),
       });
       return text + this.#verticalHint(result, width);
@@ -262,7 +316,7 @@ export class Session {
   /** Said once: why records came out one by one, and how to get a table. */
   #verticalHint(result: SearchResult, width: number): string {
     if (this.#toldAboutVertical || result.records.length === 0) return '';
-    const rows = result.records.map((record) => result.fields.map((field) => cellOf(record[field.id])));
+    const rows = result.records.slice(0, tableRowLimit).map((record) => result.fields.map((field) => cellOf(ownValue(record, field.id))));
     if (layoutTable(result.fields, rows, width).kind !== 'vertical') return '';
     this.#toldAboutVertical = true;
     return `\n${this.#dim(`(rows too wide for ${width} columns; \`select\` fewer fields for a table)`)}`;
@@ -304,10 +358,25 @@ export class Session {
     this.#useLanguage(language);
   }
 
-  /** `.connect`: a new source; caches are dropped, settings kept. */
-  async connectTo(spec: SourceSpec): Promise<Source> {
+  /**
+   * `.connect`: a new source; caches are dropped, settings kept. A portal is
+   * asked once first (any answer, even "no such resource", proves it is
+   * there), so an address nothing listens on is an error, not "connected".
+   */
+  async connectTo(spec: SourceSpec, signal?: AbortSignal): Promise<Source> {
     if (this.#openSource === undefined) throw new Error('this session cannot open other sources');
     const source = await this.#openSource(spec);
+    if (spec.kind === 'url') {
+      try {
+        await source.client.search({ resource_id: connectionCheck, limit: 0 }, signal === undefined ? {} : { signal });
+      } catch (error) {
+        const reached = error instanceof DatastoreError && !['CONNECTION_FAILED', 'TIMEOUT', 'ABORTED', 'INVALID_RESPONSE', 'HTTP_ERROR'].includes(error.code);
+        if (!reached) {
+          await source.close().catch(() => undefined);
+          throw error;
+        }
+      }
+    }
     this.#ownSources.push(source);
     this.#source = source;
     this.#resources = undefined;

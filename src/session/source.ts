@@ -86,8 +86,9 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       onWarning: (message) => void process.stderr.write(`warning: ${message}\n`),
     });
     const seen = new Set<string>(spec.resources ?? []);
+    const shown = hidePassword(spec.url);
     return {
-      label: spec.language === undefined ? spec.url : `${spec.url} (${spec.language})`,
+      label: spec.language === undefined ? shown : `${shown} (${spec.language})`,
       spec,
       client: rememberResources(client, seen),
       listResources: async () => [...seen].map((id) => ({ id })),
@@ -160,6 +161,22 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
 async function everyTableBut(paths: readonly string[], loaded: readonly Table[]): Promise<readonly Table[]> {
   const all = await loadResources(paths);
   return all.map((table) => loaded.find((each) => each.id === table.id) ?? table);
+}
+
+/**
+ * A URL as it may be shown: a password in it (`http://user:secret@host`)
+ * becomes `***`, as psql and curl's verbose output hide it.
+ * @example hidePassword('http://ann:s3cret@portal.example.org/') // 'http://ann:***@portal.example.org/'
+ */
+export function hidePassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '***';
+    return url.endsWith('/') || parsed.pathname !== '/' ? parsed.href : parsed.href.replace(/\/$/, '');
+  } catch {
+    return url;
+  }
 }
 
 /** A path as a person would write it from here: relative when inside the working directory. */

@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/server.js';
@@ -187,6 +187,47 @@ describe('query --data', () => {
     const lines = result.stdout.trim().split('\n');
     expect(lines[0]).toBe('_id,n,even');
     expect(lines.slice(1).map((line) => Number(line.split(',')[1]))).toEqual(Array.from({ length: 12 }, (_, i) => 2 * (i + 1)));
+  });
+
+  it('a result cut short by the default limit says so on stderr when stdout is a pipe, and in the footer at a terminal', async () => {
+    const piped = await ckql(['query', 'from numbers', '--data', data, '--format', 'csv']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout.trim().split('\n')).toHaveLength(26);
+    expect(piped.stderr).toBe('');
+    const limited = await ckql(['query', 'from numbers', '--data', data], { env: {} });
+    expect(limited.stderr).toBe('');
+    const server = await startServer({ tables: await loadResources([data]), maxLimit: 10 });
+    try {
+      const capped = await ckql(['query', 'from numbers limit 20', '--url', server.url]);
+      expect(ndjson(capped.stdout)).toHaveLength(10);
+      expect(capped.stderr).toContain('note: 10 of 25 records: the source caps limit at 10 (limit 20 was asked)');
+      const exact = await ckql(['query', 'from numbers limit 5', '--url', server.url]);
+      expect(exact.stderr).toBe('');
+      const terminal = await ckql(['query', 'from numbers limit 20', '--url', server.url], { tty: { stdout: true, columns: 100 } });
+      expect(terminal.stderr).toBe('');
+      expect(terminal.stdout).toContain('10 of 25 records');
+      expect(terminal.stdout).toContain('the source caps limit at 10');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the default limit (100) is named when it cuts a result short', async () => {
+    const big = join(root, 'big');
+    await mkdir(big, { recursive: true });
+    await writeFile(join(big, 'many.json'), JSON.stringify(Array.from({ length: 150 }, (_, n) => ({ n }))));
+    const result = await ckql(['query', 'from many', '--data', big]);
+    expect(ndjson(result.stdout)).toHaveLength(100);
+    expect(result.stderr).toBe('note: 100 of 150 records: the default limit; add `limit N`, or --all for every record\n');
+  });
+
+  it('--no-escape-formulas keeps csv text as it is; a script of several statements is refused with --format csv', async () => {
+    const raw = await ckql(['query', 'from courses where code = C2 select title', '--data', data, '--format', 'csv', '--no-escape-formulas']);
+    expect(raw.stdout).toBe('title\n=SUM(A1:A2)\n');
+    const script = await ckql(['--data', data, '-c', 'from courses limit 1; from numbers limit 1', '--format', 'csv']);
+    expect(script.code).toBe(2);
+    expect(script.stdout).toBe('');
+    expect(script.stderr).toContain('--format csv prints one table, and this script has 2 statements');
   });
 
   it('an unknown field is a query error (exit 3) that suggests the nearest field', async () => {

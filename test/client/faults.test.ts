@@ -319,3 +319,62 @@ describe('the token stays secret', () => {
     }
   });
 });
+
+describe('hostile servers', () => {
+  const page = (records: unknown[], extra: Record<string, unknown> = {}): string =>
+    JSON.stringify({ success: true, result: { resource_id: 'r', fields: [{ id: 'n', type: 'int' }], records, limit: 2, ...extra } });
+
+  it('searchAll stops with INVALID_RESPONSE when a server ignores offset and sends no total', async () => {
+    const server = await scripted([(_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(page([{ n: 1 }, { n: 2 }]))]);
+    const client = open({ url: server.url });
+    const seen: unknown[] = [];
+    const error = await failure(
+      (async () => {
+        for await (const row of client.searchAll(QUERY, { pageSize: 2 })) seen.push(row);
+      })(),
+    );
+    expect(error.code).toBe('INVALID_RESPONSE');
+    expect(error.message).toContain('it ignores offset');
+    expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(server.hits()).toBe(2);
+  });
+
+  it('a body over maxResponseBytes is RESPONSE_TOO_LARGE, with or without a content-length', async () => {
+    const junk = 'x'.repeat(64 * 1024);
+    const declared = await scripted([(_req, res) => res.writeHead(200, { 'content-length': String(junk.length * 20) }).end(junk.repeat(20))]);
+    const first = await failure(open({ url: declared.url, maxResponseBytes: 100_000 }).search(QUERY));
+    expect(first.code).toBe('RESPONSE_TOO_LARGE');
+    const chunked = await scripted([
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        for (let i = 0; i < 20; i += 1) res.write(junk);
+        res.end();
+      },
+    ]);
+    const second = await failure(open({ url: chunked.url, maxResponseBytes: 100_000 }).search(QUERY));
+    expect(second.code).toBe('RESPONSE_TOO_LARGE');
+    expect(second.message).toContain('larger than 100000 bytes');
+  });
+
+  it('error bodies whose fields are objects, or carry their own toString, become typed errors that render', async () => {
+    const hostile = JSON.stringify({
+      success: false,
+      error: { __type: 'Validation Error', filters: { toString: 'boom', valueOf: 1 }, message: { toString: 'x' }, q: [{ a: 1 }, 2] },
+    });
+    const server = await scripted([(_req, res) => res.writeHead(409, { 'content-type': 'application/json' }).end(hostile)]);
+    const error = await failure(open({ url: server.url }).search(QUERY));
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.message).toContain('filters: {"toString":"boom","valueOf":1}');
+    expect(renderError(error)).toContain('VALIDATION_ERROR');
+  });
+
+  it('a result whose records or fields are not what they must be is INVALID_RESPONSE naming the part', async () => {
+    const server = await scripted([
+      (_req, res) => res.writeHead(200).end(page([1, 2])),
+      (_req, res) => res.writeHead(200).end(JSON.stringify({ success: true, result: { records: [], fields: [{ type: 'int' }] } })),
+    ]);
+    const client = open({ url: server.url });
+    expect((await failure(client.search(QUERY))).message).toContain('records[0] is not an object');
+    expect((await failure(client.search(QUERY))).message).toContain('fields[0] is not a field');
+  });
+});

@@ -122,3 +122,50 @@ describe('parseOutputFormat', () => {
     expect(() => parseOutputFormat('xml')).toThrow(/table, json, ndjson, csv, markdown/);
   });
 });
+
+describe('hostile records', () => {
+  it('csv can keep formula-like text as it is (--no-escape-formulas)', async () => {
+    const text = await formatRecords(result([{ _id: 1, name: '+4712345678', score: 1, ok: true, meta: null }]), 'csv', { escapeFormulas: false });
+    expect(text.split('\n')[1]).toBe('1,+4712345678,1,true,');
+    const escaped = await formatRecords(result([{ _id: 1, name: '+4712345678', score: 1, ok: true, meta: null }]), 'csv');
+    expect(escaped.split('\n')[1]).toBe("1,'+4712345678,1,true,");
+  });
+
+  it('fields named constructor, toString or __proto__ are read from the record, never inherited', async () => {
+    const odd: FieldInfo[] = [
+      { id: 'constructor', type: 'text' },
+      { id: 'toString', type: 'text' },
+      { id: 'hasOwnProperty', type: 'text' },
+    ];
+    const rows: Row[] = [{ toString: 'own' }];
+    const of = (format: 'csv' | 'markdown' | 'table' | 'ndjson'): Promise<string> =>
+      formatRecords({ ...result(rows), fields: odd }, format, { width: 80 });
+    expect(await of('csv')).toBe('constructor,toString,hasOwnProperty\n,own,\n');
+    expect(await of('markdown')).toContain('|  | own |  |');
+    const table = await of('table');
+    expect(table).toContain('own');
+    expect(table).not.toContain('function');
+  });
+
+  it('a record nested 5,000 levels deep prints in json, ndjson, csv and table without a RangeError', async () => {
+    let deep: unknown = 'bottom';
+    for (let level = 0; level < 5_000; level += 1) deep = [deep];
+    const rows = [{ _id: 1, name: 'deep', score: 1, ok: true, meta: deep }] as unknown as Row[];
+    for (const format of ['json', 'ndjson', 'csv', 'markdown', 'table'] as const) {
+      const text = await formatRecords(result(rows), format, { width: 80, pretty: true });
+      const quote = format === 'csv' ? '""' : '"';
+      expect(text, format).toContain(format === 'table' ? '[[[[' : `${'['.repeat(5_000)}${quote}bottom${quote}${']'.repeat(5_000)}`);
+    }
+  });
+
+  it('a table written record by record keeps only the rows it draws, and says how many it left out', async () => {
+    const parts: string[] = [];
+    const writer = createRecordWriter('table', fields, (text) => void parts.push(text), { width: 80 });
+    for (let index = 0; index < 20_000; index += 1) await writer.write({ _id: index, name: `n${index}`, score: 1, ok: true, meta: null });
+    await writer.end({ total: 20_000 });
+    const text = parts.join('');
+    expect(text).toContain('20000 of 20000 records, 500 shown');
+    expect(text).toContain('--format csv or ndjson prints all 20000');
+    expect(text.split('\n').length).toBeLessThan(520);
+  });
+});

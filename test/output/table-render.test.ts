@@ -5,6 +5,7 @@
  */
 import { stripVTControlCharacters } from 'node:util';
 import stringWidth from 'string-width';
+import { formatRecords } from '../../src/output/format-records.js';
 import { describe, expect, it } from 'vitest';
 import type { FieldInfo, Row, SearchResult } from '../../src/datastore/types.js';
 import { cellOf, footerText, layoutTable, truncate } from '../../src/output/table/layout.js';
@@ -47,8 +48,8 @@ describe('renderResultTable', () => {
       ' _id │ code     │ title                       │ credits │ online',
       '─────┼──────────┼─────────────────────────────┼─────────┼───────',
       '   1 │ MATH-101 │ Linear Algebra I            │     7.5 │ true',
-      "   2 │ MATH-102 │ Éléments d'algèbre linéaire │    null │ false",
-      '   3 │ HIST-101 │ 日本史入門                  │       5 │ null',
+      "   2 │ MATH-102 │ Éléments d'algèbre linéaire │       ∅ │ false",
+      '   3 │ HIST-101 │ 日本史入門                  │       5 │ ∅',
       '3 of 320 records, 12 ms',
     ]);
   });
@@ -84,7 +85,7 @@ describe('renderResultTable', () => {
       '_id     │ 2',
       'code    │ MATH-102',
       "title   │ Éléments d'algèbre …",
-      'credits │ null',
+      'credits │ ∅',
       'online  │ false',
       '2 of 320 records',
     ]);
@@ -117,6 +118,23 @@ describe('renderResultTable', () => {
     expect(text).toContain(long);
   });
 
+  it('shows bidi overrides and zero-width characters as escapes, in the table and in markdown', async () => {
+    const value = 'report\u202Etxt.exe and\u200Bhidden';
+    const text = renderResultTable(resultOf([{ id: 'v', type: 'text' }], [{ v: value }]), { width: 80, color: false });
+    expect(text).not.toMatch(/[\u202e\u200b]/);
+    expect(text).toContain('report\\u202Etxt.exe and\\u200Bhidden');
+    const markdown = await formatRecords(resultOf([{ id: 'v', type: 'text' }], [{ v: value }]), 'markdown');
+    expect(markdown).not.toMatch(/[\u202e\u200b]/);
+    expect(markdown).toContain('report\\\\u202Etxt.exe');
+  });
+
+  it('a null and the text "null" look different without colour', () => {
+    const text = renderResultTable(resultOf([{ id: 'v', type: 'text' }], [{ v: null }, { v: 'null' }]), { width: 80, color: false });
+    const [, , first, second] = text.split('\n');
+    expect(first?.trim()).toBe('∅');
+    expect(second?.trim()).toBe('null');
+  });
+
   it('keeps control characters in data away from the terminal', () => {
     const text = renderResultTable(resultOf([{ id: 'v', type: 'text' }], [{ v: 'a\nb\u001b[31mc\td' }]), { width: 80, color: false });
     expect(text).not.toContain('\u001b');
@@ -128,7 +146,11 @@ describe('renderResultTable', () => {
     const plain = renderResultTable(result, { width: 100, color: false });
     expect(plain).not.toContain('\u001b[');
     const coloured = renderResultTable(result, { width: 100, color: true });
-    expect(stripVTControlCharacters(coloured)).toBe(plain);
+    // Without colour a null is ∅, so it never reads like the text "null"; with colour it is a dim, italic null.
+    const stripped = stripVTControlCharacters(coloured).split('\n');
+    expect(stripped.slice(0, 2)).toEqual(plain.split('\n').slice(0, 2));
+    expect(stripped[2]).toBe(plain.split('\n')[2]);
+    expect(stripped).toHaveLength(plain.split('\n').length);
     // ink re-emits the escape codes in its own order: look for the style switched on before the text
     const esc = '\u001b\\[';
     expect(coloured).toMatch(new RegExp(`${esc}1m_id`)); // bold header

@@ -508,3 +508,79 @@ describe('Ctrl-C', () => {
     }
   });
 });
+
+describe('dot commands say what went wrong', () => {
+  it('.run: the hint for a missing parameter is .run NAME k=v; an extra or repeated parameter is an error', async () => {
+    const config = configWith({ 'schools-in': { query: 'from schools where country = $country' } });
+    const driver = startDriver({ source: demo, config });
+    await driver.waitFor(prompt);
+    const missing = await ask(driver, '.run schools-in', 'UNBOUND_PARAMETER');
+    expect(missing).toContain('hint: give it a value: .run schools-in country=…');
+    expect(missing).not.toContain('compile(');
+    expect(await ask(driver, '.run schools-in country=NO extra=1', 'error[USAGE]')).toContain('.run schools-in extra: the query has no parameter $extra');
+    expect(await ask(driver, '.run schools-in country=NO country=DE', 'error[USAGE]')).toContain('country is given twice');
+    await driver.exit();
+  });
+
+  it('.run honours the named query\'s profile:, as ckql run does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ckql-profile-'));
+    writeFileSync(join(dir, 'birds.csv'), 'name,wingspan\nalbatross,3.4\nwren,0.15\n');
+    try {
+      const config = {
+        ...configWith({}),
+        profiles: new Map([['birds', { kind: 'data' as const, name: 'birds', paths: [dir] }]]),
+        queries: new Map([['wide', { name: 'wide', query: 'from birds where wingspan = 3.4 select name', params: {}, profile: 'birds' }]]),
+      };
+      const driver = startDriver({ source: demo, config });
+      await driver.waitFor(prompt);
+      expect(await ask(driver, '.run wide', '1 of 1 record')).toContain('albatross');
+      // The session's own source is unchanged.
+      await ask(driver, 'from schools limit 1', '1 of 8 records');
+      await driver.exit();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('.queries puts a description under its own heading', async () => {
+    const config = configWith({ plain: { query: 'from schools' } });
+    const described = new Map(config.queries);
+    described.set('about', { name: 'about', query: 'from courses', params: {}, description: 'every course' });
+    const driver = startDriver({ source: demo, config: { ...config, queries: described } });
+    await driver.waitFor(prompt);
+    const listed = await ask(driver, '.queries', 'every course');
+    expect(listed).toMatch(/name +│ params +│ description +│ query/);
+    expect(listed).toMatch(/about +│ +│ every course +│ from courses/);
+    await driver.exit();
+  });
+
+  it('.connect refuses a URL that is not http(s), says when nothing answers, and never shows a password', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const ftp = await ask(driver, '.connect ftp://x', 'error[USAGE]');
+    expect(ftp).toContain('http(s) URL or a local path, found a ftp: URL');
+    expect(ftp).not.toContain('no such file');
+    expect(await ask(driver, '.connect http://127.0.0.1:9', 'CONNECTION_FAILED')).not.toContain('connected to');
+    await ask(driver, 'from schools limit 1', '1 of 8 records');
+    const portal = await startSlowPortal();
+    try {
+      const url = portal.url.replace('http://', 'http://ann:S3CRET@');
+      const connected = await ask(driver, `.connect ${url}`, 'connected to');
+      expect(connected).toContain('ann:***@127.0.0.1');
+      // Only the line the person typed holds it; nothing ckql prints does.
+      expect(connected.split('\n').filter((line) => !line.includes('.connect'))).not.toContainEqual(expect.stringContaining('S3CRET'));
+      expect(connected).not.toContain('ckql-connection-check');
+    } finally {
+      await driver.exit();
+      await portal.close();
+    }
+  });
+
+  it('.lang on local data takes en, de or none (what its server offers)', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    expect(await ask(driver, '.lang fr', 'error[USAGE]')).toContain('local data is served under /en and /de only');
+    expect(await ask(driver, '.lang', 'language')).toContain('language none');
+    await driver.exit();
+  });
+});

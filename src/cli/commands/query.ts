@@ -4,7 +4,7 @@ import { compile } from '../../compile/compile.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import type { CommandRun } from '../context.js';
 import {
-  addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
+  addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
   refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
@@ -18,6 +18,7 @@ interface QueryOptions extends SourceOptionValues {
   readonly format?: OutputFormat;
   readonly all?: boolean;
   readonly pageSize?: number;
+  readonly escapeFormulas: boolean;
 }
 
 export function registerQuery(program: Command, run: CommandRun): void {
@@ -27,6 +28,7 @@ export function registerQuery(program: Command, run: CommandRun): void {
     .argument('<query>', 'the query text (- reads it from stdin)');
   addParamOption(command);
   addFormatOption(command);
+  addCsvOption(command);
   command
     .option('--all', 'every matching record, paging through the whole result (progress on stderr at a terminal)')
     .option('--page-size <n>', 'records per request with --all (default 1000)', integerOption('--page-size', 1))
@@ -53,6 +55,7 @@ Examples:
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+          escapeFormulas: options.escapeFormulas,
         });
       } finally {
         await opened.close();

@@ -14,7 +14,7 @@ import type { CommandRun } from '../context.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { interruptible } from '../interrupt.js';
 import {
-  addFormatOption, addSourceOptions, configLoader, readOptionFile, readQueryArgument, refuseTokenArgument,
+  addCsvOption, addFormatOption, addSourceOptions, configLoader, readOptionFile, readQueryArgument, refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
@@ -24,6 +24,7 @@ interface ReplOptions extends SourceOptionValues {
   readonly command?: string;
   readonly file?: string;
   readonly format?: OutputFormat;
+  readonly escapeFormulas: boolean;
 }
 
 export function registerRepl(program: Command, run: CommandRun): void {
@@ -34,6 +35,7 @@ export function registerRepl(program: Command, run: CommandRun): void {
     .option('-f, --file <file>', 'run the statements in this file and exit')
     // The default command receives any word that is not a command: it is reported as an unknown command below.
     .allowExcessArguments(true);
+  addCsvOption(command);
   addFormatOption(command).addHelpText(
     'after',
     `
@@ -58,7 +60,7 @@ Examples:
       }
       refuseTokenArgument(options);
       const loadConfig = configLoader(options, context);
-      const { spec } = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
+      const { spec, tokenShell } = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
       // Named queries are extras for the REPL: with an explicit --url or --data, a broken config only warns.
       const explicit = options.url !== undefined || (options.data ?? []).length > 0;
       const config = await loadConfig().catch((error: unknown) => {
@@ -83,6 +85,7 @@ Examples:
               errorOutput: context.stderr,
               color: context.color.stderr,
               width: context.width,
+              escapeFormulas: options.escapeFormulas,
               signal,
             }),
           );
@@ -99,6 +102,7 @@ Examples:
           color: context.color.stdout,
           ...(options.format === undefined ? {} : { format: options.format }),
           ...(spec.kind === 'url' && spec.token !== undefined ? { secrets: [spec.token] } : {}),
+          ...(tokenShell === undefined ? {} : { tokenShell }),
         });
         return 0;
       } finally {

@@ -13,7 +13,7 @@ import { formatRecords } from '../../output/format-records.js';
 import { didYouMean } from '../../session/nearest.js';
 import type { CommandRun } from '../context.js';
 import {
-  addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, refuseTokenArgument,
+  addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
@@ -28,6 +28,7 @@ interface RunOptions extends SourceOptionValues {
   readonly format?: OutputFormat;
   readonly all?: boolean;
   readonly pageSize?: number;
+  readonly escapeFormulas: boolean;
 }
 
 export function registerRun(program: Command, run: CommandRun): void {
@@ -37,6 +38,7 @@ export function registerRun(program: Command, run: CommandRun): void {
     .argument('[name]', 'the name under queries: in the config file');
   addParamOption(command);
   addFormatOption(command);
+  addCsvOption(command);
   command
     .option('--all', 'every matching record, paging through the whole result')
     .option('--page-size <n>', 'records per request with --all (default 1000)', integerOption('--page-size', 1))
@@ -113,6 +115,7 @@ Example (ckql.config.yaml):
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+          escapeFormulas: options.escapeFormulas,
         });
       } finally {
         await source.close();

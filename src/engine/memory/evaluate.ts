@@ -14,17 +14,17 @@ import { dictFilterTree } from '../../datastore/filters.js';
 import type { FilterNode } from '../../datastore/filters.js';
 import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
-import { canonicalText, compareValues, normalizeText } from '../../datastore/values.js';
-import { toolError, validationError } from '../../errors.js';
+import { compareValues } from '../../datastore/values.js';
+import { validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
-import { conditionOf, fieldReader, scanFor } from './predicate.js';
+import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
 import type { CkanVersion, Condition } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
-import { fieldSearchTest, positiveTerms, rankOf, rowSearchText, searchChunks, searchRows, textQuery } from './text-search.js';
+import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
-import { readField, tableView } from './table-view.js';
+import { readField, refuseNonJson, tableView } from './table-view.js';
 import type { TableView } from './table-view.js';
 
 /**
@@ -37,11 +37,6 @@ export interface EvaluateOptions {
   readonly maxLimit?: number;
   /** whose messages a Validation Error uses (2.12 words an unknown filter field differently); default 2.11 */
   readonly ckan?: CkanVersion;
-  /**
-   * add CKAN's `rank` column when `q` is given and `fields` is not (the server does; off by
-   * default, so `evaluate` equals the reference walker `evaluateQuery`)
-   */
-  readonly rank?: boolean;
 }
 
 /** `limit` when the request has none (CKAN's `ckan.datastore.search.rows_default`). */
@@ -73,10 +68,8 @@ export type PlainRecord<R> = { readonly [K in keyof R]?: JsonValue | undefined }
  *    descending unless `nulls first|last` says otherwise), else by `_id`;
  * 5. counts them (`total`), skips `offset`, takes `limit` (default 100,
  *    capped at `options.maxLimit`; `0` gives no records but the total);
- * 6. projects them onto `fields`, in its order; with `options.rank` (the
- *    server's), a `q` adds CKAN's `rank` column (`rank <field>` per field of
- *    an object `q`) when `fields` is not given: how often the searched terms
- *    occur in the record.
+ * 6. projects them onto `fields`, in its order (CKAN's `rank` columns are
+ *    the server's to add: the memory engine does not rank).
  *
  * `source` is a `Table` (its field list is authoritative) or plain records:
  * then the fields are inferred (`_id` first, then keys in order of first
@@ -109,11 +102,11 @@ export function evaluate(request: SearchRequest, source: Table | readonly object
 
 function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): SearchResult {
   const sortItems = req.sort === undefined ? [] : parseSort(req.sort);
-  const search = textSearchOf(req, view, options.rank === true);
+  const search = textSearchOf(req);
   const projection = req.fields === undefined ? undefined : [...new Set(req.fields)];
   // CKAN checks names in alphabetical parameter order: fields < filters < q < sort (reference §1)
   for (const name of projection ?? []) {
-    if (!view.fieldById.has(name) && !search.rankFields.includes(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
+    if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
   const filters = req.filters === undefined ? [] : conjuncts(filterTreeOf(req.filters));
   const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
@@ -124,17 +117,17 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   const requested = req.limit ?? DEFAULT_LIMIT;
   const limit = requested > maxLimit ? maxLimit : requested;
   const offset = req.offset ?? 0;
-  const outputKeys = projection ?? [...view.fields.map((f) => f.id), ...search.rankFields];
+  const outputKeys = projection ?? view.fields.map((f) => f.id);
 
   let selection = selectRows(view, filters, conditions, search.all);
   if (req.distinct === true) selection = distinctRows(view, selection, outputKeys, sortItems);
   const page = orderAndPage(view, selection, sortItems, offset, limit);
-  const records = buildRecords(view, outputKeys, page, search);
+  const records = buildRecords(view, outputKeys, page);
 
   // Keys are set one by one so they appear in the order of `SearchResult`, optional ones only when set.
   const result: { -readonly [K in keyof SearchResult]?: SearchResult[K] } = {
     resource_id: view.tableId ?? req.resource_id,
-    fields: projection === undefined && search.rankFields.length === 0 ? view.fields : outputKeys.map((name) => fieldInfo(view, name)),
+    fields: projection === undefined ? view.fields : projection.map((name) => view.fieldById.get(name) as FieldInfo),
     records,
   };
   const includeTotal = req.include_total !== false;
@@ -170,10 +163,6 @@ function checkNames(sortItems: readonly SortItem[], view: TableView, search: Tex
   }
 }
 
-function fieldInfo(view: TableView, name: string): FieldInfo {
-  return view.fieldById.get(name) ?? { id: name, type: 'float' }; // a rank column
-}
-
 // ---------------------------------------------------------------------------
 // Text search
 
@@ -182,11 +171,9 @@ interface TextSearch {
   readonly all: TsQuery | undefined;
   /** an object `q`: each field's text */
   readonly byField: readonly { readonly field: string; readonly query: TsQuery }[];
-  /** the rank columns CKAN adds: `rank`, or `rank <field>` per field of an object `q` */
-  readonly rankFields: readonly string[];
 }
 
-function textSearchOf(req: SearchRequest, view: TableView, rank: boolean): TextSearch {
+function textSearchOf(req: SearchRequest): TextSearch {
   const plain = req.plain !== false;
   const q: unknown = req.q;
   const text = req.full_text ?? (typeof q === 'string' ? q : undefined);
@@ -198,9 +185,7 @@ function textSearchOf(req: SearchRequest, view: TableView, rank: boolean): TextS
       if (query !== undefined) byField.push({ field, query });
     }
   }
-  const rankFields = !rank ? [] : [...(all === undefined ? [] : ['rank']), ...byField.map(({ field }) => `rank ${field}`)];
-  // a table's own field of that name wins: its values are the records' own
-  return { all, byField, rankFields: rankFields.filter((name) => !view.fieldById.has(name)) };
+  return { all, byField };
 }
 
 // ---------------------------------------------------------------------------
@@ -224,7 +209,7 @@ function selectRows(view: TableView, filters: readonly FilterNode[], conditions:
   }
   if (q !== undefined) rows = searchRows(view, q, rows);
   if (rest.length > 0 && (rows === null || rows.length > 0)) {
-    rows = scanFor(rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: rest })(view.rows, rows);
+    rows = scanFor(rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: bySelectivity(rest, view.rows) })(view.rows, rows);
   }
   return rows;
 }
@@ -268,11 +253,10 @@ function distinctRows(view: TableView, rows: Selection, keys: readonly string[],
   const seen = new Set<string>();
   const kept: number[] = [];
   const n = rows === null ? view.rows.length : rows.length;
-  const fields = keys.filter((key) => view.fieldById.has(key)); // rank columns follow the record
   for (let j = 0; j < n; j++) {
     const i = rows === null ? j : (rows[j] as number);
     const row = view.rows[i] as Row;
-    const key = JSON.stringify(fields.map((f) => readField(row, f, i)));
+    const key = JSON.stringify(keys.map((f) => readField(row, f, i)));
     if (seen.has(key)) continue;
     seen.add(key);
     kept.push(i);
@@ -386,40 +370,23 @@ function topK(total: number, k: number, compare: Comparator): number[] {
 
 const factories = new WeakMap<TableView, Map<string, RecordFactory>>();
 
-function buildRecords(view: TableView, keys: readonly string[], page: ArrayLike<number>, search: TextSearch): Row[] {
+function buildRecords(view: TableView, keys: readonly string[], page: ArrayLike<number>): Row[] {
   let byKeys = factories.get(view);
   if (byKeys === undefined) factories.set(view, (byKeys = new Map()));
   const cacheKey = JSON.stringify(keys);
   let make = byKeys.get(cacheKey);
   if (make === undefined) byKeys.set(cacheKey, (make = recordFactory(keys)));
-  const ranks = keys.filter((key) => search.rankFields.includes(key));
   const records = new Array<Row>(page.length);
   for (let j = 0; j < page.length; j++) {
     const i = page[j] as number;
     const row = view.rows[i] as Row;
-    checkValues(row, j);
-    const record = make(row, i) as Record<string, JsonValue>;
-    for (const key of ranks) record[key] = rankFor(view, search, key, row, i);
-    records[j] = record;
+    checkValues(row, i);
+    records[j] = make(row, i) as Row;
   }
   return records;
 }
 
-/** A record of the page holding a value that is not JSON (a `Date`, a Map…): refused, as the types refuse it. */
-function checkValues(row: Row, j: number): void {
-  for (const key in row) {
-    const v: unknown = row[key];
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) {
-      const what = (v as object).constructor?.name ?? 'object';
-      throw toolError('DATA_INVALID', ['records', `record ${j + 1} holds a ${what} in ${JSON.stringify(key)}: values must be JSON (give a date as ISO text)`]);
-    }
-  }
-}
-
-function rankFor(view: TableView, search: TextSearch, key: string, row: Row, i: number): number {
-  if (key === 'rank' && search.all !== undefined) return rankOf(positiveTerms(search.all), rowSearchText(searchChunks(view), i));
-  const field = key.slice('rank '.length);
-  const query = search.byField.find((s) => s.field === field)?.query;
-  const text = canonicalText(readField(row, field, i));
-  return query === undefined || text === null ? 0 : rankOf(positiveTerms(query), normalizeText(text));
+/** A record of the page holding a value that is not JSON is refused, as the types refuse it. */
+function checkValues(row: Row, i: number): void {
+  for (const key in row) refuseNonJson(row[key], key, i);
 }

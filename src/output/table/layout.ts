@@ -9,6 +9,7 @@
  */
 import stringWidth from 'string-width';
 import type { FieldInfo, JsonValue } from '../../datastore/types.js';
+import { escapeInvisible, stringifyJson } from '../safe-text.js';
 
 export type CellKind = 'null' | 'number' | 'boolean' | 'text' | 'json';
 
@@ -27,7 +28,7 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
  */
 function sanitize(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/\r\n|[\u0000-\u001f\u007f-\u009f]/g, (char) => {
+  return escapeInvisible(text).replace(/\r\n|[\u0000-\u001f\u007f-\u009f]/g, (char) => {
     if (char === '\r\n' || char === '\n' || char === '\r') return '↵';
     if (char === '\t') return ' ';
     const code = char.charCodeAt(0);
@@ -37,16 +38,25 @@ function sanitize(text: string): string {
 }
 
 /**
+ * How null shows in a table: `null`, dimmed, with colour; `∅` without, so
+ * that a null and the text "null" never look alike.
+ */
+export function nullText(color: boolean): string {
+  return color ? 'null' : '∅';
+}
+
+/**
  * A record value as a table cell.
  * @example cellOf(null) // { text: 'null', kind: 'null' }
+ * @example cellOf(null, '∅') // { text: '∅', kind: 'null' }
  * @example cellOf('a\nb') // { text: 'a↵b', kind: 'text' }
  */
-export function cellOf(value: JsonValue | undefined): Cell {
-  if (value === null || value === undefined) return { text: 'null', kind: 'null' };
+export function cellOf(value: JsonValue | undefined, nullAs = 'null'): Cell {
+  if (value === null || value === undefined) return { text: nullAs, kind: 'null' };
   if (typeof value === 'number') return { text: Object.is(value, -0) ? '0' : String(value), kind: 'number' };
   if (typeof value === 'boolean') return { text: String(value), kind: 'boolean' };
   if (typeof value === 'string') return { text: sanitize(value), kind: 'text' };
-  return { text: sanitize(JSON.stringify(value)), kind: 'json' };
+  return { text: sanitize(stringifyJson(value)), kind: 'json' };
 }
 
 /** Printable ASCII only: one column per character, no need to ask string-width. */

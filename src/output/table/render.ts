@@ -7,7 +7,8 @@
 import { createElement } from 'react';
 import { renderToString } from 'ink';
 import type { SearchResult } from '../../datastore/types.js';
-import { cellOf, footerText, layoutTable, tableMargin, columnGap, widthOf, type Layout } from './layout.js';
+import { cellOf, footerText, layoutTable, nullText, tableMargin, columnGap, widthOf, type Layout } from './layout.js';
+import { ownValue } from '../safe-text.js';
 import { InfoTable } from './views/InfoTable.js';
 import { ResultView } from './views/ResultView.js';
 
@@ -19,6 +20,10 @@ export interface RenderResultOptions {
   readonly elapsedMs?: number;
   /** draw at most this many records; the footer says how many were left out */
   readonly maxRows?: number;
+  /** records the source returned, when `result.records` holds only the first of them (a capped stream) */
+  readonly returned?: number;
+  /** a line under the footer, such as why not every record is drawn */
+  readonly note?: string;
 }
 
 /**
@@ -37,10 +42,12 @@ export function renderResultTable(result: SearchResult, options: RenderResultOpt
   const width = Number.isNaN(options.width) || options.width < 1 ? 80 : options.width;
   const shown = options.maxRows === undefined ? result.records : result.records.slice(0, Math.max(0, options.maxRows));
   const fields = result.fields;
-  const rows = shown.map((record) => fields.map((field) => cellOf(record[field.id])));
+  const nullAs = nullText(options.color);
+  const rows = shown.map((record) => fields.map((field) => cellOf(ownValue(record, field.id), nullAs)));
   const layout = layoutTable(fields, rows, width);
+  const returned = options.returned ?? result.records.length;
   const footer = footerText({
-    returned: result.records.length,
+    returned,
     total: result.total,
     shown: shown.length,
     offset: result.offset,
@@ -50,12 +57,12 @@ export function renderResultTable(result: SearchResult, options: RenderResultOpt
     fields,
     rows,
     layout,
-    hidden: result.records.length - shown.length,
+    hidden: returned - shown.length,
     firstNumber: (result.offset ?? 0) + 1,
-    footer,
+    footer: options.note === undefined ? footer : `${footer}\n${options.note}`,
     color: options.color,
   });
-  return renderToString(element, { columns: inkColumns(layout, width, footer) });
+  return renderToString(element, { columns: inkColumns(layout, width, options.note === undefined ? footer : `${footer}  ${options.note}`) });
 }
 
 /**
