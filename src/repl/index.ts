@@ -73,6 +73,8 @@ export interface ReplOptions {
   readonly tokenShell?: string;
   /** the one-line banner; default true */
   readonly banner?: boolean;
+  /** ms Tab waits for names and values before answering with what it has; default 500 */
+  readonly completionWaitMs?: number;
 }
 
 const version = readVersion();
@@ -86,6 +88,7 @@ function readVersion(): string {
     return '';
   }
 }
+
 
 /** Whether the parser stops at the end of `text` wanting more: the REPL then reads another line. */
 function endsEarly(text: string): boolean {
@@ -204,6 +207,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     },
   };
   const server: REPLServer = repl.start(replOptions);
+  server.on('SIGINT', () => session.cancelLookups());
 
   /**
    * Runs `work` with a signal that Ctrl-C aborts, showing the spinner on a
@@ -225,7 +229,25 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     }
   }
 
+  /**
+   * Completion answers within `completionWaitMs` with what is known: a
+   * lookup still under way (a slow portal, a value not sampled yet) goes on
+   * in the background and serves the next Tab, so typing never waits on the
+   * network. Ctrl-C at the prompt cancels such lookups.
+   */
   async function complete(line: string): Promise<Completion> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<Completion>((resolve) => {
+      timer = setTimeout(() => resolve({ completions: [], prefix: '' }), options.completionWaitMs ?? 500);
+    });
+    try {
+      return await Promise.race([completeNow(line), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function completeNow(line: string): Promise<Completion> {
     const continuing = server.getPrompt() !== prompt;
     if (!continuing && line.trimStart().startsWith('.')) {
       return completeCommand(line.trimStart(), {

@@ -151,12 +151,22 @@ export class Session {
     return known;
   }
 
-  /** What completion may ask: each lookup is quiet on failure. */
+  /** Aborted by `cancelLookups` (Ctrl-C at the prompt): the requests completion started. */
+  #lookups = new AbortController();
+
+  /** Cancels the requests completion has under way (they are asked again on the next Tab). */
+  cancelLookups(): void {
+    this.#lookups.abort(new DatastoreError('ABORTED', 'cancelled'));
+    this.#lookups = new AbortController();
+  }
+
+  /** What completion may ask: each lookup is quiet on failure, and Ctrl-C cancels its requests. */
   completionContext(): CompletionContext {
+    const signal = this.#lookups.signal;
     return {
       resources: () => this.resources(),
-      fields: (resource) => this.fields(resource),
-      values: (field, resource) => this.#valuesOf(field, resource),
+      fields: (resource) => this.fields(resource, signal),
+      values: (field, resource) => this.#valuesOf(field, resource, signal),
     };
   }
 
@@ -166,7 +176,7 @@ export class Session {
    * the resource (one request per field, kept), so `where subject = <Tab>`
    * helps before any query has run.
    */
-  async #valuesOf(field: string, resource: string | undefined): Promise<readonly JsonValue[]> {
+  async #valuesOf(field: string, resource: string | undefined, signal?: AbortSignal): Promise<readonly JsonValue[]> {
     const last = this.#last;
     const fromLast =
       last !== undefined &&
@@ -178,7 +188,7 @@ export class Session {
     let sample = this.#samples.get(key);
     if (sample === undefined) {
       const asked = this.#client
-        .search({ resource_id: resource, fields: [field], limit: sampleSize, include_total: false })
+        .search({ resource_id: resource, fields: [field], limit: sampleSize, include_total: false }, signal === undefined ? {} : { signal })
         .then((result) => distinctValues(result.records, field));
       sample = asked;
       this.#samples.set(key, asked);

@@ -584,3 +584,51 @@ describe('dot commands say what went wrong', () => {
     await driver.exit();
   });
 });
+
+describe('completion never holds the prompt', () => {
+  it('Tab against a portal that does not answer returns at once; typing goes on; Ctrl-C cancels the lookup', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source, completionWaitMs: 50 });
+      await driver.waitFor(prompt);
+      driver.send('from slow where name = q');
+      await driver.waitFor('name = q');
+      driver.send('\t');
+      await portal.arrived;
+      driver.send('\t');
+      // The line takes more keys while the sample is still asked for, and no tab lands in it.
+      driver.send('uick');
+      await driver.waitForText(/name = quick$/);
+      expect(driver.text()).not.toContain('\t');
+      driver.send('\x03');
+      await portal.abandoned;
+      await driver.waitFor(prompt);
+      await ask(driver, 'from quick', '1 of 1 record');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+});
+
+describe('completion without the opening quote', () => {
+  it('a field that needs backticks and a value that needs quotes complete from their bare start', async () => {
+    const { completeQuery } = await import('../../src/repl/complete.js');
+    const context = {
+      resources: async () => [{ id: 'places', alias: 'places' }],
+      fields: async () => [
+        { id: 'school year', type: 'text' as const },
+        { id: 'city', type: 'text' as const },
+      ],
+      values: async () => ['Köln', 'Kiel', 'Bonn'],
+    };
+    const field = await completeQuery('from places where sch', 21, context);
+    expect(field).toEqual({ completions: ['`school year` '], prefix: 'sch' });
+    const one = await completeQuery('from places where city = K', 26, { ...context, values: async () => ['Köln', 'Bonn'] });
+    expect(one).toEqual({ completions: ['"Köln" '], prefix: 'K' });
+    const both = await completeQuery('from places where city = K', 26, context);
+    expect(both.completions).toEqual(['"Köln"', 'Kiel']);
+  });
+});
