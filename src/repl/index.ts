@@ -25,7 +25,7 @@ import { parse } from '../syntax/parse.js';
 import { dotCommands } from './commands.js';
 import stringWidth from 'string-width';
 import { completeCommand, completeQuery, valueText, type Completion } from './complete.js';
-import { defaultHistoryFile, keepHistory, readHistory } from './history.js';
+import { defaultHistoryFile, keepHistory, mergeStatementHistory, readHistory } from './history.js';
 import { Session } from './session.js';
 import { startSpinner } from './spinner.js';
 import { splitStatements } from './statements.js';
@@ -186,6 +186,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
         callback(new repl.Recoverable(new Error('the statement continues on the next line')), undefined);
         return;
       }
+      if (text.includes('\n')) mergeStatementHistory(server, text);
       void cancellable(async (signal) => {
         const printed: string[] = [];
         for (const statement of statements) {
