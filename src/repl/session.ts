@@ -24,7 +24,6 @@ import { ownValue } from '../output/safe-text.js';
 import type { CompletionContext } from './complete.js';
 import { explainText } from './explain.js';
 import { footerText, layoutTable, cellOf } from '../output/table/layout.js';
-import { renderResultTable } from '../output/table/render.js';
 
 /** The resource `.connect` asks a portal for, to learn that it answers (never listed). */
 const connectionCheck = 'ckql-connection-check';
@@ -122,7 +121,8 @@ export class Session {
    */
   resources(refresh = false): Promise<readonly ResourceSummary[]> {
     if (refresh || this.#resources === undefined) {
-      const asked = this.#source.listResources().then((all) => {
+      // A refresh (`.resources`) wants every record count; completion and the banner need names only.
+      const asked = this.#source.listResources(refresh ? { totals: true } : {}).then((all) => {
         const listed = all.filter((r) => r.id !== connectionCheck);
         const known = new Set(listed.flatMap((r) => [r.id, ...(r.alias === undefined ? [] : [r.alias])]));
         return [...listed, ...[...this.#seen].filter((id) => !known.has(id)).map((id) => ({ id }))];
@@ -310,6 +310,8 @@ export class Session {
     const shownMs = this.settings.timing ? elapsedMs : undefined;
     const width = this.width();
     if (this.settings.format === 'table') {
+      // ink loads with the first table, so the prompt does not wait for it.
+      const { renderResultTable } = await import('../output/table/render.js');
       const text = renderResultTable(result, {
         width,
         color: this.color,

@@ -632,3 +632,28 @@ describe('completion without the opening quote', () => {
     expect(both.completions).toEqual(['"Köln"', 'Kiel']);
   });
 });
+
+describe('local data read on demand (the REPL\'s source)', () => {
+  it('lists names before reading any file, reads a file when a statement names it, and counts all on .resources', async () => {
+    const { openSource, demoDataDir } = await import('../../src/session/source.js');
+    const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
+    try {
+      const names = await lazy.listResources();
+      expect(names.map((each) => each.alias)).toEqual(['courses', 'enrolments', 'schools']);
+      expect(names.every((each) => each.total === undefined)).toBe(true);
+      const driver = startDriver({ source: lazy });
+      await driver.waitFor(prompt);
+      expect(driver.text()).toContain('demo data');
+      await ask(driver, 'from schools limit 1', '1 of 8 records');
+      expect((await lazy.listResources()).find((each) => each.alias === 'schools')?.total).toBe(8);
+      expect((await lazy.listResources()).find((each) => each.alias === 'enrolments')?.total).toBeUndefined();
+      const listed = await ask(driver, '.resources', 'enrolments');
+      expect(listed).toMatch(/courses +│ [0-9a-f-]{36} +│ +\d+/);
+      expect(listed).toMatch(/enrolments +│ [0-9a-f-]{36} +│ +\d+/);
+      expect(await ask(driver, 'from corses', 'NOT_FOUND')).toContain('did you mean "courses"?');
+      await driver.exit();
+    } finally {
+      await lazy.close();
+    }
+  });
+});
