@@ -54,6 +54,11 @@ export type { OpenEngineOptions } from './engine/open.js';
 export { memoryEngine } from './engine/memory/engine.js';
 export type { TableLookup } from './engine/memory/engine.js';
 export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, CkanVersion } from './engine/types.js';
+// The PostgreSQL engines come through `openEngine` (their drivers load on demand); loading into one:
+export { loadTables } from './engine/sql/load.js';
+export type { LoadTablesOptions, LoadProgress } from './engine/sql/load.js';
+export type { SqlEngine } from './engine/sql/engine.js';
+export type { Db, SqlSession } from './engine/sql/db.js';
 
 // HTTP: the client and the local server
 export { connect } from './client/connect.js';

@@ -33,6 +33,14 @@ const post = async (base: string, action: string, body: unknown, headers: Record
 };
 
 describe('server over pglite', () => {
+  it('ranks with ts_rank when fields ask for rank', async () => {
+    const { body } = await post(server.url, 'datastore_search', { resource_id: 'books', q: 'tolstoy annakarenina', fields: ['book', 'rank'] });
+    expect(body.result?.['fields']).toEqual([{ id: 'book', type: 'text' }, { id: 'rank', type: 'float' }]);
+    const [record] = body.result?.['records'] as { book: string; rank: number }[];
+    expect(record?.book).toBe('annakarenina');
+    expect(record?.rank).toBeCloseTo(0.0901673, 6); // ts_rank of two lexemes, not the memory engine's constant 0.0573088
+  });
+
   it('answers q with plain: false and language as PostgreSQL does', async () => {
     const { status, body } = await post(server.url, 'datastore_search', { resource_id: 'books', q: 'war:*', plain: false, language: 'english' });
     expect(status).toBe(200);
