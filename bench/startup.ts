@@ -1,5 +1,5 @@
 /**
- * Section 6: start-up, as a person meets it. Each figure is the median over
+ * Section 7: start-up, as a person meets it. Each figure is the median over
  * separate processes (a warm file cache, nothing else shared):
  *
  * - `node -e 0`, the floor;
@@ -128,7 +128,7 @@ export async function benchStartup(config: RunConfig, log: (line: string) => voi
   const ratio = query.ms / floor.ms;
   return {
     id: 'startup',
-    title: '6. Startup',
+    title: '7. Startup',
     tables: [
       {
         title: `Start-up, medians of ${runs} processes after one warm-up (wall from spawn; peak RSS)`,

@@ -10,6 +10,9 @@ import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
 import type { Plan, Target } from '../compile/plan.js';
 import { runPlan } from './plan-run.js';
+import type { SqlRequest } from '../compile/sql.js';
+import { TOTAL_COLUMN } from '../compile/sql.js';
+import { fetchCkanVersion, probeNextPage, targetOfVersion } from './target-detect.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, toolError } from '../errors.js';
 import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
@@ -106,18 +109,49 @@ export function connect(options: ClientOptions): DatastoreClient {
     return sendSearch(wireFor(request), transport, signal);
   };
 
-  const target: Target = options.target ?? 'ckan-2.11';
+  // The portal's dialect: the option, else detected once (status_show, else the 2.12 probe) and kept.
+  let target: Target | undefined = options.target;
+  let detected: Promise<Target> | undefined;
   const maxScan = options.maxScan;
-  /** A query that needs local work, as a plan; undefined for a request or a query the target says whole. */
-  const planOf = (input: SearchInput, params: Params | undefined): Plan | undefined => {
+  const statusUrl = endpoint.replace(/datastore_search$/, 'status_show');
+  const sqlUrl = endpoint.replace(/datastore_search$/, 'datastore_search_sql');
+  const targetFor = (resourceId: string, signal: AbortSignal | undefined): Promise<Target> => {
+    if (target !== undefined) return Promise.resolve(target);
+    return (detected ??= (async () => {
+      const version = await fetchCkanVersion(statusUrl, { dispatcher, timeout, headers, ...(signal === undefined ? {} : { signal }) });
+      if (version !== undefined) return targetOfVersion(version);
+      // The probe goes as POST: a GET query string carries only the keys a portal reads.
+      return probeNextPage(resourceId, (request) =>
+        sendSearch({ method: 'POST', url: endpoint, headers: postHeaders, body: JSON.stringify(request) }, transport, signal));
+    })());
+  };
+
+  /**
+   * How a query runs: as one request when CKAN 2.11 says it whole (no
+   * detection needed), else planned for the portal's target.
+   */
+  const planOf = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<Plan | undefined> => {
     if (typeof input !== 'string' && !isQuery(input)) return undefined;
-    if (target === 'sql') throw toolError('USAGE', ['the client sends datastore_search requests; run the sql target with ckql compile --target sql']);
-    const planned = plan(input, { target, params, ...(maxScan === undefined ? {} : { maxScan }) });
-    return planned.residual === undefined ? undefined : planned;
+    const withMax = maxScan === undefined ? {} : { maxScan };
+    const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
+    if (basic.residual === undefined) return undefined;
+    const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
+    if (portal === 'ckan-2.11') return basic;
+    const planned = plan(input, { target: portal, params, ...withMax });
+    return planned.target !== 'sql' && planned.residual === undefined ? undefined : planned;
+  };
+
+  /** `datastore_search_sql` with the sql target's text, read back as a search result. */
+  const sendSql = async (planned: Plan, signal: AbortSignal | undefined): Promise<SearchResult> => {
+    if (closed) throw new DatastoreError('ABORTED', 'this client is closed; connect() again to send more requests');
+    const { sql } = planned.request as SqlRequest;
+    const answer = await sendSearch({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal);
+    return sqlResult(answer);
   };
 
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
-    const planned = planOf(input, searchOptions.params);
+    const planned = await planOf(input, searchOptions.params, searchOptions.signal);
+    if (planned?.target === 'sql') return sendSql(planned, searchOptions.signal);
     if (planned !== undefined) {
       const run = await runPlan(planned, (r) => send(r, searchOptions.signal), { pageSize: DEFAULTS.pageSize, all: false, count: true });
       const records = [];
@@ -143,7 +177,12 @@ export function connect(options: ClientOptions): DatastoreClient {
 
   async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
     const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
-    const planned = planOf(input, allOptions.params);
+    let planned = await planOf(input, allOptions.params, allOptions.signal);
+    // One SELECT has one LIMIT: every record is read through datastore_search, planned for 2.12.
+    if (planned?.target === 'sql') {
+      planned = plan(input as Query | string, { target: 'ckan-2.12', ...(allOptions.params === undefined ? {} : { params: allOptions.params }), ...(maxScan === undefined ? {} : { maxScan }) });
+      if (planned.residual === undefined) planned = undefined;
+    }
     if (planned !== undefined) {
       const run = await runPlan(planned, (r) => send(r, allOptions.signal), { pageSize, all: true, count: false });
       let fetched = 0;
@@ -195,8 +234,10 @@ export function connect(options: ClientOptions): DatastoreClient {
   }
 
   const prepare = (input: SearchInput, params?: Params): PreparedRequest => {
-    // A query that runs as a plan shows the request it starts with.
-    const planned = planOf(input, params);
+    // A query that runs as a plan shows the request it starts with (for the target given, else 2.11's).
+    const planned = typeof input === 'string' || isQuery(input)
+      ? plan(input, { target: target === undefined || target === 'sql' ? 'ckan-2.11' : target, ...(params === undefined ? {} : { params }) })
+      : undefined;
     const request = planned === undefined ? requestOf(input, params) : (planned.request as SearchRequest);
     const wire = wireFor(request);
     const shown = { ...wire.headers };
@@ -211,6 +252,14 @@ export function connect(options: ClientOptions): DatastoreClient {
   };
 
   return {
+    get target() {
+      return target;
+    },
+    setTarget: (next: Target | undefined) => {
+      target = next;
+      detected = undefined;
+    },
+    detectTarget: (resourceId: string, signal?: AbortSignal) => targetFor(resourceId, signal),
     url: base.href.replace(/\/$/, ''),
     language,
     method,
@@ -274,4 +323,28 @@ function requestOf(input: SearchInput, params: Params | undefined): SearchReques
 
 function isQuery(input: Query | SearchRequest): input is Query {
   return (input as { kind?: unknown }).kind === 'query';
+}
+
+/**
+ * A `datastore_search_sql` answer as a search result: CKAN's `_full_text`
+ * and ckql's total column left out, the total read from that column (a page
+ * with no records has none to carry it).
+ */
+function sqlResult(answer: SearchResult): SearchResult {
+  const first = answer.records[0];
+  const total = first === undefined ? undefined : Number(first[TOTAL_COLUMN]);
+  const hidden = (name: string) => name === TOTAL_COLUMN || name === '_full_text';
+  const records = answer.records.map((record) => Object.fromEntries(Object.entries(record).filter(([name]) => !hidden(name))) as Row);
+  const result: Record<string, unknown> = {
+    ...answer,
+    fields: answer.fields.filter((f) => !hidden(f.id)),
+    records,
+    total_was_estimated: false,
+    include_total: true,
+    records_format: 'objects',
+  };
+  if (total === undefined) delete result.total;
+  else result.total = total;
+  delete result.sql;
+  return result as unknown as SearchResult;
 }

@@ -3,7 +3,7 @@
  * This is how a request found in a log or another program is shown as ckql.
  */
 import type { Condition, Equals, Field, In, Literal, Query, SortKey } from '../ast.js';
-import type { Scalar, SearchRequest } from '../datastore/types.js';
+import type { Filters, Scalar, SearchRequest } from '../datastore/types.js';
 import { normalizeRequest, parseSort } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import type { Span } from '../span.js';
@@ -61,14 +61,14 @@ function queryFromCanonical(request: SearchRequest): Query {
     span: NO_SPAN,
     from: { kind: 'from', span: NO_SPAN, resource: { kind: 'string', span: NO_SPAN, value: request.resource_id } },
   };
-  const conditions = Object.entries(request.filters ?? {}).map(([name, value]) => condition(name, value));
+  const conditions = Object.entries((request.filters ?? {}) as Filters).map(([name, value]) => condition(name, value));
   const [only] = conditions;
   if (only !== undefined) {
     const condition: Condition = conditions.length === 1 ? only : { kind: 'and', span: NO_SPAN, conditions };
     query.where = { kind: 'where', span: NO_SPAN, condition };
   }
   if (request.q !== undefined) {
-    query.search = { kind: 'search', span: NO_SPAN, text: { kind: 'string', span: NO_SPAN, value: request.q } };
+    query.search = { kind: 'search', span: NO_SPAN, text: { kind: 'string', span: NO_SPAN, value: request.q as string } };
   }
   if (request.fields !== undefined && request.fields.length > 0) {
     query.select = { kind: 'select', span: NO_SPAN, fields: request.fields.map((name) => field(name, 'fields')) };

@@ -133,12 +133,19 @@ function profileHint(profiles: ReadonlyMap<string, Profile>): string {
 
 function validateProfile(name: string, value: unknown, baseDir: string, fail: Fail): Profile {
   const path = ['profiles', name];
-  const isData = typeof value === 'object' && value !== null && 'data' in value;
+  const isData = typeof value === 'object' && value !== null && ('data' in value || 'db' in value);
   const hint = 'a profile has either url (with language, method, timeout, token_env, token_file, token_cmd, resources) or data';
   if (isData) {
     const profile = check(dataProfileSchema, value, path, fail, hint);
-    const paths = typeof profile.data === 'string' ? [profile.data] : profile.data;
-    return { kind: 'data', name, paths: paths.map((each) => resolve(baseDir, expandHome(each))) };
+    const paths = profile.data === undefined ? [] : typeof profile.data === 'string' ? [profile.data] : profile.data;
+    const db = profile.db === undefined || /^postgres(ql)?:\/\//.test(profile.db) ? profile.db : resolve(baseDir, expandHome(profile.db));
+    return {
+      kind: 'data',
+      name,
+      paths: paths.map((each) => resolve(baseDir, expandHome(each))),
+      ...(profile.engine === undefined ? {} : { engine: profile.engine }),
+      ...(db === undefined ? {} : { db }),
+    };
   }
   const profile = check(urlProfileSchema, value, path, fail, hint);
   return {

@@ -62,11 +62,19 @@ export const urlProfileSchema = z
     error: `give at most one of ${tokenKeys.join(', ')}`,
   });
 
-export const dataProfileSchema = z.strictObject({
-  data: z.union([nonEmptyText, z.array(nonEmptyText).min(1, { error: 'must name at least one path' })], {
-    error: 'must be a path or a list of paths',
-  }),
-});
+export const dataProfileSchema = z
+  .strictObject({
+    data: z
+      .union([nonEmptyText, z.array(nonEmptyText).min(1, { error: 'must name at least one path' })], {
+        error: 'must be a path or a list of paths',
+      })
+      .optional(),
+    /** who answers (docs/engines.md) */
+    engine: z.enum(['memory', 'pglite', 'postgres'], { error: 'must be memory, pglite or postgres' }).optional(),
+    /** a PostgreSQL datastore (postgres://…), or a directory keeping a PGlite database */
+    db: nonEmptyText.optional(),
+  })
+  .refine((profile) => profile.data !== undefined || profile.db !== undefined, { error: 'give data (files) or db (a database)' });
 
 const paramDefault = z.union([scalar, z.array(scalar)], {
   error: 'must be a text, a number, true, false, null, or a list of them',

@@ -27,6 +27,10 @@ export type Profile =
       readonly name: string;
       /** absolute paths, resolved against the config file's folder */
       readonly paths: readonly string[];
+      /** who answers: `memory` (default), `pglite` or `postgres` */
+      readonly engine?: 'memory' | 'pglite' | 'postgres';
+      /** a `postgres://` URL, or a PGlite directory (absolute) */
+      readonly db?: string;
     };
 
 /** A named query's default for one parameter: a value, or a list for `field in $list`. */

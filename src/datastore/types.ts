@@ -9,7 +9,21 @@
  * columns carry PostgreSQL's type names; an array column is its element type with a leading `_`;
  * `rank` (with `q`) is `float`.
  */
-export type ScalarFieldType = 'text' | 'int' | 'int4' | 'int8' | 'numeric' | 'float8' | 'float' | 'bool' | 'date' | 'timestamp' | 'json';
+export type ScalarFieldType =
+  | 'text'
+  | 'int'
+  | 'int4'
+  | 'int8'
+  | 'numeric'
+  | 'float8'
+  | 'float'
+  | 'bool'
+  | 'date'
+  | 'timestamp'
+  | 'json'
+  /** `_table_metadata`'s columns (PostgreSQL's `name` and `oid`) */
+  | 'name'
+  | 'oid';
 export type FieldType = ScalarFieldType | `_${ScalarFieldType}`;
 
 export interface FieldInfo {
@@ -45,10 +59,15 @@ export type FilterTree = { readonly [fieldOrOperator: string]: JsonValue } | rea
 /** `q` as an object: CKAN's per-field search, field → text. */
 export type FieldSearch = { readonly [field: string]: string };
 
+/** Which CKAN's `datastore_search` surface to speak: parameters, defaults, errors, response keys. */
+export type CkanVersion = '2.11' | '2.12';
+
 export interface SearchRequest {
   readonly resource_id: string;
-  readonly filters?: Filters;
-  readonly q?: string;
+  /** 2.11's dict of values and lists, or (2.12) the operator JSON; `filterTreeOf` gives its meaning */
+  readonly filters?: Filters | FilterTree;
+  /** full-text search: a text over every field, or (an object) per field */
+  readonly q?: string | FieldSearch;
   /** false: `q` is `to_tsquery` syntax (`alg:* & linear`); default true */
   readonly plain?: boolean;
   /** the text search configuration of `q`; default `english` */
@@ -58,7 +77,7 @@ export interface SearchRequest {
   readonly distinct?: boolean;
   /** projection, order kept */
   readonly fields?: readonly string[];
-  /** `"a asc, b desc"`; a field name that needs it is written in double quotes */
+  /** `"a asc, b desc nulls first"`; a field name that needs it is written in double quotes */
   readonly sort?: string;
   readonly limit?: number;
   readonly offset?: number;
@@ -86,8 +105,8 @@ export interface SearchResult {
   readonly total_was_estimated: false;
   readonly limit: number;
   readonly offset?: number;
-  readonly q?: string;
-  readonly filters?: Filters;
+  readonly q?: string | FieldSearch;
+  readonly filters?: Filters | FilterTree;
   readonly sort?: string;
   readonly include_total: boolean;
   readonly records_format: 'objects';

@@ -1,28 +1,43 @@
 /**
  * Request validation: any `datastore_search` request as a server receives it
- * (a POST body after `JSON.parse`, or the object made from a GET query string)
- * → the canonical `SearchRequest`, or the error the server answers with.
+ * (a POST body after `JSON.parse`, a form or a query string made into an
+ * object) → the canonical `SearchRequest`, what CKAN echoes back of it, or the
+ * error CKAN answers with (docs/ckan-2.11-reference.md §1,
+ * docs/ckan-2.12-reference.md §1 and §3).
+ *
+ * CKAN checks a request in two stages, and so does this module:
+ *
+ * 1. the schema (`validateSearch`): each parameter's type and default;
+ *    every failing parameter is reported at once, keys in alphabetical order;
+ * 2. the backend, once the resource is found and access allowed
+ *    (`checkAgainstTable`): field names, the filter tree, a negative
+ *    `offset`, unknown keys; only the first problem is reported, parameters
+ *    in alphabetical order.
  *
  * Untrusted input: only own properties are read, objects whose keys come
  * from the user are built with `Object.fromEntries` (which defines
- * `__proto__` as a plain key instead of setting a prototype), nothing
- * recurses into user values, and messages never
- * serialize a user value of unbounded size or depth.
+ * `__proto__` as a plain key instead of setting a prototype), nesting is
+ * bounded before anything recurses, every loop is linear in its input, and
+ * messages never serialize a user value of unbounded size or depth.
  */
-import type { Filters, Scalar, SearchRequest } from './types.js';
+import type { CkanVersion, FieldInfo, FieldSearch, FilterTree, Filters, JsonValue, RecordsFormat, SearchRequest } from './types.js';
 import { DatastoreError, validationError } from '../errors.js';
 import { quoteSortField } from './sort.js';
+import { parseFilters, pythonRepr } from './filters.js';
+import type { FilterNode } from './filters.js';
 
 type SortDirectionName = 'asc' | 'desc';
 
 /**
  * One parsed `sort` item.
  * @example
- * const item: SortItem = { field: 'school year', direction: 'desc' }; // from `"school year" desc`
+ * const item: SortItem = { field: 'school year', direction: 'desc', nulls: 'last' }; // from `"school year" desc nulls last`
  */
 export interface SortItem {
   readonly field: string;
   readonly direction: SortDirectionName;
+  /** where nulls go; left out, PostgreSQL's default: last ascending, first descending */
+  readonly nulls?: 'first' | 'last';
 }
 
 /**
@@ -37,90 +52,344 @@ export interface NormalizeOptions {
    * normalizes to itself whatever server later runs it.
    */
   readonly maxLimit?: number;
+  /** whose parameters to accept; default `2.11` */
+  readonly ckan?: CkanVersion;
 }
 
-const KNOWN_KEYS: ReadonlySet<string> = new Set([
-  'resource_id', 'filters', 'q', 'fields', 'sort', 'limit', 'offset', 'include_total',
-]);
+/** The most sort items a request may have: more cannot be useful, and each costs a comparison per pair of records. */
+export const MAX_SORT_ITEMS = 1_000;
+/** The most names `fields` may list. */
+export const MAX_FIELDS = 10_000;
+/** Deeper JSON in `filters` or `q` cannot be a valid filter (2.12 allows 10 levels of `$or`/`$and`). */
+const MAX_VALUE_DEPTH = 48;
 
-const TRUE_WORDS: ReadonlySet<string> = new Set(['true', '1', 'yes']);
-const FALSE_WORDS: ReadonlySet<string> = new Set(['false', '0', 'no']);
+const KNOWN_KEYS: Readonly<Record<CkanVersion, ReadonlySet<string>>> = {
+  '2.11': new Set([
+    'resource_id', 'id', 'filters', 'q', 'plain', 'language', 'full_text', 'distinct', 'fields', 'sort', 'limit', 'offset',
+    'include_total', 'total_estimation_threshold', 'records_format',
+  ]),
+  '2.12': new Set([
+    'resource_id', 'id', 'filters', 'q', 'plain', 'language', 'full_text', 'distinct', 'fields', 'sort', 'limit', 'offset',
+    'include_total', 'total_estimation_threshold', 'records_format', 'include_next_page',
+  ]),
+};
+
+const TRUE_WORDS: ReadonlySet<string> = new Set(['true', 'yes', 't', 'y', '1']);
+const RECORDS_FORMATS: ReadonlySet<string> = new Set(['objects', 'lists', 'csv', 'tsv']);
 
 /**
- * Validates a raw request and returns its canonical form: keys in the order
- * `resource_id, filters, q, fields, sort, limit, offset, include_total`, only
- * those that are set, values in one shape:
- *
- * - `filters`: an object (or, as GET sends it, its JSON text) of field →
- *   scalar or list of scalars; `-0` becomes `0`; `{}` is left out.
- * - `q`: a string; empty or all white space is left out (it means no search).
- * - `fields`: a list; a comma-separated string is split and each piece
- *   trimmed (and unquoted when it is wrapped in `"…"`); empty pieces dropped.
- * - `sort`: the string `"a asc, b desc"`, every direction spelled out, from a
- *   string or a list of items (`"a"`, `"b desc"`, `"\"school year\" desc"`);
- *   a name that is not a plain identifier is double-quoted (`""` for `"`).
- * - `limit`, `offset`: whole numbers ≥ 0; a decimal string such as `"10"`
- *   (GET) is read as CKAN reads it. Capped to `options.maxLimit` when given.
- * - `include_total`: a boolean, or `true/false/1/0/yes/no` (GET); `true` is
- *   the default and is left out, so only `false` appears.
- * - `null` (and `""` for `limit`/`offset`/`fields`/`sort`) means "not sent".
- *
- * Throws `DatastoreError`: `BAD_REQUEST` when `raw` is not an object; a 409
- * Validation Error naming the parameter otherwise (CKAN's messages:
- * `Missing value`, `Invalid integer`, `Must be a natural number`,
- * `Cannot parse JSON`, `Not a list`, `invalid value "…"`; an unknown key is
- * reported on `__extras`). Parameters are checked in the key order above;
- * unknown keys last. Unknown *field names* are not checked here: that needs
- * the table, and `evaluate` does it.
- *
- * The result is deeply frozen and recognized by `isCanonicalRequest`, so
- * `evaluate` runs it without validating it a second time.
- *
- * @example
- * normalizeRequest({ limit: '10', resource_id: 'courses', sort: ['year desc', 'title'],
- *                    fields: 'title, year', q: '  ', include_total: 'yes' });
- * // → { resource_id: "courses", fields: ["title", "year"],
- * //     sort: "year desc, title asc", limit: 10 }
- *
- * @example
- * normalizeRequest({ resource_id: 'courses', limit: -1 });
- * // throws DatastoreError VALIDATION_ERROR, body
- * // { __type: "Validation Error", limit: ["Must be a natural number"] }
+ * A request after CKAN's schema stage: the canonical request, what CKAN
+ * echoes back in `result`, and what its backend stage still has to check.
  */
-export function normalizeRequest(raw: unknown, options: NormalizeOptions = {}): SearchRequest {
+export interface ValidatedSearch {
+  readonly request: SearchRequest;
+  /**
+   * The validated parameters as CKAN echoes them in `result`, keys in
+   * alphabetical order (`sort` and `fields` as sent, `filters` and `q`
+   * parsed, defaults filled in); `resource_id` is the name as sent.
+   */
+  readonly echo: ReadonlyMap<string, JsonValue>;
+  /** keys this version does not know (the backend reports the first on `__extras`) */
+  readonly extras: readonly string[];
+  /** a negative `offset`, which CKAN's backend refuses */
+  readonly negativeOffset?: number;
+  readonly ckan: CkanVersion;
+}
+
+/**
+ * CKAN's schema stage: checks and converts every parameter of the version's
+ * `datastore_search` schema and reports every failing one at once (409,
+ * `{"limit": ["Invalid integer", "Please enter an integer value"], "offset":
+ * ["Invalid integer"], "__type": "Validation Error"}`). What needs the table
+ * (field names, filter trees) and what CKAN's backend checks (unknown keys,
+ * a negative `offset`) is left to `checkAgainstTable`.
+ *
+ * @example
+ * const v = validateSearch({ id: 'courses', q: { title: 'alg' }, plain: 'false' });
+ * v.request // → { resource_id: "courses", q: { title: "alg" }, plain: false }
+ * [...v.echo.keys()] // → ["include_total", "limit", "plain", "q", "records_format", "resource_id", "total_estimation_threshold"]
+ */
+export function validateSearch(raw: unknown, options: NormalizeOptions = {}): ValidatedSearch {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     const message = `a datastore_search request must be a JSON object, not ${describeType(raw)}`;
     throw new DatastoreError('BAD_REQUEST', message, { body: { __type: 'Bad Request', message } });
   }
+  const ckan = options.ckan ?? '2.11';
   const input = raw as Readonly<Record<string, unknown>>;
   const get = (key: string): unknown => (Object.hasOwn(input, key) ? input[key] : undefined);
+  const errors = new Map<string, string[]>();
+  const fail = (key: string, ...messages: string[]): undefined => {
+    errors.set(key, messages);
+    return undefined;
+  };
+  const echo = new Map<string, JsonValue>();
 
-  // Keys are set in the canonical order; they are fixed names, so plain assignment is safe (and
-  // cheaper than Object.fromEntries, which the filters, whose keys come from the user, still use).
-  const request: { -readonly [K in keyof SearchRequest]?: SearchRequest[K] } = { resource_id: resourceId(get('resource_id')) };
-  const filters = normalizeFilters(get('filters'));
-  if (filters !== undefined) request.filters = filters;
-  const q = normalizeQ(get('q'));
-  if (q !== undefined) request.q = q;
-  const fields = normalizeFields(get('fields'));
-  if (fields !== undefined) request.fields = fields;
-  const sort = normalizeSort(get('sort'));
-  if (sort !== undefined) request.sort = sort;
-  let limit = naturalNumber(get('limit'), 'limit');
-  if (limit !== undefined) {
-    if (options.maxLimit !== undefined && limit > options.maxLimit) limit = options.maxLimit;
-    request.limit = limit;
-  }
-  const offset = naturalNumber(get('offset'), 'offset');
-  if (offset !== undefined) request.offset = offset;
-  const includeTotal = normalizeBoolean(get('include_total'), 'include_total');
+  // CKAN renames a non-empty `id` to `resource_id` before anything else (`__before`).
+  const id = get('id');
+  const resourceValue = id !== undefined && id !== null && id !== '' && id !== false && id !== 0 ? id : get('resource_id');
+  const resourceId = resourceValue === undefined || resourceValue === null || resourceValue === '' ? fail('resource_id', 'Missing value') : textOf(resourceValue);
+
+  // A list of objects in 2.11 is split by CKAN's navl into sub-keys nobody expects (`__junk`).
+  if (ckan === '2.11') junkOf(input, fail);
+
+  const filters = errors.has('__junk') ? undefined : validFilters(get('filters'), fail);
+  const q = validQ(get('q'), fail);
+  const plain = validBoolean(get('plain'), 'plain', fail);
+  const language = optionalText(get('language'), 'language', fail);
+  const fullText = optionalText(get('full_text'), 'full_text', fail);
+  const distinct = validBoolean(get('distinct'), 'distinct', fail);
+  const fields = errors.has('__junk') ? undefined : listOrString(get('fields'), 'fields', MAX_FIELDS, fail);
+  const sortValue = errors.has('__junk') ? undefined : listOrString(get('sort'), 'sort', MAX_SORT_ITEMS, fail);
+  const sortItems = sortValue === undefined ? undefined : sortItemsOf(sortValue, fail);
+  let limit = validLimit(get('limit'), fail);
+  if (limit !== undefined && options.maxLimit !== undefined && limit > options.maxLimit) limit = options.maxLimit;
+  const offset = validInteger(get('offset'), 'offset', fail);
+  const includeTotal = validBoolean(get('include_total'), 'include_total', fail);
+  const threshold = ckan === '2.11' ? validInteger(get('total_estimation_threshold'), 'total_estimation_threshold', fail) : undefined;
+  const recordsFormat = validRecordsFormat(get('records_format'), fail);
+  const includeNextPage = ckan === '2.12' ? validBoolean(get('include_next_page'), 'include_next_page', fail) : undefined;
+
+  if (errors.size > 0) throw schemaError(errors);
+
+  // The echo: CKAN returns its validated dict, whose keys navl sorts.
+  if (distinct !== undefined) echo.set('distinct', distinct);
+  if (fields !== undefined) echo.set('fields', fields.sent);
+  if (filters !== undefined) echo.set('filters', filters as JsonValue);
+  if (fullText !== undefined) echo.set('full_text', fullText);
+  if (ckan === '2.12') echo.set('include_next_page', includeNextPage ?? false);
+  echo.set('include_total', includeTotal ?? true);
+  if (language !== undefined) echo.set('language', language);
+  echo.set('limit', limit ?? Math.min(DEFAULT_LIMIT_ECHO, options.maxLimit ?? DEFAULT_LIMIT_ECHO));
+  if (offset !== undefined) echo.set('offset', offset);
+  if (plain !== undefined) echo.set('plain', plain);
+  if (q !== undefined) echo.set('q', q as JsonValue);
+  echo.set('records_format', recordsFormat ?? 'objects');
+  echo.set('resource_id', resourceId as string);
+  if (sortValue !== undefined) echo.set('sort', sortValue.sent);
+  if (ckan === '2.11') echo.set('total_estimation_threshold', threshold ?? null);
+
+  // The canonical request: keys in SearchRequest's order, defaults left out.
+  const request: { -readonly [K in keyof SearchRequest]?: SearchRequest[K] } = { resource_id: resourceId as string };
+  const canonicalFilters = filters === undefined ? undefined : canonicalFiltersOf(filters);
+  if (canonicalFilters !== undefined) request.filters = canonicalFilters;
+  const canonicalQ = q === undefined ? undefined : canonicalQOf(q);
+  if (canonicalQ !== undefined) request.q = canonicalQ;
+  if (plain === false) request.plain = false;
+  if (language !== undefined && language !== '') request.language = language;
+  if (fullText !== undefined && !/^\s*$/.test(fullText)) request.full_text = fullText;
+  if (distinct === true) request.distinct = true;
+  if (fields !== undefined && fields.items.length > 0) request.fields = Object.freeze(fields.items);
+  if (sortItems !== undefined && sortItems.length > 0) request.sort = formatSort(sortItems);
+  if (limit !== undefined) request.limit = limit;
+  if (offset !== undefined && offset >= 0) request.offset = offset;
   if (includeTotal === false) request.include_total = false;
+  if (typeof threshold === 'number') request.total_estimation_threshold = threshold;
+  if (recordsFormat !== undefined && recordsFormat !== '' && recordsFormat !== 'objects') request.records_format = recordsFormat as RecordsFormat;
+  if (includeNextPage === true) request.include_next_page = true;
 
-  for (const key of Object.keys(input)) {
-    if (!KNOWN_KEYS.has(key)) throw validationError('__extras', `invalid value ${quote(key)}`);
-  }
+  const extras: string[] = [];
+  for (const key of Object.keys(input)) if (!KNOWN_KEYS[ckan].has(key)) extras.push(key);
   canonical.add(request);
-  return Object.freeze(request) as SearchRequest;
+  return {
+    request: Object.freeze(request) as SearchRequest,
+    echo,
+    extras,
+    ...(offset !== undefined && offset < 0 ? { negativeOffset: offset } : {}),
+    ckan,
+  };
+}
+
+/** `limit` as CKAN echoes it when none was sent (`ckan.datastore.search.rows_default`). */
+const DEFAULT_LIMIT_ECHO = 100;
+
+/**
+ * Validates a raw request and returns its canonical form: keys in the order
+ * of `SearchRequest` (`resource_id, filters, q, plain, language, full_text,
+ * distinct, fields, sort, limit, offset, include_total,
+ * total_estimation_threshold, records_format, include_next_page`), only
+ * those that are set and differ from CKAN's default, values in one shape:
+ *
+ * - `resource_id`: `id` wins when both are sent (CKAN renames it).
+ * - `filters`: an object, a list of objects (2.12) or the JSON text of one
+ *   (as GET sends it); `-0` becomes `0`; `{}` is left out. A 2.11 filter
+ *   that is no dict is refused here; the rest needs the table
+ *   (`checkAgainstTable`, `filterTreeOf`).
+ * - `q`: a string (empty or all white space is left out), or an object of
+ *   field → text; any other value is its text (`5` → `"5"`).
+ * - `plain`, `distinct`, `include_total`, `include_next_page`: CKAN's
+ *   booleans (`true`, `"yes"`, `"t"`, `"y"`, `"1"`; every other string is
+ *   false); only the value that differs from the default is kept.
+ * - `fields`: a list; a comma-separated string is split and each piece
+ *   trimmed (and unquoted when it is wrapped in `"…"`); empty pieces dropped.
+ * - `sort`: the string `"a asc, b desc nulls last"`, every direction
+ *   spelled out, from a string or a list of items; a name that is not a plain
+ *   identifier is double-quoted (`""` for `"`).
+ * - `limit`, `offset`: whole numbers ≥ 0, read as CKAN reads them (`" 5 "`,
+ *   `true` is 1); `limit` capped to `options.maxLimit` when given.
+ * - `total_estimation_threshold` (2.11; 2.12 ignores it), `records_format`
+ *   (`objects` is left out), `language`, `full_text`.
+ *
+ * Throws `DatastoreError`: `BAD_REQUEST` when `raw` is not an object; a 409
+ * Validation Error with CKAN's body otherwise: every schema problem at once
+ * (`Missing value`, `Invalid integer`, `Must be a natural number`,
+ * `Cannot parse JSON`, `Not a list`, `Value must be one of [...]`), then a
+ * negative `offset` (`invalid value "-1"`), then an unknown key (on
+ * `__extras`; `include_next_page` is one in 2.11).
+ *
+ * The result is deeply frozen and recognized by `isCanonicalRequest`, so
+ * `evaluate` runs it without validating it a second time; a canonical
+ * request is returned as it is (with `limit` capped).
+ *
+ * @example
+ * normalizeRequest({ limit: '10', resource_id: 'courses', sort: ['year desc nulls last', 'title'],
+ *                    fields: 'title, year', q: '  ', include_total: 'yes' });
+ * // → { resource_id: "courses", fields: ["title", "year"],
+ * //     sort: "year desc nulls last, title asc", limit: 10 }
+ *
+ * @example
+ * normalizeRequest({ resource_id: 'courses', limit: -1 });
+ * // throws DatastoreError VALIDATION_ERROR, body
+ * // { limit: ["Must be a natural number"], __type: "Validation Error" }
+ */
+export function normalizeRequest(raw: unknown, options: NormalizeOptions = {}): SearchRequest {
+  if (isCanonicalRequest(raw)) {
+    const max = options.maxLimit;
+    if (max === undefined || raw.limit === undefined || raw.limit <= max) return raw;
+    const capped = Object.freeze({ ...raw, limit: max });
+    canonical.add(capped);
+    return capped;
+  }
+  const validated = validateSearch(raw, options);
+  tableFreeChecks(validated);
+  // 2.11 refuses a filter that is no dict before anything else; 2.12's parser needs the table to
+  // report its errors in CKAN's order (unknown fields before unknown operations), so it waits for it.
+  if (validated.ckan === '2.11' && validated.request.filters !== undefined) parseFilters(validated.request.filters, { ckan: '2.11' });
+  return validated.request;
+}
+
+/** What the backend checks without the table: a negative `offset`, then unknown keys (CKAN's `__extras`). */
+function tableFreeChecks(validated: ValidatedSearch): void {
+  const first = validated.extras[0];
+  if (first !== undefined) throw validationError('__extras', `invalid value ${quote(first)}`);
+  if (validated.negativeOffset !== undefined) throw validationError('offset', `invalid value ${quote(String(validated.negativeOffset))}`);
+}
+
+/**
+ * CKAN's backend stage, once the table is known: the filter tree (2.12
+ * parses it first and reports all its field errors together), then, in
+ * alphabetical order of the parameters, the first of: an unknown key
+ * (`__extras`), an unknown name in `fields`, an unknown filter key (2.11) or
+ * a filter with no operation (2.12's `{"$or": []}`), a negative `offset`, a
+ * `q` object naming an unknown field or holding a non-text, a `sort` item
+ * that is not `field [asc|desc] [nulls first|last]` over a known field
+ * (quoted whole, as sent). Returns the filter tree the engine answers.
+ *
+ * @example
+ * const v = validateSearch({ resource_id: 'r', fields: 'title,nope' });
+ * checkAgainstTable(v, [{ id: '_id', type: 'int' }, { id: 'title', type: 'text' }]);
+ * // throws { fields: ["invalid value \"nope\""], __type: "Validation Error" }
+ */
+export function checkAgainstTable(validated: ValidatedSearch, fields: readonly FieldInfo[]): FilterNode | undefined {
+  const { request, ckan } = validated;
+  const known = new Set(fields.map((f) => f.id));
+  // 2.12 parses the filter tree before anything else; 2.11 only fails at once on a filter that is no
+  // dict, and checks its keys in their alphabetical place, after `fields`.
+  let tree = ckan === '2.12' && request.filters !== undefined ? parseFilters(request.filters, { ckan, fields }) : undefined;
+  if (ckan === '2.11' && request.filters !== undefined) parseFilters(request.filters, { ckan });
+  tableFreeExtras(validated);
+  // `rank` (a string q) and `rank <field>` (a q object) may be listed in `fields`.
+  const selectable = new Set(known);
+  for (const name of rankColumns(request, fields)) selectable.add(name);
+  for (const name of request.fields ?? []) {
+    if (!selectable.has(name)) throw validationError('fields', `invalid value ${quote(name)}`);
+  }
+  if (ckan === '2.11' && request.filters !== undefined) tree = parseFilters(request.filters, { ckan, fields });
+  if (ckan === '2.12' && tree === undefined && request.filters !== undefined) {
+    // Operators that produced no operation at all (`{"$or": []}`) are left over as keys, and refused.
+    const first = Array.isArray(request.filters) ? undefined : Object.keys(request.filters).find((key) => !known.has(key));
+    if (first !== undefined) throw validationError('filters', `invalid value ${quote(first)}`);
+  }
+  if (validated.negativeOffset !== undefined) throw validationError('offset', `invalid value ${quote(String(validated.negativeOffset))}`);
+  if (typeof request.q === 'object') {
+    for (const [field, text] of Object.entries(request.q)) {
+      if (!known.has(field) || typeof text !== 'string') throw validationError('q', `invalid value ${quote(field)}`);
+    }
+  }
+  if (request.sort !== undefined) {
+    // CKAN quotes the first bad clause as it was sent.
+    const sent = sortPieces(validated.echo.get('sort'));
+    parseSort(request.sort).forEach((item, i) => {
+      if (!known.has(item.field)) throw validationError('sort', `invalid value ${quote(sent[i] ?? formatSort([item]))}`);
+    });
+  }
+  return tree;
+}
+
+/** The sort items as sent, one per parsed item. */
+function sortPieces(sent: JsonValue | undefined): string[] {
+  if (typeof sent === 'string') return splitList(sent, false);
+  if (!Array.isArray(sent)) return [];
+  const pieces: string[] = [];
+  for (const item of sent as readonly JsonValue[]) if (typeof item === 'string') pieces.push(...splitList(item, false));
+  return pieces;
+}
+
+function tableFreeExtras(validated: ValidatedSearch): void {
+  const first = validated.extras[0];
+  if (first !== undefined) throw validationError('__extras', `invalid value ${quote(first)}`);
+}
+
+/**
+ * The filter tree of a request (the one entry every engine calls): 2.11's
+ * dict as an AND of `eq`/`in` (a list on an array column is array
+ * equality), 2.12's operators, lists and `$or`/`$and` with their limits and
+ * errors (docs/ckan-2.12-reference.md §1). `undefined`: no filter.
+ *
+ * @example
+ * filterTreeOf({ resource_id: 'r', filters: { year: { gte: 2020 } } }, fields, { ckan: '2.12' })
+ * // → { op: "gte", field: "year", value: 2020 }
+ */
+export function filterTreeOf(
+  request: SearchRequest,
+  fields: readonly FieldInfo[] | undefined,
+  options: { readonly ckan?: CkanVersion } = {},
+): FilterNode | undefined {
+  if (request.filters === undefined) return undefined;
+  return parseFilters(request.filters, { ckan: options.ckan ?? '2.11', ...(fields === undefined ? {} : { fields }) });
+}
+
+/**
+ * The rank columns a search adds (docs/ckan-2.11-reference.md §3): `rank`
+ * for a text `q` or `full_text`, `rank <field>` for each field of a `q`
+ * object that the table has; each of type `float`.
+ * @example
+ * rankColumns({ resource_id: 'r', q: 'algebra' }, fields) // → ["rank"]
+ */
+export function rankColumns(request: SearchRequest, fields: readonly FieldInfo[]): string[] {
+  const names: string[] = [];
+  const q = request.q;
+  if (request.full_text !== undefined || typeof q === 'string') names.push('rank');
+  if (typeof q === 'object') {
+    for (const field of Object.keys(q)) if (fields.some((f) => f.id === field)) names.push(`rank ${field}`);
+  }
+  return names;
+}
+
+/**
+ * A canonical request with another `fields` (the server adds `_id` for
+ * `next_page`, and takes the rank columns out, which it writes itself),
+ * and without the keys in `drop`.
+ * @example
+ * withFields(normalizeRequest({ resource_id: 'r', fields: 'title' }), ['title', '_id']).fields // → ["title", "_id"]
+ */
+export function withFields(request: SearchRequest, fields: readonly string[] | undefined, drop: readonly (keyof SearchRequest)[] = []): SearchRequest {
+  const copy: { -readonly [K in keyof SearchRequest]?: SearchRequest[K] } = { ...request };
+  for (const key of drop) delete copy[key];
+  if (fields === undefined || fields.length === 0) delete copy.fields;
+  else copy.fields = Object.freeze([...fields]);
+  const frozen = Object.freeze(copy) as SearchRequest;
+  canonical.add(frozen);
+  return frozen;
 }
 
 /** Every request `normalizeRequest` returned: deeply frozen, so each stays canonical for as long as it lives. */
@@ -137,174 +406,272 @@ export function isCanonicalRequest(request: unknown): request is SearchRequest {
   return typeof request === 'object' && request !== null && canonical.has(request);
 }
 
-function resourceId(value: unknown): string {
-  if (value === undefined || value === null || value === '') throw validationError('resource_id', 'Missing value');
-  if (typeof value !== 'string') {
-    throw validationError('resource_id', `must be a string (a resource id or alias), not ${describeType(value)}`);
-  }
-  return value;
-}
+type Fail = (key: string, ...messages: string[]) => undefined;
 
-function normalizeFilters(value: unknown): Filters | undefined {
-  if (value === undefined || value === null) return undefined;
-  let filters = value;
-  if (typeof filters === 'string') {
-    // GET sends filters as JSON text (docs/semantics.md, HTTP); CKAN's json_validator does the same.
-    if (filters.trim() === '') return undefined;
-    try {
-      filters = JSON.parse(filters);
-    } catch {
-      throw validationError('filters', 'Cannot parse JSON');
-    }
-  }
-  if (typeof filters !== 'object' || filters === null || Array.isArray(filters)) {
-    throw validationError(
-      'filters',
-      `must be an object of field name → value or list of values, not ${describeType(filters)}`,
-    );
-  }
-  const source = filters as Readonly<Record<string, unknown>>;
-  const keys = Object.keys(source);
-  if (keys.length === 0) return undefined;
-  const entries: [string, Scalar | readonly Scalar[]][] = [];
-  for (const field of keys) {
-    const v = source[field];
-    if (Array.isArray(v)) {
-      const list = v as readonly unknown[];
-      const out: Scalar[] = new Array<Scalar>(list.length);
-      for (let i = 0; i < list.length; i++) out[i] = filterScalar(list[i], field);
-      entries.push([field, Object.freeze(out)]);
-    } else {
-      entries.push([field, filterScalar(v, field)]);
-    }
-  }
-  return Object.freeze(Object.fromEntries(entries)) as Filters;
-}
-
-function filterScalar(value: unknown, field: string): Scalar {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return value === 0 ? 0 : value;
-  throw validationError(
-    'filters',
-    `invalid value ${quote(field)}: a filter value must be a text, number, boolean or null, or a list of them, not ${describeType(value)}`,
-  );
-}
-
-function normalizeQ(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') {
-    throw validationError('q', `must be a text to search for, not ${describeType(value)}`);
-  }
-  // All white space (by the same \s that q normalization folds) is no search at all.
-  return /^\s*$/.test(value) ? undefined : value;
-}
-
-function normalizeFields(value: unknown): readonly string[] | undefined {
-  const list = listOfStrings(value, 'fields');
-  if (list === undefined) return undefined;
-  return list.length === 0 ? undefined : Object.freeze(list);
-}
-
-/** A list of strings, or a comma-separated string split into trimmed, unquoted pieces. */
-function listOfStrings(value: unknown, param: string): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') {
-    const pieces: string[] = [];
-    for (const raw of value.split(',')) {
-      const piece = raw.trim();
-      if (piece === '') continue;
-      // CKAN strips one pair of wrapping double quotes from a comma-string piece.
-      pieces.push(piece.length >= 2 && piece.startsWith('"') && piece.endsWith('"') ? piece.slice(1, -1) : piece);
-    }
-    return pieces;
-  }
-  if (Array.isArray(value)) {
-    const list = value as readonly unknown[];
-    const out: string[] = new Array<string>(list.length);
-    for (let i = 0; i < list.length; i++) {
-      const item = list[i];
-      if (typeof item !== 'string') {
-        throw validationError(param, `Not a list of strings: item ${i + 1} is ${describeType(item)}`);
-      }
-      out[i] = item;
-    }
-    return out;
-  }
-  throw validationError(param, 'Not a list');
-}
-
-function normalizeSort(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  let items: SortItem[];
-  if (typeof value === 'string') {
-    items = parseSort(value);
-  } else if (Array.isArray(value)) {
-    items = [];
-    for (const item of value as readonly unknown[]) {
-      if (typeof item !== 'string') throw validationError('sort', `Not a list of strings: found ${describeType(item)}`);
-      for (const parsed of parseSort(item)) items.push(parsed);
-    }
-  } else {
-    throw validationError('sort', 'Not a list');
-  }
-  return items.length === 0 ? undefined : formatSort(items);
+function schemaError(errors: ReadonlyMap<string, readonly string[]>): DatastoreError {
+  const keys = [...errors.keys()].sort();
+  const body: Record<string, unknown> = Object.fromEntries(keys.map((key) => [key, errors.get(key)]));
+  body.__type = 'Validation Error';
+  const message = keys.map((key) => `${key}: ${(errors.get(key) ?? []).join(', ')}`).join('; ');
+  return new DatastoreError('VALIDATION_ERROR', message, { body: body as { __type: string } });
 }
 
 /**
- * Reads a `sort` text into items: items are separated by commas outside
- * double quotes; a field is either double-quoted (`""` inside stands for `"`)
- * or bare, read as CKAN reads it (`^(.+?)( +(asc|desc))?$`, case-insensitive,
- * so `school year desc` is the field `school year`); the direction defaults to
- * `asc`. Empty items are skipped. Anything else (`a sideways`, `a desc nulls
- * first`, an unclosed quote) is a Validation Error on `sort` quoting the item.
- *
- * @example
- * parseSort('year desc, "school, year", title ASC')
- * // → [{ field: "year", direction: "desc" }, { field: "school, year", direction: "asc" },
- * //    { field: "title", direction: "asc" }]
+ * CKAN 2.11's navl turns a list whose first item is an object into sub-keys
+ * (`('filters', 0, 'stage')`) that no schema entry expects: `__junk`.
  */
-export function parseSort(text: string): SortItem[] {
-  const items: SortItem[] = [];
+function junkOf(input: Readonly<Record<string, unknown>>, fail: Fail): void {
+  const junk: string[] = [];
+  for (const key of Object.keys(input).sort()) {
+    const value = input[key];
+    if (!Array.isArray(value) || value.length === 0) continue;
+    const first: unknown = value[0];
+    if (typeof first !== 'object' || first === null || Array.isArray(first)) continue;
+    for (let i = 0; i < value.length && junk.length < 20; i++) {
+      const item: unknown = value[i];
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
+      for (const sub of Object.keys(item).sort()) junk.push(`(${pythonRepr(key)}, ${i}, ${pythonRepr(excerpt(sub))})`);
+    }
+  }
+  if (junk.length > 0) fail('__junk', `The input field [${junk.join(', ')}] was not expected.`);
+}
+
+/** CKAN's `unicode_safe`: text as is, other values as their JSON text. */
+function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
+  return excerpt(safeJson(value), 200);
+}
+
+function optionalText(value: unknown, key: string, fail: Fail): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'object' && exceedsDepth(value, MAX_VALUE_DEPTH)) return fail(key, 'nested too deep');
+  return textOf(value);
+}
+
+/** CKAN's `json_validator`: objects and lists as they are, anything else parsed as JSON text. */
+function validFilters(value: unknown, fail: Fail): FilterTree | Filters | JsonValue | undefined {
+  if (value === undefined || value === null) return undefined;
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      return fail('filters', 'Cannot parse JSON');
+    }
+  } else if (typeof value !== 'object') {
+    return fail('filters', 'Cannot parse JSON');
+  }
+  if (typeof parsed === 'object' && parsed !== null && exceedsDepth(parsed, MAX_VALUE_DEPTH)) {
+    return fail('filters', `Filters must not be nested more than ${MAX_VALUE_DEPTH} levels deep`);
+  }
+  return parsed as JsonValue;
+}
+
+/** A frozen copy with `-0` as `0`; `{}` and the JSON values that mean "no filter" are left out. */
+function canonicalFiltersOf(filters: JsonValue): Filters | FilterTree | undefined {
+  if (filters === null || filters === false || filters === 0 || filters === '') return undefined;
+  if (typeof filters === 'object' && !Array.isArray(filters) && Object.keys(filters).length === 0) return undefined;
+  return frozenCopy(filters) as Filters | FilterTree;
+}
+
+function frozenCopy(value: JsonValue): JsonValue {
+  if (typeof value === 'number') {
+    // JSON has no NaN or Infinity; a caller in JavaScript can pass them.
+    if (!Number.isFinite(value)) throw validationError('filters', `invalid value ${String(value)}: a filter number must be finite`);
+    return value === 0 ? 0 : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const list = value as readonly JsonValue[];
+    const out = new Array<JsonValue>(list.length);
+    for (let i = 0; i < list.length; i++) out[i] = frozenCopy(list[i] as JsonValue);
+    return Object.freeze(out);
+  }
+  const entries = Object.keys(value).map((key): [string, JsonValue] => [key, frozenCopy((value as Record<string, JsonValue>)[key] as JsonValue)]);
+  return Object.freeze(Object.fromEntries(entries)) as JsonValue;
+}
+
+/**
+ * CKAN's `unicode_or_json_validator`: an object (or JSON text of one) is a
+ * per-field search; any other value becomes its text (`5` → `"5"`, a list
+ * its Python form).
+ */
+function validQ(value: unknown, fail: Fail): string | Readonly<Record<string, JsonValue>> | undefined {
+  if (value === undefined || value === null) return undefined;
+  // A text stays a text here: JSON text of an object arrives over GET or a form, whose reader
+  // (`readQ` in src/server/params.ts) makes it the object, as CKAN does.
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object') {
+    if (exceedsDepth(value, MAX_VALUE_DEPTH)) return fail('q', 'nested too deep');
+    if (!Array.isArray(value)) return value as Record<string, JsonValue>;
+    return pythonRepr(value as JsonValue);
+  }
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  return String(value);
+}
+
+function canonicalQOf(q: string | Readonly<Record<string, JsonValue>>): string | FieldSearch | undefined {
+  if (typeof q === 'string') return /^\s*$/.test(q) ? undefined : q;
+  if (Object.keys(q).length === 0) return undefined;
+  return frozenCopy(q as JsonValue) as FieldSearch;
+}
+
+/** CKAN's `boolean_validator`; a number other than 0/1, which CKAN fails on (500), is refused. */
+function validBoolean(value: unknown, key: string, fail: Fail): boolean | undefined {
+  // `null` is "not sent" (CKAN's ignore_missing or default); "" is false.
+  if (value === undefined || value === null) return undefined;
+  if (value === '') return false;
+  if (typeof value === 'boolean') return value;
+  if (value === 1 || value === 0) return value === 1;
+  if (typeof value === 'string') return TRUE_WORDS.has(value.toLowerCase());
+  return fail(key, `invalid value ${describeType(value)}: use true or false`);
+}
+
+function validRecordsFormat(value: unknown, fail: Fail): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === '' || (typeof value === 'string' && RECORDS_FORMATS.has(value))) return value as string;
+  return fail('records_format', "Value must be one of ['objects', 'lists', 'csv', 'tsv']");
+}
+
+/** A list of strings (or lists, which CKAN's validator lets through) or one comma-separated string. */
+function listOrString(
+  value: unknown,
+  key: 'fields' | 'sort',
+  max: number,
+  fail: Fail,
+): { readonly sent: JsonValue; readonly items: string[] } | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') {
+    const items = splitList(value, key === 'fields');
+    if (items.length > max) return fail(key, `too many items: ${items.length} (at most ${max})`);
+    return { sent: value, items };
+  }
+  if (!Array.isArray(value)) return fail(key, 'Not a list');
+  const list = value as readonly unknown[];
+  if (list.length > max) return fail(key, `too many items: ${list.length} (at most ${max})`);
+  const items: string[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    if (typeof item !== 'string') return fail(key, `Neither a string nor a list: ${describeType(item)}`);
+    if (key === 'fields') items.push(item);
+    else for (const piece of splitList(item, false)) items.push(piece);
+    if (items.length > max) return fail(key, `too many items: more than ${max}`);
+  }
+  return { sent: list as JsonValue, items };
+}
+
+/** Comma-separated pieces, trimmed, empty ones dropped; `fields` pieces wrapped in `"…"` lose their quotes. */
+function splitList(text: string, unquote: boolean): string[] {
+  const pieces: string[] = [];
   let start = 0;
   let quoted = false;
   for (let i = 0; i <= text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 34 /* " */) quoted = !quoted; // a doubled "" toggles twice and stays inside
+    // `sort` keeps commas inside a double-quoted name (the compiler's quoting); `fields` splits on every comma, as CKAN.
+    if (!unquote && c === 34 /* " */) quoted = !quoted;
     else if ((c === 44 /* , */ && !quoted) || i === text.length) {
-      const item = text.slice(start, i).trim();
-      if (item !== '') items.push(parseSortItem(item));
+      const piece = text.slice(start, i).trim();
+      if (piece !== '') pieces.push(unquote && piece.length >= 2 && piece.startsWith('"') && piece.endsWith('"') ? piece.slice(1, -1) : piece);
       start = i + 1;
     }
+  }
+  return pieces;
+}
+
+function sortItemsOf(sort: { readonly items: string[] }, fail: Fail): SortItem[] | undefined {
+  const items: SortItem[] = [];
+  for (const text of sort.items) {
+    const item = parseSortItem(text);
+    if (item === undefined) return fail('sort', `invalid value ${quote(text)}`);
+    items.push(item);
   }
   return items;
 }
 
-const BARE_ITEM = /^(.+?)(?:\s+(asc|desc))?$/is;
-const NULLS_CLAUSE = /\snulls\s+(?:first|last)\s*$/i;
-const DIRECTION_ONLY = /^(?:\s+(asc|desc))?\s*$/i;
-
-function parseSortItem(item: string): SortItem {
-  let field: string;
-  let direction: string | undefined;
-  if (item.startsWith('"')) {
-    const close = closingQuote(item);
-    const rest = close === -1 ? null : DIRECTION_ONLY.exec(item.slice(close + 1));
-    if (close === -1 || rest === null) throw validationError('sort', `invalid value ${quote(item)}`);
-    field = item.slice(1, close).replaceAll('""', '"');
-    direction = rest[1];
-  } else {
-    const match = BARE_ITEM.exec(item);
-    if (match === null) throw validationError('sort', `invalid value ${quote(item)}`);
-    field = match[1] ?? '';
-    direction = match[2];
-    // A bare name with a quote in it is a quoting mistake (`a"b desc`), not a name; and
-    // `nulls first|last` is not offered: null placement is fixed (docs/semantics.md, Order).
-    if (field.includes('"') || NULLS_CLAUSE.test(item)) {
-      throw validationError('sort', `invalid value ${quote(item)}`);
-    }
+/**
+ * Reads a `sort` text into items: items are separated by commas outside
+ * double quotes; each is CKAN's `field [asc|desc] [nulls first|last]`
+ * (case-insensitive); a field is either double-quoted (`""` inside stands
+ * for `"`) or bare (`school year desc` is the field `school year`); the
+ * direction defaults to `asc`. Empty items are skipped. Anything else
+ * (`a sideways`, an unclosed quote) is a Validation Error on `sort` quoting
+ * the item. Linear in the length of the text.
+ *
+ * @example
+ * parseSort('year desc nulls last, "school, year", title ASC')
+ * // → [{ field: "year", direction: "desc", nulls: "last" }, { field: "school, year", direction: "asc" },
+ * //    { field: "title", direction: "asc" }]
+ */
+export function parseSort(text: string): SortItem[] {
+  const items: SortItem[] = [];
+  for (const piece of splitList(text, false)) {
+    const item = parseSortItem(piece);
+    if (item === undefined) throw validationError('sort', `invalid value ${quote(piece)}`);
+    items.push(item);
   }
-  if (field === '') throw validationError('sort', `invalid value ${quote(item)}`);
-  return { field, direction: direction === undefined ? 'asc' : (direction.toLowerCase() as SortDirectionName) };
+  return items;
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0xfeff || (c >= 0x2000 && c <= 0x200a) || c === 0x1680 || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+}
+
+/** Whether `text` has the word `word` (lower case, ASCII) ending at `end`, compared case-insensitively. */
+function endsWithWord(text: string, end: number, word: string): boolean {
+  const start = end - word.length;
+  if (start < 0) return false;
+  for (let i = 0; i < word.length; i++) if ((text.charCodeAt(start + i) | 0x20) !== word.charCodeAt(i)) return false;
+  return true;
+}
+
+/** Index of the first of the spaces that end at `end` (= `end` when there are none). */
+function spacesBefore(text: string, end: number): number {
+  let i = end;
+  while (i > 0 && isSpace(text.charCodeAt(i - 1))) i--;
+  return i;
+}
+
+/**
+ * One sort item, read right to left so each character is looked at a
+ * bounded number of times: `[ nulls first|last]`, then `[ asc|desc]`, then
+ * the field (which must not be empty).
+ */
+function parseSortItem(item: string): SortItem | undefined {
+  let end = item.length;
+  let nulls: 'first' | 'last' | undefined;
+  for (const word of ['first', 'last'] as const) {
+    if (!endsWithWord(item, end, word)) continue;
+    const gap = spacesBefore(item, end - word.length);
+    if (gap === end - word.length || !endsWithWord(item, gap, 'nulls')) break;
+    const before = spacesBefore(item, gap - 5);
+    if (before === gap - 5 || before === 0) break;
+    nulls = word;
+    end = before;
+    break;
+  }
+  let direction: SortDirectionName = 'asc';
+  for (const word of ['asc', 'desc'] as const) {
+    if (!endsWithWord(item, end, word)) continue;
+    const before = spacesBefore(item, end - word.length);
+    if (before === end - word.length || before === 0) break;
+    direction = word;
+    end = before;
+    break;
+  }
+  let field: string;
+  if (item.charCodeAt(0) === 34 /* " */) {
+    const close = closingQuote(item);
+    // The quoted name must be all of the field part.
+    if (close === -1 || end < close + 1 || spacesBefore(item, end) !== close + 1) return undefined;
+    field = item.slice(1, close).replaceAll('""', '"');
+  } else {
+    field = item.slice(0, end);
+    // A bare name with a quote in it is a quoting mistake (`a"b desc`), not a name.
+    if (field.includes('"')) return undefined;
+  }
+  if (field === '') return undefined;
+  return nulls === undefined ? { field, direction } : { field, direction, nulls };
 }
 
 /** Index of the `"` that closes the quoted name at the start of `item`, or -1. */
@@ -318,55 +685,91 @@ function closingQuote(item: string): number {
 }
 
 /**
- * Writes sort items as the canonical `sort` text: `name dir` joined by `, `,
- * the name double-quoted unless it is a plain identifier (the compiler's rule,
- * `quoteSortField` in `src/compile/sort.ts`).
+ * Writes sort items as the canonical `sort` text: `name dir[ nulls
+ * first|last]` joined by `, `, the name double-quoted unless it is a plain
+ * identifier (the compiler's rule, `quoteSortField` in `sort.ts`).
  *
  * @example
- * formatSort([{ field: 'year', direction: 'desc' }, { field: 'school year', direction: 'asc' }])
- * // → 'year desc, "school year" asc'
+ * formatSort([{ field: 'year', direction: 'desc', nulls: 'last' }, { field: 'school year', direction: 'asc' }])
+ * // → 'year desc nulls last, "school year" asc'
  */
 export function formatSort(items: readonly SortItem[]): string {
-  return items.map((item) => `${quoteSortField(item.field)} ${item.direction}`).join(', ');
+  return items.map((item) => `${quoteSortField(item.field)} ${item.direction}${item.nulls === undefined ? '' : ` nulls ${item.nulls}`}`).join(', ');
 }
 
-function naturalNumber(value: unknown, param: 'limit' | 'offset'): number | undefined {
+/** CKAN's `limit`: the default when missing, `null` or `""`; a natural number; above the cap, the cap. */
+function validLimit(value: unknown, fail: Fail): number | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  let n: number;
+  const n = integerOf(value);
+  if (n === undefined) {
+    // int_validator fails, then limit_to_configured_maximum's convert_int adds its own message for text.
+    return typeof value === 'string' ? fail('limit', 'Invalid integer', 'Please enter an integer value') : fail('limit', 'Invalid integer');
+  }
+  if (n < 0) return fail('limit', 'Must be a natural number');
+  return n;
+}
+
+/** CKAN's `int_validator` (`offset`, `total_estimation_threshold`); `null` and blank text mean "not sent". */
+function validInteger(value: unknown, key: string, fail: Fail): number | undefined {
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return undefined;
+  const n = integerOf(value);
+  return n === undefined ? fail(key, 'Invalid integer') : n;
+}
+
+/**
+ * A whole number as CKAN's `int_validator` reads it: a number without a
+ * fraction (`true` is 1), or decimal digits with optional sign and spaces.
+ * Beyond what a double holds exactly, the value is clamped (it only meets
+ * a cap or a count).
+ */
+function integerOf(value: unknown): number | undefined {
+  if (typeof value === 'boolean') return value ? 1 : 0;
   if (typeof value === 'number') {
-    n = value;
-  } else if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) {
-    // CKAN's int_validator reads " 5 " as 5 but rejects "5.0" and "1e3".
-    n = Number(value);
-  } else {
-    throw validationError(param, 'Invalid integer');
+    if (!Number.isFinite(value) || !Number.isInteger(value)) return undefined;
+    return value === 0 ? 0 : value;
   }
-  if (!Number.isSafeInteger(n)) throw validationError(param, 'Invalid integer');
-  if (n < 0) {
-    // CKAN's two stages word this differently: the schema checks limit, the backend offset.
-    throw validationError(param, param === 'limit' ? 'Must be a natural number' : `invalid value ${quote(String(n))}`);
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  let i = text.charCodeAt(0) === 43 || text.charCodeAt(0) === 45 ? 1 : 0;
+  if (i === text.length) return undefined;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
   }
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) return n < 0 ? -Number.MAX_SAFE_INTEGER : Number.MAX_SAFE_INTEGER;
   return n === 0 ? 0 : n;
 }
 
-function normalizeBoolean(value: unknown, param: string): boolean | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'boolean') return value;
-  if (value === 1 || value === 0) return value === 1;
-  if (typeof value === 'string') {
-    const word = value.trim().toLowerCase();
-    if (TRUE_WORDS.has(word)) return true;
-    if (FALSE_WORDS.has(word)) return false;
+/** Iterative, so that a value of a million `[` cannot overflow the stack. */
+function exceedsDepth(root: object, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
   }
-  throw validationError(
-    param,
-    `invalid value ${typeof value === 'string' ? quote(value) : describeType(value)}: use true or false (GET: true/false/1/0/yes/no)`,
-  );
+  return false;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function excerpt(text: string, max = 200): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 /** A JSON string of a (possibly long) user text, cut so messages stay small. */
 function quote(text: string, max = 200): string {
-  return JSON.stringify(text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+  return JSON.stringify(excerpt(text, max));
 }
 
 /** The kind of a value for a message, without serializing it. */

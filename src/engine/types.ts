@@ -5,12 +5,12 @@
  * process, the evaluator), `pglite` (PostgreSQL in the process) or `postgres`
  * (a server by URL).
  */
-import type { FieldInfo, SearchResult } from '../datastore/types.js';
+import type { CkanVersion, FieldInfo, SearchResult } from '../datastore/types.js';
 
 export type EngineKind = 'memory' | 'pglite' | 'postgres';
 
 /** The CKAN version whose request and response surface an engine answers with. */
-export type CkanVersion = '2.11' | '2.12';
+export type { CkanVersion } from '../datastore/types.js';
 
 /** A resource as an engine lists it: its id, aliases and CKAN field info. */
 export interface ResourceInfo {

@@ -203,6 +203,16 @@ export const dotCommands: readonly DotCommand[] = [
     },
   },
   {
+    name: 'engine',
+    usage: '',
+    help: 'which engine answers: memory, pglite or postgres (or a portal)',
+    run: async (session) => {
+      const spec = session.source.spec;
+      if (spec.kind === 'url') return `a portal answers: ${session.source.label}`;
+      return `engine ${spec.engine ?? 'memory'}: ${session.source.label}`;
+    },
+  },
+  {
     name: 'connect',
     usage: 'URL|DIR',
     help: 'query a portal (token from CKQL_TOKEN), or local files',

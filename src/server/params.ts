@@ -1,37 +1,36 @@
 /**
- * Where a request's parameters come from: a JSON body (POST) or the query
- * string (GET). Both give a plain object with the request's keys, which the
- * shared request checks (`normalizeRequest`) then validate, so the two
- * methods accept exactly the same requests.
+ * Where a request's parameters come from, as CKAN's API view reads them
+ * (docs/ckan-2.11-reference.md §6, "Request data"):
  *
- * The client writes GET query strings with `queryStringFor`
- * (`src/client/encode.ts`); the two are kept inverse by a property test.
+ * 1. a POST with a form body (`application/x-www-form-urlencoded`, what
+ *    Recline and `curl -d` send): when the form has exactly one key and its
+ *    value is `""` or `"1"`, the key is JSON text of the request; otherwise
+ *    the form fields are the parameters;
+ * 2. else, when the URL has a query string: the query string, even on a
+ *    POST with a JSON body (CKAN ignores the body then);
+ * 3. else the JSON body, which must hold an object; a body of another
+ *    content type is refused (415), as Flask refuses it for CKAN.
+ *
+ * A key given more than once becomes a list of its values. The values stay
+ * text; the request checks (`validateSearch`) read text as CKAN does.
  */
-import { validationError } from '../errors.js';
-import { excerpt, serviceError } from './errors.js';
+import { DatastoreError } from '../errors.js';
+import type { CkanVersion } from '../datastore/types.js';
+import { excerpt } from './errors.js';
 
 /** Deeper than this, a body cannot be a valid request; refusing early keeps recursive code paths safe. */
 export const MAX_BODY_DEPTH = 64;
 
-/** Keys that may repeat in a query string; they become a list (`fields=a&fields=b`), as in CKAN. */
-const LIST_KEYS: ReadonlySet<string> = new Set(['fields', 'sort']);
-
 /**
- * Reads a GET query string into request parameters.
+ * Reads a query string (or a form body) into parameters: repeated keys
+ * become a list, blank values stay `""` (CKAN reads `limit=` as the
+ * default, `q=` as no search).
  *
- * - `limit`, `offset` (decimal text), `include_total` (`true/false/1/0/yes/no`)
- *   and `filters` (JSON text, `{"stage":["a","b"]}`) stay text here:
- *   `normalizeRequest` reads text the way GET sends it, and reports what it
- *   cannot read (`Invalid integer`, `Cannot parse JSON`).
- * - `q`: the text as given, or, when it starts (after white space) with `"`
- *   or `{` and is JSON text of a string or an object, that value (`readQ`).
- *   A JSON string is how the client sends a text that itself starts with a
- *   quote or a brace, or holds a lone surrogate (`qNeedsJson` in
- *   `src/client/encode.ts`); an object is how CKAN takes a per-field search
- *   in a GET, which the request checks then refuse, as they do over POST.
- * - `fields` and `sort`: comma-separated text, repeated keys for a list, or a
- *   JSON array of strings (`["a,b","c"]`, for names that hold a comma).
- * - An empty value counts as absent (`limit=` means the default).
+ * Two readings go beyond CKAN's, for the ckql client (`queryStringFor` in
+ * `src/client/encode.ts`): a `q` that is JSON text of a string is that
+ * string (how the client sends a text starting with a quote or a brace), and
+ * a `fields` or `sort` that is JSON text of a list of strings is that list
+ * (for names holding a comma).
  *
  * Keys are created with `Object.fromEntries`, so `__proto__` in a query
  * string is an ordinary (unknown) key, never the object's prototype.
@@ -43,18 +42,12 @@ const LIST_KEYS: ReadonlySet<string> = new Set(['fields', 'sort']);
 export function requestFromQueryString(query: string): Record<string, unknown> {
   const values = new Map<string, string[]>();
   for (const [key, value] of new URLSearchParams(query)) {
-    if (value === '') continue;
     const seen = values.get(key);
     if (seen === undefined) values.set(key, [value]);
     else seen.push(value);
   }
   const entries: [string, unknown][] = [];
-  for (const [key, list] of values) {
-    if (list.length > 1 && !LIST_KEYS.has(key)) {
-      throw validationError(key, `given ${list.length} times in the query string; give it once`);
-    }
-    entries.push([key, list.length > 1 ? list : readQueryValue(key, list[0] as string)]);
-  }
+  for (const [key, list] of values) entries.push([key, list.length > 1 ? list : readQueryValue(key, list[0] as string)]);
   return Object.fromEntries(entries) as Record<string, unknown>;
 }
 
@@ -66,15 +59,13 @@ function readQueryValue(key: string, text: string): unknown {
     case 'sort':
       return text.startsWith('[') ? jsonStringListOr(text) : text;
     default:
-      // limit, offset, include_total and filters stay text: the request checks read text as GET sends it.
       return text;
   }
 }
 
 /**
- * A GET `q`: JSON text of a string or an object when it looks like one
- * (CKAN reads a JSON object in `q` as a dict, docs/ckan-2.11-reference.md
- * §6 "Request data"), else the text as given: `{x}` and `"a` are texts.
+ * A GET `q`: JSON text of a string when it is one (the client's quoting),
+ * of an object (CKAN's per-field search) that object, else the text as given.
  *
  * @example
  * readQ('"\\"quoted\\""') // → '"quoted"'
@@ -101,37 +92,83 @@ function jsonStringListOr(text: string): string | string[] {
   }
 }
 
+/** How a POST body is to be read, from its content type. */
+export type BodyKind = 'json' | 'form' | 'unsupported';
+
 /**
- * Reads a POST body: JSON text that must hold an object. A byte-order mark is
- * allowed. Bodies nested deeper than `MAX_BODY_DEPTH` are refused before any
- * code walks them.
+ * The kind of a body by its `content-type`: JSON (`application/json`,
+ * `…+json`, or none at all), a form, or anything else (CKAN's Flask answers
+ * 415 for it, e.g. `text/plain`).
+ * @example
+ * bodyKind('application/x-www-form-urlencoded; charset=UTF-8') // → "form"
+ */
+export function bodyKind(contentType: string | undefined): BodyKind {
+  if (contentType === undefined || contentType.trim() === '') return 'json';
+  const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  if (type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))) return 'json';
+  if (type === 'application/x-www-form-urlencoded') return 'form';
+  return 'unsupported';
+}
+
+/**
+ * The parameters of a form body: one key with the value `""` or `"1"` is
+ * JSON text of the request (jQuery's and curl's way of posting JSON without
+ * a JSON content type); otherwise the fields, a repeated key as a list.
+ * @example
+ * requestFromForm('%7B%22resource_id%22%3A%22courses%22%7D=', '2.11') // → { resource_id: "courses" }
+ * requestFromForm('resource_id=courses&limit=5', '2.11')             // → { resource_id: "courses", limit: "5" }
+ */
+export function requestFromForm(body: string, ckan: CkanVersion): Record<string, unknown> {
+  const pairs = [...new URLSearchParams(body)];
+  const [only] = pairs;
+  if (pairs.length === 1 && only !== undefined && (only[1] === '' || only[1] === '1')) return requestFromJson(only[0], ckan);
+  return requestFromQueryString(body);
+}
+
+/**
+ * Reads a JSON body: it must hold an object (a byte-order mark is allowed;
+ * an empty body is no parameters). Refusals are CKAN's 400 whose body is a
+ * bare JSON string, `"Bad request - JSON Error: …"` (2.12: `"Bad request:
+ * JSON Error: …"`). Bodies nested deeper than `MAX_BODY_DEPTH` are refused
+ * before any code walks them.
  *
  * @example
- * requestFromBody('{"resource_id": "courses", "q": "algebra"}')
+ * requestFromJson('{"resource_id": "courses", "q": "algebra"}', '2.11')
  * // → { resource_id: "courses", q: "algebra" }
  */
-export function requestFromBody(text: string): Record<string, unknown> {
+export function requestFromJson(text: string, ckan: CkanVersion): Record<string, unknown> {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  if (json.trim() === '') {
-    throw serviceError('BAD_REQUEST', 'Bad request: the body is empty; send a JSON object such as {"resource_id": "…"}');
-  }
+  if (json.trim() === '') return {};
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw serviceError('BAD_REQUEST', `Bad request: the body is not valid JSON (${excerpt(reason, 200)})`);
+    throw jsonError(ckan, `Error decoding JSON data. Error: BadRequest('400 Bad Request: Failed to decode JSON object: ${excerpt(reason, 200)}') JSON data extracted from the request: {}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    const found = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-    throw serviceError('BAD_REQUEST', `Bad request: the body must be a JSON object with "resource_id", found ${found}`);
+    throw jsonError(ckan, `Request data JSON decoded to ${excerpt(pythonish(value), 200)} but it needs to be a dictionary.`);
   }
   // Nesting deeper than MAX_BODY_DEPTH takes more than that many opening and as many closing brackets,
   // so a shorter text cannot be too deep and needs no walk.
   if (json.length > 2 * MAX_BODY_DEPTH && exceedsDepth(value, MAX_BODY_DEPTH)) {
-    throw serviceError('BAD_REQUEST', `Bad request: the body is nested more than ${MAX_BODY_DEPTH} levels deep`);
+    throw jsonError(ckan, `Request data is nested more than ${MAX_BODY_DEPTH} levels deep`);
   }
   return value as Record<string, unknown>;
+}
+
+/** CKAN's 400 for a body it cannot read: the body is one JSON string, not an envelope. */
+export function jsonError(ckan: CkanVersion, detail: string): DatastoreError {
+  const text = `${ckan === '2.11' ? 'Bad request - ' : 'Bad request: '}JSON Error: ${detail}`;
+  return new DatastoreError('BAD_REQUEST', text, { body: text });
+}
+
+function pythonish(value: unknown): string {
+  if (value === null) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (typeof value === 'string') return `'${value}'`;
+  return JSON.stringify(value) ?? String(value);
 }
 
 /** Iterative, so that a body of a million `[` cannot overflow the stack. */

@@ -9,6 +9,9 @@ import { excerpt, serviceError } from './errors.js';
 import type { DatastoreError } from '../errors.js';
 
 export const ACTION = 'datastore_search';
+/** The actions this server answers. */
+export const ACTIONS = ['datastore_search', 'datastore_search_sql', 'status_show'] as const;
+export type Action = (typeof ACTIONS)[number];
 const API_PREFIXES = ['/api/action/', '/api/3/action/'] as const;
 
 export interface Route {
@@ -16,23 +19,45 @@ export interface Route {
   readonly language: string | undefined;
   /** the path without the language segment, as `_links` show it */
   readonly linkPath: string;
+  readonly action: Action;
 }
 
 /**
  * Every accepted path, looked up whole: one `Map.get` per request.
  * @example
  * buildRoutes(['de']).get('/de/api/3/action/datastore_search')
- * // → { language: "de", linkPath: "/api/3/action/datastore_search" }
+ * // → { language: "de", linkPath: "/api/3/action/datastore_search", action: "datastore_search" }
  */
 export function buildRoutes(languages: readonly string[]): ReadonlyMap<string, Route> {
   const routes = new Map<string, Route>();
   for (const language of [undefined, ...languages]) {
     for (const prefix of API_PREFIXES) {
-      const linkPath = prefix + ACTION;
-      routes.set(language === undefined ? linkPath : `/${language}${linkPath}`, { language, linkPath });
+      for (const action of ACTIONS) {
+        const linkPath = prefix + action;
+        routes.set(language === undefined ? linkPath : `/${language}${linkPath}`, { language, linkPath, action });
+      }
     }
   }
   return routes;
+}
+
+/**
+ * The action named by an action path this server does not answer, with its
+ * language segment: CKAN answers it with a 400 (`Action name not known`).
+ * `undefined` when the path is not an action path at all.
+ * @example
+ * unknownAction('/api/3/action/package_show', ['en']) // → { name: "package_show", language: undefined }
+ */
+export function unknownAction(path: string, languages: readonly string[]): { name: string; language: string | undefined } | undefined {
+  const segments = path.split('/');
+  const start = segments[1] === 'api' ? 1 : 2;
+  const language = start === 2 ? segments[1] : undefined;
+  if (language !== undefined && !languages.includes(language)) return undefined;
+  const rest = segments.slice(start);
+  const version = rest[1] === '3' ? 1 : 0;
+  const isAction = rest[0] === 'api' && rest[1 + version] === 'action' && rest.length === 3 + version;
+  if (!isAction) return undefined;
+  return { name: decodeSafely(rest[2 + version] ?? ''), language };
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { SqlResult } from '../engine/types.js';
 import type { Route } from './routes.js';
 
-export const SQL_ACTION = 'datastore_search_sql';
+export const SQL_ACTION = 'datastore_search_sql' as const;
 
 /**
  * Paths of `datastore_search_sql`, with and without `/3/` and each language segment.
@@ -19,7 +19,7 @@ export function sqlRoutes(languages: readonly string[]): ReadonlyMap<string, Rou
   for (const language of [undefined, ...languages]) {
     for (const prefix of ['/api/action/', '/api/3/action/']) {
       const linkPath = prefix + SQL_ACTION;
-      routes.set(language === undefined ? linkPath : `/${language}${linkPath}`, { language, linkPath });
+      routes.set(language === undefined ? linkPath : `/${language}${linkPath}`, { language, linkPath, action: SQL_ACTION });
     }
   }
   return routes;

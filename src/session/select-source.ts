@@ -132,7 +132,16 @@ function engineFlags(flags: SourceFlags, cwd: string): { engine?: (typeof ENGINE
 async function fromProfile(profile: Profile, flags: SourceFlags, config: Config, env: NodeJS.ProcessEnv): Promise<SelectedSource> {
   if (profile.kind === 'data') {
     refusePortalFlags(flags, `with the data profile ${JSON.stringify(profile.name)}`);
-    return { spec: { kind: 'data', paths: profile.paths, ...timeoutOf(flags.timeout) } };
+    const engine = profile.engine ?? (profile.db === undefined ? undefined : /^postgres(ql)?:\/\//.test(profile.db) ? 'postgres' : 'pglite');
+    return {
+      spec: {
+        kind: 'data',
+        paths: profile.paths,
+        ...(engine === undefined ? {} : { engine }),
+        ...(profile.db === undefined ? {} : { db: profile.db }),
+        ...timeoutOf(flags.timeout),
+      },
+    };
   }
   let token = await flagToken({ tokenFile: flags.tokenFile }, {});
   if (token === undefined && profile.token !== undefined) {

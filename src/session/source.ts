@@ -307,6 +307,11 @@ function rememberResources(client: DatastoreClient, seen: Set<string>): Datastor
     get hasToken() {
       return client.hasToken;
     },
+    get target() {
+      return client.target;
+    },
+    setTarget: (target) => client.setTarget(target),
+    detectTarget: (resourceId, signal) => client.detectTarget(resourceId, signal),
     search: async (input, options) => {
       const result = await client.search(input, options);
       seen.add(result.resource_id);

@@ -18,12 +18,13 @@ import { compile, plan } from '../../src/compile/compile.js';
 import { targets, type Plan, type Target } from '../../src/compile/plan.js';
 import type { SqlRequest } from '../../src/compile/sql.js';
 import { openCkanSql, type CkanSql } from '../helpers/ckan-sql.js';
+import { evaluatePlan } from '../helpers/plan.js';
 import { fromRequest } from '../../src/compile/from-request.js';
 import type { Row, SearchRequest, SearchResult, Table } from '../../src/datastore/types.js';
 import { DatastoreError, QueryError } from '../../src/errors.js';
 import type { QueryErrorCode } from '../../src/errors.js';
 import { evaluate } from '../../src/engine/memory/evaluate.js';
-import { evaluateQuery, residualTest } from '../../src/engine/memory/evaluate-query.js';
+import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
 import { format } from '../../src/format.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
@@ -32,6 +33,7 @@ import { loadCases, loadDatasets, withNulls } from '../helpers/cases.js';
 import type { Case, CaseError } from '../helpers/cases.js';
 import { tableOf } from '../helpers/tables.js';
 import { isDeepFrozen, spanInside, spanProblems, stripSpans } from '../helpers/spans.js';
+import { withoutRank } from '../helpers/rank.js';
 
 const cases = loadCases();
 const datasets = loadDatasets();
@@ -237,7 +239,7 @@ for (const [topic, topicCases] of byTopic) {
           // Plain rows, no field list: the evaluator infers the same fields and gives the same records.
           expectResult(evaluate(request, dataset.rows), c, request);
         }
-        const served = await client.search(local ? query : request, { params: c.params });
+        const served = withoutRank(await client.search(local ? query : request, { params: c.params }));
         expectResult(served, c, projected);
         if (c.sqlDiffers === undefined && query.search === undefined && dataset.fields !== undefined) {
           // A table without declared fields may mix types in a column, which PostgreSQL cannot hold.
@@ -251,28 +253,4 @@ for (const [topic, topicCases] of byTopic) {
       });
     }
   });
-}
-
-/**
- * A plan run over the memory evaluator, as the client runs it over HTTP:
- * every record the request selects, in its order, then the residual's test,
- * select, distinct, offset and limit.
- */
-function evaluatePlan(p: Plan, table: Table): SearchResult {
-  const fetched = evaluate({ ...(p.request as SearchRequest), limit: 32_000 }, table);
-  const residual = p.residual!;
-  const keep = residualTest(residual, fetched.fields);
-  const names = residual.select === undefined ? undefined : [...new Set(residual.select.fields.map((f) => f.name))];
-  let records = fetched.records.filter((row, i) => keep(row, i)).map((row) =>
-    names === undefined ? row : (Object.fromEntries(names.map((n) => [n, row[n] ?? null])) as Row));
-  if (residual.select?.distinct) {
-    const seen = new Set<string>();
-    records = records.filter((r) => {
-      const key = JSON.stringify(Object.values(r));
-      return seen.has(key) ? false : (seen.add(key), true);
-    });
-  }
-  const offset = residual.offset?.value.kind === 'number' ? residual.offset.value.value : 0;
-  const limit = residual.limit?.value.kind === 'number' ? residual.limit.value.value : 100;
-  return { ...fetched, records: records.slice(offset, offset + limit), total: records.length, limit };
 }

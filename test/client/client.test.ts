@@ -17,6 +17,7 @@ import { compile } from '../../src/compile/compile.js';
 import { DatastoreError, QueryError } from '../../src/errors.js';
 import type { Row, SearchRequest } from '../../src/datastore/types.js';
 import { BIG_ID, COURSES_ID, TOKEN, big, courses, grades, odd, texts } from '../server/tables.js';
+import { recordsWithoutRank } from '../helpers/rank.js';
 
 const MAX_BODY = 2_048;
 let server: RunningServer;
@@ -71,7 +72,7 @@ describe('request shapes of service.md, by POST and by GET', () => {
         const client = open({ method, ...(language === undefined ? {} : { language }) });
         const result = await client.search(query);
         const request = compile(query);
-        expect(result.records).toEqual(local(request));
+        expect(recordsWithoutRank(result.records)).toEqual(local(request));
         expect(result.records.length).toBeGreaterThan(0);
         expect(result.total).toBe(evaluate(request, courses).total);
         expect(result.resource_id).toBe(COURSES_ID);
@@ -112,7 +113,7 @@ describe('request shapes of service.md, by POST and by GET', () => {
       const got = await byGet.search(request);
       expect(got.q, JSON.stringify(q)).toBe(q);
       expect(got.records, JSON.stringify(q)).toEqual(posted.records);
-      expect(got.records, JSON.stringify(q)).toEqual(evaluate(request, texts).records);
+      expect(recordsWithoutRank(got.records), JSON.stringify(q)).toEqual(evaluate(request, texts).records);
       // each text is in exactly one note; U+FFFD only in its own, not in the lone surrogate's
       expect(got.records.length, JSON.stringify(q)).toBe(1);
     }

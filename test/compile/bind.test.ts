@@ -4,6 +4,7 @@ import type { Params } from '../../src/compile/bind.js';
 import { compile } from '../../src/compile/compile.js';
 import { QueryError } from '../../src/errors.js';
 import { parse } from '../../src/syntax/parse.js';
+import type { Filters } from '../../src/datastore/types.js';
 
 function bindError(source: string, params: Params): QueryError {
   try {
@@ -73,7 +74,7 @@ describe('bind', () => {
   });
 
   it('reads -0 as 0', () => {
-    expect(Object.is(compile(bind(parse('from c where f = $v'), { v: -0 })).filters?.f, 0)).toBe(true);
+    expect(Object.is((compile(bind(parse('from c where f = $v'), { v: -0 })).filters as Filters | undefined)?.f, 0)).toBe(true);
   });
 });
 

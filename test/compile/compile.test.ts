@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compile } from '../../src/compile/compile.js';
 import { QueryError } from '../../src/errors.js';
 import { parse } from '../../src/syntax/parse.js';
-import type { SearchRequest } from '../../src/datastore/types.js';
+import type { Filters, SearchRequest } from '../../src/datastore/types.js';
 
 const R = '5b3f1c0a-9d2e-4f6b-8a1c-2e7d9b0c4f11';
 
@@ -91,7 +91,7 @@ describe('the request object', () => {
     const request = compile(source);
     expect(Object.isFrozen(request)).toBe(true);
     expect(Object.isFrozen(request.filters)).toBe(true);
-    expect(Object.isFrozen(request.filters?.x)).toBe(true);
+    expect(Object.isFrozen((request.filters as Filters | undefined)?.x)).toBe(true);
     expect(Object.isFrozen(request.fields)).toBe(true);
     expect(() => {
       (request as { limit?: number }).limit = 1;
@@ -124,7 +124,7 @@ describe('the request object', () => {
   });
 
   it('writes -0 as 0', () => {
-    expect(Object.is(compile('from c where f = -0').filters?.f, 0)).toBe(true);
+    expect(Object.is((compile('from c where f = -0').filters as Filters | undefined)?.f, 0)).toBe(true);
   });
 });
 
@@ -167,7 +167,7 @@ describe('intersection of conditions on one field joined by and', () => {
   it.each(rows)('%s', (where, expected) => {
     const filters = compile(`from c where ${where}`).filters;
     const isMultiField = typeof expected === 'object' && expected !== null && !Array.isArray(expected);
-    expect(isMultiField ? filters : filters?.f).toStrictEqual(expected);
+    expect(isMultiField ? filters : (filters as Filters | undefined)?.f).toStrictEqual(expected);
   });
 
   it('leaves other fields alone', () => {
@@ -189,7 +189,7 @@ describe('or groups over one field', () => {
     ['(f = a or (f = b and f = c))', ['a']],
   ];
   it.each(rows)('%s', (where, expected) => {
-    expect(compile(`from c where ${where}`).filters?.f).toStrictEqual(expected);
+    expect((compile(`from c where ${where}`).filters as Filters | undefined)?.f).toStrictEqual(expected);
   });
 
   it('joins with conditions on other fields', () => {

@@ -11,8 +11,8 @@
  */
 import fc from 'fast-check';
 import type {
-  Condition, Equals, Field, In, Limit, Literal, Offset, Or, Order, Parameter, Query, Search, Select, SortKey,
-  StringValue, Value, Where,
+  Between, Compare, CompareOperator, Condition, Equals, Field, FieldSearch, In, IsNull, Like, Limit, Literal, Offset, Or,
+  Order, Parameter, Query, Search, Select, SortKey, StringValue, Value, Where,
 } from '../../src/ast.js';
 import type { Params } from '../../src/compile/bind.js';
 import type { JsonValue, Row, Scalar } from '../../src/datastore/types.js';
@@ -50,10 +50,10 @@ export function propertyParameters<T>(runs = propertyRuns): fc.Parameters<T> {
 // ---------------------------------------------------------------------------
 // Names and values
 
-/** Every keyword of language.md. */
+/** Every keyword of the language (docs/language.md, docs/beyond-the-request.md), soft ones included. */
 export const keywords = [
   'from', 'where', 'and', 'or', 'in', 'search', 'select', 'order', 'by', 'asc', 'desc', 'limit', 'offset',
-  'true', 'false', 'null',
+  'true', 'false', 'null', 'not', 'is', 'between', 'like', 'ilike', 'distinct', 'nulls', 'first', 'last', 'language',
 ] as const;
 
 const mixedCase = (word: string): fc.Arbitrary<string> =>
@@ -168,6 +168,10 @@ export interface QueryShape {
   readonly texts?: fc.Arbitrary<string>;
   /** `offset` values; default 0…20 */
   readonly offsets?: fc.Arbitrary<number>;
+  /** the whole grammar: every test and `not` in where, per-field search, `language`, `distinct`, `nulls first|last` */
+  readonly whole?: boolean;
+  /** every test and `not` in where, the rest as `compilable` makes it (what a 2.11 portal plus a residual answers) */
+  readonly wholeWhere?: boolean;
 }
 
 function valueNode(shape: QueryShape): fc.Arbitrary<Value> {
@@ -192,6 +196,60 @@ function sameFieldOr(name: string, shape: QueryShape, depth: number): fc.Arbitra
       ? fc.oneof(eqOn(one, shape), inOn(one, shape))
       : fc.oneof({ weight: 3, arbitrary: eqOn(one, shape) }, { weight: 2, arbitrary: inOn(one, shape) }, { weight: 1, arbitrary: sameFieldOr(name, shape, depth - 1) });
   return fc.array(branch, { minLength: 2, maxLength: 3 }).map((conditions): Or => ({ kind: 'or', span, conditions }));
+}
+
+const compareOperators: readonly CompareOperator[] = ['ne', 'lt', 'lte', 'gt', 'gte'];
+
+function compareOn(name: fc.Arbitrary<string>, shape: QueryShape): fc.Arbitrary<Compare> {
+  return fc.tuple(name, fc.constantFrom(...compareOperators), valueNode(shape))
+    .map(([f, op, value]): Compare => ({ kind: 'compare', span, op, field: field(f), value }));
+}
+
+function betweenOn(name: fc.Arbitrary<string>, shape: QueryShape): fc.Arbitrary<Between> {
+  return fc.tuple(name, valueNode(shape), valueNode(shape))
+    .map(([f, low, high]): Between => ({ kind: 'between', span, field: field(f), low, high }));
+}
+
+/** Like patterns: pieces of the pool's texts with `%`, `_` and escapes. */
+const likePattern: fc.Arbitrary<string> = fc
+  .array(fc.constantFrom('%', '_', '\\%', '\\_', '\\\\', 'a', 'A', 'b', 'é', 'ß', '2', '0', ' ', 'true', '数'), { maxLength: 4 })
+  .map((parts) => parts.join(''));
+
+function likeOn(name: fc.Arbitrary<string>, shape: QueryShape): fc.Arbitrary<Like> {
+  const pattern = shape.parameters === false
+    ? likePattern.map(text)
+    : fc.oneof({ weight: 5, arbitrary: likePattern.map(text) }, { weight: 1, arbitrary: parameterName.map(param) });
+  return fc.tuple(name, pattern, fc.boolean())
+    .map(([f, p, ignoreCase]): Like => ({ kind: 'like', span, field: field(f), pattern: p, ignoreCase }));
+}
+
+function isNullOn(name: fc.Arbitrary<string>): fc.Arbitrary<IsNull> {
+  return name.map((f): IsNull => ({ kind: 'is-null', span, field: field(f) }));
+}
+
+/**
+ * A condition of the whole grammar: every test, `not`, and `and`/`or`
+ * groups of two or three members across fields.
+ */
+export function wholeConditionArb(shape: QueryShape = {}): fc.Arbitrary<Condition> {
+  const names = shape.fields ?? fieldName;
+  const { condition } = fc.letrec<{ condition: Condition; group: Condition; negated: Condition }>((tie) => ({
+    condition: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      eqOn(names, shape),
+      inOn(names, shape),
+      compareOn(names, shape),
+      betweenOn(names, shape),
+      likeOn(names, shape),
+      isNullOn(names),
+      tie('negated'),
+      tie('group'),
+    ),
+    negated: tie('condition').map((inner): Condition => ({ kind: 'not', span, condition: inner })),
+    group: fc.tuple(fc.constantFrom('and' as const, 'or' as const), fc.array(tie('condition'), { minLength: 2, maxLength: 3 }))
+      .map(([kind, conditions]): Condition => ({ kind, span, conditions })),
+  }));
+  return condition;
 }
 
 /** A condition; with `compilable`, only what a request can express. */
@@ -241,13 +299,28 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
   const orParam = <T extends Value>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | Parameter> =>
     withParams ? fc.oneof({ weight: 5, arbitrary: arb }, { weight: 1, arbitrary: parameterName.map(param) }) : arb;
   const count = (arb: fc.Arbitrary<number>) => orParam(arb.map((value) => ({ kind: 'number' as const, span, value })));
+  const whole = shape.whole === true;
+  const searchText = orParam((shape.texts ?? textValue).map(text));
+  const fieldSearches = fc.array(fc.tuple(names, searchText), { minLength: 1, maxLength: 2 })
+    .map((pairs) => pairs.map(([f, t]): FieldSearch => ({ kind: 'field-search', span, field: field(f), text: t })));
+  const search: fc.Arbitrary<Search> = whole
+    ? fc.tuple(fc.oneof(searchText, fieldSearches), optional(fc.constantFrom('english', 'german', 'simple', 'language', 'x y'), 3))
+        .map(([what, language]): Search => ({
+          kind: 'search',
+          span,
+          ...(Array.isArray(what) ? { fields: what } : { text: what }),
+          ...(language === undefined ? {} : { language: text(language) }),
+        }))
+    : searchText.map((t): Search => ({ kind: 'search', span, text: t }));
+  const nulls = whole ? optional(fc.constantFrom('first' as const, 'last' as const)) : fc.constant(undefined);
   return fc
     .record({
       resource: orParam((shape.resource ?? resourceName).map(text)),
-      where: optional(conditionArb(shape)),
-      search: optional(orParam((shape.texts ?? textValue).map(text))),
+      where: optional(whole || shape.wholeWhere ? wholeConditionArb(shape) : conditionArb(shape)),
+      search: optional(search),
       select: optional(fc.array(names, { minLength: 1, maxLength: 3 })),
-      order: optional(fc.array(fc.tuple(names, fc.constantFrom('asc' as const, 'desc' as const)), { minLength: 1, maxLength: 3 })),
+      distinct: whole ? fc.boolean() : fc.constant(false),
+      order: optional(fc.array(fc.tuple(names, fc.constantFrom('asc' as const, 'desc' as const), nulls), { minLength: 1, maxLength: 3 })),
       limit: optional(count(shape.limits ?? fc.integer({ min: 0, max: 40_000 }))),
       offset: optional(count(shape.offsets ?? fc.integer({ min: 0, max: 20 }))),
     })
@@ -258,10 +331,14 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
         from: { kind: 'from', span, resource: parts.resource },
       };
       if (parts.where) query.where = { kind: 'where', span, condition: parts.where } satisfies Where;
-      if (parts.search) query.search = { kind: 'search', span, text: parts.search } satisfies Search;
-      if (parts.select) query.select = { kind: 'select', span, fields: parts.select.map(field) } satisfies Select;
+      if (parts.search) query.search = parts.search;
+      if (parts.select) {
+        query.select = { kind: 'select', span, fields: parts.select.map(field), ...(parts.distinct ? { distinct: true as const } : {}) } satisfies Select;
+      }
       if (parts.order) {
-        const keys = parts.order.map(([f, direction]): SortKey => ({ kind: 'sort-key', span, field: field(f), direction }));
+        const keys = parts.order.map(([f, direction, n]): SortKey => ({
+          kind: 'sort-key', span, field: field(f), direction, ...(n === undefined ? {} : { nulls: n }),
+        }));
         query.order = { kind: 'order', span, keys } satisfies Order;
       }
       if (parts.limit) query.limit = { kind: 'limit', span, value: parts.limit } satisfies Limit;
@@ -465,7 +542,7 @@ export const searchText: fc.Arbitrary<string> = fc.oneof(
 export function queryOverTable(
   resource: string,
   names: readonly string[],
-  options: { readonly unknownFields?: boolean; readonly rows?: readonly Row[] } = {},
+  options: { readonly unknownFields?: boolean; readonly rows?: readonly Row[]; readonly wholeWhere?: boolean } = {},
 ): fc.Arbitrary<Query> {
   const known = fc.constantFrom(...names, '_id');
   const fields = options.unknownFields === false ? known : fc.oneof({ weight: 30, arbitrary: known }, { weight: 1, arbitrary: fc.constant('no such field') });
@@ -492,6 +569,7 @@ export function queryOverTable(
     resource: fc.constant(resource),
     parameters: false,
     compilable: true,
+    ...(options.wholeWhere ? { wholeWhere: true } : {}),
     texts: pieces,
     limits: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 5 }) }, fc.constantFrom(0, 32_000, 40_000)),
     offsets: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) }, fc.integer({ min: 4, max: 20 })),

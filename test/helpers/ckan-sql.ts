@@ -85,6 +85,9 @@ function readValue(value: unknown, type: FieldType | undefined): unknown {
   if (value === null || value === undefined) return null;
   if (typeof value === 'bigint') return Number(value);
   if ((type === 'numeric' || type === 'int8') && typeof value === 'string') return Number(value);
-  if (value instanceof Date) return value.toISOString().replace(/\.000Z$/, '').replace(/Z$/, '');
+  if (value instanceof Date) {
+    const iso = value.toISOString();
+    return type === 'date' ? iso.slice(0, 10) : iso.replace(/\.000Z$/, '').replace(/Z$/, '');
+  }
   return value;
 }

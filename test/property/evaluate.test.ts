@@ -7,7 +7,8 @@
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import type { Condition, Query } from '../../src/ast.js';
-import { compile } from '../../src/compile/compile.js';
+import { compile, plan } from '../../src/compile/compile.js';
+import { evaluatePlan } from '../helpers/plan.js';
 import { tableFromRows } from '../../src/engine/memory/load.js';
 import type { Row, SearchResult, Table } from '../../src/datastore/types.js';
 import { evaluate } from '../../src/engine/memory/evaluate.js';
@@ -70,10 +71,9 @@ function ids(result: SearchResult): number[] {
   return result.records.map((r) => r['_id'] as number);
 }
 
+/** The query as a CKAN 2.11 portal answers it: its request, and the rest locally (`f = null` is `f is null`). */
 function run(query: Query, table: Table | readonly Row[]): SearchResult | undefined {
-  const compiled = outcomeOf(() => compile(query));
-  if (!('ok' in compiled)) return undefined;
-  const result = outcomeOf(() => evaluate(compiled.ok, table));
+  const result = outcomeOf(() => evaluatePlan(plan(query, { target: 'ckan-2.11' }), table));
   return 'ok' in result ? result.ok : undefined;
 }
 
@@ -127,8 +127,11 @@ test('f in (a, b) gives the union of f = a and f = b', () => {
       const eqA = query({ kind: 'eq', span: none, field: name(field), value: literalOf(a) });
       const eqB = query({ kind: 'eq', span: none, field: name(field), value: literalOf(b) });
       for (const source of [table, rows]) {
-        const union = sorted(new Set([...ids(run(eqA, source)!), ...ids(run(eqB, source)!)]));
-        expect(ids(run(both, source)!)).toEqual(union);
+        const [inBoth, onA, onB] = [run(both, source), run(eqA, source), run(eqB, source)];
+        // `f = null` compiles to no request (it means `f is null`): nothing to compare
+        if (inBoth === undefined || onA === undefined || onB === undefined) continue;
+        const union = sorted(new Set([...ids(onA), ...ids(onB)]));
+        expect(ids(inBoth)).toEqual(union);
         expect(ids(evaluateQuery(both, source))).toEqual(union);
       }
     }),

@@ -19,6 +19,10 @@ import { isDeepFrozen } from '../helpers/spans.js';
 test('compile(fromRequest(r)) equals normalizeRequest(r)', () => {
   fc.assert(
     fc.property(requestArb, (raw) => {
+      // A null filter value reads back as `f = null`, which means `f is null` and is no longer a
+      // portal filter (docs/beyond-the-request.md); test/compile/from-request.test.ts covers it.
+      const filters = (raw['filters'] ?? {}) as Record<string, unknown>;
+      fc.pre(Object.values(filters).every((v) => v !== null && !(Array.isArray(v) && v.includes(null))));
       const expected = outcomeOf(() => normalizeRequest(raw));
       const actual = outcomeOf(() => compile(fromRequest(raw)));
       expect(actual).toEqual(expected);
@@ -57,7 +61,8 @@ test('compile output is deeply frozen, JSON round-trips unchanged, and equals co
 
 test('a value interpolated with ckql`…` is data: it lands in the request unchanged', () => {
   fc.assert(
-    fc.property(scalarValue, textValue, (value, text) => {
+    // null is left out: `subject = null` means `subject is null`, which a portal filter cannot say.
+    fc.property(scalarValue.filter((v) => v !== null), textValue, (value, text) => {
       const request = compile(ckql`from courses where subject = ${value} search ${text}`);
       expect(request.filters).toEqual({ subject: value === 0 ? 0 : value });
       expect(request.q).toBe(text.trim() === '' ? undefined : text);

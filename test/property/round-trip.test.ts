@@ -22,3 +22,16 @@ test('parse(format(q)) equals q, spans aside; format is idempotent; spans lie in
     propertyParameters(),
   );
 }, 120_000);
+
+test('the whole grammar round-trips too: comparisons, between, like, is null, not, or across fields, per-field search, language, distinct, nulls', () => {
+  fc.assert(
+    fc.property(queryArb({ whole: true }), (query) => {
+      const text = format(query);
+      const back = parse(text);
+      expect(stripSpans(back)).toEqual(stripSpans(query));
+      expect(spanProblems(back, text)).toEqual([]);
+      expect(format(back)).toBe(text);
+    }),
+    propertyParameters(),
+  );
+}, 120_000);

@@ -15,6 +15,7 @@ import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { propertyParameters, propertyRuns, queryOverTable, tableRowsArb } from '../helpers/arbitraries.js';
 import { asyncOutcomeOf, outcomeOf } from '../helpers/outcome.js';
+import { withoutRank } from '../helpers/rank.js';
 
 // A few generated tables, fixed for the whole run, so one server serves them all.
 const samples = fc.sample(tableRowsArb, { seed: 20_240_601, numRuns: 4 });
@@ -55,7 +56,8 @@ test('the server gives what evaluate gives, over POST and GET', async () => {
       const local = outcomeOf(() => evaluate(request, tables[index]!));
       const served = await asyncOutcomeOf(() => (byGet ? get : post).search(request));
       if ('ok' in served && 'ok' in local) {
-        const { _links: _ignored, ...result } = served.ok;
+        // CKAN 2.11 also echoes total_estimation_threshold (null), which the evaluator does not know.
+        const { _links: _ignored, total_estimation_threshold: _threshold, ...result } = withoutRank(served.ok) as typeof served.ok & { total_estimation_threshold?: unknown };
         expect(result).toEqual(local.ok);
       } else {
         expect(served).toEqual(local);

@@ -84,13 +84,12 @@ describe('raw socket input', () => {
     await servesNext();
   });
 
-  it('an announced oversize body gets 413 before it is sent, then the connection closes', async () => {
+  it('an announced oversize body gets 413 before it is sent; a client gone quiet mid-body is then disconnected', async () => {
     const socket = await open();
     const done = collect(socket);
     socket.write(`POST ${ACTION} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n{"resource_id":`);
     const { text, closed } = await done;
     expect(statusOf(text)).toBe(413);
-    expect(text.toLowerCase()).toContain('connection: close');
     expect(bodyOf(text).error?.__type).toBe('Request Too Large');
     expect(closed).toBe(true);
     await servesNext();

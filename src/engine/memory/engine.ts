@@ -55,7 +55,7 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
     search: (raw, options: EngineSearchOptions = {}) => {
       try {
         const limits = options.maxLimit === undefined ? {} : { maxLimit: options.maxLimit };
-        const request = normalizeRequest(raw, limits);
+        const request = normalizeRequest(raw, { ...limits, ...(options.ckan === undefined ? {} : { ckan: options.ckan }) });
         const table = lookup.find(request.resource_id);
         if (table === undefined) throw resourceNotFound(request.resource_id);
         return Promise.resolve(evaluate(request, table, { ...limits, ...(options.ckan === undefined ? {} : { ckan: options.ckan }) }));

@@ -9,22 +9,21 @@
  * (text-search.ts); a small page of a sorted result comes from a bounded
  * heap, a large one from a full sort.
  */
-import type { FieldInfo, Filters, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
-import { dictFilterTree } from '../../datastore/filters.js';
+import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
 import type { FilterNode } from '../../datastore/filters.js';
-import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
+import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
-import { canonicalText, compareValues, normalizeText } from '../../datastore/values.js';
-import { toolError, validationError } from '../../errors.js';
+import { compareValues } from '../../datastore/values.js';
+import { validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
-import { conditionOf, fieldReader, scanFor } from './predicate.js';
+import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
 import type { CkanVersion, Condition } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
-import { fieldSearchTest, positiveTerms, rankOf, rowSearchText, searchChunks, searchRows, textQuery } from './text-search.js';
+import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
-import { readField, tableView } from './table-view.js';
+import { readField, refuseNonJson, tableView } from './table-view.js';
 import type { TableView } from './table-view.js';
 
 /**
@@ -37,11 +36,6 @@ export interface EvaluateOptions {
   readonly maxLimit?: number;
   /** whose messages a Validation Error uses (2.12 words an unknown filter field differently); default 2.11 */
   readonly ckan?: CkanVersion;
-  /**
-   * add CKAN's `rank` column when `q` is given and `fields` is not (the server does; off by
-   * default, so `evaluate` equals the reference walker `evaluateQuery`)
-   */
-  readonly rank?: boolean;
 }
 
 /** `limit` when the request has none (CKAN's `ckan.datastore.search.rows_default`). */
@@ -73,10 +67,8 @@ export type PlainRecord<R> = { readonly [K in keyof R]?: JsonValue | undefined }
  *    descending unless `nulls first|last` says otherwise), else by `_id`;
  * 5. counts them (`total`), skips `offset`, takes `limit` (default 100,
  *    capped at `options.maxLimit`; `0` gives no records but the total);
- * 6. projects them onto `fields`, in its order; with `options.rank` (the
- *    server's), a `q` adds CKAN's `rank` column (`rank <field>` per field of
- *    an object `q`) when `fields` is not given: how often the searched terms
- *    occur in the record.
+ * 6. projects them onto `fields`, in its order (CKAN's `rank` columns are
+ *    the server's to add: the memory engine does not rank).
  *
  * `source` is a `Table` (its field list is authoritative) or plain records:
  * then the fields are inferred (`_id` first, then keys in order of first
@@ -103,19 +95,21 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
-  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request);
+  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request, { ckan: options.ckan ?? '2.11' });
   return answer(normalized, tableView(source as Table | readonly Row[]), options);
 }
 
 function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): SearchResult {
   const sortItems = req.sort === undefined ? [] : parseSort(req.sort);
-  const search = textSearchOf(req, view, options.rank === true);
+  const search = textSearchOf(req);
   const projection = req.fields === undefined ? undefined : [...new Set(req.fields)];
   // CKAN checks names in alphabetical parameter order: fields < filters < q < sort (reference §1)
   for (const name of projection ?? []) {
-    if (!view.fieldById.has(name) && !search.rankFields.includes(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
+    if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
-  const filters = req.filters === undefined ? [] : conjuncts(filterTreeOf(req.filters));
+  // Plain records have no field list: their names are checked (or not) by conditionOf.
+  const tree = req.filters === undefined ? undefined : filterTreeOf(req, view.tableId === undefined ? undefined : view.fields, { ckan: options.ckan ?? '2.11' });
+  const filters = tree === undefined ? [] : conjuncts(tree);
   const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
   checkNames(sortItems, view, search);
   for (const { field, query } of search.byField) conditions.push({ op: 'test', field, test: fieldSearchTest(query) });
@@ -124,21 +118,23 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   const requested = req.limit ?? DEFAULT_LIMIT;
   const limit = requested > maxLimit ? maxLimit : requested;
   const offset = req.offset ?? 0;
-  const outputKeys = projection ?? [...view.fields.map((f) => f.id), ...search.rankFields];
+  const outputKeys = projection ?? view.fields.map((f) => f.id);
 
-  let selection = selectRows(view, filters, conditions, search.all);
-  if (req.distinct === true) selection = distinctRows(view, selection, outputKeys, sortItems);
+  // Unsorted, only the rows up to the page's end are needed; the others are only counted.
+  const needed = sortItems.length === 0 && req.distinct !== true ? offset + limit : Infinity;
+  let selection = selectRows(view, filters, conditions, search.all, needed);
+  if (req.distinct === true) selection = distinctRows(view, selection.rows, outputKeys, sortItems);
   const page = orderAndPage(view, selection, sortItems, offset, limit);
-  const records = buildRecords(view, outputKeys, page, search);
+  const records = buildRecords(view, outputKeys, page);
 
   // Keys are set one by one so they appear in the order of `SearchResult`, optional ones only when set.
   const result: { -readonly [K in keyof SearchResult]?: SearchResult[K] } = {
     resource_id: view.tableId ?? req.resource_id,
-    fields: projection === undefined && search.rankFields.length === 0 ? view.fields : outputKeys.map((name) => fieldInfo(view, name)),
+    fields: projection === undefined ? view.fields : projection.map((name) => view.fieldById.get(name) as FieldInfo),
     records,
   };
   const includeTotal = req.include_total !== false;
-  if (includeTotal) result.total = selection === null ? view.rows.length : selection.length;
+  if (includeTotal) result.total = selection.total;
   result.total_was_estimated = false;
   result.limit = limit;
   if (req.offset !== undefined) result.offset = req.offset;
@@ -150,10 +146,6 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   return result as SearchResult;
 }
 
-/** The filter tree of a request's `filters`. */
-function filterTreeOf(filters: NonNullable<SearchRequest['filters']>): FilterNode {
-  return dictFilterTree(filters as Filters);
-}
 
 /** The top-level `and` of a tree as a list (an `or` or a leaf is one item). */
 function conjuncts(node: FilterNode): readonly FilterNode[] {
@@ -170,10 +162,6 @@ function checkNames(sortItems: readonly SortItem[], view: TableView, search: Tex
   }
 }
 
-function fieldInfo(view: TableView, name: string): FieldInfo {
-  return view.fieldById.get(name) ?? { id: name, type: 'float' }; // a rank column
-}
-
 // ---------------------------------------------------------------------------
 // Text search
 
@@ -182,11 +170,9 @@ interface TextSearch {
   readonly all: TsQuery | undefined;
   /** an object `q`: each field's text */
   readonly byField: readonly { readonly field: string; readonly query: TsQuery }[];
-  /** the rank columns CKAN adds: `rank`, or `rank <field>` per field of an object `q` */
-  readonly rankFields: readonly string[];
 }
 
-function textSearchOf(req: SearchRequest, view: TableView, rank: boolean): TextSearch {
+function textSearchOf(req: SearchRequest): TextSearch {
   const plain = req.plain !== false;
   const q: unknown = req.q;
   const text = req.full_text ?? (typeof q === 'string' ? q : undefined);
@@ -198,35 +184,44 @@ function textSearchOf(req: SearchRequest, view: TableView, rank: boolean): TextS
       if (query !== undefined) byField.push({ field, query });
     }
   }
-  const rankFields = !rank ? [] : [...(all === undefined ? [] : ['rank']), ...byField.map(({ field }) => `rank ${field}`)];
-  // a table's own field of that name wins: its values are the records' own
-  return { all, byField, rankFields: rankFields.filter((name) => !view.fieldById.has(name)) };
+  return { all, byField };
 }
 
 // ---------------------------------------------------------------------------
 // Filters and q → matching row positions
 
-/** The positions of the matching rows, ascending, or null for every row. */
-type Selection = ArrayLike<number> | null;
+/**
+ * The matching rows: `rows` holds their positions, ascending (or is null
+ * for every row), the first `needed` of them at least; `total` counts all.
+ */
+interface Selection {
+  readonly rows: ArrayLike<number> | null;
+  readonly total: number;
+}
+
+function allOf(rows: ArrayLike<number> | null, view: TableView): Selection {
+  return { rows, total: rows === null ? view.rows.length : rows.length };
+}
 
 /**
  * The rows that pass: an equality index narrows the rows first where one of
  * the top-level `eq`/`in` conditions has one (the smallest list wins), then
  * the string `q` searches, then one pass tests the other conditions.
  */
-function selectRows(view: TableView, filters: readonly FilterNode[], conditions: readonly Condition[], q: TsQuery | undefined): Selection {
-  let rows: Selection = null;
+function selectRows(view: TableView, filters: readonly FilterNode[], conditions: readonly Condition[], q: TsQuery | undefined, needed: number): Selection {
+  let rows: ArrayLike<number> | null = null;
   let rest = conditions;
   const leader = indexLeader(view, filters);
   if (leader !== undefined) {
-    rows = lookupRows(leader.index, leader.wanted);
     rest = conditions.filter((_, k) => k !== leader.position);
+    // the index alone: it gives the count, and the page's rows without the rest
+    if (rest.length === 0 && q === undefined) return { rows: lookupRows(leader.index, leader.wanted, needed), total: countRows(leader.index, leader.wanted) };
+    rows = lookupRows(leader.index, leader.wanted);
   }
   if (q !== undefined) rows = searchRows(view, q, rows);
-  if (rest.length > 0 && (rows === null || rows.length > 0)) {
-    rows = scanFor(rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: rest })(view.rows, rows);
-  }
-  return rows;
+  if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
+  const condition: Condition = rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: bySelectivity(rest, view.rows) };
+  return scanFor(condition)(view.rows, rows, needed);
 }
 
 interface Leader {
@@ -261,31 +256,29 @@ function indexLeader(view: TableView, filters: readonly FilterNode[]): Leader | 
  * `DISTINCT` before the order and the page, docs/ckan-2.12-reference.md §3.4).
  * A sort on a field outside the projection is refused, as PostgreSQL does.
  */
-function distinctRows(view: TableView, rows: Selection, keys: readonly string[], sortItems: readonly SortItem[]): Selection {
+function distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: readonly string[], sortItems: readonly SortItem[]): Selection {
   for (const item of sortItems) {
     if (!keys.includes(item.field)) throw validationError('sort', `for SELECT DISTINCT, ORDER BY expressions must appear in select list: ${JSON.stringify(item.field)}`);
   }
   const seen = new Set<string>();
   const kept: number[] = [];
   const n = rows === null ? view.rows.length : rows.length;
-  const fields = keys.filter((key) => view.fieldById.has(key)); // rank columns follow the record
   for (let j = 0; j < n; j++) {
     const i = rows === null ? j : (rows[j] as number);
     const row = view.rows[i] as Row;
-    const key = JSON.stringify(fields.map((f) => readField(row, f, i)));
+    const key = JSON.stringify(keys.map((f) => readField(row, f, i)));
     if (seen.has(key)) continue;
     seen.add(key);
     kept.push(i);
   }
-  return kept;
+  return allOf(kept, view);
 }
 
 // ---------------------------------------------------------------------------
 // Order and page
 
 /** The row positions of the page, in result order. */
-function orderAndPage(view: TableView, rows: Selection, items: readonly SortItem[], offset: number, limit: number): ArrayLike<number> {
-  const total = rows === null ? view.rows.length : rows.length;
+function orderAndPage(view: TableView, { rows, total }: Selection, items: readonly SortItem[], offset: number, limit: number): ArrayLike<number> {
   if (limit === 0 || offset >= total) return [];
   const end = Math.min(total, offset + limit);
   const at = (j: number): number => (rows === null ? j : (rows[j] as number));
@@ -386,40 +379,23 @@ function topK(total: number, k: number, compare: Comparator): number[] {
 
 const factories = new WeakMap<TableView, Map<string, RecordFactory>>();
 
-function buildRecords(view: TableView, keys: readonly string[], page: ArrayLike<number>, search: TextSearch): Row[] {
+function buildRecords(view: TableView, keys: readonly string[], page: ArrayLike<number>): Row[] {
   let byKeys = factories.get(view);
   if (byKeys === undefined) factories.set(view, (byKeys = new Map()));
   const cacheKey = JSON.stringify(keys);
   let make = byKeys.get(cacheKey);
   if (make === undefined) byKeys.set(cacheKey, (make = recordFactory(keys)));
-  const ranks = keys.filter((key) => search.rankFields.includes(key));
   const records = new Array<Row>(page.length);
   for (let j = 0; j < page.length; j++) {
     const i = page[j] as number;
     const row = view.rows[i] as Row;
-    checkValues(row, j);
-    const record = make(row, i) as Record<string, JsonValue>;
-    for (const key of ranks) record[key] = rankFor(view, search, key, row, i);
-    records[j] = record;
+    if (view.tableId === undefined) checkValues(row, i); // a Table's rows are typed JSON
+    records[j] = make(row, i) as Row;
   }
   return records;
 }
 
-/** A record of the page holding a value that is not JSON (a `Date`, a Map…): refused, as the types refuse it. */
-function checkValues(row: Row, j: number): void {
-  for (const key in row) {
-    const v: unknown = row[key];
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) {
-      const what = (v as object).constructor?.name ?? 'object';
-      throw toolError('DATA_INVALID', ['records', `record ${j + 1} holds a ${what} in ${JSON.stringify(key)}: values must be JSON (give a date as ISO text)`]);
-    }
-  }
-}
-
-function rankFor(view: TableView, search: TextSearch, key: string, row: Row, i: number): number {
-  if (key === 'rank' && search.all !== undefined) return rankOf(positiveTerms(search.all), rowSearchText(searchChunks(view), i));
-  const field = key.slice('rank '.length);
-  const query = search.byField.find((s) => s.field === field)?.query;
-  const text = canonicalText(readField(row, field, i));
-  return query === undefined || text === null ? 0 : rankOf(positiveTerms(query), normalizeText(text));
+/** A record of the page holding a value that is not JSON is refused, as the types refuse it. */
+function checkValues(row: Row, i: number): void {
+  for (const key in row) refuseNonJson(row[key], key, i);
 }

@@ -44,17 +44,25 @@ const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.j
  * quoted cells, CRLF, a BOM); the delimiter is `,`, or `;` or a tab when the
  * header line holds more of those than commas.
  *
- * Column types are inferred over all values. CSV: an empty cell is null; a
- * column whose other cells are all integers is `int`, all numbers `numeric`
+ * Column types are inferred over all values and named as CKAN names them
+ * (docs/ckan-2.11-reference.md §5). CSV: an empty cell is null; a column
+ * whose other cells are all integers is `int4` (all within its range) or
+ * `int8` (beyond it, or `numeric` beyond int8's), all numbers `numeric`
  * (JSON number syntax, so `007` or `+5` stay text), all `true`/`false` (any
- * case) `bool`, all ISO-8601 dates or date-times `timestamp` (kept as the
- * written text), else `text`; values are converted to match. JSON/NDJSON:
- * values are kept as they are; numbers → `int` if all are integers else
- * `numeric`, booleans → `bool`, strings → `timestamp` if all look like ISO
- * dates else `text`, objects/arrays → `json`, a mix of kinds → `text` (or
- * `json` if an object or array is among them). Every table gets `_id` (its
- * 1-based row position) as its first field; an `_id` column in a file is
- * replaced by it.
+ * case) `bool`, all ISO-8601 dates `date`, dates and date-times `timestamp`,
+ * else `text`; values are converted to match: an integer beyond 2^53 (or a
+ * decimal with more digits than a double holds) is kept as its exact text,
+ * which the server writes as a JSON number; a timestamp is kept as
+ * `YYYY-MM-DDTHH:MM:SS[.fraction]`, its zone dropped (PostgreSQL's
+ * `timestamp` drops it). JSON/NDJSON: values are kept as they are;
+ * integers → `int4`/`int8`, other numbers `numeric`, booleans → `bool`,
+ * strings → `date`/`timestamp` as in CSV else `text`, arrays of texts
+ * (numbers, booleans) → `_text` (`_int4`, `_numeric`, `_bool`), other
+ * objects/arrays → `json`, a mix of kinds → `text` (or `json` if an object
+ * or array is among them). Every table gets `_id` (its 1-based row position,
+ * type `int`) as its first field; an `_id` column in a file is replaced by it.
+ * A value nested more than `MAX_NESTING` levels deep is refused: no answer
+ * could be written for it.
  *
  * Throws `ToolError`: `DATA_NOT_FOUND` (no such path), `DATA_UNSUPPORTED`
  * (a file with another extension), `DATA_INVALID` (unparsable file, with the
@@ -276,15 +284,24 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
 
 /**
  * The cell delimiter, read from the header line: `,` unless the header holds
- * more `;` (a European spreadsheet's CSV) or tabs than commas.
+ * more `;` (a European spreadsheet's CSV) or tabs than commas. Characters
+ * inside a quoted header cell (`"a;b;c",d`) do not count, and a quoted
+ * cell may hold a line break.
  */
 function delimiterOf(text: string): string {
-  const end = text.indexOf('\n');
-  const header = end === -1 ? text : text.slice(0, end);
-  const count = (c: string): number => header.split(c).length - 1;
-  const commas = count(',');
-  const semicolons = count(';');
-  const tabs = count('\t');
+  let commas = 0;
+  let semicolons = 0;
+  let tabs = 0;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) quoted = !quoted;
+    else if (quoted) continue;
+    else if (c === 10 /* \n */) break;
+    else if (c === 44) commas++;
+    else if (c === 59) semicolons++;
+    else if (c === 9) tabs++;
+  }
   if (semicolons > commas && semicolons >= tabs) return ';';
   if (tabs > commas && tabs > semicolons) return '\t';
   return ',';
@@ -294,36 +311,93 @@ const INT = /^-?(?:0|[1-9]\d*)$/;
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 const BOOL = /^(?:true|false)$/i;
 
+const INT4_MIN = -2147483648;
+const INT4_MAX = 2147483647;
+const INT8_MIN = -9223372036854775808n;
+const INT8_MAX = 9223372036854775807n;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The narrowest integer type of a whole-number text: `int4`, `int8`, else (beyond int8) `numeric`. */
+function integerType(cell: string): 'int4' | 'int8' | 'numeric' {
+  if (cell.length <= 11) {
+    const n = Number(cell);
+    if (n >= INT4_MIN && n <= INT4_MAX) return 'int4';
+  }
+  if (cell.length > 20) return 'numeric';
+  const big = BigInt(cell);
+  return big >= INT8_MIN && big <= INT8_MAX ? 'int8' : 'numeric';
+}
+
+const INTEGER_RANK = { int4: 0, int8: 1, numeric: 2 } as const;
+
 function inferCsvType(records: readonly (readonly string[])[], index: number): FieldType {
   let int = true;
+  let widest: 'int4' | 'int8' | 'numeric' = 'int4';
   let numeric = true;
   let bool = true;
+  let date = true;
   let timestamp = true;
   let any = false;
   for (const record of records) {
     const cell = record[index];
     if (cell === undefined || cell === '') continue;
     any = true;
-    if (int && !(INT.test(cell) && Number.isSafeInteger(Number(cell)))) int = false;
+    if (int) {
+      if (INT.test(cell)) {
+        const type = integerType(cell);
+        if (INTEGER_RANK[type] > INTEGER_RANK[widest]) widest = type;
+      } else int = false;
+    }
     if (numeric && !(NUMBER.test(cell) && Number.isFinite(Number(cell)))) numeric = false;
     if (bool && !BOOL.test(cell)) bool = false;
     if (timestamp && !isIsoTimestamp(cell)) timestamp = false;
+    if (date && !(timestamp && DATE.test(cell))) date = false;
     if (!int && !numeric && !bool && !timestamp) return 'text';
   }
   if (!any) return 'text';
-  return int ? 'int' : numeric ? 'numeric' : bool ? 'bool' : timestamp ? 'timestamp' : 'text';
+  if (int) return widest;
+  return numeric ? 'numeric' : bool ? 'bool' : date ? 'date' : timestamp ? 'timestamp' : 'text';
+}
+
+/**
+ * A number as the loader keeps it: a JavaScript number when that is exact,
+ * else its text (an integer beyond 2^53, a decimal with more than 15
+ * significant digits), which the server writes as a JSON number unchanged.
+ */
+function exactNumber(cell: string): number | string {
+  const n = Number(cell);
+  if (INT.test(cell)) return Number.isSafeInteger(n) ? n : cell;
+  const digits = cell.replace(/[eE].*$/, '').replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '');
+  return digits.length <= 15 ? n : cell;
 }
 
 function convertCell(cell: string, type: FieldType, pool: ColumnStrings): JsonValue {
   switch (type) {
-    case 'int':
+    case 'int4':
+    case 'int8':
     case 'numeric':
-      return Number(cell);
+      return exactNumber(cell);
     case 'bool':
       return cell.toLowerCase() === 'true';
+    case 'timestamp':
+      return pool.intern(timestampValue(cell));
     default:
       return pool.intern(cell);
   }
+}
+
+const TIMESTAMP_PARTS = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?/;
+
+/**
+ * A timestamp as the loader keeps it: `YYYY-MM-DDTHH:MM:SS`, with the
+ * fraction as written; a zone is dropped, as PostgreSQL's `timestamp` drops it.
+ * @example
+ * timestampValue('2023-09-07') // → "2023-09-07T00:00:00"
+ */
+export function timestampValue(text: string): string {
+  const m = TIMESTAMP_PARTS.exec(text);
+  if (m === null) return text;
+  return `${m[1]}T${m[2] ?? '00'}:${m[3] ?? '00'}:${m[4] ?? '00'}${m[5] ?? ''}`;
 }
 
 const ISO_TIMESTAMP =
@@ -427,12 +501,36 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
     for (let k = 0; k < names.length; k++) {
       const name = names[k] as string;
       const v = Object.hasOwn(row, name) ? row[name] : undefined;
-      if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(v);
-      else values[k + 1] = v ?? null;
+      if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(types[k] === 'timestamp' ? timestampValue(v) : v);
+      else {
+        if (typeof v === 'object' && v !== null && nestedDeeperThan(v, MAX_NESTING)) {
+          throw toolError('DATA_INVALID', [meta.source ?? meta.alias ?? meta.id, `record ${r + 1}: the value of ${JSON.stringify(name)} is nested more than ${MAX_NESTING} levels deep`], {
+            ...(meta.source === undefined ? {} : { file: meta.source }),
+          });
+        }
+        values[k + 1] = v ?? null;
+      }
     }
     out[r] = make(values) as Row;
   }
   return finishTable(out, fields, meta);
+}
+
+/** How deep a record's value may nest: deeper cannot be written as an answer (JSON.stringify recurses). */
+export const MAX_NESTING = 1_000;
+
+/** Iterative, so that data nested a million levels deep cannot overflow the stack. */
+function nestedDeeperThan(root: object, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 const STRING = 1;
@@ -458,17 +556,50 @@ function kindBits(value: unknown): number {
 
 function jsonColumnType(bits: number, rows: readonly Row[], name: string): FieldType {
   if (bits === 0) return 'text';
-  if ((bits & STRUCTURED) !== 0) return 'json';
-  if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER ? 'int' : 'numeric';
+  const valueOf = (row: Row): unknown => (Object.hasOwn(row, name) ? row[name] : undefined);
+  if ((bits & STRUCTURED) !== 0) return bits === STRUCTURED ? arrayColumnType(rows, valueOf) : 'json';
+  if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER ? integerColumnType(rows, valueOf) : 'numeric';
   if (bits === BOOLEAN) return 'bool';
   if (bits === STRING) {
+    let date = true;
     for (const row of rows) {
-      const v = Object.hasOwn(row, name) ? row[name] : undefined;
-      if (typeof v === 'string' && !isIsoTimestamp(v)) return 'text';
+      const v = valueOf(row);
+      if (typeof v !== 'string') continue;
+      if (!isIsoTimestamp(v)) return 'text';
+      if (date && !DATE.test(v)) date = false;
     }
-    return 'timestamp';
+    return date ? 'date' : 'timestamp';
   }
   return 'text';
+}
+
+function integerColumnType(rows: readonly Row[], valueOf: (row: Row) => unknown): FieldType {
+  for (const row of rows) {
+    const v = valueOf(row);
+    if (typeof v === 'number' && (v < INT4_MIN || v > INT4_MAX)) return 'int8';
+  }
+  return 'int4';
+}
+
+/** A column of arrays of one scalar kind is CKAN's array type (`_text`, `_int4`, …); anything else is `json`. */
+function arrayColumnType(rows: readonly Row[], valueOf: (row: Row) => unknown): FieldType {
+  let kinds = 0;
+  for (const row of rows) {
+    const v = valueOf(row);
+    if (v === null || v === undefined) continue;
+    if (!Array.isArray(v)) return 'json';
+    for (const item of v as readonly unknown[]) {
+      if (item === null) continue;
+      const bits = kindBits(item);
+      if (bits === STRUCTURED) return 'json';
+      kinds |= bits;
+    }
+  }
+  if (kinds === STRING) return '_text';
+  if (kinds === INTEGER) return '_int4';
+  if ((kinds & ~(INTEGER | FRACTION)) === 0 && kinds !== 0) return '_numeric';
+  if (kinds === BOOLEAN) return '_bool';
+  return kinds === 0 ? '_text' : 'json';
 }
 
 function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta): Table {

@@ -30,7 +30,13 @@ export type ValueTest = (value: JsonValue | null | undefined) => boolean;
 /** The filter tree with its leaves made into tests: what a scan runs. */
 export type Condition =
   | { readonly op: 'and' | 'or'; readonly of: readonly Condition[] }
-  | { readonly op: 'test'; readonly field: string; readonly test: ValueTest };
+  | {
+      readonly op: 'test';
+      readonly field: string;
+      readonly test: ValueTest;
+      /** for equality: the wanted strings and numbers, which the scan compares inline (the test decides other values) */
+      readonly equals?: { readonly strings: readonly string[]; readonly numbers: readonly number[] };
+    };
 
 /** The CKAN version whose messages a Validation Error uses. */
 export type CkanVersion = '2.11' | '2.12';
@@ -49,7 +55,7 @@ export function conditionOf(node: FilterNode, fieldById: ReadonlyMap<string, Fie
     if (version === '2.12') {
       // 2.12 reports every unknown field together (docs/ckan-2.12-reference.md §1.6, F6)
       const messages = unknown.map((f) => `Unknown field: ${f}`);
-      throw new DatastoreError('VALIDATION_ERROR', `filters: ${messages.join(', ')}`, { body: { __type: 'Validation Error', filters: messages } });
+      throw new DatastoreError('VALIDATION_ERROR', `filters: ${messages.join(', ')}`, { body: { filters: messages, __type: 'Validation Error' } });
     }
     throw validationError('filters', `invalid value ${JSON.stringify(unknown[0])}`);
   }
@@ -59,9 +65,10 @@ export function conditionOf(node: FilterNode, fieldById: ReadonlyMap<string, Fie
       case 'or':
         return { op: n.op, of: n.of.map(build) };
       case 'eq':
-        return { op: 'test', field: n.field, test: equalsTest([n.value]) };
-      case 'in':
-        return { op: 'test', field: n.field, test: equalsTest(n.values) };
+      case 'in': {
+        const values = n.op === 'in' ? n.values : [n.value];
+        return { op: 'test', field: n.field, test: equalsTest(values), equals: wantedKinds(values) };
+      }
       case 'gt':
       case 'gte':
       case 'lt':
@@ -104,6 +111,22 @@ export function equalsTest(values: readonly JsonValue[]): ValueTest {
     return (v) => (typeof v === 'string' ? v === text : typeof v === 'number' ? numbers.has(v) : other(v));
   }
   return (v) => (typeof v === 'string' ? texts.has(v) : typeof v === 'number' ? numbers.has(v) : other(v));
+}
+
+/** The strings and numbers whose canonical texts `values` want: what a string or number value must be to match. */
+function wantedKinds(values: readonly JsonValue[]): { strings: string[]; numbers: number[] } {
+  const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))].map(internalize);
+  const numbers = strings.filter((t) => canonicalText(Number(t)) === t).map(Number);
+  return { strings, numbers };
+}
+
+/**
+ * The engine's own copy of a string, as property names are kept: a string
+ * sliced from the query text compares slowly with `===` on every row, an
+ * internalized one as fast as a literal in a hand-written loop.
+ */
+function internalize(text: string): string {
+  return Object.keys({ [text]: 0 })[0] ?? text;
 }
 
 // ---------------------------------------------------------------------------
@@ -209,8 +232,14 @@ function readTime(value: unknown, dateOnly: boolean): number | undefined {
 // ---------------------------------------------------------------------------
 // The scan
 
-/** Positions (ascending) of the rows that pass, among `candidates` (ascending) or all rows when null. */
-export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null) => Int32Array;
+/**
+ * The rows that pass among `candidates` (ascending positions) or all rows
+ * when null: the positions of the first `keep` (ascending), and how many
+ * pass in all. An unsorted page needs only its own rows: keeping no more
+ * spares the allocations (and the garbage collections they bring) of a
+ * list of every match.
+ */
+export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number) => { readonly rows: Int32Array; readonly total: number };
 
 /**
  * A scan for `condition`: generated code reading each field by its literal
@@ -219,46 +248,94 @@ export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null) 
  * scanFor(conditionOf(dictFilterTree({ status: 'failed' }), fieldById))(rows, null) // Int32Array [3, 17, …]
  */
 export function scanFor(condition: Condition): Scan {
+  // Wanted values are passed in (`w`), never written into the source: one function serves every
+  // query with the same fields and list sizes, and NaN or odd strings need no literal form.
   const tests: ValueTest[] = [];
+  const wanted: unknown[] = [];
+  const anyOf = (list: readonly unknown[]): string => {
+    if (list.length === 0) return 'false';
+    // up to four `===` beat hashing; NaN is found only by a Set (SameValueZero)
+    if (list.length > 4 || list.some((x) => x !== x)) {
+      wanted.push(new Set(list));
+      return `w${wanted.length - 1}.has(v)`;
+    }
+    return `(${list.map((x) => `v === w${wanted.push(x) - 1}`).join(' || ')})`;
+  };
   const expression = (c: Condition): string => {
     if (c.op === 'test') {
-      tests.push(c.test);
-      return `t${tests.length - 1}(${readExpression(c.field)})`;
+      const k = tests.push(c.test) - 1;
+      if (c.equals === undefined) return `t${k}(${readExpression(c.field)})`;
+      // a string or number is decided inline; null, booleans and JSON by the test
+      const { strings, numbers } = c.equals;
+      return `(typeof (v = ${readExpression(c.field)}) === "string" ? ${anyOf(strings)} : typeof v === "number" ? ${anyOf(numbers)} : t${k}(v))`;
     }
     if (c.of.length === 0) return c.op === 'and' ? 'true' : 'false';
     return `(${c.of.map(expression).join(c.op === 'and' ? ' && ' : ' || ')})`;
   };
   const test = expression(condition);
-  const locals = tests.map((_, k) => `t${k} = t[${k}]`).join(', ');
+  const locals = [...tests.map((_, k) => `t${k} = t[${k}]`), ...wanted.map((_, k) => `w${k} = w[${k}]`)].join(', ');
   const body = `${locals === '' ? '' : `const ${locals};`}
-return function scan(rows, c) {
+return function scan(rows, c, keep = Infinity) {
   const n = c === null ? rows.length : c.length;
-  let out = new Int32Array(n < 1024 ? n : 1024);
+  const max = n < keep ? n : keep;
+  let out = new Int32Array(max < 1024 ? max : 1024);
   let k = 0;
+  let v;
   for (let j = 0; j < n; j++) {
     const i = c === null ? j : c[j];
     const r = rows[i];
     if (!${test}) continue;
-    if (k === out.length) out = grow(out, n);
-    out[k++] = i;
+    if (k < max) {
+      if (k === out.length) out = grow(out, max);
+      out[k] = i;
+    }
+    k++;
   }
-  return out.subarray(0, k);
+  return { rows: out.subarray(0, k < max ? k : max), total: k };
 };`;
-  const make = generate<(t: readonly ValueTest[], grow: typeof growList) => Scan>(['t', 'grow'], body);
-  if (make !== undefined) return make(tests, growList);
+  const make = generate<(t: readonly ValueTest[], w: readonly unknown[], grow: typeof growList) => Scan>(['t', 'w', 'grow'], body);
+  if (make !== undefined) return make(tests, wanted, growList);
   const holds = closureTest(condition);
-  return (rows, c) => {
+  return (rows, c, keep = Infinity) => {
     const n = c === null ? rows.length : c.length;
-    let out: Int32Array = new Int32Array(Math.min(n, 1024));
+    const max = Math.min(n, keep);
+    let out: Int32Array = new Int32Array(Math.min(max, 1024));
     let k = 0;
     for (let j = 0; j < n; j++) {
       const i = c === null ? j : (c[j] as number);
       if (!holds(rows[i] as Row, i)) continue;
-      if (k === out.length) out = growList(out, n);
-      out[k++] = i;
+      if (k < max) {
+        if (k === out.length) out = growList(out, max);
+        out[k] = i;
+      }
+      k++;
     }
-    return out.subarray(0, k);
+    return { rows: out.subarray(0, Math.min(k, max)), total: k };
   };
+}
+
+/** Rows sampled to order the conditions of an `and`, on tables of at least `SAMPLE_MIN_ROWS`. */
+const SAMPLE = 64;
+const SAMPLE_MIN_ROWS = 8192;
+
+/**
+ * The conditions of an `and`, the most selective first (so `&&` stops
+ * early on most rows), judged on evenly spaced sample rows; ties keep
+ * their order.
+ * @example
+ * bySelectivity([status = completed, grade = 5], rows) // [grade = 5, status = completed]
+ */
+export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[]): readonly Condition[] {
+  // a small table is scanned in less time than the sample takes to judge
+  if (rows.length < SAMPLE_MIN_ROWS) return conditions;
+  const step = Math.max(1, Math.floor(rows.length / SAMPLE));
+  const passes = conditions.map((c) => {
+    const holds = closureTest(c);
+    let count = 0;
+    for (let i = 0; i < rows.length; i += step) if (holds(rows[i] as Row, i)) count++;
+    return count;
+  });
+  return conditions.map((c, k) => ({ c, k })).sort((a, b) => (passes[a.k] as number) - (passes[b.k] as number) || a.k - b.k).map(({ c }) => c);
 }
 
 /** The read of a field in generated code: own keys only for names `Object.prototype` has; `_id` falls back to the position. */

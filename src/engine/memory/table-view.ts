@@ -7,6 +7,7 @@
  * length changes, the one mutation that is cheap to notice.
  */
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
+import { toolError } from '../../errors.js';
 
 export interface TableView {
   readonly rows: readonly Row[];
@@ -102,11 +103,27 @@ export function inferFields(rows: readonly Row[]): FieldInfo[] {
 }
 
 function firstType(rows: readonly Row[], field: string): FieldType {
-  for (const row of rows) {
-    const value = readField(row, field);
-    if (value !== null) return typeOfValue(value);
+  for (let i = 0; i < rows.length; i++) {
+    const value = readField(rows[i] as Row, field);
+    if (value === null) continue;
+    refuseNonJson(value, field, i);
+    return typeOfValue(value);
   }
   return 'text';
+}
+
+/**
+ * Refuses a value that is not JSON (a `Date`, a `Map`, any class instance):
+ * the types refuse it, and so does the evaluator wherever it meets one.
+ * @example
+ * refuseNonJson(new Date(), 'on', 0) // throws DATA_INVALID: record 1 holds a Date in "on" …
+ */
+export function refuseNonJson(value: unknown, field: string, position: number): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === Object.prototype || proto === null) return;
+  const what = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object';
+  throw toolError('DATA_INVALID', ['records', `record ${position + 1} holds a ${what} in ${JSON.stringify(field)}: values must be JSON (give a date as ISO text)`]);
 }
 
 function typeOfValue(value: JsonValue): FieldType {

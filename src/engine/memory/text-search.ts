@@ -281,18 +281,6 @@ export function tsQueryMatches(query: TsQuery, text: string): boolean {
   }
 }
 
-/** The terms a query looks for (outside `!`): what the rank counts. */
-export function positiveTerms(query: TsQuery): string[] {
-  switch (query.kind) {
-    case 'term':
-      return query.text === '' ? [] : [query.text];
-    case 'not':
-      return [];
-    default:
-      return [...positiveTerms(query.of[0]), ...positiveTerms(query.of[1])];
-  }
-}
-
 /**
  * What one search text asks: a substring (`plain`, the default) or a query.
  * An empty text asks nothing (undefined).
@@ -315,20 +303,6 @@ export function fieldSearchTest(query: TsQuery): ValueTest {
     const text = canonicalText(v);
     return text !== null && tsQueryMatches(query, normalizeText(text));
   };
-}
-
-/**
- * The rank of a matched record: how many times the query's terms occur in
- * its searched text (a deterministic stand-in for PostgreSQL's `ts_rank`).
- * @example
- * rankOf(['alg'], 'algebra\nalgorithms\n') // 2
- */
-export function rankOf(terms: readonly string[], text: string): number {
-  let rank = 0;
-  for (const term of terms) {
-    for (let at = text.indexOf(term); at !== -1; at = text.indexOf(term, at + term.length)) rank++;
-  }
-  return rank;
 }
 
 /**

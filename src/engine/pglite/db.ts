@@ -5,6 +5,10 @@
  * both PostgreSQL engines read one form.
  */
 import { PGlite, types } from '@electric-sql/pglite';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DatastoreError } from '../../errors.js';
 import type { Db, SqlRows, SqlSession } from '../sql/db.js';
 
@@ -16,6 +20,60 @@ const TEXT_PARSERS: Record<number, (text: string) => string> = Object.fromEntrie
 );
 
 /**
+ * A fresh in-memory database. Most of PGlite's start-up is `initdb`; a new
+ * cluster is the same every time, so its files are kept once in the user's
+ * cache (`$XDG_CACHE_HOME/ckql` or `~/.cache/ckql`, per PGlite version) and
+ * later starts load them instead (about 5x faster). Any trouble with the
+ * cache falls back to a plain start.
+ */
+async function freshDatabase(dataDir?: string): Promise<PGlite> {
+  const where = dataDir === undefined ? {} : { dataDir };
+  const file = await templateFile();
+  if (file !== undefined) {
+    try {
+      const template = await readFile(file);
+      return await PGlite.create({ ...where, loadDataDir: new Blob([template]), parsers: TEXT_PARSERS });
+    } catch {
+      // a missing or broken template: start from initdb (and write a new one)
+    }
+  }
+  const pg = await PGlite.create({ ...where, parsers: TEXT_PARSERS });
+  if (file !== undefined) {
+    try {
+      const dump = await pg.dumpDataDir('none');
+      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+      const partial = `${file}.${process.pid}.part`;
+      await writeFile(partial, new Uint8Array(await dump.arrayBuffer()), { mode: 0o600 });
+      await rename(partial, file);
+    } catch {
+      // no cache this time
+    }
+  }
+  return pg;
+}
+
+/** A directory PGlite has initialised (it holds `PG_VERSION`). */
+async function holdsDatabase(dataDir: string): Promise<boolean> {
+  try {
+    await readFile(join(dataDir, 'PG_VERSION'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function templateFile(): Promise<string | undefined> {
+  try {
+    const main = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
+    const pkg = JSON.parse(await readFile(join(dirname(main), '..', 'package.json'), 'utf8')) as { version?: string };
+    const cache = process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache');
+    return join(cache, 'ckql', `pglite-${pkg.version ?? 'unknown'}-initdb.tar`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Opens PGlite: a fresh database in memory, or the one kept in `dataDir`
  * (created when missing).
  * @example
@@ -23,7 +81,7 @@ const TEXT_PARSERS: Record<number, (text: string) => string> = Object.fromEntrie
  * const kept = await openPglite('./ckql-db'); // kept between runs
  */
 export async function openPglite(dataDir?: string): Promise<Db> {
-  const pg = await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), parsers: TEXT_PARSERS });
+  const pg = dataDir === undefined || !(await holdsDatabase(dataDir)) ? await freshDatabase(dataDir) : await PGlite.create({ dataDir, parsers: TEXT_PARSERS });
   const session = (run: Pick<PGlite, 'query'>): SqlSession => ({
     query: async (sql, params = []) => {
       const result = await run.query<Record<string, unknown>>(sql, params as unknown[]);

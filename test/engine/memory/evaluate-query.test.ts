@@ -90,9 +90,69 @@ describe('evaluateQuery walks the AST', () => {
     }
   });
 
-  test('over plain rows an unknown name is null everywhere', () => {
-    expect(ids(evaluateQuery('from x where nope = null', rows))).toEqual([1, 2, 3, 4, 5]);
-    expect(ids(evaluateQuery('from x where (nope = 1 or subject = arts)', rows))).toEqual([2]);
+  test('over plain rows an unknown name is the Validation Error the server gives', () => {
+    for (const query of ['from x where nope = null', 'from x where (nope = 1 or subject = arts)', 'from x search nope "a"', 'from x order by nope']) {
+      const error = thrown(() => evaluateQuery(query, rows));
+      expect(error, query).toBeInstanceOf(DatastoreError);
+      expect((error as DatastoreError).status).toBe(409);
+    }
+  });
+});
+
+describe('the whole question', () => {
+  test('three-valued logic: a test on null is unknown, and not unknown is unknown', () => {
+    expect(ids(evaluateQuery('from courses where stage != active', courses))).toEqual([2, 4]);
+    expect(ids(evaluateQuery('from courses where not stage = active', courses))).toEqual([2, 4]);
+    expect(ids(evaluateQuery('from courses where not (stage = active or subject = arts)', courses))).toEqual([4]);
+    expect(ids(evaluateQuery('from courses where stage is null or stage = survey', courses))).toEqual([3, 4, 5]);
+    expect(ids(evaluateQuery('from courses where not stage is not null', courses))).toEqual([3, 5]);
+    expect(ids(evaluateQuery('from courses where stage not in (active, null)', courses))).toEqual([2, 4]);
+    expect(ids(evaluateQuery('from courses where stage in ()', courses))).toEqual([]);
+    expect(ids(evaluateQuery('from courses where not stage in ()', courses))).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  test('ordering comparisons read the value as the field type', () => {
+    // year is inferred as a number from its first value, and "2019" in the data reads as 2019
+    expect(ids(evaluateQuery('from courses where year < 2021', courses))).toEqual([1, 4]);
+    expect(ids(evaluateQuery('from courses where year >= "2021"', courses))).toEqual([2, 3, 5]);
+    expect(ids(evaluateQuery('from courses where year between 2021 and 2020', courses))).toEqual([]);
+    expect(ids(evaluateQuery('from courses where title > "P"', courses))).toEqual([2, 4]); // code points: Ｃ (U+FF23) sorts after P
+    const typed = { id: 't', aliases: ['t'], fields: [{ id: '_id', type: 'int' as const }, { id: 'n', type: 'int' as const }], rows: [{ _id: 1, n: 1 }] };
+    const error = thrown(() => evaluateQuery('from t where n > "soon"', typed)) as DatastoreError;
+    expect(error.body).toEqual({ __type: 'Validation Error', filters: ['"soon" is not a valid int value for the field "n"'] });
+    expect(ids(evaluateQuery('from t where n > "0"', typed))).toEqual([1]);
+  });
+
+  test('like and ilike: % _ and escapes, by code point', () => {
+    expect(ids(evaluateQuery('from courses where title like "%try"', courses))).toEqual([2, 3]);
+    expect(ids(evaluateQuery('from courses where title like "Caf_"', courses))).toEqual([5]);
+    expect(ids(evaluateQuery('from courses where title ilike "café"', courses))).toEqual([5]);
+    expect(ids(evaluateQuery('from courses where title like "caf_"', courses))).toEqual([]);
+    const escapes = [{ t: '50%' }, { t: '50x' }, { t: 'a_b' }, { t: 'axb' }, { t: 'a\\b' }];
+    expect(ids(evaluateQuery(String.raw`from x where t like "50\\%"`, escapes))).toEqual([1]);
+    expect(ids(evaluateQuery(String.raw`from x where t like "a\\_b"`, escapes))).toEqual([3]);
+    expect(ids(evaluateQuery(String.raw`from x where t like "a\\\\b"`, escapes))).toEqual([5]);
+  });
+
+  test('per-field search, prefix words, and language (which changes nothing locally)', () => {
+    expect(ids(evaluateQuery('from courses search subject "math", title "geo"', courses))).toEqual([3]);
+    expect(ids(evaluateQuery('from courses search "alg* lin"', courses))).toEqual([1]);
+    expect(ids(evaluateQuery('from courses search "linear algebra" language german', courses))).toEqual([1]);
+    expect(ids(evaluateQuery('from courses search title "calc*"', courses))).toEqual([4]); // NFKC folds the full-width letters
+  });
+
+  test('select distinct keeps the first of equal projections; nulls first|last', () => {
+    expect(evaluateQuery('from courses select distinct subject', courses).records).toEqual([
+      { subject: 'math' }, { subject: 'arts' }, { subject: null },
+    ]);
+    expect(evaluateQuery('from courses select distinct subject', courses).total).toBe(3);
+    expect(ids(evaluateQuery('from courses order by stage nulls first', courses))).toEqual([3, 5, 2, 1, 4]);
+    expect(ids(evaluateQuery('from courses order by stage desc nulls last', courses))).toEqual([4, 1, 2, 3, 5]);
+    expect(evaluateQuery('from courses order by stage desc nulls last', courses).sort).toBe('stage desc nulls last');
+  });
+
+  test('refuses an empty resource name', () => {
+    expect((thrown(() => evaluateQuery("from ''", courses)) as QueryError).code).toBe('EMPTY_RESOURCE');
   });
 });
 

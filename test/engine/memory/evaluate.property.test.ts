@@ -8,6 +8,8 @@ import fc from 'fast-check';
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
 import type { FieldInfo, JsonValue, Row, Scalar, SearchRequest, Table } from '../../../src/datastore/types.js';
+import type { FilterNode } from '../../../src/datastore/filters.js';
+import { conditionOf, scanFor } from '../../../src/engine/memory/predicate.js';
 
 // ---------------------------------------------------------------------------
 // The reference
@@ -260,6 +262,66 @@ describe('evaluate equals the naive reference', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Filter trees (and/or of =, in, <, <=, >, >=) against a naive reading of
+// docs/beyond-the-request.md: an int field compares numerically, a text field by
+// code point, null or missing is unknown (false); = and in by canonical text.
+
+describe('filter trees equal a naive filter', () => {
+  const TREE_FIELDS: readonly FieldInfo[] = [
+    { id: '_id', type: 'int' },
+    { id: 'n', type: 'int' },
+    { id: 's', type: 'text' },
+  ];
+  const cell = fc.oneof(fc.constant(null), fc.integer({ min: -3, max: 3 }), fc.constantFrom('a', 'B', 'é', '😀', 'ab', '2'));
+  const treeRows = fc.array(
+    fc.record({ n: fc.oneof(fc.constant(null), fc.integer({ min: -3, max: 3 })), s: fc.oneof(fc.constant(null), fc.constantFrom('a', 'B', 'é', '😀', 'ab', '')) }, { requiredKeys: [] }),
+    { maxLength: 30 },
+  );
+  type Node = FilterNode;
+  const leaf: fc.Arbitrary<Node> = fc.oneof(
+    fc.record({ op: fc.constant('eq' as const), field: fc.constantFrom('n', 's', '_id'), value: cell }),
+    fc.record({ op: fc.constant('in' as const), field: fc.constantFrom('n', 's'), values: fc.array(cell, { maxLength: 3 }) }),
+    fc.record({ op: fc.constantFrom('gt' as const, 'gte' as const, 'lt' as const, 'lte' as const), field: fc.constant('n'), value: fc.oneof(fc.constant(null), fc.integer({ min: -3, max: 3 })) }),
+    fc.record({ op: fc.constantFrom('gt' as const, 'gte' as const, 'lt' as const, 'lte' as const), field: fc.constant('s'), value: fc.constantFrom('a', 'B', 'é', '😀', '') }),
+  );
+  const tree: fc.Arbitrary<Node> = fc.letrec<{ node: Node }>((tie) => ({
+    node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.record({ op: fc.constantFrom('and' as const, 'or' as const), of: fc.array(tie('node'), { maxLength: 3 }) })),
+  })).node;
+
+  function holds(node: Node, row: Row, i: number): boolean {
+    const get = (f: string): unknown => (f === '_id' ? i + 1 : Object.hasOwn(row, f) ? row[f] : null);
+    switch (node.op) {
+      case 'and':
+        return node.of.every((c) => holds(c, row, i));
+      case 'or':
+        return node.of.some((c) => holds(c, row, i));
+      case 'eq':
+        return text(get(node.field)) === text(node.value);
+      case 'in':
+        return node.values.some((v) => text(get(node.field)) === text(v));
+      default: {
+        const x = get(node.field);
+        if (x === null || x === undefined || node.value === null) return false;
+        const c = node.field === 's' ? byCodePoints(x as string, node.value as string) : (x as number) - (node.value as number);
+        return { gt: c > 0, gte: c >= 0, lt: c < 0, lte: c <= 0 }[node.op];
+      }
+    }
+  }
+
+  test('the generated scan keeps exactly the rows the naive filter keeps', () => {
+    const fieldById = new Map(TREE_FIELDS.map((f) => [f.id, f]));
+    fc.assert(
+      fc.property(treeRows, tree, (rows, node) => {
+        const got = [...scanFor(conditionOf(node, fieldById))(rows as Row[], null).rows];
+        const expected = rows.flatMap((row, i) => (holds(node, row as Row, i) ? [i] : []));
+        expect(got).toEqual(expected);
+      }),
+      { numRuns: 1500 },
     );
   });
 });

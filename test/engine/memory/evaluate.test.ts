@@ -347,7 +347,7 @@ describe('paging and projection', () => {
     const result = run({ fields: ['year', 'title'], filters: { year: 2020 } });
     expect(result.records).toEqual([{ year: 2020, title: 'Linear Algebra' }]);
     expect(Object.keys(result.records[0] ?? {})).toEqual(['year', 'title']);
-    expect(result.fields).toEqual([{ id: 'year', type: 'int' }, { id: 'title', type: 'text' }]);
+    expect(result.fields).toEqual([{ id: 'year', type: 'int4' }, { id: 'title', type: 'text' }]);
     expect(run({ fields: 'title,_id,title', limit: 1 }).records).toEqual([{ title: 'Linear Algebra', _id: 1 }]);
   });
 
@@ -478,5 +478,31 @@ describe('plain rows (no field list)', () => {
       expect(fromRows.records).toEqual(fromTable.records);
       expect(fromRows.total).toBe(fromTable.total);
     }
+  });
+});
+
+describe('types and values of plain records', () => {
+  interface Course {
+    title: string;
+    year: number;
+    level?: number | null;
+  }
+
+  test('rows typed with an interface are accepted, and a request is type-checked', () => {
+    const courses: Course[] = [{ title: 'Algebra', year: 2020 }, { title: 'Poetry', year: 2021, level: 2 }];
+    expect(evaluate({ resource_id: 'c', filters: { year: 2021 } }, courses).records).toEqual([{ _id: 2, title: 'Poetry', year: 2021, level: 2 }]);
+    // @ts-expect-error `limit` is a number
+    expect(() => evaluate({ resource_id: 'c', limit: 'ten' }, courses)).toThrow(/limit/);
+  });
+
+  test('a Date is refused by the types and at run time: dates are ISO text', () => {
+    interface Event {
+      name: string;
+      on: Date;
+    }
+    const events: Event[] = [{ name: 'launch', on: new Date(Date.UTC(2020, 0, 1)) }];
+    // @ts-expect-error a Date is not a JSON value
+    const run = () => evaluate({ resource_id: 'e' }, events);
+    expect(run).toThrow(/record 1 holds a Date in "on": values must be JSON \(give a date as ISO text\)/);
   });
 });

@@ -55,14 +55,30 @@ describe('CSV', () => {
       ].join('\n'),
     );
     expect(types(table)).toEqual({
-      _id: 'int', title: 'text', year: 'int', score: 'numeric', active: 'bool', start: 'timestamp', code: 'text', blank: 'text', mixed: 'text',
+      _id: 'int', title: 'text', year: 'int4', score: 'numeric', active: 'bool', start: 'timestamp', code: 'text', blank: 'text', mixed: 'text',
     });
+    // Timestamps as CKAN writes them: `T`, seconds, no zone (PostgreSQL's timestamp drops it).
     expect(table.rows).toEqual([
-      { _id: 1, title: 'Algebra', year: 2020, score: 1.5, active: true, start: '2020-09-01', code: '007', blank: null, mixed: '1' },
-      { _id: 2, title: 'Poetry', year: 2021, score: -2, active: false, start: '2021-01-31T08:30:00Z', code: '12', blank: null, mixed: 'x' },
-      { _id: 3, title: 'Geometry', year: null, score: 300, active: null, start: '2021-02-01 10:00', code: '5', blank: null, mixed: '2' },
+      { _id: 1, title: 'Algebra', year: 2020, score: 1.5, active: true, start: '2020-09-01T00:00:00', code: '007', blank: null, mixed: '1' },
+      { _id: 2, title: 'Poetry', year: 2021, score: -2, active: false, start: '2021-01-31T08:30:00', code: '12', blank: null, mixed: 'x' },
+      { _id: 3, title: 'Geometry', year: null, score: 300, active: null, start: '2021-02-01T10:00:00', code: '5', blank: null, mixed: '2' },
     ]);
     expect(Object.keys(table.rows[0] ?? {})).toEqual(table.fields.map((f) => f.id));
+  });
+
+  test('integers: int4 within its range, int8 beyond it, exact beyond 2^53; dates are date', async () => {
+    const table = await one('n.csv', ['small,big,huge,day', '1,2147483648,9007199254740993,2020-01-31', '-2147483648,-5,123456789012345678901234,2021-02-01'].join('\n'));
+    expect(types(table)).toEqual({ _id: 'int', small: 'int4', big: 'int8', huge: 'numeric', day: 'date' });
+    expect(table.rows[0]).toEqual({ _id: 1, small: 1, big: 2147483648, huge: '9007199254740993', day: '2020-01-31' });
+    expect(table.rows[1]?.huge).toBe('123456789012345678901234');
+    // int8 beyond 2^53 is kept as its exact text too
+    expect((await one('i8.csv', 'n\n9007199254740993\n1\n')).rows).toEqual([{ _id: 1, n: '9007199254740993' }, { _id: 2, n: 1 }]);
+  });
+
+  test('the delimiter ignores what is inside a quoted header cell', async () => {
+    const table = await one('quoted.csv', '"a;b;c",d\n1,2\n');
+    expect(table.fields.map((f) => f.id)).toEqual(['_id', 'a;b;c', 'd']);
+    expect(table.rows).toEqual([{ _id: 1, 'a;b;c': 1, d: 2 }]);
   });
 
   test('BOM, CRLF, quoted commas, quotes and newlines', async () => {
@@ -129,8 +145,20 @@ describe('JSON and NDJSON', () => {
         { id: 2, price: 2.5, when: '2020-01-02T10:00:00', meta: { a: 1 }, note: 3 },
       ]),
     );
-    expect(types(table)).toEqual({ _id: 'int', id: 'int', price: 'numeric', when: 'timestamp', tags: 'json', ok: 'bool', note: 'text', meta: 'json' });
+    expect(types(table)).toEqual({ _id: 'int', id: 'int4', price: 'numeric', when: 'timestamp', tags: '_text', ok: 'bool', note: 'text', meta: 'json' });
+    expect(table.rows[0]?.when).toBe('2020-01-01T00:00:00');
     expect(table.rows[1]).toEqual({ _id: 2, id: 2, price: 2.5, when: '2020-01-02T10:00:00', tags: null, ok: null, note: 3, meta: { a: 1 } });
+  });
+
+  test('arrays of one kind are CKAN array types; big integers int8; a value nested too deep is refused', async () => {
+    const table = await one('arr.json', JSON.stringify([{ n: [1, 2], x: [1.5], b: [true], m: [1, 'a'], big: 3_000_000_000 }, { n: null, x: [], b: [false], m: [], big: 1 }]));
+    expect(types(table)).toEqual({ _id: 'int', n: '_int4', x: '_numeric', b: '_bool', m: 'json', big: 'int8' });
+    let deep = '1';
+    for (let i = 0; i < 20_000; i++) deep = `[${deep}]`;
+    const path = await folder({ 'deep.json': `[{"a":${deep}}]` });
+    const error = await loadError(path);
+    expect(error.code).toBe('DATA_INVALID');
+    expect(error.message).toMatch(/nested more than 1000 levels deep/);
   });
 
   test('.ndjson and .jsonl: one object per line, blank lines skipped, CRLF fine', async () => {
@@ -213,7 +241,7 @@ describe('resources', () => {
     const table = await one('c.csv', 'subject,year\nmath,2020\narts,2021\nmath,2021\n');
     const result = evaluate({ resource_id: 'c', filters: { subject: 'math', year: '2021' } }, table);
     expect(result.records).toEqual([{ _id: 3, subject: 'math', year: 2021 }]);
-    expect(result.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'subject', type: 'text' }, { id: 'year', type: 'int' }]);
+    expect(result.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'subject', type: 'text' }, { id: 'year', type: 'int4' }]);
   });
 });
 
@@ -224,7 +252,7 @@ describe('tableFromRows', () => {
     const table = tableFromRows(input, { alias: 'courses' });
     expect(table.id).toBe(resourceIdFor('courses'));
     expect(table.aliases).toEqual(['courses']);
-    expect(table.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'title', type: 'text' }, { id: 'year', type: 'int' }]);
+    expect(table.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'title', type: 'text' }, { id: 'year', type: 'int4' }]);
     expect(table.rows).toEqual([{ _id: 1, title: 'Algebra', year: 2020 }, { _id: 2, title: 'Poetry', year: null }]);
     expect(input).toEqual(copy);
   });

@@ -1,12 +1,12 @@
 /**
  * Text search: the `to_tsquery` subset of `plain: false`, its clear refusals,
  * the per-table search text (right for rows past one chunk and for data
- * holding the row separator) and the rank.
+ * holding the row separator).
  */
 import { describe, expect, test } from 'vitest';
 import type { Row } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
-import { parseTsQuery, rankOf, rowSearchText, searchChunks, searchRows, textQuery, tsQueryMatches } from '../../../src/engine/memory/text-search.js';
+import { parseTsQuery, rowSearchText, searchChunks, searchRows, textQuery, tsQueryMatches } from '../../../src/engine/memory/text-search.js';
 import { tableView } from '../../../src/engine/memory/table-view.js';
 
 describe('plain: false', () => {
@@ -53,11 +53,5 @@ describe('the search text', () => {
     }
     expect(Array.from(searchRows(view, { kind: 'term', text: 'chem' }, [7, 8, 1007]))).toEqual([7, 1007]);
     expect(rowSearchText(searchChunks(view), 19_999)).toBe('row 19999\n19999\n');
-  });
-
-  test('the rank counts the terms', () => {
-    expect(rankOf(['alg'], 'algebra\nalgorithms\n')).toBe(2);
-    expect(rankOf(['aa'], 'aaaa')).toBe(2);
-    expect(rankOf([], 'x')).toBe(0);
   });
 });

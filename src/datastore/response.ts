@@ -1,0 +1,329 @@
+/**
+ * The `result` of a `datastore_search` response as CKAN writes it
+ * (docs/ckan-2.11-reference.md §4–§5, docs/ckan-2.12-reference.md §2–§3):
+ * the validated request echoed in alphabetical key order, then `records`
+ * (objects, lists, or CSV/TSV text), `fields`, `_links` (2.11), `total`,
+ * `total_was_estimated` (2.11) and `next_page` (2.12). Shared by every
+ * engine's server, so the wire is the same whatever answers.
+ */
+import type { CkanVersion, FieldInfo, JsonValue, RecordsFormat, Row, SearchRequest } from './types.js';
+import { parseSort } from './validate.js';
+
+/** The `_links` of a 2.11 result: request paths, no host, no language segment. */
+export interface ResultLinks {
+  readonly start: string;
+  readonly next: string;
+  readonly prev?: string;
+}
+
+/** 2.12's keyset cursor: a filters fragment to merge into the next request. */
+export type NextPage = { readonly _id: { readonly gt: number } } | { readonly _id: { readonly lt: number } };
+
+/**
+ * What `resultJson` writes. `fields` and `records` are the engine's (objects
+ * keyed by field id); `outputFields` is the list the response shows (rank
+ * columns included); a field of `outputFields` the records lack is a rank
+ * column, written as `RANK`.
+ */
+export interface ResultParts {
+  readonly ckan: CkanVersion;
+  /** the validated request as CKAN echoes it, keys in alphabetical order */
+  readonly echo: ReadonlyMap<string, JsonValue>;
+  /** the resource's real id (an alias resolved) */
+  readonly resourceId: string;
+  readonly outputFields: readonly FieldInfo[];
+  readonly records: readonly Row[];
+  readonly recordsFormat: RecordsFormat;
+  readonly total?: number;
+  /** 2.11 only: `total_was_estimated`, written with `total` */
+  readonly totalWasEstimated?: boolean;
+  /** 2.11 only */
+  readonly links?: ResultLinks;
+  /** 2.12 only */
+  readonly nextPage?: NextPage;
+  /**
+   * True when the records are plain (no rank column, no value CKAN writes
+   * differently from JSON): `objects` is then one `JSON.stringify`.
+   */
+  readonly plain: boolean;
+}
+
+/**
+ * The value of a rank column. The memory engine does not rank (its `q` is
+ * a substring test; docs/semantics.md): every match gets what PostgreSQL's
+ * `ts_rank(…, 32)` gives one matching word.
+ */
+export const RANK = 0.0573088;
+
+/**
+ * `result` as JSON text, keys in CKAN's order.
+ * @example
+ * resultJson({ ckan: '2.11', echo: new Map([['include_total', true], ['limit', 1], ['records_format', 'objects'],
+ *   ['resource_id', 'r'], ['total_estimation_threshold', null]]), resourceId: 'r',
+ *   outputFields: [{ id: '_id', type: 'int' }], records: [{ _id: 1 }], recordsFormat: 'objects', total: 3,
+ *   totalWasEstimated: false, links: { start: '/api/action/datastore_search', next: '/api/action/datastore_search?offset=1' }, plain: true })
+ * // → '{"include_total":true,"limit":1,"records_format":"objects","resource_id":"r","total_estimation_threshold":null,
+ * //     "records":[{"_id":1}],"fields":[{"id":"_id","type":"int"}],"_links":{…},"total":3,"total_was_estimated":false}'
+ */
+export function resultJson(parts: ResultParts, fieldsJson?: string): string {
+  const fields = fieldsJson ?? JSON.stringify(parts.outputFields);
+  let json = '{';
+  let fieldsWritten = false;
+  for (const [key, value] of parts.echo) {
+    if (json.length > 1) json += ',';
+    if (key === 'fields') {
+      // CKAN overwrites the echoed `fields` with the result's, in place.
+      json += `"fields":${fields}`;
+      fieldsWritten = true;
+    } else if (key === 'resource_id') {
+      json += `"resource_id":${jsonString(parts.resourceId)}`;
+    } else {
+      json += `${jsonString(key)}:${JSON.stringify(value)}`;
+    }
+  }
+  json += `,"records":${recordsJson(parts)}`;
+  if (!fieldsWritten) json += `,"fields":${fields}`;
+  if (parts.links !== undefined) json += `,"_links":${JSON.stringify(parts.links)}`;
+  if (parts.total !== undefined) {
+    json += `,"total":${parts.total}`;
+    if (parts.ckan === '2.11') json += `,"total_was_estimated":${parts.totalWasEstimated === true}`;
+  }
+  if (parts.nextPage !== undefined) json += `,"next_page":${JSON.stringify(parts.nextPage)}`;
+  return `${json}}`;
+}
+
+/** `records` in the requested format. */
+function recordsJson(parts: ResultParts): string {
+  switch (parts.recordsFormat) {
+    case 'objects':
+      return parts.plain ? JSON.stringify(parts.records) : objectsJson(parts);
+    case 'lists':
+      return listsJson(parts);
+    case 'csv':
+      return JSON.stringify(delimited(parts, ','));
+    case 'tsv':
+      return JSON.stringify(delimited(parts, '\t'));
+  }
+}
+
+function objectsJson(parts: ResultParts): string {
+  const keys = parts.outputFields.map((f) => `${jsonString(f.id)}:`);
+  let out = '[';
+  for (let r = 0; r < parts.records.length; r++) {
+    const record = parts.records[r] as Row;
+    if (r > 0) out += ',';
+    out += '{';
+    for (let k = 0; k < parts.outputFields.length; k++) {
+      if (k > 0) out += ',';
+      out += keys[k] as string;
+      out += valueJson(parts.outputFields[k] as FieldInfo, record, parts.ckan);
+    }
+    out += '}';
+  }
+  return `${out}]`;
+}
+
+function listsJson(parts: ResultParts): string {
+  let out = '[';
+  for (let r = 0; r < parts.records.length; r++) {
+    const record = parts.records[r] as Row;
+    if (r > 0) out += ',';
+    out += '[';
+    for (let k = 0; k < parts.outputFields.length; k++) {
+      if (k > 0) out += ',';
+      out += valueJson(parts.outputFields[k] as FieldInfo, record, parts.ckan);
+    }
+    out += ']';
+  }
+  return `${out}]`;
+}
+
+/** One value as CKAN's JSON writes it: exact integers and decimals kept as written, timestamps as `to_char` gives them. */
+function valueJson(field: FieldInfo, record: Row, ckan: CkanVersion): string {
+  if (!Object.hasOwn(record, field.id)) return field.type === 'float' ? String(RANK) : 'null';
+  const value = record[field.id];
+  if (value === undefined || value === null) return 'null';
+  if (typeof value === 'string') {
+    if (isNumberType(field.type) && isJsonNumber(value)) return value;
+    if (field.type === 'timestamp') return jsonString(timestampText(value, ckan));
+    return jsonString(value);
+  }
+  return JSON.stringify(value);
+}
+
+function isNumberType(type: string): boolean {
+  return type === 'int' || type === 'int4' || type === 'int8' || type === 'numeric' || type === 'float8' || type === 'float';
+}
+
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+function isJsonNumber(text: string): boolean {
+  return text.length < 400 && JSON_NUMBER.test(text);
+}
+
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?/;
+
+/**
+ * A timestamp as CKAN writes it: `YYYY-MM-DDTHH:MM:SS` (2.11), with `.mmm`
+ * milliseconds in 2.12 (`to_char(…, 'YYYY-MM-DD"T"HH24:MI:SS.MS')`). A zone
+ * is dropped, as PostgreSQL's `timestamp` drops it on input.
+ * @example
+ * timestampText('2023-09-07', '2.12') // → "2023-09-07T00:00:00.000"
+ */
+export function timestampText(value: string, ckan: CkanVersion): string {
+  const m = TIMESTAMP.exec(value);
+  if (m === null) return value;
+  const seconds = `${m[1]}T${m[2] ?? '00'}:${m[3] ?? '00'}:${m[4] ?? '00'}`;
+  return ckan === '2.11' ? seconds : `${seconds}.${(m[5] ?? '').padEnd(3, '0').slice(0, 3)}`;
+}
+
+/** PostgreSQL's `COPY … csv` text of a page: no header, `\n` after each line. */
+function delimited(parts: ResultParts, delimiter: string): string {
+  let out = '';
+  for (const record of parts.records) {
+    for (let k = 0; k < parts.outputFields.length; k++) {
+      if (k > 0) out += delimiter;
+      out += cellText(parts.outputFields[k] as FieldInfo, record, parts.ckan, delimiter);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+function cellText(field: FieldInfo, record: Row, ckan: CkanVersion, delimiter: string): string {
+  if (!Object.hasOwn(record, field.id)) return field.type === 'float' ? String(RANK) : '';
+  const value = record[field.id];
+  const structured = field.type === 'json' || field.type.startsWith('_');
+  // CKAN selects json and array columns through `coalesce(…, 'null')`: a null is the text `null`.
+  if (value === undefined || value === null) return structured ? 'null' : '';
+  let text: string;
+  if (structured || typeof value === 'object') text = JSON.stringify(value);
+  else if (typeof value === 'boolean') text = value ? 't' : 'f';
+  else if (typeof value === 'number') text = field.type === 'float8' || field.type === 'float' ? float8Text(value) : String(value);
+  else if (field.type === 'timestamp') text = timestampText(value, ckan);
+  else text = value;
+  return csvQuote(text, delimiter);
+}
+
+/** PostgreSQL's `float8` text: shortest digits, exponent form below 1e-4 and from 1e15. */
+function float8Text(n: number): string {
+  if (!Number.isFinite(n)) return Number.isNaN(n) ? 'NaN' : n > 0 ? 'Infinity' : '-Infinity';
+  const abs = Math.abs(n);
+  if (abs !== 0 && (abs < 1e-4 || abs >= 1e15)) {
+    const [mantissa, exponent] = n.toExponential().split('e') as [string, string];
+    const sign = exponent.startsWith('-') ? '-' : '+';
+    const digits = exponent.replace(/^[+-]/, '');
+    return `${mantissa}e${sign}${digits.padStart(2, '0')}`;
+  }
+  return String(n);
+}
+
+/** A CSV field quoted as `COPY … csv` quotes: when it holds the delimiter, a quote, CR or LF, or is empty. */
+function csvQuote(text: string, delimiter: string): string {
+  if (text === '' || text === '\\.' || text.includes(delimiter) || text.includes('"') || text.includes('\n') || text.includes('\r')) {
+    return `"${text.replaceAll('"', '""')}"`;
+  }
+  return text;
+}
+
+/**
+ * 2.12's `next_page`: present when `include_next_page` is set, the sort is
+ * exactly one `_id` clause (no `sort`, `q` or `distinct` means `_id asc`)
+ * and the page has records; `{"_id": {"gt": max}}` ascending, `{"_id":
+ * {"lt": min}}` descending (also with `nulls last`, where CKAN picks `gt`:
+ * a documented fix). `ids` are the page's `_id`s.
+ * @example
+ * nextPageOf({ resource_id: 'r', include_next_page: true, limit: 2 }, [1, 2]) // → { _id: { gt: 2 } }
+ */
+export function nextPageOf(request: SearchRequest, ids: readonly number[]): NextPage | undefined {
+  if (request.include_next_page !== true || ids.length === 0) return undefined;
+  const direction = keysetDirection(request);
+  if (direction === undefined) return undefined;
+  let best = ids[0] as number;
+  for (const id of ids) best = direction === 'asc' ? Math.max(best, id) : Math.min(best, id);
+  return direction === 'asc' ? { _id: { gt: best } } : { _id: { lt: best } };
+}
+
+/** `asc`/`desc` when the request's effective sort is one `_id` clause, else `undefined`. */
+export function keysetDirection(request: SearchRequest): 'asc' | 'desc' | undefined {
+  if (request.sort === undefined) {
+    const searching = request.q !== undefined || request.full_text !== undefined;
+    return searching || request.distinct === true ? undefined : 'asc';
+  }
+  const items = parseSort(request.sort);
+  if (items.length !== 1 || items[0]?.field !== '_id') return undefined;
+  return items[0].direction;
+}
+
+/**
+ * JSON text of a string: only quoted when it holds nothing JSON escapes
+ * (one `JSON.stringify` costs more than this check on a short text).
+ */
+export function jsonString(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
+  }
+  return `"${text}"`;
+}
+
+/**
+ * Python's `urllib.parse.parse_qsl` then `urlencode` of a query string, as
+ * CKAN 2.11 rebuilds `_links`: blank values dropped, a repeated key keeps
+ * its last value at its first place, `offset` removed from `start`, set in
+ * `next` and `prev` (`prev` only when `offset - limit > 0`).
+ * @example
+ * linksFor('/api/action/datastore_search', 'resource_id=x&limit=5&offset=10', 10, 5)
+ * // → { start: "/api/action/datastore_search?resource_id=x&limit=5",
+ * //     next: "/api/action/datastore_search?resource_id=x&limit=5&offset=15",
+ * //     prev: "/api/action/datastore_search?resource_id=x&limit=5&offset=5" }
+ */
+export function linksFor(path: string, query: string, offset: number, limit: number): ResultLinks {
+  const args = new Map<string, string>();
+  for (const pair of query.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    if (eq === -1) continue; // parse_qsl drops a pair without `=`
+    const value = pyUnquote(pair.slice(eq + 1));
+    if (value === '') continue;
+    args.set(pyUnquote(pair.slice(0, eq)), value);
+  }
+  const encode = (map: ReadonlyMap<string, string | number>): string =>
+    [...map].map(([k, v]) => `${pyQuotePlus(k)}=${pyQuotePlus(String(v))}`).join('&');
+  const withQuery = (q: string): string => (q === '' ? path : `${path}?${q}`);
+  const start = new Map(args);
+  start.delete('offset');
+  const next = new Map<string, string | number>(args);
+  next.set('offset', offset + limit);
+  const links: { start: string; next: string; prev?: string } = { start: withQuery(encode(start)), next: withQuery(encode(next)) };
+  if (offset - limit > 0) {
+    const prev = new Map<string, string | number>(args);
+    prev.set('offset', offset - limit);
+    links.prev = withQuery(encode(prev));
+  }
+  return links;
+}
+
+/** Python's `unquote_plus`: `+` is a space, `%XX` bytes decoded as UTF-8 (bad bytes replaced). */
+function pyUnquote(text: string): string {
+  const spaced = text.replaceAll('+', ' ');
+  if (!spaced.includes('%')) return spaced;
+  const bytes: number[] = [];
+  for (let i = 0; i < spaced.length; i++) {
+    const c = spaced.charCodeAt(i);
+    if (c === 37 && /^[0-9a-fA-F]{2}$/.test(spaced.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(spaced.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      for (const b of Buffer.from(spaced[i] as string, 'utf8')) bytes.push(b);
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** Python's `quote_plus` (what `urlencode` uses): letters, digits and `_.-~` kept, spaces as `+`. */
+function pyQuotePlus(text: string): string {
+  return encodeURIComponent(text)
+    .replace(/[!'()*]/g, (c) => `%${(c.charCodeAt(0) as number).toString(16).toUpperCase()}`)
+    .replaceAll('%20', '+');
+}
