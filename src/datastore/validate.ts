@@ -291,17 +291,18 @@ function tableFreeChecks(validated: ValidatedSearch): void {
  */
 export function checkAgainstTable(validated: ValidatedSearch, fields: readonly FieldInfo[]): FilterNode | undefined {
   const { request, ckan } = validated;
-  const known = new Set(fields.map((f) => f.id));
+  const known = fieldIdsOf(fields);
   // 2.12 parses the filter tree before anything else; 2.11 only fails at once on a filter that is no
   // dict, and checks its keys in their alphabetical place, after `fields`.
   let tree = ckan === '2.12' && request.filters !== undefined ? parseFilters(request.filters, { ckan, fields }) : undefined;
   if (ckan === '2.11' && request.filters !== undefined) parseFilters(request.filters, { ckan });
   tableFreeExtras(validated);
   // `rank` (a string q) and `rank <field>` (a q object) may be listed in `fields`.
-  const selectable = new Set(known);
-  for (const name of rankColumns(request, fields)) selectable.add(name);
-  for (const name of request.fields ?? []) {
-    if (!selectable.has(name)) throw validationError('fields', `invalid value ${quote(name)}`);
+  if (request.fields !== undefined) {
+    const ranks = rankColumns(request, fields);
+    for (const name of request.fields) {
+      if (!known.has(name) && !ranks.includes(name)) throw validationError('fields', `invalid value ${quote(name)}`);
+    }
   }
   if (ckan === '2.11' && request.filters !== undefined) tree = parseFilters(request.filters, { ckan, fields });
   if (ckan === '2.12' && tree === undefined && request.filters !== undefined) {
@@ -332,6 +333,18 @@ function sortPieces(sent: JsonValue | undefined): string[] {
   const pieces: string[] = [];
   for (const item of sent as readonly JsonValue[]) if (typeof item === 'string') pieces.push(...splitList(item, false));
   return pieces;
+}
+
+/** The ids of a table's fields, by its field list (a served table's fields do not change). */
+const fieldIdsByList = new WeakMap<readonly FieldInfo[], ReadonlySet<string>>();
+
+function fieldIdsOf(fields: readonly FieldInfo[]): ReadonlySet<string> {
+  let ids = fieldIdsByList.get(fields);
+  if (ids === undefined) {
+    ids = new Set(fields.map((f) => f.id));
+    fieldIdsByList.set(fields, ids);
+  }
+  return ids;
 }
 
 function tableFreeExtras(validated: ValidatedSearch): void {

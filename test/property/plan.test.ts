@@ -25,10 +25,12 @@ import { literalOf, propertyParameters, propertyRuns, queryOverTable, tableRowsA
 import { openCkanSql, type CkanSql } from '../helpers/ckan-sql.js';
 import { asyncOutcomeOf, outcomeOf } from '../helpers/outcome.js';
 import { evaluatePlan } from '../helpers/plan.js';
+import { recordsWithoutRank } from '../helpers/rank.js';
 
 /** What two answers must share: the records and the total, or a Validation Error on both sides. */
 function answerOf(outcome: { ok: SearchResult } | { error: unknown }): unknown {
-  if ('ok' in outcome) return { records: outcome.ok.records, total: outcome.ok.total };
+  // The server adds CKAN's rank column to a text search; the reference walker has none.
+  if ('ok' in outcome) return { records: recordsWithoutRank(outcome.ok.records), total: outcome.ok.total };
   const error = outcome.error;
   return error instanceof DatastoreError ? { status: error.status } : { thrown: String(error) };
 }
