@@ -236,6 +236,14 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
       get hasToken() {
         return client.hasToken;
       },
+      get target() {
+        return client.target;
+      },
+      setTarget: (target) => client.setTarget(target),
+      detectTarget: async (resourceId, signal) => {
+        await read(resourceId);
+        return client.detectTarget(resourceId, signal);
+      },
       search: async (input, searchOptions) => {
         await before(input, searchOptions?.params);
         return client.search(input, searchOptions);
