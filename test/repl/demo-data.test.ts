@@ -80,10 +80,10 @@ describe('the demo data', () => {
       title: 'text',
       subject: 'text',
       stage: 'text',
-      level: 'int',
+      level: 'int4',
       credits: 'numeric',
       online: 'bool',
-      start_date: 'timestamp',
+      start_date: 'date',
       school: 'text',
       instructor: 'text',
     });

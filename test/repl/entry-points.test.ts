@@ -11,11 +11,13 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Static imports and re-exports (`import … from`, `export … from`, `import '…'`); `import()` stays lazy. */
+/** Static imports and re-exports (`import … from`, `export … from`, `import '…'`) that load at run time; `import()` stays lazy. */
 function staticImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const found: string[] = [];
   for (const match of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm)) {
+    // `import type` is erased at run time: it loads nothing.
+    if (/^\s*(?:import|export)\s+type\s/.test(match[0])) continue;
     const specifier = match[1] ?? match[2];
     if (specifier !== undefined) found.push(specifier);
   }
@@ -24,7 +26,7 @@ function staticImports(file: string): string[] {
 
 function sourceFile(from: string, specifier: string): string {
   const base = resolve(dirname(from), specifier).replace(/\.js$/, '');
-  for (const candidate of [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')]) if (existsSync(candidate)) return candidate;
+  for (const candidate of [`${base}.ts`, `${base}.tsx`, `${base}.d.ts`, join(base, 'index.ts')]) if (existsSync(candidate)) return candidate;
   throw new Error(`${relative(root, from)} imports ${specifier}, which has no source file`);
 }
 

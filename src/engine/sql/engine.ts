@@ -8,7 +8,7 @@ import type { FieldInfo, SearchResult } from '../../datastore/types.js';
 import { resourceNotFound } from '../../errors.js';
 import type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult } from '../types.js';
 import type { Db } from './db.js';
-import { parseFilters212 } from './filters-2-12.js';
+import { parseFilters } from '../../datastore/filters.js';
 import type { CatalogEntry } from './layout.js';
 import { readCatalog } from './layout.js';
 import { readSearchRequest } from './request.js';
@@ -70,7 +70,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
     if (entry === undefined && request.resource_id === TABLE_METADATA) entry = await tableMetadataEntry(db);
     if (entry === undefined) throw resourceNotFound(request.resource_id);
     const fields = entry.fields;
-    const tree = ckan === '2.12' ? parseFilters212(request.filters, new Set(fields.map((f) => f.id))) : undefined;
+    const tree = ckan === '2.12' ? parseFilters(request.filters, { ckan, fields }) : undefined;
     checkAgainstTable(request, fields, ckan);
     const built = buildSearch(entry.id, fields, request, tree, ckan);
     const signal = searchOptions.signal;
