@@ -53,3 +53,21 @@ describe('ckql query with a range and a negation', () => {
     expect(bad.stderr).toContain('--target must be ckan-2.11, ckan-2.12 or sql');
   });
 });
+
+describe('ckql explain', () => {
+  it('prints the target, the request and the residual in ckql', async () => {
+    const explained = await ckql(['explain', 'from enrolments where grade >= 5 and status != withdrawn limit 3', '--url', server211.url, '--target', 'ckan-2.12']);
+    expect(explained.code).toBe(0);
+    expect(explained.stdout).toContain('# target: ckan-2.12');
+    expect(explained.stdout).toContain('"grade": {\n      "gte": 5\n    }');
+    expect(explained.stdout).toContain('# residual');
+    expect(explained.stdout).toContain('from enrolments\nwhere status != withdrawn\nlimit 3');
+    expect(explained.stdout).toContain('curl -X POST');
+  });
+
+  it('prints the SELECT for the sql target', async () => {
+    const explained = await ckql(['explain', 'from enrolments where grade between 4 and 5', '--url', server211.url, '--target', 'sql']);
+    expect(explained.stdout).toContain(`SELECT *, count(*) OVER () AS "_ckql_total" FROM "enrolments" WHERE "grade" BETWEEN '4' AND '5'`);
+    expect(explained.stdout).toContain('/api/action/datastore_search_sql?sql=');
+  });
+});
