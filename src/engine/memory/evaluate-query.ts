@@ -281,7 +281,10 @@ const NUMERIC: ReadonlySet<FieldType> = new Set(['int', 'int4', 'int8', 'numeric
 function asType(value: JsonValue, type: FieldType): number | string | boolean | undefined {
   if (NUMERIC.has(type)) {
     if (typeof value === 'number') return value;
-    if (typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value)) return Number(value);
+    // text is read as PostgreSQL reads it into the column: an integer column takes whole numbers only
+    const integer = type === 'int' || type === 'int4' || type === 'int8';
+    const pattern = integer ? /^\s*[-+]?\d+\s*$/ : /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+    if (typeof value === 'string' && pattern.test(value)) return Number(value);
     return undefined;
   }
   if (type === 'date' || type === 'timestamp') {
@@ -295,6 +298,8 @@ function asType(value: JsonValue, type: FieldType): number | string | boolean | 
     if (typeof value === 'string' && /^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
     return undefined;
   }
+  // json and array columns have no order in PostgreSQL: a comparison with them is refused.
+  if (type === 'json' || type.startsWith('_')) return undefined;
   return canonicalText(value) ?? undefined;
 }
 
