@@ -6,7 +6,11 @@
  * Without NAME, it lists the named queries.
  */
 import type { Command } from 'commander';
-import { compile } from '../../compile/compile.js';
+import { plan } from '../../compile/compile.js';
+import { bind } from '../../compile/bind.js';
+import { parse } from '../../syntax/parse.js';
+import type { Query } from '../../ast.js';
+import type { SearchRequest } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { formatRecords } from '../../output/format-records.js';
@@ -97,9 +101,14 @@ Example (ckql.config.yaml):
       }
       const given = readParams(options.param);
       refuseUnknownParams(named.query, Object.keys(given), '--param');
-      let request;
+      let request: SearchRequest;
+      let query: Query | undefined;
       try {
-        request = compile(named.query, { ...named.params, ...given });
+        // What CKAN 2.11 cannot say runs as a plan, as with `ckql query`.
+        const params = { ...named.params, ...given };
+        const planned = plan(named.query, { target: 'ckan-2.11', params });
+        request = planned.request as SearchRequest;
+        if (planned.residual !== undefined) query = bind(parse(named.query), params);
       } catch (error) {
         throw attachOrigin(error, named.origin);
       }
@@ -112,6 +121,7 @@ Example (ckql.config.yaml):
       const source = await openSource(spec, { resources: [request.resource_id] });
       try {
         await printQuery(context, source, request, {
+          ...(query === undefined ? {} : { query }),
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
