@@ -33,9 +33,14 @@ export { ckql } from './compile/template.js';
 // Requests, results and local evaluation
 export type {
   SearchRequest, SearchResult, SearchLinks, Filters, Scalar, Row, JsonValue,
-  FieldInfo, FieldType, Table, ErrorBody,
+  FieldInfo, FieldType, Table, ErrorBody, FilterTree, FieldSearch, RecordsFormat,
 } from './datastore/types.js';
-export { normalizeRequest } from './datastore/validate.js';
+export { normalizeRequest, validateSearch, checkAgainstTable, filterTreeOf } from './datastore/validate.js';
+export type { ValidatedSearch, SortItem } from './datastore/validate.js';
+export { parseFilters } from './datastore/filters.js';
+export type { FilterNode, ParseFiltersOptions } from './datastore/filters.js';
+export { resultJson } from './datastore/response.js';
+export type { ResultParts, NextPage } from './datastore/response.js';
 export { evaluate } from './engine/memory/evaluate.js';
 export type { EvaluateOptions } from './engine/memory/evaluate.js';
 export { evaluateQuery } from './engine/memory/evaluate-query.js';

@@ -11,8 +11,16 @@ import type { Params } from '../compile/bind.js';
 import { toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
-import { renderInfoTable } from '../output/table/render.js';
 import type { Session } from './session.js';
+import type { renderInfoTable as RenderInfoTableFunction } from '../output/table/render.js';
+
+type RenderInfoTable = typeof RenderInfoTableFunction;
+
+/** The info table, with ink loaded on first use. */
+async function renderInfoTable(...args: Parameters<RenderInfoTable>): Promise<string> {
+  const render = await import('../output/table/render.js');
+  return render.renderInfoTable(...args);
+}
 
 export interface CommandIo {
   /** aborted by Ctrl-C while the command runs */

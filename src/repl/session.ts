@@ -24,7 +24,6 @@ import { ownValue } from '../output/safe-text.js';
 import type { CompletionContext } from './complete.js';
 import { explainText } from './explain.js';
 import { footerText, layoutTable, cellOf } from '../output/table/layout.js';
-import { renderResultTable } from '../output/table/render.js';
 
 /** The resource `.connect` asks a portal for, to learn that it answers (never listed). */
 const connectionCheck = 'ckql-connection-check';
@@ -122,7 +121,8 @@ export class Session {
    */
   resources(refresh = false): Promise<readonly ResourceSummary[]> {
     if (refresh || this.#resources === undefined) {
-      const asked = this.#source.listResources().then((all) => {
+      // A refresh (`.resources`) wants every record count; completion and the banner need names only.
+      const asked = this.#source.listResources(refresh ? { totals: true } : {}).then((all) => {
         const listed = all.filter((r) => r.id !== connectionCheck);
         const known = new Set(listed.flatMap((r) => [r.id, ...(r.alias === undefined ? [] : [r.alias])]));
         return [...listed, ...[...this.#seen].filter((id) => !known.has(id)).map((id) => ({ id }))];
@@ -151,12 +151,22 @@ export class Session {
     return known;
   }
 
-  /** What completion may ask: each lookup is quiet on failure. */
+  /** Aborted by `cancelLookups` (Ctrl-C at the prompt): the requests completion started. */
+  #lookups = new AbortController();
+
+  /** Cancels the requests completion has under way (they are asked again on the next Tab). */
+  cancelLookups(): void {
+    this.#lookups.abort(new DatastoreError('ABORTED', 'cancelled'));
+    this.#lookups = new AbortController();
+  }
+
+  /** What completion may ask: each lookup is quiet on failure, and Ctrl-C cancels its requests. */
   completionContext(): CompletionContext {
+    const signal = this.#lookups.signal;
     return {
       resources: () => this.resources(),
-      fields: (resource) => this.fields(resource),
-      values: (field, resource) => this.#valuesOf(field, resource),
+      fields: (resource) => this.fields(resource, signal),
+      values: (field, resource) => this.#valuesOf(field, resource, signal),
     };
   }
 
@@ -166,7 +176,7 @@ export class Session {
    * the resource (one request per field, kept), so `where subject = <Tab>`
    * helps before any query has run.
    */
-  async #valuesOf(field: string, resource: string | undefined): Promise<readonly JsonValue[]> {
+  async #valuesOf(field: string, resource: string | undefined, signal?: AbortSignal): Promise<readonly JsonValue[]> {
     const last = this.#last;
     const fromLast =
       last !== undefined &&
@@ -178,7 +188,7 @@ export class Session {
     let sample = this.#samples.get(key);
     if (sample === undefined) {
       const asked = this.#client
-        .search({ resource_id: resource, fields: [field], limit: sampleSize, include_total: false })
+        .search({ resource_id: resource, fields: [field], limit: sampleSize, include_total: false }, signal === undefined ? {} : { signal })
         .then((result) => distinctValues(result.records, field));
       sample = asked;
       this.#samples.set(key, asked);
@@ -300,6 +310,8 @@ export class Session {
     const shownMs = this.settings.timing ? elapsedMs : undefined;
     const width = this.width();
     if (this.settings.format === 'table') {
+      // ink loads with the first table, so the prompt does not wait for it.
+      const { renderResultTable } = await import('../output/table/render.js');
       const text = renderResultTable(result, {
         width,
         color: this.color,

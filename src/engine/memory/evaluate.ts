@@ -9,17 +9,16 @@
  * (text-search.ts); a small page of a sorted result comes from a bounded
  * heap, a large one from a full sort.
  */
-import type { FieldInfo, Filters, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
-import { dictFilterTree } from '../../datastore/filters.js';
+import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
 import type { FilterNode } from '../../datastore/filters.js';
-import { formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
+import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
 import { compareValues } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
-import type { CkanVersion, Condition } from './predicate.js';
+import type { Condition } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
@@ -96,7 +95,7 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
-  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request);
+  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request, options.ckan === undefined ? {} : { ckan: options.ckan });
   return answer(normalized, tableView(source as Table | readonly Row[]), options);
 }
 
@@ -108,7 +107,8 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   for (const name of projection ?? []) {
     if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
-  const filters = req.filters === undefined ? [] : conjuncts(filterTreeOf(req.filters));
+  const tree = filterTreeOf(req, view.fields, options.ckan === undefined ? {} : { ckan: options.ckan });
+  const filters = tree === undefined ? [] : conjuncts(tree);
   const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
   checkNames(sortItems, view, search);
   for (const { field, query } of search.byField) conditions.push({ op: 'test', field, test: fieldSearchTest(query) });
@@ -119,8 +119,10 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   const offset = req.offset ?? 0;
   const outputKeys = projection ?? view.fields.map((f) => f.id);
 
-  let selection = selectRows(view, filters, conditions, search.all);
-  if (req.distinct === true) selection = distinctRows(view, selection, outputKeys, sortItems);
+  // Unsorted, only the rows up to the page's end are needed; the others are only counted.
+  const needed = sortItems.length === 0 && req.distinct !== true ? offset + limit : Infinity;
+  let selection = selectRows(view, filters, conditions, search.all, needed);
+  if (req.distinct === true) selection = distinctRows(view, selection.rows, outputKeys, sortItems);
   const page = orderAndPage(view, selection, sortItems, offset, limit);
   const records = buildRecords(view, outputKeys, page);
 
@@ -131,7 +133,7 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
     records,
   };
   const includeTotal = req.include_total !== false;
-  if (includeTotal) result.total = selection === null ? view.rows.length : selection.length;
+  if (includeTotal) result.total = selection.total;
   result.total_was_estimated = false;
   result.limit = limit;
   if (req.offset !== undefined) result.offset = req.offset;
@@ -141,11 +143,6 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   result.include_total = includeTotal;
   result.records_format = 'objects';
   return result as SearchResult;
-}
-
-/** The filter tree of a request's `filters`. */
-function filterTreeOf(filters: NonNullable<SearchRequest['filters']>): FilterNode {
-  return dictFilterTree(filters as Filters);
 }
 
 /** The top-level `and` of a tree as a list (an `or` or a leaf is one item). */
@@ -191,27 +188,38 @@ function textSearchOf(req: SearchRequest): TextSearch {
 // ---------------------------------------------------------------------------
 // Filters and q → matching row positions
 
-/** The positions of the matching rows, ascending, or null for every row. */
-type Selection = ArrayLike<number> | null;
+/**
+ * The matching rows: `rows` holds their positions, ascending (or is null
+ * for every row), the first `needed` of them at least; `total` counts all.
+ */
+interface Selection {
+  readonly rows: ArrayLike<number> | null;
+  readonly total: number;
+}
+
+function allOf(rows: ArrayLike<number> | null, view: TableView): Selection {
+  return { rows, total: rows === null ? view.rows.length : rows.length };
+}
 
 /**
  * The rows that pass: an equality index narrows the rows first where one of
  * the top-level `eq`/`in` conditions has one (the smallest list wins), then
  * the string `q` searches, then one pass tests the other conditions.
  */
-function selectRows(view: TableView, filters: readonly FilterNode[], conditions: readonly Condition[], q: TsQuery | undefined): Selection {
-  let rows: Selection = null;
+function selectRows(view: TableView, filters: readonly FilterNode[], conditions: readonly Condition[], q: TsQuery | undefined, needed: number): Selection {
+  let rows: ArrayLike<number> | null = null;
   let rest = conditions;
   const leader = indexLeader(view, filters);
   if (leader !== undefined) {
-    rows = lookupRows(leader.index, leader.wanted);
     rest = conditions.filter((_, k) => k !== leader.position);
+    // the index alone: it gives the count, and the page's rows without the rest
+    if (rest.length === 0 && q === undefined) return { rows: lookupRows(leader.index, leader.wanted, needed), total: countRows(leader.index, leader.wanted) };
+    rows = lookupRows(leader.index, leader.wanted);
   }
   if (q !== undefined) rows = searchRows(view, q, rows);
-  if (rest.length > 0 && (rows === null || rows.length > 0)) {
-    rows = scanFor(rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: bySelectivity(rest, view.rows) })(view.rows, rows);
-  }
-  return rows;
+  if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
+  const condition: Condition = rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: bySelectivity(rest, view.rows) };
+  return scanFor(condition)(view.rows, rows, needed);
 }
 
 interface Leader {
@@ -246,7 +254,7 @@ function indexLeader(view: TableView, filters: readonly FilterNode[]): Leader | 
  * `DISTINCT` before the order and the page, docs/ckan-2.12-reference.md §3.4).
  * A sort on a field outside the projection is refused, as PostgreSQL does.
  */
-function distinctRows(view: TableView, rows: Selection, keys: readonly string[], sortItems: readonly SortItem[]): Selection {
+function distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: readonly string[], sortItems: readonly SortItem[]): Selection {
   for (const item of sortItems) {
     if (!keys.includes(item.field)) throw validationError('sort', `for SELECT DISTINCT, ORDER BY expressions must appear in select list: ${JSON.stringify(item.field)}`);
   }
@@ -261,15 +269,14 @@ function distinctRows(view: TableView, rows: Selection, keys: readonly string[],
     seen.add(key);
     kept.push(i);
   }
-  return kept;
+  return allOf(kept, view);
 }
 
 // ---------------------------------------------------------------------------
 // Order and page
 
 /** The row positions of the page, in result order. */
-function orderAndPage(view: TableView, rows: Selection, items: readonly SortItem[], offset: number, limit: number): ArrayLike<number> {
-  const total = rows === null ? view.rows.length : rows.length;
+function orderAndPage(view: TableView, { rows, total }: Selection, items: readonly SortItem[], offset: number, limit: number): ArrayLike<number> {
   if (limit === 0 || offset >= total) return [];
   const end = Math.min(total, offset + limit);
   const at = (j: number): number => (rows === null ? j : (rows[j] as number));
@@ -380,7 +387,7 @@ function buildRecords(view: TableView, keys: readonly string[], page: ArrayLike<
   for (let j = 0; j < page.length; j++) {
     const i = page[j] as number;
     const row = view.rows[i] as Row;
-    checkValues(row, i);
+    if (view.tableId === undefined) checkValues(row, i); // a Table's rows are typed JSON
     records[j] = make(row, i) as Row;
   }
   return records;

@@ -19,7 +19,7 @@
  * unknown behaves as false.
  */
 import type { FilterNode } from '../../datastore/filters.js';
-import type { FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
+import type { CkanVersion, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
 import { canonicalText, compareText } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
 import { generate } from './row-shape.js';
@@ -38,9 +38,6 @@ export type Condition =
       readonly equals?: { readonly strings: readonly string[]; readonly numbers: readonly number[] };
     };
 
-/** The CKAN version whose messages a Validation Error uses. */
-export type CkanVersion = '2.11' | '2.12';
-
 /**
  * The condition of a filter tree over these fields: unknown fields and values
  * a comparison cannot read are Validation Errors on `filters` (as CKAN words
@@ -55,7 +52,7 @@ export function conditionOf(node: FilterNode, fieldById: ReadonlyMap<string, Fie
     if (version === '2.12') {
       // 2.12 reports every unknown field together (docs/ckan-2.12-reference.md §1.6, F6)
       const messages = unknown.map((f) => `Unknown field: ${f}`);
-      throw new DatastoreError('VALIDATION_ERROR', `filters: ${messages.join(', ')}`, { body: { __type: 'Validation Error', filters: messages } });
+      throw new DatastoreError('VALIDATION_ERROR', `filters: ${messages.join(', ')}`, { body: { filters: messages, __type: 'Validation Error' } });
     }
     throw validationError('filters', `invalid value ${JSON.stringify(unknown[0])}`);
   }
@@ -115,9 +112,18 @@ export function equalsTest(values: readonly JsonValue[]): ValueTest {
 
 /** The strings and numbers whose canonical texts `values` want: what a string or number value must be to match. */
 function wantedKinds(values: readonly JsonValue[]): { strings: string[]; numbers: number[] } {
-  const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))];
+  const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))].map(internalize);
   const numbers = strings.filter((t) => canonicalText(Number(t)) === t).map(Number);
   return { strings, numbers };
+}
+
+/**
+ * The engine's own copy of a string, as property names are kept: a string
+ * sliced from the query text compares slowly with `===` on every row, an
+ * internalized one as fast as a literal in a hand-written loop.
+ */
+function internalize(text: string): string {
+  return Object.keys({ [text]: 0 })[0] ?? text;
 }
 
 // ---------------------------------------------------------------------------
@@ -223,8 +229,14 @@ function readTime(value: unknown, dateOnly: boolean): number | undefined {
 // ---------------------------------------------------------------------------
 // The scan
 
-/** Positions (ascending) of the rows that pass, among `candidates` (ascending) or all rows when null. */
-export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null) => Int32Array;
+/**
+ * The rows that pass among `candidates` (ascending positions) or all rows
+ * when null: the positions of the first `keep` (ascending), and how many
+ * pass in all. An unsorted page needs only its own rows: keeping no more
+ * spares the allocations (and the garbage collections they bring) of a
+ * list of every match.
+ */
+export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number) => { readonly rows: Int32Array; readonly total: number };
 
 /**
  * A scan for `condition`: generated code reading each field by its literal
@@ -260,39 +272,48 @@ export function scanFor(condition: Condition): Scan {
   const test = expression(condition);
   const locals = [...tests.map((_, k) => `t${k} = t[${k}]`), ...wanted.map((_, k) => `w${k} = w[${k}]`)].join(', ');
   const body = `${locals === '' ? '' : `const ${locals};`}
-return function scan(rows, c) {
+return function scan(rows, c, keep = Infinity) {
   const n = c === null ? rows.length : c.length;
-  let out = new Int32Array(n < 1024 ? n : 1024);
+  const max = n < keep ? n : keep;
+  let out = new Int32Array(max < 1024 ? max : 1024);
   let k = 0;
   let v;
   for (let j = 0; j < n; j++) {
     const i = c === null ? j : c[j];
     const r = rows[i];
     if (!${test}) continue;
-    if (k === out.length) out = grow(out, n);
-    out[k++] = i;
+    if (k < max) {
+      if (k === out.length) out = grow(out, max);
+      out[k] = i;
+    }
+    k++;
   }
-  return out.subarray(0, k);
+  return { rows: out.subarray(0, k < max ? k : max), total: k };
 };`;
   const make = generate<(t: readonly ValueTest[], w: readonly unknown[], grow: typeof growList) => Scan>(['t', 'w', 'grow'], body);
   if (make !== undefined) return make(tests, wanted, growList);
   const holds = closureTest(condition);
-  return (rows, c) => {
+  return (rows, c, keep = Infinity) => {
     const n = c === null ? rows.length : c.length;
-    let out: Int32Array = new Int32Array(Math.min(n, 1024));
+    const max = Math.min(n, keep);
+    let out: Int32Array = new Int32Array(Math.min(max, 1024));
     let k = 0;
     for (let j = 0; j < n; j++) {
       const i = c === null ? j : (c[j] as number);
       if (!holds(rows[i] as Row, i)) continue;
-      if (k === out.length) out = growList(out, n);
-      out[k++] = i;
+      if (k < max) {
+        if (k === out.length) out = growList(out, max);
+        out[k] = i;
+      }
+      k++;
     }
-    return out.subarray(0, k);
+    return { rows: out.subarray(0, Math.min(k, max)), total: k };
   };
 }
 
-/** Rows sampled to order the conditions of an `and`. */
+/** Rows sampled to order the conditions of an `and`, on tables of at least `SAMPLE_MIN_ROWS`. */
 const SAMPLE = 64;
+const SAMPLE_MIN_ROWS = 8192;
 
 /**
  * The conditions of an `and`, the most selective first (so `&&` stops
@@ -301,7 +322,9 @@ const SAMPLE = 64;
  * @example
  * bySelectivity([status = completed, grade = 5], rows) // [grade = 5, status = completed]
  */
-export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[]): Condition[] {
+export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[]): readonly Condition[] {
+  // a small table is scanned in less time than the sample takes to judge
+  if (rows.length < SAMPLE_MIN_ROWS) return conditions;
   const step = Math.max(1, Math.floor(rows.length / SAMPLE));
   const passes = conditions.map((c) => {
     const holds = closureTest(c);

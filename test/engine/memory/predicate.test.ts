@@ -36,7 +36,7 @@ const rows: Row[] = [
 ];
 
 function matching(node: FilterNode, source: readonly Row[] = rows): number[] {
-  return [...scanFor(conditionOf(node, fieldById))(source, null)].map((i) => i + 1);
+  return [...scanFor(conditionOf(node, fieldById))(source, null).rows].map((i) => i + 1);
 }
 
 function failure(fn: () => unknown): unknown {
@@ -135,8 +135,12 @@ describe('and / or', () => {
   test('candidates narrow the scan; lists grow past their first size', () => {
     const many: Row[] = Array.from({ length: 5000 }, (_, i) => ({ year: i % 3 }));
     const scan = scanFor(conditionOf({ op: 'eq', field: 'year', value: 0 }, fieldById));
-    expect(scan(many, null).length).toBe(1667);
-    expect([...scan(many, [0, 1, 2, 3, 4997, 4998])]).toEqual([0, 3, 4998]);
+    expect(scan(many, null).total).toBe(1667);
+    expect([...scan(many, [0, 1, 2, 3, 4997, 4998]).rows]).toEqual([0, 3, 4998]);
+    // only the first `keep` positions are kept; all are counted
+    const page = scan(many, null, 2);
+    expect([...page.rows]).toEqual([0, 3]);
+    expect(page.total).toBe(1667);
   });
 });
 
@@ -153,13 +157,13 @@ describe('without code generation', () => {
 const fields = new Map([['_id', { id: '_id', type: 'int' }], ['a', { id: 'a', type: 'int' }], ['constructor', { id: 'constructor', type: 'text' }]]);
 const rows = [{ a: 1 }, { a: '2', constructor: 'x' }, { _id: 9, a: null }];
 const tree = { op: 'or', of: [{ op: 'gte', field: 'a', value: 2 }, { op: 'eq', field: 'constructor', value: null }, { op: 'eq', field: '_id', value: 9 }] };
-console.log(JSON.stringify([...scanFor(conditionOf(tree, fields))(rows, null)]));`,
+console.log(JSON.stringify([...scanFor(conditionOf(tree, fields))(rows, null).rows]));`,
       );
       const out = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '--import', 'tsx', file], { cwd: root, encoding: 'utf8' });
       expect(JSON.parse(out)).toEqual([0, 1, 2]);
       const fields2 = new Map<string, FieldInfo>([['_id', { id: '_id', type: 'int' }], ['a', { id: 'a', type: 'int' }], ['constructor', { id: 'constructor', type: 'text' }]]);
       const tree: FilterNode = { op: 'or', of: [{ op: 'gte', field: 'a', value: 2 }, { op: 'eq', field: 'constructor', value: null }, { op: 'eq', field: '_id', value: 9 }] };
-      expect([...scanFor(conditionOf(tree, fields2))([{ a: 1 }, { a: '2', constructor: 'x' }, { _id: 9, a: null }], null)]).toEqual([0, 1, 2]);
+      expect([...scanFor(conditionOf(tree, fields2))([{ a: 1 }, { a: '2', constructor: 'x' }, { _id: 9, a: null }], null).rows]).toEqual([0, 1, 2]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

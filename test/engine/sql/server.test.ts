@@ -64,7 +64,7 @@ describe('server over pglite', () => {
   it('the memory engine has no datastore_search_sql: 400 as on a portal with it disabled', async () => {
     const { status, body } = await post(memory.url, 'datastore_search_sql', { sql: 'SELECT 1' });
     expect(status).toBe(400);
-    // CKAN writes this 400 as a bare JSON string, not an envelope.
-    expect(body).toBe('Bad request - Action name not known: datastore_search_sql');
+    // CKAN's 400 body is a bare JSON string, not an envelope (docs/ckan-2.11-reference.md §5)
+    expect(body as unknown).toBe('Bad request - Action name not known: datastore_search_sql');
   });
 });
