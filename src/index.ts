@@ -53,7 +53,7 @@ export { openEngine } from './engine/open.js';
 export type { OpenEngineOptions } from './engine/open.js';
 export { memoryEngine } from './engine/memory/engine.js';
 export type { TableLookup } from './engine/memory/engine.js';
-export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, CkanVersion } from './engine/types.js';
+export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, SearchSqlOptions, CkanVersion } from './engine/types.js';
 // The PostgreSQL engines come through `openEngine` (their drivers load on demand); loading into one:
 export { loadTables } from './engine/sql/load.js';
 export type { LoadTablesOptions, LoadProgress } from './engine/sql/load.js';
