@@ -236,6 +236,14 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
       get hasToken() {
         return client.hasToken;
       },
+      get target() {
+        return client.target;
+      },
+      setTarget: (target) => client.setTarget(target),
+      detectTarget: async (resourceId, signal) => {
+        await read(resourceId);
+        return client.detectTarget(resourceId, signal);
+      },
       search: async (input, searchOptions) => {
         await before(input, searchOptions?.params);
         return client.search(input, searchOptions);
@@ -245,11 +253,6 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
         yield* client.searchAll(input, allOptions);
       },
       prepare: (input, params) => client.prepare(input, params),
-      get target() {
-        return client.target;
-      },
-      setTarget: (target) => client.setTarget(target),
-      detectTarget: (resourceId, signal) => client.detectTarget(resourceId, signal),
       close: () => client.close(),
     },
     listResources: async (listOptions) => {

@@ -9,7 +9,7 @@
  * (text-search.ts); a small page of a sorted result comes from a bounded
  * heap, a large one from a full sort.
  */
-import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
+import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
 import type { FilterNode } from '../../datastore/filters.js';
 import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
@@ -18,7 +18,7 @@ import { validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
-import type { CkanVersion, Condition } from './predicate.js';
+import type { Condition } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
@@ -95,7 +95,7 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
-  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request, { ckan: options.ckan ?? '2.11' });
+  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request, options.ckan === undefined ? {} : { ckan: options.ckan });
   return answer(normalized, tableView(source as Table | readonly Row[]), options);
 }
 
@@ -107,8 +107,7 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   for (const name of projection ?? []) {
     if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
-  // Plain records have no field list: their names are checked (or not) by conditionOf.
-  const tree = req.filters === undefined ? undefined : filterTreeOf(req, view.tableId === undefined ? undefined : view.fields, { ckan: options.ckan ?? '2.11' });
+  const tree = filterTreeOf(req, view.fields, options.ckan === undefined ? {} : { ckan: options.ckan });
   const filters = tree === undefined ? [] : conjuncts(tree);
   const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
   checkNames(sortItems, view, search);
@@ -145,7 +144,6 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   result.records_format = 'objects';
   return result as SearchResult;
 }
-
 
 /** The top-level `and` of a tree as a list (an `or` or a leaf is one item). */
 function conjuncts(node: FilterNode): readonly FilterNode[] {

@@ -19,7 +19,7 @@
  * unknown behaves as false.
  */
 import type { FilterNode } from '../../datastore/filters.js';
-import type { FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
+import type { CkanVersion, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
 import { canonicalText, compareText } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
 import { generate } from './row-shape.js';
@@ -37,9 +37,6 @@ export type Condition =
       /** for equality: the wanted strings and numbers, which the scan compares inline (the test decides other values) */
       readonly equals?: { readonly strings: readonly string[]; readonly numbers: readonly number[] };
     };
-
-/** The CKAN version whose messages a Validation Error uses. */
-export type CkanVersion = '2.11' | '2.12';
 
 /**
  * The condition of a filter tree over these fields: unknown fields and values
