@@ -37,7 +37,7 @@ export type {
 } from './datastore/types.js';
 export { normalizeRequest } from './datastore/validate.js';
 export { evaluate } from './engine/memory/evaluate.js';
-export type { EvaluateOptions } from './engine/memory/evaluate.js';
+export type { EvaluateOptions, PlainRecord } from './engine/memory/evaluate.js';
 export { evaluateQuery } from './engine/memory/evaluate-query.js';
 export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
 export type { LoadOptions } from './engine/memory/load.js';
