@@ -17,7 +17,7 @@ import { evalBudget } from './lib/config.js';
 import { ckqlModules } from './lib/ckql.js';
 import { enrolmentsFile, vegaPath } from './lib/data.js';
 import { loadTable } from './lib/tables.js';
-import { formatCount, formatRatio, formatTime, measureSync } from './lib/harness.js';
+import { collectGarbage, formatCount, formatRatio, formatTime, measureSync } from './lib/harness.js';
 import type { Measured, TaskSpec } from './lib/harness.js';
 import { code } from './lib/report.js';
 import type { SectionResult, Table as ReportTable, Target } from './lib/report.js';
@@ -436,7 +436,9 @@ function runPlain(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (li
     log(`  evaluate ${label}`);
     const m = measureSync(
       [
-        { name: 'ckql-plain', fn: () => ckql.evaluate(request, fresh), beforeEach: () => { fresh = plain.slice(); } },
+        // the copy (1.6 MB at 200k rows) is the harness's garbage: collected before the timer starts,
+        // so the first call is not billed for marking a heap it did not fill
+        { name: 'ckql-plain', fn: () => ckql.evaluate(request, fresh), beforeEach: () => { fresh = plain.slice(); collectGarbage(); } },
         { name: 'hand', fn: () => c.hand.run(plain) },
       ],
       evalBudget(config, plain.length),
