@@ -253,11 +253,6 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
         yield* client.searchAll(input, allOptions);
       },
       prepare: (input, params) => client.prepare(input, params),
-      get target() {
-        return client.target;
-      },
-      setTarget: (target) => client.setTarget(target),
-      detectTarget: (resourceId, signal) => client.detectTarget(resourceId, signal),
       close: () => client.close(),
     },
     listResources: async (listOptions) => {
