@@ -1,12 +1,12 @@
 /**
  * Folders import one way (docs/architecture.md):
- *   core (ast, span, errors) → datastore → language (syntax, format, diagnostics) → compile
+ *   core (ast, span, errors, text) → datastore → language (syntax, format, diagnostics) → compile
  *   → engine → server | client | config → session → output → cli | repl
  * A folder may import its own layer's files and any layer to its left, never one to its right;
  * module-level cycles are refused everywhere.
  */
 const layers = [
-  ['core', '^src/(ast|span|errors)\\.ts$'],
+  ['core', '^src/(ast|span|errors|text)\\.ts$'],
   ['datastore', '^src/datastore/'],
   ['language', '^src/(syntax/|format\\.ts$|diagnostics\\.ts$)'],
   ['compile', '^src/compile/'],

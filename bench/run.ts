@@ -5,7 +5,8 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup), prints only
+ *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
  *   … --write                             also write BENCHMARKS.md for --quick / --only runs
  *   npm run bench -- --render             rewrite BENCHMARKS.md from the last full run's figures
  *                                         (bench/.cache/last-run.json) and the current bench/analysis.md
@@ -24,8 +25,10 @@ import { benchMemory } from './memory.js';
 import { benchParse } from './parse.js';
 import { benchEvaluate } from './evaluate.js';
 import { benchServer } from './server.js';
+import { benchEngines } from './engines.js';
+import { benchStartup } from './startup.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -33,8 +36,10 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   server: { title: '3. Server', run: benchServer },
   memory: { title: '4. Memory', run: benchMemory },
   client: { title: '5. Client overhead', run: benchClient },
+  engines: { title: '6. Engines', run: benchEngines },
+  startup: { title: '7. Startup', run: benchStartup },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup'];
 
 interface Flags {
   readonly quick: boolean;
@@ -67,7 +72,7 @@ function parseFlags(argv: readonly string[]): Flags {
 
 function usage(problem?: string): never {
   if (problem) console.error(`bench: ${problem}`);
-  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client] [--write] | [-- --render]');
+  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup] [--write] | [-- --render]');
   process.exit(problem ? 2 : 0);
 }
 

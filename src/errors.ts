@@ -150,8 +150,9 @@ export class DatastoreError extends Error {
  * `{"__type": "Validation Error", "<param>": ["<message>"]}`.
  */
 export function validationError(param: string, message: string): DatastoreError {
+  // CKAN adds `__type` after the field errors: `{"limit": ["…"], "__type": "Validation Error"}`.
   return new DatastoreError('VALIDATION_ERROR', `${param}: ${message}`, {
-    body: { __type: 'Validation Error', [param]: [message] },
+    body: { [param]: [message], __type: 'Validation Error' },
   });
 }
 

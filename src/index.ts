@@ -33,9 +33,14 @@ export { ckql } from './compile/template.js';
 // Requests, results and local evaluation
 export type {
   SearchRequest, SearchResult, SearchLinks, Filters, Scalar, Row, JsonValue,
-  FieldInfo, FieldType, Table, ErrorBody,
+  FieldInfo, FieldType, Table, ErrorBody, FilterTree, FieldSearch, RecordsFormat,
 } from './datastore/types.js';
-export { normalizeRequest } from './datastore/validate.js';
+export { normalizeRequest, validateSearch, checkAgainstTable, filterTreeOf } from './datastore/validate.js';
+export type { ValidatedSearch, SortItem } from './datastore/validate.js';
+export { parseFilters } from './datastore/filters.js';
+export type { FilterNode, ParseFiltersOptions } from './datastore/filters.js';
+export { resultJson } from './datastore/response.js';
+export type { ResultParts, NextPage } from './datastore/response.js';
 export { evaluate } from './engine/memory/evaluate.js';
 export type { EvaluateOptions, PlainRecord } from './engine/memory/evaluate.js';
 export { evaluateQuery } from './engine/memory/evaluate-query.js';
@@ -49,6 +54,11 @@ export type { OpenEngineOptions } from './engine/open.js';
 export { memoryEngine } from './engine/memory/engine.js';
 export type { TableLookup } from './engine/memory/engine.js';
 export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, CkanVersion } from './engine/types.js';
+// The PostgreSQL engines come through `openEngine` (their drivers load on demand); loading into one:
+export { loadTables } from './engine/sql/load.js';
+export type { LoadTablesOptions, LoadProgress } from './engine/sql/load.js';
+export type { SqlEngine } from './engine/sql/engine.js';
+export type { Db, SqlSession } from './engine/sql/db.js';
 
 // HTTP: the client and the local server
 export { connect } from './client/connect.js';

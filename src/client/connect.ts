@@ -10,6 +10,9 @@ import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
 import type { Plan, Target } from '../compile/plan.js';
 import { runPlan } from './plan-run.js';
+import type { SqlRequest } from '../compile/sql.js';
+import { TOTAL_COLUMN } from '../compile/sql.js';
+import { fetchCkanVersion, probeNextPage, targetOfVersion } from './target-detect.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, toolError } from '../errors.js';
 import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
@@ -106,19 +109,52 @@ export function connect(options: ClientOptions): DatastoreClient {
     return sendSearch(wireFor(request), transport, signal);
   };
 
-  const target: Target = options.target ?? 'ckan-2.11';
+  // The portal's dialect: the option, else detected once (status_show, else the 2.12 probe) and kept.
+  let target: Target | undefined = options.target;
+  let detected: Promise<Target> | undefined;
+  let found: Target | undefined;
   const maxScan = options.maxScan;
-  /** A query that needs local work, as a plan; undefined for a request or a query the target says whole. */
-  const planOf = (input: SearchInput, params: Params | undefined): Plan | undefined => {
+  const statusUrl = endpoint.replace(/datastore_search$/, 'status_show');
+  const sqlUrl = endpoint.replace(/datastore_search$/, 'datastore_search_sql');
+  const targetFor = (resourceId: string, signal: AbortSignal | undefined): Promise<Target> => {
+    if (target !== undefined) return Promise.resolve(target);
+    return (detected ??= (async () => {
+      const version = await fetchCkanVersion(statusUrl, { dispatcher, timeout, headers, ...(signal === undefined ? {} : { signal }) });
+      // The probe goes as POST, whatever the client's method: it is about the version, not the query.
+      found = version !== undefined
+        ? targetOfVersion(version)
+        : await probeNextPage(resourceId, (request) =>
+            sendSearch({ method: 'POST', url: endpoint, headers: postHeaders, body: JSON.stringify(request) }, transport, signal));
+      return found;
+    })());
+  };
+
+  /**
+   * How a query runs: as CKAN 2.11's request when that says it whole (no
+   * detection needed), else planned for the portal's target; a request
+   * given as such is sent as it is (undefined).
+   */
+  const planOf = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<Plan | undefined> => {
     if (typeof input !== 'string' && !isQuery(input)) return undefined;
-    if (target === 'sql') throw toolError('USAGE', ['the client sends datastore_search requests; run the sql target with ckql compile --target sql']);
-    const planned = plan(input, { target, params, ...(maxScan === undefined ? {} : { maxScan }) });
-    return planned.residual === undefined ? undefined : planned;
+    const withMax = maxScan === undefined ? {} : { maxScan };
+    const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
+    if (basic.residual === undefined) return basic;
+    const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
+    return portal === 'ckan-2.11' ? basic : plan(input, { target: portal, params, ...withMax });
+  };
+
+  /** `datastore_search_sql` with the sql target's text, read back as a search result. */
+  const sendSql = async (planned: Plan, signal: AbortSignal | undefined): Promise<SearchResult> => {
+    if (closed) throw new DatastoreError('ABORTED', 'this client is closed; connect() again to send more requests');
+    const { sql } = planned.request as SqlRequest;
+    const answer = await sendSearch({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal);
+    return sqlResult(answer);
   };
 
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
-    const planned = planOf(input, searchOptions.params);
-    if (planned !== undefined) {
+    const planned = await planOf(input, searchOptions.params, searchOptions.signal);
+    if (planned?.target === 'sql') return sendSql(planned, searchOptions.signal);
+    if (planned !== undefined && planned.residual !== undefined) {
       const run = await runPlan(planned, (r) => send(r, searchOptions.signal), { pageSize: DEFAULTS.pageSize, all: false, count: true });
       const records = [];
       for await (const record of run.records) records.push(record);
@@ -136,15 +172,19 @@ export function connect(options: ClientOptions): DatastoreClient {
       result.records_format = 'objects';
       return result as unknown as SearchResult;
     }
-    const request = requestOf(input, searchOptions.params);
+    const request = planned === undefined ? requestOf(input, searchOptions.params, target) : (planned.request as SearchRequest);
     if (hasEmptyListFilter(request)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
     return send(request, searchOptions.signal);
   };
 
   async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
     const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
-    const planned = planOf(input, allOptions.params);
-    if (planned !== undefined) {
+    let planned = await planOf(input, allOptions.params, allOptions.signal);
+    // One SELECT has one LIMIT: every record is read through datastore_search, planned for 2.12.
+    if (planned?.target === 'sql') {
+      planned = plan(input as Query | string, { target: 'ckan-2.12', ...(allOptions.params === undefined ? {} : { params: allOptions.params }), ...(maxScan === undefined ? {} : { maxScan }) });
+    }
+    if (planned !== undefined && planned.residual !== undefined) {
       const run = await runPlan(planned, (r) => send(r, allOptions.signal), { pageSize, all: true, count: false });
       let fetched = 0;
       for await (const record of run.records) {
@@ -154,11 +194,15 @@ export function connect(options: ClientOptions): DatastoreClient {
       allOptions.onPage?.({ fetched, total: run.matched() });
       return;
     }
-    const request = requestOf(input, allOptions.params);
+    const request = planned === undefined ? requestOf(input, allOptions.params, target) : (planned.request as SearchRequest);
     if (hasEmptyListFilter(request)) {
       // Nothing to page through, but the same errors as `search` (an unknown field, resource or token).
       await answerEmpty(request, (probe) => send(probe, allOptions.signal));
       allOptions.onPage?.({ fetched: 0, total: 0 });
+      return;
+    }
+    if (keysetPageable(request, target ?? found)) {
+      yield* keysetPages(request, pageSize, allOptions);
       return;
     }
     const start = request.offset ?? 0;
@@ -194,9 +238,46 @@ export function connect(options: ClientOptions): DatastoreClient {
     }
   }
 
+  /**
+   * CKAN 2.12's keyset paging (docs/ckan-2.12-reference.md §2.1): each page
+   * asks for `next_page` and the next one adds it to the filters, so a deep
+   * page costs what the first does. The last page has no `next_page`.
+   */
+  async function* keysetPages(request: SearchRequest, pageSize: number, allOptions: SearchAllOptions): AsyncGenerator<Row, void, undefined> {
+    const wanted = request.limit ?? Number.POSITIVE_INFINITY;
+    const countTotal = request.include_total !== false;
+    let fetched = 0;
+    let total: number | undefined;
+    let cursor: Record<string, unknown> | undefined;
+    while (fetched < wanted) {
+      const limit = Math.min(pageSize, wanted - fetched);
+      const filters = cursor === undefined ? request.filters : withCursor(request.filters, cursor);
+      const page = await send(
+        {
+          ...request,
+          ...(filters === undefined ? {} : { filters: filters as SearchRequest['filters'] }),
+          limit,
+          include_next_page: true,
+          ...(fetched === 0 && countTotal ? {} : { include_total: false }),
+        },
+        allOptions.signal,
+      );
+      if (fetched === 0 && typeof page.total === 'number') total = page.total;
+      fetched += page.records.length;
+      allOptions.onPage?.({ fetched, total: total === undefined ? undefined : Math.min(total, wanted) });
+      for (const record of page.records) yield record;
+      const next = (page as { next_page?: unknown }).next_page;
+      const served = typeof page.limit === 'number' ? Math.min(page.limit, limit) : limit;
+      if (page.records.length < served || typeof next !== 'object' || next === null) return;
+      cursor = next as Record<string, unknown>;
+    }
+  }
+
   const prepare = (input: SearchInput, params?: Params): PreparedRequest => {
-    // A query that runs as a plan shows the request it starts with.
-    const planned = planOf(input, params);
+    // A query that runs as a plan shows the request it starts with (for the target given, else 2.11's).
+    const planned = typeof input === 'string' || isQuery(input)
+      ? plan(input, { target: target === undefined || target === 'sql' ? 'ckan-2.11' : target, ...(params === undefined ? {} : { params }) })
+      : undefined;
     const request = planned === undefined ? requestOf(input, params) : (planned.request as SearchRequest);
     const wire = wireFor(request);
     const shown = { ...wire.headers };
@@ -211,6 +292,15 @@ export function connect(options: ClientOptions): DatastoreClient {
   };
 
   return {
+    get target() {
+      return target ?? found;
+    },
+    setTarget: (next: Target | undefined) => {
+      target = next;
+      detected = undefined;
+      found = undefined;
+    },
+    detectTarget: (resourceId: string, signal?: AbortSignal) => targetFor(resourceId, signal),
     url: base.href.replace(/\/$/, ''),
     language,
     method,
@@ -266,12 +356,53 @@ function createDispatcher(timeout: number): Dispatcher {
   return proxied ? new EnvHttpProxyAgent(agentOptions) : new Agent(agentOptions);
 }
 
-function requestOf(input: SearchInput, params: Params | undefined): SearchRequest {
+/**
+ * A request given as such, checked as the portal's version reads it: 2.12's
+ * filter operators unless the target is known to be 2.11.
+ */
+function requestOf(input: SearchInput, params: Params | undefined, target?: Target): SearchRequest {
   if (typeof input === 'string') return compile(input, params);
   if (isQuery(input)) return compile(input, params);
-  return normalizeRequest(input);
+  return normalizeRequest(input, target === 'ckan-2.11' ? {} : { ckan: '2.12' });
 }
 
 function isQuery(input: Query | SearchRequest): input is Query {
   return (input as { kind?: unknown }).kind === 'query';
+}
+
+/**
+ * A `datastore_search_sql` answer as a search result: CKAN's `_full_text`
+ * and ckql's total column left out, the total read from that column (a page
+ * with no records has none to carry it).
+ */
+function sqlResult(answer: SearchResult): SearchResult {
+  const first = answer.records[0];
+  const total = first === undefined ? undefined : Number(first[TOTAL_COLUMN]);
+  const hidden = (name: string) => name === TOTAL_COLUMN || name === '_full_text';
+  const records = answer.records.map((record) => Object.fromEntries(Object.entries(record).filter(([name]) => !hidden(name))) as Row);
+  const result: Record<string, unknown> = {
+    ...answer,
+    fields: answer.fields.filter((f) => !hidden(f.id)),
+    records,
+    total_was_estimated: false,
+    include_total: true,
+    records_format: 'objects',
+  };
+  if (total === undefined) delete result.total;
+  else result.total = total;
+  delete result.sql;
+  return result as unknown as SearchResult;
+}
+
+/** Whether `searchAll` can page a request with CKAN 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
+function keysetPageable(request: SearchRequest, target: Target | undefined): boolean {
+  if (target !== 'ckan-2.12' || request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
+  return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
+}
+
+/** The request's filters and the cursor (`{"_id": {"gt": n}}`), both holding. */
+function withCursor(filters: SearchRequest['filters'], cursor: Record<string, unknown>): Record<string, unknown> {
+  if (filters === undefined) return cursor;
+  if (!Array.isArray(filters) && !Object.hasOwn(filters, '_id')) return { ...(filters as Record<string, unknown>), ...cursor };
+  return { $and: [Array.isArray(filters) ? { $or: filters } : filters, cursor] };
 }

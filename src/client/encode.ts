@@ -51,6 +51,9 @@ export function queryStringFor(request: SearchRequest): string {
   if (request.filters !== undefined) params.append('filters', JSON.stringify(request.filters));
   // A per-field q (an object) goes as its JSON text, as CKAN reads it from a query string.
   if (request.q !== undefined) params.append('q', typeof request.q !== 'string' || qNeedsJson(request.q) ? JSON.stringify(request.q) : request.q);
+  if (request.plain !== undefined) params.append('plain', String(request.plain));
+  if (request.language !== undefined) params.append('language', request.language);
+  if (request.distinct !== undefined) params.append('distinct', String(request.distinct));
   if (request.fields !== undefined) {
     const plain = request.fields.every(
       (name) => name !== '' && !name.includes(',') && name.trim() === name && !name.startsWith('[') && !name.startsWith('"') && isWellFormed(name),
@@ -64,6 +67,8 @@ export function queryStringFor(request: SearchRequest): string {
   if (request.limit !== undefined) params.append('limit', String(request.limit));
   if (request.offset !== undefined) params.append('offset', String(request.offset));
   if (request.include_total !== undefined) params.append('include_total', String(request.include_total));
+  if (request.records_format !== undefined) params.append('records_format', request.records_format);
+  if (request.include_next_page !== undefined) params.append('include_next_page', String(request.include_next_page));
   return params.toString();
 }
 

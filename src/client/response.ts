@@ -4,6 +4,7 @@
  * (docs/ckan-2.11-reference.md §5, "Error envelope"), and
  * anything else a proxy or a wrong URL may answer.
  */
+import { excerpt } from '../text.js';
 import { DatastoreError, datastoreCodes } from '../errors.js';
 import type { DatastoreErrorCode } from '../errors.js';
 import type { ErrorBody, SearchResult } from '../datastore/types.js';
@@ -44,27 +45,27 @@ export function readResponse(status: number, text: string, context: ResponseCont
     const what = json === undefined ? 'not JSON' : 'JSON, but not a datastore_search response (no result.records)';
     throw new DatastoreError(
       'INVALID_RESPONSE',
-      `${context.origin} answered HTTP ${status}, but the body is ${what}; is the URL the portal's base URL, without /api/…? Body starts: ${excerpt(text)}`,
-      { status, body: excerpt(text, 2_000) },
+      `${context.origin} answered HTTP ${status}, but the body is ${what}; is the URL the portal's base URL, without /api/…? Body starts: ${bodyExcerpt(text)}`,
+      { status, body: bodyExcerpt(text, 2_000) },
     );
   }
   if (envelope !== undefined && isErrorBody(envelope.error)) throw errorFromBody(status, envelope.error, context);
   if (status >= 300 && status < 400 && context.location !== undefined) {
     throw new DatastoreError(
       'HTTP_ERROR',
-      `${context.origin} answered HTTP ${status}, a redirect to ${excerpt(context.location)}; connect to the portal's new base URL instead (redirects are not followed)`,
-      { status, body: excerpt(text, 2_000) },
+      `${context.origin} answered HTTP ${status}, a redirect to ${bodyExcerpt(context.location)}; connect to the portal's new base URL instead (redirects are not followed)`,
+      { status, body: bodyExcerpt(text, 2_000) },
     );
   }
   if (typeof json === 'string') {
     // CKAN 2.11 answers a bad body with a bare JSON string: "Bad request - JSON Error: …".
     const code: DatastoreErrorCode = status === 400 ? 'BAD_REQUEST' : 'HTTP_ERROR';
-    throw new DatastoreError(code, `${context.origin} answered HTTP ${status}: ${excerpt(json, 500)}`, { status, body: json });
+    throw new DatastoreError(code, `${context.origin} answered HTTP ${status}: ${bodyExcerpt(json, 500)}`, { status, body: json });
   }
   throw new DatastoreError(
     'HTTP_ERROR',
-    `${context.origin} answered HTTP ${status} without a datastore_search error body${text.trim() === '' ? '' : `: ${excerpt(text)}`}`,
-    { status, body: excerpt(text, 2_000) },
+    `${context.origin} answered HTTP ${status} without a datastore_search error body${text.trim() === '' ? '' : `: ${bodyExcerpt(text)}`}`,
+    { status, body: bodyExcerpt(text, 2_000) },
   );
 }
 
@@ -165,7 +166,7 @@ function isErrorBody(value: unknown): value is ErrorBody {
   return isObject(value) && typeof value.__type === 'string';
 }
 
-function excerpt(text: string, max = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max)}…`;
+/** A body cut down for a message, white space folded: a server's HTML error page reads as one line. */
+function bodyExcerpt(text: string, max = 200): string {
+  return excerpt(text.replace(/\s+/g, ' ').trim(), max);
 }

@@ -36,8 +36,10 @@ export interface ClientOptions {
   /** called before each retry wait, e.g. for a "rate-limited, retrying in 4 s" line */
   readonly onRetry?: (info: RetryInfo) => void;
   /**
-   * the portal's dialect (docs/beyond-the-request.md, Targets); default `ckan-2.11`. A query it
-   * cannot say whole runs as a plan: the rest is applied to the fetched records locally
+   * the portal's dialect (docs/beyond-the-request.md, Targets); detected once when not given
+   * (status_show's ckan_version, else the 2.12 probe), and only for a query that CKAN 2.11 cannot
+   * say whole. Such a query runs as a plan: the rest is applied to the fetched records locally;
+   * with `sql`, `search` sends one datastore_search_sql SELECT
    */
   readonly target?: Target;
   /** the most records a plan may fetch to finish a query locally; default 100 000 */
@@ -79,6 +81,12 @@ export interface PreparedRequest {
 }
 
 export interface DatastoreClient {
+  /** the target set by the options or `setTarget`, else the one detected; undefined before any detection */
+  readonly target: Target | undefined;
+  /** sets the target (undefined: detect it again on the next query that needs it) */
+  setTarget(target: Target | undefined): void;
+  /** the portal's target, detected once (status_show, else the 2.12 probe on this resource) unless one is set */
+  detectTarget(resourceId: string, signal?: AbortSignal): Promise<Target>;
   readonly url: string;
   readonly language: string | undefined;
   readonly method: 'POST' | 'GET';

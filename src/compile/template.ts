@@ -12,7 +12,6 @@ import { bind } from './bind.js';
 import { describeValue } from './parameters.js';
 import { parametersOf } from '../syntax/walk.js';
 import type { ParamValue } from './bind.js';
-import { withSource } from './compile.js';
 
 /** The generated text's placeholder of one `${…}`. */
 interface Placeholder {
@@ -38,7 +37,8 @@ const VALUE_TYPES = 'a string, number, boolean or null, or a list of them';
  * (escapes such as `\`` already resolved), so `` ckql`…` `` means the same as
  * `parse(`…`)` with the values bound. Spans in the result point into the
  * generated text, in which each value stands as a parameter `$__p0`,
- * `$__p1`, …; errors carry that text as `source`.
+ * `$__p1`, …; an error shows the template's own text instead, with `${…}`
+ * where each value stands (its `source` and span), and never names `$__p0`.
  *
  * Throws `QueryError`: a parse error (e.g. a value where a field name or a
  * keyword must be, with a hint saying so), `INVALID_PARAMETER` for a value of
@@ -67,7 +67,7 @@ export function ckql(strings: TemplateStringsArray, ...values: readonly ParamVal
         expected: [VALUE_TYPES],
         found: 'undefined',
         hint: hintFor(placeholder),
-      }), text + `$${name}`);
+      }), text + `$${name}`, [...placeholders, placeholder]);
     }
     params[name] = value;
     placeholders.push(placeholder);
@@ -82,7 +82,7 @@ export function ckql(strings: TemplateStringsArray, ...values: readonly ParamVal
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
     const at = placeholders.find((p) => overlaps(p.span, error.span));
-    throw templateError(error, text, at === undefined ? undefined : hintFor(at, 'syntax'));
+    throw templateError(error, text, placeholders, at === undefined ? undefined : hintFor(at, 'syntax'));
   }
 
   const used = new Set(parametersOf(query).map((param) => param.name));
@@ -91,7 +91,7 @@ export function ckql(strings: TemplateStringsArray, ...values: readonly ParamVal
     throw templateError(queryError('MISPLACED_INTERPOLATION', lost.span, [lost.position], {
       found: describeValue(params[lost.name]),
       hint: 'write ${…} where a value goes, without quotes around it: `subject = ${s}`, not `subject = "${s}"`',
-    }), text);
+    }), text, placeholders);
   }
 
   try {
@@ -99,7 +99,7 @@ export function ckql(strings: TemplateStringsArray, ...values: readonly ParamVal
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
     const at = placeholders.find((p) => overlaps(p.span, error.span));
-    throw templateError(error, text, at === undefined ? undefined : hintFor(at));
+    throw templateError(error, text, placeholders, at === undefined ? undefined : hintFor(at));
   }
 }
 
@@ -116,20 +116,53 @@ function placeholderPrefix(strings: TemplateStringsArray): string {
 }
 
 function hintFor(placeholder: Placeholder, problem: 'syntax' | 'value' = 'value'): string {
-  const which = `$${placeholder.name} is the value interpolated as \${…} number ${placeholder.position}`;
+  const which = `this is the value interpolated as \${…} number ${placeholder.position}`;
   return problem === 'syntax'
     ? `${which}; an interpolated value is always a value, so field names and keywords must be written in the template text`
     : which;
 }
 
-/** The error with the generated text as its source, and a hint saying which `${…}` it is about. */
-function templateError(error: QueryError, text: string, hint?: string): QueryError {
-  if (hint === undefined) return withSource(error, text);
-  return new QueryError(error.code, error.message, error.span, {
-    expected: error.expected,
-    ...(error.found === undefined ? {} : { found: error.found }),
-    hint: error.hint === undefined ? hint : `${error.hint}; ${hint}`,
-    source: error.source ?? text,
+/** How a value stands in the text an error shows: as the template wrote it. */
+const SHOWN = '${…}';
+
+/**
+ * The error as the template's author sees it: the source with `${…}` where
+ * each value stands (never the generated `$__p0`), spans moved to match, and
+ * the placeholder names in the message, hint and found text replaced.
+ */
+function templateError(error: QueryError, text: string, placeholders: readonly Placeholder[], hint?: string): QueryError {
+  const sorted = [...placeholders].sort((a, b) => a.span.start - b.span.start);
+  let source = '';
+  let from = 0;
+  for (const p of sorted) {
+    source += text.slice(from, p.span.start) + SHOWN;
+    from = p.span.end;
+  }
+  source += text.slice(from);
+  const move = (offset: number): number => {
+    let shift = 0;
+    for (const p of sorted) {
+      if (offset >= p.span.end) shift += SHOWN.length - (p.span.end - p.span.start);
+      else if (offset > p.span.start) return p.span.start + shift + (offset === p.span.end ? SHOWN.length : 0);
+    }
+    return offset + shift;
+  };
+  const rename = (words: string): string => {
+    let out = words;
+    for (const p of sorted) {
+      out = out
+        .replaceAll(`the parameter $${p.name}`, `the value interpolated as ${SHOWN} number ${p.position}`)
+        .replaceAll(`parameter $${p.name}`, `the value interpolated as ${SHOWN} number ${p.position}`)
+        .replaceAll(`$${p.name}`, SHOWN);
+    }
+    return out;
+  };
+  const combined = hint === undefined ? error.hint : error.hint === undefined ? hint : `${error.hint}; ${hint}`;
+  return new QueryError(error.code, rename(error.message), { start: move(error.span.start), end: move(error.span.end) }, {
+    expected: error.expected.map(rename),
+    ...(error.found === undefined ? {} : { found: rename(error.found) }),
+    ...(combined === undefined ? {} : { hint: rename(combined) }),
+    source,
   });
 }
 

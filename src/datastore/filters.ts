@@ -273,7 +273,7 @@ function parse212(filters: unknown, fields: readonly FieldInfo[] | undefined): F
   const root = parser.root(filters as JsonValue);
   if (parser.errors.length > 0) {
     throw new DatastoreError('VALIDATION_ERROR', `filters: ${parser.errors.join('; ')}`, {
-      body: { __type: 'Validation Error', filters: parser.errors.slice(0, 100) },
+      body: { filters: parser.errors.slice(0, 100), __type: 'Validation Error' },
     });
   }
   if (root === undefined) {

@@ -211,9 +211,9 @@ const DEFAULT_LIMIT_ECHO = 100;
  *
  * - `resource_id`: `id` wins when both are sent (CKAN renames it).
  * - `filters`: an object, a list of objects (2.12) or the JSON text of one
- *   (as GET sends it); `-0` becomes `0`; `{}` is left out. Its structure is
- *   checked here (`parseFilters` without the table); field names need the
- *   table (`checkAgainstTable`, `filterTreeOf`).
+ *   (as GET sends it); `-0` becomes `0`; `{}` is left out. A 2.11 filter
+ *   that is no dict is refused here; the rest needs the table
+ *   (`checkAgainstTable`, `filterTreeOf`).
  * - `q`: a string (empty or all white space is left out), or an object of
  *   field → text; any other value is its text (`5` → `"5"`).
  * - `plain`, `distinct`, `include_total`, `include_next_page`: CKAN's
@@ -261,7 +261,9 @@ export function normalizeRequest(raw: unknown, options: NormalizeOptions = {}): 
   }
   const validated = validateSearch(raw, options);
   tableFreeChecks(validated);
-  if (validated.request.filters !== undefined) parseFilters(validated.request.filters, { ckan: validated.ckan });
+  // 2.11 refuses a filter that is no dict before anything else; 2.12's parser needs the table to
+  // report its errors in CKAN's order (unknown fields before unknown operations), so it waits for it.
+  if (validated.ckan === '2.11' && validated.request.filters !== undefined) parseFilters(validated.request.filters, { ckan: '2.11' });
   return validated.request;
 }
 
@@ -289,17 +291,18 @@ function tableFreeChecks(validated: ValidatedSearch): void {
  */
 export function checkAgainstTable(validated: ValidatedSearch, fields: readonly FieldInfo[]): FilterNode | undefined {
   const { request, ckan } = validated;
-  const known = new Set(fields.map((f) => f.id));
+  const known = fieldIdsOf(fields);
   // 2.12 parses the filter tree before anything else; 2.11 only fails at once on a filter that is no
   // dict, and checks its keys in their alphabetical place, after `fields`.
   let tree = ckan === '2.12' && request.filters !== undefined ? parseFilters(request.filters, { ckan, fields }) : undefined;
   if (ckan === '2.11' && request.filters !== undefined) parseFilters(request.filters, { ckan });
   tableFreeExtras(validated);
   // `rank` (a string q) and `rank <field>` (a q object) may be listed in `fields`.
-  const selectable = new Set(known);
-  for (const name of rankColumns(request, fields)) selectable.add(name);
-  for (const name of request.fields ?? []) {
-    if (!selectable.has(name)) throw validationError('fields', `invalid value ${quote(name)}`);
+  if (request.fields !== undefined) {
+    const ranks = rankColumns(request, fields);
+    for (const name of request.fields) {
+      if (!known.has(name) && !ranks.includes(name)) throw validationError('fields', `invalid value ${quote(name)}`);
+    }
   }
   if (ckan === '2.11' && request.filters !== undefined) tree = parseFilters(request.filters, { ckan, fields });
   if (ckan === '2.12' && tree === undefined && request.filters !== undefined) {
@@ -314,11 +317,34 @@ export function checkAgainstTable(validated: ValidatedSearch, fields: readonly F
     }
   }
   if (request.sort !== undefined) {
-    for (const item of parseSort(request.sort)) {
-      if (!known.has(item.field)) throw validationError('sort', `invalid value ${quote(formatSort([item]))}`);
-    }
+    // CKAN quotes the first bad clause as it was sent.
+    const sent = sortPieces(validated.echo.get('sort'));
+    parseSort(request.sort).forEach((item, i) => {
+      if (!known.has(item.field)) throw validationError('sort', `invalid value ${quote(sent[i] ?? formatSort([item]))}`);
+    });
   }
   return tree;
+}
+
+/** The sort items as sent, one per parsed item. */
+function sortPieces(sent: JsonValue | undefined): string[] {
+  if (typeof sent === 'string') return splitList(sent, false);
+  if (!Array.isArray(sent)) return [];
+  const pieces: string[] = [];
+  for (const item of sent as readonly JsonValue[]) if (typeof item === 'string') pieces.push(...splitList(item, false));
+  return pieces;
+}
+
+/** The ids of a table's fields, by its field list (a served table's fields do not change). */
+const fieldIdsByList = new WeakMap<readonly FieldInfo[], ReadonlySet<string>>();
+
+function fieldIdsOf(fields: readonly FieldInfo[]): ReadonlySet<string> {
+  let ids = fieldIdsByList.get(fields);
+  if (ids === undefined) {
+    ids = new Set(fields.map((f) => f.id));
+    fieldIdsByList.set(fields, ids);
+  }
+  return ids;
 }
 
 function tableFreeExtras(validated: ValidatedSearch): void {

@@ -7,9 +7,6 @@
 import { toolError } from '../errors.js';
 import { memoryEngine } from './memory/engine.js';
 import { loadResources } from './memory/load.js';
-import { pgliteEngine } from './pglite/engine.js';
-import { postgresEngine } from './postgres/engine.js';
-import { loadTables } from './sql/load.js';
 import type { Engine, EngineKind } from './types.js';
 
 export interface OpenEngineOptions {
@@ -43,11 +40,15 @@ export async function openEngine(options: OpenEngineOptions = {}): Promise<Engin
       if (options.db !== undefined) throw toolError('USAGE', ['--db names a database; the memory engine reads files (--data); add --engine pglite or --engine postgres']);
       return memoryEngine(await loadResources(paths, loadOptions), `memory (${paths.join(', ') || 'no data'})`);
     }
+    // The PostgreSQL engines load on demand: PGlite's module alone costs ~0.2 s of start-up.
     case 'pglite': {
+      const { pgliteEngine } = await import('./pglite/engine.js');
       const tables = paths.length === 0 ? [] : await loadResources(paths, loadOptions);
       return pgliteEngine({ ...(options.db === undefined ? {} : { dataDir: options.db }), tables, ...timeout });
     }
     case 'postgres': {
+      const { postgresEngine } = await import('./postgres/engine.js');
+      const { loadTables } = await import('./sql/load.js');
       const engine = await postgresEngine({ ...(options.db === undefined ? {} : { url: options.db }), ...timeout });
       if (paths.length > 0) {
         // Files given with a server are loaded into it (replacing resources of the same name).

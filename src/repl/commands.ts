@@ -3,6 +3,7 @@
  * argument may be (for completion) and what it does. Each returns the text
  * to print; errors are thrown and rendered by the caller like any other.
  */
+import { parseTarget } from '../compile/plan.js';
 import { isAbsolute, resolve } from 'node:path';
 import type { SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
@@ -11,8 +12,16 @@ import type { Params } from '../compile/bind.js';
 import { toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
-import { renderInfoTable } from '../output/table/render.js';
 import type { Session } from './session.js';
+import type { renderInfoTable as RenderInfoTableFunction } from '../output/table/render.js';
+
+type RenderInfoTable = typeof RenderInfoTableFunction;
+
+/** The info table, with ink loaded on first use. */
+async function renderInfoTable(...args: Parameters<RenderInfoTable>): Promise<string> {
+  const render = await import('../output/table/render.js');
+  return render.renderInfoTable(...args);
+}
 
 export interface CommandIo {
   /** aborted by Ctrl-C while the command runs */
@@ -172,6 +181,23 @@ export const dotCommands: readonly DotCommand[] = [
     run: async (session, argument) => {
       session.settings.explain = readSwitch('explain', argument) ?? session.settings.explain;
       return `explain ${state(session.settings.explain)}`;
+    },
+  },
+  {
+    name: 'target',
+    usage: 'ckan-2.11|ckan-2.12|sql|auto',
+    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11)",
+    words: async () => ['ckan-2.11', 'ckan-2.12', 'sql', 'auto'],
+    run: async (session, argument) => {
+      const word = argument.trim();
+      if (word !== '') {
+        const target = word === 'auto' ? undefined : parseTarget(word);
+        if (word !== 'auto' && target === undefined) {
+          throw toolError('USAGE', [`.target takes ckan-2.11, ckan-2.12, sql or auto, not ${JSON.stringify(word)}`]);
+        }
+        session.client.setTarget(target);
+      }
+      return `target ${session.client.target ?? 'auto (not yet asked)'}`;
     },
   },
   {

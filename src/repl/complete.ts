@@ -64,8 +64,11 @@ function matches(candidate: string, prefix: string): boolean {
 export async function completeQuery(source: string, cursor: number, context: CompletionContext): Promise<Completion> {
   const { prefix, suggestions } = suggest(source, cursor);
   const candidates: string[] = [];
-  const add = (text: string | undefined): void => {
-    if (text !== undefined && matches(text, prefix) && !candidates.includes(text)) candidates.push(text);
+  // A name that needs quotes completes from its bare start too: `sch` finds `school year`, `K` finds "Köln".
+  const quoted = /^[`"']/.test(prefix);
+  const add = (text: string | undefined, name?: string): void => {
+    if (text === undefined || candidates.includes(text)) return;
+    if (matches(text, prefix) || (!quoted && name !== undefined && prefix !== '' && matches(name, prefix))) candidates.push(text);
   };
   for (const suggestion of suggestions) {
     switch (suggestion.kind) {
@@ -78,19 +81,19 @@ export async function completeQuery(source: string, cursor: number, context: Com
         break;
       case 'resource': {
         const resources = await context.resources().catch(() => []);
-        for (const resource of resources) if (resource.alias !== undefined) add(valueText(resource.alias));
-        for (const resource of resources) add(valueText(resource.id));
+        for (const resource of resources) if (resource.alias !== undefined) add(valueText(resource.alias), resource.alias);
+        for (const resource of resources) add(valueText(resource.id), resource.id);
         break;
       }
       case 'field': {
         if (suggestion.resource === undefined) break;
         const fields = await context.fields(suggestion.resource).catch(() => []);
-        for (const field of fields) add(fieldText(field.id));
+        for (const field of fields) add(fieldText(field.id), field.id);
         break;
       }
       case 'value': {
         const seen = await context.values(suggestion.field, suggestion.resource).catch(() => []);
-        for (const value of [...seen].sort(compareValues)) add(valueText(value));
+        for (const value of [...seen].sort(compareValues)) add(valueText(value), typeof value === 'string' ? value : undefined);
         break;
       }
     }

@@ -112,3 +112,46 @@ export function keepHistory(server: REPLServer, lines: readonly string[], option
     }
   });
 }
+
+/**
+ * One line that means what the lines of a continued statement meant: joined
+ * with spaces, each `--` comment dropped (it would swallow what follows),
+ * text in quotes and backticks kept as it is.
+ * @example statementLine('from courses -- all\nwhere stage = "a -- b"') // 'from courses where stage = "a -- b"'
+ */
+export function statementLine(text: string): string {
+  const lines = text.split(/\r?\n/).map((line) => {
+    let quote: string | undefined;
+    for (let i = 0; i < line.length; i += 1) {
+      const char = line[i] as string;
+      if (quote !== undefined) {
+        if (char === '\\' && quote !== '`') i += 1;
+        else if (char === quote) quote = undefined;
+      } else if (char === '"' || char === "'" || char === '`') {
+        quote = char;
+      } else if (char === '-' && line[i + 1] === '-') {
+        return line.slice(0, i);
+      }
+    }
+    return line;
+  });
+  return lines.map((line) => line.trim()).filter((line) => line !== '').join(' ');
+}
+
+/**
+ * After a statement typed over several lines has run: its lines, which
+ * readline kept one entry each, become one entry, so Up brings the whole
+ * statement back.
+ */
+export function mergeStatementHistory(server: REPLServer, text: string): void {
+  const history = (server as unknown as { history?: string[] }).history;
+  if (history === undefined) return;
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
+  if (lines.length < 2) return;
+  let taken = 0;
+  // Newest first: the statement's last line is history[0]. readline skips a line equal to the one before it.
+  for (let i = lines.length - 1; i >= 0 && taken < history.length; i -= 1) {
+    if (history[taken] === lines[i]) taken += 1;
+  }
+  history.splice(0, taken, statementLine(text));
+}

@@ -13,8 +13,10 @@ import { unknownFieldHint } from '../session/field-hint.js';
 import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
 import type { ResourceSummary, Source, SourceSpec } from '../session/source.js';
-import { compile } from '../compile/compile.js';
-import type { Params } from '../compile/bind.js';
+import { compile, plan } from '../compile/compile.js';
+import { bind, type Params } from '../compile/bind.js';
+import { parse } from '../syntax/parse.js';
+import type { Query } from '../ast.js';
 import type { Config } from '../config/types.js';
 import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
@@ -24,7 +26,6 @@ import { ownValue } from '../output/safe-text.js';
 import type { CompletionContext } from './complete.js';
 import { explainText } from './explain.js';
 import { footerText, layoutTable, cellOf } from '../output/table/layout.js';
-import { renderResultTable } from '../output/table/render.js';
 
 /** The resource `.connect` asks a portal for, to learn that it answers (never listed). */
 const connectionCheck = 'ckql-connection-check';
@@ -122,7 +123,8 @@ export class Session {
    */
   resources(refresh = false): Promise<readonly ResourceSummary[]> {
     if (refresh || this.#resources === undefined) {
-      const asked = this.#source.listResources().then((all) => {
+      // A refresh (`.resources`) wants every record count; completion and the banner need names only.
+      const asked = this.#source.listResources(refresh ? { totals: true } : {}).then((all) => {
         const listed = all.filter((r) => r.id !== connectionCheck);
         const known = new Set(listed.flatMap((r) => [r.id, ...(r.alias === undefined ? [] : [r.alias])]));
         return [...listed, ...[...this.#seen].filter((id) => !known.has(id)).map((id) => ({ id }))];
@@ -151,12 +153,22 @@ export class Session {
     return known;
   }
 
-  /** What completion may ask: each lookup is quiet on failure. */
+  /** Aborted by `cancelLookups` (Ctrl-C at the prompt): the requests completion started. */
+  #lookups = new AbortController();
+
+  /** Cancels the requests completion has under way (they are asked again on the next Tab). */
+  cancelLookups(): void {
+    this.#lookups.abort(new DatastoreError('ABORTED', 'cancelled'));
+    this.#lookups = new AbortController();
+  }
+
+  /** What completion may ask: each lookup is quiet on failure, and Ctrl-C cancels its requests. */
   completionContext(): CompletionContext {
+    const signal = this.#lookups.signal;
     return {
       resources: () => this.resources(),
-      fields: (resource) => this.fields(resource),
-      values: (field, resource) => this.#valuesOf(field, resource),
+      fields: (resource) => this.fields(resource, signal),
+      values: (field, resource) => this.#valuesOf(field, resource, signal),
     };
   }
 
@@ -166,7 +178,7 @@ export class Session {
    * the resource (one request per field, kept), so `where subject = <Tab>`
    * helps before any query has run.
    */
-  async #valuesOf(field: string, resource: string | undefined): Promise<readonly JsonValue[]> {
+  async #valuesOf(field: string, resource: string | undefined, signal?: AbortSignal): Promise<readonly JsonValue[]> {
     const last = this.#last;
     const fromLast =
       last !== undefined &&
@@ -178,7 +190,7 @@ export class Session {
     let sample = this.#samples.get(key);
     if (sample === undefined) {
       const asked = this.#client
-        .search({ resource_id: resource, fields: [field], limit: sampleSize, include_total: false })
+        .search({ resource_id: resource, fields: [field], limit: sampleSize, include_total: false }, signal === undefined ? {} : { signal })
         .then((result) => distinctValues(result.records, field));
       sample = asked;
       this.#samples.set(key, asked);
@@ -187,6 +199,14 @@ export class Session {
       });
     }
     return sample;
+  }
+
+  /** A statement as a query to plan: bound, with the session's page size when it sets no `limit`. */
+  queryFor(text: string, params?: Params): Query {
+    const query = params === undefined ? parse(text) : bind(parse(text), params);
+    if (query.limit !== undefined) return query;
+    const span = { start: query.span.end, end: query.span.end };
+    return { ...query, limit: { kind: 'limit', span, value: { kind: 'number', span, value: this.settings.limit } } };
   }
 
   /** The request a statement sends: compiled, with the session's page size when it sets no `limit`. */
@@ -220,14 +240,17 @@ export class Session {
     const parts: string[] = [];
     let request: SearchRequest | undefined;
     try {
-      request = this.requestFor(text, options.params);
+      // What CKAN 2.11 cannot say runs as a plan: the client finds the portal's dialect and applies the rest.
+      const planned = plan(text, { target: 'ckan-2.11', ...(options.params === undefined ? {} : { params: options.params }) });
+      const query = planned.residual === undefined ? undefined : this.queryFor(text, options.params);
+      request = query === undefined ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
       this.lastResource = request.resource_id;
       if (this.settings.explain) {
         const tokenShell = this.#client.hasToken ? this.#tokenShell : undefined;
-        parts.push(this.#dim(explainText(this.#client.prepare(request), tokenShell)));
+        parts.push(this.#dim(explainText(this.#client.prepare(request), tokenShell, planned.residual)));
       }
       const started = performance.now();
-      const result = await this.#client.search(request, options.signal === undefined ? {} : { signal: options.signal });
+      const result = await this.#client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
       const elapsedMs = performance.now() - started;
       this.#remember(request, result);
       parts.push(await this.render(result, elapsedMs));
@@ -300,6 +323,8 @@ export class Session {
     const shownMs = this.settings.timing ? elapsedMs : undefined;
     const width = this.width();
     if (this.settings.format === 'table') {
+      // ink loads with the first table, so the prompt does not wait for it.
+      const { renderResultTable } = await import('../output/table/render.js');
       const text = renderResultTable(result, {
         width,
         color: this.color,

@@ -33,10 +33,4 @@ export function accessDenied(resourceId: string): DatastoreError {
   );
 }
 
-/**
- * Cuts a client-supplied text down before it goes into a message.
- * @example excerpt('x'.repeat(500)).length // → 121
- */
-export function excerpt(text: string, max = 120): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
-}
+export { excerpt } from '../text.js';

@@ -238,7 +238,7 @@ function handlerFor(
     }
     if (info === undefined) throw resourceNotFound(request.resource_id);
     checkAgainstTable(validated, info.fields);
-    const plan = searchPlan(request, info.fields, ckan);
+    const plan = searchPlan(request, info.fields, ckan, answering.kind !== 'memory');
     // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
     const gone = new AbortController();
     const onClose = (): void => {
@@ -398,10 +398,11 @@ interface SearchPlan {
   readonly sharedFields: boolean;
 }
 
-function searchPlan(request: SearchRequest, fields: readonly FieldInfo[], ckan: CkanVersion): SearchPlan {
+function searchPlan(request: SearchRequest, fields: readonly FieldInfo[], ckan: CkanVersion, engineRanks: boolean): SearchPlan {
   const rank = rankColumns(request, fields);
   let engineFields = request.fields;
-  if (engineFields !== undefined && rank.length > 0) engineFields = engineFields.filter((name) => !rank.includes(name));
+  // An engine that ranks (PostgreSQL's ts_rank) answers the rank columns itself; the memory engine does not.
+  if (engineFields !== undefined && rank.length > 0 && !engineRanks) engineFields = engineFields.filter((name) => !rank.includes(name));
   let hiddenId = false;
   if (ckan === '2.12' && request.include_next_page === true && engineFields !== undefined && !engineFields.includes('_id') && keysetDirection(request) !== undefined) {
     engineFields = [...engineFields, '_id'];

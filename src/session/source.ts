@@ -6,12 +6,16 @@
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../client/connect.js';
-import type { DatastoreClient } from '../client/types.js';
-import { loadResources } from '../engine/memory/load.js';
+import type { DatastoreClient, SearchInput } from '../client/types.js';
+import { listDataFiles, loadResources } from '../engine/memory/load.js';
+import type { TableLookup } from '../engine/memory/engine.js';
+import { compile } from '../compile/compile.js';
+import type { Params } from '../compile/bind.js';
 import { openEngine } from '../engine/open.js';
 import type { EngineKind } from '../engine/types.js';
 import { startServer } from '../server/server.js';
 import type { Table } from '../datastore/types.js';
+import type { Target } from '../compile/plan.js';
 
 export type SourceSpec =
   | {
@@ -35,6 +39,10 @@ export type SourceSpec =
       readonly timeout?: number;
       /** resource ids or aliases named in the config, offered before any search has run */
       readonly resources?: readonly string[];
+      /** the portal's dialect (docs/beyond-the-request.md); detected when absent */
+      readonly target?: Target;
+      /** the most records a plan may read to finish a query locally */
+      readonly maxScan?: number;
     };
 
 export interface ResourceSummary {
@@ -49,8 +57,12 @@ export interface Source {
   readonly label: string;
   readonly spec: SourceSpec;
   readonly client: DatastoreClient;
-  /** ids and aliases the source knows (all tables for local data; configured or seen ones for a portal) */
-  listResources(): Promise<readonly ResourceSummary[]>;
+  /**
+   * ids and aliases the source knows (all tables for local data; configured
+   * or seen ones for a portal). Local data opened `lazy` gives totals only
+   * for the files read so far, unless `totals` asks for every one.
+   */
+  listResources(options?: { readonly totals?: boolean }): Promise<readonly ResourceSummary[]>;
   close(): Promise<void>;
 }
 
@@ -73,6 +85,11 @@ export interface OpenSourceOptions {
    * (one-shot commands), and the rest only if `listResources` is asked.
    */
   readonly resources?: readonly string[];
+  /**
+   * Local data: read each file when a request first names it (the REPL, so
+   * its prompt does not wait for files nobody has asked about yet).
+   */
+  readonly lazy?: boolean;
 }
 
 export async function openSource(spec: SourceSpec, options: OpenSourceOptions = {}): Promise<Source> {
@@ -83,6 +100,8 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       ...(spec.language === undefined ? {} : { language: spec.language }),
       ...(spec.method === undefined ? {} : { method: spec.method }),
       ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
+      ...(spec.target === undefined ? {} : { target: spec.target }),
+      ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
       onWarning: (message) => void process.stderr.write(`warning: ${message}\n`),
     });
     const seen = new Set<string>(spec.resources ?? []);
@@ -97,6 +116,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   }
 
   if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
+  if (options.lazy === true) return openLazyData(spec);
   const tables = await loadResources(spec.paths, options.resources === undefined ? {} : { only: options.resources });
   const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
   // Every table, for listings and "did you mean"; the ones already read are not read again.
@@ -157,6 +177,106 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
   };
 }
 
+/**
+ * Local data served as files are asked for: the server's lookup holds the
+ * tables read so far, and the client reads the file a request names before
+ * sending it.
+ */
+async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promise<Source> {
+  const files = await listDataFiles(spec.paths);
+  const loaded = new Map<string, Promise<Table>>();
+  const ready = new Map<string, Table>();
+  const entryFor = (name: string) => files.find((each) => each.alias === name || each.id === name);
+  const lookup: TableLookup = {
+    find: (name) => {
+      const entry = entryFor(name);
+      return entry === undefined ? undefined : ready.get(entry.id);
+    },
+    get tables() {
+      return [...ready.values()];
+    },
+  };
+  const read = (name: string): Promise<unknown> => {
+    const entry = entryFor(name);
+    if (entry === undefined) return Promise.resolve();
+    let table = loaded.get(entry.id);
+    if (table === undefined) {
+      table = loadResources(entry.file).then(([only]) => {
+        if (only === undefined) throw new Error(`${entry.file} gave no table`);
+        ready.set(entry.id, only);
+        return only;
+      });
+      loaded.set(entry.id, table);
+      table.catch(() => loaded.delete(entry.id));
+    }
+    return table;
+  };
+  const server = await startServer({ tables: lookup, host: '127.0.0.1', port: 0 });
+  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
+  const resourceOf = (input: SearchInput, params: Params | undefined): string | undefined => {
+    if (typeof input === 'object' && 'resource_id' in input) return input.resource_id;
+    try {
+      return compile(input, params).resource_id;
+    } catch {
+      return undefined;
+    }
+  };
+  const before = async (input: SearchInput, params: Params | undefined): Promise<void> => {
+    const name = resourceOf(input, params);
+    if (name !== undefined) await read(name);
+  };
+  const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
+  let closing: Promise<void> | undefined;
+  return {
+    label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}, ${files.length} resource${files.length === 1 ? '' : 's'})`,
+    spec,
+    client: {
+      get url() {
+        return client.url;
+      },
+      get language() {
+        return client.language;
+      },
+      get method() {
+        return client.method;
+      },
+      get hasToken() {
+        return client.hasToken;
+      },
+      get target() {
+        return client.target;
+      },
+      setTarget: (target) => client.setTarget(target),
+      detectTarget: async (resourceId, signal) => {
+        await read(resourceId);
+        return client.detectTarget(resourceId, signal);
+      },
+      search: async (input, searchOptions) => {
+        await before(input, searchOptions?.params);
+        return client.search(input, searchOptions);
+      },
+      searchAll: async function* (input, allOptions) {
+        await before(input, allOptions?.params);
+        yield* client.searchAll(input, allOptions);
+      },
+      prepare: (input, params) => client.prepare(input, params),
+      close: () => client.close(),
+    },
+    listResources: async (listOptions) => {
+      if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
+      return files.map((each) => {
+        const table = ready.get(each.id);
+        return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }) };
+      });
+    },
+    close: () =>
+      (closing ??= (async () => {
+        await client.close();
+        await server.close();
+      })()),
+  };
+}
+
 /** Every table of `paths` (read again: only listings and "did you mean" after a partial load come here). */
 async function everyTableBut(paths: readonly string[], loaded: readonly Table[]): Promise<readonly Table[]> {
   const all = await loadResources(paths);
@@ -202,6 +322,11 @@ function rememberResources(client: DatastoreClient, seen: Set<string>): Datastor
     get hasToken() {
       return client.hasToken;
     },
+    get target() {
+      return client.target;
+    },
+    setTarget: (target) => client.setTarget(target),
+    detectTarget: (resourceId, signal) => client.detectTarget(resourceId, signal),
     search: async (input, options) => {
       const result = await client.search(input, options);
       seen.add(result.resource_id);

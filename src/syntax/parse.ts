@@ -7,6 +7,7 @@ import { EOF, tokenMatcher, type ILexingResult, type IRecognitionException, type
 import type { Query } from '../ast.js';
 import { queryError, type QueryError } from '../errors.js';
 import { pointSpan } from '../span.js';
+import { editDistance } from '../text.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
@@ -343,7 +344,7 @@ function closestKeyword(word: string, expected: readonly string[]): string | und
     const keyword = name.slice(1, -1);
     const head = keyword.split(' ')[0]!; // "order by" is typed as "order" first
     if (!keywordNames.has(head)) continue;
-    const distance = editDistance(lower, head);
+    const distance = editDistance(lower, head, 2);
     const allowed = Math.max(lower.length, head.length) <= 4 ? 1 : 2;
     if (distance <= allowed && distance < bestDistance) {
       best = keyword;
@@ -354,26 +355,3 @@ function closestKeyword(word: string, expected: readonly string[]): string | und
 }
 
 const keywordNames: ReadonlySet<string> = new Set(keywordTokens.map((t) => t.LABEL!));
-
-/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours cost 1. */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return Infinity;
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) {
-    const row: number[] = [i];
-    for (let j = 1; j <= b.length; j++) {
-      if (i === 0) {
-        row.push(j);
-        continue;
-      }
-      const up = rows[i - 1]!;
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(up[j]! + 1, row[j - 1]! + 1, up[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
-      row.push(d);
-    }
-    rows.push(row);
-  }
-  return rows[a.length]![b.length]!;
-}
-

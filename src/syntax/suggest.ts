@@ -9,9 +9,9 @@ import type { ILexingResult, IToken, TokenType } from 'chevrotain';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, unescapeString } from './to-ast.js';
 import {
-  BacktickField, Bareword, Between, Comma, Equals, From, Greater, GreaterEquals, In, Keyword, Less, LessEquals, Limit,
-  LParen, NotEquals, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select, softKeywordTokens,
-  StringLiteral, Uuid, Where,
+  BacktickField, Bareword, Between, Comma, Equals, False, From, Greater, GreaterEquals, In, Keyword, Less, LessEquals, Limit,
+  LParen, NotEquals, Null, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select, softKeywordTokens,
+  StringLiteral, True, Uuid, Where,
 } from './tokens.js';
 import { MAX_NESTING } from './parse.js';
 
@@ -94,6 +94,7 @@ function suggestAt(text: string, cursor: number): SuggestResult {
   } else if (inComment(text, last ? tokenSpan(last).end : 0)) {
     return nothing;
   }
+  before = withShortLists(before);
   if (before.length > SUGGEST_TOKEN_LIMIT || nesting(before) > MAX_NESTING) return nothing;
   const prefix = text.slice(from);
   const resource = resourceOf(tokens);
@@ -149,6 +150,30 @@ function splitDigitWordStart(text: string, lexed: ILexingResult): number | undef
 
 function isKeywordType(type: TokenType): boolean {
   return (type.CATEGORIES?.includes(Keyword) ?? false) || softKeywordTokens.includes(type);
+}
+
+const listItems: ReadonlySet<TokenType> = new Set([StringLiteral, NumberLiteral, Bareword, Uuid, Parameter, True, False, Null, BacktickField]);
+
+/**
+ * The tokens with every run of `item ,` pairs cut to one pair: a list of
+ * 30 000 values (`in (…)`, `select a, b, …`) offers what one pair offers,
+ * and content assist then reads a few tokens instead of the whole list.
+ */
+function withShortLists(tokens: IToken[]): IToken[] {
+  let out: IToken[] | undefined;
+  for (let i = 0; i < tokens.length; i++) {
+    const repeat =
+      i >= 2 && i + 1 < tokens.length &&
+      listItems.has(tokens[i]!.tokenType) && tokens[i + 1]!.tokenType === Comma &&
+      listItems.has(tokens[i - 2]!.tokenType) && tokens[i - 1]!.tokenType === Comma;
+    if (repeat) {
+      out ??= tokens.slice(0, i);
+      i++; // the comma goes too
+    } else if (out !== undefined) {
+      out.push(tokens[i]!);
+    }
+  }
+  return out ?? tokens;
 }
 
 function nesting(tokens: readonly IToken[]): number {

@@ -110,7 +110,9 @@ describe('values where syntax is needed', () => {
   it('a value as a field name is a parse error with a hint', () => {
     const error = templateError(() => ckql`from c where ${'subject'} = math`);
     expect(error.source).toBeDefined();
-    expect(covered(error)).toMatch(/^\$__p0/);
+    expect(covered(error)).toBe('${…}');
+    expect(error.source).toBe('from c where ${…} = math');
+    expect(`${error.message} ${error.hint ?? ''}`).not.toContain('__p');
     expect(error.hint).toContain('number 1');
     expect(error.hint).toContain('field names and keywords');
   });
@@ -126,7 +128,7 @@ describe('values where syntax is needed', () => {
     const error = templateError(() => ckql`from c where a = 1 and f = "${'x'}"`);
     expect(error.code).toBe('MISPLACED_INTERPOLATION');
     expect(error.message).toContain('number 1');
-    expect(covered(error)).toBe('$__p0');
+    expect(covered(error)).toBe('${…}');
     expect(error.hint).toContain('without quotes');
   });
 
@@ -141,9 +143,19 @@ describe('values where syntax is needed', () => {
     const error = templateError(() => ckql`from c limit ${'ten' as ParamValue}`);
     expect(error.code).toBe('INVALID_PARAMETER');
     expect(error.hint).toContain('number 1');
-    expect(covered(error)).toBe('$__p0');
+    expect(covered(error)).toBe('${…}');
+    expect(error.message).toBe('the value interpolated as ${…} number 1 must be a whole number of 0 or more (the limit), found the text "ten"');
     expect(templateError(() => ckql`from c where f = ${[1, 2]}`).code).toBe('INVALID_PARAMETER');
     expect(templateError(() => ckql`from ${7}`).code).toBe('INVALID_PARAMETER');
+  });
+
+  it('shows the template with ${…} for every value and points at the right one', () => {
+    const error = templateError(() => ckql`from ${'c'} where a = ${1} and b in ${[2, 3]} limit ${'x' as ParamValue}`);
+    expect(error.source).toBe('from ${…} where a = ${…} and b in (${…}) limit ${…}');
+    expect(covered(error)).toBe('${…}');
+    expect(error.span.start).toBe(error.source!.lastIndexOf('${…}'));
+    expect(error.message).toContain('number 4');
+    expect(JSON.stringify(error)).not.toContain('__p');
   });
 
   it('undefined and objects are rejected', () => {

@@ -25,10 +25,15 @@ import { literalOf, propertyParameters, propertyRuns, queryOverTable, tableRowsA
 import { openCkanSql, type CkanSql } from '../helpers/ckan-sql.js';
 import { asyncOutcomeOf, outcomeOf } from '../helpers/outcome.js';
 import { evaluatePlan } from '../helpers/plan.js';
+import { recordsWithoutRank } from '../helpers/rank.js';
 
-/** What two answers must share: the records and the total, or a Validation Error on both sides. */
+/**
+ * What two answers must share: the records and the total, or a Validation
+ * Error on both sides. The server adds CKAN's rank columns to a search; the
+ * language has none, so they are left out.
+ */
 function answerOf(outcome: { ok: SearchResult } | { error: unknown }): unknown {
-  if ('ok' in outcome) return { records: outcome.ok.records, total: outcome.ok.total };
+  if ('ok' in outcome) return { records: recordsWithoutRank(outcome.ok.records), total: outcome.ok.total };
   const error = outcome.error;
   return error instanceof DatastoreError ? { status: error.status } : { thrown: String(error) };
 }

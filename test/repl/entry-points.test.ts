@@ -26,7 +26,7 @@ function staticImports(file: string): string[] {
 
 function sourceFile(from: string, specifier: string): string {
   const base = resolve(dirname(from), specifier).replace(/\.js$/, '');
-  for (const candidate of [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')]) if (existsSync(candidate)) return candidate;
+  for (const candidate of [`${base}.ts`, `${base}.tsx`, `${base}.d.ts`, join(base, 'index.ts')]) if (existsSync(candidate)) return candidate;
   throw new Error(`${relative(root, from)} imports ${specifier}, which has no source file`);
 }
 

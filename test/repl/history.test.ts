@@ -86,6 +86,28 @@ describe('the history file of a session', () => {
     }
   });
 
+  it('a statement typed over several lines comes back from history whole, its comments dropped', async () => {
+    const historyFile = join(dir, 'history');
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source, historyFile });
+      await driver.waitFor(prompt);
+      driver.send('from quick where -- the field comes next\r');
+      await driver.waitFor('... ');
+      driver.send('name = "a -- b"\r');
+      await driver.waitFor(/records?[\s\S]*ckql> $/);
+      driver.send('\u001b[A');
+      await driver.waitForText(/ckql> from quick where name = "a -- b"$/);
+      driver.send('\r');
+      await driver.waitFor(/records?[\s\S]*ckql> $/);
+      await driver.exit();
+      const lines = readFileSync(historyFile, 'utf8').split('\n').filter((line) => line !== '');
+      expect(lines).toEqual(['from quick where name = "a -- b"', '.exit']);
+    } finally {
+      await source.close();
+    }
+  });
+
   it('is read by the next session: the up arrow brings back the last line', async () => {
     const historyFile = join(dir, 'history');
     writeFileSync(historyFile, 'from quick limit 1\nfrom quick where name = quick\n', { mode: 0o600 });

@@ -584,3 +584,87 @@ describe('dot commands say what went wrong', () => {
     await driver.exit();
   });
 });
+
+describe('completion never holds the prompt', () => {
+  it('Tab against a portal that does not answer returns at once; typing goes on; Ctrl-C cancels the lookup', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source, completionWaitMs: 50 });
+      await driver.waitFor(prompt);
+      driver.send('from slow where name = q');
+      await driver.waitFor('name = q');
+      driver.send('\t');
+      await portal.arrived;
+      driver.send('\t');
+      // The line takes more keys while the sample is still asked for, and no tab lands in it.
+      driver.send('uick');
+      await driver.waitForText(/name = quick$/);
+      expect(driver.text()).not.toContain('\t');
+      driver.send('\x03');
+      await portal.abandoned;
+      await driver.waitFor(prompt);
+      await ask(driver, 'from quick', '1 of 1 record');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+});
+
+describe('completion without the opening quote', () => {
+  it('a field that needs backticks and a value that needs quotes complete from their bare start', async () => {
+    const { completeQuery } = await import('../../src/repl/complete.js');
+    const context = {
+      resources: async () => [{ id: 'places', alias: 'places' }],
+      fields: async () => [
+        { id: 'school year', type: 'text' as const },
+        { id: 'city', type: 'text' as const },
+      ],
+      values: async () => ['Köln', 'Kiel', 'Bonn'],
+    };
+    const field = await completeQuery('from places where sch', 21, context);
+    expect(field).toEqual({ completions: ['`school year` '], prefix: 'sch' });
+    const one = await completeQuery('from places where city = K', 26, { ...context, values: async () => ['Köln', 'Bonn'] });
+    expect(one).toEqual({ completions: ['"Köln" '], prefix: 'K' });
+    const both = await completeQuery('from places where city = K', 26, context);
+    expect(both.completions).toEqual(['"Köln"', 'Kiel']);
+  });
+});
+
+describe('local data read on demand (the REPL\'s source)', () => {
+  it('lists names before reading any file, reads a file when a statement names it, and counts all on .resources', async () => {
+    const { openSource, demoDataDir } = await import('../../src/session/source.js');
+    const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
+    try {
+      const names = await lazy.listResources();
+      expect(names.map((each) => each.alias)).toEqual(['courses', 'enrolments', 'schools']);
+      expect(names.every((each) => each.total === undefined)).toBe(true);
+      const driver = startDriver({ source: lazy });
+      await driver.waitFor(prompt);
+      expect(driver.text()).toContain('demo data');
+      await ask(driver, 'from schools limit 1', '1 of 8 records');
+      expect((await lazy.listResources()).find((each) => each.alias === 'schools')?.total).toBe(8);
+      expect((await lazy.listResources()).find((each) => each.alias === 'enrolments')?.total).toBeUndefined();
+      const listed = await ask(driver, '.resources', 'enrolments');
+      expect(listed).toMatch(/courses +│ [0-9a-f-]{36} +│ +\d+/);
+      expect(listed).toMatch(/enrolments +│ [0-9a-f-]{36} +│ +\d+/);
+      expect(await ask(driver, 'from corses', 'NOT_FOUND')).toContain('did you mean "courses"?');
+      await driver.exit();
+    } finally {
+      await lazy.close();
+    }
+  });
+});
+
+describe('a large answer in the REPL', () => {
+  it('draws 500 records of 20,000 and says how many it left out', async () => {
+    const driver = startDriver({ source: demo, timing: false });
+    await driver.waitFor(prompt);
+    const answer = await ask(driver, 'from enrolments limit 20000', '20000 of 20000 records, 500 shown');
+    expect(answer).toContain('… 19500 more records not shown');
+    expect(answer.split('\n').filter((line) => /^\s+\d+ │/.test(line))).toHaveLength(500);
+    await driver.exit();
+  });
+});

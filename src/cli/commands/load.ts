@@ -7,10 +7,7 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { loadResources, resourceIdFor } from '../../engine/memory/load.js';
-import { openPglite } from '../../engine/pglite/db.js';
-import { openPostgres } from '../../engine/postgres/db.js';
 import type { Db } from '../../engine/sql/db.js';
-import { loadTables } from '../../engine/sql/load.js';
 import type { LoadProgress } from '../../engine/sql/load.js';
 import { toolError } from '../../errors.js';
 import type { CliContext, CommandRun } from '../context.js';
@@ -57,7 +54,11 @@ Examples:
         }
         if (options.private === true) for (let i = 0; i < tables.length; i++) tables[i] = { ...(tables[i] as (typeof tables)[number]), private: true };
         const isUrl = target !== undefined && /^postgres(ql)?:\/\//.test(target);
-        const db: Db = target === undefined || isUrl ? await openPostgres(target === undefined ? {} : { url: target }) : await openPglite(resolve(context.cwd, target));
+        // The drivers load on demand, so other commands do not pay for them at start-up.
+        const db: Db = target === undefined || isUrl
+          ? await (await import('../../engine/postgres/db.js')).openPostgres(target === undefined ? {} : { url: target })
+          : await (await import('../../engine/pglite/db.js')).openPglite(resolve(context.cwd, target));
+        const { loadTables } = await import('../../engine/sql/load.js');
         const progress = progressBar(context);
         try {
           await interruptible((signal) =>

@@ -19,6 +19,7 @@ import {
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import type { Source, SourceSpec } from '../../session/source.js';
 
 interface ReplOptions extends SourceOptionValues {
   readonly command?: string;
@@ -72,9 +73,13 @@ Examples:
         options.command ??
         (options.file === undefined ? undefined : await readOptionFile('--file', resolve(context.cwd, options.file))) ??
         (context.stdin.isTTY === true ? undefined : await readQueryArgument('-', context));
-      const source = await openSource(spec);
+      // Files are read when a statement first names them, so the prompt does not wait for them.
+      const openLazily = (each: SourceSpec): Promise<Source> => openSource(each, { lazy: true });
+      const source = await openLazily(spec);
       try {
-        const repl = await import('../../repl/index.js');
+        // The session and the script runner only: ink comes with the first table drawn.
+        const [{ startRepl }, { runScript }] = await Promise.all([import('../../repl/start.js'), import('../../repl/script.js')]);
+        const repl = { startRepl, runScript };
         if (script !== undefined) {
           // Statements from -c, -f or a pipe: records on stdout, each error rendered on stderr.
           const outcome = await interruptible((signal) =>
@@ -95,7 +100,7 @@ Examples:
         await repl.startRepl({
           source,
           config,
-          openSource,
+          openSource: openLazily,
           input: context.stdin,
           output: context.stdout,
           errorOutput: context.stderr,

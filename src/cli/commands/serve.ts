@@ -26,6 +26,7 @@ interface ServeOptions {
   readonly engine?: string;
   readonly db?: string;
   readonly dbDir?: string;
+  readonly ckan?: '2.11' | '2.12';
 }
 
 export function registerServe(program: Command, run: CommandRun): void {
@@ -44,6 +45,7 @@ export function registerServe(program: Command, run: CommandRun): void {
     .option('--tokens-file <file>', 'API tokens, one per line, that open private resources')
     .option('--private <names>', 'resource ids or aliases that need a token (comma-separated)', listOption('--private'))
     .option('--log', 'print one line per request on stderr (never headers or tokens)')
+    .option('--ckan <version>', 'answer as CKAN 2.11 (default: _links, total_estimation_threshold) or 2.12 (filter operators, next_page)', ckanOption)
     .addHelpText(
       'after',
       `
@@ -72,6 +74,7 @@ Example:
           ...(tokens === undefined ? {} : { tokens }),
           ...(options.private === undefined ? {} : { privateResources: options.private }),
           ...(options.log === true ? { log: (line: string) => context.err(line) } : {}),
+          ...(options.ckan === undefined ? {} : { ckan: options.ckan }),
         }).catch((error: unknown) => {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
@@ -102,6 +105,11 @@ Example:
         return 0;
       }),
     );
+}
+
+function ckanOption(value: string): '2.11' | '2.12' {
+  if (value !== '2.11' && value !== '2.12') throw new InvalidArgumentError(`use 2.11 or 2.12, not ${JSON.stringify(value)}`);
+  return value;
 }
 
 /** `--engine`, `--db`, `--db-dir`: a `postgres://` URL means `postgres`, a directory `pglite`. */

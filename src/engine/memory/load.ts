@@ -106,6 +106,25 @@ export async function loadResources(paths: string | readonly string[], options: 
   return tables;
 }
 
+/**
+ * The data files `paths` name, with the alias and id each would get, without
+ * reading them (a REPL lists resources before loading any). Throws as
+ * `loadResources` does for a missing path or two files with one name.
+ * @example (await listDataFiles('examples/data')).map((f) => f.alias) // → ["courses", "enrolments", "schools"]
+ */
+export async function listDataFiles(paths: string | readonly string[]): Promise<{ file: string; alias: string; id: string }[]> {
+  const found: { file: string; alias: string; id: string }[] = [];
+  for (const path of typeof paths === 'string' ? [paths] : paths) {
+    for (const file of await dataFiles(path)) {
+      const alias = aliasOf(file);
+      const first = found.find((each) => each.alias === alias);
+      if (first !== undefined) throw toolError('DATA_DUPLICATE_ALIAS', [alias, first.file, file], { file });
+      found.push({ file, alias, id: resourceIdFor(alias) });
+    }
+  }
+  return found;
+}
+
 async function dataFiles(path: string): Promise<string[]> {
   let info;
   try {

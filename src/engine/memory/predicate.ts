@@ -52,7 +52,7 @@ export function conditionOf(node: FilterNode, fieldById: ReadonlyMap<string, Fie
     if (version === '2.12') {
       // 2.12 reports every unknown field together (docs/ckan-2.12-reference.md §1.6, F6)
       const messages = unknown.map((f) => `Unknown field: ${f}`);
-      throw new DatastoreError('VALIDATION_ERROR', `filters: ${messages.join(', ')}`, { body: { __type: 'Validation Error', filters: messages } });
+      throw new DatastoreError('VALIDATION_ERROR', `filters: ${messages.join(', ')}`, { body: { filters: messages, __type: 'Validation Error' } });
     }
     throw validationError('filters', `invalid value ${JSON.stringify(unknown[0])}`);
   }

@@ -116,6 +116,8 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
   }
   const note = { ...(table.private === true ? { private: true } : {}), ...(table.source === undefined ? {} : { source: table.source }) };
   await tx.query(tableNoteSql(table.id, note));
+  // Statistics, as a portal's loader leaves them: the planner's estimates and 2.11's total_estimation_threshold read them.
+  await tx.query(`ANALYZE ${quoteIdentifier(table.id)}`);
   if (total === 0) options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: 0, totalRows: 0 });
 }
 

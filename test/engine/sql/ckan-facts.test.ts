@@ -229,6 +229,15 @@ describe.each(engineNames)('%s answers as CKAN 2.11.5', (name) => {
     expect((await errorOf(search({ resource_id: 'things', fields: ['name', 'x'], sort: 'y' }))).body).toEqual({ __type: 'Validation Error', fields: ['invalid value "x"'] });
   });
 
+  it('total_estimation_threshold: without filters the total is pg_class.reltuples once it reaches the threshold', async () => {
+    const estimated = await search({ resource_id: 'things', limit: 1, total_estimation_threshold: 5 });
+    expect([estimated.total, estimated.total_was_estimated]).toEqual([7, true]);
+    const exact = await search({ resource_id: 'things', limit: 1, total_estimation_threshold: 100 });
+    expect([exact.total, exact.total_was_estimated]).toEqual([7, false]);
+    const filtered = await search({ resource_id: 'things', filters: { ok: true }, total_estimation_threshold: 1 });
+    expect([filtered.total, filtered.total_was_estimated]).toEqual([3, false]);
+  });
+
   it('an alias resolves to the resource, whose id the result carries', async () => {
     const result = await search({ resource_id: 'things', limit: 0 });
     expect(result.resource_id).toBe(things.id);

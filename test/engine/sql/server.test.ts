@@ -33,6 +33,14 @@ const post = async (base: string, action: string, body: unknown, headers: Record
 };
 
 describe('server over pglite', () => {
+  it('ranks with ts_rank when fields ask for rank', async () => {
+    const { body } = await post(server.url, 'datastore_search', { resource_id: 'books', q: 'tolstoy annakarenina', fields: ['book', 'rank'] });
+    expect(body.result?.['fields']).toEqual([{ id: 'book', type: 'text' }, { id: 'rank', type: 'float' }]);
+    const [record] = body.result?.['records'] as { book: string; rank: number }[];
+    expect(record?.book).toBe('annakarenina');
+    expect(record?.rank).toBeCloseTo(0.0901673, 6); // ts_rank of two lexemes, not the memory engine's constant 0.0573088
+  });
+
   it('answers q with plain: false and language as PostgreSQL does', async () => {
     const { status, body } = await post(server.url, 'datastore_search', { resource_id: 'books', q: 'war:*', plain: false, language: 'english' });
     expect(status).toBe(200);
@@ -56,6 +64,7 @@ describe('server over pglite', () => {
   it('the memory engine has no datastore_search_sql: 400 as on a portal with it disabled', async () => {
     const { status, body } = await post(memory.url, 'datastore_search_sql', { sql: 'SELECT 1' });
     expect(status).toBe(400);
-    expect(body.error?.['message']).toBe('Bad request - Action name not known: datastore_search_sql');
+    // CKAN's 400 body is a bare JSON string, not an envelope (docs/ckan-2.11-reference.md §5)
+    expect(body as unknown).toBe('Bad request - Action name not known: datastore_search_sql');
   });
 });

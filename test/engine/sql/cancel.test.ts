@@ -1,0 +1,70 @@
+/**
+ * Statement timeouts and cancellation: a search that runs past the engine's
+ * `statement_timeout` is CKAN's 409 `Search took too long` (`Query took too
+ * long` for SQL); an aborted signal cancels the statement on the server
+ * (`pg_cancel_backend`) and the search rejects with `ABORTED`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DatastoreError } from '../../../src/errors.js';
+import { sqlEngine } from '../../../src/engine/sql/engine.js';
+import type { SqlEngine } from '../../../src/engine/sql/engine.js';
+import type { TestEngines } from './engines.js';
+import { engineNames, openTestEngines, typedTable } from './engines.js';
+
+const big = typedTable('big', [['word', 'text']], [{ word: 'seed' }]);
+
+let engines: TestEngines;
+const slow = new Map<string, SqlEngine>();
+beforeAll(async () => {
+  engines = await openTestEngines([big]);
+  for (const name of engineNames) {
+    const engine = engines.get(name);
+    // Enough rows that a full-text count takes well over a millisecond.
+    await engine.db.transaction((tx) => tx.query(`INSERT INTO "${big.id}" (word) SELECT 'w' || i || ' common' FROM generate_series(1, 30000) AS i`));
+    slow.set(name, sqlEngine(engine.db, { kind: engine.kind as 'pglite' | 'postgres', label: 'slow', statementTimeout: 1 }));
+  }
+}, 120_000);
+afterAll(async () => {
+  await engines?.close();
+});
+
+async function failure(promise: Promise<unknown>): Promise<DatastoreError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DatastoreError) return error;
+    throw error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe.each(engineNames)('%s', (name) => {
+  it('an already aborted signal rejects with ABORTED before any statement', async () => {
+    const error = await failure(engines.get(name).search({ resource_id: 'big' }, { signal: AbortSignal.abort() }));
+    expect(error.code).toBe('ABORTED');
+  });
+});
+
+// Only a server can stop a statement while it runs: PGlite runs each statement to its end inside this
+// process, so neither statement_timeout nor a cancel reaches it (README: engines).
+for (const name of engineNames.filter((n) => n === 'postgres')) {
+  it(`${name}: a search past the statement timeout is 409 Search took too long; SQL is Query took too long`, async () => {
+    const engine = slow.get(name) as SqlEngine;
+    const error = await failure(engine.search({ resource_id: 'big', q: 'common', sort: 'word desc' }));
+    expect(error.body).toEqual({ __type: 'Validation Error', query: ['Search took too long'] });
+    const sql = await failure((engine.searchSql as NonNullable<SqlEngine['searchSql']>)(`SELECT count(*) FROM big WHERE word LIKE '%9%'`));
+    expect(sql.body).toEqual({ __type: 'Validation Error', query: ['Query took too long'] });
+  });
+
+  it(`${name}: aborting cancels the running statement on the server`, async () => {
+    const engine = engines.get(name);
+    const controller = new AbortController();
+    // A prefix query over every row, sorted, with a total: well over the 5 ms before the abort.
+    const search = engine.search({ resource_id: 'big', q: 'w:* & common', plain: false, sort: 'word desc', distinct: true }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 5);
+    const error = await failure(search);
+    expect(error.code).toBe('ABORTED');
+    // The pool is still usable afterwards.
+    expect((await engine.search({ resource_id: 'big', limit: 1 })).total).toBe(30001);
+  });
+}

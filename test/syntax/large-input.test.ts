@@ -1,0 +1,60 @@
+/**
+ * A query as long as a list pasted from a spreadsheet: a 339k-character
+ * `in` list goes through parse, compile for every target, format and
+ * completion; each stage grows linearly (checked by the ratio of two sizes,
+ * not by a clock limit).
+ */
+import { describe, expect, it } from 'vitest';
+import { compile } from '../../src/compile/compile.js';
+import { format } from '../../src/format.js';
+import { parse } from '../../src/syntax/parse.js';
+import { suggest } from '../../src/syntax/suggest.js';
+
+const listQuery = (count: number) => `from t where a in (${Array.from({ length: count }, (_, i) => `"value ${i}"`).join(', ')})`;
+
+describe('a 339k-character in list', () => {
+  const source = listQuery(26_000);
+
+  it('parses, compiles for every target, formats and completes', () => {
+    expect(source.length).toBeGreaterThan(339_000);
+    const query = parse(source);
+    const condition = query.where!.condition;
+    expect(condition.kind === 'in' && condition.values.length).toBe(26_000);
+    expect(((compile(query).filters as Record<string, unknown>)['a'] as unknown[]).length).toBe(26_000);
+    expect(compile(query, { target: 'ckan-2.12' })).toEqual(compile(query));
+    expect(compile(query, { target: 'sql' }).sql.length).toBeGreaterThan(339_000);
+    expect(parse(format(query))).toBeDefined();
+    expect(suggest(`${source} and `).suggestions).toEqual([
+      { kind: 'keyword', text: 'not' },
+      { kind: 'field', resource: 't' },
+      { kind: 'punctuation', text: '(' },
+    ]);
+    expect(suggest(`${source.slice(0, -1)}, `).suggestions).toEqual([{ kind: 'value', field: 'a', resource: 't' }]);
+  });
+
+  it('grows linearly in every stage: thirty times the values cost far less than nine hundred times as much', () => {
+    const fastest = (fn: () => unknown) => {
+      const runs = Array.from({ length: 7 }, () => {
+        const start = performance.now();
+        fn();
+        return performance.now() - start;
+      });
+      return Math.max(Math.min(...runs), 1);
+    };
+    const small = listQuery(1_000);
+    const large = listQuery(30_000);
+    const stages: [string, (text: string) => unknown][] = [
+      ['parse', (text) => parse(text)],
+      ['compile', (text) => compile(text)],
+      ['sql', (text) => compile(text, { target: 'sql' })],
+      ['format', (text) => format(parse(text))],
+      ['suggest', (text) => suggest(`${text} and `)],
+    ];
+    for (const [name, run] of stages) {
+      run(small); // warm up
+      const ratio = fastest(() => run(large)) / fastest(() => run(small));
+      // linear is about 30 (less where a fixed cost dominates the small run); quadratic would be about 900
+      expect(ratio, name).toBeLessThan(300);
+    }
+  });
+});
