@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { compile } from '../../compile/compile.js';
 import type { CommandRun } from '../context.js';
+import { withParamHint } from '../report.js';
 import { addParamOption, readQueryArgument } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
 
@@ -22,7 +23,12 @@ Example:
         const queryText = await readQueryArgument(text, run.context);
         const params = readParams(options.param);
         refuseUnknownParams(queryText, Object.keys(params), '--param');
-        const request = compile(queryText, params);
+        let request;
+        try {
+          request = compile(queryText, params);
+        } catch (error) {
+          throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+        }
         await run.context.out(`${JSON.stringify(request, null, 2)}\n`);
         return 0;
       }),

@@ -9,6 +9,7 @@ import { connect } from '../../client/connect.js';
 import type { PreparedRequest } from '../../client/types.js';
 import { compile } from '../../compile/compile.js';
 import type { CommandRun } from '../context.js';
+import { withParamHint } from '../report.js';
 import { addParamOption, addSourceOptions, configLoader, readQueryArgument, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
@@ -44,7 +45,12 @@ Example:
       const queryText = await readQueryArgument(text, context);
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
-      const request = compile(queryText, params);
+      let request;
+      try {
+        request = compile(queryText, params);
+      } catch (error) {
+        throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+      }
       const { spec, tokenShell } = await selectSource(options, {
         config: configLoader(options, context),
         env: context.env,

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { compile } from '../../compile/compile.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import type { CommandRun } from '../context.js';
+import { withParamHint } from '../report.js';
 import {
   addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
   refuseTokenArgument,
@@ -48,7 +49,12 @@ Examples:
       const queryText = await readQueryArgument(text, context);
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
-      const request = compile(queryText, params);
+      let request;
+      try {
+        request = compile(queryText, params);
+      } catch (error) {
+        throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+      }
       const opened = await openSource(source.spec, { resources: [request.resource_id] });
       try {
         await printQuery(context, opened, request, {
