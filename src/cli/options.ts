@@ -34,6 +34,8 @@ export function addSourceOptions(command: Command): Command {
     .option('--profile <name>', 'use a profile from the config file')
     .option('--config <file>', 'read this config file instead of searching for one')
     .option('--timeout <seconds>', 'how long a request may take, for the headers and again for the body (default 30)', secondsOption('--timeout'))
+    .option('--target <target>', "the portal's dialect: ckan-2.11, ckan-2.12 or sql (default: asked of the portal when a query needs more than 2.11)")
+    .option('--max-scan <records>', 'the most records ckql reads to finish a query the portal cannot answer whole (default 100000)', countOption('--max-scan'))
     .addOption(new Option('--token <token>').hideHelp());
 }
 
@@ -120,6 +122,15 @@ export function secondsOption(name: string): (value: string) => number {
     const seconds = /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN;
     if (!(seconds > 0) || seconds > 86_400) throw new InvalidArgumentError(`${name} must be a number of seconds above 0, such as 60.`);
     return seconds;
+  };
+}
+
+/** A whole number of records above 0, such as `--max-scan 500000`. */
+export function countOption(name: string): (value: string) => number {
+  return (value) => {
+    const count = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+    if (!(count > 0) || !Number.isSafeInteger(count)) throw new InvalidArgumentError(`${name} must be a whole number of records above 0, such as 500000.`);
+    return count;
   };
 }
 

@@ -3,6 +3,7 @@
  * by `ckql query` and `ckql run`.
  */
 import { performance } from 'node:perf_hooks';
+import type { Query } from '../ast.js';
 import type { SearchRequest, SearchResult } from '../datastore/types.js';
 import { DatastoreError } from '../errors.js';
 import { createRecordWriter, formatRecords } from '../output/format-records.js';
@@ -21,6 +22,11 @@ export interface PrintQueryOptions {
   readonly pageSize?: number;
   /** csv: escape spreadsheet formulas (default true) */
   readonly escapeFormulas?: boolean;
+  /**
+   * the query, when the portal cannot answer it whole: the client runs it as
+   * a plan (docs/beyond-the-request.md) and `request` is its pushed-down part
+   */
+  readonly query?: Query;
 }
 
 /**
@@ -42,10 +48,21 @@ export async function printQuery(
   };
   try {
     await interruptible(async (signal) => {
+      const input = options.query ?? request;
       if (options.all !== true) {
-        const result = await source.client.search(request, { signal });
+        const result = await source.client.search(input, { signal });
         const elapsedMs = Math.round(performance.now() - started);
-        const shortBy = cutShort(request, result);
+        // A plan's request carries no limit or offset: the query's own say what was asked.
+        const limitValue = options.query?.limit?.value;
+        const offsetValue = options.query?.offset?.value;
+        const asked = options.query === undefined
+          ? request
+          : {
+              ...request,
+              ...(limitValue?.kind === 'number' ? { limit: limitValue.value } : {}),
+              ...(offsetValue?.kind === 'number' ? { offset: offsetValue.value } : {}),
+            };
+        const shortBy = cutShort(asked, result);
         // At a terminal the table's footer says it; anywhere else stderr does, so `| wc -l` is not silently 100.
         const inFooter = options.format === 'table' && context.stdout.isTTY === true;
         await context.out(
@@ -56,11 +73,14 @@ export async function printQuery(
       }
       // One `limit: 0` request first: it gives the field order for headers and the total for progress.
       const head = await source.client.search({ ...request, limit: 0 }, { signal });
-      const writer = createRecordWriter(options.format, head.fields, context.out, formatOptions);
+      // A plan's request fetches every field; its select picks them.
+      const chosen = options.query?.select?.fields.map((f) => f.name);
+      const fields = chosen === undefined ? head.fields : [...new Set(chosen)].flatMap((name) => head.fields.filter((f) => f.id === name));
+      const writer = createRecordWriter(options.format, fields, context.out, formatOptions);
       const progress = progressLine(context, head.total);
       let count = 0;
       try {
-        for await (const row of source.client.searchAll(request, {
+        for await (const row of source.client.searchAll(input, {
           signal,
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           onPage: ({ fetched, total }) => progress.update(fetched, total),

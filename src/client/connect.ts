@@ -112,6 +112,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   // The portal's dialect: the option, else detected once (status_show, else the 2.12 probe) and kept.
   let target: Target | undefined = options.target;
   let detected: Promise<Target> | undefined;
+  let found: Target | undefined;
   const maxScan = options.maxScan;
   const statusUrl = endpoint.replace(/datastore_search$/, 'status_show');
   const sqlUrl = endpoint.replace(/datastore_search$/, 'datastore_search_sql');
@@ -119,26 +120,27 @@ export function connect(options: ClientOptions): DatastoreClient {
     if (target !== undefined) return Promise.resolve(target);
     return (detected ??= (async () => {
       const version = await fetchCkanVersion(statusUrl, { dispatcher, timeout, headers, ...(signal === undefined ? {} : { signal }) });
-      if (version !== undefined) return targetOfVersion(version);
-      // The probe goes as POST: a GET query string carries only the keys a portal reads.
-      return probeNextPage(resourceId, (request) =>
-        sendSearch({ method: 'POST', url: endpoint, headers: postHeaders, body: JSON.stringify(request) }, transport, signal));
+      // The probe goes as POST, whatever the client's method: it is about the version, not the query.
+      found = version !== undefined
+        ? targetOfVersion(version)
+        : await probeNextPage(resourceId, (request) =>
+            sendSearch({ method: 'POST', url: endpoint, headers: postHeaders, body: JSON.stringify(request) }, transport, signal));
+      return found;
     })());
   };
 
   /**
-   * How a query runs: as one request when CKAN 2.11 says it whole (no
-   * detection needed), else planned for the portal's target.
+   * How a query runs: as CKAN 2.11's request when that says it whole (no
+   * detection needed), else planned for the portal's target; a request
+   * given as such is sent as it is (undefined).
    */
   const planOf = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<Plan | undefined> => {
     if (typeof input !== 'string' && !isQuery(input)) return undefined;
     const withMax = maxScan === undefined ? {} : { maxScan };
     const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
-    if (basic.residual === undefined) return undefined;
+    if (basic.residual === undefined) return basic;
     const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
-    if (portal === 'ckan-2.11') return basic;
-    const planned = plan(input, { target: portal, params, ...withMax });
-    return planned.target !== 'sql' && planned.residual === undefined ? undefined : planned;
+    return portal === 'ckan-2.11' ? basic : plan(input, { target: portal, params, ...withMax });
   };
 
   /** `datastore_search_sql` with the sql target's text, read back as a search result. */
@@ -152,7 +154,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
     const planned = await planOf(input, searchOptions.params, searchOptions.signal);
     if (planned?.target === 'sql') return sendSql(planned, searchOptions.signal);
-    if (planned !== undefined) {
+    if (planned !== undefined && planned.residual !== undefined) {
       const run = await runPlan(planned, (r) => send(r, searchOptions.signal), { pageSize: DEFAULTS.pageSize, all: false, count: true });
       const records = [];
       for await (const record of run.records) records.push(record);
@@ -170,7 +172,7 @@ export function connect(options: ClientOptions): DatastoreClient {
       result.records_format = 'objects';
       return result as unknown as SearchResult;
     }
-    const request = requestOf(input, searchOptions.params);
+    const request = planned === undefined ? requestOf(input, searchOptions.params, target) : (planned.request as SearchRequest);
     if (hasEmptyListFilter(request)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
     return send(request, searchOptions.signal);
   };
@@ -181,9 +183,8 @@ export function connect(options: ClientOptions): DatastoreClient {
     // One SELECT has one LIMIT: every record is read through datastore_search, planned for 2.12.
     if (planned?.target === 'sql') {
       planned = plan(input as Query | string, { target: 'ckan-2.12', ...(allOptions.params === undefined ? {} : { params: allOptions.params }), ...(maxScan === undefined ? {} : { maxScan }) });
-      if (planned.residual === undefined) planned = undefined;
     }
-    if (planned !== undefined) {
+    if (planned !== undefined && planned.residual !== undefined) {
       const run = await runPlan(planned, (r) => send(r, allOptions.signal), { pageSize, all: true, count: false });
       let fetched = 0;
       for await (const record of run.records) {
@@ -193,11 +194,15 @@ export function connect(options: ClientOptions): DatastoreClient {
       allOptions.onPage?.({ fetched, total: run.matched() });
       return;
     }
-    const request = requestOf(input, allOptions.params);
+    const request = planned === undefined ? requestOf(input, allOptions.params, target) : (planned.request as SearchRequest);
     if (hasEmptyListFilter(request)) {
       // Nothing to page through, but the same errors as `search` (an unknown field, resource or token).
       await answerEmpty(request, (probe) => send(probe, allOptions.signal));
       allOptions.onPage?.({ fetched: 0, total: 0 });
+      return;
+    }
+    if (keysetPageable(request, target ?? found)) {
+      yield* keysetPages(request, pageSize, allOptions);
       return;
     }
     const start = request.offset ?? 0;
@@ -233,6 +238,41 @@ export function connect(options: ClientOptions): DatastoreClient {
     }
   }
 
+  /**
+   * CKAN 2.12's keyset paging (docs/ckan-2.12-reference.md §2.1): each page
+   * asks for `next_page` and the next one adds it to the filters, so a deep
+   * page costs what the first does. The last page has no `next_page`.
+   */
+  async function* keysetPages(request: SearchRequest, pageSize: number, allOptions: SearchAllOptions): AsyncGenerator<Row, void, undefined> {
+    const wanted = request.limit ?? Number.POSITIVE_INFINITY;
+    const countTotal = request.include_total !== false;
+    let fetched = 0;
+    let total: number | undefined;
+    let cursor: Record<string, unknown> | undefined;
+    while (fetched < wanted) {
+      const limit = Math.min(pageSize, wanted - fetched);
+      const filters = cursor === undefined ? request.filters : withCursor(request.filters, cursor);
+      const page = await send(
+        {
+          ...request,
+          ...(filters === undefined ? {} : { filters: filters as SearchRequest['filters'] }),
+          limit,
+          include_next_page: true,
+          ...(fetched === 0 && countTotal ? {} : { include_total: false }),
+        },
+        allOptions.signal,
+      );
+      if (fetched === 0 && typeof page.total === 'number') total = page.total;
+      fetched += page.records.length;
+      allOptions.onPage?.({ fetched, total: total === undefined ? undefined : Math.min(total, wanted) });
+      for (const record of page.records) yield record;
+      const next = (page as { next_page?: unknown }).next_page;
+      const served = typeof page.limit === 'number' ? Math.min(page.limit, limit) : limit;
+      if (page.records.length < served || typeof next !== 'object' || next === null) return;
+      cursor = next as Record<string, unknown>;
+    }
+  }
+
   const prepare = (input: SearchInput, params?: Params): PreparedRequest => {
     // A query that runs as a plan shows the request it starts with (for the target given, else 2.11's).
     const planned = typeof input === 'string' || isQuery(input)
@@ -253,11 +293,12 @@ export function connect(options: ClientOptions): DatastoreClient {
 
   return {
     get target() {
-      return target;
+      return target ?? found;
     },
     setTarget: (next: Target | undefined) => {
       target = next;
       detected = undefined;
+      found = undefined;
     },
     detectTarget: (resourceId: string, signal?: AbortSignal) => targetFor(resourceId, signal),
     url: base.href.replace(/\/$/, ''),
@@ -315,10 +356,14 @@ function createDispatcher(timeout: number): Dispatcher {
   return proxied ? new EnvHttpProxyAgent(agentOptions) : new Agent(agentOptions);
 }
 
-function requestOf(input: SearchInput, params: Params | undefined): SearchRequest {
+/**
+ * A request given as such, checked as the portal's version reads it: 2.12's
+ * filter operators unless the target is known to be 2.11.
+ */
+function requestOf(input: SearchInput, params: Params | undefined, target?: Target): SearchRequest {
   if (typeof input === 'string') return compile(input, params);
   if (isQuery(input)) return compile(input, params);
-  return normalizeRequest(input);
+  return normalizeRequest(input, target === 'ckan-2.11' ? {} : { ckan: '2.12' });
 }
 
 function isQuery(input: Query | SearchRequest): input is Query {
@@ -347,4 +392,17 @@ function sqlResult(answer: SearchResult): SearchResult {
   else result.total = total;
   delete result.sql;
   return result as unknown as SearchResult;
+}
+
+/** Whether `searchAll` can page a request with CKAN 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
+function keysetPageable(request: SearchRequest, target: Target | undefined): boolean {
+  if (target !== 'ckan-2.12' || request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
+  return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
+}
+
+/** The request's filters and the cursor (`{"_id": {"gt": n}}`), both holding. */
+function withCursor(filters: SearchRequest['filters'], cursor: Record<string, unknown>): Record<string, unknown> {
+  if (filters === undefined) return cursor;
+  if (!Array.isArray(filters) && !Object.hasOwn(filters, '_id')) return { ...(filters as Record<string, unknown>), ...cursor };
+  return { $and: [Array.isArray(filters) ? { $or: filters } : filters, cursor] };
 }

@@ -81,7 +81,7 @@ export interface PreparedRequest {
 }
 
 export interface DatastoreClient {
-  /** the target set by the options or `setTarget`; undefined while the portal's is detected */
+  /** the target set by the options or `setTarget`, else the one detected; undefined before any detection */
   readonly target: Target | undefined;
   /** sets the target (undefined: detect it again on the next query that needs it) */
   setTarget(target: Target | undefined): void;

@@ -57,6 +57,10 @@ export const urlProfileSchema = z
     token: nonEmptyText.optional(),
     /** resource ids or aliases to offer in completion and `ckql resources` */
     resources: z.array(nonEmptyText, { error: 'must be a list of resource ids' }).optional(),
+    /** the portal's dialect (docs/beyond-the-request.md); detected when absent */
+    target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional(),
+    /** the most records a plan may read to finish a query locally */
+    max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional(),
   })
   .refine((profile) => tokenKeys.filter((key) => profile[key] !== undefined).length <= 1, {
     error: `give at most one of ${tokenKeys.join(', ')}`,

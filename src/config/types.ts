@@ -21,6 +21,10 @@ export type Profile =
       readonly token?: TokenSource;
       /** resource ids or aliases named in the config */
       readonly resources: readonly string[];
+      /** the portal's dialect; detected when absent */
+      readonly target?: 'ckan-2.11' | 'ckan-2.12' | 'sql';
+      /** the most records a plan may read to finish a query locally */
+      readonly maxScan?: number;
     }
   | {
       readonly kind: 'data';

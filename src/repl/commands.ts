@@ -3,6 +3,7 @@
  * argument may be (for completion) and what it does. Each returns the text
  * to print; errors are thrown and rendered by the caller like any other.
  */
+import { parseTarget } from '../compile/plan.js';
 import { isAbsolute, resolve } from 'node:path';
 import type { SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
@@ -180,6 +181,23 @@ export const dotCommands: readonly DotCommand[] = [
     run: async (session, argument) => {
       session.settings.explain = readSwitch('explain', argument) ?? session.settings.explain;
       return `explain ${state(session.settings.explain)}`;
+    },
+  },
+  {
+    name: 'target',
+    usage: 'ckan-2.11|ckan-2.12|sql|auto',
+    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11)",
+    words: async () => ['ckan-2.11', 'ckan-2.12', 'sql', 'auto'],
+    run: async (session, argument) => {
+      const word = argument.trim();
+      if (word !== '') {
+        const target = word === 'auto' ? undefined : parseTarget(word);
+        if (word !== 'auto' && target === undefined) {
+          throw toolError('USAGE', [`.target takes ckan-2.11, ckan-2.12, sql or auto, not ${JSON.stringify(word)}`]);
+        }
+        session.client.setTarget(target);
+      }
+      return `target ${session.client.target ?? 'auto (not yet asked)'}`;
     },
   },
   {

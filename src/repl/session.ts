@@ -14,8 +14,10 @@ import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
 import { withParamHint } from '../session/params.js';
 import type { ResourceSummary, Source, SourceSpec } from '../session/source.js';
-import { compile } from '../compile/compile.js';
-import type { Params } from '../compile/bind.js';
+import { compile, plan } from '../compile/compile.js';
+import { bind, type Params } from '../compile/bind.js';
+import { parse } from '../syntax/parse.js';
+import type { Query } from '../ast.js';
 import type { Config } from '../config/types.js';
 import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
@@ -200,6 +202,14 @@ export class Session {
     return sample;
   }
 
+  /** A statement as a query to plan: bound, with the session's page size when it sets no `limit`. */
+  queryFor(text: string, params?: Params): Query {
+    const query = params === undefined ? parse(text) : bind(parse(text), params);
+    if (query.limit !== undefined) return query;
+    const span = { start: query.span.end, end: query.span.end };
+    return { ...query, limit: { kind: 'limit', span, value: { kind: 'number', span, value: this.settings.limit } } };
+  }
+
   /** The request a statement sends: compiled, with the session's page size when it sets no `limit`. */
   requestFor(text: string, params?: Params): SearchRequest {
     const request = compile(text, params);
@@ -231,14 +241,17 @@ export class Session {
     const parts: string[] = [];
     let request: SearchRequest | undefined;
     try {
-      request = this.requestFor(text, options.params);
+      // What CKAN 2.11 cannot say runs as a plan: the client finds the portal's dialect and applies the rest.
+      const planned = plan(text, { target: 'ckan-2.11', ...(options.params === undefined ? {} : { params: options.params }) });
+      const query = planned.residual === undefined ? undefined : this.queryFor(text, options.params);
+      request = query === undefined ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
       this.lastResource = request.resource_id;
       if (this.settings.explain) {
         const tokenShell = this.#client.hasToken ? this.#tokenShell : undefined;
-        parts.push(this.#dim(explainText(this.#client.prepare(request), tokenShell)));
+        parts.push(this.#dim(explainText(this.#client.prepare(request), tokenShell, planned.residual)));
       }
       const started = performance.now();
-      const result = await this.#client.search(request, options.signal === undefined ? {} : { signal: options.signal });
+      const result = await this.#client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
       const elapsedMs = performance.now() - started;
       this.#remember(request, result);
       parts.push(await this.render(result, elapsedMs));

@@ -14,6 +14,7 @@ import { toolError } from '../errors.js';
 import { didYouMean } from './nearest.js';
 import { demoDataDir } from './source.js';
 import type { SourceSpec } from './source.js';
+import { parseTarget, type Target } from '../compile/plan.js';
 
 /** The source options every source-using command accepts (commander's camel-cased names). */
 export interface SourceFlags {
@@ -31,6 +32,10 @@ export interface SourceFlags {
   readonly dbDir?: string;
   /** seconds a request may take (`--timeout`); wins over the profile's `timeout` */
   readonly timeout?: number;
+  /** `--target ckan-2.11|ckan-2.12|sql` (a portal); wins over the profile's `target` */
+  readonly target?: string;
+  /** `--max-scan N`; wins over the profile's `max_scan` */
+  readonly maxScan?: number;
 }
 
 export interface SelectSourceOptions {
@@ -84,6 +89,7 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
         ...(flags.lang === undefined ? {} : { language: flags.lang }),
         ...(flags.get === true ? { method: 'GET' as const } : {}),
         ...timeoutOf(flags.timeout),
+        ...planningOf(flags),
       },
       ...(token === undefined ? {} : { tokenShell: token.shell }),
     };
@@ -170,9 +176,21 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
       ...(method === undefined ? {} : { method }),
       ...timeoutOf(flags.timeout ?? profile.timeout),
       resources: profile.resources,
+      ...planningOf(flags, profile),
     },
     ...(token === undefined ? {} : { tokenShell: token.shell }),
   };
+}
+
+/** `--target` and `--max-scan` (a portal's), over the profile's `target` and `max_scan`. */
+function planningOf(flags: SourceFlags, profile?: { readonly target?: Target; readonly maxScan?: number }): { target?: Target; maxScan?: number } {
+  let target = profile?.target;
+  if (flags.target !== undefined) {
+    target = parseTarget(flags.target);
+    if (target === undefined) throw toolError('USAGE', [`--target must be ckan-2.11, ckan-2.12 or sql, found ${JSON.stringify(flags.target)}`]);
+  }
+  const maxScan = flags.maxScan ?? profile?.maxScan;
+  return { ...(target === undefined ? {} : { target }), ...(maxScan === undefined ? {} : { maxScan }) };
 }
 
 /** Seconds as the source spec's milliseconds. */

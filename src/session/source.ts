@@ -15,6 +15,7 @@ import { openEngine } from '../engine/open.js';
 import type { EngineKind } from '../engine/types.js';
 import { startServer } from '../server/server.js';
 import type { Table } from '../datastore/types.js';
+import type { Target } from '../compile/plan.js';
 
 export type SourceSpec =
   | {
@@ -38,6 +39,10 @@ export type SourceSpec =
       readonly timeout?: number;
       /** resource ids or aliases named in the config, offered before any search has run */
       readonly resources?: readonly string[];
+      /** the portal's dialect (docs/beyond-the-request.md); detected when absent */
+      readonly target?: Target;
+      /** the most records a plan may read to finish a query locally */
+      readonly maxScan?: number;
     };
 
 export interface ResourceSummary {
@@ -95,6 +100,8 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       ...(spec.language === undefined ? {} : { language: spec.language }),
       ...(spec.method === undefined ? {} : { method: spec.method }),
       ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
+      ...(spec.target === undefined ? {} : { target: spec.target }),
+      ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
       onWarning: (message) => void process.stderr.write(`warning: ${message}\n`),
     });
     const seen = new Set<string>(spec.resources ?? []);

@@ -11,8 +11,10 @@ import { residualTest } from '../../src/engine/memory/evaluate-query.js';
 
 export function evaluatePlan(p: Plan, table: Table | readonly Row[]): SearchResult {
   const request = p.request as SearchRequest;
-  if (p.residual === undefined) return evaluate(request, table);
-  const fetched = evaluate({ ...request, limit: 32_000 }, table);
+  // A 2.12 plan's request is read as CKAN 2.12 reads it (operators, $or).
+  const options = p.target === 'ckan-2.12' ? { ckan: '2.12' as const } : {};
+  if (p.residual === undefined) return evaluate(request, table, options);
+  const fetched = evaluate({ ...request, limit: 32_000 }, table, options);
   const residual = p.residual;
   const keep = residualTest(residual, fetched.fields);
   const names = residual.select === undefined ? undefined : [...new Set(residual.select.fields.map((f) => f.name))];

@@ -27,9 +27,12 @@ import { asyncOutcomeOf, outcomeOf } from '../helpers/outcome.js';
 import { evaluatePlan } from '../helpers/plan.js';
 import { recordsWithoutRank } from '../helpers/rank.js';
 
-/** What two answers must share: the records and the total, or a Validation Error on both sides. */
+/**
+ * What two answers must share: the records and the total, or a Validation
+ * Error on both sides. The server adds CKAN's rank columns to a search; the
+ * language has none, so they are left out.
+ */
 function answerOf(outcome: { ok: SearchResult } | { error: unknown }): unknown {
-  // The server adds CKAN's rank column to a text search; the reference walker has none.
   if ('ok' in outcome) return { records: recordsWithoutRank(outcome.ok.records), total: outcome.ok.total };
   const error = outcome.error;
   return error instanceof DatastoreError ? { status: error.status } : { thrown: String(error) };

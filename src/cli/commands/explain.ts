@@ -7,7 +7,10 @@
 import type { Command } from 'commander';
 import { connect } from '../../client/connect.js';
 import type { PreparedRequest } from '../../client/types.js';
-import { compile } from '../../compile/compile.js';
+import { plan } from '../../compile/compile.js';
+import type { SqlRequest } from '../../compile/sql.js';
+import type { SearchRequest } from '../../datastore/types.js';
+import { format } from '../../format.js';
 import type { CommandRun } from '../context.js';
 import { withParamHint } from '../report.js';
 import { addParamOption, addSourceOptions, configLoader, readQueryArgument, refuseTokenArgument } from '../options.js';
@@ -45,21 +48,23 @@ Example:
       const queryText = await readQueryArgument(text, context);
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
-      let request;
-      try {
-        request = compile(queryText, params);
-      } catch (error) {
-        throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
-      }
       const { spec, tokenShell } = await selectSource(options, {
         config: configLoader(options, context),
         env: context.env,
         cwd: context.cwd,
       });
+      // No request is sent, so the target is the one given (--target, the profile's), else CKAN 2.11's.
+      const given = spec.kind === 'url' ? spec.target : undefined;
+      let planned;
+      try {
+        planned = plan(queryText, { target: given ?? 'ckan-2.11', params });
+      } catch (error) {
+        throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+      }
       const base = spec.kind === 'url' ? { url: spec.url, language: spec.language } : { url: defaultServeUrl, language: undefined };
       const method = spec.kind === 'url' ? (spec.method ?? 'POST') : 'POST';
       // No request is sent: `prepare` only builds what would go over the wire.
-      const prepare = async (as: 'POST' | 'GET'): Promise<PreparedRequest> => {
+      const prepare = async (as: 'POST' | 'GET', request: SearchRequest = { resource_id: '…' }): Promise<PreparedRequest> => {
         const client = connect({ url: base.url, method: as, ...(base.language === undefined ? {} : { language: base.language }) });
         try {
           return client.prepare(request);
@@ -67,9 +72,25 @@ Example:
           await client.close();
         }
       };
-      const chosen = await prepare(method);
-      const get = method === 'GET' ? chosen : await prepare('GET');
+      if (planned.target === 'sql') {
+        const { sql } = planned.request as SqlRequest;
+        const endpoint = (await prepare('POST')).url.replace(/datastore_search$/, 'datastore_search_sql');
+        await context.out(
+          `${[
+            '# target: sql (datastore_search_sql)',
+            sql,
+            '',
+            '# GET URL',
+            `${endpoint}?${new URLSearchParams({ sql }).toString()}`,
+          ].join('\n')}\n`,
+        );
+        return 0;
+      }
+      const request = planned.request as SearchRequest;
+      const chosen = await prepare(method, request);
+      const get = method === 'GET' ? chosen : await prepare('GET', request);
       const lines = [
+        `# target: ${planned.target}${given === undefined ? ' (--target or a profile\'s target: plans for another)' : ''}`,
         `# request (${method === 'POST' ? 'POST body' : 'GET parameters'})`,
         JSON.stringify(request, null, 2),
         '',
@@ -79,6 +100,9 @@ Example:
         '# curl',
         curlCommand(chosen, spec.kind === 'url' ? tokenShell : undefined),
       ];
+      if (planned.residual !== undefined) {
+        lines.push('', '# residual: ckql pages through the records above and keeps what this query keeps', format(planned.residual));
+      }
       if (spec.kind === 'data') {
         const paths = spec.paths.map((path) => shellQuote(relativeLabel(path))).join(' ');
         lines.push('', `# local data: start the server first with: ckql serve ${paths} --port 8080`);

@@ -1,6 +1,9 @@
 /** `ckql query '<query>'`: run one query and print its records. */
 import type { Command } from 'commander';
-import { compile } from '../../compile/compile.js';
+import { plan } from '../../compile/compile.js';
+import { bind } from '../../compile/bind.js';
+import { parse } from '../../syntax/parse.js';
+import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import type { CommandRun } from '../context.js';
 import { withParamHint } from '../report.js';
@@ -49,15 +52,18 @@ Examples:
       const queryText = await readQueryArgument(text, context);
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
-      let request;
+      // What CKAN 2.11 cannot say runs as a plan: the client finds the portal's dialect and applies the rest.
+      let planned;
       try {
-        request = compile(queryText, params);
+        planned = plan(queryText, { target: 'ckan-2.11', params });
       } catch (error) {
         throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
       }
+      const request = planned.request as SearchRequest;
       const opened = await openSource(source.spec, { resources: [request.resource_id] });
       try {
         await printQuery(context, opened, request, {
+          ...(planned.residual === undefined ? {} : { query: bind(parse(queryText), params) }),
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),

@@ -203,14 +203,19 @@ function truth(condition: Condition, row: Row, position: number, context: Contex
       }
     }
     case 'between': {
+      // `low <= f and f <= high`, each side unknown on a null: `5 between 10 and null` is false, not unknown.
       const value = valueOf(row, condition.field.name, position);
-      const low = literalValue(condition.low);
-      const high = literalValue(condition.high);
-      if (value === null || low === null || high === null) return undefined;
+      if (value === null) return undefined;
       const type = typeOf(condition.field.name, context);
-      const a = compareTyped(value, low, type);
-      const b = compareTyped(value, high, type);
-      return a === undefined || b === undefined ? undefined : a >= 0 && b <= 0;
+      const side = (bound: Value, holds: (c: number) => boolean): Truth => {
+        const literal = literalValue(bound);
+        if (literal === null) return undefined;
+        const c = compareTyped(value, literal, type);
+        return c === undefined ? undefined : holds(c);
+      };
+      const above = side(condition.low, (c) => c >= 0);
+      const below = side(condition.high, (c) => c <= 0);
+      return above === false || below === false ? false : above === undefined || below === undefined ? undefined : true;
     }
     case 'like': {
       const value = valueOf(row, condition.field.name, position);

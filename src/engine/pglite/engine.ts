@@ -20,6 +20,7 @@ export interface PgliteEngineOptions {
   readonly dataDir?: string;
   /** tables to load (replacing tables of the same id) before answering */
   readonly tables?: readonly Table[];
+  /** how to load `tables`; CKAN's full-text indexes default to on for a kept database, off in memory */
   readonly load?: Omit<LoadTablesOptions, 'replace'>;
   /** `statement_timeout` of a search, ms */
   readonly statementTimeout?: number;
@@ -35,7 +36,10 @@ export interface PgliteEngineOptions {
 export async function pgliteEngine(options: PgliteEngineOptions = {}): Promise<SqlEngine> {
   const db = await openPglite(options.dataDir);
   try {
-    if (options.tables !== undefined && options.tables.length > 0) await loadTables(db, options.tables, { ...options.load, replace: true });
+    // A database in memory lives for one run: CKAN's GiST indexes (the slowest part of a load in
+    // WebAssembly) would cost more start-up than they save; a kept one gets them.
+    const indexes = options.load?.indexes ?? options.dataDir !== undefined;
+    if (options.tables !== undefined && options.tables.length > 0) await loadTables(db, options.tables, { ...options.load, indexes, replace: true });
   } catch (error) {
     await db.close();
     throw error;

@@ -59,7 +59,8 @@ for (const name of engineNames.filter((n) => n === 'postgres')) {
   it(`${name}: aborting cancels the running statement on the server`, async () => {
     const engine = engines.get(name);
     const controller = new AbortController();
-    const search = engine.search({ resource_id: 'big', q: 'common', sort: 'word desc', filters: {} }, { signal: controller.signal });
+    // A prefix query over every row, sorted, with a total: well over the 5 ms before the abort.
+    const search = engine.search({ resource_id: 'big', q: 'w:* & common', plain: false, sort: 'word desc', distinct: true }, { signal: controller.signal });
     setTimeout(() => controller.abort(), 5);
     const error = await failure(search);
     expect(error.code).toBe('ABORTED');

@@ -1,0 +1,73 @@
+/**
+ * The real client path of a query the portal cannot answer whole:
+ * `ckql query` against the local server answering as CKAN 2.11 (a plan: the
+ * rest runs locally) and as CKAN 2.12 (one request with operators) prints
+ * the same records as `--data` does locally.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { loadResources } from '../../src/engine/memory/load.js';
+import { startServer, type RunningServer } from '../../src/server/server.js';
+import { ckql, ndjson, repoRoot } from './run-ckql.js';
+
+const data = join(repoRoot, 'examples', 'data');
+let server211: RunningServer;
+let server212: RunningServer;
+
+beforeAll(async () => {
+  const tables = await loadResources([data], { only: ['enrolments'] });
+  server211 = await startServer({ tables });
+  server212 = await startServer({ tables, ckan: '2.12' });
+});
+
+afterAll(async () => {
+  await server211?.close();
+  await server212?.close();
+});
+
+describe('ckql query with a range and a negation', () => {
+  const query = 'from enrolments where grade >= 5 and status != withdrawn order by grade desc, student limit 20 select student, grade, status';
+
+  it('prints the same records from a 2.11 portal, a 2.12 portal and local data', async () => {
+    const local = await ckql(['query', query, '--data', data, '--format', 'ndjson']);
+    expect(local.stderr).toBe('');
+    expect(local.code).toBe(0);
+    const records = ndjson(local.stdout) as { grade: number; status: string }[];
+    expect(records).toHaveLength(20);
+    expect(records.every((r) => r.grade >= 5 && r.status !== 'withdrawn')).toBe(true);
+    for (const server of [server211, server212]) {
+      const remote = await ckql(['query', query, '--url', server.url, '--format', 'ndjson']);
+      expect(remote.stderr, server.url).toBe('');
+      expect(ndjson(remote.stdout)).toEqual(records);
+    }
+  });
+
+  it('takes --target, and refuses above --max-scan with the count', async () => {
+    const pinned = await ckql(['query', query, '--url', server212.url, '--target', 'ckan-2.11', '--format', 'ndjson']);
+    expect(ndjson(pinned.stdout)).toHaveLength(20);
+    const refused = await ckql(['query', query, '--url', server211.url, '--max-scan', '10', '--format', 'ndjson']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('SCAN_TOO_LARGE');
+    expect(refused.stderr).toContain('more than the 10 ckql reads');
+    const bad = await ckql(['query', query, '--url', server211.url, '--target', '2.13']);
+    expect(bad.stderr).toContain('--target must be ckan-2.11, ckan-2.12 or sql');
+  });
+});
+
+describe('ckql explain', () => {
+  it('prints the target, the request and the residual in ckql', async () => {
+    const explained = await ckql(['explain', 'from enrolments where grade >= 5 and status != withdrawn limit 3', '--url', server211.url, '--target', 'ckan-2.12']);
+    expect(explained.code).toBe(0);
+    expect(explained.stdout).toContain('# target: ckan-2.12');
+    expect(explained.stdout).toContain('"grade": {\n      "gte": 5\n    }');
+    expect(explained.stdout).toContain('# residual');
+    expect(explained.stdout).toContain('from enrolments\nwhere status != withdrawn\nlimit 3');
+    expect(explained.stdout).toContain('curl -X POST');
+  });
+
+  it('prints the SELECT for the sql target', async () => {
+    const explained = await ckql(['explain', 'from enrolments where grade between 4 and 5', '--url', server211.url, '--target', 'sql']);
+    expect(explained.stdout).toContain(`SELECT *, count(*) OVER () AS "_ckql_total" FROM "enrolments" WHERE "grade" BETWEEN '4' AND '5'`);
+    expect(explained.stdout).toContain('/api/action/datastore_search_sql?sql=');
+  });
+});
