@@ -46,7 +46,7 @@ export type { FilterNode, ParseFiltersOptions } from './datastore/filters.js';
 export { resultJson } from './datastore/response.js';
 export type { ResultParts, NextPage } from './datastore/response.js';
 export { evaluate } from './engine/memory/evaluate.js';
-export type { EvaluateOptions } from './engine/memory/evaluate.js';
+export type { EvaluateOptions, PlainRecord } from './engine/memory/evaluate.js';
 export { evaluateQuery, residualTest } from './engine/memory/evaluate-query.js';
 export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
 export type { LoadOptions } from './engine/memory/load.js';
@@ -57,7 +57,7 @@ export { openEngine } from './engine/open.js';
 export type { OpenEngineOptions } from './engine/open.js';
 export { memoryEngine } from './engine/memory/engine.js';
 export type { TableLookup } from './engine/memory/engine.js';
-export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, CkanVersion } from './engine/types.js';
+export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, SearchSqlOptions, CkanVersion } from './engine/types.js';
 // The PostgreSQL engines come through `openEngine` (their drivers load on demand); loading into one:
 export { loadTables } from './engine/sql/load.js';
 export type { LoadTablesOptions, LoadProgress } from './engine/sql/load.js';

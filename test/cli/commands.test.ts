@@ -422,6 +422,26 @@ describe('network and interruption', () => {
   });
 });
 
+describe('the interactive REPL started by the CLI', () => {
+  it(".explain names the token the way the CLI's explain does: $(cat FILE) for a token file, never the token", async () => {
+    const server = await startServer({ tables: await loadResources([data]) });
+    const tokenFile = join(root, 'repl-token');
+    await writeFile(tokenFile, 'tok-repl-secret-9\n', { mode: 0o600 });
+    try {
+      const result = await ckql(['--url', server.url, '--token-file', tokenFile], {
+        tty: { stdin: true, stdout: true, columns: 120 },
+        input: '.explain on\rfrom courses limit 1\r.exit\r',
+        env: { XDG_STATE_HOME: join(root, 'state') },
+      });
+      expect(result.stdout).toContain(`Authorization: $(cat ${tokenFile})`);
+      expect(result.stdout).not.toContain('tok-repl-secret-9');
+      expect(result.stdout).not.toContain('$CKQL_TOKEN');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('colour', () => {
   it('errors are plain when stderr is not a terminal, coloured with FORCE_COLOR, and plain again with NO_COLOR', async () => {
     const query = ['compile', 'from courses where'];

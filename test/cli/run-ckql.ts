@@ -27,7 +27,7 @@ export interface RunOptions {
   /** written to stdin, which is then closed; without it stdin is closed at once */
   readonly input?: string;
   /** in-process only: pretend stdout / stderr are terminals of this many columns */
-  readonly tty?: { readonly stdout?: boolean; readonly stderr?: boolean; readonly columns?: number };
+  readonly tty?: { readonly stdin?: boolean; readonly stdout?: boolean; readonly stderr?: boolean; readonly columns?: number };
 }
 
 export interface RunResult {
@@ -119,7 +119,9 @@ export async function ckql(args: readonly string[], options: RunOptions = {}): P
   const stdout = capture(options.tty?.stdout);
   const stderr = capture(options.tty?.stderr);
   const context = createContext({
-    stdin: Readable.from(options.input === undefined ? [] : [options.input]) as unknown as NodeJS.ReadStream,
+    stdin: (options.tty?.stdin === true
+      ? Object.assign(Readable.from(options.input === undefined ? [] : [options.input]), { isTTY: true, setRawMode: () => undefined })
+      : Readable.from(options.input === undefined ? [] : [options.input])) as unknown as NodeJS.ReadStream,
     stdout: stdout.stream,
     stderr: stderr.stream,
     env: environment(options.env),

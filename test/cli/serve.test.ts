@@ -60,6 +60,21 @@ describe('ckql serve', () => {
     }
   });
 
+  it('--ckan 2.12 answers as CKAN 2.12 (status_show, include_next_page); another version is a usage error', async () => {
+    const server = await serve([join(data, 'numbers.json'), '--ckan', '2.12']);
+    try {
+      const status = (await (await fetch(`${server.url}/api/3/action/status_show`)).json()) as { result: { ckan_version: string } };
+      expect(status.result.ckan_version).toBe('2.12.0');
+      const page = await fetch(`${server.url}/api/3/action/datastore_search?resource_id=numbers&limit=2&include_next_page=true`);
+      expect(((await page.json()) as { result: { next_page: unknown } }).result.next_page).toEqual({ _id: { gt: 2 } });
+    } finally {
+      expect((await server.stop('SIGTERM')).code).toBe(0);
+    }
+    const wrong = await ckql(['serve', data, '--ckan', '2.10', '--port', '0']);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toContain('use 2.11 or 2.12');
+  });
+
   it('stops cleanly on SIGINT too', async () => {
     const server = await serve([join(data, 'numbers.json')]);
     const result = await ckql(['query', 'from numbers where n = 7', '--url', server.url]);

@@ -158,6 +158,27 @@ describe('hostile records', () => {
     }
   });
 
+  it('a table written record by record holds a bounded heap, however many records pass through', async () => {
+    const { setFlagsFromString } = await import('node:v8');
+    const { runInNewContext } = await import('node:vm');
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const parts: string[] = [];
+    const writer = createRecordWriter('table', fields, (text) => void parts.push(text), { width: 80 });
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // 100,000 records of ≈ 700 bytes each: ≈ 70 MB if they were kept.
+    for (let index = 0; index < 100_000; index += 1) {
+      await writer.write({ _id: index, name: String(index).padStart(600, 'x'), score: index, ok: true, meta: null });
+    }
+    gc();
+    const grown = (process.memoryUsage().heapUsed - before) / 2 ** 20;
+    expect(grown).toBeLessThan(10);
+    // The writer stays in use after the measurement, so what it holds is counted.
+    await writer.end({ total: 100_000 });
+    expect(parts.join('')).toContain('100000 of 100000 records');
+  });
+
   it('a table written record by record keeps only the rows it draws, and says how many it left out', async () => {
     const parts: string[] = [];
     const writer = createRecordWriter('table', fields, (text) => void parts.push(text), { width: 80 });

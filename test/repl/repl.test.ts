@@ -657,3 +657,14 @@ describe('local data read on demand (the REPL\'s source)', () => {
     }
   });
 });
+
+describe('a large answer in the REPL', () => {
+  it('draws 500 records of 20,000 and says how many it left out', async () => {
+    const driver = startDriver({ source: demo, timing: false });
+    await driver.waitFor(prompt);
+    const answer = await ask(driver, 'from enrolments limit 20000', '20000 of 20000 records, 500 shown');
+    expect(answer).toContain('… 19500 more records not shown');
+    expect(answer.split('\n').filter((line) => /^\s+\d+ │/.test(line))).toHaveLength(500);
+    await driver.exit();
+  });
+});

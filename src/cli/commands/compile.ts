@@ -4,6 +4,7 @@ import { compile } from '../../compile/compile.js';
 import { parseTarget } from '../../compile/plan.js';
 import { toolError } from '../../errors.js';
 import type { CommandRun } from '../context.js';
+import { withParamHint } from '../report.js';
 import { addParamOption, readQueryArgument } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
 
@@ -29,11 +30,19 @@ Example:
         refuseUnknownParams(queryText, Object.keys(params), '--param');
         const target = options.target === undefined ? 'ckan-2.11' : parseTarget(options.target);
         if (target === undefined) throw toolError('USAGE', [`--target must be ckan-2.11, ckan-2.12 or sql, found ${JSON.stringify(options.target)}`]);
+        const hinted = <T>(make: () => T): T => {
+          try {
+            return make();
+          } catch (error) {
+            throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+          }
+        };
         if (target === 'sql') {
-          await run.context.out(`${compile(queryText, { target, params }).sql}\n`);
+          await run.context.out(`${hinted(() => compile(queryText, { target, params })).sql}
+`);
           return 0;
         }
-        const request = compile(queryText, { target, params });
+        const request = hinted(() => compile(queryText, { target, params }));
         await run.context.out(`${JSON.stringify(request, null, 2)}\n`);
         return 0;
       }),

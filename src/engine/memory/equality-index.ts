@@ -17,7 +17,7 @@ export type { EqualityIndex } from './table-view.js';
 import { fieldReader } from './predicate.js';
 
 /** Below this many rows a scan is as quick as a lookup: no index. */
-export const INDEX_MIN_ROWS = 4096;
+export const INDEX_MIN_ROWS = 1024;
 
 
 /**

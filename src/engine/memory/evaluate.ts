@@ -46,6 +46,10 @@ export const DEFAULT_MAX_LIMIT = 32000;
 /**
  * A plain record the evaluator accepts: any object whose values are JSON
  * values (an `interface` works; a `Date` does not: give dates as ISO text).
+ * @example
+ * interface Course { title: string; year: number }
+ * const courses: Course[] = [{ title: 'Algebra', year: 2020 }];
+ * evaluate({ resource_id: 'courses', filters: { year: 2020 } }, courses).total // 1
  */
 export type PlainRecord<R> = { readonly [K in keyof R]?: JsonValue | undefined };
 

@@ -37,6 +37,8 @@ const ROW_END = '\0';
  * both end the final-sigma context of `toLowerCase`; neither is produced or
  * removed by either step, so the `\0`s still mark the rows afterwards. A
  * chunk whose data itself holds `\0` is built row by row instead.
+ * @example
+ * searchChunks(tableView([{ title: 'Algebra', year: 2020 }]))[0].text // "algebra\n2020\n\0"
  */
 export function searchChunks(view: TableView): readonly SearchChunk[] {
   if (view.search !== undefined) return view.search;
@@ -317,7 +319,11 @@ export function rowSearchText(chunks: readonly SearchChunk[], i: number): string
   return chunk.rowEnds ? text.slice(0, -1) : text;
 }
 
-/** The fields a string `q` searches: all but `_id`. */
+/**
+ * The fields a string `q` searches: all but `_id`.
+ * @example
+ * searchFields(tableView([{ title: 'Algebra' }])) // ["title"]
+ */
 export function searchFields(view: TableView): string[] {
   return view.fields.map((f) => f.id).filter((id) => id !== '_id');
 }

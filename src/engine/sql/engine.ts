@@ -8,11 +8,11 @@ import type { FieldInfo, SearchResult } from '../../datastore/types.js';
 import { resourceNotFound } from '../../errors.js';
 import type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult } from '../types.js';
 import type { Db } from './db.js';
-import { parseFilters } from '../../datastore/filters.js';
+import { checkAgainstTable, validateSearch } from '../../datastore/validate.js';
 import type { CatalogEntry } from './layout.js';
 import { readCatalog } from './layout.js';
-import { readSearchRequest } from './request.js';
-import { buildSearch, checkAgainstTable, copyCsv } from './search.js';
+import { sqlSearchRequest } from './request.js';
+import { buildSearch, copyCsv } from './search.js';
 import { databaseError, invalidQuery } from './errors.js';
 import { runSearchSql } from './search-sql.js';
 
@@ -65,13 +65,14 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
 
   const search = async (raw: unknown, searchOptions: EngineSearchOptions = {}): Promise<SearchResult> => {
     const ckan = searchOptions.ckan ?? '2.11';
-    const request = readSearchRequest(raw, { maxLimit: searchOptions.maxLimit ?? 32_000, ckan });
-    let entry = await find(request.resource_id);
-    if (entry === undefined && request.resource_id === TABLE_METADATA) entry = await tableMetadataEntry(db);
-    if (entry === undefined) throw resourceNotFound(request.resource_id);
+    // CKAN's schema stage, then the resource, then its backend checks against the table (datastore/validate.ts).
+    const validated = validateSearch(raw, { maxLimit: searchOptions.maxLimit ?? 32_000, ckan });
+    let entry = await find(validated.request.resource_id);
+    if (entry === undefined && validated.request.resource_id === TABLE_METADATA) entry = await tableMetadataEntry(db);
+    if (entry === undefined) throw resourceNotFound(validated.request.resource_id);
     const fields = entry.fields;
-    const tree = ckan === '2.12' ? parseFilters(request.filters, { ckan, fields }) : undefined;
-    checkAgainstTable(request, fields, ckan);
+    const tree = checkAgainstTable(validated, fields);
+    const request = sqlSearchRequest(validated);
     const built = buildSearch(entry.id, fields, request, tree, ckan);
     const signal = searchOptions.signal;
     let statement = built.records;
@@ -134,7 +135,8 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
         readable: (name) => {
           if (name === TABLE_METADATA) return true;
           const entry = all.find((e) => e.id === name || e.aliases.includes(name));
-          return entry !== undefined && (entry.note.private !== true || sqlOptions.token === true);
+          const hidden = entry !== undefined && (entry.note.private === true || sqlOptions.privateIds?.has(entry.id) === true);
+          return entry !== undefined && (!hidden || sqlOptions.token === true);
         },
       });
     },

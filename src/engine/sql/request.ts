@@ -1,13 +1,11 @@
 /**
- * A `datastore_search` request read as CKAN 2.11.5's schema reads it
- * (docs/ckan-2.11-reference.md §1): the parameters the SQL builder needs in
- * one shape, with CKAN's schema-stage errors (all failing parameters
- * together, as navl reports them). The checks that need the table (unknown
- * fields, sort clauses) are `checkAgainstTable`'s, CKAN's backend stage.
+ * A validated `datastore_search` request (`validateSearch`, CKAN's schema
+ * and backend rules in `datastore/`) in the shape the SQL builder reads,
+ * and Python's `str()` of filter values on text columns.
  */
 import type { FieldSearch, JsonValue, RecordsFormat } from '../../datastore/types.js';
-import { DatastoreError } from '../../errors.js';
-import type { CkanVersion } from '../types.js';
+import type { SortItem, ValidatedSearch } from '../../datastore/validate.js';
+import { parseSort } from '../../datastore/validate.js';
 
 /** A request as the SQL builder takes it: every parameter present, CKAN's defaults filled in. */
 export interface SqlSearchRequest {
@@ -20,7 +18,8 @@ export interface SqlSearchRequest {
   readonly language: string | undefined;
   readonly distinct: boolean;
   readonly fields: readonly string[] | undefined;
-  readonly sort: readonly string[] | undefined;
+  /** parsed and checked against the table by `validateSearch`/`checkAgainstTable` */
+  readonly sort: readonly SortItem[] | undefined;
   readonly limit: number;
   readonly offset: number;
   readonly include_total: boolean;
@@ -31,193 +30,50 @@ export interface SqlSearchRequest {
   readonly echo: Readonly<Record<string, unknown>>;
 }
 
-const KEYS_2_11 = new Set([
-  'resource_id', 'id', 'filters', 'q', 'full_text', 'plain', 'language', 'distinct', 'limit', 'offset', 'fields', 'sort',
-  'include_total', 'total_estimation_threshold', 'records_format',
-]);
+/**
+ * The validated request (`validateSearch`) in the builder's shape: CKAN's
+ * defaults filled in, `sort` as CKAN's clause texts, the echo as an object.
+ * @example
+ * sqlSearchRequest(validateSearch({ resource_id: 'r', plain: 'f' })).plain // → false
+ */
+export function sqlSearchRequest(validated: ValidatedSearch): SqlSearchRequest {
+  const request = validated.request;
+  const sort = request.sort === undefined ? undefined : parseSort(request.sort);
+  return {
+    resource_id: request.resource_id,
+    filters: request.filters as JsonValue | undefined,
+    q: fieldSearchOf(request.q),
+    full_text: request.full_text,
+    plain: request.plain ?? true,
+    language: request.language,
+    distinct: request.distinct ?? false,
+    fields: request.fields,
+    sort,
+    limit: request.limit ?? 100,
+    offset: request.offset ?? 0,
+    include_total: request.include_total ?? true,
+    total_estimation_threshold: request.total_estimation_threshold ?? null,
+    records_format: request.records_format ?? 'objects',
+    include_next_page: request.include_next_page ?? false,
+    echo: Object.fromEntries(validated.echo),
+  };
+}
 
 /**
- * Validates a raw request (a POST body or the object of a GET query string).
- * @example
- * readSearchRequest({ resource_id: 'r', limit: '5', plain: 'f' }, { maxLimit: 32000, ckan: '2.11' }).plain // → false
+ * CKAN's `unicode_or_json_validator`: a `q` text that is a JSON object is a
+ * per-field search (the only way a GET can send one; docs/ckan-2.11-reference.md §1).
  */
-export function readSearchRequest(raw: unknown, options: { readonly maxLimit: number; readonly ckan: CkanVersion }): SqlSearchRequest {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    const message = 'Bad request - JSON Error: Request data JSON decoded to an object that is not a dict';
-    throw new DatastoreError('BAD_REQUEST', message, { body: { __type: 'Bad Request', message } });
-  }
-  const input = raw as Readonly<Record<string, unknown>>;
-  const get = (key: string): unknown => (Object.hasOwn(input, key) ? input[key] : undefined);
-  const errors: Record<string, string[]> = {};
-  const fail = (key: string, ...messages: string[]): undefined => {
-    errors[key] = messages;
-    return undefined;
-  };
-
-  const rawId = get('resource_id') ?? get('id');
-  const resourceId = rawId === undefined || rawId === null || rawId === '' ? fail('resource_id', 'Missing value') : typeof rawId === 'string' ? rawId : JSON.stringify(rawId);
-
-  let filters: JsonValue | undefined = get('filters') as JsonValue | undefined;
-  if (typeof filters === 'string') {
-    try {
-      filters = JSON.parse(filters) as JsonValue;
-    } catch {
-      filters = fail('filters', 'Cannot parse JSON');
+function fieldSearchOf(q: string | FieldSearch | undefined): string | FieldSearch | undefined {
+  if (typeof q !== 'string' || !q.trimStart().startsWith('{')) return q;
+  try {
+    const parsed: unknown = JSON.parse(q);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.values(parsed).every((v) => typeof v === 'string')) {
+      return parsed as FieldSearch;
     }
+  } catch {
+    // not JSON: a text to search for
   }
-  if (filters === null) filters = undefined;
-
-  let q: string | FieldSearch | undefined;
-  const rawQ = get('q');
-  if (rawQ !== undefined && rawQ !== null) {
-    // unicode_or_json_validator: a JSON object (or its text) is a per-field search; anything else is str(value).
-    let parsed: unknown = rawQ;
-    if (typeof rawQ === 'string') {
-      try {
-        parsed = JSON.parse(rawQ);
-      } catch {
-        parsed = rawQ;
-      }
-    }
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) q = parsed as FieldSearch;
-    else q = typeof rawQ === 'string' ? rawQ : pythonStr(rawQ);
-  }
-
-  const text = (key: string): string | undefined => {
-    const v = get(key);
-    return v === undefined || v === null ? undefined : typeof v === 'string' ? v : pythonStr(v);
-  };
-  const fullText = text('full_text');
-  const language = text('language');
-  const plain = get('plain') === undefined ? true : booleanValidator(get('plain'));
-  const distinct = booleanValidator(get('distinct'));
-  const includeTotal = get('include_total') === undefined ? true : booleanValidator(get('include_total'));
-
-  let limit = 100;
-  const rawLimit = get('limit');
-  if (rawLimit !== undefined && rawLimit !== null && rawLimit !== '') {
-    const n = intValidator(rawLimit);
-    if (n === undefined) fail('limit', 'Invalid integer', ...(typeof rawLimit === 'string' ? ['Please enter an integer value'] : []));
-    else if (n < 0) fail('limit', 'Must be a natural number');
-    else limit = Math.min(n, options.maxLimit);
-  }
-  let offset = 0;
-  let offsetSent = false;
-  const rawOffset = get('offset');
-  if (rawOffset !== undefined && rawOffset !== null && rawOffset !== '') {
-    const n = intValidator(rawOffset);
-    if (n === undefined) fail('offset', 'Invalid integer');
-    else if (n < 0) fail('offset', `invalid value "${n}"`);
-    else [offset, offsetSent] = [n, true];
-  }
-  let threshold: number | null = null;
-  const rawThreshold = get('total_estimation_threshold');
-  if (options.ckan === '2.11' && rawThreshold !== undefined && rawThreshold !== null && rawThreshold !== '') {
-    const n = intValidator(rawThreshold);
-    if (n === undefined) fail('total_estimation_threshold', 'Invalid integer');
-    else threshold = n;
-  }
-  const fields = listOfStrings(get('fields'), 'fields', fail, true);
-  const sort = listOfStrings(get('sort'), 'sort', fail, false);
-  const rawFormat = get('records_format');
-  let recordsFormat: RecordsFormat = 'objects';
-  if (rawFormat !== undefined && rawFormat !== null && rawFormat !== '') {
-    if (rawFormat === 'objects' || rawFormat === 'lists' || rawFormat === 'csv' || rawFormat === 'tsv') recordsFormat = rawFormat;
-    else fail('records_format', "Value must be one of ['objects', 'lists', 'csv', 'tsv']");
-  }
-  const includeNextPage = options.ckan === '2.12' && booleanValidator(get('include_next_page'));
-
-  if (Object.keys(errors).length > 0) throw schemaError(errors);
-  for (const key of Object.keys(input)) {
-    const known = KEYS_2_11.has(key) || (options.ckan === '2.12' && key === 'include_next_page');
-    if (!known) throw schemaError({ __extras: [`invalid value "${key}"`] });
-  }
-
-  // What CKAN echoes: the validated dict, keys sorted (navl builds it in order), defaults filled in.
-  const echo: Record<string, unknown> = {};
-  const put = (key: string, value: unknown, sent: boolean): void => {
-    if (sent) echo[key] = value;
-  };
-  put('distinct', distinct, get('distinct') !== undefined);
-  put('fields', fields, fields !== undefined);
-  put('filters', filters, filters !== undefined);
-  put('full_text', fullText, fullText !== undefined);
-  put('include_next_page', includeNextPage, options.ckan === '2.12');
-  put('include_total', includeTotal, true);
-  put('language', language, language !== undefined);
-  put('limit', limit, true);
-  put('offset', offset, offsetSent);
-  put('plain', plain, get('plain') !== undefined);
-  put('q', q, q !== undefined);
-  put('records_format', recordsFormat, true);
-  put('resource_id', resourceId, true);
-  put('sort', get('sort'), sort !== undefined);
-  put('total_estimation_threshold', threshold, options.ckan === '2.11');
-  return {
-    resource_id: resourceId as string,
-    filters,
-    q,
-    full_text: fullText,
-    plain,
-    language,
-    distinct,
-    fields,
-    sort,
-    limit,
-    offset,
-    include_total: includeTotal,
-    total_estimation_threshold: threshold,
-    records_format: recordsFormat,
-    include_next_page: includeNextPage,
-    echo,
-  };
-}
-
-function schemaError(errors: Record<string, string[]>): DatastoreError {
-  const [first] = Object.entries(errors);
-  return new DatastoreError('VALIDATION_ERROR', `${first?.[0]}: ${first?.[1].join(', ')}`, {
-    body: { __type: 'Validation Error', ...errors },
-  });
-}
-
-/** CKAN's `boolean_validator`: `true/yes/t/y/1` in any case mean true, anything else false. */
-function booleanValidator(value: unknown): boolean {
-  if (value === undefined || value === null) return false;
-  if (typeof value === 'boolean') return value;
-  return ['true', 'yes', 't', 'y', '1'].includes(String(value).toLowerCase());
-}
-
-/** CKAN's `int_validator`: whole numbers, their decimal text, or a float with no fraction. */
-function intValidator(value: unknown): number | undefined {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (typeof value === 'number') return Number.isInteger(value) ? value : undefined;
-  if (typeof value === 'string' && /^\s*[-+]?\d+\s*$/.test(value)) return Number(value.trim());
-  return undefined;
-}
-
-/** `list_of_strings_or_string`, then `get_list`: a comma string is split (and for `fields` each piece stripped). */
-function listOfStrings(
-  value: unknown,
-  key: string,
-  fail: (key: string, ...messages: string[]) => undefined,
-  strip: boolean,
-): string[] | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'string') {
-    return value.split(',').map((piece) => {
-      const trimmed = piece.trim();
-      if (!strip) return trimmed;
-      return trimmed.length >= 2 && trimmed[0] === trimmed[trimmed.length - 1] && trimmed[0] === '"' ? trimmed.slice(1, -1) : trimmed;
-    });
-  }
-  if (Array.isArray(value)) {
-    if (value.some((item) => typeof item === 'object' && item !== null)) {
-      const at = value.findIndex((item) => typeof item === 'object' && item !== null);
-      return fail('__junk', `The input field [('${key}', ${at})] was not expected.`);
-    }
-    return value.map((item) => (typeof item === 'string' ? item : pythonStr(item)));
-  }
-  return fail(key, 'Not a list');
+  return q;
 }
 
 /**

@@ -8,7 +8,6 @@
  */
 import type { FieldInfo, FieldSearch, JsonValue } from '../../datastore/types.js';
 import type { FilterNode } from '../../datastore/filters.js';
-import { validationError } from '../../errors.js';
 import { invalidQuery } from './errors.js';
 import type { CkanVersion } from '../types.js';
 import { quoteIdentifier as id } from './db.js';
@@ -30,52 +29,6 @@ export interface BuiltSearch {
   readonly keyset: 'asc' | 'desc' | undefined;
   /** the page's rows (`SELECT *`, filtered, sorted, limited), with `records`' parameters */
   readonly page: string;
-}
-
-/** A parsed sort clause, as `_parse_sort_clause` reads one. */
-const SORT_CLAUSE = /^(.+?)( +(asc|desc))?( nulls +(first|last) *)?$/is;
-
-function parseSortClause(clause: string, types: ReadonlyMap<string, string>): string | undefined {
-  const match = SORT_CLAUSE.exec(clause);
-  if (match === null) return undefined;
-  let field = match[1] as string;
-  if (field.length >= 2 && field[0] === '"' && field[field.length - 1] === '"') field = field.slice(1, -1);
-  if (!types.has(field)) return undefined;
-  let direction = (match[3] ?? 'asc').toLowerCase();
-  if (match[4] !== undefined) direction += match[4].toLowerCase();
-  return `${id(field)} ${direction}`;
-}
-
-/**
- * CKAN's backend check of a request against the table's columns
- * (`DatastorePlugin.datastore_validate`, then `validate`'s leftovers): the
- * first parameter, in alphabetical order, that names something the table
- * does not have is a 409 `invalid value "…"`.
- */
-export function checkAgainstTable(request: SqlSearchRequest, fields: readonly FieldInfo[], ckan: CkanVersion): void {
-  const types = new Map(fields.map((f) => [f.id, f.type as string]));
-  const columnNames = new Set(types.keys());
-  const q = request.q;
-  if (typeof q === 'string' && q !== '') columnNames.add('rank');
-  const leftovers: [string, string | undefined][] = [];
-  if (q !== undefined && typeof q === 'object') {
-    for (const [key, value] of Object.entries(q)) if (types.has(key) && typeof value === 'string') columnNames.add(`rank ${key}`);
-  }
-  leftovers.push(['fields', request.fields?.find((f) => !columnNames.has(f))]);
-  if (ckan === '2.11' && request.filters !== undefined) {
-    const filters = request.filters;
-    if (typeof filters !== 'object' || filters === null || Array.isArray(filters)) {
-      // CKAN 2.11 calls `.keys()` on it and answers 500; a 409 says what is wrong.
-      throw validationError('filters', 'Filters must be defined as a dict');
-    }
-    leftovers.push(['filters', Object.keys(filters).find((k) => !types.has(k))]);
-  }
-  if (q !== undefined && typeof q === 'object') {
-    leftovers.push(['q', Object.entries(q).find(([k, v]) => !(types.has(k) && typeof v === 'string'))?.[0]]);
-  }
-  leftovers.push(['sort', request.sort?.find((c) => parseSortClause(c, types) === undefined)]);
-  leftovers.sort((a, b) => (a[0] < b[0] ? -1 : 1));
-  for (const [key, value] of leftovers) if (value !== undefined) throw validationError(key, `invalid value "${value}"`);
 }
 
 /** Parameters in order; each value gets the type a psycopg2 literal of it would have. */
@@ -198,13 +151,13 @@ export function buildSearch(
 
   let sort = request.sort === undefined || request.sort.length === 0
     ? [...rankColumns.values()].map((rank) => `${rank} DESC`)
-    : request.sort.map((clause) => parseSortClause(clause, types) as string);
+    : request.sort.map((item) => `${id(item.field)} ${item.direction}${item.nulls === undefined ? '' : ` nulls ${item.nulls}`}`);
   if (sort.length === 0 && !request.distinct) sort = ['_id'];
   const sortSql = sort.length === 0 ? '' : `ORDER BY ${sort.join(', ')}`;
   const keyset = request.sort === undefined
     ? (qSet || fullText !== undefined || request.distinct ? undefined : 'asc')
-    : request.sort.length === 1 && /^"?_id"?( |$)/.test(request.sort[0] as string)
-      ? (/ desc$/i.test(request.sort[0] as string) ? 'desc' : 'asc')
+    : request.sort.length === 1 && request.sort[0]?.field === '_id'
+      ? request.sort[0].direction
       : undefined;
 
   const distinct = request.distinct ? 'DISTINCT' : '';

@@ -44,7 +44,8 @@ describe.each(engineNames)('%s', (name) => {
   };
 
   it.each(HOSTILE)('the field %j works in filters, q, fields and sort', async (field) => {
-    const result = await engine().search({ resource_id: 'hostile', filters: { [field]: `v ${field}` }, fields: [field], sort: `"${field}" desc` });
+    const sortName = `"${field.replaceAll('"', '""')}"`;
+    const result = await engine().search({ resource_id: 'hostile', filters: { [field]: `v ${field}` }, fields: [field], sort: `${sortName} desc` });
     expect(result.records).toEqual([{ [field]: `v ${field}` }]);
     const quoted = await engine().search({ resource_id: 'hostile', filters: { [field]: "'; DELETE FROM hostile; --" }, q: { [field]: 'delete' } });
     expect(quoted.total).toBe(1);
