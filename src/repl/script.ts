@@ -7,8 +7,10 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Source } from '../session/source.js';
-import { compile } from '../compile/compile.js';
-import type { Params } from '../compile/bind.js';
+import { plan } from '../compile/compile.js';
+import { bind, type Params } from '../compile/bind.js';
+import { parse } from '../syntax/parse.js';
+import type { Query } from '../ast.js';
 import type { SearchRequest } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
 import { DatastoreError, QueryError, toolError } from '../errors.js';
@@ -80,10 +82,14 @@ export async function runScript(script: string, options: ScriptOptions): Promise
     }
     try {
       const request = requestOf(script, statement, options.params);
+      // What CKAN 2.11 cannot say runs as a plan: the client is given the query, not its request.
+      const query = plan(statement.text, { target: 'ckan-2.11', ...(options.params === undefined ? {} : { params: options.params }) }).residual === undefined
+        ? undefined
+        : options.params === undefined ? parse(statement.text) : bind(parse(statement.text), options.params);
       if (options.all === true) {
-        await streamAll(request, options, format, output, color);
+        await streamAll(request, options, format, output, color, query);
       } else {
-        const result = await options.source.client.search(request, options.signal === undefined ? {} : { signal: options.signal });
+        const result = await options.source.client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
         await write(output, await formatRecords(result, format, { color, width: options.width ?? Infinity, ...csv }));
       }
       succeeded += 1;
@@ -102,11 +108,12 @@ export async function runScript(script: string, options: ScriptOptions): Promise
  */
 function requestOf(script: string, statement: Statement, params: Params | undefined): SearchRequest {
   try {
-    return compile(statement.text, params);
+    // The request CKAN 2.11 is sent first; a plan's residual is applied by the client.
+    return plan(statement.text, { target: 'ckan-2.11', ...(params === undefined ? {} : { params }) }).request as SearchRequest;
   } catch (error) {
     if (!(error instanceof QueryError) || statement.start === 0) throw error;
     try {
-      compile(inPlace(script, statement), params);
+      plan(inPlace(script, statement), { target: 'ckan-2.11', ...(params === undefined ? {} : { params }) });
     } catch (placed) {
       if (placed instanceof QueryError && placed.code === error.code) throw placed;
     }
@@ -125,21 +132,25 @@ async function streamAll(
   format: OutputFormat,
   output: Writable,
   color: boolean,
+  query?: Query,
 ): Promise<void> {
   const client = options.source.client;
   const first = await client.search(
     { ...request, limit: 0 },
     options.signal === undefined ? {} : { signal: options.signal },
   );
-  const writer = createRecordWriter(format, first.fields, (text) => write(output, text), {
+  // A plan's request fetches every field; its select picks them.
+  const chosen = query?.select?.fields.map((f) => f.name);
+  const fields = chosen === undefined ? first.fields : [...new Set(chosen)].flatMap((name) => first.fields.filter((f) => f.id === name));
+  const writer = createRecordWriter(format, fields, (text) => write(output, text), {
     color,
     width: options.width ?? Infinity,
     ...(options.escapeFormulas === false ? { escapeFormulas: false } : {}),
   });
   let count = 0;
-  for await (const row of client.searchAll(request, options.signal === undefined ? {} : { signal: options.signal })) {
+  for await (const row of client.searchAll(query ?? request, options.signal === undefined ? {} : { signal: options.signal })) {
     await writer.write(row);
     count += 1;
   }
-  await writer.end({ total: first.total ?? count });
+  await writer.end({ total: query === undefined ? (first.total ?? count) : count });
 }

@@ -42,6 +42,20 @@ describe('runScript', () => {
     expect(out.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line))).toEqual(expected.records);
   });
 
+  it('runs a statement the portal cannot answer whole as a plan, also with all', async () => {
+    const script = 'from enrolments where grade >= 5.5 and status != withdrawn order by student select student, grade limit 3';
+    const { result, out, err } = await run(script);
+    expect(err).toBe('');
+    expect(result.succeeded).toBe(1);
+    const records = out.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { grade: number });
+    expect(records).toHaveLength(3);
+    expect(records.every((r) => r.grade >= 5.5)).toBe(true);
+    const all = await run(script, { all: true, format: 'csv' });
+    expect(all.err).toBe('');
+    expect(all.out.split('\n')[0]).toBe('student,grade');
+    expect(all.out.trim().split('\n')).toHaveLength(4);
+  });
+
   it('prints csv, json, markdown and table when asked', async () => {
     const query = 'from schools where id = aurora select id, city';
     expect((await run(query, { format: 'csv' })).out).toBe('id,city\naurora,Tromsø\n');
