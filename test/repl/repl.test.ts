@@ -313,6 +313,22 @@ describe('dot commands', () => {
     await driver.exit();
   });
 
+  it('runs a range and a negation as a plan; .explain shows the residual; .target sets the dialect', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    await ask(driver, '.target', 'target auto (not yet asked)');
+    await ask(driver, '.explain on', 'explain on');
+    const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 of');
+    expect(answer).toContain('then, locally, over every record it sends:');
+    expect(answer).toContain('where grade >= 5.5 and status != withdrawn');
+    await ask(driver, '.explain off', 'explain off');
+    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+    await ask(driver, 'from enrolments where grade between 1 and 1.5 limit 1', '1 of');
+    expect(await ask(driver, '.target 2.13', 'error[USAGE]')).toContain('ckan-2.11, ckan-2.12, sql or auto');
+    await ask(driver, '.target auto', 'target auto');
+    await driver.exit();
+  });
+
   it('.explain shows the request JSON, the GET URL and a curl line without the token', async () => {
     const portal = await startSlowPortal();
     const source = portalSource(portal.url, 'tok-SECRET-42');
