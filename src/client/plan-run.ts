@@ -58,13 +58,15 @@ export async function runPlan(
   const limit =
     residual.limit?.value.kind === 'number' ? residual.limit.value.value : options.all ? Number.POSITIVE_INFINITY : DEFAULT_LIMIT;
   let matched: number | undefined;
+  // Pages by offset need one fixed order: ties in the query's order are broken by `_id`, as the language orders them.
+  const pagingSort = base.sort === undefined ? '_id asc' : /(^|,)\s*"?_id"?(\s|,|$)/.test(base.sort) ? base.sort : `${base.sort}, _id asc`;
 
   async function* records(): AsyncGenerator<Row, void, undefined> {
     const seen = residual.select?.distinct ? new Set<string>() : undefined;
     let kept = 0;
     let fetched = 0;
     for (;;) {
-      const page = await send({ ...base, limit: options.pageSize, offset: fetched, include_total: false });
+      const page = await send({ ...base, sort: pagingSort, limit: options.pageSize, offset: fetched, include_total: false });
       for (const row of page.records) {
         const position = fetched++;
         if (!keep(row, position)) continue;
