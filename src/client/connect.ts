@@ -274,9 +274,9 @@ export function connect(options: ClientOptions): DatastoreClient {
   }
 
   const prepare = (input: SearchInput, params?: Params): PreparedRequest => {
-    // A query that runs as a plan shows the request it starts with (for the target given, else 2.11's).
+    // A query that runs as a plan shows the request it starts with (for the target given or found, else 2.11's).
     const planned = typeof input === 'string' || isQuery(input)
-      ? plan(input, { target: target === undefined || target === 'sql' ? 'ckan-2.11' : target, ...(params === undefined ? {} : { params }) })
+      ? plan(input, { target: (target ?? found) === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11', ...(params === undefined ? {} : { params }) })
       : undefined;
     const request = planned === undefined ? requestOf(input, params) : (planned.request as SearchRequest);
     const wire = wireFor(request);
