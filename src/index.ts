@@ -24,7 +24,11 @@ export { suggest } from './syntax/suggest.js';
 export type { Suggestion, SuggestResult } from './syntax/suggest.js';
 
 // AST ⇄ request
-export { compile } from './compile/compile.js';
+export { compile, plan } from './compile/compile.js';
+export type { CompileOptions } from './compile/compile.js';
+export { DEFAULT_MAX_SCAN, parseTarget, targets } from './compile/plan.js';
+export type { LocalSteps, Plan, PlanOptions, Target } from './compile/plan.js';
+export type { SqlRequest } from './compile/sql.js';
 export { fromRequest } from './compile/from-request.js';
 export { bind } from './compile/bind.js';
 export type { Params, ParamValue } from './compile/bind.js';
@@ -43,7 +47,7 @@ export { resultJson } from './datastore/response.js';
 export type { ResultParts, NextPage } from './datastore/response.js';
 export { evaluate } from './engine/memory/evaluate.js';
 export type { EvaluateOptions, PlainRecord } from './engine/memory/evaluate.js';
-export { evaluateQuery } from './engine/memory/evaluate-query.js';
+export { evaluateQuery, residualTest } from './engine/memory/evaluate-query.js';
 export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
 export type { LoadOptions } from './engine/memory/load.js';
 export { Catalog } from './engine/memory/catalog.js';
@@ -53,7 +57,7 @@ export { openEngine } from './engine/open.js';
 export type { OpenEngineOptions } from './engine/open.js';
 export { memoryEngine } from './engine/memory/engine.js';
 export type { TableLookup } from './engine/memory/engine.js';
-export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, CkanVersion } from './engine/types.js';
+export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, SearchSqlOptions, CkanVersion } from './engine/types.js';
 // The PostgreSQL engines come through `openEngine` (their drivers load on demand); loading into one:
 export { loadTables } from './engine/sql/load.js';
 export type { LoadTablesOptions, LoadProgress } from './engine/sql/load.js';

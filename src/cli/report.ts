@@ -7,6 +7,7 @@
 import { renderError } from '../diagnostics.js';
 import { DatastoreError, QueryError, ToolError } from '../errors.js';
 import type { QueryOrigin } from '../config/types.js';
+import { withParamHint as retellUnbound } from '../session/params.js';
 import type { CliContext } from './context.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 
@@ -29,6 +30,17 @@ export function attachHint<E extends object>(error: E, hint: string | undefined)
 export function attachOrigin<E>(error: E, origin: QueryOrigin | undefined): E {
   if (origin !== undefined && typeof error === 'object' && error !== null) origins.set(error, origin);
   return error;
+}
+
+/**
+ * `withParamHint` of the session, keeping the error's config-file origin.
+ * @example throw withParamHint(error, (name) => `give it a value: --param ${name}=…`)
+ */
+export function withParamHint(error: unknown, hint: (name: string) => string): unknown {
+  const retold = retellUnbound(error, hint);
+  const origin = typeof error === 'object' && error !== null ? origins.get(error) : undefined;
+  if (retold !== error && origin !== undefined && typeof retold === 'object' && retold !== null) origins.set(retold, origin);
+  return retold;
 }
 
 /** Writes the error to stderr and returns the exit status. */

@@ -2,8 +2,10 @@
  * The way back: a `datastore_search` request → the query that compiles to it.
  * This is how a request found in a log or another program is shown as ckql.
  */
-import type { Condition, Equals, Field, In, Literal, Query, SortKey } from '../ast.js';
-import type { Filters, Scalar, SearchRequest } from '../datastore/types.js';
+import type { Condition, Equals, Field, FieldSearch, In, Literal, Query, Search, SortKey, StringValue } from '../ast.js';
+import { assertNever } from '../ast.js';
+import { parseFilters, type FilterNode } from '../datastore/filters.js';
+import type { Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
 import { normalizeRequest, parseSort } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import type { Span } from '../span.js';
@@ -46,10 +48,30 @@ const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
  * //     fields: ["title", "year"], sort: "year desc, title asc", limit: 10 }
  */
 export function fromRequest(request: unknown): Query {
-  return queryFromCanonical(normalizeRequest(request));
+  let normalized: SearchRequest;
+  try {
+    normalized = normalizeRequest(request);
+  } catch (error) {
+    // CKAN 2.12's filter operators, `$or`, `next_page`… are refused by 2.11's rules: read them as 2.12 does.
+    try {
+      normalized = normalizeRequest(request, { ckan: '2.12' });
+    } catch {
+      throw error;
+    }
+    return queryFromCanonical(normalized, '2.12');
+  }
+  return queryFromCanonical(normalized, '2.11');
 }
 
-function queryFromCanonical(request: SearchRequest): Query {
+function queryFromCanonical(request: SearchRequest, ckan: '2.11' | '2.12'): Query {
+  for (const key of ['include_next_page', 'full_text', 'total_estimation_threshold'] as const) {
+    if (request[key] !== undefined && request[key] !== false && request[key] !== null) {
+      throw validationError(key, `ckql cannot yet write ${key} as a query; leave the key out`);
+    }
+  }
+  if (request.records_format !== undefined && request.records_format !== 'objects') {
+    throw validationError('records_format', 'a ckql query reads records as objects; print other formats with --format instead');
+  }
   if (request.include_total === false) {
     throw validationError(
       'include_total',
@@ -61,22 +83,22 @@ function queryFromCanonical(request: SearchRequest): Query {
     span: NO_SPAN,
     from: { kind: 'from', span: NO_SPAN, resource: { kind: 'string', span: NO_SPAN, value: request.resource_id } },
   };
-  const conditions = Object.entries((request.filters ?? {}) as Filters).map(([name, value]) => condition(name, value));
-  const [only] = conditions;
-  if (only !== undefined) {
-    const condition: Condition = conditions.length === 1 ? only : { kind: 'and', span: NO_SPAN, conditions };
-    query.where = { kind: 'where', span: NO_SPAN, condition };
-  }
-  if (request.q !== undefined) {
-    query.search = { kind: 'search', span: NO_SPAN, text: { kind: 'string', span: NO_SPAN, value: request.q as string } };
-  }
+  const filters = request.filters;
+  const where = filters === undefined ? undefined : ckan === '2.12' ? treeCondition(filters) : dictCondition(filters as Filters);
+  if (where !== undefined) query.where = { kind: 'where', span: NO_SPAN, condition: where };
+  const search = searchOf(request);
+  if (search !== undefined) query.search = search;
   if (request.fields !== undefined && request.fields.length > 0) {
-    query.select = { kind: 'select', span: NO_SPAN, fields: request.fields.map((name) => field(name, 'fields')) };
+    const fields = request.fields.map((name) => field(name, 'fields'));
+    query.select = request.distinct === true ? { kind: 'select', span: NO_SPAN, fields, distinct: true } : { kind: 'select', span: NO_SPAN, fields };
+  } else if (request.distinct === true) {
+    throw validationError('distinct', 'ckql writes distinct as select distinct with the fields; give fields too');
   }
   if (request.sort !== undefined) {
     // The canonical sort text is read back with the same rule that wrote it.
     const keys = parseSort(request.sort).map((item): SortKey => ({
       kind: 'sort-key', span: NO_SPAN, field: field(item.field, 'sort'), direction: item.direction,
+      ...(item.nulls === undefined ? {} : { nulls: item.nulls }),
     }));
     if (keys.length > 0) query.order = { kind: 'order', span: NO_SPAN, keys };
   }
@@ -87,6 +109,91 @@ function queryFromCanonical(request: SearchRequest): Query {
     query.offset = { kind: 'offset', span: NO_SPAN, value: { kind: 'number', span: NO_SPAN, value: request.offset } };
   }
   return query;
+}
+
+/** CKAN 2.11's dict: one `=` or `in` per key, joined by `and`. */
+function dictCondition(filters: Filters): Condition | undefined {
+  const conditions = Object.entries(filters).map(([name, value]) => condition(name, value));
+  if (conditions.length === 0) return undefined;
+  return conditions.length === 1 ? conditions[0] : { kind: 'and', span: NO_SPAN, conditions };
+}
+
+/**
+ * CKAN 2.12's filters as 2.12 reads them (operators, lists mixing values and
+ * operators, `$or`, `$and`). A null there matches nothing (it is compared,
+ * never tested for): `{"f": null}` becomes `f in ()`, and a null in a list is
+ * left out.
+ */
+function treeCondition(filters: NonNullable<SearchRequest['filters']>): Condition | undefined {
+  const tree = parseFilters(filters, { ckan: '2.12' });
+  if (tree === undefined) return undefined;
+  const node = nodeCondition(tree);
+  return node.kind === 'and' && node.conditions.length === 0 ? undefined : node;
+}
+
+function nodeCondition(node: FilterNode): Condition {
+  switch (node.op) {
+    case 'and':
+    case 'or': {
+      const conditions = node.of.map(nodeCondition);
+      if (conditions.length === 1) return conditions[0]!;
+      // `or` of nothing holds for no record: the empty set says that.
+      if (conditions.length === 0 && node.op === 'or') return { kind: 'in', span: NO_SPAN, field: field('_id', 'filters'), values: [] };
+      return { kind: node.op, span: NO_SPAN, conditions };
+    }
+    case 'in': {
+      const values = node.values.filter((v) => v !== null).map((v) => literal(scalarOf(v)));
+      return { kind: 'in', span: NO_SPAN, field: field(node.field, 'filters'), values };
+    }
+    case 'eq':
+      if (node.value === null) return { kind: 'in', span: NO_SPAN, field: field(node.field, 'filters'), values: [] };
+      return { kind: 'eq', span: NO_SPAN, field: field(node.field, 'filters'), value: literal(scalarOf(node.value)) };
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      if (node.value === null) return { kind: 'in', span: NO_SPAN, field: field(node.field, 'filters'), values: [] };
+      return { kind: 'compare', span: NO_SPAN, op: node.op, field: field(node.field, 'filters'), value: literal(scalarOf(node.value)) };
+    default:
+      return assertNever(node, 'filter');
+  }
+}
+
+function scalarOf(value: JsonValue): Scalar {
+  if (value === null || typeof value !== 'object') return value;
+  throw validationError('filters', `ckql cannot yet write a comparison with ${JSON.stringify(value)} (a list or an object) as a query`);
+}
+
+/** `q` (text or per field), `plain: false` (a to_tsquery text ckql can read back) and `language`. */
+function searchOf(request: SearchRequest): Search | undefined {
+  const text = (raw: string): StringValue => {
+    if (request.plain !== false) return { kind: 'string', span: NO_SPAN, value: raw };
+    return { kind: 'string', span: NO_SPAN, value: prefixText(raw) };
+  };
+  const language = request.language === undefined ? {} : { language: { kind: 'string' as const, span: NO_SPAN, value: request.language } };
+  const q = request.q;
+  if (q === undefined) {
+    if (request.language !== undefined) throw validationError('language', 'a language goes with a search; give q too');
+    return undefined;
+  }
+  if (typeof q === 'string') return { kind: 'search', span: NO_SPAN, text: text(q), ...language };
+  const fields = Object.entries(q).map(([name, value]): FieldSearch => ({
+    kind: 'field-search', span: NO_SPAN, field: field(name, 'q'), text: text(value),
+  }));
+  if (fields.length === 0) return undefined;
+  return { kind: 'search', span: NO_SPAN, fields, ...language };
+}
+
+/**
+ * A `to_tsquery` text of the shape ckql writes (`linear & alg:*`) as search
+ * words (`linear alg*`); other operators cannot be said yet.
+ */
+function prefixText(tsquery: string): string {
+  const terms = tsquery.split('&').map((term) => term.trim());
+  if (terms.some((term) => !/^[^\s&|!():*<>'\\"]+(:\*)?$/u.test(term))) {
+    throw validationError('q', `ckql can read back a to_tsquery text of words joined by & (a word:* is a prefix), not ${JSON.stringify(tsquery)}`);
+  }
+  return terms.map((term) => term.replace(/:\*$/u, '*')).join(' ');
 }
 
 function condition(name: string, value: Scalar | readonly Scalar[]): Equals | In {

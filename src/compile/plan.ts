@@ -262,8 +262,15 @@ type FilterDict = Record<string, JsonValue>;
  * operator objects (`{"gte": 5}`), `$or` and `$and` (docs/ckan-2.12-reference.md §1.2).
  */
 function treeFilters(condition: Condition): Filters | FilterDict | undefined {
-  if (dictSays(condition)) return dictFilters(condition);
-  return treeDict(condition);
+  if (!dictSays(condition)) return treeDict(condition);
+  const dict = dictFilters(condition);
+  // 2.12 reads a key starting with `$` as an operator: a field named so is written `$$name`.
+  if (dict === undefined || !Object.keys(dict).some((key) => key.startsWith('$'))) return dict;
+  const escaped: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(dict)) {
+    Object.defineProperty(escaped, key.startsWith('$') ? `$${key}` : key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return Object.freeze(escaped) as Filters;
 }
 
 /** A field name as a 2.12 filter key: a leading `$` is doubled (`$$AUD` is the field `$AUD`). */

@@ -35,6 +35,14 @@ export interface EngineSearchOptions {
   readonly ckan?: CkanVersion;
 }
 
+/** Options of `searchSql`: who asks. */
+export interface SearchSqlOptions extends EngineSearchOptions {
+  /** the caller sent a valid token: private resources may be read */
+  readonly token?: boolean;
+  /** more resource ids that need a token (a server's `privateResources`), beside the engine's own private ones */
+  readonly privateIds?: ReadonlySet<string>;
+}
+
 /** `datastore_search_sql`'s result: the records and the fields of one SELECT. */
 export interface SqlResult {
   readonly sql: string;
@@ -65,6 +73,6 @@ export interface Engine {
   resource(idOrAlias: string): Promise<ResourceInfo | undefined>;
   search(request: unknown, options?: EngineSearchOptions): Promise<SearchResult>;
   /** `datastore_search_sql`; absent where the engine cannot run SQL (a portal with it disabled) */
-  searchSql?(sql: string, options?: EngineSearchOptions & { readonly token?: boolean }): Promise<SqlResult>;
+  searchSql?(sql: string, options?: SearchSqlOptions): Promise<SqlResult>;
   close(): Promise<void>;
 }

@@ -12,6 +12,7 @@ import { connect } from '../client/connect.js';
 import { unknownFieldHint } from '../session/field-hint.js';
 import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
+import { withParamHint } from '../session/params.js';
 import type { ResourceSummary, Source, SourceSpec } from '../session/source.js';
 import { compile, plan } from '../compile/compile.js';
 import { bind, type Params } from '../compile/bind.js';
@@ -255,16 +256,8 @@ export class Session {
       this.#remember(request, result);
       parts.push(await this.render(result, elapsedMs));
     } catch (error) {
-      if (error instanceof QueryError && error.code === 'UNBOUND_PARAMETER' && options.unboundHint !== undefined) {
-        const name = /\$([A-Za-z_][A-Za-z0-9_]*)/.exec(error.message)?.[1] ?? 'name';
-        const { source } = error;
-        const retold = new QueryError(error.code, error.message, error.span, {
-          ...(error.expected === undefined ? {} : { expected: error.expected }),
-          ...(error.found === undefined ? {} : { found: error.found }),
-          hint: options.unboundHint(name),
-          ...(source === undefined ? {} : { source }),
-        });
-        parts.push(this.renderFailure(retold, options.signal));
+      if (error instanceof QueryError && options.unboundHint !== undefined) {
+        parts.push(this.renderFailure(withParamHint(error, options.unboundHint), options.signal));
         return parts.join('\n');
       }
       const hint = request === undefined ? undefined : await this.#hintFor(error, request, options.signal);

@@ -259,7 +259,7 @@ function handlerFor(
     const sql = raw.sql;
     if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
     const token = authorized(req.headers.authorization);
-    return JSON.stringify(sqlResult(await engine.searchSql(sql, { maxLimit, token }), raw));
+    return JSON.stringify(sqlResult(await engine.searchSql(sql, { maxLimit, token, privateIds: await privateIds }), raw));
   };
 
   const answer = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string, callback: string | undefined): Promise<void> => {

@@ -7,7 +7,7 @@
  */
 import { parametersOf } from '../syntax/walk.js';
 import type { Scalar } from '../datastore/types.js';
-import { toolError } from '../errors.js';
+import { QueryError, toolError } from '../errors.js';
 import { parse } from '../syntax/parse.js';
 import { didYouMean } from './nearest.js';
 
@@ -91,4 +91,21 @@ export function refuseUnknownParams(text: string, names: Iterable<string>, optio
 /** commander's collector for repeatable options. */
 export function collect(value: string, previous: readonly string[] = []): string[] {
   return [...previous, value];
+}
+
+/**
+ * A parameter left without a value, retold with the hint of the place it was
+ * run from (`--param s=…`, `.run NAME s=…`) instead of the library's
+ * (`compile(query, { s: … })`). Any other error comes back as it is.
+ * @example throw withParamHint(error, (name) => `give it a value: --param ${name}=…`)
+ */
+export function withParamHint(error: unknown, hint: (name: string) => string): unknown {
+  if (!(error instanceof QueryError) || error.code !== 'UNBOUND_PARAMETER') return error;
+  const name = /\$([A-Za-z_][A-Za-z0-9_.:-]*)/.exec(error.message)?.[1] ?? 'name';
+  return new QueryError(error.code, error.message, error.span, {
+    ...(error.expected === undefined ? {} : { expected: error.expected }),
+    ...(error.found === undefined ? {} : { found: error.found }),
+    ...(error.source === undefined ? {} : { source: error.source }),
+    hint: hint(name),
+  });
 }

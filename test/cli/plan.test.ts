@@ -71,3 +71,15 @@ describe('ckql explain', () => {
     expect(explained.stdout).toContain('/api/action/datastore_search_sql?sql=');
   });
 });
+
+describe('ckql compile --target', () => {
+  it('compiles for CKAN 2.12 and for sql, and says why CKAN 2.11 cannot', async () => {
+    const tree = await ckql(['compile', 'from enrolments where grade >= 5', '--target', 'ckan-2.12']);
+    expect(JSON.parse(tree.stdout)).toEqual({ resource_id: 'enrolments', filters: { grade: { gte: 5 } } });
+    const sql = await ckql(['compile', 'from enrolments where grade between 4 and 5', '--target', 'sql']);
+    expect(sql.stdout).toBe(`SELECT *, count(*) OVER () AS "_ckql_total" FROM "enrolments" WHERE "grade" BETWEEN '4' AND '5' ORDER BY "_id" LIMIT 100\n`);
+    const refused = await ckql(['compile', 'from enrolments where grade >= 5']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('TARGET_CANNOT_EXPRESS');
+  });
+});

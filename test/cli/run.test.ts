@@ -79,7 +79,11 @@ describe('ckql run', () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('UNBOUND_PARAMETER');
     expect(result.stderr).toContain('$n');
-    expect(result.stderr).toContain('--param n=');
+    expect(result.stderr).toContain('hint: give it a value: ckql run evens --param n=…, or a default under params: in the config');
+    expect(result.stderr).not.toContain('compile(');
+    const query = await ckql(['query', 'from numbers where n = $n', '--data', join(root, 'data')]);
+    expect(query.stderr).toContain('hint: give it a value: --param n=…');
+    expect(query.stderr).not.toContain('compile(');
   });
 
   it('an unknown query name exits 2 with a suggestion; without a name, the queries are listed', async () => {

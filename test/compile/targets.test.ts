@@ -83,6 +83,8 @@ describe('ckan-2.12 filters', () => {
 
   it('doubles the leading $ of a field name', () => {
     expect(filters('`$AUD` > 100')).toEqual({ $$AUD: { gt: 100 } });
+    expect(filters('`$AUD` = 100 and a in (1, 2)')).toEqual({ $$AUD: 100, a: [1, 2] });
+    expect(compile('from c where `$AUD` = 100')).toEqual({ resource_id: 'c', filters: { $AUD: 100 } }); // 2.11 reads it as it is
   });
 
   it('leaves to the residual what 2.12 cannot say: !=, not, like, is null, null values', () => {

@@ -12,6 +12,7 @@ import type { SqlRequest } from '../../compile/sql.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import { format } from '../../format.js';
 import type { CommandRun } from '../context.js';
+import { withParamHint } from '../report.js';
 import { addParamOption, addSourceOptions, configLoader, readQueryArgument, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
@@ -54,7 +55,12 @@ Example:
       });
       // No request is sent, so the target is the one given (--target, the profile's), else CKAN 2.11's.
       const given = spec.kind === 'url' ? spec.target : undefined;
-      const planned = plan(queryText, { target: given ?? 'ckan-2.11', params });
+      let planned;
+      try {
+        planned = plan(queryText, { target: given ?? 'ckan-2.11', params });
+      } catch (error) {
+        throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+      }
       const base = spec.kind === 'url' ? { url: spec.url, language: spec.language } : { url: defaultServeUrl, language: undefined };
       const method = spec.kind === 'url' ? (spec.method ?? 'POST') : 'POST';
       // No request is sent: `prepare` only builds what would go over the wire.

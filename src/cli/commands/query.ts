@@ -6,6 +6,7 @@ import { parse } from '../../syntax/parse.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import type { CommandRun } from '../context.js';
+import { withParamHint } from '../report.js';
 import {
   addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
   refuseTokenArgument,
@@ -52,7 +53,12 @@ Examples:
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
       // What CKAN 2.11 cannot say runs as a plan: the client finds the portal's dialect and applies the rest.
-      const planned = plan(queryText, { target: 'ckan-2.11', params });
+      let planned;
+      try {
+        planned = plan(queryText, { target: 'ckan-2.11', params });
+      } catch (error) {
+        throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+      }
       const request = planned.request as SearchRequest;
       const opened = await openSource(source.spec, { resources: [request.resource_id] });
       try {

@@ -17,7 +17,7 @@ import {
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
-import { attachOrigin } from '../report.js';
+import { attachOrigin, withParamHint } from '../report.js';
 import { printQuery } from '../print-query.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
@@ -101,7 +101,8 @@ Example (ckql.config.yaml):
       try {
         request = compile(named.query, { ...named.params, ...given });
       } catch (error) {
-        throw attachOrigin(error, named.origin);
+        const hint = (param: string): string => `give it a value: ckql run ${name} --param ${param}=…, or a default under params: in the config`;
+        throw withParamHint(attachOrigin(error, named.origin), hint);
       }
       const { spec } = await selectSource(options, {
         config: loadConfig,

@@ -135,7 +135,8 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
         readable: (name) => {
           if (name === TABLE_METADATA) return true;
           const entry = all.find((e) => e.id === name || e.aliases.includes(name));
-          return entry !== undefined && (entry.note.private !== true || sqlOptions.token === true);
+          const hidden = entry !== undefined && (entry.note.private === true || sqlOptions.privateIds?.has(entry.id) === true);
+          return entry !== undefined && (!hidden || sqlOptions.token === true);
         },
       });
     },

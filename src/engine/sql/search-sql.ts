@@ -15,7 +15,7 @@ import { isPgError, SQLSTATE } from './db.js';
 import { databaseError } from './errors.js';
 
 /** Options of `runSearchSql`. */
-export interface SearchSqlOptions {
+export interface RunSearchSqlOptions {
   readonly timeout: number;
   /** CKAN's `rows_max`: more rows set `records_truncated` */
   readonly maxRows: number;
@@ -35,7 +35,7 @@ function forbidden(message: string): DatastoreError {
  * await runSearchSql(db, 'SELECT count(*) FROM "courses"', { timeout: 60000, maxRows: 32000, readable: () => true });
  * // → { sql: 'SELECT count(*) FROM "courses"', fields: [{ id: 'count', type: 'int8' }], records: [{ count: 12 }] }
  */
-export async function runSearchSql(db: Db, sql: unknown, options: SearchSqlOptions): Promise<SqlResult> {
+export async function runSearchSql(db: Db, sql: unknown, options: RunSearchSqlOptions): Promise<SqlResult> {
   if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
   if (!isSingleStatement(sql)) throw validationError('query', 'Query is not a single statement.');
   const wrapped = `SELECT * FROM (${sql}) AS blah LIMIT ${options.maxRows + 1} ;`;

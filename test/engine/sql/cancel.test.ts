@@ -58,11 +58,28 @@ for (const name of engineNames.filter((n) => n === 'postgres')) {
 
   it(`${name}: aborting cancels the running statement on the server`, async () => {
     const engine = engines.get(name);
+    // Another transaction holds the table, so the search's statement waits on the server until it is cancelled.
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked = (): void => undefined;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = engine.db.transaction(async (tx) => {
+      await tx.query(`LOCK TABLE "${big.id}" IN ACCESS EXCLUSIVE MODE`);
+      locked();
+      await held;
+    });
+    await isLocked;
     const controller = new AbortController();
-    // A prefix query over every row, sorted, with a total: well over the 5 ms before the abort.
-    const search = engine.search({ resource_id: 'big', q: 'w:* & common', plain: false, sort: 'word desc', distinct: true }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 5);
+    const search = engine.search({ resource_id: 'big', q: 'common' }, { signal: controller.signal });
+    const waiting = async (): Promise<boolean> => {
+      const rows = await engine.db.transaction((tx) => tx.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`));
+      return rows.rows.length > 0;
+    };
+    while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
     const error = await failure(search);
+    release();
+    await holder;
     expect(error.code).toBe('ABORTED');
     // The pool is still usable afterwards.
     expect((await engine.search({ resource_id: 'big', limit: 1 })).total).toBe(30001);

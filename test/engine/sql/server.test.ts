@@ -15,11 +15,12 @@ const books = typedTable('books', [['book', 'text'], ['author', 'text']], [
   { book: 'warandpeace', author: 'tolstoy' },
 ]);
 const secret = typedTable('secret', [['word', 'text']], [{ word: 'hidden' }], { private: true });
+const quiet = typedTable('quiet', [['word', 'text']], [{ word: 'whisper' }]);
 
 let server: RunningServer;
 let memory: RunningServer;
 beforeAll(async () => {
-  server = await startServer({ engine: await pgliteEngine({ tables: [books, secret], load: { indexes: false } }), port: 0, tokens: ['t0ken'] });
+  server = await startServer({ engine: await pgliteEngine({ tables: [books, secret, quiet], load: { indexes: false } }), port: 0, tokens: ['t0ken'], privateResources: ['quiet'] });
   memory = await startServer({ engine: memoryEngine([books]), port: 0 });
 });
 afterAll(async () => {
@@ -56,6 +57,11 @@ describe('server over pglite', () => {
     expect(refused.body.error).toEqual({ __type: 'Authorization Error', message: 'Access denied: Not authorized to read resource.' });
     const allowed = await post(server.url, 'datastore_search_sql', { sql: 'SELECT word FROM secret' }, { authorization: 't0ken' });
     expect(allowed.body.result?.['records']).toEqual([{ word: 'hidden' }]);
+    // A resource the server (not the database) marks private is private to SQL too.
+    const serverPrivate = await post(server.url, 'datastore_search_sql', { sql: 'SELECT word FROM quiet' });
+    expect(serverPrivate.status).toBe(403);
+    const withToken = await post(server.url, 'datastore_search_sql', { sql: 'SELECT word FROM quiet' }, { authorization: 't0ken' });
+    expect(withToken.body.result?.['records']).toEqual([{ word: 'whisper' }]);
     const missing = await post(server.url, 'datastore_search_sql', {});
     expect(missing.status).toBe(409);
     expect(missing.body.error).toEqual({ __type: 'Validation Error', sql: ['Missing value'] });
