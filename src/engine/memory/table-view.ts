@@ -88,14 +88,16 @@ export function inferFields(rows: readonly Row[]): FieldInfo[] {
   const keys: string[] = [];
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i] as Row;
+    // j: where this row's keys are in the common order; -1 once off it (a small integer, so
+    // `keys[j]` stays an array element load: an Infinity here made every later row slow)
     let j = 0;
     for (const key in row) {
       if (key === '_id') continue;
-      if (keys[j] === key) {
+      if (j >= 0 && keys[j] === key) {
         j++;
         continue;
       }
-      j = Infinity; // off the common order: look each remaining key up
+      j = -1; // off the common order: look each remaining key up
       if (Object.hasOwn(row, key) && !keys.includes(key)) keys.push(key);
     }
   }
