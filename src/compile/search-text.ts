@@ -4,7 +4,8 @@
  * Whether some word of the text ends in `*` (a prefix search).
  * @example hasPrefixWord('linear alg*') // → true */
 export function hasPrefixWord(text: string): boolean {
-  return /[^\s*]\*(?=\s|$)/u.test(text);
+  // The word before the `*` must hold a letter or digit: `!*` or a lone `*` asks for nothing.
+  return /(?:^|\s)[^\s]*[\p{L}\p{N}][^\s*]*\*(?=\s|$)/u.test(text);
 }
 
 /**

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { compile } from '../../src/compile/compile.js';
 import { fromRequest } from '../../src/compile/from-request.js';
+import { hasPrefixWord, tsQueryText } from '../../src/compile/search-text.js';
 import { ckql } from '../../src/compile/template.js';
 import { normalizeRequest } from '../../src/datastore/validate.js';
 import { format } from '../../src/format.js';
@@ -65,7 +66,13 @@ test('a value interpolated with ckql`…` is data: it lands in the request uncha
     fc.property(scalarValue.filter((v) => v !== null), textValue, (value, text) => {
       const request = compile(ckql`from courses where subject = ${value} search ${text}`);
       expect(request.filters).toEqual({ subject: value === 0 ? 0 : value });
-      expect(request.q).toBe(text.trim() === '' ? undefined : text);
+      // A word ending in `*` asks for a prefix (docs/beyond-the-request.md): the text is then a to_tsquery expression.
+      if (hasPrefixWord(text)) {
+        expect(request.q).toBe(tsQueryText(text));
+        expect(request.plain).toBe(false);
+      } else {
+        expect(request.q).toBe(text.trim() === '' ? undefined : text);
+      }
     }),
     propertyParameters(),
   );
