@@ -512,9 +512,9 @@ function frozenCopy(value: JsonValue): JsonValue {
  */
 function validQ(value: unknown, fail: Fail): string | Readonly<Record<string, JsonValue>> | undefined {
   if (value === undefined || value === null) return undefined;
-  // JSON text of an object is a per-field search in every transport, a JSON body included (CKAN's
-  // validator parses any text it is given); any other text is searched as it is.
-  if (typeof value === 'string') return jsonObjectIn(value) ?? value;
+  // A text stays a text here: JSON text of an object arrives over GET or a form, whose reader
+  // (`readQ` in src/server/params.ts) makes it the object, as CKAN does.
+  if (typeof value === 'string') return value;
   if (typeof value === 'object') {
     if (exceedsDepth(value, MAX_VALUE_DEPTH)) return fail('q', 'nested too deep');
     if (!Array.isArray(value)) return value as Record<string, JsonValue>;
@@ -522,18 +522,6 @@ function validQ(value: unknown, fail: Fail): string | Readonly<Record<string, Js
   }
   if (typeof value === 'boolean') return value ? 'True' : 'False';
   return String(value);
-}
-
-/** The object that `text` is the JSON text of, if it is one. */
-function jsonObjectIn(text: string): Readonly<Record<string, JsonValue>> | undefined {
-  if (text.trimStart().charAt(0) !== '{') return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || exceedsDepth(value, MAX_VALUE_DEPTH)) return undefined;
-    return value as Record<string, JsonValue>;
-  } catch {
-    return undefined;
-  }
 }
 
 function canonicalQOf(q: string | Readonly<Record<string, JsonValue>>): string | FieldSearch | undefined {

@@ -107,7 +107,7 @@ describe('request shapes of service.md, by POST and by GET', () => {
   it('GET finds what POST finds for a q that looks like JSON or holds a lone surrogate', async () => {
     const byPost = open({ method: 'POST' });
     const byGet = open({ method: 'GET' });
-    for (const q of ['\ud800', '"quoted"', '"quoted', '{x}', ' "spaced', '\ufffd']) {
+    for (const q of ['\ud800', '"quoted"', '"quoted', '{x}', '{"title": "x"}', ' "spaced', '\ufffd']) {
       const request: SearchRequest = { resource_id: 'texts', q };
       const posted = await byPost.search(request);
       const got = await byGet.search(request);
@@ -116,10 +116,6 @@ describe('request shapes of service.md, by POST and by GET', () => {
       expect(recordsWithoutRank(got.records), JSON.stringify(q)).toEqual(evaluate(request, texts).records);
       // each text is in exactly one note; U+FFFD only in its own, not in the lone surrogate's
       expect(got.records.length, JSON.stringify(q)).toBe(1);
-    }
-    // JSON text of an object is CKAN's per-field search by either method: here on a field the table lacks.
-    for (const client of [byPost, byGet]) {
-      await expect(client.search({ resource_id: 'texts', q: '{"nope": "x"}' })).rejects.toMatchObject({ status: 409, body: { q: ['invalid value "nope"'] } });
     }
   });
 

@@ -73,7 +73,7 @@ describe('queryStringFor and requestFromQueryString are inverse', () => {
   });
 
   it('keeps texts that look like JSON, or are JSON, as texts', () => {
-    for (const q of ['"quoted"', '{x}', ' "a"', '"', '{', '"\\ud800"', '\ud800', 'a\udc00b', '[1]', 'plain']) {
+    for (const q of ['"quoted"', '{x}', '{"title": "x"}', ' "a"', '"', '{', '"\\ud800"', '\ud800', 'a\udc00b', '[1]', 'plain']) {
       const request = normalizeRequest({ resource_id: 'courses', q });
       expect(roundTrip(request).q, JSON.stringify(q)).toBe(q);
     }

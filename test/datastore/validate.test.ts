@@ -180,9 +180,8 @@ describe('normalizeRequest: errors with CKAN-shaped bodies', () => {
     expect(normalizeRequest({ resource_id: 'r', q: true }).q).toBe('True');
     expect(normalizeRequest({ resource_id: 'r', q: ['a', 'b'] }).q).toBe("['a', 'b']");
     expect(normalizeRequest({ resource_id: 'r', q: { title: 'x' } }).q).toEqual({ title: 'x' });
-    // JSON text of an object is one, whatever the transport (a JSON body too, as CKAN's validator reads it)
-    expect(normalizeRequest({ resource_id: 'r', q: '{"title": "x"}' }).q).toEqual({ title: 'x' });
-    expect(normalizeRequest({ resource_id: 'r', q: '{"title": ' }).q).toBe('{"title": ');
+    // JSON text of an object is read as one by the GET and form readers (src/server/params.ts), not here
+    expect(normalizeRequest({ resource_id: 'r', q: '{"title": "x"}' }).q).toBe('{"title": "x"}');
     expect(normalizeRequest({ resource_id: 'r', q: '{x}' }).q).toBe('{x}');
   });
 
