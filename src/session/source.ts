@@ -9,8 +9,10 @@ import { connect } from '../client/connect.js';
 import type { DatastoreClient, SearchInput } from '../client/types.js';
 import { listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { TableLookup } from '../engine/memory/engine.js';
-import { compile } from '../compile/compile.js';
+import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
+import { resourceOf as queryResource } from '../compile/plan.js';
+import { parse } from '../syntax/parse.js';
 import { openEngine } from '../engine/open.js';
 import type { EngineKind } from '../engine/types.js';
 import { startServer } from '../server/server.js';
@@ -213,16 +215,18 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
   };
   const server = await startServer({ tables: lookup, host: '127.0.0.1', port: 0 });
   const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
-  const resourceOf = (input: SearchInput, params: Params | undefined): string | undefined => {
+  const resourceNamed = (input: SearchInput, params: Params | undefined): string | undefined => {
     if (typeof input === 'object' && 'resource_id' in input) return input.resource_id;
+    // The resource alone: a query the portal cannot answer whole still names one (it runs as a plan).
     try {
-      return compile(input, params).resource_id;
+      const query = typeof input === 'string' ? parse(input) : input;
+      return queryResource(params === undefined ? query : bind(query, params));
     } catch {
       return undefined;
     }
   };
   const before = async (input: SearchInput, params: Params | undefined): Promise<void> => {
-    const name = resourceOf(input, params);
+    const name = resourceNamed(input, params);
     if (name !== undefined) await read(name);
   };
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');

@@ -672,6 +672,20 @@ describe('local data read on demand (the REPL\'s source)', () => {
       await lazy.close();
     }
   });
+
+  it('reads the file of a query that runs as a plan (a range the portal cannot say whole)', async () => {
+    const { openSource, demoDataDir } = await import('../../src/session/source.js');
+    const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
+    try {
+      const driver = startDriver({ source: lazy, timing: false });
+      await driver.waitFor(prompt);
+      const answer = await ask(driver, 'from schools where _id >= 7', '2 of 2 records');
+      expect(answer).not.toContain('NOT_FOUND');
+      await driver.exit();
+    } finally {
+      await lazy.close();
+    }
+  });
 });
 
 describe('a large answer in the REPL', () => {
