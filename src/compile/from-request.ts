@@ -9,6 +9,7 @@ import type { Filters, JsonValue, Scalar, SearchRequest } from '../datastore/typ
 import { normalizeRequest, parseSort } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import type { Span } from '../span.js';
+import { hasPrefixWord } from './search-text.js';
 
 /** Every node made here has this span: the query has no source text. */
 const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
@@ -167,7 +168,13 @@ function scalarOf(value: JsonValue): Scalar {
 /** `q` (text or per field), `plain: false` (a to_tsquery text ckql can read back) and `language`. */
 function searchOf(request: SearchRequest): Search | undefined {
   const text = (raw: string): StringValue => {
-    if (request.plain !== false) return { kind: 'string', span: NO_SPAN, value: raw };
+    if (request.plain !== false) {
+      // In the language a word ending in * is a prefix search; a plain q has no way to say that word.
+      if (hasPrefixWord(raw)) {
+        throw validationError('q', `ckql cannot yet write a plain search for a word ending in * (in a query it is a prefix search): ${JSON.stringify(raw)}`);
+      }
+      return { kind: 'string', span: NO_SPAN, value: raw };
+    }
     return { kind: 'string', span: NO_SPAN, value: prefixText(raw) };
   };
   const language = request.language === undefined ? {} : { language: { kind: 'string' as const, span: NO_SPAN, value: request.language } };

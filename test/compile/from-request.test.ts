@@ -139,6 +139,7 @@ describe('fromRequest, invalid requests', () => {
     ['a fractional offset', { resource_id: 'c', offset: 1.5 }, 'VALIDATION_ERROR'],
     ['a text limit', { resource_id: 'c', limit: 'ten' }, 'VALIDATION_ERROR'],
     ['fields that are a number', { resource_id: 'c', fields: 5 }, 'VALIDATION_ERROR'],
+    ['a plain q with a word ending in * (a query would make it a prefix search)', { resource_id: 'c', q: 'Ⰰ*' }, 'VALIDATION_ERROR'],
   ];
   it.each(rows)('%s', (_title, request, code) => {
     const error = requestError(request);

@@ -24,6 +24,12 @@ test('compile(fromRequest(r)) equals normalizeRequest(r)', () => {
       // portal filter (docs/beyond-the-request.md); test/compile/from-request.test.ts covers it.
       const filters = (raw['filters'] ?? {}) as Record<string, unknown>;
       fc.pre(Object.values(filters).every((v) => v !== null && !(Array.isArray(v) && v.includes(null))));
+      // A plain q with a word ending in * has no query (the word would be a prefix search): fromRequest says so.
+      const q = raw['q'];
+      if (typeof q === 'string' && hasPrefixWord(q) && raw['plain'] !== false) {
+        expect(outcomeOf(() => fromRequest(raw))).toMatchObject({ error: { code: 'VALIDATION_ERROR' } });
+        return;
+      }
       const expected = outcomeOf(() => normalizeRequest(raw));
       const actual = outcomeOf(() => compile(fromRequest(raw)));
       expect(actual).toEqual(expected);
