@@ -7,18 +7,46 @@
  */
 import { parametersOf } from '../syntax/walk.js';
 import type { Scalar } from '../datastore/types.js';
+import type { ParamValue } from '../compile/bind.js';
 import { QueryError, toolError } from '../errors.js';
 import { parse } from '../syntax/parse.js';
 import { didYouMean } from './nearest.js';
 
 const PREFIX = 'from x where v = ';
 
+const LIST_PREFIX = 'from x where v in ';
+
 /**
+ * A parameter's value from the command line, read like a query literal; a
+ * list is written as the language writes one, in parentheses, and binds a
+ * parameter that stands in an `in (…)` list.
  * @example readParamValue('2020') // 2020
  * @example readParamValue('"2020"') // "2020"
  * @example readParamValue('linear algebra') // "linear algebra"
+ * @example readParamValue('(3, 4)') // [3, 4]
  */
-export function readParamValue(text: string): Scalar {
+export function readParamValue(text: string): ParamValue {
+  if (text.trimStart().startsWith('(')) return readListValue(text) ?? text;
+  return readScalarValue(text);
+}
+
+function readListValue(text: string): Scalar[] | undefined {
+  let condition;
+  try {
+    condition = parse(LIST_PREFIX + text).where?.condition;
+  } catch {
+    return undefined;
+  }
+  if (condition?.kind !== 'in' || condition.span.end !== LIST_PREFIX.length + text.trimEnd().length) return undefined;
+  const values: Scalar[] = [];
+  for (const value of condition.values) {
+    if (value.kind === 'param') return undefined;
+    values.push(value.kind === 'null' ? null : value.value);
+  }
+  return values;
+}
+
+function readScalarValue(text: string): Scalar {
   let condition;
   try {
     condition = parse(PREFIX + text).where?.condition;
@@ -42,19 +70,19 @@ export function readParamValue(text: string): Scalar {
 
 /**
  * Collects `--param name=value` options. A name given twice is an error: the
- * two values cannot both be meant, and a list parameter is written once,
- * as a query literal list is not (bind a list from a config file instead).
+ * two values cannot both be meant; a list is one value, written in
+ * parentheses as the language writes one (`--param "levels=(3, 4)"`).
  * @example readParams(['subject=math', 'year=2020']) // { subject: "math", year: 2020 }
  */
-export function readParams(options: readonly string[]): Record<string, Scalar> {
-  const params = Object.create(null) as Record<string, Scalar>;
+export function readParams(options: readonly string[]): Record<string, ParamValue> {
+  const params = Object.create(null) as Record<string, ParamValue>;
   for (const option of options) {
     const equals = option.indexOf('=');
     const name = equals < 0 ? option : option.slice(0, equals);
     const bare = name.startsWith('$') ? name.slice(1) : name;
     if (equals < 0 || !/^[A-Za-z_][A-Za-z0-9_.:-]*$/.test(bare)) {
       throw toolError('USAGE', [`--param expects name=value, found ${JSON.stringify(option)}`], {
-        hint: 'for example --param subject=math (a value is read like a query literal: 5, true, null, "text" or text)',
+        hint: 'for example --param subject=math (a value is read like a query literal: 5, true, null, "text" or text; a list in parentheses: --param "levels=(3, 4)")',
       });
     }
     if (Object.hasOwn(params, bare)) {

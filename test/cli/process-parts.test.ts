@@ -102,6 +102,19 @@ describe('--param values read like query literals', () => {
     expect(readParamValue('')).toBe('');
   });
 
+  it('a list in parentheses, as the language writes one, binds an in (…) parameter', async () => {
+    expect(readParamValue('(3, 4)')).toEqual([3, 4]);
+    expect(readParamValue('(math, "linear algebra", null)')).toEqual(['math', 'linear algebra', null]);
+    expect(readParamValue('()')).toEqual([]);
+    // not a whole list: taken as text
+    expect(readParamValue('(3, 4) or x')).toBe('(3, 4) or x');
+    expect(readParamValue('(3,')).toBe('(3,');
+    expect(readParamValue('($a)')).toBe('($a)');
+    const { code, stdout } = await ckqlInProcess(['compile', 'from courses where level in ($levels)', '--param', 'levels=(3, 4)']);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ resource_id: 'courses', filters: { level: [3, 4] } });
+  });
+
   it('collects the options, accepts a leading $, and refuses a name given twice', () => {
     expect(readParams(['a=1', '$b=x', 'c=x=y'])).toEqual({ a: 1, b: 'x', c: 'x=y' });
     expect(() => readParams(['a=1', '$b=x', 'a=2'])).toThrow(/--param a is given twice/);
