@@ -25,6 +25,7 @@ import { DatastoreError, validationError } from '../errors.js';
 import { quoteSortField } from './sort.js';
 import { parseFilters, pythonRepr } from './filters.js';
 import type { FilterNode } from './filters.js';
+import { exceedsDepth } from './values.js';
 
 type SortDirectionName = 'asc' | 'desc';
 
@@ -754,19 +755,6 @@ function integerOf(value: unknown): number | undefined {
   return n === 0 ? 0 : n;
 }
 
-/** Iterative, so that a value of a million `[` cannot overflow the stack. */
-function exceedsDepth(root: object, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
 
 function safeJson(value: unknown): string {
   try {

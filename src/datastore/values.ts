@@ -225,3 +225,23 @@ export function wantedValues(value: unknown): WantedValues | undefined {
   }
   return texts.size === 0 && !matchesNull ? undefined : { texts, matchesNull };
 }
+
+/**
+ * Whether a JSON value nests deeper than `max` levels (the value itself is
+ * level 1). Iterative, so that a value of a million `[` cannot overflow the
+ * stack; the server, the request checks and the loader use it to refuse
+ * what recursive code (`JSON.stringify`) could not write back.
+ * @example exceedsDepth({ a: [[1]] }, 2) // → true
+ */
+export function exceedsDepth(root: object, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

@@ -17,6 +17,7 @@
 import { DatastoreError } from '../errors.js';
 import type { CkanVersion } from '../datastore/types.js';
 import { excerpt } from './errors.js';
+import { exceedsDepth } from '../datastore/values.js';
 
 /** Deeper than this, a body cannot be a valid request; refusing early keeps recursive code paths safe. */
 export const MAX_BODY_DEPTH = 64;
@@ -171,16 +172,3 @@ function pythonish(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-/** Iterative, so that a body of a million `[` cannot overflow the stack. */
-function exceedsDepth(root: object, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}

@@ -14,6 +14,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
+import { exceedsDepth } from '../../datastore/values.js';
 
 /**
  * Options of `loadResources`.
@@ -503,7 +504,7 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
       const v = Object.hasOwn(row, name) ? row[name] : undefined;
       if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(types[k] === 'timestamp' ? timestampValue(v) : v);
       else {
-        if (typeof v === 'object' && v !== null && nestedDeeperThan(v, MAX_NESTING)) {
+        if (typeof v === 'object' && v !== null && exceedsDepth(v, MAX_NESTING)) {
           throw toolError('DATA_INVALID', [meta.source ?? meta.alias ?? meta.id, `record ${r + 1}: the value of ${JSON.stringify(name)} is nested more than ${MAX_NESTING} levels deep`], {
             ...(meta.source === undefined ? {} : { file: meta.source }),
           });
@@ -519,19 +520,6 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
 /** How deep a record's value may nest: deeper cannot be written as an answer (JSON.stringify recurses). */
 export const MAX_NESTING = 1_000;
 
-/** Iterative, so that data nested a million levels deep cannot overflow the stack. */
-function nestedDeeperThan(root: object, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
 
 const STRING = 1;
 const INTEGER = 2;
