@@ -234,23 +234,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
   return {
     label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}, ${files.length} resource${files.length === 1 ? '' : 's'})`,
     spec,
-    client: {
-      get url() {
-        return client.url;
-      },
-      get language() {
-        return client.language;
-      },
-      get method() {
-        return client.method;
-      },
-      get hasToken() {
-        return client.hasToken;
-      },
-      get target() {
-        return client.target;
-      },
-      setTarget: (target) => client.setTarget(target),
+    client: clientWith(client, {
       detectTarget: async (resourceId, signal) => {
         await read(resourceId);
         return client.detectTarget(resourceId, signal);
@@ -263,9 +247,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
         await before(input, allOptions?.params);
         yield* client.searchAll(input, allOptions);
       },
-      prepare: (input, params) => client.prepare(input, params),
-      close: () => client.close(),
-    },
+    }),
     listResources: async (listOptions) => {
       if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
       return files.map((each) => {
@@ -313,6 +295,20 @@ export function relativeLabel(path: string): string {
 
 /** The client, noting each resource a search answered for, so `listResources` knows a portal's resources as they are used. */
 function rememberResources(client: DatastoreClient, seen: Set<string>): DatastoreClient {
+  return clientWith(client, {
+    search: async (input, options) => {
+      const result = await client.search(input, options);
+      seen.add(result.resource_id);
+      return result;
+    },
+  });
+}
+
+/** A client that answers as `client` does, except for the operations given. */
+function clientWith(
+  client: DatastoreClient,
+  overrides: Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget'>>,
+): DatastoreClient {
   return {
     get url() {
       return client.url;
@@ -330,13 +326,9 @@ function rememberResources(client: DatastoreClient, seen: Set<string>): Datastor
       return client.target;
     },
     setTarget: (target) => client.setTarget(target),
-    detectTarget: (resourceId, signal) => client.detectTarget(resourceId, signal),
-    search: async (input, options) => {
-      const result = await client.search(input, options);
-      seen.add(result.resource_id);
-      return result;
-    },
-    searchAll: (input, options) => client.searchAll(input, options),
+    detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
+    search: overrides.search ?? ((input, options) => client.search(input, options)),
+    searchAll: overrides.searchAll ?? ((input, options) => client.searchAll(input, options)),
     prepare: (input, params) => client.prepare(input, params),
     close: () => client.close(),
   };
