@@ -17,6 +17,21 @@ import { runScript } from '../../src/repl/index.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const examples = join(root, 'examples');
 
+describe('the README', () => {
+  it('its first query runs on the demo data and finds records', async () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const first = /```\n(from [\s\S]*?)```/.exec(readme)?.[1];
+    expect(first, 'the first code block of the README is a query').toBeDefined();
+    const source = await openSource({ kind: 'data', paths: [join(examples, 'data')] });
+    try {
+      const result = await source.client.search(first ?? '');
+      expect(result.records.length).toBeGreaterThan(0);
+    } finally {
+      await source.close();
+    }
+  });
+});
+
 describe('examples/', () => {
   it('ckql.config.yaml: the demo profile is the default and every named query finds records', async () => {
     const config = await readConfigFile(join(examples, 'ckql.config.yaml'));
