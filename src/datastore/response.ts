@@ -8,6 +8,7 @@
  */
 import type { CkanVersion, FieldInfo, JsonValue, RecordsFormat, Row, SearchRequest } from './types.js';
 import { parseSort } from './validate.js';
+import { isNumberType } from './values.js';
 
 /** The `_links` of a 2.11 result: request paths, no host, no language segment. */
 export interface ResultLinks {
@@ -151,9 +152,6 @@ function valueJson(field: FieldInfo, record: Row, ckan: CkanVersion): string {
   return JSON.stringify(value);
 }
 
-function isNumberType(type: string): boolean {
-  return type === 'int' || type === 'int4' || type === 'int8' || type === 'numeric' || type === 'float8' || type === 'float';
-}
 
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 

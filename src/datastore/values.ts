@@ -245,3 +245,12 @@ export function exceedsDepth(root: object, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * Whether values of a field type are numbers (written right-aligned, as JSON numbers): CKAN's
+ * integer, numeric and float types.
+ * @example isNumberType('int4') // → true
+ */
+export function isNumberType(type: string): boolean {
+  return type === 'int' || type === 'int4' || type === 'int8' || type === 'numeric' || type === 'float8' || type === 'float';
+}

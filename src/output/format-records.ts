@@ -14,6 +14,7 @@
 import { stringify } from 'csv-stringify/sync';
 import { toolError } from '../errors.js';
 import type { FieldInfo, Row, SearchResult } from '../datastore/types.js';
+import { isNumberType } from '../datastore/values.js';
 import { cellText } from './cell-text.js';
 import { escapeInvisible, ownValue, stringifyJson } from './safe-text.js';
 
@@ -144,7 +145,7 @@ export function createRecordWriter(
       const header = async (): Promise<void> => {
         if (headerDone) return;
         headerDone = true;
-        const rule = fields.map((field) => (field.type === 'int' || field.type === 'numeric' ? '---:' : '---'));
+        const rule = fields.map((field) => (isNumberType(field.type) ? '---:' : '---'));
         await sink(`${markdownLine(columns)}${markdownLine(rule, false)}`);
       };
       return {

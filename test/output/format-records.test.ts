@@ -101,6 +101,21 @@ describe('the streaming writer', () => {
   });
 });
 
+describe('number columns under every CKAN numeric type name', () => {
+  const typed = (type: FieldInfo['type']): SearchResult => ({
+    ...result([{ _id: 1, n: 4 }, { _id: 2, n: 12345 }]),
+    fields: [{ id: '_id', type: 'int' }, { id: 'n', type }],
+  });
+  it.each(['int4', 'int8', 'float8', 'numeric'] as const)('%s is right-aligned in a table and in markdown', async (type) => {
+    const table = await formatRecords(typed(type), 'table', { width: 100, color: false });
+    const cells = table.split('\n').filter((line) => line.includes('│')).map((line) => line.split('│')[1] ?? '');
+    // the header, then the two values: the short one padded on the left to the long one's width
+    expect(cells[1]?.trimEnd()).toMatch(/^ +4$/);
+    expect(cells[2]?.trim()).toBe('12345');
+    expect(await formatRecords(typed(type), 'markdown')).toContain('| ---: | ---: |');
+  });
+});
+
 describe('table', () => {
   it('renders through the REPL table view, plain when colour is off', async () => {
     const text = await formatRecords(result(records.slice(3)), 'table', { width: 100, color: false });

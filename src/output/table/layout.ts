@@ -9,6 +9,7 @@
  */
 import stringWidth from 'string-width';
 import type { FieldInfo, JsonValue } from '../../datastore/types.js';
+import { isNumberType } from '../../datastore/values.js';
 import { escapeInvisible, stringifyJson } from '../safe-text.js';
 
 export type CellKind = 'null' | 'number' | 'boolean' | 'text' | 'json';
@@ -110,7 +111,7 @@ export const columnGap = 3;
 const minTextWidth = 6;
 
 function isNumeric(field: FieldInfo): boolean {
-  return field.type === 'int' || field.type === 'numeric';
+  return isNumberType(field.type);
 }
 
 /**
