@@ -8,6 +8,7 @@
 import { parametersOf } from '../syntax/walk.js';
 import type { Scalar } from '../datastore/types.js';
 import type { ParamValue } from '../compile/bind.js';
+import { literal } from '../compile/dict-filters.js';
 import { QueryError, toolError } from '../errors.js';
 import { parse } from '../syntax/parse.js';
 import { didYouMean } from './nearest.js';
@@ -38,12 +39,8 @@ function readListValue(text: string): Scalar[] | undefined {
     return undefined;
   }
   if (condition?.kind !== 'in' || condition.span.end !== LIST_PREFIX.length + text.trimEnd().length) return undefined;
-  const values: Scalar[] = [];
-  for (const value of condition.values) {
-    if (value.kind === 'param') return undefined;
-    values.push(value.kind === 'null' ? null : value.value);
-  }
-  return values;
+  if (condition.values.some((value) => value.kind === 'param')) return undefined;
+  return condition.values.map(literal);
 }
 
 function readScalarValue(text: string): Scalar {
@@ -55,17 +52,7 @@ function readScalarValue(text: string): Scalar {
   }
   // The literal must be the whole text: `5 limit 1` is text, not 5.
   if (condition?.kind !== 'eq' || condition.value.span.end !== PREFIX.length + text.length) return text;
-  const value = condition.value;
-  switch (value.kind) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-      return value.value;
-    case 'null':
-      return null;
-    case 'param':
-      return text;
-  }
+  return condition.value.kind === 'param' ? text : literal(condition.value);
 }
 
 /**

@@ -227,7 +227,7 @@ export const Uuid = createToken({
 /** The category of every keyword: errors use it to say "quote it". */
 export const Keyword = createToken({ name: 'Keyword', pattern: Lexer.NA });
 
-function keyword(word: string): TokenType {
+function keyword(word: string, category: TokenType = Keyword): TokenType {
   return createToken({
     name: word[0]!.toUpperCase() + word.slice(1),
     label: word,
@@ -237,7 +237,7 @@ function keyword(word: string): TokenType {
     pattern: matcherFor(word, (text, offset) => match(text, offset, scanKeyword(text, offset, word))),
     start_chars_hint: [word[0]!, word[0]!.toUpperCase()],
     line_breaks: false,
-    categories: [Keyword],
+    categories: [category],
   });
 }
 
@@ -273,14 +273,7 @@ export const Distinct = keyword('distinct');
  * itself asks for its own type. `format` never quotes them.
  */
 function softKeyword(word: string): TokenType {
-  return createToken({
-    name: word[0]!.toUpperCase() + word.slice(1),
-    label: word,
-    pattern: matcherFor(word, (text, offset) => match(text, offset, scanKeyword(text, offset, word))),
-    start_chars_hint: [word[0]!, word[0]!.toUpperCase()],
-    line_breaks: false,
-    categories: [Bareword],
-  });
+  return keyword(word, Bareword);
 }
 
 export const Nulls = softKeyword('nulls');
