@@ -23,7 +23,7 @@ import { buildEnvelopes, helpUrl } from './envelope.js';
 import { accessDenied, excerpt, serviceError } from './errors.js';
 import { TABLE_METADATA, statusResult, tableMetadata } from './metadata.js';
 import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
-import { SQL_ACTION, sqlResult } from './search-sql.js';
+import { SQL_ACTION, sqlResultJson } from './search-sql.js';
 import { buildRoutes, unknownAction, unknownPath } from './routes.js';
 import type { Route } from './routes.js';
 
@@ -259,7 +259,7 @@ function handlerFor(
     const sql = raw.sql;
     if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
     const token = authorized(req.headers.authorization);
-    return JSON.stringify(sqlResult(await engine.searchSql(sql, { maxLimit, token, privateIds: await privateIds }), raw));
+    return sqlResultJson(await engine.searchSql(sql, { maxLimit, token, privateIds: await privateIds }), raw);
   };
 
   const answer = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string, callback: string | undefined): Promise<void> => {

@@ -15,6 +15,7 @@ import { sqlSearchRequest } from './request.js';
 import { buildSearch, copyCsv } from './search.js';
 import { databaseError, invalidQuery } from './errors.js';
 import { runSearchSql } from './search-sql.js';
+import { parseRecords } from './records.js';
 
 /** Options of `sqlEngine`. */
 export interface SqlEngineOptions {
@@ -86,7 +87,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
           records = copyCsv(cells, request.records_format === 'csv' ? ',' : '\t');
         } else {
           const text = rows.rows[0]?.['records'];
-          records = typeof text === 'string' && text !== '[]' ? JSON.parse(text) : [];
+          records = typeof text === 'string' && text !== '[]' ? parseRecords(text, built.fields, request.records_format === 'lists' ? 'lists' : 'objects') : [];
         }
         const result: Record<string, unknown> = { ...request.echo, resource_id: entry.id, records, fields: built.fields };
         if (built.keyset !== undefined && request.include_next_page) {

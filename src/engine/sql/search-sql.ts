@@ -13,6 +13,7 @@ import { ALLOWED_FUNCTIONS } from './allowed-functions.js';
 import type { Db, SqlSession } from './db.js';
 import { isPgError, SQLSTATE } from './db.js';
 import { databaseError } from './errors.js';
+import { exactNumber } from './records.js';
 
 /** Options of `runSearchSql`. */
 export interface RunSearchSqlOptions {
@@ -110,12 +111,14 @@ function convert(value: unknown, type: string): unknown {
   switch (type) {
     case 'int2':
     case 'int4':
-    case 'int8':
     case 'float4':
     case 'float8':
-    case 'numeric':
     case 'oid':
       return Number(text);
+    case 'int8':
+    case 'numeric':
+      // Python's int and Decimal are exact: `7.50` and 2^53 + 1 reach the client as written.
+      return exactNumber(text);
     case 'bool':
       return text === 't';
     case 'json':
