@@ -252,16 +252,7 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
       file, ...(line === undefined ? {} : { line }), cause: error,
     });
   }
-  const header = records[0];
-  if (header === undefined) throw toolError('DATA_INVALID', [file, 'the file is empty: a CSV file needs a header line'], { file, line: 1 });
-  const seen = new Set<string>();
-  header.forEach((name, i) => {
-    if (name === '') throw toolError('DATA_INVALID', [file, `column ${i + 1} of the header has no name`], { file, line: 1 });
-    if (seen.has(name)) throw toolError('DATA_INVALID', [file, `the header names the column ${JSON.stringify(name)} twice`], { file, line: 1 });
-    seen.add(name);
-  });
-  // The file's own `_id` column (a datastore dump has one) gives way to the position.
-  const columns = header.map((name, index) => ({ name, index })).filter((c) => c.name !== '_id');
+  const columns = csvColumns(records[0], file);
   const body = records.slice(1);
   const types = columns.map((c) => inferCsvType(body, c.index));
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType }))];
@@ -284,12 +275,31 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
 }
 
 /**
+ * The columns of a CSV header, with each one's cell index; the file's own
+ * `_id` column (a datastore dump has one) is left out, as `_id` is the row's
+ * position. Throws `DATA_INVALID` for a missing header, an empty or a
+ * repeated name.
+ * @example csvColumns(['_id', 'a', 'b'], 'x.csv') // → [{ name: 'a', index: 1 }, { name: 'b', index: 2 }]
+ */
+export function csvColumns(header: readonly string[] | undefined, file: string): { name: string; index: number }[] {
+  if (header === undefined) throw toolError('DATA_INVALID', [file, 'the file is empty: a CSV file needs a header line'], { file, line: 1 });
+  const seen = new Set<string>();
+  header.forEach((name, i) => {
+    if (name === '') throw toolError('DATA_INVALID', [file, `column ${i + 1} of the header has no name`], { file, line: 1 });
+    if (seen.has(name)) throw toolError('DATA_INVALID', [file, `the header names the column ${JSON.stringify(name)} twice`], { file, line: 1 });
+    seen.add(name);
+  });
+  return header.map((name, index) => ({ name, index })).filter((c) => c.name !== '_id');
+}
+
+/**
  * The cell delimiter, read from the header line: `,` unless the header holds
  * more `;` (a European spreadsheet's CSV) or tabs than commas. Characters
  * inside a quoted header cell (`"a;b;c",d`) do not count, and a quoted
  * cell may hold a line break.
+ * @example delimiterOf('a;b;"c,d"\n1;2;3') // → ';'
  */
-function delimiterOf(text: string): string {
+export function delimiterOf(text: string): string {
   let commas = 0;
   let semicolons = 0;
   let tabs = 0;
@@ -331,7 +341,12 @@ function integerType(cell: string): 'int4' | 'int8' | 'numeric' {
 
 const INTEGER_RANK = { int4: 0, int8: 1, numeric: 2 } as const;
 
-function inferCsvType(records: readonly (readonly string[])[], index: number): FieldType {
+/**
+ * The CKAN type of CSV column `index` over `records` (the rules of
+ * `loadResources`); `text` when every cell is empty.
+ * @example inferCsvType([['1'], ['2.5'], ['']], 0) // → 'numeric'
+ */
+export function inferCsvType(records: readonly (readonly string[])[], index: number): FieldType {
   let int = true;
   let widest: 'int4' | 'int8' | 'numeric' = 'int4';
   let numeric = true;
