@@ -79,7 +79,6 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
     let statement = built.records;
     try {
       return await db.transaction(async (tx) => {
-        await tx.query(`SET LOCAL statement_timeout = ${timeout}`);
         const rows = await tx.query(statement.sql, statement.params);
         let records: unknown;
         if (request.records_format === 'csv' || request.records_format === 'tsv') {
@@ -110,7 +109,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
           if (ckan === '2.11') result['total_was_estimated'] = estimated;
         }
         return result as unknown as SearchResult;
-      }, { readOnly: true, ...(signal === undefined ? {} : { signal }) });
+      }, { readOnly: true, statementTimeout: timeout, ...(signal === undefined ? {} : { signal }) });
     } catch (error) {
       throw databaseError(error, signal, () => invalidQuery(pgMessage(error), statement.sql, statement.params), 'Search took too long');
     }

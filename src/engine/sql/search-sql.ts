@@ -43,7 +43,6 @@ export async function runSearchSql(db: Db, sql: unknown, options: RunSearchSqlOp
   let statement = `EXPLAIN (VERBOSE, FORMAT JSON) ${wrapped}`;
   try {
     return await db.transaction(async (tx) => {
-      await tx.query(`SET LOCAL statement_timeout = ${Math.floor(options.timeout)}`);
       const functions = new Set(functionNames(wrapped));
       const tables: string[] = [];
       const plan = await tx.query(statement);
@@ -64,7 +63,7 @@ export async function runSearchSql(db: Db, sql: unknown, options: RunSearchSqlOp
       const rows = result.rows.length > options.maxRows ? result.rows.slice(0, options.maxRows) : result.rows;
       const records = rows.map((row) => Object.fromEntries(result.fields.map((f) => [f.name, convert(row[f.name], typeNames.get(f.dataTypeID) ?? 'text')])));
       return { sql, records, fields, ...(result.rows.length > options.maxRows ? { records_truncated: true } : {}) };
-    }, { readOnly: true, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    }, { readOnly: true, statementTimeout: options.timeout, ...(options.signal === undefined ? {} : { signal: options.signal }) });
   } catch (error) {
     if (isPgError(error) && (error.code === SQLSTATE.permissionDenied || error.code === SQLSTATE.readOnlyTransaction)) {
       throw forbidden('Not authorized to read resource.');
