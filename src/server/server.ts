@@ -21,7 +21,7 @@ import type { Engine, ResourceInfo } from '../engine/types.js';
 import { tokenCheck } from './auth.js';
 import { buildEnvelopes, helpUrl } from './envelope.js';
 import { accessDenied, excerpt, serviceError } from './errors.js';
-import { TABLE_METADATA, statusResult, tableMetadata } from './metadata.js';
+import { TABLE_METADATA, TABLE_METADATA_FIELDS, statusResult, tableMetadata } from './metadata.js';
 import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
 import { SQL_ACTION, sqlResultJson } from './search-sql.js';
 import { buildRoutes, unknownAction, unknownPath } from './routes.js';
@@ -227,9 +227,12 @@ function handlerFor(
     let answering = engine;
     let info: ResourceInfo | undefined;
     if (request.resource_id === TABLE_METADATA) {
-      // Anyone may search it; it lists names, never data.
-      answering = memoryEngine([tableMetadata(await engine.resources())]);
-      info = await answering.resource(TABLE_METADATA);
+      // Anyone may search it; it lists names, never data. A PostgreSQL engine searches CKAN's view;
+      // over the memory engine it is a table of the resource list.
+      if (engine.kind === 'memory') {
+        answering = memoryEngine([tableMetadata(await engine.resources())]);
+        info = await answering.resource(TABLE_METADATA);
+      } else info = { id: TABLE_METADATA, aliases: [], fields: TABLE_METADATA_FIELDS, private: false };
     } else {
       info = await engine.resource(request.resource_id);
       if (info === undefined) throw resourceNotFound(request.resource_id);

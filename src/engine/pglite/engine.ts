@@ -27,6 +27,8 @@ export interface PgliteEngineOptions {
   readonly load?: Omit<LoadFilesOptions, 'replace' | 'alias'>;
   /** `statement_timeout` of a search, ms */
   readonly statementTimeout?: number;
+  /** the functions `datastore_search_sql` may call (`SqlEngineOptions`); default CKAN's list */
+  readonly allowedSqlFunctions?: Iterable<string>;
 }
 
 /**
@@ -53,5 +55,6 @@ export async function pgliteEngine(options: PgliteEngineOptions = {}): Promise<S
     kind: 'pglite',
     label: `pglite (${where})`,
     ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
+    ...(options.allowedSqlFunctions === undefined ? {} : { allowedSqlFunctions: options.allowedSqlFunctions }),
   });
 }

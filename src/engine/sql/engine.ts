@@ -23,6 +23,12 @@ export interface SqlEngineOptions {
   readonly label: string;
   /** CKAN's `statement_timeout` for a search, in ms; default 60 000 */
   readonly statementTimeout?: number;
+  /**
+   * the functions `datastore_search_sql` may call, as the lines of CKAN's
+   * `ckan.datastore.sqlsearch.allowed_functions_file` (e.g. with `crosstab`
+   * added on a database with `tablefunc`); default CKAN's own list
+   */
+  readonly allowedSqlFunctions?: Iterable<string>;
 }
 
 /** `sqlEngine`'s extra: re-reading the catalogue after tables changed (a load). */
@@ -44,6 +50,7 @@ const TABLE_METADATA = '_table_metadata';
  */
 export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
   const timeout = Math.max(1, Math.floor(options.statementTimeout ?? 60_000));
+  const allowedFunctions = options.allowedSqlFunctions === undefined ? undefined : allowedFunctionSet(options.allowedSqlFunctions);
   let catalog: Promise<CatalogEntry[]> | undefined;
   const entries = (): Promise<CatalogEntry[]> => {
     catalog ??= db.transaction((tx) => readCatalog(tx), { readOnly: true });
@@ -130,6 +137,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
       return runSearchSql(db, sql, {
         timeout,
         maxRows: sqlOptions.maxLimit ?? 32_000,
+        ...(allowedFunctions === undefined ? {} : { allowedFunctions }),
         ...(sqlOptions.signal === undefined ? {} : { signal: sqlOptions.signal }),
         // Every table the statement reads must be a resource; private ones need a token.
         readable: (name) => {
@@ -169,6 +177,16 @@ async function nextPage(
   const ids = await tx.query(`SELECT ${built.keyset === 'desc' ? 'min' : 'max'}(_id) AS n FROM (${built.page}) AS p`, built.records.params);
   const n = ids.rows[0]?.['n'];
   return n === null || n === undefined ? undefined : Number(n);
+}
+
+/** CKAN's reading of its allowed-functions file: each line stripped, lower-cased unless written in double quotes. */
+function allowedFunctionSet(lines: Iterable<string>): ReadonlySet<string> {
+  const set = new Set<string>();
+  for (const line of lines) {
+    const name = line.trim();
+    if (name !== '') set.add(name.startsWith('"') ? name : name.toLowerCase());
+  }
+  return set;
 }
 
 function pgMessage(error: unknown): string {
