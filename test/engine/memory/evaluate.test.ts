@@ -452,8 +452,7 @@ describe('plain rows (no field list)', () => {
   });
 
   test('a record with an inherited enumerable key is read by its own keys', () => {
-    const inherited = Object.create({ ghost: 'boo' }) as Row;
-    inherited.a = 2;
+    const inherited = Object.assign(Object.create({ ghost: 'boo' }) as object, { a: 2 }) as Row;
     const rows: Row[] = [{ a: 1 }, inherited, { a: 3 }];
     const result = evaluate({ resource_id: 'r', filters: { a: 2 } }, rows);
     expect(result.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'a', type: 'numeric' }]);
