@@ -357,8 +357,10 @@ async function localClient(data: ServedData, timeout: number | undefined): Promi
 /**
  * `run` with a signal that also aborts after `ms`; past `ms` it fails as an
  * HTTP answer that did not arrive in time does (the client reports TIMEOUT).
+ * @example
+ * await withDeadline(50, undefined, () => new Promise(() => {})) // throws { code: 'CKQL_BODY_DEADLINE' } after 50 ms
  */
-async function withDeadline<T>(ms: number | undefined, signal: AbortSignal | undefined, run: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(ms: number | undefined, signal: AbortSignal | undefined, run: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
   if (ms === undefined) return run(signal);
   const controller = new AbortController();
   const stop = (): void => controller.abort(signal?.reason);
