@@ -13,7 +13,7 @@ import { DatastoreError, resourceNotFound, toolError, validationError } from '..
 import type { CkanVersion, ErrorBody, FieldInfo, RecordsFormat, SearchRequest, SearchResult, Table } from '../datastore/types.js';
 import { checkAgainstTable, rankColumns, validateSearch, withFields } from '../datastore/validate.js';
 import type { ValidatedSearch } from '../datastore/validate.js';
-import { keysetDirection, linksFor, nextPageOf, resultJson } from '../datastore/response.js';
+import { keysetDirection, linksFor, nextPageOf, resultPieces } from '../datastore/response.js';
 import type { ResultParts } from '../datastore/response.js';
 import { memoryEngine } from '../engine/memory/engine.js';
 import type { TableLookup } from '../engine/memory/engine.js';
@@ -93,6 +93,8 @@ const DEFAULTS = {
   maxHeaderSize: 32 * 1024,
 } as const;
 
+/** Characters of an answer sent whole, with its length; a longer answer is written piece by piece as the client reads. */
+const WHOLE_ANSWER_CHARS = 256 * 1024;
 /** How long a connection being closed may still drain what the client sends, so it reads our answer. */
 const LINGER_MS = 500;
 /** How long `close()` waits for requests in flight before it closes their connections. */
@@ -221,7 +223,7 @@ function handlerFor(
 
   // CKAN's order: the schema, then the resource and access, then the backend's checks against the
   // table, then the search; so a private table's field names never show in an error.
-  const search = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string): Promise<string> => {
+  const search = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string): Promise<Iterator<string>> => {
     const validated = validateSearch(raw, limits);
     const request = validated.request;
     let answering = engine;
@@ -246,7 +248,7 @@ function handlerFor(
     };
     res.once('close', onClose);
     const result = await answering.search(plan.engineRequest, { ...limits, signal: gone.signal }).finally(() => res.off('close', onClose));
-    return resultJson(responseParts(validated, plan, result, info, route, query), plan.sharedFields ? sharedFieldsJson(result.fields) : undefined);
+    return resultPieces(responseParts(validated, plan, result, info, route, query), plan.sharedFields ? sharedFieldsJson(result.fields) : undefined);
   };
 
   // datastore_search_sql: the engine checks the statement; the token decides whether private tables may be read.
@@ -268,16 +270,54 @@ function handlerFor(
       delete raw.callback;
       if (req.headers.authorization !== undefined) delete req.headers.authorization;
     }
-    const resultText =
+    const pieces =
       route.action === 'status_show'
-        ? JSON.stringify(statusResult(ckan, options.publicUrl))
+        ? [JSON.stringify(statusResult(ckan, options.publicUrl))].values()
         : route.action === SQL_ACTION
-          ? await searchSql(req, raw)
+          ? [await searchSql(req, raw)].values()
           : await search(req, res, route, raw, query);
-    const text = envelopes(route.language, route.action).success(resultText);
+    const [head, tail] = envelopes(route.language, route.action).successAround;
     if (callback !== undefined && req.method === 'GET') {
-      send(req, res, 200, `${escapeHtml(callback)}(${text});`, JAVASCRIPT_TYPE);
-    } else send(req, res, 200, text);
+      sendPieces(req, res, `${escapeHtml(callback)}(${head}`, pieces, `${tail});`, JAVASCRIPT_TYPE);
+    } else sendPieces(req, res, head, pieces, tail, JSON_TYPE);
+  };
+
+  // A small answer goes out whole with its length; a large one as its client reads it (chunked),
+  // so a client that stops reading holds one piece of its answer in the server, not all of it.
+  const sendPieces = (req: IncomingMessage, res: ServerResponse, head: string, pieces: Iterator<string>, tail: string, type: string): void => {
+    let text = head;
+    for (let next = pieces.next(); ; next = pieces.next()) {
+      if (next.done === true) {
+        send(req, res, 200, text + tail, type);
+        return;
+      }
+      text += next.value;
+      if (text.length >= WHOLE_ANSWER_CHARS) break;
+    }
+    res.writeHead(200, ['content-type', type, 'access-control-allow-origin', '*']);
+    const pump = (): void => {
+      try {
+        while (!res.destroyed) {
+          const written = res.write(text);
+          const next = pieces.next();
+          if (next.done === true) {
+            res.end(tail);
+            if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} 200`);
+            return;
+          }
+          text = next.value;
+          if (!written) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      } catch (error) {
+        // The status is sent: cut the answer short, so the client sees it broken rather than whole.
+        if (log !== undefined) log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        res.destroy();
+      }
+    };
+    pump();
   };
   const answerOrFail = (req: IncomingMessage, res: ServerResponse, route: Route, raw: () => Record<string, unknown>, query: string, callback: string | undefined): void => {
     let params: Record<string, unknown>;
@@ -529,6 +569,8 @@ class ConnectionQueue {
 
   private afterAnswer(): void {
     const resume = (): void => {
+      // A closed connection's queued requests are dropped unanswered: nobody could read them.
+      if (this.socket.destroyed) this.jobs.length = 0;
       const job = this.jobs.shift();
       if (job === undefined) this.busy = false;
       else job();
