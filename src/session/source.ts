@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '../client/connect.js';
 import type { DatastoreClient, SearchInput } from '../client/types.js';
 import { listDataFiles, loadResources } from '../engine/memory/load.js';
+import type { FileProgress } from '../engine/memory/load.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
@@ -92,6 +93,8 @@ export interface OpenSourceOptions {
    * its prompt does not wait for files nobody has asked about yet).
    */
   readonly lazy?: boolean;
+  /** told as local data files are read (a progress bar), and when reading is over */
+  readonly progress?: { update(progress: FileProgress): void; done(): void };
 }
 
 export async function openSource(spec: SourceSpec, options: OpenSourceOptions = {}): Promise<Source> {
@@ -118,8 +121,12 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   }
 
   if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
-  if (options.lazy === true) return openLazyData(spec);
-  const tables = await loadResources(spec.paths, options.resources === undefined ? {} : { only: options.resources });
+  if (options.lazy === true) return openLazyData(spec, options.progress);
+  const onProgress = options.progress?.update;
+  const tables = await loadResources(spec.paths, {
+    ...(options.resources === undefined ? {} : { only: options.resources }),
+    ...(onProgress === undefined ? {} : { onProgress }),
+  }).finally(() => options.progress?.done());
   const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
@@ -184,7 +191,7 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
  * tables read so far, and the client reads the file a request names before
  * sending it.
  */
-async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promise<Source> {
+async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progress: OpenSourceOptions['progress']): Promise<Source> {
   const files = await listDataFiles(spec.paths);
   const loaded = new Map<string, Promise<Table>>();
   const ready = new Map<string, Table>();
@@ -203,7 +210,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
     if (entry === undefined) return Promise.resolve();
     let table = loaded.get(entry.id);
     if (table === undefined) {
-      table = loadResources(entry.file).then(([only]) => {
+      table = loadResources(entry.file, progress === undefined ? {} : { onProgress: progress.update }).finally(() => progress?.done()).then(([only]) => {
         if (only === undefined) throw new Error(`${entry.file} gave no table`);
         ready.set(entry.id, only);
         return only;
