@@ -495,6 +495,22 @@ describe('Ctrl-C', () => {
     }
   });
 
+  it('reads its label at each frame (a file being read shows its progress), cut to the terminal width', async () => {
+    const stream = Object.assign(new PassThrough(), { isTTY: true, columns: 60 });
+    let written = '';
+    stream.on('data', (chunk: Buffer) => (written += chunk.toString()));
+    let label = 'reading big [##......] 1,000 rows';
+    const spinner = startSpinner(stream, () => label, 0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    label = 'running';
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    spinner.stop();
+    expect(written).toContain('reading big [##......] 1,000 rows');
+    expect(written).toMatch(/ running \d+\.\ds \(Ctrl-C cancels\)/);
+    const frames = written.split('\r\u001b[2K').filter((frame) => frame !== '');
+    expect(frames.every((frame) => frame.length < 60)).toBe(true);
+  });
+
   it('never draws the spinner on a stream that is not a terminal', async () => {
     const plain = new PassThrough();
     let written = '';
@@ -597,6 +613,9 @@ describe('dot commands say what went wrong', () => {
     await driver.waitFor(prompt);
     expect(await ask(driver, '.lang fr', 'error[USAGE]')).toContain('local data is served under /en and /de only');
     expect(await ask(driver, '.lang', 'language')).toContain('language none');
+    // local data under /de is the same data, read as it is first named
+    await ask(driver, '.lang de', 'language de');
+    expect(await ask(driver, 'from schools limit 1', 'of 8 records')).toContain('1 of 8 records');
     await driver.exit();
   });
 });

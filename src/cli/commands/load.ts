@@ -11,6 +11,7 @@ import type { LoadProgress } from '../../engine/sql/load.js';
 import { toolError } from '../../errors.js';
 import type { CliContext, CommandRun } from '../context.js';
 import { interruptible } from '../interrupt.js';
+import { progressBar as terminalProgressBar } from '../../output/progress-bar.js';
 
 interface LoadOptions {
   readonly db?: string;
@@ -76,28 +77,11 @@ Examples:
     );
 }
 
-/** A one-line bar on a terminal's stderr (rows, rows/s, ETA); nothing when stderr is not a terminal. */
+/** A one-line bar on a terminal's stderr (rows, rows/s, time left); nothing when stderr is not a terminal, or in CI. */
 function progressBar(context: CliContext): { update: (p: LoadProgress) => void; done: () => void } {
-  const tty = context.stderr.isTTY === true;
-  let started = 0;
-  let resource = '';
-  let shown = false;
+  const bar = terminalProgressBar(context.stderr, context.env);
   return {
-    update: (p) => {
-      if (!tty) return;
-      const now = Date.now();
-      if (p.resource !== resource) [resource, started] = [p.resource, now];
-      const seconds = Math.max(0.001, (now - started) / 1000);
-      const rate = p.rows / seconds;
-      const eta = rate > 0 ? (p.totalRows - p.rows) / rate : 0;
-      const width = 24;
-      const filled = p.totalRows === 0 ? width : Math.round((p.rows / p.totalRows) * width);
-      const line = `${p.resource} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.rows}/${p.totalRows} rows, ${Math.round(rate)} rows/s, ETA ${eta.toFixed(0)}s`;
-      context.stderr.write(`\r${line}\x1b[K`);
-      shown = true;
-    },
-    done: () => {
-      if (shown) context.stderr.write('\n');
-    },
+    update: (p) => bar.update({ label: p.resource, rows: p.rows, totalRows: p.totalRows, fraction: p.totalRows === 0 ? 1 : p.rows / p.totalRows }),
+    done: () => bar.done(),
   };
 }

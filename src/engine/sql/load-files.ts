@@ -1,7 +1,7 @@
 /**
  * Loading files into a PostgreSQL datastore without holding them in memory:
  * a CSV file is read twice as a stream, once to infer its column types (the
- * rules of `loadResources`, chunk by chunk) and once to `COPY` its cells in
+ * memory loader's `ColumnInference`) and once to `COPY` its cells in
  * batches, as written (so `7.50` keeps its scale in a `numeric` column and
  * a 19-digit integer every digit). JSON and NDJSON files go through the
  * memory loader (`loadResources`) and `loadTables`. Each resource is one
@@ -11,9 +11,8 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse } from 'csv-parse';
-import type { FieldType } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
-import { csvColumns, delimiterOf, inferCsvType, listDataFiles, loadResources, resourceIdFor } from '../memory/load.js';
+import { ColumnInference, csvColumns, delimiterOf, listDataFiles, loadResources, resourceIdFor } from '../memory/load.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
@@ -72,40 +71,27 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
   return loaded;
 }
 
-/** Rows per chunk of the type pass (the types of the chunks are joined). */
-const CHUNK_ROWS = 10_000;
-
 async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions): Promise<number> {
   const delimiter = delimiterOf(await head(file));
-  // Pass 1: the header and each column's type, chunk by chunk.
+  // Pass 1: the header and each column's type, as the memory loader infers them.
   let columns: { name: string; index: number }[] | undefined;
-  let types: (FieldType | undefined)[] = [];
+  let inference: ColumnInference[] = [];
   let rows = 0;
-  let chunk: string[][] = [];
-  const settle = (): void => {
-    const shown = columns ?? [];
-    types = shown.map((c, k) => {
-      const some = chunk.some((record) => (record[c.index] ?? '') !== '');
-      return some ? widen(types[k], inferCsvType(chunk, c.index)) : types[k];
-    });
-    chunk = [];
-  };
   for await (const record of csvRecords(file, delimiter, options.signal)) {
     if (columns === undefined) {
       columns = csvColumns(record, file);
+      inference = columns.map(() => new ColumnInference());
       continue;
     }
     rows++;
-    chunk.push(record);
-    if (chunk.length === CHUNK_ROWS) settle();
+    for (let k = 0; k < columns.length; k++) (inference[k] as ColumnInference).see(record[(columns[k] as { index: number }).index] ?? '');
   }
-  settle();
   // No record at all: the file is empty (csvColumns says so).
   const header = columns ?? csvColumns(undefined, file);
   const shape: TableShape = {
     ...meta,
     columns: header.map((c, k) => {
-      const type = types[k] ?? 'text';
+      const type = (inference[k] as ColumnInference).type();
       return { id: c.name, type, sqlType: sqlTypeOf(type) };
     }),
   };
@@ -177,20 +163,4 @@ async function head(file: string): Promise<string> {
   } finally {
     await handle.close();
   }
-}
-
-const INTEGER_RANK: Partial<Record<FieldType, number>> = { int4: 0, int8: 1, numeric: 2 };
-
-/**
- * The type of a column whose values have types `a` and `b` (each
- * `inferCsvType` of a chunk): integers widen up to `numeric`, dates to
- * timestamps; anything else mixed is text.
- */
-function widen(a: FieldType | undefined, b: FieldType): FieldType {
-  if (a === undefined || a === b) return b;
-  const ra = INTEGER_RANK[a];
-  const rb = INTEGER_RANK[b];
-  if (ra !== undefined && rb !== undefined) return ra > rb ? a : b;
-  if ((a === 'date' && b === 'timestamp') || (a === 'timestamp' && b === 'date')) return 'timestamp';
-  return 'text';
 }

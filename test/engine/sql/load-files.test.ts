@@ -19,7 +19,7 @@ import { engineNames, openTestEngines } from './engines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckql-load-files-'));
 
-// 10,001 rows: the type pass reads 10,000-row chunks, so the last row's values widen the first chunk's types.
+// 10,001 rows, the last of which widens every column's type: the type pass must see the whole file before the table is made.
 const wide = join(dir, 'wide.csv');
 {
   let text = 'n,maybe,when,label\n';
@@ -41,7 +41,7 @@ afterAll(async () => {
 });
 
 describe.each(engineNames)('%s', (name) => {
-  it('infers the types the memory loader infers over the whole file, across chunks', async () => {
+  it('infers the types the memory loader infers over the whole file', async () => {
     const engine = engines.get(name);
     const progress: LoadProgress[] = [];
     const loaded = await loadFiles(engine.db, [wide], { replace: true, indexes: false, batchRows: 4000, onProgress: (p) => progress.push(p) });
