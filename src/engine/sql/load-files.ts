@@ -8,10 +8,10 @@
  * transaction, as in `loadTables`.
  */
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse } from 'csv-parse';
-import { toolError } from '../../errors.js';
+import { DatastoreError, toolError } from '../../errors.js';
 import { ColumnInference, csvColumns, delimiterOf, listDataFiles, loadResources, resourceIdFor } from '../memory/load.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
@@ -71,13 +71,19 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
   return loaded;
 }
 
+/** Records between two progress reports of the type pass. */
+const PROGRESS_ROWS = 10_000;
+
 async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions): Promise<number> {
   const delimiter = delimiterOf(await head(file));
   // Pass 1: the header and each column's type, as the memory loader infers them.
   let columns: { name: string; index: number }[] | undefined;
   let inference: ColumnInference[] = [];
   let rows = 0;
-  for await (const record of csvRecords(file, delimiter, options.signal)) {
+  const resource = meta.aliases[0] ?? meta.id;
+  const totalBytes = (await stat(file)).size;
+  const reading = csvRecords(file, delimiter, options.signal);
+  for await (const record of reading.records) {
     if (columns === undefined) {
       columns = csvColumns(record, file);
       inference = columns.map(() => new ColumnInference());
@@ -85,6 +91,7 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
     }
     rows++;
     for (let k = 0; k < columns.length; k++) (inference[k] as ColumnInference).see(record[(columns[k] as { index: number }).index] ?? '');
+    if (rows % PROGRESS_ROWS === 0) options.onProgress?.({ resource, rows, totalRows: 0, reading: { bytes: reading.bytesRead(), totalBytes } });
   }
   // No record at all: the file is empty (csvColumns says so).
   const header = columns ?? csvColumns(undefined, file);
@@ -95,7 +102,6 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
       return { id: c.name, type, sqlType: sqlTypeOf(type) };
     }),
   };
-  const resource = meta.aliases[0] ?? meta.id;
   // Pass 2: COPY in batches, inside the resource's one transaction.
   await db.transaction(async (tx) => {
     const copy = await createTable(tx, shape, options);
@@ -110,7 +116,7 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
       options.onProgress?.({ resource, rows: done, totalRows: rows });
     };
     let first = true;
-    for await (const record of csvRecords(file, delimiter, options.signal)) {
+    for await (const record of csvRecords(file, delimiter, options.signal).records) {
       if (first) {
         first = false;
         continue;
@@ -131,24 +137,27 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   return rows;
 }
 
-/** The CSV records of a file, as a parser reads them from a stream (the first is the header). */
-function csvRecords(file: string, delimiter: string, signal: AbortSignal | undefined): AsyncIterable<string[]> {
+/** The CSV records of a file, as a parser reads them from a stream (the first is the header), and the bytes read so far. */
+function csvRecords(file: string, delimiter: string, signal: AbortSignal | undefined): { records: AsyncIterable<string[]>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   // The memory loader's options: relax_quotes keeps a stray `"` inside an unquoted cell (`5" screen`) as text.
   const parser = parse({ bom: true, skip_empty_lines: true, relax_quotes: true, delimiter });
   input.on('error', (error) => parser.destroy(error));
-  const records = input.pipe(parser);
-  return (async function* () {
+  const piped = input.pipe(parser);
+  const records = (async function* () {
     try {
-      for await (const record of records) yield record as string[];
+      for await (const record of piped) yield record as string[];
     } catch (error) {
-      if ((error as { name?: unknown }).name === 'AbortError') throw error;
+      if ((error as { name?: unknown }).name === 'AbortError') {
+        throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: error });
+      }
       const line = typeof (error as { lines?: unknown }).lines === 'number' ? (error as { lines: number }).lines : undefined;
       throw toolError('DATA_INVALID', [file, `not valid CSV: ${(error as Error).message}`], { file, ...(line === undefined ? {} : { line }), cause: error });
     } finally {
       input.destroy();
     }
   })();
+  return { records, bytesRead: () => input.bytesRead };
 }
 
 /** The first 64 KiB of a file as text: enough for the header line the delimiter is read from. */

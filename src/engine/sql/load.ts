@@ -17,6 +17,8 @@ export interface LoadProgress {
   readonly resource: string;
   readonly rows: number;
   readonly totalRows: number;
+  /** set while a CSV file's types are read (before its rows are copied): how much of it is read */
+  readonly reading?: { readonly bytes: number; readonly totalBytes: number };
 }
 
 /**

@@ -5,7 +5,7 @@
  * batch, and an interrupted load that leaves nothing (or the table it was
  * replacing) behind.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,8 +51,14 @@ describe.each(engineNames)('%s', (name) => {
     const fields = (await engine.resource('wide'))?.fields;
     expect(fields).toEqual(memory?.fields);
     expect(fields?.map((f) => f.type)).toEqual(['int', 'numeric', 'bool', 'timestamp', 'text']);
-    expect(progress.map((p) => p.rows)).toEqual([4000, 8000, 10_001]);
-    expect(progress.every((p) => p.totalRows === 10_001 && p.resource === 'wide')).toBe(true);
+    // The type pass reports the share of the file read; then each COPY batch its rows of the total.
+    const reading = progress.filter((p) => p.reading !== undefined);
+    expect(reading.map((p) => p.rows)).toEqual([10_000]);
+    expect((reading[0]?.reading?.bytes ?? 0) > 0 && (reading[0]?.reading?.bytes ?? 0) <= statSync(wide).size).toBe(true);
+    expect(reading[0]?.reading?.totalBytes).toBe(statSync(wide).size);
+    const copying = progress.filter((p) => p.reading === undefined);
+    expect(copying.map((p) => p.rows)).toEqual([4000, 8000, 10_001]);
+    expect(copying.every((p) => p.totalRows === 10_001 && p.resource === 'wide')).toBe(true);
     const last = await engine.search({ resource_id: 'wide', sort: '_id desc', limit: 1 });
     expect(last.records).toEqual([{ _id: 10_001, n: '7.50', maybe: true, when: '2020-02-01T10:30:00', label: 'last, "quoted"' }]);
   });
@@ -112,13 +118,19 @@ it('openEngine loads files into PGlite through the same stream (ckql serve --eng
   }
 });
 
-it('the abort error of an interrupted copy is ABORTED', async () => {
+it.each([
+  ['while its types are read', (p: LoadProgress) => p.reading !== undefined],
+  ['while its rows are copied', (p: LoadProgress) => p.reading === undefined],
+])('a load interrupted %s is ABORTED', async (_, when) => {
   const engine = engines.get('pglite');
   const controller = new AbortController();
-  const error = await loadFiles(engine.db, [wide], { replace: true, indexes: false, alias: 'stopped', batchRows: 1000, signal: controller.signal, onProgress: () => controller.abort() }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const onProgress = (p: LoadProgress): void => {
+    if (when(p)) controller.abort();
+  };
+  const loading = loadFiles(engine.db, [wide], { replace: true, indexes: false, alias: 'stopped', batchRows: 1000, signal: controller.signal, onProgress });
+  const error = await loading.then(() => undefined, (e: unknown) => e);
   expect(error).toBeInstanceOf(DatastoreError);
   expect((error as DatastoreError).code).toBe('ABORTED');
+  await engine.refresh();
+  expect(await engine.resource('stopped')).toBeUndefined();
 });
