@@ -366,12 +366,12 @@ function responseParts(
   };
 }
 
-/** Types whose values CKAN writes other than `JSON.stringify` would: exact big numbers, timestamps. */
+/** Types whose values CKAN writes other than `JSON.stringify` would: exact big numbers, scales, float exponents, timestamps. */
 function needsCare(fields: readonly FieldInfo[], ckan: CkanVersion): boolean {
   const key = ckan === '2.11' ? careByFields211 : careByFields212;
   let care = key.get(fields);
   if (care === undefined) {
-    care = fields.some((f) => f.type === 'int8' || f.type === 'numeric' || f.type === 'timestamp');
+    care = fields.some((f) => f.type === 'int8' || f.type === 'numeric' || f.type === 'float8' || f.type === 'timestamp');
     key.set(fields, care);
   }
   return care;

@@ -9,8 +9,12 @@
 import { parse } from 'lossless-json';
 import type { FieldInfo } from '../../datastore/types.js';
 
-/** Types whose values can carry more than a double holds, or a scale. */
-const EXACT_TYPES: ReadonlySet<string> = new Set(['int8', 'numeric']);
+/**
+ * Types whose values PostgreSQL may write other than JavaScript would: more
+ * digits than a double holds, a scale, or a float's exponent form (`1e+20`,
+ * `1.5e-07`).
+ */
+const EXACT_TYPES: ReadonlySet<string> = new Set(['int8', 'numeric', 'float8']);
 
 /**
  * A number's text as the engines keep it: a JavaScript number when that
@@ -35,7 +39,7 @@ class NumberText {
  * The records of PostgreSQL's JSON text (`array_to_json(array_agg(…))`):
  * objects keyed by field id, or lists in `fields` order. Values of `int8`
  * and `numeric` fields keep their exact text where a double would change
- * it; every other number (inside `json` values too) is a plain number, as
+ * it (and `float8` its exponent form); every other number (inside `json` values too) is a plain number, as
  * `JSON.parse` gives it.
  * @example
  * parseRecords('[{"_id":1,"price":7.50}]', [{ id: '_id', type: 'int' }, { id: 'price', type: 'numeric' }], 'objects')
