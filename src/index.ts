@@ -61,8 +61,10 @@ export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, 
 // The PostgreSQL engines come through `openEngine` (their drivers load on demand); loading into one:
 export { loadTables } from './engine/sql/load.js';
 export type { LoadTablesOptions, LoadProgress } from './engine/sql/load.js';
+export { loadFiles } from './engine/sql/load-files.js';
+export type { LoadFilesOptions, LoadedResource } from './engine/sql/load-files.js';
 export type { SqlEngine } from './engine/sql/engine.js';
-export type { Db, SqlSession } from './engine/sql/db.js';
+export type { Db, SqlSession, TransactionOptions } from './engine/sql/db.js';
 
 // HTTP: the client and the local server
 export { connect } from './client/connect.js';
