@@ -29,6 +29,9 @@ const wide = join(dir, 'wide.csv');
 }
 const prices = join(dir, 'prices.csv');
 writeFileSync(prices, '_id,item,price\n9,tea,7.50\n8,cake,2.0\n7,big,9007199254740993\n6,none,\n');
+// A spreadsheet's export: a byte-order mark, `;` between cells, CRLF line ends, a quoted cell with a line break.
+const european = join(dir, 'european.csv');
+writeFileSync(european, '\uFEFFname;amount;note\r\nTee;3;"zwei\r\nZeilen"\r\nKuchen;12;\r\n');
 const broken = join(dir, 'broken.csv');
 writeFileSync(broken, 'a,b\n1,2\n3,4,5\n');
 
@@ -74,6 +77,15 @@ describe.each(engineNames)('%s', (name) => {
       { _id: 3, item: 'big', price: '9007199254740993' },
       { _id: 4, item: 'none', price: null },
     ]);
+  });
+
+  it('reads a spreadsheet\'s CSV (BOM, `;`, CRLF, a line break in a cell) as the memory loader does', async () => {
+    const engine = engines.get(name);
+    await loadFiles(engine.db, [european], { replace: true, indexes: false });
+    await engine.refresh();
+    const [memory] = await loadResources(european);
+    expect((await engine.resource('european'))?.fields).toEqual(memory?.fields);
+    expect((await engine.search({ resource_id: 'european' })).records).toEqual(memory?.rows.map((row) => ({ ...row })));
   });
 
   it('an interrupted load keeps nothing of the new table, and the one it replaced stays', async () => {
