@@ -15,8 +15,11 @@ import { resourceOf as queryResource } from '../compile/plan.js';
 import { parse } from '../syntax/parse.js';
 import { openEngine } from '../engine/open.js';
 import type { EngineKind } from '../engine/types.js';
-import { startServer } from '../server/server.js';
-import type { Table } from '../datastore/types.js';
+import { startServer, type RunningServer } from '../server/server.js';
+import type { CkanVersion, Table } from '../datastore/types.js';
+import { memoryEngine } from '../engine/memory/engine.js';
+import type { Engine } from '../engine/types.js';
+import { toolError } from '../errors.js';
 import type { Target } from '../compile/plan.js';
 
 export type SourceSpec =
@@ -30,6 +33,10 @@ export type SourceSpec =
       readonly db?: string;
       /** seconds a request may take */
       readonly timeout?: number;
+      /** the CKAN the local server speaks (`ckan-2.12`: 2.12's; `sql`: also datastore_search_sql, on a PostgreSQL engine); default 2.11's */
+      readonly target?: Target;
+      /** the most records a plan may read to finish a query locally */
+      readonly maxScan?: number;
     }
   | {
       readonly kind: 'url';
@@ -65,6 +72,12 @@ export interface Source {
    * for the files read so far, unless `totals` asks for every one.
    */
   listResources(options?: { readonly totals?: boolean }): Promise<readonly ResourceSummary[]>;
+  /**
+   * Sets the client's target (undefined: detect it). Local data is served
+   * as the CKAN version the target speaks, so the server for that version is
+   * started first; `sql` there needs an engine that runs SQL.
+   */
+  setTarget(target: Target | undefined): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -113,6 +126,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       spec,
       client: rememberResources(client, seen),
       listResources: async () => [...seen].map((id) => ({ id })),
+      setTarget: async (target) => client.setTarget(target),
       close: () => client.close(),
     };
   }
@@ -120,30 +134,25 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
   if (options.lazy === true) return openLazyData(spec);
   const tables = await loadResources(spec.paths, options.resources === undefined ? {} : { only: options.resources });
-  const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
+  const local = await serveLocally(memoryEngine(tables), spec);
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
     (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables));
-  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
-  let closing: Promise<void> | undefined;
   return {
     label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}${count})`,
     spec,
-    client,
+    client: local.client,
     listResources: async () =>
       (await everyTable()).map((table) => ({
         id: table.id,
         ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }),
         total: table.rows.length,
       })),
-    close: () =>
-      (closing ??= (async () => {
-        await client.close();
-        await server.close();
-      })()),
+    setTarget: local.setTarget,
+    close: local.close,
   };
 }
 
@@ -154,26 +163,25 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
     data: spec.paths,
     ...(spec.db === undefined ? {} : { db: spec.db }),
   });
-  const server = await startServer({ engine, host: '127.0.0.1', port: 0 }).catch(async (error: unknown) => {
+  const local = await serveLocally(engine, spec).catch(async (error: unknown) => {
     await engine.close();
     throw error;
   });
-  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
   let closing: Promise<void> | undefined;
   return {
     label: engine.label,
     spec,
-    client,
+    client: local.client,
     listResources: async () =>
       (await engine.resources()).map((r) => ({
         id: r.id,
         ...(r.aliases[0] === undefined ? {} : { alias: r.aliases[0] }),
         ...(r.total === undefined ? {} : { total: r.total }),
       })),
+    setTarget: local.setTarget,
     close: () =>
       (closing ??= (async () => {
-        await client.close();
-        await server.close();
+        await local.close();
         await engine.close();
       })()),
   };
@@ -213,8 +221,8 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
     }
     return table;
   };
-  const server = await startServer({ tables: lookup, host: '127.0.0.1', port: 0 });
-  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
+  const local = await serveLocally(memoryEngine(lookup), spec);
+  const client = local.client;
   const resourceNamed = (input: SearchInput, params: Params | undefined): string | undefined => {
     if (typeof input === 'object' && 'resource_id' in input) return input.resource_id;
     // The resource alone: a query the portal cannot answer whole still names one (it runs as a plan).
@@ -230,7 +238,6 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
     if (name !== undefined) await read(name);
   };
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
-  let closing: Promise<void> | undefined;
   return {
     label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}, ${files.length} resource${files.length === 1 ? '' : 's'})`,
     spec,
@@ -255,12 +262,112 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
         return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }) };
       });
     },
-    close: () =>
-      (closing ??= (async () => {
-        await client.close();
-        await server.close();
-      })()),
+    setTarget: local.setTarget,
+    close: local.close,
   };
+}
+
+/** The CKAN version whose server answers a target: 2.12's for `ckan-2.12`, else 2.11's (which also serves `datastore_search_sql`). */
+function ckanOf(target: Target | undefined): CkanVersion {
+  return target === 'ckan-2.12' ? '2.12' : '2.11';
+}
+
+/**
+ * Local data served as the CKAN version its target speaks
+ * (docs/beyond-the-request.md, Servers): the project's server answers one
+ * version, so each version asked for gets its own server over the same
+ * engine, started when first needed, and the client follows the target.
+ * `sql` needs an engine that runs SQL (pglite, postgres).
+ */
+async function serveLocally(
+  engine: Engine,
+  spec: Extract<SourceSpec, { kind: 'data' }>,
+): Promise<{ client: DatastoreClient; setTarget(target: Target | undefined): Promise<void>; close(): Promise<void> }> {
+  const servers = new Map<CkanVersion, Promise<{ server: RunningServer; client: DatastoreClient }>>();
+  const serve = (ckan: CkanVersion) => {
+    let served = servers.get(ckan);
+    if (served === undefined) {
+      served = startServer({ engine, host: '127.0.0.1', port: 0, ckan }).then((server) => ({
+        server,
+        client: connect({
+          url: server.url,
+          ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
+          ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
+        }),
+      }));
+      servers.set(ckan, served);
+      served.catch(() => servers.delete(ckan));
+    }
+    return served;
+  };
+  const checkSql = (target: Target | undefined): void => {
+    if (target === 'sql' && engine.searchSql === undefined) {
+      throw toolError('USAGE', [`the sql target needs an engine that runs SQL; the ${engine.kind} engine answers datastore_search only`], {
+        hint: 'add --engine pglite (or --engine postgres --db postgres://…), or choose --target ckan-2.11 or ckan-2.12',
+      });
+    }
+  };
+  checkSql(spec.target);
+  let target = spec.target;
+  let current = await serve(ckanOf(target));
+  current.client.setTarget(target);
+  // A switch in progress: what runs next waits for that version's server.
+  let switching: Promise<void> = Promise.resolve();
+  const setTarget = (next: Target | undefined): Promise<void> => {
+    checkSql(next);
+    target = next;
+    switching = serve(ckanOf(next)).then((served) => {
+      // Only the latest target counts, if two switches overlap.
+      if (target !== next) return;
+      current = served;
+      current.client.setTarget(next);
+    });
+    return switching;
+  };
+  const client: DatastoreClient = {
+    get url() {
+      return current.client.url;
+    },
+    get language() {
+      return current.client.language;
+    },
+    get method() {
+      return current.client.method;
+    },
+    get hasToken() {
+      return current.client.hasToken;
+    },
+    get target() {
+      return current.client.target;
+    },
+    setTarget: (next) => void setTarget(next).catch(() => undefined),
+    detectTarget: async (resourceId, signal) => {
+      await switching;
+      return current.client.detectTarget(resourceId, signal);
+    },
+    search: async (input, options) => {
+      await switching;
+      return current.client.search(input, options);
+    },
+    searchAll: async function* (input, options) {
+      await switching;
+      yield* current.client.searchAll(input, options);
+    },
+    prepare: (input, params) => current.client.prepare(input, params),
+    close: () => close(),
+  };
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      const all = await Promise.allSettled(servers.values());
+      for (const each of all) {
+        if (each.status !== 'fulfilled') continue;
+        await each.value.client.close();
+        await each.value.server.close();
+      }
+    })());
+  // A refused target rejects, as a switch that fails does.
+  return { client, setTarget: async (next) => setTarget(next), close };
 }
 
 /** Every table of `paths` (read again: only listings and "did you mean" after a partial load come here). */

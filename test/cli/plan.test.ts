@@ -40,6 +40,13 @@ describe('ckql query with a range and a negation', () => {
       expect(remote.stderr, server.url).toBe('');
       expect(ndjson(remote.stdout)).toEqual(records);
     }
+    // Local data served as CKAN 2.12 (one request with operators) gives them too.
+    const local212 = await ckql(['query', query, '--data', data, '--target', 'ckan-2.12', '--format', 'ndjson']);
+    expect(local212.stderr).toBe('');
+    expect(ndjson(local212.stdout)).toEqual(records);
+    const sqlOnMemory = await ckql(['query', query, '--data', data, '--target', 'sql']);
+    expect(sqlOnMemory.code).not.toBe(0);
+    expect(sqlOnMemory.stderr).toContain('the sql target needs an engine that runs SQL');
   });
 
   it('takes --target, and refuses above --max-scan with the count', async () => {
