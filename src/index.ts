@@ -68,7 +68,7 @@ export type { Db, SqlSession } from './engine/sql/db.js';
 // HTTP: the client and the local server
 export { connect } from './client/connect.js';
 export type {
-  ClientOptions, DatastoreClient, SearchOptions, SearchAllOptions, SearchInput, PreparedRequest, RetryInfo,
+  ClientOptions, DatastoreClient, SearchOptions, SearchAllOptions, SearchInput, PreparedRequest, RetryInfo, Explanation,
 } from './client/connect.js';
 export { startServer } from './server/server.js';
 export type { ServerOptions, RunningServer } from './server/server.js';

@@ -22,11 +22,11 @@ import { actionUrl, queryStringFor } from './encode.js';
 import { sendSearch } from './transport.js';
 import type { TransportOptions, WireRequest } from './transport.js';
 import type {
-  ClientOptions, DatastoreClient, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
+  ClientOptions, DatastoreClient, Explanation, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
 } from './types.js';
 
 export type {
-  ClientOptions, DatastoreClient, PreparedRequest, RetryInfo, SearchAllOptions, SearchInput, SearchOptions,
+  ClientOptions, DatastoreClient, Explanation, PreparedRequest, RetryInfo, SearchAllOptions, SearchInput, SearchOptions,
 } from './types.js';
 
 const DEFAULTS = {
@@ -279,16 +279,16 @@ export function connect(options: ClientOptions): DatastoreClient {
       ? plan(input, { target: (target ?? found) === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11', ...(params === undefined ? {} : { params }) })
       : undefined;
     const request = planned === undefined ? requestOf(input, params) : (planned.request as SearchRequest);
-    const wire = wireFor(request);
-    const shown = { ...wire.headers };
-    if (shown.authorization !== undefined) shown.authorization = '<redacted>';
-    return {
-      method: wire.method,
-      url: wire.url,
-      headers: shown,
-      ...(wire.body === undefined ? {} : { body: wire.body }),
-      request,
-    };
+    return redacted(wireFor(request), request);
+  };
+
+  const explain = async (input: SearchInput, explainOptions: SearchOptions = {}): Promise<Explanation> => {
+    const planned = await planOf(input, explainOptions.params, explainOptions.signal);
+    if (planned === undefined) return { chosen: target === undefined ? 'whole' : 'given', request: prepare(input, explainOptions.params) };
+    const chosen = planned.target === 'ckan-2.11' && planned.residual === undefined ? 'whole' : target === undefined ? 'detected' : 'given';
+    if (planned.target === 'sql') return { plan: planned, chosen, sql: { url: sqlUrl, text: (planned.request as SqlRequest).sql } };
+    const request = planned.request as SearchRequest;
+    return { plan: planned, chosen, request: redacted(wireFor(request), request) };
   };
 
   return {
@@ -308,11 +308,25 @@ export function connect(options: ClientOptions): DatastoreClient {
     search,
     searchAll,
     prepare,
+    explain,
     close: async () => {
       if (closed) return;
       closed = true;
       await dispatcher.destroy();
     },
+  };
+}
+
+/** A request as it goes over the wire, with `Authorization` shown as `<redacted>`. */
+function redacted(wire: WireRequest, request: SearchRequest): PreparedRequest {
+  const shown = { ...wire.headers };
+  if (shown.authorization !== undefined) shown.authorization = '<redacted>';
+  return {
+    method: wire.method,
+    url: wire.url,
+    headers: shown,
+    ...(wire.body === undefined ? {} : { body: wire.body }),
+    request,
   };
 }
 

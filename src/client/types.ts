@@ -4,7 +4,7 @@
  */
 import type { Query } from '../ast.js';
 import type { Params } from '../compile/bind.js';
-import type { Target } from '../compile/plan.js';
+import type { Plan, Target } from '../compile/plan.js';
 import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
 
 /** What `search` accepts: a parsed query, query text, or a request. */
@@ -80,6 +80,26 @@ export interface PreparedRequest {
   readonly request: SearchRequest;
 }
 
+/**
+ * What `explain` shows of a query: the plan the client runs for it (for the
+ * target given, else detected when CKAN 2.11's request cannot say the
+ * query whole), and its first request as it would go over the wire.
+ */
+export interface Explanation {
+  /** the plan; absent for a request given as such, which is sent as it is */
+  readonly plan?: Plan;
+  /**
+   * how the plan's target was chosen: `given` (an option, `setTarget`),
+   * `detected` (status_show or the 2.12 probe, once per client), or `whole`
+   * (CKAN 2.11's request says the whole query, which every portal answers)
+   */
+  readonly chosen: 'given' | 'detected' | 'whole';
+  /** the datastore_search request (a plan's pushed-down part, which is paged through); absent for the sql target */
+  readonly request?: PreparedRequest;
+  /** the sql target's SELECT and the datastore_search_sql URL it is posted to */
+  readonly sql?: { readonly url: string; readonly text: string };
+}
+
 export interface DatastoreClient {
   /** the target set by the options or `setTarget`, else the one detected; undefined before any detection */
   readonly target: Target | undefined;
@@ -97,5 +117,11 @@ export interface DatastoreClient {
   searchAll(input: SearchInput, options?: SearchAllOptions): AsyncIterableIterator<Row>;
   /** the request `search` would send, with `Authorization` redacted */
   prepare(input: SearchInput, params?: Params): PreparedRequest;
+  /**
+   * The plan `search` runs for a query and its first request, detecting the
+   * portal's target (and keeping it) when no target is set and CKAN 2.11's
+   * request cannot say the query whole. Nothing else is sent.
+   */
+  explain(input: SearchInput, options?: SearchOptions): Promise<Explanation>;
   close(): Promise<void>;
 }

@@ -254,6 +254,10 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
         await before(input, allOptions?.params);
         yield* client.searchAll(input, allOptions);
       },
+      explain: async (input, explainOptions) => {
+        await before(input, explainOptions?.params);
+        return client.explain(input, explainOptions);
+      },
     }),
     listResources: async (listOptions) => {
       if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
@@ -354,6 +358,10 @@ async function serveLocally(
       yield* current.client.searchAll(input, options);
     },
     prepare: (input, params) => current.client.prepare(input, params),
+    explain: async (input, options) => {
+      await switching;
+      return current.client.explain(input, options);
+    },
     close: () => close(),
   };
   let closing: Promise<void> | undefined;
@@ -414,7 +422,7 @@ function rememberResources(client: DatastoreClient, seen: Set<string>): Datastor
 /** A client that answers as `client` does, except for the operations given. */
 function clientWith(
   client: DatastoreClient,
-  overrides: Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget'>>,
+  overrides: Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget' | 'explain'>>,
 ): DatastoreClient {
   return {
     get url() {
@@ -437,6 +445,7 @@ function clientWith(
     search: overrides.search ?? ((input, options) => client.search(input, options)),
     searchAll: overrides.searchAll ?? ((input, options) => client.searchAll(input, options)),
     prepare: (input, params) => client.prepare(input, params),
+    explain: overrides.explain ?? ((input, options) => client.explain(input, options)),
     close: () => client.close(),
   };
 }

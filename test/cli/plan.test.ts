@@ -72,6 +72,20 @@ describe('ckql explain', () => {
     expect(explained.stdout).toContain('curl -X POST');
   });
 
+  it('asks the portal its target when none is given and the query needs more than 2.11', async () => {
+    const query = 'from enrolments where grade >= 5 and status != withdrawn limit 3';
+    const on212 = await ckql(['explain', query, '--url', server212.url]);
+    expect(on212.stdout).toContain('# target: ckan-2.12 (asked of the portal');
+    expect(on212.stdout).toContain('"grade": {\n      "gte": 5\n    }');
+    const on211 = await ckql(['explain', query, '--url', server211.url]);
+    expect(on211.stdout).toContain('# target: ckan-2.11 (asked of the portal');
+    expect(on211.stdout).toContain('from enrolments\nwhere grade >= 5 and status != withdrawn\nlimit 3');
+    const local = await ckql(['explain', query, '--data', data, '--target', 'ckan-2.12']);
+    expect(local.stdout).toContain('# target: ckan-2.12');
+    expect(local.stdout).toContain('ckql serve');
+    expect(local.stdout).toContain('--ckan 2.12 --port 8080');
+  });
+
   it('prints the SELECT for the sql target', async () => {
     const explained = await ckql(['explain', 'from enrolments where grade between 4 and 5', '--url', server211.url, '--target', 'sql']);
     expect(explained.stdout).toContain(`SELECT *, count(*) OVER () AS "_ckql_total" FROM "enrolments" WHERE "grade" BETWEEN '4' AND '5'`);
