@@ -39,7 +39,7 @@ export interface ClientOptions {
    * the portal's dialect (docs/beyond-the-request.md, Targets); detected once when not given
    * (status_show's ckan_version, else the 2.12 probe), and only for a query that CKAN 2.11 cannot
    * say whole. Such a query runs as a plan: the rest is applied to the fetched records locally;
-   * with `sql`, `search` sends one datastore_search_sql SELECT
+   * with `sql`, `search` sends one datastore_search_sql SELECT, and `searchAll` one per page (LIMIT/OFFSET)
    */
   readonly target?: Target;
   /** the most records a plan may fetch to finish a query locally; default 100 000 */
@@ -113,7 +113,10 @@ export interface DatastoreClient {
   /** whether a token is configured (the token itself is never exposed) */
   readonly hasToken: boolean;
   search(input: SearchInput, options?: SearchOptions): Promise<SearchResult>;
-  /** every matching record, paging with `offset` until `total`, in constant memory */
+  /**
+   * every matching record, in constant memory: paging with `offset` until `total` (with 2.12's
+   * `next_page` where it can), or with one LIMIT/OFFSET SELECT per page for the sql target
+   */
   searchAll(input: SearchInput, options?: SearchAllOptions): AsyncIterableIterator<Row>;
   /** the request `search` would send, with `Authorization` redacted */
   prepare(input: SearchInput, params?: Params): PreparedRequest;
