@@ -1,12 +1,12 @@
 /**
- * Where queries run: a portal URL, or local files served in-process by the
- * project's own server on 127.0.0.1:0, so both paths go through the client.
- * (Interface fixed first; the CLI helper implements `openSource`.)
+ * Where queries run: a portal URL, or local files answered in the process by
+ * the project's own server API (no socket), so both paths go through the
+ * client and answer alike.
  */
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../client/connect.js';
-import type { DatastoreClient, SearchInput } from '../client/types.js';
+import type { DatastoreClient, Exchange, SearchInput, WireRequest } from '../client/types.js';
 import { listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';
@@ -14,11 +14,11 @@ import type { Params } from '../compile/bind.js';
 import { resourceOf as queryResource } from '../compile/plan.js';
 import { parse } from '../syntax/parse.js';
 import { openEngine } from '../engine/open.js';
-import type { EngineKind } from '../engine/types.js';
-import { startServer, type RunningServer } from '../server/server.js';
-import type { CkanVersion, Table } from '../datastore/types.js';
+import type { Engine, EngineKind } from '../engine/types.js';
 import { memoryEngine } from '../engine/memory/engine.js';
-import type { Engine } from '../engine/types.js';
+import { openApi } from '../server/api.js';
+import type { Api } from '../server/api.js';
+import type { CkanVersion, Table } from '../datastore/types.js';
 import { toolError } from '../errors.js';
 import type { Target } from '../compile/plan.js';
 
@@ -31,9 +31,9 @@ export type SourceSpec =
       readonly engine?: EngineKind;
       /** `pglite`: a directory keeping the database; `postgres`: the server's URL */
       readonly db?: string;
-      /** seconds a request may take */
+      /** ms a request may take */
       readonly timeout?: number;
-      /** the CKAN the local server speaks (`ckan-2.12`: 2.12's; `sql`: also datastore_search_sql, on a PostgreSQL engine); default 2.11's */
+      /** the CKAN the local data is answered as (`ckan-2.12`: 2.12's; `sql`: also datastore_search_sql, on a PostgreSQL engine); default 2.11's */
       readonly target?: Target;
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
@@ -73,9 +73,9 @@ export interface Source {
    */
   listResources(options?: { readonly totals?: boolean }): Promise<readonly ResourceSummary[]>;
   /**
-   * Sets the client's target (undefined: detect it). Local data is served
-   * as the CKAN version the target speaks, so the server for that version is
-   * started first; `sql` there needs an engine that runs SQL.
+   * Sets the client's target (undefined: detect it). Local data is answered
+   * as the CKAN version the target speaks; `sql` there needs an engine that
+   * runs SQL, and is refused otherwise.
    */
   setTarget(target: Target | undefined): Promise<void>;
   close(): Promise<void>;
@@ -134,25 +134,26 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
   if (options.lazy === true) return openLazyData(spec);
   const tables = await loadResources(spec.paths, options.resources === undefined ? {} : { only: options.resources });
-  const local = await serveLocally(memoryEngine(tables), spec);
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
     (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables));
+  const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
+  let closing: Promise<void> | undefined;
   return {
     label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}${count})`,
     spec,
-    client: local.client,
+    client,
     listResources: async () =>
       (await everyTable()).map((table) => ({
         id: table.id,
         ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }),
         total: table.rows.length,
       })),
-    setTarget: local.setTarget,
-    close: local.close,
+    setTarget: async (target) => client.setTarget(target),
+    close: () => (closing ??= client.close()),
   };
 }
 
@@ -163,7 +164,7 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
     data: spec.paths,
     ...(spec.db === undefined ? {} : { db: spec.db }),
   });
-  const local = await serveLocally(engine, spec).catch(async (error: unknown) => {
+  const client = await localClient(engine, spec).catch(async (error: unknown) => {
     await engine.close();
     throw error;
   });
@@ -171,17 +172,17 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
   return {
     label: engine.label,
     spec,
-    client: local.client,
+    client,
     listResources: async () =>
       (await engine.resources()).map((r) => ({
         id: r.id,
         ...(r.aliases[0] === undefined ? {} : { alias: r.aliases[0] }),
         ...(r.total === undefined ? {} : { total: r.total }),
       })),
-    setTarget: local.setTarget,
+    setTarget: async (target) => client.setTarget(target),
     close: () =>
       (closing ??= (async () => {
-        await local.close();
+        await client.close();
         await engine.close();
       })()),
   };
@@ -221,8 +222,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
     }
     return table;
   };
-  const local = await serveLocally(memoryEngine(lookup), spec);
-  const client = local.client;
+  const client = await localClient(memoryEngine(lookup), spec);
   const resourceNamed = (input: SearchInput, params: Params | undefined): string | undefined => {
     if (typeof input === 'object' && 'resource_id' in input) return input.resource_id;
     // The resource alone: a query the portal cannot answer whole still names one (it runs as a plan).
@@ -238,27 +238,28 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
     if (name !== undefined) await read(name);
   };
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
+  let closing: Promise<void> | undefined;
   return {
     label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}, ${files.length} resource${files.length === 1 ? '' : 's'})`,
     spec,
-    client: clientWith(client, {
+    client: clientWith(client, (inner) => ({
       detectTarget: async (resourceId, signal) => {
         await read(resourceId);
-        return client.detectTarget(resourceId, signal);
+        return inner.detectTarget(resourceId, signal);
       },
       search: async (input, searchOptions) => {
         await before(input, searchOptions?.params);
-        return client.search(input, searchOptions);
+        return inner.search(input, searchOptions);
       },
       searchAll: async function* (input, allOptions) {
         await before(input, allOptions?.params);
-        yield* client.searchAll(input, allOptions);
+        yield* inner.searchAll(input, allOptions);
       },
       explain: async (input, explainOptions) => {
         await before(input, explainOptions?.params);
-        return client.explain(input, explainOptions);
+        return inner.explain(input, explainOptions);
       },
-    }),
+    })),
     listResources: async (listOptions) => {
       if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
       return files.map((each) => {
@@ -266,116 +267,9 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
         return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }) };
       });
     },
-    setTarget: local.setTarget,
-    close: local.close,
+    setTarget: async (target) => client.setTarget(target),
+    close: () => (closing ??= client.close()),
   };
-}
-
-/** The CKAN version whose server answers a target: 2.12's for `ckan-2.12`, else 2.11's (which also serves `datastore_search_sql`). */
-function ckanOf(target: Target | undefined): CkanVersion {
-  return target === 'ckan-2.12' ? '2.12' : '2.11';
-}
-
-/**
- * Local data served as the CKAN version its target speaks
- * (docs/beyond-the-request.md, Servers): the project's server answers one
- * version, so each version asked for gets its own server over the same
- * engine, started when first needed, and the client follows the target.
- * `sql` needs an engine that runs SQL (pglite, postgres).
- */
-async function serveLocally(
-  engine: Engine,
-  spec: Extract<SourceSpec, { kind: 'data' }>,
-): Promise<{ client: DatastoreClient; setTarget(target: Target | undefined): Promise<void>; close(): Promise<void> }> {
-  const servers = new Map<CkanVersion, Promise<{ server: RunningServer; client: DatastoreClient }>>();
-  const serve = (ckan: CkanVersion) => {
-    let served = servers.get(ckan);
-    if (served === undefined) {
-      served = startServer({ engine, host: '127.0.0.1', port: 0, ckan }).then((server) => ({
-        server,
-        client: connect({
-          url: server.url,
-          ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
-          ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
-        }),
-      }));
-      servers.set(ckan, served);
-      served.catch(() => servers.delete(ckan));
-    }
-    return served;
-  };
-  const checkSql = (target: Target | undefined): void => {
-    if (target === 'sql' && engine.searchSql === undefined) {
-      throw toolError('USAGE', [`the sql target needs an engine that runs SQL; the ${engine.kind} engine answers datastore_search only`], {
-        hint: 'add --engine pglite (or --engine postgres --db postgres://…), or choose --target ckan-2.11 or ckan-2.12',
-      });
-    }
-  };
-  checkSql(spec.target);
-  let target = spec.target;
-  let current = await serve(ckanOf(target));
-  current.client.setTarget(target);
-  // A switch in progress: what runs next waits for that version's server.
-  let switching: Promise<void> = Promise.resolve();
-  const setTarget = (next: Target | undefined): Promise<void> => {
-    checkSql(next);
-    target = next;
-    switching = serve(ckanOf(next)).then((served) => {
-      // Only the latest target counts, if two switches overlap.
-      if (target !== next) return;
-      current = served;
-      current.client.setTarget(next);
-    });
-    return switching;
-  };
-  const client: DatastoreClient = {
-    get url() {
-      return current.client.url;
-    },
-    get language() {
-      return current.client.language;
-    },
-    get method() {
-      return current.client.method;
-    },
-    get hasToken() {
-      return current.client.hasToken;
-    },
-    get target() {
-      return current.client.target;
-    },
-    setTarget: (next) => void setTarget(next).catch(() => undefined),
-    detectTarget: async (resourceId, signal) => {
-      await switching;
-      return current.client.detectTarget(resourceId, signal);
-    },
-    search: async (input, options) => {
-      await switching;
-      return current.client.search(input, options);
-    },
-    searchAll: async function* (input, options) {
-      await switching;
-      yield* current.client.searchAll(input, options);
-    },
-    prepare: (input, params) => current.client.prepare(input, params),
-    explain: async (input, options) => {
-      await switching;
-      return current.client.explain(input, options);
-    },
-    close: () => close(),
-  };
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    (closing ??= (async () => {
-      const all = await Promise.allSettled(servers.values());
-      for (const each of all) {
-        if (each.status !== 'fulfilled') continue;
-        await each.value.client.close();
-        await each.value.server.close();
-      }
-    })());
-  // A refused target rejects, as a switch that fails does.
-  return { client, setTarget: async (next) => setTarget(next), close };
 }
 
 /** Every table of `paths` (read again: only listings and "did you mean" after a partial load come here). */
@@ -410,20 +304,21 @@ export function relativeLabel(path: string): string {
 
 /** The client, noting each resource a search answered for, so `listResources` knows a portal's resources as they are used. */
 function rememberResources(client: DatastoreClient, seen: Set<string>): DatastoreClient {
-  return clientWith(client, {
+  return clientWith(client, (inner) => ({
     search: async (input, options) => {
-      const result = await client.search(input, options);
+      const result = await inner.search(input, options);
       seen.add(result.resource_id);
       return result;
     },
-  });
+  }));
 }
 
-/** A client that answers as `client` does, except for the operations given. */
+/** A client that answers as `client` does, except for the operations `overridesOf` gives (for it, and for its other languages). */
 function clientWith(
   client: DatastoreClient,
-  overrides: Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget' | 'explain'>>,
+  overridesOf: (inner: DatastoreClient) => Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget' | 'explain' | 'setTarget'>>,
 ): DatastoreClient {
+  const overrides = overridesOf(client);
   return {
     get url() {
       return client.url;
@@ -440,12 +335,110 @@ function clientWith(
     get target() {
       return client.target;
     },
-    setTarget: (target) => client.setTarget(target),
+    setTarget: overrides.setTarget ?? ((target) => client.setTarget(target)),
     detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
     search: overrides.search ?? ((input, options) => client.search(input, options)),
     searchAll: overrides.searchAll ?? ((input, options) => client.searchAll(input, options)),
     prepare: (input, params) => client.prepare(input, params),
     explain: overrides.explain ?? ((input, options) => client.explain(input, options)),
+    withLanguage: (language) => clientWith(client.withLanguage(language), overridesOf),
     close: () => client.close(),
   };
+}
+
+/**
+ * Where local data answers in the URLs a client shows (`explain`): the
+ * address `ckql serve` listens on by default. Nothing is sent there.
+ */
+const LOCAL_URL = 'http://127.0.0.1:8080';
+
+/** The CKAN version local data is answered as for a target: 2.12's for `ckan-2.12`, else 2.11's (which also answers `datastore_search_sql`). */
+function ckanOf(target: Target | undefined): CkanVersion {
+  return target === 'ckan-2.12' ? '2.12' : '2.11';
+}
+
+/**
+ * A client for local data: requests go to the server's API in this process,
+ * as they would over HTTP to `ckql serve`, without a socket or an HTTP stack
+ * (a one-shot command starts in a fraction of the time; BENCHMARKS.md,
+ * Start-up). `timeout` (ms) bounds each answer as the HTTP client's does.
+ *
+ * The API answers as the CKAN version the client's target speaks
+ * (docs/beyond-the-request.md, Servers): one API per version over the same
+ * engine, made when first asked for, so `setTarget` switches it as `.target`
+ * does in the REPL. `sql` needs an engine that runs SQL (pglite, postgres).
+ */
+async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'data' }>): Promise<DatastoreClient> {
+  const checkSql = (target: Target | undefined): void => {
+    if (target === 'sql' && engine.searchSql === undefined) {
+      throw toolError('USAGE', [`the sql target needs an engine that runs SQL; the ${engine.kind} engine answers datastore_search only`], {
+        hint: 'add --engine pglite (or --engine postgres --db postgres://…), or choose --target ckan-2.11 or ckan-2.12',
+      });
+    }
+  };
+  checkSql(spec.target);
+  const apis = new Map<CkanVersion, Promise<Api>>();
+  const apiFor = (version: CkanVersion): Promise<Api> => {
+    let api = apis.get(version);
+    if (api === undefined) {
+      api = openApi({ engine, ckan: version }, LOCAL_URL);
+      apis.set(version, api);
+    }
+    return api;
+  };
+  let ckan = ckanOf(spec.target);
+  await apiFor(ckan);
+  const inProcess = async (wire: WireRequest, signal: AbortSignal | undefined): Promise<Exchange> => {
+    const url = new URL(wire.url);
+    const request = {
+      method: wire.method,
+      url: url.pathname + url.search,
+      authorization: wire.headers.authorization,
+      contentType: wire.headers['content-type'],
+      ...(wire.body === undefined ? {} : { body: wire.body }),
+    };
+    const api = await apiFor(ckan);
+    const answer = await withDeadline(spec.timeout, signal, (bounded) => api.answer(request, bounded));
+    return { status: answer.status, text: answer.text, retryAfter: undefined, location: undefined };
+  };
+  const client = connect({
+    url: LOCAL_URL,
+    ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
+    ...(spec.target === undefined ? {} : { target: spec.target }),
+    ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
+    inProcess,
+  });
+  return clientWith(client, (inner) => ({
+    setTarget: (target) => {
+      checkSql(target);
+      ckan = ckanOf(target);
+      inner.setTarget(target);
+    },
+  }));
+}
+
+/**
+ * `run` with a signal that also aborts after `ms`; past `ms` it fails as an
+ * HTTP answer that did not arrive in time does (the client reports TIMEOUT).
+ * @example
+ * await withDeadline(50, undefined, () => new Promise(() => {})) // throws { code: 'CKQL_BODY_DEADLINE' } after 50 ms
+ */
+export async function withDeadline<T>(ms: number | undefined, signal: AbortSignal | undefined, run: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  if (ms === undefined) return run(signal);
+  const controller = new AbortController();
+  const stop = (): void => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', stop, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(Object.assign(new Error(`the answer did not arrive within ${ms} ms`), { code: 'CKQL_BODY_DEADLINE' }));
+    }, ms);
+  });
+  try {
+    return await Promise.race([run(controller.signal), late]);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
+  }
 }
