@@ -71,9 +71,6 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
   return loaded;
 }
 
-/** Records between two progress reports of the type pass. */
-const PROGRESS_ROWS = 10_000;
-
 async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions): Promise<number> {
   const delimiter = delimiterOf(await head(file));
   // Pass 1: the header and each column's type, as the memory loader infers them.
@@ -83,6 +80,7 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
   const reading = csvRecords(file, delimiter, options.signal);
+  let reported = 0;
   for await (const record of reading.records) {
     if (columns === undefined) {
       columns = csvColumns(record, file);
@@ -91,7 +89,12 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
     }
     rows++;
     for (let k = 0; k < columns.length; k++) (inference[k] as ColumnInference).see(record[(columns[k] as { index: number }).index] ?? '');
-    if (rows % PROGRESS_ROWS === 0) options.onProgress?.({ resource, rows, totalRows: 0, reading: { bytes: reading.bytesRead(), totalBytes } });
+    // A report per block the stream reads: the rows are not counted yet, the bytes are.
+    const bytes = reading.bytesRead();
+    if (bytes !== reported) {
+      reported = bytes;
+      options.onProgress?.({ resource, rows, totalRows: 0, reading: { bytes, totalBytes } });
+    }
   }
   // No record at all: the file is empty (csvColumns says so).
   const header = columns ?? csvColumns(undefined, file);
