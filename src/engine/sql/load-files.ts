@@ -48,12 +48,17 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
   const files = await listDataFiles(paths);
   if (options.alias !== undefined && files.length !== 1) throw toolError('USAGE', [`--alias names one resource, but ${files.length} files are loaded`]);
   const privateNames = new Set(options.private === true || options.private === undefined ? [] : options.private);
+  // Checked before anything is loaded.
+  const unknown = [...privateNames].find((name) => !files.some((f) => f.alias === name || f.id === name));
+  if (unknown !== undefined) {
+    throw toolError('USAGE', [`--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${files.map((f) => f.alias).join(', ') || 'none'})`]);
+  }
   await setUpDatastore(db);
   const loaded: LoadedResource[] = [];
   for (const found of files) {
     const alias = options.alias ?? found.alias;
     const id = options.alias === undefined ? found.id : resourceIdFor(options.alias);
-    const isPrivate = options.private === true || privateNames.delete(found.alias) || privateNames.delete(found.id);
+    const isPrivate = options.private === true || privateNames.has(found.alias) || privateNames.has(found.id);
     const meta = { id, aliases: [alias], source: found.file, ...(isPrivate ? { private: true } : {}) };
     if (extname(found.file).toLowerCase() === '.csv') {
       loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, options) });
@@ -63,10 +68,6 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
       await loadTables(db, [{ ...table, ...meta }], options);
       loaded.push({ id, alias, rows: table.rows.length });
     }
-  }
-  const [unknown] = privateNames;
-  if (unknown !== undefined) {
-    throw toolError('USAGE', [`--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${files.map((f) => f.alias).join(', ') || 'none'})`]);
   }
   return loaded;
 }

@@ -122,6 +122,17 @@ describe.each(engineNames)('%s', (name) => {
   });
 });
 
+it('marks the resources named private, and refuses a name no file has before loading anything', async () => {
+  const engine = engines.get('pglite');
+  await loadFiles(engine.db, [prices, european], { replace: true, indexes: false, private: ['prices'] });
+  await engine.refresh();
+  expect((await engine.resource('prices'))?.private).toBe(true);
+  expect((await engine.resource('european'))?.private).toBe(false);
+  const error = await loadFiles(engine.db, [broken], { indexes: false, private: ['nope'] }).then(() => undefined, (e: unknown) => e);
+  expect((error as ToolError).code).toBe('USAGE');
+  expect((error as ToolError).message).toContain('"nope"');
+});
+
 it('openEngine loads files into PGlite through the same stream (ckql serve --engine pglite DIR)', async () => {
   const engine = await openEngine({ engine: 'pglite', data: [prices] });
   try {
