@@ -589,19 +589,20 @@ export function tableFromRows(rows: readonly Row[], options: { id?: string; alia
 
 function buildTable(rows: readonly Row[], meta: TableMeta): Table {
   const names: string[] = [];
-  const kinds = new Map<string, number>();
+  const columns = new Map<string, JsonColumnInference>();
   for (const row of rows) {
     for (const key in row) {
       if (!Object.hasOwn(row, key) || key === '_id') continue;
-      let seen = kinds.get(key);
-      if (seen === undefined) {
+      let column = columns.get(key);
+      if (column === undefined) {
         names.push(key);
-        seen = 0;
+        column = new JsonColumnInference();
+        columns.set(key, column);
       }
-      kinds.set(key, seen | kindBits(row[key]));
+      column.see(row[key]);
     }
   }
-  const types = names.map((name) => jsonColumnType(kinds.get(name) ?? 0, rows, name));
+  const types = names.map((name) => (columns.get(name) as JsonColumnInference).type());
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...names.map((name, k) => ({ id: name, type: types[k] as FieldType }))];
   const make = rowFactory(fields.map((f) => f.id));
   const pools = names.map(() => new ColumnStrings());
@@ -655,52 +656,74 @@ function kindBits(value: unknown): number {
   }
 }
 
-function jsonColumnType(bits: number, rows: readonly Row[], name: string): FieldType {
-  if (bits === 0) return 'text';
-  const valueOf = (row: Row): unknown => (Object.hasOwn(row, name) ? row[name] : undefined);
-  if ((bits & STRUCTURED) !== 0) return bits === STRUCTURED ? arrayColumnType(rows, valueOf) : 'json';
-  if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER ? integerColumnType(rows, valueOf) : 'numeric';
-  if (bits === BOOLEAN) return 'bool';
-  if (bits === STRING) {
-    let date = true;
-    for (const row of rows) {
-      const v = valueOf(row);
-      if (typeof v !== 'string') continue;
-      if (!isIsoTimestamp(v)) return 'text';
-      if (date && !DATE.test(v)) date = false;
-    }
-    return date ? 'date' : 'timestamp';
-  }
-  return 'text';
-}
+/**
+ * A JSON column's type, inferred as its values go by (see `loadResources`):
+ * integers `int4` (`int8` when one is beyond int4), numbers `numeric`,
+ * booleans `bool`, ISO dates `date` (with date-times `timestamp`), other
+ * texts `text`, arrays of one scalar kind `_text`/`_int4`/`_numeric`/`_bool`,
+ * other objects and arrays `json`; a mix of kinds is `text` (`json` when an
+ * object or array is among them).
+ * @example
+ * const column = new JsonColumnInference();
+ * for (const value of [1, null, 2 ** 40]) column.see(value);
+ * column.type(); // → 'int8'
+ */
+export class JsonColumnInference {
+  private bits = 0;
+  /** an integer beyond int4 */
+  private wide = false;
+  /** every text is an ISO timestamp; every text is a date */
+  private stamps = true;
+  private dates = true;
+  /** every object or array is an array of scalars; the kinds of their items */
+  private arrays = true;
+  private itemBits = 0;
 
-function integerColumnType(rows: readonly Row[], valueOf: (row: Row) => unknown): FieldType {
-  for (const row of rows) {
-    const v = valueOf(row);
-    if (typeof v === 'number' && (v < INT4_MIN || v > INT4_MAX)) return 'int8';
-  }
-  return 'int4';
-}
-
-/** A column of arrays of one scalar kind is CKAN's array type (`_text`, `_int4`, …); anything else is `json`. */
-function arrayColumnType(rows: readonly Row[], valueOf: (row: Row) => unknown): FieldType {
-  let kinds = 0;
-  for (const row of rows) {
-    const v = valueOf(row);
-    if (v === null || v === undefined) continue;
-    if (!Array.isArray(v)) return 'json';
-    for (const item of v as readonly unknown[]) {
-      if (item === null) continue;
-      const bits = kindBits(item);
-      if (bits === STRUCTURED) return 'json';
-      kinds |= bits;
+  see(value: unknown): void {
+    const bits = kindBits(value);
+    if (bits === 0) return;
+    this.bits |= bits;
+    if (bits === INTEGER) {
+      if ((value as number) < INT4_MIN || (value as number) > INT4_MAX) this.wide = true;
+    } else if (bits === STRING) {
+      if (this.stamps && !isIsoTimestamp(value as string)) this.stamps = false;
+      if (this.dates && !DATE.test(value as string)) this.dates = false;
+    } else if (bits === STRUCTURED && this.arrays) {
+      if (!Array.isArray(value)) this.arrays = false;
+      else {
+        for (const item of value as readonly unknown[]) {
+          if (item === null) continue;
+          const itemBits = kindBits(item);
+          if (itemBits === STRUCTURED) {
+            this.arrays = false;
+            break;
+          }
+          this.itemBits |= itemBits;
+        }
+      }
     }
   }
-  if (kinds === STRING) return '_text';
-  if (kinds === INTEGER) return '_int4';
-  if ((kinds & ~(INTEGER | FRACTION)) === 0 && kinds !== 0) return '_numeric';
-  if (kinds === BOOLEAN) return '_bool';
-  return kinds === 0 ? '_text' : 'json';
+
+  type(): FieldType {
+    const bits = this.bits;
+    if (bits === 0) return 'text';
+    if ((bits & STRUCTURED) !== 0) return bits === STRUCTURED ? this.arrayType() : 'json';
+    if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER ? (this.wide ? 'int8' : 'int4') : 'numeric';
+    if (bits === BOOLEAN) return 'bool';
+    if (bits === STRING) return !this.stamps ? 'text' : this.dates ? 'date' : 'timestamp';
+    return 'text';
+  }
+
+  /** A column of arrays of one scalar kind is CKAN's array type (`_text`, `_int4`, …); anything else is `json`. */
+  private arrayType(): FieldType {
+    const kinds = this.itemBits;
+    if (!this.arrays) return 'json';
+    if (kinds === STRING) return '_text';
+    if (kinds === INTEGER) return '_int4';
+    if ((kinds & ~(INTEGER | FRACTION)) === 0 && kinds !== 0) return '_numeric';
+    if (kinds === BOOLEAN) return '_bool';
+    return kinds === 0 ? '_text' : 'json';
+  }
 }
 
 function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta): Table {

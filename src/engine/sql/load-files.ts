@@ -3,16 +3,19 @@
  * a CSV file is read twice as a stream, once to infer its column types (the
  * memory loader's `ColumnInference`) and once to `COPY` its cells in
  * batches, as written (so `7.50` keeps its scale in a `numeric` column and
- * a 19-digit integer every digit). JSON and NDJSON files go through the
- * memory loader (`loadResources`) and `loadTables`. Each resource is one
- * transaction, as in `loadTables`.
+ * a 19-digit integer every digit); an NDJSON file the same way, line by
+ * line. A JSON array is one value: it goes through the memory loader
+ * (`loadResources`) and `loadTables`. Each resource is one transaction, as
+ * in `loadTables`.
  */
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
-import { ColumnInference, csvColumns, delimiterOf, listDataFiles, loadResources, resourceIdFor } from '../memory/load.js';
+import { ColumnInference, csvColumns, delimiterOf, JsonColumnInference, listDataFiles, loadResources, MAX_NESTING, resourceIdFor } from '../memory/load.js';
+import { exceedsDepth } from '../../datastore/values.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
@@ -60,9 +63,14 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
     const id = options.alias === undefined ? found.id : resourceIdFor(options.alias);
     const isPrivate = options.private === true || privateNames.has(found.alias) || privateNames.has(found.id);
     const meta = { id, aliases: [alias], source: found.file, ...(isPrivate ? { private: true } : {}) };
-    if (extname(found.file).toLowerCase() === '.csv') {
+    const ext = extname(found.file).toLowerCase();
+    if (ext === '.csv') {
       loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, options) });
+    } else if (ext === '.ndjson' || ext === '.jsonl') {
+      loaded.push({ id, alias, rows: await loadNdjsonFile(db, found.file, meta, options) });
     } else {
+      // A JSON array is one value: read whole.
+
       const [table] = await loadResources(found.file);
       if (table === undefined) continue;
       await loadTables(db, [{ ...table, ...meta }], options);
@@ -139,6 +147,111 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
     await finishTable(tx, shape, options);
   });
   return rows;
+}
+
+/**
+ * An NDJSON file in two streamed passes, as a CSV file: the types of its
+ * keys (the memory loader's `JsonColumnInference`, keys in the order first
+ * seen), then `COPY` in batches.
+ */
+async function loadNdjsonFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions): Promise<number> {
+  const resource = meta.aliases[0] ?? meta.id;
+  const totalBytes = (await stat(file)).size;
+  const names: string[] = [];
+  const columns = new Map<string, JsonColumnInference>();
+  let rows = 0;
+  let reported = 0;
+  const reading = ndjsonRecords(file, options.signal);
+  for await (const { record } of reading.records) {
+    rows++;
+    for (const key in record) {
+      if (!Object.hasOwn(record, key) || key === '_id') continue;
+      let column = columns.get(key);
+      if (column === undefined) {
+        names.push(key);
+        column = new JsonColumnInference();
+        columns.set(key, column);
+      }
+      column.see(record[key]);
+    }
+    const bytes = reading.bytesRead();
+    if (bytes !== reported) {
+      reported = bytes;
+      options.onProgress?.({ resource, rows, totalRows: 0, reading: { bytes, totalBytes } });
+    }
+  }
+  const shape: TableShape = {
+    ...meta,
+    columns: names.map((name) => {
+      const type = (columns.get(name) as JsonColumnInference).type();
+      return { id: name, type, sqlType: sqlTypeOf(type) };
+    }),
+  };
+  await db.transaction(async (tx) => {
+    const copy = await createTable(tx, shape, options);
+    const batchRows = Math.max(1, options.batchRows ?? 10_000);
+    let csv = '';
+    let inBatch = 0;
+    let done = 0;
+    const flush = async (): Promise<void> => {
+      await copy(csv, inBatch);
+      done += inBatch;
+      [csv, inBatch] = ['', 0];
+      options.onProgress?.({ resource, rows: done, totalRows: rows });
+    };
+    for await (const { record, line } of ndjsonRecords(file, options.signal).records) {
+      let cells = '';
+      for (let k = 0; k < shape.columns.length; k++) {
+        const column = shape.columns[k] as TableShape['columns'][number];
+        const value = Object.hasOwn(record, column.id) ? record[column.id] : null;
+        if (typeof value === 'object' && value !== null && exceedsDepth(value, MAX_NESTING)) {
+          throw toolError('DATA_INVALID', [file, `line ${line}: the value of ${JSON.stringify(column.id)} is nested more than ${MAX_NESTING} levels deep`], { file, line });
+        }
+        if (k > 0) cells += ',';
+        cells += csvCell(value, column.sqlType);
+      }
+      csv += `${cells}\n`;
+      if (++inBatch === batchRows) await flush();
+    }
+    if (inBatch > 0 || done === 0) await flush();
+    await finishTable(tx, shape, options);
+  });
+  return rows;
+}
+
+/** The records of an NDJSON file, one per non-empty line, with their line numbers, and the bytes read so far. */
+function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
+  const input = createReadStream(file, signal === undefined ? {} : { signal });
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  const records = (async function* () {
+    let line = 0;
+    try {
+      for await (const raw of lines) {
+        line++;
+        const text = (line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw).trim();
+        if (text === '') continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch (error) {
+          throw toolError('DATA_INVALID', [file, `line ${line} is not valid JSON: ${(error as Error).message}`], { file, line, cause: error });
+        }
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+          throw toolError('DATA_INVALID', [file, `line ${line} is not a JSON object (each line must be one record {"field": value, …})`], { file, line });
+        }
+        yield { record: value as Record<string, unknown>, line };
+      }
+    } catch (error) {
+      if ((error as { name?: unknown }).name === 'AbortError') {
+        throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: error });
+      }
+      throw error;
+    } finally {
+      lines.close();
+      input.destroy();
+    }
+  })();
+  return { records, bytesRead: () => input.bytesRead };
 }
 
 /** The CSV records of a file, as a parser reads them from a stream (the first is the header), and the bytes read so far. */

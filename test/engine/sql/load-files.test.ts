@@ -32,6 +32,22 @@ writeFileSync(prices, '_id,item,price\n9,tea,7.50\n8,cake,2.0\n7,big,90071992547
 // A spreadsheet's export: a byte-order mark, `;` between cells, CRLF line ends, a quoted cell with a line break.
 const european = join(dir, 'european.csv');
 writeFileSync(european, '\uFEFFname;amount;note\r\nTee;3;"zwei\r\nZeilen"\r\nKuchen;12;\r\n');
+// NDJSON: every kind of value, keys in varying order and missing, a blank line, a BOM and CRLF.
+const events = join(dir, 'events.ndjson');
+writeFileSync(
+  events,
+  '\uFEFF' +
+    [
+      { n: 1, big: 1, price: 7.5, ok: true, day: '2020-01-02', at: '2020-01-02', tags: ['a', 'b'], meta: { k: [1, 2] }, mixed: 'x' },
+      { big: 2 ** 40, n: 2, price: 3, ok: false, day: '2021-12-31', at: '2020-01-02T10:30:00+02:00', tags: [], meta: [1, 'two'], mixed: 5 },
+      { n: null, extra: 'late key', tags: null },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\r\n\r\n') +
+    '\r\n',
+);
+const badLine = join(dir, 'bad.ndjson');
+writeFileSync(badLine, '{"a":1}\n\n[1,2]\n');
 const broken = join(dir, 'broken.csv');
 writeFileSync(broken, 'a,b\n1,2\n3,4,5\n');
 
@@ -89,6 +105,33 @@ describe.each(engineNames)('%s', (name) => {
     expect((await engine.search({ resource_id: 'european' })).records).toEqual(memory?.rows.map((row) => ({ ...row })));
   });
 
+  it('streams an NDJSON file with the memory loader\'s types and values', async () => {
+    const engine = engines.get(name);
+    const progress: LoadProgress[] = [];
+    const loaded = await loadFiles(engine.db, [events], { replace: true, indexes: false, onProgress: (p) => progress.push(p) });
+    await engine.refresh();
+    expect(loaded).toEqual([{ id: expect.any(String), alias: 'events', rows: 3 }]);
+    const [memory] = await loadResources(events);
+    const fields = (await engine.resource('events'))?.fields;
+    expect(fields).toEqual(memory?.fields);
+    expect(fields?.map((f) => f.type)).toEqual(['int', 'int4', 'int8', 'numeric', 'bool', 'date', 'timestamp', '_text', 'json', 'text', 'text']);
+    // The memory engine keeps a JSON value as it is; a text column in PostgreSQL holds its text (`5` → "5").
+    const texts = new Set(fields?.filter((f) => f.type === 'text').map((f) => f.id));
+    const expected = memory?.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, texts.has(k) && v !== null ? String(v) : v])));
+    expect((await engine.search({ resource_id: 'events' })).records).toEqual(expected);
+    expect(progress.some((p) => p.reading !== undefined)).toBe(true);
+    expect(progress.at(-1)).toEqual({ resource: 'events', rows: 3, totalRows: 3 });
+  });
+
+  it('a line that is not a JSON object is DATA_INVALID with its line number, and no table is made', async () => {
+    const engine = engines.get(name);
+    const error = await loadFiles(engine.db, [badLine], { indexes: false }).then(() => undefined, (e: unknown) => e);
+    expect((error as ToolError).code).toBe('DATA_INVALID');
+    expect((error as ToolError).message).toContain('line 3 is not a JSON object');
+    await engine.refresh();
+    expect(await engine.resource('bad')).toBeUndefined();
+  });
+
   it('an interrupted load keeps nothing of the new table, and the one it replaced stays', async () => {
     const engine = engines.get(name);
     await loadFiles(engine.db, [prices], { replace: true, indexes: false, alias: 'kept' });
@@ -142,16 +185,20 @@ it('openEngine loads files into PGlite through the same stream (ckql serve --eng
   }
 });
 
+const typesRead = (p: LoadProgress): boolean => p.reading !== undefined;
+const rowsCopied = (p: LoadProgress): boolean => p.reading === undefined;
 it.each([
-  ['while its types are read', (p: LoadProgress) => p.reading !== undefined],
-  ['while its rows are copied', (p: LoadProgress) => p.reading === undefined],
-])('a load interrupted %s is ABORTED', async (_, when) => {
+  ['a CSV file', 'while its types are read', () => wide, typesRead],
+  ['a CSV file', 'while its rows are copied', () => wide, rowsCopied],
+  ['an NDJSON file', 'while its types are read', () => events, typesRead],
+  ['an NDJSON file', 'while its rows are copied', () => events, rowsCopied],
+])('%s interrupted %s is ABORTED', async (_, __, file, when) => {
   const engine = engines.get('pglite');
   const controller = new AbortController();
   const onProgress = (p: LoadProgress): void => {
     if (when(p)) controller.abort();
   };
-  const loading = loadFiles(engine.db, [wide], { replace: true, indexes: false, alias: 'stopped', batchRows: 500, signal: controller.signal, onProgress });
+  const loading = loadFiles(engine.db, [file()], { replace: true, indexes: false, alias: 'stopped', batchRows: 500, signal: controller.signal, onProgress });
   const error = await loading.then(() => undefined, (e: unknown) => e);
   expect(error).toBeInstanceOf(DatastoreError);
   expect((error as DatastoreError).code).toBe('ABORTED');
