@@ -1,10 +1,8 @@
 /**
- * The undici client for `datastore_search`: one dispatcher per client (an
- * `Agent` with keep-alive, or an `EnvHttpProxyAgent` when proxy variables are
- * set), never the global dispatcher, never the global fetch.
+ * The client for `datastore_search`: plans, paging and target detection over
+ * one exchanger, undici's HTTP (http.ts, loaded on the first request) or a
+ * server in the same process (`ClientOptions.inProcess`).
  */
-import { Agent, EnvHttpProxyAgent } from 'undici';
-import type { Dispatcher } from 'undici';
 
 import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
@@ -20,7 +18,8 @@ import { normalizeRequest } from '../datastore/validate.js';
 import { answerEmpty, hasEmptyListFilter } from './empty.js';
 import { actionUrl, queryStringFor } from './encode.js';
 import { sendSearch } from './transport.js';
-import type { TransportOptions, WireRequest } from './transport.js';
+import type { Exchanger, TransportOptions, WireRequest } from './transport.js';
+import type { Http } from './http.js';
 import type {
   ClientOptions, DatastoreClient, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
 } from './types.js';
@@ -39,9 +38,6 @@ const DEFAULTS = {
   userAgent: 'ckql',
   maxResponseBytes: 256 * 1024 * 1024,
 } as const;
-
-/** Two to four sockets per origin is polite to an open-data portal. */
-const CONNECTIONS = 4;
 
 /**
  * Connects to a portal (or `ckql serve`). Nothing is sent until the first
@@ -82,16 +78,23 @@ export function connect(options: ClientOptions): DatastoreClient {
     else process.emitWarning(warning, { code: 'CKQL_BEARER_TOKEN' });
   }
 
-  const dispatcher = createDispatcher(timeout);
+  // HTTP (undici) is loaded on the first request, and not at all for a server in the process.
+  const maxResponseBytes = positive(options.maxResponseBytes, DEFAULTS.maxResponseBytes, 'maxResponseBytes');
+  let http: Promise<Http> | undefined;
+  const exchange: Exchanger =
+    options.inProcess ??
+    (async (wire, signal) => {
+      http ??= import('./http.js').then(({ openHttp }) => openHttp({ timeout, maxResponseBytes, origin: base.origin }));
+      return (await http).exchange(wire, signal);
+    });
   const transport: TransportOptions = {
-    dispatcher,
+    exchange,
     timeout,
     retries: Math.max(0, Math.floor(options.retries ?? DEFAULTS.retries)),
     retryDelay: Math.max(0, options.retryDelay ?? DEFAULTS.retryDelay),
     maxRetryDelay: Math.max(0, options.maxRetryDelay ?? DEFAULTS.maxRetryDelay),
     origin: base.origin,
     token,
-    maxResponseBytes: positive(options.maxResponseBytes, DEFAULTS.maxResponseBytes, 'maxResponseBytes'),
     onRetry: options.onRetry,
   };
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': options.userAgent ?? DEFAULTS.userAgent };
@@ -119,7 +122,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   const targetFor = (resourceId: string, signal: AbortSignal | undefined): Promise<Target> => {
     if (target !== undefined) return Promise.resolve(target);
     return (detected ??= (async () => {
-      const version = await fetchCkanVersion(statusUrl, { dispatcher, timeout, headers, ...(signal === undefined ? {} : { signal }) });
+      const version = await fetchCkanVersion(statusUrl, { exchange, headers, ...(signal === undefined ? {} : { signal }) });
       // The probe goes as POST, whatever the client's method: it is about the version, not the query.
       found = version !== undefined
         ? targetOfVersion(version)
@@ -308,10 +311,11 @@ export function connect(options: ClientOptions): DatastoreClient {
     search,
     searchAll,
     prepare,
+    withLanguage: (next) => connect({ ...options, ...(next === undefined ? { language: '' } : { language: next }) }),
     close: async () => {
       if (closed) return;
       closed = true;
-      await dispatcher.destroy();
+      if (http !== undefined) await (await http).close();
     },
   };
 }
@@ -340,20 +344,6 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value <= 0) throw toolError('USAGE', [`${name} must be a positive number, not ${String(value)}`]);
   return value;
-}
-
-/** Proxy variables are read when the client is made; lower-case names win, as undici reads them. */
-function createDispatcher(timeout: number): Dispatcher {
-  const agentOptions = {
-    connections: CONNECTIONS,
-    keepAliveTimeout: 10_000,
-    headersTimeout: timeout,
-    bodyTimeout: timeout,
-    connect: { timeout },
-  };
-  const env = process.env;
-  const proxied = [env.http_proxy, env.HTTP_PROXY, env.https_proxy, env.HTTPS_PROXY].some((v) => v !== undefined && v !== '');
-  return proxied ? new EnvHttpProxyAgent(agentOptions) : new Agent(agentOptions);
 }
 
 /**

@@ -5,12 +5,10 @@
  * refuses; docs/ckan-2.12-reference.md §2.1). `sql` is never detected: most
  * portals disable `datastore_search_sql`, so only a profile or a flag says it.
  */
-import { request } from 'undici';
-import type { Dispatcher } from 'undici';
-
 import type { Target } from '../compile/plan.js';
 import { DatastoreError } from '../errors.js';
 import type { SearchRequest, SearchResult } from '../datastore/types.js';
+import type { Exchanger } from './transport.js';
 
 /**
  * The target of a CKAN version text: 2.12 and later speak 2.12's filters;
@@ -32,20 +30,12 @@ export function targetOfVersion(version: string): Target {
  */
 export async function fetchCkanVersion(
   statusUrl: string,
-  options: { readonly dispatcher: Dispatcher; readonly timeout: number; readonly headers: Readonly<Record<string, string>>; readonly signal?: AbortSignal },
+  options: { readonly exchange: Exchanger; readonly headers: Readonly<Record<string, string>>; readonly signal?: AbortSignal },
 ): Promise<string | undefined> {
   try {
-    const response = await request(statusUrl, {
-      dispatcher: options.dispatcher,
-      method: 'GET',
-      headers: options.headers,
-      headersTimeout: options.timeout,
-      bodyTimeout: options.timeout,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
-    const text = await response.body.text();
-    if (response.statusCode !== 200) return undefined;
-    const body = JSON.parse(text) as { success?: unknown; result?: { ckan_version?: unknown } };
+    const response = await options.exchange({ method: 'GET', url: statusUrl, headers: options.headers }, options.signal);
+    if (response.status !== 200) return undefined;
+    const body = JSON.parse(response.text) as { success?: unknown; result?: { ckan_version?: unknown } };
     return body.success === true && typeof body.result?.ckan_version === 'string' ? body.result.ckan_version : undefined;
   } catch {
     return undefined;

@@ -1,32 +1,23 @@
 /**
- * One search over the wire: undici `request` on the client's own dispatcher,
- * with timeouts for the headers and for the body, cancellation that lands at
- * once (also while waiting to retry), and retries for 429/502/503/504 and
- * broken connections. A search is read-only, so a POST is retried too.
+ * One search over the wire (an `Exchanger`: HTTP in http.ts, or a server in
+ * the same process), with cancellation that lands at once (also while
+ * waiting to retry), and retries for 429/502/503/504 and broken
+ * connections. A search is read-only, so a POST is retried too.
  *
  * Retries are done here rather than with undici's retry interceptor: that
  * one does not retry POST by default, has no jitter, and does not abort
  * during its wait (docs/ecosystem-and-ux-reference.md §3).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
-import type { Dispatcher } from 'undici';
-
 import { DatastoreError } from '../errors.js';
 import type { SearchResult } from '../datastore/types.js';
 import { readResponse } from './response.js';
-import type { RetryInfo } from './types.js';
+import type { Exchanger, RetryInfo, WireRequest } from './types.js';
 
-export interface WireRequest {
-  readonly method: 'GET' | 'POST';
-  /** full URL, with the query string for a GET */
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body?: string;
-}
+export type { Exchange, Exchanger, WireRequest } from './types.js';
 
 export interface TransportOptions {
-  readonly dispatcher: Dispatcher;
+  readonly exchange: Exchanger;
   /** ms for the headers, and again for the whole body */
   readonly timeout: number;
   readonly retries: number;
@@ -38,8 +29,6 @@ export interface TransportOptions {
   readonly origin: string;
   /** the raw token, only to scrub it from anything a server echoes */
   readonly token: string | undefined;
-  /** bytes of a response body read before `RESPONSE_TOO_LARGE` */
-  readonly maxResponseBytes: number;
   readonly onRetry?: ((info: RetryInfo) => void) | undefined;
   /** in [0, 1): the jitter source, replaceable in tests */
   readonly random?: () => number;
@@ -65,7 +54,7 @@ const TIMEOUT_ERRORS: ReadonlySet<string> = new Set([
  * Sends `wire` until it gets an answer that is not worth retrying, and reads it.
  * @example
  * await sendSearch({ method: 'GET', url: 'http://127.0.0.1:8080/api/action/datastore_search?resource_id=courses', headers: {} },
- *   { dispatcher: new Agent(), timeout: 30_000, retries: 3, retryDelay: 500, maxRetryDelay: 30_000, origin: 'http://127.0.0.1:8080', token: undefined });
+ *   { exchange: http.exchange, timeout: 30_000, retries: 3, retryDelay: 500, maxRetryDelay: 30_000, origin: 'http://127.0.0.1:8080', token: undefined });
  * // → { resource_id: "…", fields: [ … ], records: [ … ], total: 320, … }
  */
 export async function sendSearch(wire: WireRequest, options: TransportOptions, signal?: AbortSignal): Promise<SearchResult> {
@@ -77,7 +66,7 @@ export async function sendSearch(wire: WireRequest, options: TransportOptions, s
     let retryAfter: number | undefined;
     let location: string | undefined;
     try {
-      ({ status, text, retryAfter, location } = await exchange(wire, options, signal));
+      ({ status, text, retryAfter, location } = await options.exchange(wire, signal));
     } catch (error) {
       const failure = classify(error, options, signal);
       if (failure.retry && attempt < options.retries) {
@@ -98,71 +87,15 @@ export async function sendSearch(wire: WireRequest, options: TransportOptions, s
   }
 }
 
-interface Exchange {
-  readonly status: number;
-  readonly text: string;
-  /** ms, from a `Retry-After` header */
-  readonly retryAfter: number | undefined;
-  /** where a redirect points (redirects are not followed: a POST must not turn into a GET) */
-  readonly location: string | undefined;
-}
-
-async function exchange(wire: WireRequest, options: TransportOptions, signal: AbortSignal | undefined): Promise<Exchange> {
-  const response = await request(wire.url, {
-    dispatcher: options.dispatcher,
-    method: wire.method,
-    headers: wire.headers,
-    body: wire.body,
-    signal,
-    headersTimeout: options.timeout,
-    bodyTimeout: options.timeout,
-  });
-  // `bodyTimeout` is the longest pause between chunks; this bounds the whole body.
-  const deadline = setTimeout(() => {
-    const error = Object.assign(new Error(`the body did not arrive within ${options.timeout} ms`), { code: 'CKQL_BODY_DEADLINE' });
-    response.body.destroy(error);
-  }, options.timeout);
-  try {
-    if (Number(response.headers['content-length']) > options.maxResponseBytes) {
-      response.body.destroy();
-      throw tooLarge(options);
-    }
-    const text = await readCapped(response.body, options);
-    const location = response.headers.location;
-    return {
-      status: response.statusCode,
-      text,
-      retryAfter: parseRetryAfter(response.headers['retry-after']),
-      location: Array.isArray(location) ? location[0] : location,
-    };
-  } finally {
-    clearTimeout(deadline);
-  }
-}
-
 /**
- * The body as text, refusing to hold more than `maxResponseBytes`: the server
- * decides how much it sends, the client how much it keeps.
+ * The error for an answer larger than the client reads.
+ * @example
+ * tooLarge('https://data.example.org', 64 * 1024 * 1024).code // 'RESPONSE_TOO_LARGE'
  */
-async function readCapped(body: Dispatcher.ResponseData['body'], options: TransportOptions): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > options.maxResponseBytes) {
-      body.destroy();
-      throw tooLarge(options);
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-function tooLarge(options: TransportOptions): DatastoreError {
+export function tooLarge(origin: string, maxResponseBytes: number): DatastoreError {
   return new DatastoreError(
     'RESPONSE_TOO_LARGE',
-    `the response from ${options.origin} is larger than ${options.maxResponseBytes} bytes, the most this client reads (the maxResponseBytes option); ask for fewer records per request`,
+    `the response from ${origin} is larger than ${maxResponseBytes} bytes, the most this client reads (the maxResponseBytes option); ask for fewer records per request`,
   );
 }
 

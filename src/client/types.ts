@@ -7,6 +7,31 @@ import type { Params } from '../compile/bind.js';
 import type { Target } from '../compile/plan.js';
 import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
 
+/** One request as it goes over the wire. */
+export interface WireRequest {
+  readonly method: 'GET' | 'POST';
+  /** full URL, with the query string for a GET */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+/** What came back for one request. */
+export interface Exchange {
+  readonly status: number;
+  readonly text: string;
+  /** ms, from a `Retry-After` header */
+  readonly retryAfter: number | undefined;
+  /** where a redirect points (redirects are not followed: a POST must not turn into a GET) */
+  readonly location: string | undefined;
+}
+
+/**
+ * Sends one request and reads its answer whole; throws on a failure to get
+ * one (an error with undici's or the system's `code`, which `classify` reads).
+ */
+export type Exchanger = (wire: WireRequest, signal: AbortSignal | undefined) => Promise<Exchange>;
+
 /** What `search` accepts: a parsed query, query text, or a request. */
 export type SearchInput = Query | string | SearchRequest;
 
@@ -46,6 +71,12 @@ export interface ClientOptions {
   readonly maxScan?: number;
   /** receives warnings about the options (a `Bearer ` token); default `process.emitWarning` */
   readonly onWarning?: (message: string) => void;
+  /**
+   * Answers each request in this process instead of over HTTP (e.g. the
+   * local server's API, `openApi`): `url` then only names the server in
+   * URLs the client shows, and no socket is opened.
+   */
+  readonly inProcess?: Exchanger;
 }
 
 /** What a retry wait is about. */
@@ -97,5 +128,11 @@ export interface DatastoreClient {
   searchAll(input: SearchInput, options?: SearchAllOptions): AsyncIterableIterator<Row>;
   /** the request `search` would send, with `Authorization` redacted */
   prepare(input: SearchInput, params?: Params): PreparedRequest;
+  /**
+   * A client for the same portal (same token, method and options) under
+   * another language segment (`/de/api/…`; undefined for none). It has its
+   * own connections: close it too.
+   */
+  withLanguage(language: string | undefined): DatastoreClient;
   close(): Promise<void>;
 }

@@ -8,7 +8,6 @@
  * lives in `index.ts`.
  */
 import type { DatastoreClient } from '../client/types.js';
-import { connect } from '../client/connect.js';
 import { unknownFieldHint } from '../session/field-hint.js';
 import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
@@ -359,16 +358,7 @@ export class Session {
 
   /** `.lang`: queries go through a client for the same portal with another language segment. */
   #useLanguage(language: string | undefined): void {
-    const spec = this.#source.spec;
-    const next =
-      language === this.#source.client.language
-        ? this.#source.client
-        : connect({
-            url: this.#source.client.url,
-            ...(language === undefined ? {} : { language }),
-            method: this.#source.client.method,
-            ...(spec.kind === 'url' && spec.token !== undefined ? { token: spec.token } : {}),
-          });
+    const next = language === this.#source.client.language ? this.#source.client : this.#source.client.withLanguage(language);
     const old = this.#ownClient;
     this.#ownClient = next === this.#source.client ? undefined : next;
     this.#client = next;

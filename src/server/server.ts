@@ -9,46 +9,22 @@ import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
-import { DatastoreError, resourceNotFound, toolError, validationError } from '../errors.js';
-import type { CkanVersion, ErrorBody, FieldInfo, RecordsFormat, SearchRequest, SearchResult, Table } from '../datastore/types.js';
-import { checkAgainstTable, rankColumns, validateSearch, withFields } from '../datastore/validate.js';
-import type { ValidatedSearch } from '../datastore/validate.js';
-import { keysetDirection, linksFor, nextPageOf, resultPieces } from '../datastore/response.js';
-import type { ResultParts } from '../datastore/response.js';
-import { memoryEngine } from '../engine/memory/engine.js';
-import type { TableLookup } from '../engine/memory/engine.js';
-import type { Engine, ResourceInfo } from '../engine/types.js';
-import { tokenCheck } from './auth.js';
-import { buildEnvelopes, helpUrl } from './envelope.js';
-import { accessDenied, excerpt, serviceError } from './errors.js';
-import { TABLE_METADATA, statusResult, tableMetadata } from './metadata.js';
-import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
-import { SQL_ACTION, sqlResult } from './search-sql.js';
-import { buildRoutes, unknownAction, unknownPath } from './routes.js';
-import type { Route } from './routes.js';
+import type { ErrorBody } from '../datastore/types.js';
+import { apiFor, engineOf, JSON_TYPE, privateResourceIds } from './api.js';
+import type { Api, ApiAnswer, ApiRequest, ApiSettings, ServedData } from './api.js';
+import { helpUrl } from './envelope.js';
+import { serviceError } from './errors.js';
 
 export type { TableLookup } from '../engine/memory/engine.js';
+export type { ServedData } from './api.js';
 
-/** What the server answers from: an engine, or tables to serve with the memory engine. */
-export type ServedData =
-  | { readonly engine: Engine; readonly tables?: undefined }
-  | { readonly tables: readonly Table[] | TableLookup; readonly engine?: undefined };
-
-interface ServerSettings {
+interface ServerSettings extends ApiSettings {
   /** default `127.0.0.1` */
   readonly host?: string;
   /** default 0: a free port, see `RunningServer.port` */
   readonly port?: number;
-  /** language segments accepted before `/api`; default `['en', 'de']` */
-  readonly languages?: readonly string[];
-  /** the cap on `limit`; default 32 000 */
-  readonly maxLimit?: number;
   /** the largest POST body in bytes; default 1 MiB */
   readonly maxBody?: number;
-  /** API tokens that open private resources */
-  readonly tokens?: readonly string[];
-  /** ids or aliases of private resources, besides tables marked `private` */
-  readonly privateResources?: readonly string[];
   /** one line per request (method, path, status); never headers, never tokens */
   readonly log?: (line: string) => void;
   /** ms to receive a request's headers; default 10 000 */
@@ -59,8 +35,6 @@ interface ServerSettings {
   readonly keepAliveTimeout?: number;
   /** bytes of request line and headers (a GET's query string counts); default 32 KiB */
   readonly maxHeaderSize?: number;
-  /** whose `datastore_search` to speak: parameters, errors, response keys, `status_show`; default `2.11` */
-  readonly ckan?: CkanVersion;
 }
 
 /** `engine` (any engine), or `tables` (loaded once with `loadResources`, or a `Catalog`) for the memory engine. */
@@ -75,17 +49,8 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** What `createRequestHandler` needs: the server options plus the URL the `help` links use. */
-export type HandlerOptions = ServedData &
-  Pick<ServerSettings, 'languages' | 'maxLimit' | 'maxBody' | 'tokens' | 'privateResources' | 'log' | 'ckan'> & {
-    /** base of the `help` links, e.g. `http://127.0.0.1:8080` */
-    readonly publicUrl: string;
-  };
-
 const DEFAULTS = {
   host: '127.0.0.1',
-  languages: ['en', 'de'],
-  maxLimit: 32_000,
   maxBody: 1024 * 1024,
   headersTimeout: 10_000,
   requestTimeout: 30_000,
@@ -100,20 +65,10 @@ const LINGER_MS = 500;
 /** How long `close()` waits for requests in flight before it closes their connections. */
 const CLOSE_GRACE_MS = 1_000;
 
-const JSON_TYPE = 'application/json;charset=utf-8';
-const JAVASCRIPT_TYPE = 'application/javascript;charset=utf-8';
-const HTML_TYPE = 'text/html;charset=utf-8';
 /** The headers of every answer, in the order they are written; `content-length` differs per answer. */
 function answerHeaders(length: number, type: string): (string | number)[] {
   return ['content-type', type, 'content-length', length, 'access-control-allow-origin', '*'];
 }
-
-const CORS_HEADERS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, POST, OPTIONS',
-  'access-control-allow-headers': 'Authorization, Content-Type',
-  'access-control-max-age': '600',
-} as const;
 
 /**
  * Starts a server and resolves once it listens.
@@ -141,6 +96,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // A client that stops reading our answer (or sending anything) is dropped rather than holding its buffers.
   server.setTimeout(requestTimeout);
   // Validate the options before listening, so a typo in `privateResources` never serves a table.
+  // Validate the options before listening, so a typo in `privateResources` never serves a table.
   const engine = engineOf(options);
   const privateIds = await privateResourceIds(engine, options.privateResources ?? []);
 
@@ -153,7 +109,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  const handle = handlerFor(engine, privateIds, { ...options, publicUrl: url });
+  const handle = handlerFor(apiFor(engine, privateIds, options, url), { maxBody, log: options.log });
   server.on('request', handle);
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     // Refuse an announced oversize body before the client sends it.
@@ -182,127 +138,52 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-function handlerFor(
-  engine: Engine,
-  privateIds: ReadonlySet<string> | Promise<ReadonlySet<string>>,
-  options: Omit<HandlerOptions, 'engine' | 'tables'>,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  const languages = options.languages ?? DEFAULTS.languages;
-  const maxLimit = options.maxLimit ?? DEFAULTS.maxLimit;
-  const maxBody = options.maxBody ?? DEFAULTS.maxBody;
-  const ckan: CkanVersion = options.ckan ?? '2.11';
-  const routes = buildRoutes(languages);
-  const envelopes = buildEnvelopes(options.publicUrl, languages);
-  const authorized = tokenCheck(options.tokens ?? []);
-  const log = options.log;
-  const limits = { maxLimit, ckan };
+function handlerFor(api: Api, options: { readonly maxBody: number; readonly log: ((line: string) => void) | undefined }): (req: IncomingMessage, res: ServerResponse) => void {
+  const { maxBody, log } = options;
 
-  const send = (req: IncomingMessage, res: ServerResponse, status: number, text: string, type = JSON_TYPE): void => {
+  const send = (req: IncomingMessage, res: ServerResponse, answer: ApiAnswer): void => {
+    if (answer.internal !== undefined) logError(answer.internal);
+    if (answer.status === 204) {
+      res.writeHead(204, { ...answer.headers, 'content-length': 0 });
+      res.end();
+      if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} 204`);
+      return;
+    }
+    // A small answer goes out whole with its length; a large one as its client reads it (chunked),
+    // so a client that stops reading holds one piece of its answer in the server, not all of it.
+    let text = answer.text;
+    const more = answer.more;
+    if (more !== undefined) {
+      for (let next = more.next(); ; next = more.next()) {
+        if (next.done === true) break;
+        text += next.value;
+        if (text.length >= WHOLE_ANSWER_CHARS) {
+          sendPieces(req, res, answer, text, more);
+          return;
+        }
+      }
+    }
     // `res.end(text)` with a string lets node:http join head and body into one string and encode it
     // once as it writes: no Buffer is made for the body (no copy, no pool slice); the length is counted,
     // not encoded. Header lists are flat arrays: `writeHead` walks them without the `for…in` an object needs.
-    const length = Buffer.byteLength(text);
-    const headers = answerHeaders(length, type);
-    res.writeHead(status, status === 405 ? [...headers, 'allow', 'GET, POST, OPTIONS'] : headers);
+    const headers = answerHeaders(Buffer.byteLength(text), answer.type);
+    if (answer.headers !== undefined) for (const [name, value] of Object.entries(answer.headers)) headers.push(name, value);
+    res.writeHead(answer.status, headers);
     res.end(text);
-    if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${status}`);
+    if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${answer.status}`);
   };
 
-  const sendError = (req: IncomingMessage, res: ServerResponse, route: Route | undefined, error: unknown): void => {
-    if (error instanceof DatastoreError && error.status !== undefined && error.body !== undefined) {
-      // A body CKAN writes as a bare JSON string (a 400 for unreadable data) has no envelope.
-      const text = typeof error.body === 'string' ? JSON.stringify(error.body) : envelopes(route?.language, route?.action).error(error.body);
-      send(req, res, error.status, text);
-      return;
-    }
-    // Not an error a request can legitimately cause: answer 500 and keep serving.
-    if (log !== undefined) log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    const body: ErrorBody = { __type: 'Internal Server Error', message: 'Internal Server Error' };
-    send(req, res, 500, envelopes(route?.language, route?.action).error(body));
-  };
-
-  // CKAN's order: the schema, then the resource and access, then the backend's checks against the
-  // table, then the search; so a private table's field names never show in an error.
-  const search = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string): Promise<Iterator<string>> => {
-    const validated = validateSearch(raw, limits);
-    const request = validated.request;
-    let answering = engine;
-    let info: ResourceInfo | undefined;
-    if (request.resource_id === TABLE_METADATA) {
-      // Anyone may search it; it lists names, never data.
-      answering = memoryEngine([tableMetadata(await engine.resources())]);
-      info = await answering.resource(TABLE_METADATA);
-    } else {
-      info = await engine.resource(request.resource_id);
-      if (info === undefined) throw resourceNotFound(request.resource_id);
-      const hidden = info.private || (await privateIds).has(info.id);
-      if (hidden && !authorized(req.headers.authorization)) throw accessDenied(request.resource_id);
-    }
-    if (info === undefined) throw resourceNotFound(request.resource_id);
-    checkAgainstTable(validated, info.fields);
-    const plan = searchPlan(request, info.fields, ckan, answering.kind !== 'memory');
-    // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
-    const gone = new AbortController();
-    const onClose = (): void => {
-      if (!res.writableFinished) gone.abort();
-    };
-    res.once('close', onClose);
-    const result = await answering.search(plan.engineRequest, { ...limits, signal: gone.signal }).finally(() => res.off('close', onClose));
-    return resultPieces(responseParts(validated, plan, result, info, route, query), plan.sharedFields ? sharedFieldsJson(result.fields) : undefined);
-  };
-
-  // datastore_search_sql: the engine checks the statement; the token decides whether private tables may be read.
-  const searchSql = async (req: IncomingMessage, raw: Record<string, unknown>): Promise<string> => {
-    if (engine.searchSql === undefined) {
-      // A portal with the action disabled does not know it.
-      const text = `${ckan === '2.11' ? 'Bad request - ' : 'Bad request: '}Action name not known: ${SQL_ACTION}`;
-      throw new DatastoreError('BAD_REQUEST', text, { body: text });
-    }
-    const sql = raw.sql;
-    if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
-    const token = authorized(req.headers.authorization);
-    return JSON.stringify(sqlResult(await engine.searchSql(sql, { maxLimit, token, privateIds: await privateIds }), raw));
-  };
-
-  const answer = async (req: IncomingMessage, res: ServerResponse, route: Route, raw: Record<string, unknown>, query: string, callback: string | undefined): Promise<void> => {
-    if ('callback' in raw) {
-      // CKAN drops `callback` from the parameters (JSONP) and answers anonymously.
-      delete raw.callback;
-      if (req.headers.authorization !== undefined) delete req.headers.authorization;
-    }
-    const pieces =
-      route.action === 'status_show'
-        ? [JSON.stringify(statusResult(ckan, options.publicUrl))].values()
-        : route.action === SQL_ACTION
-          ? [await searchSql(req, raw)].values()
-          : await search(req, res, route, raw, query);
-    const [head, tail] = envelopes(route.language, route.action).successAround;
-    if (callback !== undefined && req.method === 'GET') {
-      sendPieces(req, res, `${escapeHtml(callback)}(${head}`, pieces, `${tail});`, JAVASCRIPT_TYPE);
-    } else sendPieces(req, res, head, pieces, tail, JSON_TYPE);
-  };
-
-  // A small answer goes out whole with its length; a large one as its client reads it (chunked),
-  // so a client that stops reading holds one piece of its answer in the server, not all of it.
-  const sendPieces = (req: IncomingMessage, res: ServerResponse, head: string, pieces: Iterator<string>, tail: string, type: string): void => {
-    let text = head;
-    for (let next = pieces.next(); ; next = pieces.next()) {
-      if (next.done === true) {
-        send(req, res, 200, text + tail, type);
-        return;
-      }
-      text += next.value;
-      if (text.length >= WHOLE_ANSWER_CHARS) break;
-    }
-    res.writeHead(200, ['content-type', type, 'access-control-allow-origin', '*']);
+  const sendPieces = (req: IncomingMessage, res: ServerResponse, answer: ApiAnswer, first: string, more: Iterator<string>): void => {
+    res.writeHead(answer.status, ['content-type', answer.type, 'access-control-allow-origin', '*']);
+    let text = first;
     const pump = (): void => {
       try {
         while (!res.destroyed) {
           const written = res.write(text);
-          const next = pieces.next();
+          const next = more.next();
           if (next.done === true) {
-            res.end(tail);
-            if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} 200`);
+            res.end();
+            if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${answer.status}`);
             return;
           }
           text = next.value;
@@ -313,87 +194,54 @@ function handlerFor(
         }
       } catch (error) {
         // The status is sent: cut the answer short, so the client sees it broken rather than whole.
-        if (log !== undefined) log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        logError(error);
         res.destroy();
       }
     };
     pump();
   };
-  const answerOrFail = (req: IncomingMessage, res: ServerResponse, route: Route, raw: () => Record<string, unknown>, query: string, callback: string | undefined): void => {
-    let params: Record<string, unknown>;
-    try {
-      params = raw();
-    } catch (error) {
-      sendError(req, res, route, error);
-      return;
-    }
-    answer(req, res, route, params, query, callback).catch((error: unknown) => sendError(req, res, route, error));
+
+  const logError = (error: unknown): void => {
+    if (log !== undefined) log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  };
+
+  const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined): void => {
+    // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
+    const gone = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
+    const request: ApiRequest = {
+      method: req.method ?? '',
+      url: req.url ?? '/',
+      authorization: req.headers.authorization,
+      contentType: req.headers['content-type'],
+      ...(body === undefined ? {} : { body }),
+    };
+    void api.answer(request, gone.signal).then((answered) => {
+      res.off('close', onClose);
+      send(req, res, answered);
+    });
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    let route: Route | undefined;
-    try {
-      if (req.httpVersionMajor < 1) {
-        // HTTP/0.9 has no headers and no status line: nothing we could answer would be read right.
-        throw serviceError('BAD_REQUEST', 'Bad request: the request line has no HTTP version; send HTTP/1.1');
-      }
-      const url = req.url ?? '/';
-      const mark = url.indexOf('?');
-      const path = mark === -1 ? url : url.slice(0, mark);
-      const query = mark === -1 ? '' : url.slice(mark + 1);
-      route = routes.get(path);
-      if (route === undefined) {
-        const action = unknownAction(path, languages);
-        if (action !== undefined) {
-          const text = `${ckan === '2.11' ? 'Bad request - ' : 'Bad request: '}Action name not known: ${excerpt(action.name)}`;
-          throw new DatastoreError('BAD_REQUEST', text, { body: text });
-        }
-        throw unknownPath(path, languages);
-      }
-      const callback = query === '' ? undefined : callbackOf(query);
-      switch (req.method) {
-        case 'GET':
-          answerOrFail(req, res, route, () => requestFromQueryString(query), query, callback);
-          return;
-        case 'POST': {
-          const postRoute = route;
-          const kind = bodyKind(req.headers['content-type']);
-          readBody(req, maxBody, {
-            onText: (text) => {
-              if (kind === 'form' && text !== '') {
-                answerOrFail(req, res, postRoute, () => requestFromForm(text, ckan), query, callback);
-              } else if (query !== '') {
-                // CKAN reads a POST's parameters from its URL when it has any, and then ignores the body.
-                answerOrFail(req, res, postRoute, () => requestFromQueryString(query), query, callback);
-              } else if (kind === 'unsupported' && text !== '') {
-                send(req, res, 415, UNSUPPORTED_MEDIA_TYPE, HTML_TYPE);
-              } else {
-                answerOrFail(req, res, postRoute, () => requestFromJson(text, ckan), '', callback);
-              }
-            },
-            onTooLarge: () => {
-              const error = serviceError(
-                'REQUEST_TOO_LARGE',
-                `Request too large: the body is larger than ${maxBody} bytes; send fewer or shorter filter values`,
-              );
-              sendError(req, res, postRoute, error);
-            },
-          });
-          return;
-        }
-        case 'OPTIONS':
-          res.writeHead(204, { ...CORS_HEADERS, 'content-length': 0 });
-          res.end();
-          return;
-        default:
-          throw serviceError(
-            'METHOD_NOT_ALLOWED',
-            `Method not allowed: ${JSON.stringify(req.method)}; use GET (query string) or POST (JSON body)`,
-          );
-      }
-    } catch (error) {
-      sendError(req, res, route, error);
+    if (req.httpVersionMajor < 1) {
+      // HTTP/0.9 has no headers and no status line: nothing we could answer would be read right.
+      send(req, res, api.refuse(undefined, serviceError('BAD_REQUEST', 'Bad request: the request line has no HTTP version; send HTTP/1.1')));
+      return;
     }
+    if (req.method !== 'POST') {
+      answer(req, res, undefined);
+      return;
+    }
+    readBody(req, maxBody, {
+      onText: (text) => answer(req, res, text),
+      onTooLarge: () => {
+        const error = serviceError('REQUEST_TOO_LARGE', `Request too large: the body is larger than ${maxBody} bytes; send fewer or shorter filter values`);
+        send(req, res, api.refuse(req.url, error));
+      },
+    });
   };
 
   // One answer at a time per connection: a client that pipelines requests and never reads its
@@ -406,125 +254,6 @@ function handlerFor(
     }
     queue.push(() => handle(req, res), res);
   };
-}
-
-/** The JSONP `callback` of a query string, if any (CKAN wraps only a GET's 200 answer). */
-function callbackOf(query: string): string | undefined {
-  if (!query.includes('callback=')) return undefined;
-  const value = new URLSearchParams(query).get('callback');
-  return value === null ? undefined : value;
-}
-
-/** Python's `html.escape`, which CKAN applies to a JSONP callback name. */
-function escapeHtml(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#x27;');
-}
-
-/** Flask's answer to a body that is not JSON where JSON is read (CKAN renders it in its error page). */
-const UNSUPPORTED_MEDIA_TYPE =
-  "<!doctype html>\n<html lang=en>\n<title>415 Unsupported Media Type</title>\n<h1>Unsupported Media Type</h1>\n<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application/json&#39;.</p>\n";
-
-/**
- * How the server answers a request: which request the engine runs (rank
- * columns are the server's; `_id` is added when `next_page` needs it) and
- * what the response shows.
- */
-interface SearchPlan {
-  readonly engineRequest: SearchRequest;
-  readonly rank: readonly string[];
-  /** `_id` was added to `fields` for `next_page` and is not shown */
-  readonly hiddenId: boolean;
-  /** the response's fields are the table's own list (cache its JSON) */
-  readonly sharedFields: boolean;
-}
-
-function searchPlan(request: SearchRequest, fields: readonly FieldInfo[], ckan: CkanVersion, engineRanks: boolean): SearchPlan {
-  const rank = rankColumns(request, fields);
-  let engineFields = request.fields;
-  // An engine that ranks (PostgreSQL's ts_rank) answers the rank columns itself; the memory engine does not.
-  if (engineFields !== undefined && rank.length > 0 && !engineRanks) engineFields = engineFields.filter((name) => !rank.includes(name));
-  let hiddenId = false;
-  if (ckan === '2.12' && request.include_next_page === true && engineFields !== undefined && !engineFields.includes('_id') && keysetDirection(request) !== undefined) {
-    engineFields = [...engineFields, '_id'];
-    hiddenId = true;
-  }
-  // The server writes `records_format` itself: every engine answers with objects.
-  const engineRequest =
-    engineFields === request.fields && request.records_format === undefined ? request : withFields(request, engineFields, ['records_format']);
-  return { engineRequest, rank, hiddenId, sharedFields: request.fields === undefined && rank.length === 0 };
-}
-
-function responseParts(
-  validated: ValidatedSearch,
-  plan: SearchPlan,
-  result: SearchResult,
-  info: ResourceInfo,
-  route: Route,
-  query: string,
-): ResultParts {
-  const { request, ckan } = validated;
-  let outputFields: readonly FieldInfo[] = result.fields;
-  // Rank columns the engine did not give (the memory engine does not rank) are written as `RANK`.
-  const missingRank = plan.rank.filter((name) => !result.fields.some((f) => f.id === name));
-  if (missingRank.length > 0) {
-    const rankField = (id: string): FieldInfo => ({ id, type: 'float' });
-    outputFields =
-      request.fields === undefined
-        ? [...result.fields, ...missingRank.map(rankField)]
-        : [...new Set(request.fields)].map((name) => (plan.rank.includes(name) ? rankField(name) : (result.fields.find((f) => f.id === name) ?? { id: name, type: 'text' })));
-  }
-  if (plan.hiddenId) outputFields = outputFields.filter((f) => f.id !== '_id' || request.fields?.includes('_id') === true);
-  const recordsFormat: RecordsFormat = request.records_format ?? 'objects';
-  const limit = result.limit;
-  const offset = request.offset ?? 0;
-  const total = request.include_total === false ? undefined : result.total;
-  const searching = request.q !== undefined || request.full_text !== undefined;
-  const unfiltered = request.filters === undefined && !searching && request.distinct !== true;
-  const threshold = request.total_estimation_threshold;
-  let nextPage: ResultParts['nextPage'];
-  if (ckan === '2.12' && request.include_next_page === true) {
-    const ids: number[] = [];
-    for (const record of result.records) if (typeof record._id === 'number') ids.push(record._id);
-    nextPage = nextPageOf(request, ids);
-  }
-  return {
-    ckan,
-    echo: validated.echo,
-    resourceId: info.id,
-    outputFields,
-    records: result.records,
-    recordsFormat,
-    ...(total === undefined ? {} : { total }),
-    ...(ckan === '2.11' && total !== undefined ? { totalWasEstimated: threshold !== undefined && threshold !== null && unfiltered && total >= threshold } : {}),
-    ...(ckan === '2.11' ? { links: linksFor(route.linkPath, query, offset, limit) } : {}),
-    ...(nextPage === undefined ? {} : { nextPage }),
-    plain: recordsFormat === 'objects' && missingRank.length === 0 && !plan.hiddenId && !needsCare(outputFields, ckan),
-  };
-}
-
-/** Types whose values CKAN writes other than `JSON.stringify` would: exact big numbers, timestamps. */
-function needsCare(fields: readonly FieldInfo[], ckan: CkanVersion): boolean {
-  const key = ckan === '2.11' ? careByFields211 : careByFields212;
-  let care = key.get(fields);
-  if (care === undefined) {
-    care = fields.some((f) => f.type === 'int8' || f.type === 'numeric' || f.type === 'timestamp');
-    key.set(fields, care);
-  }
-  return care;
-}
-const careByFields211 = new WeakMap<readonly FieldInfo[], boolean>();
-const careByFields212 = new WeakMap<readonly FieldInfo[], boolean>();
-
-/** JSON texts of tables' field lists, by the list: a served table's fields do not change (`Table` is read-only). */
-const fieldsJsonByList = new WeakMap<readonly FieldInfo[], string>();
-
-function sharedFieldsJson(fields: readonly FieldInfo[]): string {
-  let json = fieldsJsonByList.get(fields);
-  if (json === undefined) {
-    json = JSON.stringify(fields);
-    fieldsJsonByList.set(fields, json);
-  }
-  return json;
 }
 
 /** Requests queued on one connection beyond which it is closed: no client pipelines that deep. */
@@ -729,21 +458,4 @@ function pathOf(url: string | undefined): string {
   return mark === -1 ? url : url.slice(0, mark);
 }
 
-function engineOf(data: ServedData): Engine {
-  // A list of tables goes through `Catalog` (in the memory engine), so ids win over aliases and duplicates are refused.
-  return data.engine ?? memoryEngine(data.tables);
-}
 
-/** The ids of the resources named in `names`; a name that matches no resource is an error. */
-async function privateResourceIds(engine: Engine, names: readonly string[]): Promise<ReadonlySet<string>> {
-  const ids = new Set<string>();
-  for (const name of names) {
-    const info = await engine.resource(name);
-    if (info === undefined) {
-      const known = (await engine.resources()).map((r) => r.aliases[0] ?? r.id).join(', ');
-      throw toolError('USAGE', [`cannot make ${JSON.stringify(name)} private: no resource has that id or alias (loaded: ${known || 'none'})`]);
-    }
-    ids.add(info.id);
-  }
-  return ids;
-}

@@ -1,12 +1,12 @@
 /**
- * Where queries run: a portal URL, or local files served in-process by the
- * project's own server on 127.0.0.1:0, so both paths go through the client.
- * (Interface fixed first; the CLI helper implements `openSource`.)
+ * Where queries run: a portal URL, or local files answered in the process by
+ * the project's own server API (no socket), so both paths go through the
+ * client and answer alike.
  */
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../client/connect.js';
-import type { DatastoreClient, SearchInput } from '../client/types.js';
+import type { DatastoreClient, Exchange, SearchInput, WireRequest } from '../client/types.js';
 import { listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
 import type { TableLookup } from '../engine/memory/engine.js';
@@ -16,7 +16,8 @@ import { resourceOf as queryResource } from '../compile/plan.js';
 import { parse } from '../syntax/parse.js';
 import { openEngine } from '../engine/open.js';
 import type { EngineKind } from '../engine/types.js';
-import { startServer } from '../server/server.js';
+import { openApi, wholeText } from '../server/api.js';
+import type { ServedData } from '../server/api.js';
 import type { Table } from '../datastore/types.js';
 import type { Target } from '../compile/plan.js';
 
@@ -29,7 +30,7 @@ export type SourceSpec =
       readonly engine?: EngineKind;
       /** `pglite`: a directory keeping the database; `postgres`: the server's URL */
       readonly db?: string;
-      /** seconds a request may take */
+      /** ms a request may take */
       readonly timeout?: number;
     }
   | {
@@ -127,12 +128,11 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
     ...(options.resources === undefined ? {} : { only: options.resources }),
     ...(onProgress === undefined ? {} : { onProgress }),
   }).finally(() => options.progress?.done());
-  const server = await startServer({ tables, host: '127.0.0.1', port: 0 });
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
     (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables));
-  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
+  const client = await localClient({ tables }, spec.timeout);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
   let closing: Promise<void> | undefined;
@@ -146,11 +146,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
         ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }),
         total: table.rows.length,
       })),
-    close: () =>
-      (closing ??= (async () => {
-        await client.close();
-        await server.close();
-      })()),
+    close: () => (closing ??= client.close()),
   };
 }
 
@@ -161,11 +157,10 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
     data: spec.paths,
     ...(spec.db === undefined ? {} : { db: spec.db }),
   });
-  const server = await startServer({ engine, host: '127.0.0.1', port: 0 }).catch(async (error: unknown) => {
+  const client = await localClient({ engine }, spec.timeout).catch(async (error: unknown) => {
     await engine.close();
     throw error;
   });
-  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
   let closing: Promise<void> | undefined;
   return {
     label: engine.label,
@@ -180,7 +175,6 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
     close: () =>
       (closing ??= (async () => {
         await client.close();
-        await server.close();
         await engine.close();
       })()),
   };
@@ -220,8 +214,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
     }
     return table;
   };
-  const server = await startServer({ tables: lookup, host: '127.0.0.1', port: 0 });
-  const client = connect({ url: server.url, ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }) });
+  const client = await localClient({ tables: lookup }, spec.timeout);
   const resourceNamed = (input: SearchInput, params: Params | undefined): string | undefined => {
     if (typeof input === 'object' && 'resource_id' in input) return input.resource_id;
     // The resource alone: a query the portal cannot answer whole still names one (it runs as a plan).
@@ -241,20 +234,20 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
   return {
     label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}, ${files.length} resource${files.length === 1 ? '' : 's'})`,
     spec,
-    client: clientWith(client, {
+    client: clientWith(client, (inner) => ({
       detectTarget: async (resourceId, signal) => {
         await read(resourceId);
-        return client.detectTarget(resourceId, signal);
+        return inner.detectTarget(resourceId, signal);
       },
       search: async (input, searchOptions) => {
         await before(input, searchOptions?.params);
-        return client.search(input, searchOptions);
+        return inner.search(input, searchOptions);
       },
       searchAll: async function* (input, allOptions) {
         await before(input, allOptions?.params);
-        yield* client.searchAll(input, allOptions);
+        yield* inner.searchAll(input, allOptions);
       },
-    }),
+    })),
     listResources: async (listOptions) => {
       if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
       return files.map((each) => {
@@ -262,11 +255,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
         return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }) };
       });
     },
-    close: () =>
-      (closing ??= (async () => {
-        await client.close();
-        await server.close();
-      })()),
+    close: () => (closing ??= client.close()),
   };
 }
 
@@ -302,20 +291,21 @@ export function relativeLabel(path: string): string {
 
 /** The client, noting each resource a search answered for, so `listResources` knows a portal's resources as they are used. */
 function rememberResources(client: DatastoreClient, seen: Set<string>): DatastoreClient {
-  return clientWith(client, {
+  return clientWith(client, (inner) => ({
     search: async (input, options) => {
-      const result = await client.search(input, options);
+      const result = await inner.search(input, options);
       seen.add(result.resource_id);
       return result;
     },
-  });
+  }));
 }
 
-/** A client that answers as `client` does, except for the operations given. */
+/** A client that answers as `client` does, except for the operations `overridesOf` gives (for it, and for its other languages). */
 function clientWith(
   client: DatastoreClient,
-  overrides: Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget'>>,
+  overridesOf: (inner: DatastoreClient) => Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget'>>,
 ): DatastoreClient {
+  const overrides = overridesOf(client);
   return {
     get url() {
       return client.url;
@@ -337,6 +327,62 @@ function clientWith(
     search: overrides.search ?? ((input, options) => client.search(input, options)),
     searchAll: overrides.searchAll ?? ((input, options) => client.searchAll(input, options)),
     prepare: (input, params) => client.prepare(input, params),
+    withLanguage: (language) => clientWith(client.withLanguage(language), overridesOf),
     close: () => client.close(),
   };
+}
+
+/**
+ * Where local data answers in the URLs a client shows (`explain`): the
+ * address `ckql serve` listens on by default. Nothing is sent there.
+ */
+const LOCAL_URL = 'http://127.0.0.1:8080';
+
+/**
+ * A client for local data: requests go to the server's API in this process,
+ * as they would over HTTP to `ckql serve`, without a socket or an HTTP stack
+ * (a one-shot command starts in a fraction of the time; BENCHMARKS.md,
+ * Start-up). `timeout` (ms) bounds each answer as the HTTP client's does.
+ */
+async function localClient(data: ServedData, timeout: number | undefined): Promise<DatastoreClient> {
+  const api = await openApi(data, LOCAL_URL);
+  const inProcess = async (wire: WireRequest, signal: AbortSignal | undefined): Promise<Exchange> => {
+    const url = new URL(wire.url);
+    const request = {
+      method: wire.method,
+      url: url.pathname + url.search,
+      authorization: wire.headers.authorization,
+      contentType: wire.headers['content-type'],
+      ...(wire.body === undefined ? {} : { body: wire.body }),
+    };
+    const answer = await withDeadline(timeout, signal, (bounded) => api.answer(request, bounded));
+    return { status: answer.status, text: wholeText(answer), retryAfter: undefined, location: undefined };
+  };
+  return connect({ url: LOCAL_URL, ...(timeout === undefined ? {} : { timeout }), inProcess });
+}
+
+/**
+ * `run` with a signal that also aborts after `ms`; past `ms` it fails as an
+ * HTTP answer that did not arrive in time does (the client reports TIMEOUT).
+ * @example
+ * await withDeadline(50, undefined, () => new Promise(() => {})) // throws { code: 'CKQL_BODY_DEADLINE' } after 50 ms
+ */
+export async function withDeadline<T>(ms: number | undefined, signal: AbortSignal | undefined, run: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  if (ms === undefined) return run(signal);
+  const controller = new AbortController();
+  const stop = (): void => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', stop, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(Object.assign(new Error(`the answer did not arrive within ${ms} ms`), { code: 'CKQL_BODY_DEADLINE' }));
+    }, ms);
+  });
+  try {
+    return await Promise.race([run(controller.signal), late]);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
+  }
 }

@@ -141,7 +141,7 @@ describe('at a terminal', () => {
     });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Linear Algebra');
-    expect(result.stdout).toMatch(/5 of 5 records, \d+ ms/);
+    expect(result.stdout).toMatch(/5 of 5 records, [\d.]+ ms/);
     for (const line of stripAnsi(result.stdout).split('\n')) expect(line.length).toBeLessThanOrEqual(60);
   });
 

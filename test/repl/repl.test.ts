@@ -613,6 +613,9 @@ describe('dot commands say what went wrong', () => {
     await driver.waitFor(prompt);
     expect(await ask(driver, '.lang fr', 'error[USAGE]')).toContain('local data is served under /en and /de only');
     expect(await ask(driver, '.lang', 'language')).toContain('language none');
+    // local data under /de is the same data, read as it is first named
+    await ask(driver, '.lang de', 'language de');
+    expect(await ask(driver, 'from schools limit 1', 'of 8 records')).toContain('1 of 8 records');
     await driver.exit();
   });
 });

@@ -23,7 +23,7 @@ import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
-import { readField, refuseNonJson, tableView } from './table-view.js';
+import { completeFields, readField, refuseNonJson, settleFields, tableView } from './table-view.js';
 import type { TableView } from './table-view.js';
 
 /**
@@ -107,25 +107,19 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   const sortItems = req.sort === undefined ? [] : parseSort(req.sort);
   const search = textSearchOf(req);
   const projection = req.fields === undefined ? undefined : [...new Set(req.fields)];
-  // CKAN checks names in alphabetical parameter order: fields < filters < q < sort (reference §1)
-  for (const name of projection ?? []) {
-    if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
-  }
-  const tree = filterTreeOf(req, view.fields, options.ckan === undefined ? {} : { ckan: options.ckan });
-  const filters = tree === undefined ? [] : conjuncts(tree);
-  const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
-  checkNames(sortItems, view, search);
+  const { filters, conditions } = checked(view, () => conditionsOf(req, view, options, projection, sortItems, search));
   for (const { field, query } of search.byField) conditions.push({ op: 'test', field, test: fieldSearchTest(query) });
 
   const maxLimit = options.maxLimit ?? DEFAULT_MAX_LIMIT;
   const requested = req.limit ?? DEFAULT_LIMIT;
   const limit = requested > maxLimit ? maxLimit : requested;
   const offset = req.offset ?? 0;
-  const outputKeys = projection ?? view.fields.map((f) => f.id);
 
   // Unsorted, only the rows up to the page's end are needed; the others are only counted.
   const needed = sortItems.length === 0 && req.distinct !== true ? offset + limit : Infinity;
   let selection = selectRows(view, filters, conditions, search.all, needed);
+  completeFields(view);
+  const outputKeys = projection ?? view.fields.map((f) => f.id);
   if (req.distinct === true) selection = distinctRows(view, selection.rows, outputKeys, sortItems);
   const page = orderAndPage(view, selection, sortItems, offset, limit);
   const records = buildRecords(view, outputKeys, page);
@@ -147,6 +141,44 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   result.include_total = includeTotal;
   result.records_format = 'objects';
   return result as SearchResult;
+}
+
+/**
+ * Checks the request's field names against the view and makes its filter
+ * conditions. CKAN checks names in alphabetical parameter order: fields <
+ * filters < q < sort (docs/ckan-2.11-reference.md §1).
+ */
+function conditionsOf(
+  req: SearchRequest,
+  view: TableView,
+  options: EvaluateOptions,
+  projection: readonly string[] | undefined,
+  sortItems: readonly SortItem[],
+  search: TextSearch,
+): { filters: readonly FilterNode[]; conditions: Condition[] } {
+  for (const name of projection ?? []) {
+    if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
+  }
+  const tree = filterTreeOf(req, view.fields, options.ckan === undefined ? {} : { ckan: options.ckan });
+  const filters = tree === undefined ? [] : conjuncts(tree);
+  const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
+  checkNames(sortItems, view, search);
+  return { filters, conditions };
+}
+
+/**
+ * `check()` over the view; if it fails while the view knows only the first
+ * record's fields (plain records), again over every field: a name found only
+ * in a later record is valid, and the error, if any, is then the real one.
+ */
+function checked<T>(view: TableView, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (view.pending === undefined) throw error;
+    completeFields(view);
+    return check();
+  }
 }
 
 /** The top-level `and` of a tree as a list (an `or` or a leaf is one item). */
@@ -220,10 +252,18 @@ function selectRows(view: TableView, filters: readonly FilterNode[], conditions:
     if (rest.length === 0 && q === undefined) return { rows: lookupRows(leader.index, leader.wanted, needed), total: countRows(leader.index, leader.wanted) };
     rows = lookupRows(leader.index, leader.wanted);
   }
-  if (q !== undefined) rows = searchRows(view, q, rows);
+  if (q !== undefined) {
+    // the search text holds every field
+    completeFields(view);
+    rows = searchRows(view, q, rows);
+  }
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
   const condition: Condition = rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: bySelectivity(rest, view.rows) };
-  return scanFor(condition)(view.rows, rows, needed);
+  // a scan of every row also settles a plain array's field list (table-view.ts)
+  const keys = rows === null ? view.pending : undefined;
+  const scanned = scanFor(condition, keys)(view.rows, rows, needed);
+  if (keys !== undefined && scanned.sameKeys !== undefined) settleFields(view, scanned.sameKeys);
+  return scanned;
 }
 
 interface Leader {

@@ -23,6 +23,7 @@ import type { CkanVersion, FieldInfo, FieldType, JsonValue, Row } from '../../da
 import { canonicalText, compareText } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
 import { generate } from './row-shape.js';
+import { hasKeys } from './table-view.js';
 
 /** A test of one field's value (`undefined` for a missing key). */
 export type ValueTest = (value: JsonValue | null | undefined) => boolean;
@@ -236,15 +237,31 @@ function readTime(value: unknown, dateOnly: boolean): number | undefined {
  * spares the allocations (and the garbage collections they bring) of a
  * list of every match.
  */
-export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number) => { readonly rows: Int32Array; readonly total: number };
+export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number) => ScanResult;
+
+export interface ScanResult {
+  readonly rows: Int32Array;
+  readonly total: number;
+  /**
+   * With `keys` given to `scanFor` and every row scanned: whether each row's
+   * `for…in` keys were exactly `keys`, in order (undefined when not checked).
+   */
+  readonly sameKeys?: boolean;
+}
 
 /**
  * A scan for `condition`: generated code reading each field by its literal
  * name, or closures when code generation is disabled.
+ *
+ * With `keys`, a scan of every row also checks that each row's keys are
+ * those (plain records whose field list is not known yet, table-view.ts):
+ * the field list and the filter then cost one read of each record instead
+ * of two, which on a first call is most of the time (BENCHMARKS.md,
+ * Evaluate, plain arrays).
  * @example
  * scanFor(conditionOf(dictFilterTree({ status: 'failed' }), fieldById))(rows, null) // Int32Array [3, 17, …]
  */
-export function scanFor(condition: Condition): Scan {
+export function scanFor(condition: Condition, keys?: readonly string[]): Scan {
   // Wanted values are passed in (`w`), never written into the source: one function serves every
   // query with the same fields and list sizes, and NaN or odd strings need no literal form.
   const tests: ValueTest[] = [];
@@ -271,27 +288,36 @@ export function scanFor(condition: Condition): Scan {
   };
   const test = expression(condition);
   const locals = [...tests.map((_, k) => `t${k} = t[${k}]`), ...wanted.map((_, k) => `w${k} = w[${k}]`)].join(', ');
+  // the same test as table-view.ts hasKeys, inlined; `keys` is a parameter, so one function serves every key list
+  const keyCheck = keys === undefined ? '' : 'if (same && !has(r, K, nk)) same = false;';
+  // One function per source, not a closure per call: V8 keeps its optimized code for the next
+  // request (a fresh closure per request ran each first pass unoptimized until on-stack replacement).
   const body = `${locals === '' ? '' : `const ${locals};`}
-return function scan(rows, c, keep = Infinity) {
-  const n = c === null ? rows.length : c.length;
-  const max = n < keep ? n : keep;
-  let out = new Int32Array(max < 1024 ? max : 1024);
-  let k = 0;
-  let v;
-  for (let j = 0; j < n; j++) {
-    const i = c === null ? j : c[j];
-    const r = rows[i];
-    if (!${test}) continue;
-    if (k < max) {
-      if (k === out.length) out = grow(out, max);
-      out[k] = i;
-    }
-    k++;
+const n = c === null ? rows.length : c.length;
+const max = n < keep ? n : keep;
+let out = new Int32Array(max < 1024 ? max : 1024);
+let k = 0;
+let v;
+${keys === undefined ? '' : 'let same = c === null; const nk = K.length;'}
+for (let j = 0; j < n; j++) {
+  const i = c === null ? j : c[j];
+  const r = rows[i];
+  ${keyCheck}
+  if (!${test}) continue;
+  if (k < max) {
+    if (k === out.length) out = grow(out, max);
+    out[k] = i;
   }
-  return { rows: out.subarray(0, k < max ? k : max), total: k };
-};`;
-  const make = generate<(t: readonly ValueTest[], w: readonly unknown[], grow: typeof growList) => Scan>(['t', 'w', 'grow'], body);
-  if (make !== undefined) return make(tests, wanted, growList);
+  k++;
+}
+return { rows: out.subarray(0, k < max ? k : max), total: k${keys === undefined ? '' : ', sameKeys: c === null ? same : undefined'} };`;
+  type Generated = (
+    rows: readonly Row[], c: ArrayLike<number> | null, keep: number,
+    t: readonly ValueTest[], w: readonly unknown[], K: readonly string[] | undefined, has: typeof hasKeys, grow: typeof growList,
+  ) => ScanResult;
+  const scan = generate<Generated>(['rows', 'c', 'keep', 't', 'w', 'K', 'has', 'grow'], body);
+  if (scan !== undefined) return (rows, c, keep = Infinity) => scan(rows, c, keep, tests, wanted, keys, hasKeys, growList);
+  // without code generation the keys are not checked here (sameKeys stays undefined): the caller lists them
   const holds = closureTest(condition);
   return (rows, c, keep = Infinity) => {
     const n = c === null ? rows.length : c.length;

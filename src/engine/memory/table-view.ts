@@ -13,8 +13,16 @@ export interface TableView {
   readonly rows: readonly Row[];
   /** `rows.length` when the view was made */
   readonly length: number;
-  readonly fields: readonly FieldInfo[];
-  readonly fieldById: ReadonlyMap<string, FieldInfo>;
+  /** every field; for plain records possibly only the first record's until `completeFields` (see `pending`) */
+  fields: readonly FieldInfo[];
+  fieldById: ReadonlyMap<string, FieldInfo>;
+  /**
+   * Plain records whose field list is still the first record's keys: those
+   * keys as `for…in` lists them, for a full scan to compare each row's with
+   * (one read of each record for the filter and the field list). Undefined
+   * once the list is known to be complete.
+   */
+  pending: readonly string[] | undefined;
   /** the table's id, reported as `resource_id` (undefined for plain records) */
   readonly tableId: string | undefined;
   /** per field: its equality index, or null once decided against one (too many distinct values) */
@@ -43,6 +51,9 @@ const views = new WeakMap<object, TableView>();
 
 /**
  * The view of a table or plain records, from the cache when it is still valid.
+ * For plain records the field list starts as the first record's keys (their
+ * types are final: each is the type of the field's first non-null value);
+ * `completeFields` or a full scan (`settleFields`) finishes it.
  * @example
  * tableView([{ title: 'Algebra' }]).fields // [{ id: "_id", type: "int" }, { id: "title", type: "text" }]
  */
@@ -50,7 +61,7 @@ export function tableView(source: Table | readonly Row[]): TableView {
   const hit = views.get(source);
   const rows = Array.isArray(source) ? (source as readonly Row[]) : (source as Table).rows;
   if (hit !== undefined && hit.rows === rows && hit.length === rows.length) return hit;
-  const view = Array.isArray(source) ? makeView(rows, inferFields(rows), undefined) : makeView(rows, tableFields(source as Table), (source as Table).id);
+  const view = Array.isArray(source) ? plainView(rows) : makeView(rows, tableFields(source as Table), (source as Table).id);
   views.set(source, view);
   return view;
 }
@@ -65,11 +76,42 @@ function makeView(rows: readonly Row[], fields: readonly FieldInfo[], tableId: s
     length: rows.length,
     fields,
     fieldById: new Map(fields.map((f) => [f.id, f])),
+    pending: undefined,
     tableId,
     indexes: new Map(),
     equalityUses: new Map(),
     search: undefined,
   };
+}
+
+function plainView(rows: readonly Row[]): TableView {
+  if (rows.length < 2) return makeView(rows, inferFields(rows), undefined);
+  const first = rows[0] as Row;
+  const view = makeView(rows, typed(rows, ownKeys(first)), undefined);
+  view.pending = forInKeys(first);
+  return view;
+}
+
+/**
+ * Finishes the field list of plain records (a no-op when it is complete):
+ * every key of every record, in order of first appearance.
+ */
+export function completeFields(view: TableView): void {
+  if (view.pending === undefined) return;
+  settleFields(view, false);
+}
+
+/**
+ * Records what a full scan found: `sameKeys` when every record's keys were
+ * the first record's, in order, so the field list is complete as it is;
+ * otherwise it is read from the records.
+ */
+export function settleFields(view: TableView, sameKeys: boolean): void {
+  if (view.pending === undefined) return;
+  view.pending = undefined;
+  if (sameKeys) return;
+  view.fields = inferFields(view.rows);
+  view.fieldById = new Map(view.fields.map((f) => [f.id, f]));
 }
 
 /**
@@ -79,29 +121,52 @@ function makeView(rows: readonly Row[], fields: readonly FieldInfo[], tableId: s
  * json; a key that is null everywhere is text.
  *
  * Rows usually share their keys in one order, so each row's keys are
- * compared with the list so far and only a row that differs is looked at
- * key by key.
+ * compared in order with the first row's (a fixed array, so each comparison
+ * is one load and a pointer compare of interned strings), and only a row
+ * that differs is looked at key by key.
  * @example
  * inferFields([{ a: 1 }, { b: 'x', a: null }]) // [_id int, a numeric, b text]
  */
 export function inferFields(rows: readonly Row[]): FieldInfo[] {
-  const keys: string[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i] as Row;
-    // j: where this row's keys are in the common order; -1 once off it (a small integer, so
-    // `keys[j]` stays an array element load: an Infinity here made every later row slow)
-    let j = 0;
-    for (const key in row) {
-      if (key === '_id') continue;
-      if (j >= 0 && keys[j] === key) {
-        j++;
-        continue;
-      }
-      j = -1; // off the common order: look each remaining key up
-      if (Object.hasOwn(row, key) && !keys.includes(key)) keys.push(key);
-    }
+  const common = rows.length === 0 ? [] : forInKeys(rows[0] as Row);
+  const n = common.length;
+  const keys = rows.length === 0 ? [] : ownKeys(rows[0] as Row);
+  for (let i = 1; i < rows.length; i++) {
+    if (!hasKeys(rows[i] as Row, common, n)) for (const key of ownKeys(rows[i] as Row)) if (!keys.includes(key)) keys.push(key);
   }
-  return [{ id: '_id', type: 'int' }, ...keys.map((id) => ({ id, type: firstType(rows, id) }))];
+  return typed(rows, keys);
+}
+
+/**
+ * Whether `row` lists exactly `keys` (length `n`), in that order, under
+ * `for…in`: one load and one compare of interned strings per key.
+ * @example
+ * hasKeys({ a: 1, b: 2 }, ['a', 'b'], 2) // true
+ * hasKeys({ b: 2, a: 1 }, ['a', 'b'], 2) // false
+ */
+export function hasKeys(row: Row, keys: readonly string[], n: number): boolean {
+  let j = 0;
+  for (const key in row) {
+    if (j < n && key === keys[j]) j++;
+    else return false;
+  }
+  return j === n;
+}
+
+/** The keys `for…in` lists (inherited enumerable ones too: a row with any is looked at key by key). */
+function forInKeys(row: Row): string[] {
+  const keys: string[] = [];
+  for (const key in row) keys.push(key);
+  return keys;
+}
+
+/** A record's own enumerable keys, in order (inherited ones are not data). */
+function ownKeys(row: Row): string[] {
+  return forInKeys(row).filter((key) => Object.hasOwn(row, key));
+}
+
+function typed(rows: readonly Row[], keys: readonly string[]): FieldInfo[] {
+  return [{ id: '_id', type: 'int' }, ...keys.filter((id) => id !== '_id').map((id) => ({ id, type: firstType(rows, id) }))];
 }
 
 function firstType(rows: readonly Row[], field: string): FieldType {

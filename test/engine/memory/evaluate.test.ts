@@ -429,6 +429,36 @@ describe('plain rows (no field list)', () => {
     ]);
   });
 
+  test('a key that only later records have is a field, on the first call and whichever way the call reads the rows', () => {
+    // the first record's keys are only where the field list starts: a scan, a failed name check,
+    // a search or the answer itself finishes it
+    const rows = () => [
+      { a: 1, b: 'x' },
+      { a: 2, b: 'y' },
+      { b: 'z', a: 3 },
+      { a: 4, b: 'w', late: 'here' },
+    ];
+    const all = [{ id: '_id', type: 'int' }, { id: 'a', type: 'numeric' }, { id: 'b', type: 'text' }, { id: 'late', type: 'text' }];
+    const scanned = evaluate({ resource_id: 'r', filters: { b: 'y' } }, rows());
+    expect(scanned.fields).toEqual(all);
+    expect(scanned.records).toEqual([{ _id: 2, a: 2, b: 'y', late: null }]);
+    expect(evaluate({ resource_id: 'r' }, rows()).fields).toEqual(all);
+    expect(ids(evaluate({ resource_id: 'r', filters: { late: 'here' } }, rows()))).toEqual([4]);
+    expect(ids(evaluate({ resource_id: 'r', sort: 'late desc', limit: 1 }, rows()))).toEqual([1]);
+    expect(ids(evaluate({ resource_id: 'r', q: 'here' }, rows()))).toEqual([4]);
+    expect(evaluate({ resource_id: 'r', fields: ['late'], filters: { a: 4 } }, rows()).records).toEqual([{ late: 'here' }]);
+    // keys in another order add nothing; the order of the fields is the first record's
+    expect(evaluate({ resource_id: 'r', filters: { a: 3 } }, rows().slice(0, 3)).fields).toEqual(all.slice(0, 3));
+  });
+
+  test('a record with an inherited enumerable key is read by its own keys', () => {
+    const inherited = Object.assign(Object.create({ ghost: 'boo' }) as object, { a: 2 }) as Row;
+    const rows: Row[] = [{ a: 1 }, inherited, { a: 3 }];
+    const result = evaluate({ resource_id: 'r', filters: { a: 2 } }, rows);
+    expect(result.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'a', type: 'numeric' }]);
+    expect(result.records).toEqual([{ _id: 2, a: 2 }]);
+  });
+
   test('_id is the position when missing; the objects of the caller are not changed', () => {
     const rows = [{ a: 1 }, { a: 2 }];
     const copy = structuredClone(rows);

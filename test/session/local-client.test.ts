@@ -1,0 +1,88 @@
+/**
+ * Local data is answered in the process (no socket): the same answers as the
+ * project's server gives over HTTP, errors included, and the client's
+ * timeout and cancellation still hold.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { connect } from '../../src/client/connect.js';
+import type { DatastoreClient } from '../../src/client/types.js';
+import { DatastoreError } from '../../src/errors.js';
+import { loadResources } from '../../src/engine/memory/load.js';
+import { startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
+import { demoDataDir, openSource, withDeadline } from '../../src/session/source.js';
+import type { Source } from '../../src/session/source.js';
+
+let server: RunningServer;
+let overHttp: DatastoreClient;
+let local: Source;
+
+beforeAll(async () => {
+  server = await startServer({ tables: await loadResources([demoDataDir]) });
+  overHttp = connect({ url: server.url });
+  local = await openSource({ kind: 'data', paths: [demoDataDir], demo: true });
+});
+
+afterAll(async () => {
+  await local.close();
+  await overHttp.close();
+  await server.close();
+});
+
+/** The answer without `_links`, whose URLs name each server's address. */
+function withoutLinks(result: object): object {
+  const { _links: _ignored, ...rest } = result as { _links?: unknown };
+  return rest;
+}
+
+describe('local data in the process', () => {
+  test('answers as the server does over HTTP', async () => {
+    for (const query of [
+      'from courses where subject = math order by code desc limit 3',
+      'from enrolments search "chem" select student, course limit 5 offset 2',
+      'from schools where name != "x" limit 2',
+    ]) {
+      expect(withoutLinks(await local.client.search(query))).toEqual(withoutLinks(await overHttp.search(query)));
+    }
+  });
+
+  test('refuses as the server does over HTTP', async () => {
+    const failure = async (client: DatastoreClient): Promise<DatastoreError> => {
+      try {
+        await client.search({ resource_id: 'courses', filters: { nope: 1 } });
+      } catch (error) {
+        if (error instanceof DatastoreError) return error;
+      }
+      throw new Error('no error');
+    };
+    const [here, there] = [await failure(local.client), await failure(overHttp)];
+    expect(here.code).toBe('VALIDATION_ERROR');
+    expect([here.code, here.status, here.body]).toEqual([there.code, there.status, there.body]);
+  });
+
+  test('a request cancelled before it is answered is ABORTED', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(local.client.search('from courses limit 1', { signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
+  });
+});
+
+describe('withDeadline', () => {
+  test('an answer that does not come within the time fails as a late HTTP body does, and its signal is aborted', async () => {
+    let seen: AbortSignal | undefined;
+    const never = (signal: AbortSignal | undefined): Promise<never> => {
+      seen = signal;
+      return new Promise(() => undefined);
+    };
+    await expect(withDeadline(20, undefined, never)).rejects.toMatchObject({ code: 'CKQL_BODY_DEADLINE' });
+    expect(seen?.aborted).toBe(true);
+  });
+
+  test('an answer in time is returned; the caller aborting reaches the run', async () => {
+    expect(await withDeadline(1_000, undefined, () => Promise.resolve(7))).toBe(7);
+    const controller = new AbortController();
+    const run = withDeadline(1_000, controller.signal, (signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new Error('stopped')))));
+    controller.abort();
+    await expect(run).rejects.toThrow('stopped');
+  });
+});
