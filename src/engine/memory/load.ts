@@ -490,7 +490,8 @@ function convertCell(cell: string, type: FieldType, pool: ColumnStrings): JsonVa
     case 'timestamp':
       return pool.intern(timestampValue(cell));
     default:
-      return pool.intern(cell);
+      // Pooled as it was read.
+      return cell;
   }
 }
 
@@ -534,21 +535,31 @@ function daysIn(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
+/** Distinct texts pooled per column at most. */
+const POOL_LIMIT = 65536;
+/** Texts a column is watched for before a pool that mostly misses is given up. */
+const POOL_TRIAL = 4096;
+
 /**
  * One column's strings: shares one copy of each repeated string (CSV and
- * JSON give a new string per cell).
+ * JSON give a new string per cell). A column whose texts mostly differ (ids,
+ * names) gains nothing from a pool and pays a lookup per cell, so after
+ * `POOL_TRIAL` texts a pool that missed more than half the time stops.
  */
-/** Distinct texts pooled per column once it cannot be encoded. */
-const POOL_LIMIT = 65536;
-
 class ColumnStrings {
-  private readonly pool = new Map<string, string>();
+  private pool: Map<string, string> | undefined = new Map<string, string>();
+  private seen = 0;
 
   intern(text: string): string {
-    const known = this.pool.get(text);
+    const pool = this.pool;
+    if (pool === undefined) return text;
+    if (++this.seen === POOL_TRIAL && pool.size > POOL_TRIAL / 2) {
+      this.pool = undefined;
+      return text;
+    }
+    const known = pool.get(text);
     if (known !== undefined) return known;
-    // Bounded: a column of unique texts gains nothing from pooling.
-    if (this.pool.size < POOL_LIMIT && text.length <= 256) this.pool.set(text, text);
+    if (pool.size < POOL_LIMIT && text.length <= 256) pool.set(text, text);
     return text;
   }
 }
