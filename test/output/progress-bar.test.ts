@@ -84,6 +84,19 @@ describe('reading a CSV file with a progress bar', () => {
     expect((seen[0] as FileProgress).bytes).toBeLessThan(last.totalBytes);
   });
 
+  it('an NDJSON file streams in the same way, line numbers of bad lines kept', async () => {
+    const file = join(dir, 'lines.ndjson');
+    writeFileSync(file, `\ufeff${Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ n: i, text: 'é'.repeat(i % 7) })).join('\r\n')}\n\n`);
+    const seen: FileProgress[] = [];
+    const [table] = await loadResources(file, { onProgress: (p) => seen.push(p) });
+    expect(table?.rows).toHaveLength(20_000);
+    expect(table?.rows[19_999]).toEqual({ _id: 20_000, n: 19_999, text: 'é'.repeat(19_999 % 7) });
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen.at(-1)).toEqual({ resource: 'lines', rows: 20_000, bytes: seen.at(-1)?.totalBytes, totalBytes: seen.at(-1)?.totalBytes });
+    writeFileSync(file, `${'{"n":1}\n'.repeat(30_000)}{"n":\n`);
+    await expect(loadResources(file)).rejects.toMatchObject({ code: 'DATA_INVALID', line: 30_001 });
+  });
+
   it('fileProgressBar draws "reading <resource>" with the share of the file read', async () => {
     const stream = fakeTerminal();
     let now = 0;

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { parse as csvParser } from 'csv-parse';
@@ -181,8 +182,10 @@ async function loadFile(file: string, meta: { id: string; alias: string; private
   const ext = extname(file).toLowerCase();
   const where = { id: meta.id, alias: meta.alias, source: file, private: meta.private };
   if (ext === '.csv') return tableFromCsvFile(file, where, onProgress);
+  if (ext !== '.json') return buildTable(await ndjsonFileRows(file, meta.alias, onProgress), where);
+  // A JSON array is one value: read whole, and reported done at the end.
   const text = stripBom(await readFile(file, 'utf8'));
-  const rows = ext === '.json' ? parseJsonArray(text, file) : parseNdjson(text, file);
+  const rows = parseJsonArray(text, file);
   if (onProgress !== undefined) onProgress({ resource: meta.alias, rows: rows.length, bytes: text.length, totalBytes: text.length });
   return buildTable(rows, where);
 }
@@ -216,27 +219,49 @@ function parseJsonArray(text: string, file: string): readonly Row[] {
   return rows as Row[];
 }
 
-function parseNdjson(text: string, file: string): readonly Row[] {
+/** The records of an NDJSON file, read line by line as it streams in (its text is never held whole). */
+async function ndjsonFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void): Promise<Row[]> {
+  const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] as string).trim();
-    if (line === '') continue;
+  let lineNumber = 0;
+  const take = (text: string): void => {
+    lineNumber++;
+    const line = text.trim();
+    if (line === '') return;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (error) {
-      throw toolError('DATA_INVALID', [file, `line ${i + 1} is not valid JSON: ${(error as Error).message}`], {
-        file, line: i + 1, cause: error,
+      throw toolError('DATA_INVALID', [file, `line ${lineNumber} is not valid JSON: ${(error as Error).message}`], {
+        file, line: lineNumber, cause: error,
       });
     }
     if (!isRecord(value)) {
-      throw toolError('DATA_INVALID', [file, `line ${i + 1} is not a JSON object (each line must be one record {"field": value, …})`], {
-        file, line: i + 1,
+      throw toolError('DATA_INVALID', [file, `line ${lineNumber} is not a JSON object (each line must be one record {"field": value, …})`], {
+        file, line: lineNumber,
       });
     }
     rows.push(value);
+  };
+  const input = createReadStream(file);
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  try {
+    for await (const chunk of input) {
+      const text = rest + decoder.write(chunk as Buffer);
+      let start = rest === '' && lineNumber === 0 ? (text.charCodeAt(0) === 0xfeff ? 1 : 0) : 0;
+      for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
+        take(text.slice(start, end));
+        start = end + 1;
+      }
+      rest = text.slice(start);
+      onProgress?.({ resource: alias, rows: rows.length, bytes: input.bytesRead, totalBytes });
+    }
+  } finally {
+    input.destroy();
   }
+  take(rest + decoder.end());
+  onProgress?.({ resource: alias, rows: rows.length, bytes: totalBytes, totalBytes });
   return rows;
 }
 
