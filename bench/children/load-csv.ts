@@ -1,9 +1,11 @@
 /**
- * One load of a CSV file in a fresh process, with --expose-gc.
+ * One load of a data file in a fresh process, with --expose-gc.
  *
- *   load-csv.ts ckql <file>        loadResources, as `ckql query --data` and `ckql serve` read it
+ *   load-csv.ts ckql <file>        loadResources (CSV or NDJSON), as `ckql query --data` and `ckql serve` read it
  *   load-csv.ts csv-parse <file>   the file read whole and parsed by csv-parse/sync into records
- *                                  (how the loader read files before it streamed them; no table)
+ *                                  (how the loader read CSV before it streamed it; no table)
+ *   load-csv.ts split-parse <file> the file read whole, split into lines, each JSON.parse'd
+ *                                  (how the loader read NDJSON before it streamed it; no table)
  *
  * Prints one JSON line: rows, ms, peak RSS (bytes, the process's high-water
  * mark), and the heap still held after a full GC.
@@ -29,6 +31,10 @@ if (mode === 'ckql') {
   const [table] = await loadResources([file]);
   rows = table?.rows.length ?? 0;
   kept = table;
+} else if (mode === 'split-parse') {
+  const records = readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as unknown);
+  rows = records.length;
+  kept = records;
 } else {
   const records = parse(readFileSync(file, 'utf8'), { bom: true, skip_empty_lines: true, relax_quotes: true }) as string[][];
   rows = records.length - 1;
