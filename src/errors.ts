@@ -45,6 +45,8 @@ export const queryMessages = {
   UNBOUND_PARAMETER: (name: string) => `parameter $${name} is not bound`,
   INVALID_PARAMETER: (name: string, expected: string, found: string) =>
     `parameter $${name} must be ${expected}, found ${found}`,
+  // reading back
+  UNREADABLE_SQL: (expected: string, found: string) => `ckql cannot read this SQL back into a query: expected ${expected}, found ${found}`,
   MISPLACED_INTERPOLATION: (position: number) =>
     `the value interpolated as \${…} number ${position} stands inside a string, a quoted field name or a comment, where it would not be read as a value`,
 } as const;

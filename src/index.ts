@@ -30,6 +30,7 @@ export { DEFAULT_MAX_SCAN, parseTarget, targets } from './compile/plan.js';
 export type { LocalSteps, Plan, PlanOptions, Target } from './compile/plan.js';
 export type { SqlRequest } from './compile/sql.js';
 export { fromRequest } from './compile/from-request.js';
+export { fromSql } from './compile/from-sql.js';
 export { bind } from './compile/bind.js';
 export type { Params, ParamValue } from './compile/bind.js';
 export { ckql } from './compile/template.js';
@@ -67,7 +68,7 @@ export type { Db, SqlSession } from './engine/sql/db.js';
 // HTTP: the client and the local server
 export { connect } from './client/connect.js';
 export type {
-  ClientOptions, DatastoreClient, SearchOptions, SearchAllOptions, SearchInput, PreparedRequest, RetryInfo,
+  ClientOptions, DatastoreClient, SearchOptions, SearchAllOptions, SearchInput, PreparedRequest, RetryInfo, Explanation,
 } from './client/connect.js';
 export { startServer } from './server/server.js';
 export type { ServerOptions, RunningServer } from './server/server.js';

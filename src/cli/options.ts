@@ -34,7 +34,7 @@ export function addSourceOptions(command: Command): Command {
     .option('--profile <name>', 'use a profile from the config file')
     .option('--config <file>', 'read this config file instead of searching for one')
     .option('--timeout <seconds>', 'how long a request may take, for the headers and again for the body (default 30)', secondsOption('--timeout'))
-    .option('--target <target>', "the portal's dialect: ckan-2.11, ckan-2.12 or sql (default: asked of the portal when a query needs more than 2.11)")
+    .option('--target <target>', "the portal's dialect: ckan-2.11, ckan-2.12 or sql (default: asked of the portal when a query needs more than 2.11); local data is served as that CKAN (sql: with --engine pglite or postgres)")
     .option('--max-scan <records>', 'the most records ckql reads to finish a query the portal cannot answer whole (default 100000)', countOption('--max-scan'))
     .addOption(new Option('--token <token>').hideHelp());
 }

@@ -8,6 +8,9 @@ import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
 import type { Plan, Target } from '../compile/plan.js';
 import { runPlan } from './plan-run.js';
+import { sqlPages } from './sql-pages.js';
+import { bind } from '../compile/bind.js';
+import { parse } from '../syntax/parse.js';
 import type { SqlRequest } from '../compile/sql.js';
 import { TOTAL_COLUMN } from '../compile/sql.js';
 import { fetchCkanVersion, probeNextPage, targetOfVersion } from './target-detect.js';
@@ -21,12 +24,15 @@ import { sendSearch } from './transport.js';
 import type { Exchanger, TransportOptions, WireRequest } from './transport.js';
 import type { Http } from './http.js';
 import type {
-  ClientOptions, DatastoreClient, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
+  ClientOptions, DatastoreClient, Explanation, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
 } from './types.js';
 
 export type {
-  ClientOptions, DatastoreClient, PreparedRequest, RetryInfo, SearchAllOptions, SearchInput, SearchOptions,
+  ClientOptions, DatastoreClient, Explanation, PreparedRequest, RetryInfo, SearchAllOptions, SearchInput, SearchOptions,
 } from './types.js';
+
+/** The most rows CKAN's datastore_search_sql returns by default (`ckan.datastore.search.rows_max`). */
+const SQL_MAX_ROWS = 32_000;
 
 const DEFAULTS = {
   method: 'POST',
@@ -147,16 +153,15 @@ export function connect(options: ClientOptions): DatastoreClient {
   };
 
   /** `datastore_search_sql` with the sql target's text, read back as a search result. */
-  const sendSql = async (planned: Plan, signal: AbortSignal | undefined): Promise<SearchResult> => {
+  const sendSql = async (sql: string, signal: AbortSignal | undefined): Promise<SearchResult> => {
     if (closed) throw new DatastoreError('ABORTED', 'this client is closed; connect() again to send more requests');
-    const { sql } = planned.request as SqlRequest;
     const answer = await sendSearch({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal);
     return sqlResult(answer);
   };
 
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
     const planned = await planOf(input, searchOptions.params, searchOptions.signal);
-    if (planned?.target === 'sql') return sendSql(planned, searchOptions.signal);
+    if (planned?.target === 'sql') return sendSql((planned.request as SqlRequest).sql, searchOptions.signal);
     if (planned !== undefined && planned.residual !== undefined) {
       const run = await runPlan(planned, (r) => send(r, searchOptions.signal), { pageSize: DEFAULTS.pageSize, all: false, count: true });
       const records = [];
@@ -182,10 +187,13 @@ export function connect(options: ClientOptions): DatastoreClient {
 
   async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
     const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
-    let planned = await planOf(input, allOptions.params, allOptions.signal);
-    // One SELECT has one LIMIT: every record is read through datastore_search, planned for 2.12.
+    const planned = await planOf(input, allOptions.params, allOptions.signal);
     if (planned?.target === 'sql') {
-      planned = plan(input as Query | string, { target: 'ckan-2.12', ...(allOptions.params === undefined ? {} : { params: allOptions.params }), ...(maxScan === undefined ? {} : { maxScan }) });
+      // One SELECT per page, LIMIT and OFFSET over the sql target's total order.
+      const parsed = typeof input === 'string' ? parse(input) : (input as Query);
+      const query = allOptions.params === undefined ? parsed : bind(parsed, allOptions.params);
+      yield* sqlPages(query, Math.min(pageSize, SQL_MAX_ROWS), (sql) => sendSql(sql, allOptions.signal), allOptions.onPage);
+      return;
     }
     if (planned !== undefined && planned.residual !== undefined) {
       const run = await runPlan(planned, (r) => send(r, allOptions.signal), { pageSize, all: true, count: false });
@@ -282,16 +290,16 @@ export function connect(options: ClientOptions): DatastoreClient {
       ? plan(input, { target: (target ?? found) === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11', ...(params === undefined ? {} : { params }) })
       : undefined;
     const request = planned === undefined ? requestOf(input, params) : (planned.request as SearchRequest);
-    const wire = wireFor(request);
-    const shown = { ...wire.headers };
-    if (shown.authorization !== undefined) shown.authorization = '<redacted>';
-    return {
-      method: wire.method,
-      url: wire.url,
-      headers: shown,
-      ...(wire.body === undefined ? {} : { body: wire.body }),
-      request,
-    };
+    return redacted(wireFor(request), request);
+  };
+
+  const explain = async (input: SearchInput, explainOptions: SearchOptions = {}): Promise<Explanation> => {
+    const planned = await planOf(input, explainOptions.params, explainOptions.signal);
+    if (planned === undefined) return { chosen: target === undefined ? 'whole' : 'given', request: prepare(input, explainOptions.params) };
+    const chosen = planned.target === 'ckan-2.11' && planned.residual === undefined ? 'whole' : target === undefined ? 'detected' : 'given';
+    if (planned.target === 'sql') return { plan: planned, chosen, sql: { url: sqlUrl, text: (planned.request as SqlRequest).sql } };
+    const request = planned.request as SearchRequest;
+    return { plan: planned, chosen, request: redacted(wireFor(request), request) };
   };
 
   return {
@@ -311,12 +319,26 @@ export function connect(options: ClientOptions): DatastoreClient {
     search,
     searchAll,
     prepare,
+    explain,
     withLanguage: (next) => connect({ ...options, ...(next === undefined ? { language: '' } : { language: next }) }),
     close: async () => {
       if (closed) return;
       closed = true;
       if (http !== undefined) await (await http).close();
     },
+  };
+}
+
+/** A request as it goes over the wire, with `Authorization` shown as `<redacted>`. */
+function redacted(wire: WireRequest, request: SearchRequest): PreparedRequest {
+  const shown = { ...wire.headers };
+  if (shown.authorization !== undefined) shown.authorization = '<redacted>';
+  return {
+    method: wire.method,
+    url: wire.url,
+    headers: shown,
+    ...(wire.body === undefined ? {} : { body: wire.body }),
+    request,
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { Query } from '../ast.js';
 import type { Params } from '../compile/bind.js';
-import type { Target } from '../compile/plan.js';
+import type { Plan, Target } from '../compile/plan.js';
 import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
 
 /** One request as it goes over the wire. */
@@ -64,7 +64,7 @@ export interface ClientOptions {
    * the portal's dialect (docs/beyond-the-request.md, Targets); detected once when not given
    * (status_show's ckan_version, else the 2.12 probe), and only for a query that CKAN 2.11 cannot
    * say whole. Such a query runs as a plan: the rest is applied to the fetched records locally;
-   * with `sql`, `search` sends one datastore_search_sql SELECT
+   * with `sql`, `search` sends one datastore_search_sql SELECT, and `searchAll` one per page (LIMIT/OFFSET)
    */
   readonly target?: Target;
   /** the most records a plan may fetch to finish a query locally; default 100 000 */
@@ -111,6 +111,26 @@ export interface PreparedRequest {
   readonly request: SearchRequest;
 }
 
+/**
+ * What `explain` shows of a query: the plan the client runs for it (for the
+ * target given, else detected when CKAN 2.11's request cannot say the
+ * query whole), and its first request as it would go over the wire.
+ */
+export interface Explanation {
+  /** the plan; absent for a request given as such, which is sent as it is */
+  readonly plan?: Plan;
+  /**
+   * how the plan's target was chosen: `given` (an option, `setTarget`),
+   * `detected` (status_show or the 2.12 probe, once per client), or `whole`
+   * (CKAN 2.11's request says the whole query, which every portal answers)
+   */
+  readonly chosen: 'given' | 'detected' | 'whole';
+  /** the datastore_search request (a plan's pushed-down part, which is paged through); absent for the sql target */
+  readonly request?: PreparedRequest;
+  /** the sql target's SELECT and the datastore_search_sql URL it is posted to */
+  readonly sql?: { readonly url: string; readonly text: string };
+}
+
 export interface DatastoreClient {
   /** the target set by the options or `setTarget`, else the one detected; undefined before any detection */
   readonly target: Target | undefined;
@@ -124,10 +144,19 @@ export interface DatastoreClient {
   /** whether a token is configured (the token itself is never exposed) */
   readonly hasToken: boolean;
   search(input: SearchInput, options?: SearchOptions): Promise<SearchResult>;
-  /** every matching record, paging with `offset` until `total`, in constant memory */
+  /**
+   * every matching record, in constant memory: paging with `offset` until `total` (with 2.12's
+   * `next_page` where it can), or with one LIMIT/OFFSET SELECT per page for the sql target
+   */
   searchAll(input: SearchInput, options?: SearchAllOptions): AsyncIterableIterator<Row>;
   /** the request `search` would send, with `Authorization` redacted */
   prepare(input: SearchInput, params?: Params): PreparedRequest;
+  /**
+   * The plan `search` runs for a query and its first request, detecting the
+   * portal's target (and keeping it) when no target is set and CKAN 2.11's
+   * request cannot say the query whole. Nothing else is sent.
+   */
+  explain(input: SearchInput, options?: SearchOptions): Promise<Explanation>;
   /**
    * A client for the same portal (same token, method and options) under
    * another language segment (`/de/api/…`; undefined for none). It has its

@@ -9,7 +9,8 @@ import type { Filters, JsonValue, Scalar, SearchRequest } from '../datastore/typ
 import { normalizeRequest, parseSort } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import type { Span } from '../span.js';
-import { hasPrefixWord } from './search-text.js';
+import { fromSql } from './from-sql.js';
+import { hasPrefixWord, searchWords } from './search-text.js';
 
 /** Every node made here has this span: the query has no source text. */
 const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
@@ -30,6 +31,9 @@ const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
  * - Spans: the query has no source text, so every node gets the zero-width
  *   span `{ start: 0, end: 0 }`. For a query with real positions, parse its
  *   text: `parse(format(fromRequest(r)))`.
+ * - A `datastore_search_sql` request (`{ sql }`) whose `SELECT` ckql's sql
+ *   target wrote is read back by `fromSql` (its notes say what comes back
+ *   normalized); other SQL throws the `QueryError` `UNREADABLE_SQL`.
  * - An invalid request throws the `DatastoreError` the server would give
  *   (409 Validation Error naming the parameter): a missing `resource_id`, a
  *   filter value that is an object, an unknown key, a negative `limit`, …
@@ -49,6 +53,7 @@ const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
  * //     fields: ["title", "year"], sort: "year desc, title asc", limit: 10 }
  */
 export function fromRequest(request: unknown): Query {
+  if (isSqlRequest(request)) return fromSql(request.sql);
   let normalized: SearchRequest;
   try {
     normalized = normalizeRequest(request);
@@ -62,6 +67,19 @@ export function fromRequest(request: unknown): Query {
     return queryFromCanonical(normalized, '2.12');
   }
   return queryFromCanonical(normalized, '2.11');
+}
+
+/**
+ * A `datastore_search_sql` request (`{ sql }`): only the `SELECT` ckql's sql
+ * target writes is read back (`fromSql`).
+ */
+function isSqlRequest(request: unknown): request is { sql: string } {
+  if (typeof request !== 'object' || request === null || !Object.hasOwn(request, 'sql') || Object.hasOwn(request, 'resource_id')) return false;
+  const { sql, ...rest } = request as { sql: unknown };
+  if (typeof sql !== 'string') throw validationError('sql', 'the SELECT of a datastore_search_sql request is text');
+  const others = Object.keys(rest);
+  if (others.length > 0) throw validationError(others[0]!, 'a datastore_search_sql request has only sql; leave the key out');
+  return true;
 }
 
 function queryFromCanonical(request: SearchRequest, ckan: '2.11' | '2.12'): Query {
@@ -196,11 +214,11 @@ function searchOf(request: SearchRequest): Search | undefined {
  * words (`linear alg*`); other operators cannot be said yet.
  */
 function prefixText(tsquery: string): string {
-  const terms = tsquery.split('&').map((term) => term.trim());
-  if (terms.some((term) => !/^[^\s&|!():*<>'\\"]+(:\*)?$/u.test(term))) {
+  const words = searchWords(tsquery);
+  if (words === undefined) {
     throw validationError('q', `ckql can read back a to_tsquery text of words joined by & (a word:* is a prefix), not ${JSON.stringify(tsquery)}`);
   }
-  return terms.map((term) => term.replace(/:\*$/u, '*')).join(' ');
+  return words;
 }
 
 function condition(name: string, value: Scalar | readonly Scalar[]): Equals | In {

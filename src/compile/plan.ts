@@ -297,7 +297,8 @@ function treeDict(condition: Condition): FilterDict {
         const dict = treeDict(member);
         const keys = Object.keys(dict);
         if (keys.every((key) => !Object.hasOwn(merged, key) || mergeable(merged[key], dict[key]))) {
-          for (const key of keys) merged[key] = Object.hasOwn(merged, key) ? { ...(merged[key] as object), ...(dict[key] as object) } : dict[key]!;
+          // Defined, not assigned: a field named `__proto__` is a key like any other.
+          for (const key of keys) defineKey(merged, key, Object.hasOwn(merged, key) ? { ...(merged[key] as object), ...(dict[key] as object) } : dict[key]!);
         } else {
           separate.push(dict);
         }

@@ -25,3 +25,15 @@ export function tsQueryText(text: string): string {
   return terms.join(' & ');
 }
 
+
+/**
+ * A `to_tsquery` text of the shape `tsQueryText` writes (`linear & alg:*`)
+ * as the search words it came from (`linear alg*`); undefined for any other
+ * `to_tsquery` text (`|`, `!`, phrases, weights), which a search cannot say.
+ * @example searchWords('linear & alg:*') // → 'linear alg*'
+ */
+export function searchWords(tsquery: string): string | undefined {
+  const terms = tsquery.split('&').map((term) => term.trim());
+  if (terms.some((term) => !/^[^\s&|!():*<>'\\"]+(:\*)?$/u.test(term))) return undefined;
+  return terms.map((term) => term.replace(/:\*$/u, '*')).join(' ');
+}

@@ -11,7 +11,7 @@
  * Every literal is untyped text, which PostgreSQL reads as the column's type,
  * as the language reads a value as the field's type.
  */
-import type { Condition, Query, SortKey, StringValue, Parameter, Value } from '../ast.js';
+import type { Condition, Equals, IsNull, Query, SortKey, StringValue, Parameter, Value } from '../ast.js';
 import { assertNever } from '../ast.js';
 import { queryError } from '../errors.js';
 import { canonicalText } from '../datastore/values.js';
@@ -120,6 +120,8 @@ function conditionSql(condition: Condition): string {
     case 'is-null':
       return `${identifier(condition.field.name)} IS NULL`;
     case 'not':
+      // `is not null` has its own SQL, as it has its own words in the language.
+      if (isNullTest(condition.condition)) return `${identifier(condition.condition.field.name)} IS NOT NULL`;
       return `NOT (${conditionSql(condition.condition)})`;
     case 'and':
     case 'or':
@@ -128,6 +130,11 @@ function conditionSql(condition: Condition): string {
     default:
       return assertNever(condition, 'condition');
   }
+}
+
+/** `f is null`, also written `f = null`. */
+function isNullTest(condition: Condition): condition is IsNull | Equals {
+  return condition.kind === 'is-null' || (condition.kind === 'eq' && condition.value.kind === 'null');
 }
 
 /** CKAN's full-text search, in SQL: `_full_text` for the whole record, `to_tsvector` of a field for per-field search. */

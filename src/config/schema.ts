@@ -77,6 +77,10 @@ export const dataProfileSchema = z
     engine: z.enum(['memory', 'pglite', 'postgres'], { error: 'must be memory, pglite or postgres' }).optional(),
     /** a PostgreSQL datastore (postgres://…), or a directory keeping a PGlite database */
     db: nonEmptyText.optional(),
+    /** the CKAN the data is served as (docs/beyond-the-request.md); `sql` needs pglite or postgres */
+    target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional(),
+    /** the most records a plan may read to finish a query locally */
+    max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional(),
   })
   .refine((profile) => profile.data !== undefined || profile.db !== undefined, { error: 'give data (files) or db (a database)' });
 

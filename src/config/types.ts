@@ -35,6 +35,10 @@ export type Profile =
       readonly engine?: 'memory' | 'pglite' | 'postgres';
       /** a `postgres://` URL, or a PGlite directory (absolute) */
       readonly db?: string;
+      /** the CKAN the data is served as; 2.11's when absent */
+      readonly target?: 'ckan-2.11' | 'ckan-2.12' | 'sql';
+      /** the most records a plan may read to finish a query locally */
+      readonly maxScan?: number;
     };
 
 /** A named query's default for one parameter: a value, or a list for `field in $list`. */

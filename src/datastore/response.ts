@@ -184,7 +184,12 @@ function valueJson(field: FieldInfo, record: Row, ckan: CkanVersion): string {
 
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-function isJsonNumber(text: string): boolean {
+/**
+ * True for a text that is a JSON number (and short enough to be one a
+ * database wrote): such a text in a number field is written as it is.
+ * @example isJsonNumber('7.50') // → true
+ */
+export function isJsonNumber(text: string): boolean {
   return text.length < 400 && JSON_NUMBER.test(text);
 }
 

@@ -195,7 +195,9 @@ export const dotCommands: readonly DotCommand[] = [
         if (word !== 'auto' && target === undefined) {
           throw toolError('USAGE', [`.target takes ckan-2.11, ckan-2.12, sql or auto, not ${JSON.stringify(word)}`]);
         }
-        session.client.setTarget(target);
+        // Local data starts its server for that CKAN version first.
+        await session.source.setTarget(target);
+        if (session.client !== session.source.client) session.client.setTarget(target);
       }
       return `target ${session.client.target ?? 'auto (not yet asked)'}`;
     },

@@ -242,16 +242,14 @@ export class Session {
     try {
       // What CKAN 2.11 cannot say runs as a plan: the client finds the portal's dialect and applies the rest.
       const planned = plan(text, { target: 'ckan-2.11', ...(options.params === undefined ? {} : { params: options.params }) });
-      // What explain shows follows the portal's dialect once it is known.
-      const shown = this.#client.target === 'ckan-2.12' && planned.residual !== undefined
-        ? plan(text, { target: 'ckan-2.12', ...(options.params === undefined ? {} : { params: options.params }) })
-        : planned;
       const query = planned.residual === undefined ? undefined : this.queryFor(text, options.params);
       request = query === undefined ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
       this.lastResource = request.resource_id;
       if (this.settings.explain) {
+        // The plan the search runs: the client asks the portal's dialect first when it needs to.
+        const explained = await this.#client.explain(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
         const tokenShell = this.#client.hasToken ? this.#tokenShell : undefined;
-        parts.push(this.#dim(explainText(this.#client.prepare(query ?? request), tokenShell, shown.residual)));
+        parts.push(this.#dim(explainText(explained, tokenShell)));
       }
       const started = performance.now();
       const result = await this.#client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });

@@ -19,9 +19,9 @@ import type { Engine, ResourceInfo } from '../engine/types.js';
 import { tokenCheck } from './auth.js';
 import { buildEnvelopes } from './envelope.js';
 import { accessDenied, excerpt, serviceError } from './errors.js';
-import { TABLE_METADATA, statusResult, tableMetadata } from './metadata.js';
+import { TABLE_METADATA, TABLE_METADATA_FIELDS, statusResult, tableMetadata } from './metadata.js';
 import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
-import { SQL_ACTION, sqlResult } from './search-sql.js';
+import { SQL_ACTION, sqlResultJson } from './search-sql.js';
 import { buildRoutes, unknownAction, unknownPath } from './routes.js';
 import type { Route } from './routes.js';
 
@@ -143,9 +143,12 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     let answering = engine;
     let info: ResourceInfo | undefined;
     if (request.resource_id === TABLE_METADATA) {
-      // Anyone may search it; it lists names, never data.
-      answering = memoryEngine([tableMetadata(await engine.resources())]);
-      info = await answering.resource(TABLE_METADATA);
+      // Anyone may search it; it lists names, never data. A PostgreSQL engine searches CKAN's view;
+      // over the memory engine it is a table of the resource list.
+      if (engine.kind === 'memory') {
+        answering = memoryEngine([tableMetadata(await engine.resources())]);
+        info = await answering.resource(TABLE_METADATA);
+      } else info = { id: TABLE_METADATA, aliases: [], fields: TABLE_METADATA_FIELDS, private: false };
     } else {
       info = await engine.resource(request.resource_id);
       if (info === undefined) throw resourceNotFound(request.resource_id);
@@ -169,7 +172,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     const sql = raw.sql;
     if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
     const token = authorized(authorization);
-    return JSON.stringify(sqlResult(await engine.searchSql(sql, { maxLimit, token, privateIds }), raw));
+    return sqlResultJson(await engine.searchSql(sql, { maxLimit, token, privateIds }), raw);
   };
 
   const run = async (

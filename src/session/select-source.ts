@@ -32,7 +32,7 @@ export interface SourceFlags {
   readonly dbDir?: string;
   /** seconds a request may take (`--timeout`); wins over the profile's `timeout` */
   readonly timeout?: number;
-  /** `--target ckan-2.11|ckan-2.12|sql` (a portal); wins over the profile's `target` */
+  /** `--target ckan-2.11|ckan-2.12|sql`: the portal's dialect, or the CKAN local data is served as; wins over the profile's `target` */
   readonly target?: string;
   /** `--max-scan N`; wins over the profile's `max_scan` */
   readonly maxScan?: number;
@@ -97,14 +97,14 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
   const engine = engineFlags(flags, cwd);
   if ((flags.data !== undefined && flags.data.length > 0) || engine.db !== undefined || engine.engine === 'postgres') {
     refusePortalFlags(flags, 'with --data');
-    return { spec: { kind: 'data', paths: (flags.data ?? []).map((path) => resolve(cwd, path)), ...engine, ...timeoutOf(flags.timeout) } };
+    return { spec: { kind: 'data', paths: (flags.data ?? []).map((path) => resolve(cwd, path)), ...engine, ...timeoutOf(flags.timeout), ...planningOf(flags) } };
   }
 
   const config = await options.config();
   const name = flags.profile ?? options.preferredProfile ?? config.defaultProfile;
   if (name === undefined) {
     refusePortalFlags(flags, 'with the demo data');
-    return { spec: { kind: 'data', paths: [demoDataDir], demo: true, ...engine, ...timeoutOf(flags.timeout) } };
+    return { spec: { kind: 'data', paths: [demoDataDir], demo: true, ...engine, ...timeoutOf(flags.timeout), ...planningOf(flags) } };
   }
   const profile = config.profiles.get(name);
   if (profile === undefined) {
@@ -146,6 +146,7 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
         ...(engine === undefined ? {} : { engine }),
         ...(profile.db === undefined ? {} : { db: profile.db }),
         ...timeoutOf(flags.timeout),
+        ...planningOf(flags, profile),
       },
     };
   }
@@ -182,7 +183,7 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
   };
 }
 
-/** `--target` and `--max-scan` (a portal's), over the profile's `target` and `max_scan`. */
+/** `--target` and `--max-scan`, over the profile's `target` and `max_scan`. */
 function planningOf(flags: SourceFlags, profile?: { readonly target?: Target; readonly maxScan?: number }): { target?: Target; maxScan?: number } {
   let target = profile?.target;
   if (flags.target !== undefined) {

@@ -15,10 +15,12 @@ import type { Params } from '../compile/bind.js';
 import { resourceOf as queryResource } from '../compile/plan.js';
 import { parse } from '../syntax/parse.js';
 import { openEngine } from '../engine/open.js';
-import type { EngineKind } from '../engine/types.js';
+import type { Engine, EngineKind } from '../engine/types.js';
+import { memoryEngine } from '../engine/memory/engine.js';
 import { openApi, wholeText } from '../server/api.js';
-import type { ServedData } from '../server/api.js';
-import type { Table } from '../datastore/types.js';
+import type { Api } from '../server/api.js';
+import type { CkanVersion, Table } from '../datastore/types.js';
+import { toolError } from '../errors.js';
 import type { Target } from '../compile/plan.js';
 
 export type SourceSpec =
@@ -32,6 +34,10 @@ export type SourceSpec =
       readonly db?: string;
       /** ms a request may take */
       readonly timeout?: number;
+      /** the CKAN the local data is answered as (`ckan-2.12`: 2.12's; `sql`: also datastore_search_sql, on a PostgreSQL engine); default 2.11's */
+      readonly target?: Target;
+      /** the most records a plan may read to finish a query locally */
+      readonly maxScan?: number;
     }
   | {
       readonly kind: 'url';
@@ -67,6 +73,12 @@ export interface Source {
    * for the files read so far, unless `totals` asks for every one.
    */
   listResources(options?: { readonly totals?: boolean }): Promise<readonly ResourceSummary[]>;
+  /**
+   * Sets the client's target (undefined: detect it). Local data is answered
+   * as the CKAN version the target speaks; `sql` there needs an engine that
+   * runs SQL, and is refused otherwise.
+   */
+  setTarget(target: Target | undefined): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,6 +129,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       spec,
       client: rememberResources(client, seen),
       listResources: async () => [...seen].map((id) => ({ id })),
+      setTarget: async (target) => client.setTarget(target),
       close: () => client.close(),
     };
   }
@@ -132,7 +145,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
     (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables, options.progress));
-  const client = await localClient({ tables }, spec.timeout);
+  const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
   let closing: Promise<void> | undefined;
@@ -146,6 +159,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
         ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }),
         total: table.rows.length,
       })),
+    setTarget: async (target) => client.setTarget(target),
     close: () => (closing ??= client.close()),
   };
 }
@@ -157,7 +171,7 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
     data: spec.paths,
     ...(spec.db === undefined ? {} : { db: spec.db }),
   });
-  const client = await localClient({ engine }, spec.timeout).catch(async (error: unknown) => {
+  const client = await localClient(engine, spec).catch(async (error: unknown) => {
     await engine.close();
     throw error;
   });
@@ -172,6 +186,7 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
         ...(r.aliases[0] === undefined ? {} : { alias: r.aliases[0] }),
         ...(r.total === undefined ? {} : { total: r.total }),
       })),
+    setTarget: async (target) => client.setTarget(target),
     close: () =>
       (closing ??= (async () => {
         await client.close();
@@ -214,7 +229,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
     }
     return table;
   };
-  const client = await localClient({ tables: lookup }, spec.timeout);
+  const client = await localClient(memoryEngine(lookup), spec);
   const resourceNamed = (input: SearchInput, params: Params | undefined): string | undefined => {
     if (typeof input === 'object' && 'resource_id' in input) return input.resource_id;
     // The resource alone: a query the portal cannot answer whole still names one (it runs as a plan).
@@ -247,6 +262,10 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
         await before(input, allOptions?.params);
         yield* inner.searchAll(input, allOptions);
       },
+      explain: async (input, explainOptions) => {
+        await before(input, explainOptions?.params);
+        return inner.explain(input, explainOptions);
+      },
     })),
     listResources: async (listOptions) => {
       if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
@@ -255,6 +274,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
         return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }) };
       });
     },
+    setTarget: async (target) => client.setTarget(target),
     close: () => (closing ??= client.close()),
   };
 }
@@ -305,7 +325,7 @@ function rememberResources(client: DatastoreClient, seen: Set<string>): Datastor
 /** A client that answers as `client` does, except for the operations `overridesOf` gives (for it, and for its other languages). */
 function clientWith(
   client: DatastoreClient,
-  overridesOf: (inner: DatastoreClient) => Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget'>>,
+  overridesOf: (inner: DatastoreClient) => Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget' | 'explain' | 'setTarget'>>,
 ): DatastoreClient {
   const overrides = overridesOf(client);
   return {
@@ -324,11 +344,12 @@ function clientWith(
     get target() {
       return client.target;
     },
-    setTarget: (target) => client.setTarget(target),
+    setTarget: overrides.setTarget ?? ((target) => client.setTarget(target)),
     detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
     search: overrides.search ?? ((input, options) => client.search(input, options)),
     searchAll: overrides.searchAll ?? ((input, options) => client.searchAll(input, options)),
     prepare: (input, params) => client.prepare(input, params),
+    explain: overrides.explain ?? ((input, options) => client.explain(input, options)),
     withLanguage: (language) => clientWith(client.withLanguage(language), overridesOf),
     close: () => client.close(),
   };
@@ -340,14 +361,42 @@ function clientWith(
  */
 const LOCAL_URL = 'http://127.0.0.1:8080';
 
+/** The CKAN version local data is answered as for a target: 2.12's for `ckan-2.12`, else 2.11's (which also answers `datastore_search_sql`). */
+function ckanOf(target: Target | undefined): CkanVersion {
+  return target === 'ckan-2.12' ? '2.12' : '2.11';
+}
+
 /**
  * A client for local data: requests go to the server's API in this process,
  * as they would over HTTP to `ckql serve`, without a socket or an HTTP stack
  * (a one-shot command starts in a fraction of the time; BENCHMARKS.md,
  * Start-up). `timeout` (ms) bounds each answer as the HTTP client's does.
+ *
+ * The API answers as the CKAN version the client's target speaks
+ * (docs/beyond-the-request.md, Servers): one API per version over the same
+ * engine, made when first asked for, so `setTarget` switches it as `.target`
+ * does in the REPL. `sql` needs an engine that runs SQL (pglite, postgres).
  */
-async function localClient(data: ServedData, timeout: number | undefined): Promise<DatastoreClient> {
-  const api = await openApi(data, LOCAL_URL);
+async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'data' }>): Promise<DatastoreClient> {
+  const checkSql = (target: Target | undefined): void => {
+    if (target === 'sql' && engine.searchSql === undefined) {
+      throw toolError('USAGE', [`the sql target needs an engine that runs SQL; the ${engine.kind} engine answers datastore_search only`], {
+        hint: 'add --engine pglite (or --engine postgres --db postgres://…), or choose --target ckan-2.11 or ckan-2.12',
+      });
+    }
+  };
+  checkSql(spec.target);
+  const apis = new Map<CkanVersion, Promise<Api>>();
+  const apiFor = (version: CkanVersion): Promise<Api> => {
+    let api = apis.get(version);
+    if (api === undefined) {
+      api = openApi({ engine, ckan: version }, LOCAL_URL);
+      apis.set(version, api);
+    }
+    return api;
+  };
+  let ckan = ckanOf(spec.target);
+  await apiFor(ckan);
   const inProcess = async (wire: WireRequest, signal: AbortSignal | undefined): Promise<Exchange> => {
     const url = new URL(wire.url);
     const request = {
@@ -357,10 +406,24 @@ async function localClient(data: ServedData, timeout: number | undefined): Promi
       contentType: wire.headers['content-type'],
       ...(wire.body === undefined ? {} : { body: wire.body }),
     };
-    const answer = await withDeadline(timeout, signal, (bounded) => api.answer(request, bounded));
+    const api = await apiFor(ckan);
+    const answer = await withDeadline(spec.timeout, signal, (bounded) => api.answer(request, bounded));
     return { status: answer.status, text: wholeText(answer), retryAfter: undefined, location: undefined };
   };
-  return connect({ url: LOCAL_URL, ...(timeout === undefined ? {} : { timeout }), inProcess });
+  const client = connect({
+    url: LOCAL_URL,
+    ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
+    ...(spec.target === undefined ? {} : { target: spec.target }),
+    ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
+    inProcess,
+  });
+  return clientWith(client, (inner) => ({
+    setTarget: (target) => {
+      checkSql(target);
+      ckan = ckanOf(target);
+      inner.setTarget(target);
+    },
+  }));
 }
 
 /**

@@ -40,6 +40,13 @@ describe('ckql query with a range and a negation', () => {
       expect(remote.stderr, server.url).toBe('');
       expect(ndjson(remote.stdout)).toEqual(records);
     }
+    // Local data served as CKAN 2.12 (one request with operators) gives them too.
+    const local212 = await ckql(['query', query, '--data', data, '--target', 'ckan-2.12', '--format', 'ndjson']);
+    expect(local212.stderr).toBe('');
+    expect(ndjson(local212.stdout)).toEqual(records);
+    const sqlOnMemory = await ckql(['query', query, '--data', data, '--target', 'sql']);
+    expect(sqlOnMemory.code).not.toBe(0);
+    expect(sqlOnMemory.stderr).toContain('the sql target needs an engine that runs SQL');
   });
 
   it('takes --target, and refuses above --max-scan with the count', async () => {
@@ -63,6 +70,20 @@ describe('ckql explain', () => {
     expect(explained.stdout).toContain('# residual');
     expect(explained.stdout).toContain('from enrolments\nwhere status != withdrawn\nlimit 3');
     expect(explained.stdout).toContain('curl -X POST');
+  });
+
+  it('asks the portal its target when none is given and the query needs more than 2.11', async () => {
+    const query = 'from enrolments where grade >= 5 and status != withdrawn limit 3';
+    const on212 = await ckql(['explain', query, '--url', server212.url]);
+    expect(on212.stdout).toContain('# target: ckan-2.12 (asked of the portal');
+    expect(on212.stdout).toContain('"grade": {\n      "gte": 5\n    }');
+    const on211 = await ckql(['explain', query, '--url', server211.url]);
+    expect(on211.stdout).toContain('# target: ckan-2.11 (asked of the portal');
+    expect(on211.stdout).toContain('from enrolments\nwhere grade >= 5 and status != withdrawn\nlimit 3');
+    const local = await ckql(['explain', query, '--data', data, '--target', 'ckan-2.12']);
+    expect(local.stdout).toContain('# target: ckan-2.12');
+    expect(local.stdout).toContain('ckql serve');
+    expect(local.stdout).toContain('--ckan 2.12 --port 8080');
   });
 
   it('prints the SELECT for the sql target', async () => {

@@ -151,6 +151,45 @@ describe('targets', () => {
   });
 });
 
+describe('explain', () => {
+  it('detects the portal\'s target as search does, once, and sends no search', async () => {
+    const c = client(server212.url);
+    const explained = await c.explain('from big where n >= 2495 and parity != even select n');
+    expect(explained.chosen).toBe('detected');
+    expect(explained.plan?.target).toBe('ckan-2.12');
+    expect(explained.request?.request).toEqual({ resource_id: 'big', filters: { n: { gte: 2495 } } });
+    expect(explained.plan?.residual?.where?.condition.kind).toBe('compare');
+    expect(searches(log212)).toBe(0);
+    expect(log212.filter((line) => line.includes('status_show'))).toHaveLength(1);
+    // The detection is kept: the search after it asks no more, and plans the same.
+    await c.search('from big where n >= 2495 and parity != even select n');
+    await c.explain('from big where n < 3');
+    expect(log212.filter((line) => line.includes('status_show'))).toHaveLength(1);
+    const on211 = await client(server211.url).explain('from big where n >= 2495');
+    expect(on211).toMatchObject({ chosen: 'detected', plan: { target: 'ckan-2.11' }, request: { request: { resource_id: 'big' } } });
+  });
+
+  it('asks nothing for a query 2.11 says whole, nor with a target given', async () => {
+    const whole = await client(server212.url).explain('from big where parity = odd limit 1');
+    expect(whole.chosen).toBe('whole');
+    expect(whole.request?.request).toEqual({ resource_id: 'big', filters: { parity: 'odd' }, limit: 1 });
+    const given = await client(server212.url, { target: 'ckan-2.11' }).explain('from big where n >= 2495');
+    expect(given).toMatchObject({ chosen: 'given', plan: { target: 'ckan-2.11' } });
+    const sql = await client(server212.url, { target: 'sql' }).explain('from big where n >= 2495');
+    expect(sql.chosen).toBe('given');
+    expect(sql.request).toBeUndefined();
+    expect(sql.sql?.url).toBe(`${server212.url}/api/action/datastore_search_sql`);
+    expect(sql.sql?.text).toContain(`WHERE "n" >= '2495'`);
+    expect(log212).toEqual([]);
+  });
+
+  it('redacts the token', async () => {
+    const explained = await client(server211.url, { token: 'tok-SECRET', target: 'ckan-2.12' }).explain('from big where n >= 2495');
+    expect(explained.request?.headers['authorization']).toBe('<redacted>');
+    expect(JSON.stringify(explained)).not.toContain('tok-SECRET');
+  });
+});
+
 describe('searchAll against CKAN 2.12', () => {
   it('pages with next_page: the cursor joins the filters, and the records are those of offset paging', async () => {
     const proxy = await proxyTo(server212.url);

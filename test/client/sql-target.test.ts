@@ -5,10 +5,10 @@
  * reference walker give.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/types.js';
-import type { Table } from '../../src/datastore/types.js';
+import type { Row, Table } from '../../src/datastore/types.js';
 import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { openEngine } from '../../src/engine/open.js';
@@ -23,9 +23,14 @@ let sql: DatastoreClient;
 let planned: DatastoreClient;
 let enrolments: Table;
 
+const log: string[] = [];
+let capped: RunningServer;
+
 beforeAll(async () => {
   engine = await openEngine({ engine: 'pglite', data: [data] });
-  server = await startServer({ engine, port: 0 });
+  server = await startServer({ engine, port: 0, log: (line) => log.push(line) });
+  // A portal whose rows_max is 5: datastore_search_sql cuts longer answers and says records_truncated.
+  capped = await startServer({ engine, port: 0, maxLimit: 5 });
   sql = connect({ url: server.url, retries: 0, target: 'sql' });
   planned = connect({ url: server.url, retries: 0, target: 'ckan-2.11' });
   enrolments = (await loadResources([data], { only: ['enrolments'] })).find((t) => t.aliases.includes('enrolments'))!;
@@ -35,6 +40,7 @@ afterAll(async () => {
   await sql?.close();
   await planned?.close();
   await server?.close();
+  await capped?.close();
   await engine?.close();
 });
 
@@ -51,4 +57,50 @@ it.each([
   expect(bySql.total).toBe(reference.total);
   expect(bySql.records.map((r) => r['student'])).toEqual(reference.records.map((r) => r['student']));
   expect(bySql.fields.map((f) => f.id)).not.toContain('_ckql_total');
+});
+
+describe('searchAll with the sql target', () => {
+  const all = async (client: DatastoreClient, query: string, pageSize: number): Promise<Row[]> => {
+    const rows: Row[] = [];
+    for await (const row of client.searchAll(query, { pageSize })) rows.push(row);
+    return rows;
+  };
+
+  it('pages with LIMIT and OFFSET through datastore_search_sql: the records of the 2.11 plan, in order', async () => {
+    const query = 'from enrolments where course = MATH-106 and grade >= 5 and status != withdrawn order by grade desc, student select student, grade offset 2';
+    log.length = 0;
+    const bySql = await all(sql, query, 7);
+    const sqlCalls = log.filter((line) => line.includes('datastore_search_sql')).length;
+    expect(log.filter((line) => / \/api\/action\/datastore_search /.test(line))).toEqual([]);
+    const byPlan = await all(planned, query, 7);
+    expect(bySql.length).toBe(evaluateQuery(`${query} limit 32000`, enrolments).records.length);
+    expect(bySql.length).toBeGreaterThan(7 * 3);
+    expect(bySql).toEqual(byPlan);
+    // A page of 7 at a time: the last page is short (or the total says it was the last).
+    expect(sqlCalls).toBe(Math.ceil(bySql.length / 7) + (bySql.length % 7 === 0 ? 1 : 0));
+    const limited = await all(sql, `${query} limit 10`, 4);
+    expect(limited).toEqual(byPlan.slice(0, 10));
+  });
+
+  it('select distinct pages without repeating or losing a row (its fields break ties)', async () => {
+    const query = 'from enrolments where course = MATH-106 and grade >= 4 select distinct status, term order by status';
+    const rows = await all(sql, query, 3);
+    const keys = rows.map((r) => `${String(r['status'])}|${String(r['term'])}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const reference = evaluateQuery(`${query} limit 32000`, enrolments).records.map((r) => `${String(r['status'])}|${String(r['term'])}`);
+    expect([...keys].sort()).toEqual([...reference].sort());
+    expect(rows.map((r) => r['status'])).toEqual(reference.map((k) => k.split('|')[0]));
+  });
+
+  it('goes on past a page the portal cut at its rows_max (records_truncated)', async () => {
+    const client = connect({ url: capped.url, retries: 0, target: 'sql' });
+    try {
+      const query = 'from enrolments where course = MATH-106 and grade >= 5 and status != withdrawn order by student select student';
+      const rows = await all(client, query, 12);
+      expect(rows).toEqual(await all(planned, query, 12));
+      expect(rows.length).toBeGreaterThan(12);
+    } finally {
+      await client.close();
+    }
+  });
 });

@@ -26,6 +26,12 @@ describe('compile for a target', () => {
     expect(compile('from c where a = $target', { target: 'x' })).toEqual({ resource_id: 'c', filters: { a: 'x' } });
   });
 
+  it('keeps a 2.12 filter on a field named __proto__ when conditions are merged (it was assigned as the prototype, and lost)', () => {
+    const request = compile('from c where a = x and `__proto__` between 0 and 5', { target: 'ckan-2.12' });
+    expect(JSON.stringify(request.filters)).toBe('{"a":"x","__proto__":{"gte":0,"lte":5}}');
+    expect(Object.getPrototypeOf(request.filters)).toBe(Object.prototype);
+  });
+
   it('gives the same request on 2.11 and 2.12 when the 2.11 dict says it', () => {
     const query = 'from c where a in (1, 2) and a = 2 and (b = x or b = y)';
     expect(compile(query, { target: 'ckan-2.12' })).toEqual(compile(query));

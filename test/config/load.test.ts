@@ -311,3 +311,14 @@ describe('tokens', () => {
     expect(failing.message).not.toContain('leaked');
   });
 });
+
+describe('a data profile with a target', () => {
+  it('reads target and max_scan, and refuses a target that is none', async () => {
+    const file = await write(join(home, 'ckql.config.yaml'), 'profiles:\n  local:\n    data: ./data\n    target: ckan-2.12\n    max_scan: 500\n');
+    const config = await readConfigFile(file);
+    expect(config.profiles.get('local')).toMatchObject({ kind: 'data', target: 'ckan-2.12', maxScan: 500 });
+    const bad = await write(join(home, 'bad.yaml'), 'profiles:\n  local:\n    data: ./data\n    target: ckan-2.13\n');
+    const error = await failure(readConfigFile(bad));
+    expect(error.message).toContain('profiles.local.target: must be one of "ckan-2.11", "ckan-2.12", "sql"');
+  });
+});

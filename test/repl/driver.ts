@@ -186,6 +186,7 @@ export function portalSource(url: string, token?: string): Source {
     spec,
     client,
     listResources: async () => [{ id: 'slow' }, { id: 'quick' }],
+    setTarget: async (target) => client.setTarget(target),
     close: () => client.close(),
   };
 }

@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Source } from '../../src/session/source.js';
+import { loadResources } from '../../src/engine/memory/load.js';
+import { startServer } from '../../src/server/server.js';
+import { demoDataDir, type Source } from '../../src/session/source.js';
 import { startSpinner } from '../../src/repl/spinner.js';
 import { configWith, openDemo, portalSource, prompt, startDriver, startSlowPortal, type Driver } from './driver.js';
 
@@ -327,6 +329,47 @@ describe('dot commands', () => {
     expect(await ask(driver, '.target 2.13', 'error[USAGE]')).toContain('ckan-2.11, ckan-2.12, sql or auto');
     await ask(driver, '.target auto', 'target auto');
     await driver.exit();
+  });
+
+  it('.target ckan-2.12 serves the local data as CKAN 2.12, and .explain shows that plan', async () => {
+    const own = await openDemo();
+    try {
+      const driver = startDriver({ source: own });
+      await driver.waitFor(prompt);
+      await ask(driver, '.target ckan-2.12', 'target ckan-2.12');
+      await ask(driver, '.explain on', 'explain on');
+      const query = 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2';
+      const on212 = await ask(driver, query, '2 of');
+      expect(on212).toContain('target: ckan-2.12 (set by .target');
+      expect(on212).toContain('"gte": 5.5');
+      expect(on212).toContain('where status != withdrawn');
+      await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+      const on211 = await ask(driver, query, '2 of');
+      expect(on211).toContain('target: ckan-2.11');
+      expect(on211).not.toContain('"gte"');
+      expect(on211).toContain('where grade >= 5.5 and status != withdrawn');
+      expect(await ask(driver, '.target sql', 'error[USAGE]')).toContain('needs an engine that runs SQL');
+      await driver.exit();
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('.explain asks a portal its target before the first query that needs it', async () => {
+    const portal = await startServer({ tables: await loadResources(demoDataDir, { only: ['enrolments'] }), ckan: '2.12' });
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      await ask(driver, '.explain on', 'explain on');
+      const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 of');
+      expect(answer).toContain('target: ckan-2.12 (asked of the portal');
+      expect(answer).toContain('"gte": 5.5');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
   });
 
   it('.explain shows the request JSON, the GET URL and a curl line without the token', async () => {

@@ -6,10 +6,8 @@
  */
 import type { Command } from 'commander';
 import { connect } from '../../client/connect.js';
-import type { PreparedRequest } from '../../client/types.js';
-import { plan } from '../../compile/compile.js';
-import type { SqlRequest } from '../../compile/sql.js';
-import type { SearchRequest } from '../../datastore/types.js';
+import { queryStringFor } from '../../client/encode.js';
+import type { Explanation } from '../../client/types.js';
 import { format } from '../../format.js';
 import type { CommandRun } from '../context.js';
 import { withParamHint } from '../report.js';
@@ -53,49 +51,60 @@ Example:
         env: context.env,
         cwd: context.cwd,
       });
-      // No request is sent, so the target is the one given (--target, the profile's), else CKAN 2.11's.
-      const given = spec.kind === 'url' ? spec.target : undefined;
-      let planned;
+      // The plan the client would run: the target given, else (only when CKAN 2.11's request cannot say the
+      // query whole) the portal's, detected as a search detects it. Local data is served as its target says.
+      const client = spec.kind === 'url'
+        ? connect({
+            url: spec.url,
+            ...(spec.language === undefined ? {} : { language: spec.language }),
+            ...(spec.method === undefined ? {} : { method: spec.method }),
+            ...(spec.token === undefined ? {} : { token: spec.token }),
+            ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
+            ...(spec.target === undefined ? {} : { target: spec.target }),
+            ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
+          })
+        : connect({ url: defaultServeUrl, target: spec.target ?? 'ckan-2.11', ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }) });
+      let explained: Explanation;
       try {
-        planned = plan(queryText, { target: given ?? 'ckan-2.11', params });
+        explained = await client.explain(queryText, { params });
       } catch (error) {
         throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+      } finally {
+        await client.close();
       }
-      const base = spec.kind === 'url' ? { url: spec.url, language: spec.language } : { url: defaultServeUrl, language: undefined };
-      const method = spec.kind === 'url' ? (spec.method ?? 'POST') : 'POST';
-      // No request is sent: `prepare` only builds what would go over the wire.
-      const prepare = async (as: 'POST' | 'GET', request: SearchRequest = { resource_id: '…' }): Promise<PreparedRequest> => {
-        const client = connect({ url: base.url, method: as, ...(base.language === undefined ? {} : { language: base.language }) });
-        try {
-          return client.prepare(request);
-        } finally {
-          await client.close();
-        }
+      const planned = explained.plan!;
+      const how = {
+        given: spec.kind === 'url' ? '(--target or the profile\'s target)' : spec.target === undefined ? '(local data is served as CKAN 2.11; --target for another)' : '(--target or the profile\'s target)',
+        detected: '(asked of the portal: status_show, else the 2.12 probe; CKAN 2.11 when it does not say)',
+        whole: '(CKAN 2.11\'s request says the whole query; every portal answers it)',
+      }[explained.chosen];
+      const serveLine = (): string => {
+        const paths = spec.kind === 'data' ? spec.paths.map((path) => shellQuote(relativeLabel(path))).join(' ') : '';
+        const as = planned.target === 'ckan-2.12' ? ' --ckan 2.12' : planned.target === 'sql' ? ` --engine ${spec.kind === 'data' && spec.engine !== undefined && spec.engine !== 'memory' ? spec.engine : 'pglite'}` : '';
+        return `# local data: start the server first with: ckql serve ${paths}${as} --port 8080`;
       };
-      if (planned.target === 'sql') {
-        const { sql } = planned.request as SqlRequest;
-        const endpoint = (await prepare('POST')).url.replace(/datastore_search$/, 'datastore_search_sql');
-        await context.out(
-          `${[
-            '# target: sql (datastore_search_sql)',
-            sql,
-            '',
-            '# GET URL',
-            `${endpoint}?${new URLSearchParams({ sql }).toString()}`,
-          ].join('\n')}\n`,
-        );
+      if (explained.sql !== undefined) {
+        const { sql } = explained;
+        const lines = [
+          `# target: sql (datastore_search_sql) ${how}`,
+          sql.text,
+          '',
+          '# GET URL',
+          `${sql.url}?${new URLSearchParams({ sql: sql.text }).toString()}`,
+        ];
+        if (spec.kind === 'data') lines.push('', serveLine());
+        await context.out(`${lines.join('\n')}\n`);
         return 0;
       }
-      const request = planned.request as SearchRequest;
-      const chosen = await prepare(method, request);
-      const get = method === 'GET' ? chosen : await prepare('GET', request);
+      const chosen = explained.request!;
+      const request = chosen.request;
       const lines = [
-        `# target: ${planned.target}${given === undefined ? ' (--target or a profile\'s target: plans for another)' : ''}`,
-        `# request (${method === 'POST' ? 'POST body' : 'GET parameters'})`,
+        `# target: ${planned.target} ${how}`,
+        `# request (${chosen.method === 'POST' ? 'POST body' : 'GET parameters'})`,
         JSON.stringify(request, null, 2),
         '',
         '# GET URL',
-        get.url,
+        `${chosen.url.split('?')[0]}?${queryStringFor(request)}`,
         '',
         '# curl',
         curlCommand(chosen, spec.kind === 'url' ? tokenShell : undefined),
@@ -103,10 +112,7 @@ Example:
       if (planned.residual !== undefined) {
         lines.push('', '# residual: ckql pages through the records above and keeps what this query keeps', format(planned.residual));
       }
-      if (spec.kind === 'data') {
-        const paths = spec.paths.map((path) => shellQuote(relativeLabel(path))).join(' ');
-        lines.push('', `# local data: start the server first with: ckql serve ${paths} --port 8080`);
-      }
+      if (spec.kind === 'data') lines.push('', serveLine());
       await context.out(`${lines.join('\n')}\n`);
       return 0;
     }),
