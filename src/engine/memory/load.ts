@@ -1,6 +1,8 @@
 /**
  * Local data → tables: `.csv`, `.json` (an array of objects) and
- * `.ndjson`/`.jsonl` files, each one resource named after its file.
+ * `.ndjson`/`.jsonl` files, each one resource named after its file. CSV
+ * and NDJSON files are streamed (their text is never held whole); a JSON
+ * array is one value and is read whole.
  *
  * Rows are built by one generated object literal per table (see
  * `evaluate/row-shape.ts`), so all rows share one compact hidden class, and
@@ -32,14 +34,17 @@ export interface LoadOptions {
    * files it names only. Default: every resource.
    */
   readonly only?: readonly string[];
-  /** called as a file is read (a few times a second at most is up to the caller), for a progress bar */
+  /**
+   * told as each file is read, for a progress bar: after every chunk read
+   * (64 KiB) and once at its end (so a bar throttles its own drawing)
+   */
   readonly onProgress?: (progress: FileProgress) => void;
 }
 
 /**
  * How far the reading of one data file is, for a progress bar.
  * @example
- * await loadResources('big.csv', { onProgress: (p) => bar.update(p.resource, p.rows, p.bytes / p.totalBytes) });
+ * await loadResources('big.csv', { onProgress: (p) => console.error(`${p.resource}: ${p.rows} rows, ${Math.round((100 * p.bytes) / p.totalBytes)} %`) });
  */
 export interface FileProgress {
   /** the resource's alias */
