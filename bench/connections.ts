@@ -45,11 +45,15 @@ interface Scenario {
   readonly requests: number;
 }
 
-const SCENARIOS: readonly Scenario[] = [
-  { name: '100 connections × 1 request (floor)', connections: 100, requests: 1 },
-  { name: '100 connections × 5 pipelined', connections: 100, requests: 5 },
-  { name: '1 connection × 200 pipelined, one write', connections: 1, requests: 200 },
-];
+/** The scenarios; a `--quick` run opens 20 connections where a full one opens 100. */
+function scenarios(quick: boolean): readonly Scenario[] {
+  const many = quick ? 20 : 100;
+  return [
+    { name: `${many} connections × 1 request (floor)`, connections: many, requests: 1 },
+    { name: `${many} connections × 5 pipelined`, connections: many, requests: 5 },
+    { name: '1 connection × 200 pipelined, one write', connections: 1, requests: 200 },
+  ];
+}
 
 interface Measured {
   readonly scenario: Scenario;
@@ -179,7 +183,7 @@ export async function benchConnections(config: RunConfig, log: (line: string) =>
     // Warm up: one answer read to the end, so JIT and lazy caches are not charged to the first scenario.
     const response = await fetch(`${server.url}${SEARCH_PATH}?resource_id=enrolments&limit=${LIMIT}`);
     answerBytes = (await response.arrayBuffer()).byteLength;
-    for (const scenario of SCENARIOS) {
+    for (const scenario of scenarios(config.quick)) {
       log(`connections: ${scenario.name}`);
       results.push(await runScenario(server, scenario));
     }
@@ -223,7 +227,8 @@ export async function benchConnections(config: RunConfig, log: (line: string) =>
           what: `${m.scenario.name}: peak growth bounded`,
           goal: m.scenario.connections > 1 ? `≤ 1.5× the floor's (${formatBytes(growth(floor))})` : `≤ 4 answers (${formatBytes(4 * answerBytes)})`,
           measured: `${formatBytes(growth(m))} (${formatBytes(perConnection(m))} per connection)`,
-          met: growth(m) <= bound,
+          // At --quick's 20 connections, garbage not yet collected at the peak outweighs the answers held.
+          met: config.quick ? null : growth(m) <= bound,
         };
       }),
       ...results.map((m) => ({

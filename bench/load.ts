@@ -103,14 +103,15 @@ export async function benchLoad(config: RunConfig, log: (line: string) => void):
         ],
       },
     ],
+    // At --quick's 200,000 rows the modules' own memory weighs as much as the data: figures are reported, not judged.
     targets: [
       {
         section: 'load', what: `${formatCount(rows)}-row CSV: peak RSS of loadResources`, goal: '≤ the csv-parse/sync floor (the loader before)',
-        measured: `${formatBytes(ckql.peak)} (${formatRatio(ckql.peak / fileBytes)} the file) vs ${formatBytes(floor.peak)}; ${formatTime(ckql.ms)}`, met: ckql.peak <= floor.peak,
+        measured: `${formatBytes(ckql.peak)} (${formatRatio(ckql.peak / fileBytes)} the file) vs ${formatBytes(floor.peak)}; ${formatTime(ckql.ms)}`, met: config.quick ? null : ckql.peak <= floor.peak,
       },
       {
         section: 'load', what: `${formatCount(rows)}-row NDJSON: peak RSS of loadResources`, goal: '≤ the split + JSON.parse floor (the loader before)',
-        measured: `${formatBytes(ckqlNdjson.peak)} vs ${formatBytes(floorNdjson.peak)}; ${formatTime(ckqlNdjson.ms)} vs ${formatTime(floorNdjson.ms)}`, met: ckqlNdjson.peak <= floorNdjson.peak,
+        measured: `${formatBytes(ckqlNdjson.peak)} vs ${formatBytes(floorNdjson.peak)}; ${formatTime(ckqlNdjson.ms)} vs ${formatTime(floorNdjson.ms)}`, met: config.quick ? null : ckqlNdjson.peak <= floorNdjson.peak,
       },
       {
         section: 'load', what: 'client page without big integers: readResponse (envelope, result checks, the exactness check)', goal: 'reported against JSON.parse',
