@@ -140,7 +140,7 @@ export function createRecordWriter(
       return {
         write: async (row) => {
           await header();
-          await sink(csvLine(columns.map((id) => exactCell(ownValue(row, id) ?? null, numberColumns.includes(id))), escapeFormulas));
+          await sink(csvLine(columns.map((id, k) => exactCell(ownValue(row, id) ?? null, isNumberType((fields[k] as FieldInfo).type))), escapeFormulas));
         },
         end: header,
       };
