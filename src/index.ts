@@ -50,7 +50,7 @@ export { evaluate } from './engine/memory/evaluate.js';
 export type { EvaluateOptions, PlainRecord } from './engine/memory/evaluate.js';
 export { evaluateQuery, residualTest } from './engine/memory/evaluate-query.js';
 export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
-export type { LoadOptions } from './engine/memory/load.js';
+export type { FileProgress, LoadOptions } from './engine/memory/load.js';
 export { Catalog } from './engine/memory/catalog.js';
 
 // Engines: who answers a request
