@@ -5,7 +5,7 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections), prints only
  *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
  *   … --write                             also write BENCHMARKS.md for --quick / --only runs
  *   npm run bench -- --render             rewrite BENCHMARKS.md from the last full run's figures
@@ -27,8 +27,9 @@ import { benchEvaluate } from './evaluate.js';
 import { benchServer } from './server.js';
 import { benchEngines } from './engines.js';
 import { benchStartup } from './startup.js';
+import { benchConnections } from './connections.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -38,8 +39,9 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   client: { title: '5. Client overhead', run: benchClient },
   engines: { title: '6. Engines', run: benchEngines },
   startup: { title: '7. Startup', run: benchStartup },
+  connections: { title: '8. Connections', run: benchConnections },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections'];
 
 interface Flags {
   readonly quick: boolean;
@@ -72,7 +74,7 @@ function parseFlags(argv: readonly string[]): Flags {
 
 function usage(problem?: string): never {
   if (problem) console.error(`bench: ${problem}`);
-  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup] [--write] | [-- --render]');
+  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections] [--write] | [-- --render]');
   process.exit(problem ? 2 : 0);
 }
 

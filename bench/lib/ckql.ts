@@ -19,6 +19,7 @@ import type * as CompileModule from '../../src/compile/compile.js';
 import type * as EvaluateModule from '../../src/engine/memory/evaluate.js';
 import type * as LoadModule from '../../src/engine/memory/load.js';
 import type * as ServerModule from '../../src/server/server.js';
+import type * as MemoryEngineModule from '../../src/engine/memory/engine.js';
 import type * as ClientModule from '../../src/client/connect.js';
 
 export const distDir = path.join(cacheDir, 'dist');
@@ -55,5 +56,6 @@ export const ckqlModules = {
   evaluate: () => load<typeof EvaluateModule>('engine/memory/evaluate.js'),
   load: () => load<typeof LoadModule>('engine/memory/load.js'),
   server: () => load<typeof ServerModule>('server/server.js'),
+  memoryEngine: () => load<typeof MemoryEngineModule>('engine/memory/engine.js'),
   client: () => load<typeof ClientModule>('client/connect.js'),
 };

@@ -67,6 +67,22 @@ export const RANK = 0.0573088;
  * //     "records":[{"_id":1}],"fields":[{"id":"_id","type":"int"}],"_links":{…},"total":3,"total_was_estimated":false}'
  */
 export function resultJson(parts: ResultParts, fieldsJson?: string): string {
+  let json = '';
+  for (const piece of resultPieces(parts, fieldsJson)) json += piece;
+  return json;
+}
+
+/** Records per piece of `resultPieces`: a piece of wide records stays well under a megabyte. */
+const RECORDS_PER_PIECE = 500;
+
+/**
+ * `result` as `resultJson` writes it, in pieces of at most
+ * `RECORDS_PER_PIECE` records, so that a server can write a large answer as
+ * its client reads it instead of holding all of its text.
+ * @example
+ * [...resultPieces(parts)].join('') === resultJson(parts) // true
+ */
+export function* resultPieces(parts: ResultParts, fieldsJson?: string): Generator<string, void, undefined> {
   const fields = fieldsJson ?? JSON.stringify(parts.outputFields);
   let json = '{';
   let fieldsWritten = false;
@@ -82,7 +98,19 @@ export function resultJson(parts: ResultParts, fieldsJson?: string): string {
       json += `${jsonString(key)}:${JSON.stringify(value)}`;
     }
   }
-  json += `,"records":${recordsJson(parts)}`;
+  json += ',"records":';
+  if (parts.records.length <= RECORDS_PER_PIECE) json += recordsJson(parts, 0, parts.records.length);
+  else {
+    yield json;
+    const quote = parts.recordsFormat === 'csv' || parts.recordsFormat === 'tsv' ? '"' : '';
+    yield quote || '[';
+    for (let from = 0; from < parts.records.length; from += RECORDS_PER_PIECE) {
+      const text = recordsJson(parts, from, Math.min(parts.records.length, from + RECORDS_PER_PIECE));
+      // The inside of each piece's list (or string), joined as one.
+      yield quote === '' ? `${from === 0 ? '' : ','}${text.slice(1, -1)}` : text.slice(1, -1);
+    }
+    json = quote || ']';
+  }
   if (!fieldsWritten) json += `,"fields":${fields}`;
   if (parts.links !== undefined) json += `,"_links":${JSON.stringify(parts.links)}`;
   if (parts.total !== undefined) {
@@ -90,29 +118,30 @@ export function resultJson(parts: ResultParts, fieldsJson?: string): string {
     if (parts.ckan === '2.11') json += `,"total_was_estimated":${parts.totalWasEstimated === true}`;
   }
   if (parts.nextPage !== undefined) json += `,"next_page":${JSON.stringify(parts.nextPage)}`;
-  return `${json}}`;
+  yield `${json}}`;
 }
 
-/** `records` in the requested format. */
-function recordsJson(parts: ResultParts): string {
+/** `records[from, to)` in the requested format: a JSON list, or a JSON string of CSV/TSV text. */
+function recordsJson(parts: ResultParts, from: number, to: number): string {
+  const whole = from === 0 && to === parts.records.length;
   switch (parts.recordsFormat) {
     case 'objects':
-      return parts.plain ? JSON.stringify(parts.records) : objectsJson(parts);
+      return parts.plain ? JSON.stringify(whole ? parts.records : parts.records.slice(from, to)) : objectsJson(parts, from, to);
     case 'lists':
-      return listsJson(parts);
+      return listsJson(parts, from, to);
     case 'csv':
-      return JSON.stringify(delimited(parts, ','));
+      return JSON.stringify(delimited(parts, ',', from, to));
     case 'tsv':
-      return JSON.stringify(delimited(parts, '\t'));
+      return JSON.stringify(delimited(parts, '\t', from, to));
   }
 }
 
-function objectsJson(parts: ResultParts): string {
+function objectsJson(parts: ResultParts, from: number, to: number): string {
   const keys = parts.outputFields.map((f) => `${jsonString(f.id)}:`);
   let out = '[';
-  for (let r = 0; r < parts.records.length; r++) {
+  for (let r = from; r < to; r++) {
     const record = parts.records[r] as Row;
-    if (r > 0) out += ',';
+    if (r > from) out += ',';
     out += '{';
     for (let k = 0; k < parts.outputFields.length; k++) {
       if (k > 0) out += ',';
@@ -124,11 +153,11 @@ function objectsJson(parts: ResultParts): string {
   return `${out}]`;
 }
 
-function listsJson(parts: ResultParts): string {
+function listsJson(parts: ResultParts, from: number, to: number): string {
   let out = '[';
-  for (let r = 0; r < parts.records.length; r++) {
+  for (let r = from; r < to; r++) {
     const record = parts.records[r] as Row;
-    if (r > 0) out += ',';
+    if (r > from) out += ',';
     out += '[';
     for (let k = 0; k < parts.outputFields.length; k++) {
       if (k > 0) out += ',';
@@ -155,7 +184,12 @@ function valueJson(field: FieldInfo, record: Row, ckan: CkanVersion): string {
 
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-function isJsonNumber(text: string): boolean {
+/**
+ * True for a text that is a JSON number (and short enough to be one a
+ * database wrote): such a text in a number field is written as it is.
+ * @example isJsonNumber('7.50') // → true
+ */
+export function isJsonNumber(text: string): boolean {
   return text.length < 400 && JSON_NUMBER.test(text);
 }
 
@@ -176,9 +210,10 @@ export function timestampText(value: string, ckan: CkanVersion): string {
 }
 
 /** PostgreSQL's `COPY … csv` text of a page: no header, `\n` after each line. */
-function delimited(parts: ResultParts, delimiter: string): string {
+function delimited(parts: ResultParts, delimiter: string, from: number, to: number): string {
   let out = '';
-  for (const record of parts.records) {
+  for (let r = from; r < to; r++) {
+    const record = parts.records[r] as Row;
     for (let k = 0; k < parts.outputFields.length; k++) {
       if (k > 0) out += delimiter;
       out += cellText(parts.outputFields[k] as FieldInfo, record, parts.ckan, delimiter);

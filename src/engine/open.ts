@@ -43,17 +43,16 @@ export async function openEngine(options: OpenEngineOptions = {}): Promise<Engin
     // The PostgreSQL engines load on demand: PGlite's module alone costs ~0.2 s of start-up.
     case 'pglite': {
       const { pgliteEngine } = await import('./pglite/engine.js');
-      const tables = paths.length === 0 ? [] : await loadResources(paths, loadOptions);
-      return pgliteEngine({ ...(options.db === undefined ? {} : { dataDir: options.db }), tables, ...timeout });
+      return pgliteEngine({ ...(options.db === undefined ? {} : { dataDir: options.db }), files: paths, load: loadOptions, ...timeout });
     }
     case 'postgres': {
       const { postgresEngine } = await import('./postgres/engine.js');
-      const { loadTables } = await import('./sql/load.js');
+      const { loadFiles } = await import('./sql/load-files.js');
       const engine = await postgresEngine({ ...(options.db === undefined ? {} : { url: options.db }), ...timeout });
       if (paths.length > 0) {
         // Files given with a server are loaded into it (replacing resources of the same name).
         try {
-          await loadTables(engine.db, await loadResources(paths, loadOptions), { replace: true });
+          await loadFiles(engine.db, paths, { ...loadOptions, replace: true });
           await engine.refresh();
         } catch (error) {
           await engine.close();

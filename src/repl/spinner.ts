@@ -13,8 +13,12 @@ export interface Spinner {
   stop(): void;
 }
 
-/** Starts a spinner on `stream` if it is a TTY; otherwise does nothing. */
-export function startSpinner(stream: Writable & { isTTY?: boolean }, label: string, delayMs = 150): Spinner {
+/**
+ * Starts a spinner on `stream` if it is a TTY; otherwise does nothing.
+ * `label` is read at each frame (a load's progress can change it), and the
+ * line is cut to the terminal's width so that `\r` rewrites it in place.
+ */
+export function startSpinner(stream: Writable & { isTTY?: boolean; columns?: number }, label: string | (() => string), delayMs = 150): Spinner {
   if (stream.isTTY !== true) return { stop: () => undefined };
   const started = performance.now();
   let frame = 0;
@@ -22,7 +26,9 @@ export function startSpinner(stream: Writable & { isTTY?: boolean }, label: stri
   let interval: NodeJS.Timeout | undefined;
   const draw = (): void => {
     const elapsed = `${((performance.now() - started) / 1000).toFixed(1)}s`;
-    stream.write(`\r\x1b[2K${frames[frame % frames.length]} ${label} ${elapsed} (Ctrl-C cancels)`);
+    const line = `${frames[frame % frames.length]} ${typeof label === 'string' ? label : label()} ${elapsed} (Ctrl-C cancels)`;
+    const width = stream.columns ?? 80;
+    stream.write(`\r\x1b[2K${line.length >= width ? line.slice(0, Math.max(0, width - 1)) : line}`);
     frame += 1;
     drawn = true;
   };

@@ -69,6 +69,8 @@ export interface ReplOptions {
   readonly banner?: boolean;
   /** ms Tab waits for names and values before answering with what it has; default 500 */
   readonly completionWaitMs?: number;
+  /** what the spinner says while a query waits (a data file being read: its progress); default `running` */
+  readonly status?: () => string | undefined;
 }
 
 const version = readVersion();
@@ -214,7 +216,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     server.removeAllListeners('SIGINT');
     const onSigint = (): void => controller.abort(new DatastoreError('ABORTED', 'cancelled'));
     server.on('SIGINT', onSigint);
-    const spinner = startSpinner(errorOutput, 'running');
+    const spinner = startSpinner(errorOutput, () => options.status?.() ?? 'running');
     try {
       return await work(controller.signal);
     } finally {

@@ -11,7 +11,7 @@ import { DatastoreError, resourceNotFound, toolError, validationError } from '..
 import type { CkanVersion, ErrorBody, FieldInfo, RecordsFormat, SearchRequest, SearchResult, Table } from '../datastore/types.js';
 import { checkAgainstTable, rankColumns, validateSearch, withFields } from '../datastore/validate.js';
 import type { ValidatedSearch } from '../datastore/validate.js';
-import { keysetDirection, linksFor, nextPageOf, resultJson } from '../datastore/response.js';
+import { keysetDirection, linksFor, nextPageOf, resultPieces } from '../datastore/response.js';
 import type { ResultParts } from '../datastore/response.js';
 import { memoryEngine } from '../engine/memory/engine.js';
 import type { TableLookup } from '../engine/memory/engine.js';
@@ -19,9 +19,9 @@ import type { Engine, ResourceInfo } from '../engine/types.js';
 import { tokenCheck } from './auth.js';
 import { buildEnvelopes } from './envelope.js';
 import { accessDenied, excerpt, serviceError } from './errors.js';
-import { TABLE_METADATA, statusResult, tableMetadata } from './metadata.js';
+import { TABLE_METADATA, TABLE_METADATA_FIELDS, statusResult, tableMetadata } from './metadata.js';
 import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
-import { SQL_ACTION, sqlResult } from './search-sql.js';
+import { SQL_ACTION, sqlResultJson } from './search-sql.js';
 import { buildRoutes, unknownAction, unknownPath } from './routes.js';
 import type { Route } from './routes.js';
 
@@ -59,7 +59,14 @@ export interface ApiRequest {
 export interface ApiAnswer {
   readonly status: number;
   readonly type: string;
+  /** the body, or its beginning when `more` follows */
   readonly text: string;
+  /**
+   * The rest of a large body, made piece by piece as it is taken, so that a
+   * server writes it as its client reads (a client that stops reading holds
+   * one piece in the server, not the whole answer).
+   */
+  readonly more?: Iterator<string>;
   /** headers besides type, length and CORS origin */
   readonly headers?: Readonly<Record<string, string>>;
   /** the error behind a 500, for the server's log; never sent */
@@ -117,8 +124,6 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
   const authorized = tokenCheck(options.tokens ?? []);
   const limits = { maxLimit, ckan };
 
-  const ok = (text: string, type = JSON_TYPE): ApiAnswer => ({ status: 200, type, text });
-
   const failure = (route: Route | undefined, error: unknown): ApiAnswer => {
     if (error instanceof DatastoreError && error.status !== undefined && error.body !== undefined) {
       // A body CKAN writes as a bare JSON string (a 400 for unreadable data) has no envelope.
@@ -132,15 +137,18 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
 
   // CKAN's order: the schema, then the resource and access, then the backend's checks against the
   // table, then the search; so a private table's field names never show in an error.
-  const search = async (authorization: string | undefined, route: Route, raw: Record<string, unknown>, query: string, signal: AbortSignal | undefined): Promise<string> => {
+  const search = async (authorization: string | undefined, route: Route, raw: Record<string, unknown>, query: string, signal: AbortSignal | undefined): Promise<Iterator<string>> => {
     const validated = validateSearch(raw, limits);
     const request = validated.request;
     let answering = engine;
     let info: ResourceInfo | undefined;
     if (request.resource_id === TABLE_METADATA) {
-      // Anyone may search it; it lists names, never data.
-      answering = memoryEngine([tableMetadata(await engine.resources())]);
-      info = await answering.resource(TABLE_METADATA);
+      // Anyone may search it; it lists names, never data. A PostgreSQL engine searches CKAN's view;
+      // over the memory engine it is a table of the resource list.
+      if (engine.kind === 'memory') {
+        answering = memoryEngine([tableMetadata(await engine.resources())]);
+        info = await answering.resource(TABLE_METADATA);
+      } else info = { id: TABLE_METADATA, aliases: [], fields: TABLE_METADATA_FIELDS, private: false };
     } else {
       info = await engine.resource(request.resource_id);
       if (info === undefined) throw resourceNotFound(request.resource_id);
@@ -151,7 +159,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     checkAgainstTable(validated, info.fields);
     const plan = searchPlan(request, info.fields, ckan, answering.kind !== 'memory');
     const result = await answering.search(plan.engineRequest, { ...limits, ...(signal === undefined ? {} : { signal }) });
-    return resultJson(responseParts(validated, plan, result, info, route, query), plan.sharedFields ? sharedFieldsJson(result.fields) : undefined);
+    return resultPieces(responseParts(validated, plan, result, info, route, query), plan.sharedFields ? sharedFieldsJson(result.fields) : undefined);
   };
 
   // datastore_search_sql: the engine checks the statement; the token decides whether private tables may be read.
@@ -164,7 +172,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     const sql = raw.sql;
     if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
     const token = authorized(authorization);
-    return JSON.stringify(sqlResult(await engine.searchSql(sql, { maxLimit, token, privateIds }), raw));
+    return sqlResultJson(await engine.searchSql(sql, { maxLimit, token, privateIds }), raw);
   };
 
   const run = async (
@@ -176,14 +184,16 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
       delete raw.callback;
       authorization = undefined;
     }
-    const resultText =
+    const pieces =
       route.action === 'status_show'
-        ? JSON.stringify(statusResult(ckan, publicUrl))
+        ? [JSON.stringify(statusResult(ckan, publicUrl))].values()
         : route.action === SQL_ACTION
-          ? await searchSql(authorization, raw)
+          ? [await searchSql(authorization, raw)].values()
           : await search(authorization, route, raw, query, signal);
-    const text = envelopes(route.language, route.action).success(resultText);
-    return callback !== undefined && request.method === 'GET' ? ok(`${escapeHtml(callback)}(${text});`, JAVASCRIPT_TYPE) : ok(text);
+    const [head, tail] = envelopes(route.language, route.action).successAround;
+    return callback !== undefined && request.method === 'GET'
+      ? { status: 200, type: JAVASCRIPT_TYPE, text: `${escapeHtml(callback)}(${head}`, more: followedBy(pieces, `${tail});`) }
+      : { status: 200, type: JSON_TYPE, text: head, more: followedBy(pieces, tail) };
   };
 
   const routeOf = (url: string): { route: Route; query: string } => {
@@ -242,6 +252,24 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
   };
 
   return { answer, refuse };
+}
+
+/** `pieces`, then `tail`. */
+function* followedBy(pieces: Iterator<string>, tail: string): Generator<string, void, undefined> {
+  for (let next = pieces.next(); next.done !== true; next = pieces.next()) yield next.value;
+  yield tail;
+}
+
+/**
+ * An answer's whole body (`text`, then every piece of `more`).
+ * @example
+ * wholeText({ status: 200, type: JSON_TYPE, text: '{"a":', more: ['1', '}'].values() }) // '{"a":1}'
+ */
+export function wholeText(answer: ApiAnswer): string {
+  if (answer.more === undefined) return answer.text;
+  let text = answer.text;
+  for (let next = answer.more.next(); next.done !== true; next = answer.more.next()) text += next.value;
+  return text;
 }
 
 /** The JSONP `callback` of a query string, if any (CKAN wraps only a GET's 200 answer). */

@@ -8,6 +8,8 @@ import type { ErrorBody } from '../datastore/types.js';
 export interface Envelopes {
   /** the success envelope around `result`'s JSON text */
   success(resultText: string): string;
+  /** the success envelope's text before and after `result` (for an answer written in pieces) */
+  readonly successAround: readonly [string, string];
   error(body: ErrorBody): string;
   /** the success envelope of any other action's `result` (`datastore_search_sql`) */
   raw(result: unknown): string;
@@ -30,6 +32,7 @@ export function buildEnvelopes(baseUrl: string, languages: readonly string[]): (
     const errorHead = `{"help":${help},"success":false,"error":`;
     return {
       success: (resultText) => `${successHead}${resultText}}`,
+      successAround: [successHead, '}'],
       error: (body) => `${errorHead}${JSON.stringify(body)}}`,
       raw: (result) => `${successHead}${JSON.stringify(result)}}`,
     };

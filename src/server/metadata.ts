@@ -5,11 +5,23 @@
  * (docs/ckan-2.11-reference.md §4, docs/ckan-2.12-reference.md §6).
  */
 import { createHash } from 'node:crypto';
-import type { CkanVersion, Table } from '../datastore/types.js';
+import type { CkanVersion, FieldInfo, Table } from '../datastore/types.js';
 import type { ResourceInfo } from '../engine/types.js';
 
 /** The resource id CKAN always lets anyone search. */
 export const TABLE_METADATA = '_table_metadata';
+
+/**
+ * The `fields` CKAN answers for `_table_metadata`: the view's columns, with
+ * `_id` typed `int` as CKAN types every table's `_id` (`_get_fields_types`),
+ * though the view's `_id` holds md5 text.
+ */
+export const TABLE_METADATA_FIELDS: readonly FieldInfo[] = [
+  { id: '_id', type: 'int' },
+  { id: 'name', type: 'name' },
+  { id: 'oid', type: 'oid' },
+  { id: 'alias_of', type: 'name' },
+];
 
 /** The `ckan_version` each surface reports in `status_show`. */
 export const CKAN_VERSIONS: Readonly<Record<CkanVersion, string>> = { '2.11': '2.11.5', '2.12': '2.12.0' };
@@ -49,12 +61,7 @@ export function tableMetadata(resources: readonly ResourceInfo[]): Table {
   return {
     id: TABLE_METADATA,
     aliases: [],
-    fields: [
-      { id: '_id', type: 'text' },
-      { id: 'name', type: 'name' },
-      { id: 'oid', type: 'oid' },
-      { id: 'alias_of', type: 'name' },
-    ],
+    fields: TABLE_METADATA_FIELDS,
     rows,
   };
 }

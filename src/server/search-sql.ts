@@ -6,6 +6,8 @@
  */
 import type { SqlResult } from '../engine/types.js';
 import type { Route } from './routes.js';
+import { isJsonNumber } from '../datastore/response.js';
+import { isNumberType } from '../datastore/values.js';
 
 export const SQL_ACTION = 'datastore_search_sql' as const;
 
@@ -26,12 +28,20 @@ export function sqlRoutes(languages: readonly string[]): ReadonlyMap<string, Rou
 }
 
 /**
- * The `result` as CKAN gives it: the request's other keys echoed, `sql`
- * as sent, then `records`, `fields` (and `records_truncated`).
+ * The `result` as CKAN gives it, as JSON text: the request's other keys
+ * echoed, `sql` as sent, then `records`, `fields` (and `records_truncated`).
+ * A number column's value kept as its text (an `int8` beyond 2^53, a
+ * `numeric`'s scale) is written as that JSON number, as CKAN writes
+ * Python's int and Decimal.
  * @example
- * sqlResult({ sql: 'SELECT 1 AS n', records: [{ n: 1 }], fields: [{ id: 'n', type: 'int4' }] }, { sql: 'SELECT 1 AS n' })
- * // → { sql: 'SELECT 1 AS n', records: [{ n: 1 }], fields: [{ id: 'n', type: 'int4' }] }
+ * sqlResultJson({ sql: 'SELECT 7.50 AS n', records: [{ n: '7.50' }], fields: [{ id: 'n', type: 'numeric' }] }, { sql: 'SELECT 7.50 AS n' })
+ * // → '{"sql":"SELECT 7.50 AS n","records":[{"n":7.50}],"fields":[{"id":"n","type":"numeric"}]}'
  */
-export function sqlResult(result: SqlResult, raw: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return { ...raw, ...result };
+export function sqlResultJson(result: SqlResult, raw: Readonly<Record<string, unknown>>): string {
+  const numbers = new Set(result.fields.filter((f) => isNumberType(f.type)).map((f) => f.id));
+  const value = (key: string, v: unknown): string => (numbers.has(key) && typeof v === 'string' && isJsonNumber(v) ? v : (JSON.stringify(v) ?? 'null'));
+  const record = (r: Readonly<Record<string, unknown>>): string => `{${Object.entries(r).map(([k, v]) => `${JSON.stringify(k)}:${value(k, v)}`).join(',')}}`;
+  const merged: Record<string, unknown> = { ...raw, ...result };
+  const parts = Object.entries(merged).map(([k, v]) => `${JSON.stringify(k)}:${k === 'records' ? `[${result.records.map(record).join(',')}]` : (JSON.stringify(v) ?? 'null')}`);
+  return `{${parts.join(',')}}`;
 }

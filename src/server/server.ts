@@ -58,6 +58,8 @@ const DEFAULTS = {
   maxHeaderSize: 32 * 1024,
 } as const;
 
+/** Characters of an answer sent whole, with its length; a longer answer is written piece by piece as the client reads. */
+const WHOLE_ANSWER_CHARS = 256 * 1024;
 /** How long a connection being closed may still drain what the client sends, so it reads our answer. */
 const LINGER_MS = 500;
 /** How long `close()` waits for requests in flight before it closes their connections. */
@@ -140,23 +142,67 @@ function handlerFor(api: Api, options: { readonly maxBody: number; readonly log:
   const { maxBody, log } = options;
 
   const send = (req: IncomingMessage, res: ServerResponse, answer: ApiAnswer): void => {
-    if (answer.internal !== undefined && log !== undefined) {
-      const error = answer.internal;
-      log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    }
+    if (answer.internal !== undefined) logError(answer.internal);
     if (answer.status === 204) {
       res.writeHead(204, { ...answer.headers, 'content-length': 0 });
       res.end();
-    } else {
-      // `res.end(text)` with a string lets node:http join head and body into one string and encode it
-      // once as it writes: no Buffer is made for the body (no copy, no pool slice); the length is counted,
-      // not encoded. Header lists are flat arrays: `writeHead` walks them without the `for…in` an object needs.
-      const headers = answerHeaders(Buffer.byteLength(answer.text), answer.type);
-      if (answer.headers !== undefined) for (const [name, value] of Object.entries(answer.headers)) headers.push(name, value);
-      res.writeHead(answer.status, headers);
-      res.end(answer.text);
+      if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} 204`);
+      return;
     }
+    // A small answer goes out whole with its length; a large one as its client reads it (chunked),
+    // so a client that stops reading holds one piece of its answer in the server, not all of it.
+    let text = answer.text;
+    const more = answer.more;
+    if (more !== undefined) {
+      for (let next = more.next(); ; next = more.next()) {
+        if (next.done === true) break;
+        text += next.value;
+        if (text.length >= WHOLE_ANSWER_CHARS) {
+          sendPieces(req, res, answer, text, more);
+          return;
+        }
+      }
+    }
+    // `res.end(text)` with a string lets node:http join head and body into one string and encode it
+    // once as it writes: no Buffer is made for the body (no copy, no pool slice); the length is counted,
+    // not encoded. Header lists are flat arrays: `writeHead` walks them without the `for…in` an object needs.
+    const headers = answerHeaders(Buffer.byteLength(text), answer.type);
+    if (answer.headers !== undefined) for (const [name, value] of Object.entries(answer.headers)) headers.push(name, value);
+    res.writeHead(answer.status, headers);
+    res.end(text);
     if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${answer.status}`);
+  };
+
+  const sendPieces = (req: IncomingMessage, res: ServerResponse, answer: ApiAnswer, first: string, more: Iterator<string>): void => {
+    res.writeHead(answer.status, ['content-type', answer.type, 'access-control-allow-origin', '*']);
+    let text = first;
+    const pump = (): void => {
+      try {
+        while (!res.destroyed) {
+          const written = res.write(text);
+          const next = more.next();
+          if (next.done === true) {
+            res.end();
+            if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${answer.status}`);
+            return;
+          }
+          text = next.value;
+          if (!written) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      } catch (error) {
+        // The status is sent: cut the answer short, so the client sees it broken rather than whole.
+        logError(error);
+        res.destroy();
+      }
+    };
+    pump();
+  };
+
+  const logError = (error: unknown): void => {
+    if (log !== undefined) log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   };
 
   const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined): void => {
@@ -252,6 +298,8 @@ class ConnectionQueue {
 
   private afterAnswer(): void {
     const resume = (): void => {
+      // A closed connection's queued requests are dropped unanswered: nobody could read them.
+      if (this.socket.destroyed) this.jobs.length = 0;
       const job = this.jobs.shift();
       if (job === undefined) this.busy = false;
       else job();

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '../client/connect.js';
 import type { DatastoreClient, Exchange, SearchInput, WireRequest } from '../client/types.js';
 import { listDataFiles, loadResources } from '../engine/memory/load.js';
+import type { FileProgress } from '../engine/memory/load.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
@@ -16,7 +17,7 @@ import { parse } from '../syntax/parse.js';
 import { openEngine } from '../engine/open.js';
 import type { Engine, EngineKind } from '../engine/types.js';
 import { memoryEngine } from '../engine/memory/engine.js';
-import { openApi } from '../server/api.js';
+import { openApi, wholeText } from '../server/api.js';
 import type { Api } from '../server/api.js';
 import type { CkanVersion, Table } from '../datastore/types.js';
 import { toolError } from '../errors.js';
@@ -105,6 +106,8 @@ export interface OpenSourceOptions {
    * its prompt does not wait for files nobody has asked about yet).
    */
   readonly lazy?: boolean;
+  /** told as local data files are read (a progress bar), and when reading is over */
+  readonly progress?: { update(progress: FileProgress): void; done(): void };
 }
 
 export async function openSource(spec: SourceSpec, options: OpenSourceOptions = {}): Promise<Source> {
@@ -132,8 +135,12 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   }
 
   if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
-  if (options.lazy === true) return openLazyData(spec);
-  const tables = await loadResources(spec.paths, options.resources === undefined ? {} : { only: options.resources });
+  if (options.lazy === true) return openLazyData(spec, options.progress);
+  const onProgress = options.progress?.update;
+  const tables = await loadResources(spec.paths, {
+    ...(options.resources === undefined ? {} : { only: options.resources }),
+    ...(onProgress === undefined ? {} : { onProgress }),
+  }).finally(() => options.progress?.done());
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
@@ -193,7 +200,7 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
  * tables read so far, and the client reads the file a request names before
  * sending it.
  */
-async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promise<Source> {
+async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progress: OpenSourceOptions['progress']): Promise<Source> {
   const files = await listDataFiles(spec.paths);
   const loaded = new Map<string, Promise<Table>>();
   const ready = new Map<string, Table>();
@@ -212,7 +219,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>): Promis
     if (entry === undefined) return Promise.resolve();
     let table = loaded.get(entry.id);
     if (table === undefined) {
-      table = loadResources(entry.file).then(([only]) => {
+      table = loadResources(entry.file, progress === undefined ? {} : { onProgress: progress.update }).finally(() => progress?.done()).then(([only]) => {
         if (only === undefined) throw new Error(`${entry.file} gave no table`);
         ready.set(entry.id, only);
         return only;
@@ -399,7 +406,7 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
     };
     const api = await apiFor(ckan);
     const answer = await withDeadline(spec.timeout, signal, (bounded) => api.answer(request, bounded));
-    return { status: answer.status, text: answer.text, retryAfter: undefined, location: undefined };
+    return { status: answer.status, text: wholeText(answer), retryAfter: undefined, location: undefined };
   };
   const client = connect({
     url: LOCAL_URL,

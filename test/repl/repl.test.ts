@@ -538,6 +538,22 @@ describe('Ctrl-C', () => {
     }
   });
 
+  it('reads its label at each frame (a file being read shows its progress), cut to the terminal width', async () => {
+    const stream = Object.assign(new PassThrough(), { isTTY: true, columns: 60 });
+    let written = '';
+    stream.on('data', (chunk: Buffer) => (written += chunk.toString()));
+    let label = 'reading big [##......] 1,000 rows';
+    const spinner = startSpinner(stream, () => label, 0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    label = 'running';
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    spinner.stop();
+    expect(written).toContain('reading big [##......] 1,000 rows');
+    expect(written).toMatch(/ running \d+\.\ds \(Ctrl-C cancels\)/);
+    const frames = written.split('\r\u001b[2K').filter((frame) => frame !== '');
+    expect(frames.every((frame) => frame.length < 60)).toBe(true);
+  });
+
   it('never draws the spinner on a stream that is not a terminal', async () => {
     const plain = new PassThrough();
     let written = '';

@@ -9,10 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect as connectSocket } from 'node:net';
 import type { Socket } from 'node:net';
 import { Agent, request } from 'undici';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { evaluate } from '../../src/engine/memory/evaluate.js';
+import { memoryEngine } from '../../src/engine/memory/engine.js';
 import { makeTable, big, courses, COURSES_ID } from './tables.js';
 
 const ACTION = '/api/3/action/datastore_search';
@@ -38,7 +41,7 @@ const stamps = makeTable(
 const tagged = { ...stamps, rows: stamps.rows.map((row, i) => ({ ...row, tags: i === 0 ? ['x', 'y z'] : null })) };
 
 beforeAll(async () => {
-  v211 = await startServer({ tables: [courses, big, tagged], port: 0 });
+  v211 = await startServer({ tables: [courses, big, tagged, wide], port: 0 });
   v212 = await startServer({ tables: [courses, big, tagged], port: 0, ckan: '2.12' });
   agent = new Agent({ keepAliveTimeout: 10, keepAliveMaxTimeout: 10 });
 });
@@ -178,8 +181,9 @@ describe('the version a client talks to', () => {
   it('_table_metadata lists every table and alias, with CKAN\'s columns', async () => {
     const answer = await postJson(v211, { resource_id: '_table_metadata', filters: { name: 'courses' } });
     expect(answer.status).toBe(200);
+    // CKAN types every table's `_id` int (`_get_fields_types`), the view's md5 text included.
     expect(answer.json.result.fields).toEqual([
-      { id: '_id', type: 'text' },
+      { id: '_id', type: 'int' },
       { id: 'name', type: 'name' },
       { id: 'oid', type: 'oid' },
       { id: 'alias_of', type: 'name' },
@@ -274,6 +278,39 @@ describe('parameters a CKAN client sends, answered with the records the evaluato
   });
 });
 
+/** 32,000 records of ~1 KB: one answer is ~32 MB, far more than a socket's kernel buffers take. */
+const wide = makeTable('2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e', ['wide'], [{ id: 'text', type: 'text' }], Array.from({ length: 32_000 }, () => ({ text: 'x'.repeat(1_000) })));
+
+/** `gc()` without `--expose-gc`: V8 installs it in a context made after the flag is set. */
+const collectGarbage = ((): (() => void) => {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+})();
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('large answers', () => {
+  it('are written in pieces as the client reads (chunked), and hold the records the evaluator gives', async () => {
+    for (const format of ['objects', 'lists', 'csv'] as const) {
+      const large = await request(`${v211.url}${ACTION}?resource_id=wide&limit=400&records_format=${format}`, { dispatcher: agent });
+      const text = await large.body.text();
+      expect(large.headers['transfer-encoding']).toBe('chunked');
+      expect(large.headers['content-length']).toBeUndefined();
+      const records = (JSON.parse(text) as { result: { records: unknown } }).result.records;
+      const expected = evaluate({ resource_id: 'wide', limit: 400 }, wide).records;
+      if (format === 'objects') expect(records).toEqual(expected);
+      else if (format === 'lists') expect(records).toEqual(expected.map((r) => [r._id, r.text]));
+      else expect(records).toBe(expected.map((r) => `${r._id},${String(r.text)}\n`).join(''));
+    }
+    // Smaller answers keep their length.
+    const small = await request(`${v211.url}${ACTION}?resource_id=courses&limit=2`, { dispatcher: agent });
+    await small.body.text();
+    expect(small.headers['content-length']).toBeDefined();
+  });
+});
+
 describe('a client that pipelines and never reads', () => {
   function rawSocket(server: RunningServer): Promise<Socket> {
     return new Promise((resolve, reject) => {
@@ -307,6 +344,53 @@ describe('a client that pipelines and never reads', () => {
       const next = await call(local, 'GET', `${ACTION}?resource_id=big&limit=1`);
       expect(next.status).toBe(200);
     } finally {
+      await local.close();
+    }
+  });
+
+  it('a closed connection\'s queued requests are dropped, not searched', async () => {
+    let searches = 0;
+    const memory = memoryEngine([wide]);
+    const engine = { ...memory, search: (...args: Parameters<typeof memory.search>) => { searches++; return memory.search(...args); } };
+    const local = await startServer({ engine, port: 0 });
+    try {
+      const socket = await rawSocket(local);
+      socket.pause();
+      socket.write(`GET ${ACTION}?resource_id=wide&limit=32000 HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(10));
+      await until(() => searches > 0);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(searches).toBe(1); // the first answer waits for the client to read
+      socket.destroy();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(searches).toBe(1);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('holds a piece of a large unread answer, not all of it', async () => {
+    const answerBytes = (await call(v211, 'GET', `${ACTION}?resource_id=wide&limit=32000`)).text.length;
+    expect(answerBytes).toBeGreaterThan(30_000_000);
+    const local = await startServer({ tables: [wide], port: 0 });
+    const sockets: Socket[] = [];
+    try {
+      const held = (): number => {
+        collectGarbage();
+        const usage = process.memoryUsage();
+        return usage.heapUsed + usage.external + usage.arrayBuffers;
+      };
+      const before = held();
+      for (let c = 0; c < 3; c++) {
+        const socket = await rawSocket(local);
+        socket.pause(); // never reads
+        socket.write(`GET ${ACTION}?resource_id=wide&limit=32000 HTTP/1.1\r\nHost: x\r\n\r\n`);
+        sockets.push(socket);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      // Whole answers would be ~3 × 32 MB less what the kernel's socket buffers took (a few MB each).
+      expect(held() - before).toBeLessThan(answerBytes / 2);
+    } finally {
+      for (const socket of sockets) socket.destroy();
       await local.close();
     }
   });

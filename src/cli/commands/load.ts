@@ -6,12 +6,12 @@
  */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { loadResources, resourceIdFor } from '../../engine/memory/load.js';
 import type { Db } from '../../engine/sql/db.js';
 import type { LoadProgress } from '../../engine/sql/load.js';
 import { toolError } from '../../errors.js';
 import type { CliContext, CommandRun } from '../context.js';
 import { interruptible } from '../interrupt.js';
+import { progressBar as terminalProgressBar } from '../../output/progress-bar.js';
 
 interface LoadOptions {
   readonly db?: string;
@@ -46,57 +46,42 @@ Examples:
         if (target === null) {
           throw toolError('USAGE', ['ckql load needs --db postgres://… or --db DIR (a PGlite database)'], { hint: 'or set PGHOST/PGDATABASE for a server' });
         }
-        const tables = await loadResources(files.map((file) => resolve(context.cwd, file)));
-        if (options.alias !== undefined) {
-          if (tables.length !== 1) throw toolError('USAGE', [`--alias names one resource, but ${tables.length} files are loaded`]);
-          const [table] = tables as [(typeof tables)[number]];
-          tables[0] = { ...table, id: resourceIdFor(options.alias), aliases: [options.alias] };
-        }
-        if (options.private === true) for (let i = 0; i < tables.length; i++) tables[i] = { ...(tables[i] as (typeof tables)[number]), private: true };
         const isUrl = target !== undefined && /^postgres(ql)?:\/\//.test(target);
         // The drivers load on demand, so other commands do not pay for them at start-up.
         const db: Db = target === undefined || isUrl
           ? await (await import('../../engine/postgres/db.js')).openPostgres(target === undefined ? {} : { url: target })
           : await (await import('../../engine/pglite/db.js')).openPglite(resolve(context.cwd, target));
-        const { loadTables } = await import('../../engine/sql/load.js');
+        const { loadFiles } = await import('../../engine/sql/load-files.js');
         const progress = progressBar(context);
+        let loaded: Awaited<ReturnType<typeof loadFiles>>;
         try {
-          await interruptible((signal) =>
-            loadTables(db, tables, { replace: options.replace === true, indexes: options.indexes !== false, onProgress: progress.update, signal }),
+          // Files are streamed (CSV) into COPY, so a file larger than memory loads.
+          loaded = await interruptible((signal) =>
+            loadFiles(db, files.map((file) => resolve(context.cwd, file)), {
+              replace: options.replace === true,
+              indexes: options.indexes !== false,
+              onProgress: progress.update,
+              signal,
+              ...(options.alias === undefined ? {} : { alias: options.alias }),
+              ...(options.private === true ? { private: true as const } : {}),
+            }),
           );
         } finally {
           progress.done();
           await db.close();
         }
-        const rows = tables.reduce((sum, t) => sum + t.rows.length, 0);
-        context.err(`loaded ${tables.length} resource${tables.length === 1 ? '' : 's'} (${rows} rows): ${tables.map((t) => `${t.aliases[0] ?? t.id} ${t.id}`).join(', ')}`);
+        const rows = loaded.reduce((sum, t) => sum + t.rows, 0);
+        context.err(`loaded ${loaded.length} resource${loaded.length === 1 ? '' : 's'} (${rows} rows): ${loaded.map((t) => `${t.alias} ${t.id}`).join(', ')}`);
         return 0;
       }),
     );
 }
 
-/** A one-line bar on a terminal's stderr (rows, rows/s, ETA); nothing when stderr is not a terminal. */
+/** A one-line bar on a terminal's stderr (rows, rows/s, time left); nothing when stderr is not a terminal, or in CI. */
 function progressBar(context: CliContext): { update: (p: LoadProgress) => void; done: () => void } {
-  const tty = context.stderr.isTTY === true;
-  let started = 0;
-  let resource = '';
-  let shown = false;
+  const bar = terminalProgressBar(context.stderr, context.env);
   return {
-    update: (p) => {
-      if (!tty) return;
-      const now = Date.now();
-      if (p.resource !== resource) [resource, started] = [p.resource, now];
-      const seconds = Math.max(0.001, (now - started) / 1000);
-      const rate = p.rows / seconds;
-      const eta = rate > 0 ? (p.totalRows - p.rows) / rate : 0;
-      const width = 24;
-      const filled = p.totalRows === 0 ? width : Math.round((p.rows / p.totalRows) * width);
-      const line = `${p.resource} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.rows}/${p.totalRows} rows, ${Math.round(rate)} rows/s, ETA ${eta.toFixed(0)}s`;
-      context.stderr.write(`\r${line}\x1b[K`);
-      shown = true;
-    },
-    done: () => {
-      if (shown) context.stderr.write('\n');
-    },
+    update: (p) => bar.update({ label: p.resource, rows: p.rows, totalRows: p.totalRows, fraction: p.totalRows === 0 ? 1 : p.rows / p.totalRows }),
+    done: () => bar.done(),
   };
 }

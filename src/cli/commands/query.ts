@@ -16,6 +16,7 @@ import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { printQuery } from '../print-query.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { fileProgressBar } from '../../output/progress-bar.js';
 
 interface QueryOptions extends SourceOptionValues {
   readonly param: readonly string[];
@@ -60,7 +61,7 @@ Examples:
         throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
       }
       const request = planned.request as SearchRequest;
-      const opened = await openSource(source.spec, { resources: [request.resource_id] });
+      const opened = await openSource(source.spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
       try {
         await printQuery(context, opened, request, {
           ...(planned.residual === undefined ? {} : { query: bind(parse(queryText), params) }),

@@ -19,6 +19,7 @@ import {
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { fileProgressBar, fileProgressText } from '../../output/progress-bar.js';
 import type { Source, SourceSpec } from '../../session/source.js';
 
 interface ReplOptions extends SourceOptionValues {
@@ -74,7 +75,10 @@ Examples:
         (options.file === undefined ? undefined : await readOptionFile('--file', resolve(context.cwd, options.file))) ??
         (context.stdin.isTTY === true ? undefined : await readQueryArgument('-', context));
       // Files are read when a statement first names them, so the prompt does not wait for them.
-      const openLazily = (each: SourceSpec): Promise<Source> => openSource(each, { lazy: true });
+      // At the prompt the spinner shows a file's reading; a script gets the bar.
+      const loading = fileProgressText();
+      const progress = script === undefined ? loading : fileProgressBar(context.stderr, context.env);
+      const openLazily = (each: SourceSpec): Promise<Source> => openSource(each, { lazy: true, progress });
       const source = await openLazily(spec);
       try {
         // The session and the script runner only: ink comes with the first table drawn.
@@ -101,6 +105,7 @@ Examples:
           source,
           config,
           openSource: openLazily,
+          status: loading.current,
           input: context.stdin,
           output: context.stdout,
           errorOutput: context.stderr,

@@ -25,6 +25,7 @@ import { attachOrigin, withParamHint } from '../report.js';
 import { printQuery } from '../print-query.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { fileProgressBar } from '../../output/progress-bar.js';
 import { listing } from './fields.js';
 
 interface RunOptions extends SourceOptionValues {
@@ -119,7 +120,7 @@ Example (ckql.config.yaml):
         cwd: context.cwd,
         ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
       });
-      const source = await openSource(spec, { resources: [request.resource_id] });
+      const source = await openSource(spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
       try {
         await printQuery(context, source, request, {
           ...(query === undefined ? {} : { query }),

@@ -13,6 +13,7 @@ import { toolError } from '../../errors.js';
 import { startServer } from '../../server/server.js';
 import type { CommandRun } from '../context.js';
 import { integerOption, readOptionFile } from '../options.js';
+import { fileProgressBar } from '../../output/progress-bar.js';
 
 interface ServeOptions {
   readonly host: string;
@@ -62,7 +63,8 @@ Example:
           throw toolError('USAGE', ['ckql serve needs files or folders to serve, or --db'], { hint: 'ckql serve examples/data, or ckql serve --db postgres://…' });
         }
         const engine = engineName === 'memory' && db === undefined ? undefined : await openEngine({ engine: engineName, data, ...(db === undefined ? {} : { db }) });
-        const tables = engine === undefined ? await loadResources(data) : [];
+        const bar = fileProgressBar(context.stderr, context.env);
+        const tables = engine === undefined ? await loadResources(data, { onProgress: bar.update }).finally(bar.done) : [];
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
         const server = await startServer({
           ...(engine === undefined ? { tables } : { engine }),

@@ -8,9 +8,10 @@
  * more heap than `JSON.parse` of the same data.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import { parse as parseCsv } from 'csv-parse/sync';
+import { parse as csvParser } from 'csv-parse';
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
@@ -30,6 +31,23 @@ export interface LoadOptions {
    * files it names only. Default: every resource.
    */
   readonly only?: readonly string[];
+  /** called as a file is read (a few times a second at most is up to the caller), for a progress bar */
+  readonly onProgress?: (progress: FileProgress) => void;
+}
+
+/**
+ * How far the reading of one data file is, for a progress bar.
+ * @example
+ * await loadResources('big.csv', { onProgress: (p) => bar.update(p.resource, p.rows, p.bytes / p.totalBytes) });
+ */
+export interface FileProgress {
+  /** the resource's alias */
+  readonly resource: string;
+  /** records read so far */
+  readonly rows: number;
+  /** bytes read so far, of `totalBytes` */
+  readonly bytes: number;
+  readonly totalBytes: number;
 }
 
 const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.jsonl']);
@@ -96,7 +114,7 @@ export async function loadResources(paths: string | readonly string[], options: 
     const id = resourceIdFor(alias);
     const isPrivate = privateNames.delete(alias) || privateNames.delete(id);
     if (only !== undefined && !only.has(alias) && !only.has(id)) continue;
-    tables.push(await loadFile(file, { id, alias, private: isPrivate }));
+    tables.push(await loadFile(file, { id, alias, private: isPrivate }, options.onProgress));
   }
   const [unknown] = privateNames;
   if (unknown !== undefined) {
@@ -159,12 +177,13 @@ function aliasOf(file: string): string {
   return name.slice(0, name.length - extname(name).length);
 }
 
-async function loadFile(file: string, meta: { id: string; alias: string; private: boolean }): Promise<Table> {
-  const text = stripBom(await readFile(file, 'utf8'));
+async function loadFile(file: string, meta: { id: string; alias: string; private: boolean }, onProgress?: (progress: FileProgress) => void): Promise<Table> {
   const ext = extname(file).toLowerCase();
   const where = { id: meta.id, alias: meta.alias, source: file, private: meta.private };
-  if (ext === '.csv') return tableFromCsv(text, file, where);
+  if (ext === '.csv') return tableFromCsvFile(file, where, onProgress);
+  const text = stripBom(await readFile(file, 'utf8'));
   const rows = ext === '.json' ? parseJsonArray(text, file) : parseNdjson(text, file);
+  if (onProgress !== undefined) onProgress({ resource: meta.alias, rows: rows.length, bytes: text.length, totalBytes: text.length });
   return buildTable(rows, where);
 }
 
@@ -241,18 +260,109 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
 // ---------------------------------------------------------------------------
 // CSV
 
-function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
-  let records: string[][];
-  try {
+/**
+ * A CSV file read as a stream: each record's cells go straight into one
+ * array per column (repeated texts shared) while each column's type is
+ * inferred, and rows are built once the types are known. Neither the
+ * file's text nor a list of parsed records is ever held whole.
+ */
+async function tableFromCsvFile(file: string, meta: TableMeta, onProgress?: (progress: FileProgress) => void): Promise<Table> {
+  const totalBytes = (await stat(file)).size;
+  const parser = csvParser({
+    bom: true,
+    skip_empty_lines: true,
     // relax_quotes: a stray `"` inside an unquoted cell (`5" screen`) is kept as text, as spreadsheets write it.
-    records = parseCsv(text, { bom: true, skip_empty_lines: true, relax_quotes: true, delimiter: delimiterOf(text) }) as string[][];
-  } catch (error) {
-    const line = typeof (error as { lines?: unknown }).lines === 'number' ? (error as { lines: number }).lines : undefined;
-    throw toolError('DATA_INVALID', [file, `not valid CSV: ${(error as Error).message}`], {
-      file, ...(line === undefined ? {} : { line }), cause: error,
+    relax_quotes: true,
+    delimiter: delimiterOf(await headText(file)),
+  });
+  const input = createReadStream(file);
+  let header: string[] | undefined;
+  let columns: { name: string; index: number }[] = [];
+  let cells: string[][] = [];
+  let inference: ColumnInference[] = [];
+  let pools: ColumnStrings[] = [];
+  let rows = 0;
+  const takeHeader = (record: string[]): void => {
+    columns = csvColumns(record, file);
+    header = record;
+    cells = columns.map(() => []);
+    inference = columns.map(() => new ColumnInference());
+    pools = columns.map(() => new ColumnStrings());
+  };
+  const take = (record: string[]): void => {
+    if (header === undefined) return takeHeader(record);
+    for (let k = 0; k < columns.length; k++) {
+      const cell = record[(columns[k] as { index: number }).index] ?? '';
+      (inference[k] as ColumnInference).see(cell);
+      (cells[k] as string[]).push(cell === '' ? '' : (pools[k] as ColumnStrings).intern(cell));
+    }
+    rows++;
+  };
+  await new Promise<void>((resolve, reject) => {
+    const fail = (error: unknown): void => {
+      input.destroy();
+      parser.destroy();
+      reject(error);
+    };
+    parser.on('readable', () => {
+      try {
+        for (let record: unknown; (record = parser.read()) !== null; ) take(record as string[]);
+      } catch (error) {
+        fail(error);
+      }
     });
+    parser.on('error', (error: Error & { lines?: unknown }) => {
+      const line = typeof error.lines === 'number' ? error.lines : undefined;
+      fail(toolError('DATA_INVALID', [file, `not valid CSV: ${error.message}`], { file, ...(line === undefined ? {} : { line }), cause: error }));
+    });
+    parser.on('end', resolve);
+    input.on('error', fail);
+    if (onProgress !== undefined) {
+      const alias = meta.alias ?? meta.id;
+      input.on('data', () => onProgress({ resource: alias, rows, bytes: input.bytesRead, totalBytes }));
+    }
+    input.pipe(parser);
+  });
+  if (header === undefined) csvColumns(undefined, file);
+  onProgress?.({ resource: meta.alias ?? meta.id, rows, bytes: totalBytes, totalBytes });
+  const types = inference.map((column) => column.type());
+  const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType }))];
+  const make = rowFactory(fields.map((f) => f.id));
+  // Generic elements from the start: a scratch array that turned into a double array would hand
+  // every number to the row as a boxed double, and each row field would hold its own box.
+  const values: unknown[] = new Array<unknown>(fields.length).fill(null);
+  const out: Row[] = new Array<Row>(rows);
+  for (let r = 0; r < rows; r++) {
+    values[0] = r + 1;
+    for (let k = 0; k < columns.length; k++) {
+      const cell = (cells[k] as string[])[r] as string;
+      values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings);
+    }
+    out[r] = make(values) as Row;
   }
-  const header = records[0];
+  return finishTable(out, fields, meta);
+}
+
+/** The start of a file, enough to hold its header line (the delimiter is read from it). */
+async function headText(file: string): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(1024 * 1024);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return stripBom(buffer.subarray(0, bytesRead).toString('utf8'));
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The columns of a CSV header, with each one's cell index; the file's own
+ * `_id` column (a datastore dump has one) is left out, as `_id` is the row's
+ * position. Throws `DATA_INVALID` for a missing header, an empty or a
+ * repeated name.
+ * @example csvColumns(['_id', 'a', 'b'], 'x.csv') // → [{ name: 'a', index: 1 }, { name: 'b', index: 2 }]
+ */
+export function csvColumns(header: readonly string[] | undefined, file: string): { name: string; index: number }[] {
   if (header === undefined) throw toolError('DATA_INVALID', [file, 'the file is empty: a CSV file needs a header line'], { file, line: 1 });
   const seen = new Set<string>();
   header.forEach((name, i) => {
@@ -260,27 +370,7 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
     if (seen.has(name)) throw toolError('DATA_INVALID', [file, `the header names the column ${JSON.stringify(name)} twice`], { file, line: 1 });
     seen.add(name);
   });
-  // The file's own `_id` column (a datastore dump has one) gives way to the position.
-  const columns = header.map((name, index) => ({ name, index })).filter((c) => c.name !== '_id');
-  const body = records.slice(1);
-  const types = columns.map((c) => inferCsvType(body, c.index));
-  const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType }))];
-  const make = rowFactory(fields.map((f) => f.id));
-  const pools = columns.map(() => new ColumnStrings());
-  // Generic elements from the start: a scratch array that turned into a double array would hand
-  // every number to the row as a boxed double, and each row field would hold its own box.
-  const values: unknown[] = new Array<unknown>(fields.length).fill(null);
-  const rows: Row[] = new Array<Row>(body.length);
-  for (let r = 0; r < body.length; r++) {
-    const record = body[r] as string[];
-    values[0] = r + 1;
-    for (let k = 0; k < columns.length; k++) {
-      const cell = record[(columns[k] as { index: number }).index] ?? '';
-      values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings);
-    }
-    rows[r] = make(values) as Row;
-  }
-  return finishTable(rows, fields, meta);
+  return header.map((name, index) => ({ name, index })).filter((c) => c.name !== '_id');
 }
 
 /**
@@ -288,8 +378,9 @@ function tableFromCsv(text: string, file: string, meta: TableMeta): Table {
  * more `;` (a European spreadsheet's CSV) or tabs than commas. Characters
  * inside a quoted header cell (`"a;b;c",d`) do not count, and a quoted
  * cell may hold a line break.
+ * @example delimiterOf('a;b;"c,d"\n1;2;3') // → ';'
  */
-function delimiterOf(text: string): string {
+export function delimiterOf(text: string): string {
   let commas = 0;
   let semicolons = 0;
   let tabs = 0;
@@ -331,33 +422,49 @@ function integerType(cell: string): 'int4' | 'int8' | 'numeric' {
 
 const INTEGER_RANK = { int4: 0, int8: 1, numeric: 2 } as const;
 
-function inferCsvType(records: readonly (readonly string[])[], index: number): FieldType {
-  let int = true;
-  let widest: 'int4' | 'int8' | 'numeric' = 'int4';
-  let numeric = true;
-  let bool = true;
-  let date = true;
-  let timestamp = true;
-  let any = false;
-  for (const record of records) {
-    const cell = record[index];
-    if (cell === undefined || cell === '') continue;
-    any = true;
-    if (int) {
+/**
+ * The CKAN type of CSV column `index` over `records` (the rules of
+ * `loadResources`); `text` when every cell is empty.
+ * @example inferCsvType([['1'], ['2.5'], ['']], 0) // → 'numeric'
+ */
+export function inferCsvType(records: readonly (readonly string[])[], index: number): FieldType {
+  const column = new ColumnInference();
+  for (const record of records) column.see(record[index] ?? '');
+  return column.type();
+}
+
+/** A CSV column's type, inferred as its cells go by (see `loadResources`). */
+class ColumnInference {
+  private int = true;
+  private widest: 'int4' | 'int8' | 'numeric' = 'int4';
+  private numeric = true;
+  private bool = true;
+  private date = true;
+  private timestamp = true;
+  private any = false;
+
+  see(cell: string): void {
+    if (cell === '') return;
+    this.any = true;
+    if (!this.int && !this.numeric && !this.bool && !this.timestamp) return;
+    if (this.int) {
       if (INT.test(cell)) {
         const type = integerType(cell);
-        if (INTEGER_RANK[type] > INTEGER_RANK[widest]) widest = type;
-      } else int = false;
+        if (INTEGER_RANK[type] > INTEGER_RANK[this.widest]) this.widest = type;
+      } else this.int = false;
     }
-    if (numeric && !(NUMBER.test(cell) && Number.isFinite(Number(cell)))) numeric = false;
-    if (bool && !BOOL.test(cell)) bool = false;
-    if (timestamp && !isIsoTimestamp(cell)) timestamp = false;
-    if (date && !(timestamp && DATE.test(cell))) date = false;
-    if (!int && !numeric && !bool && !timestamp) return 'text';
+    if (this.numeric && !(NUMBER.test(cell) && Number.isFinite(Number(cell)))) this.numeric = false;
+    if (this.bool && !BOOL.test(cell)) this.bool = false;
+    if (this.timestamp && !isIsoTimestamp(cell)) this.timestamp = false;
+    if (this.date && !(this.timestamp && DATE.test(cell))) this.date = false;
   }
-  if (!any) return 'text';
-  if (int) return widest;
-  return numeric ? 'numeric' : bool ? 'bool' : date ? 'date' : timestamp ? 'timestamp' : 'text';
+
+  type(): FieldType {
+    if (!this.any) return 'text';
+    if (this.int) return this.widest;
+    if (this.numeric) return 'numeric';
+    return this.bool ? 'bool' : this.date ? 'date' : this.timestamp ? 'timestamp' : 'text';
+  }
 }
 
 /**

@@ -9,8 +9,8 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DatastoreError } from '../../errors.js';
-import type { Db, SqlRows, SqlSession } from '../sql/db.js';
+import type { Db, PgError, SqlRows, SqlSession } from '../sql/db.js';
+import { SQLSTATE } from '../sql/db.js';
 
 /** Every type PGlite would parse, read as text instead. */
 const TEXT_PARSERS: Record<number, (text: string) => string> = Object.fromEntries(
@@ -73,6 +73,15 @@ async function templateFile(): Promise<string | undefined> {
   }
 }
 
+/** PostgreSQL's error for a cancelled statement, as a server sends it. */
+function queryCanceled(message: string): PgError {
+  return Object.assign(new Error(message), { code: SQLSTATE.queryCanceled, severity: 'ERROR' });
+}
+
+function cancelled(signal: AbortSignal): PgError {
+  return Object.assign(queryCanceled('canceling statement due to user request'), { cause: signal.reason as unknown });
+}
+
 /**
  * Opens PGlite: a fresh database in memory, or the one kept in `dataDir`
  * (created when missing).
@@ -94,20 +103,35 @@ export async function openPglite(dataDir?: string): Promise<Db> {
   });
   return {
     kind: 'pglite',
-    transaction: async (work, options = {}) => {
-      const aborted = (): DatastoreError => new DatastoreError('ABORTED', 'the search was cancelled');
-      if (options.signal?.aborted === true) throw aborted();
-      return pg.transaction(async (tx) => {
+    transaction: (work, options = {}) => {
+      const { signal, statementTimeout } = options;
+      if (signal?.aborted === true) return Promise.reject(cancelled(signal));
+      const run = pg.transaction(async (tx) => {
         if (options.readOnly === true) await tx.query('SET TRANSACTION READ ONLY');
         const inner = session(tx);
-        // A statement runs to its end in the process; the signal is checked between statements.
+        // A statement runs to its end in the process: the signal and the timeout are checked when it ends,
+        // and a statement that ran too long or was cancelled meanwhile fails as PostgreSQL's would (57014).
+        const aborted = (): boolean => signal?.aborted === true;
+        const checked = async <T>(statement: () => Promise<T>): Promise<T> => {
+          if (aborted()) throw cancelled(signal as AbortSignal);
+          const started = performance.now();
+          const value = await statement();
+          if (aborted()) throw cancelled(signal as AbortSignal);
+          if (statementTimeout !== undefined && performance.now() - started > statementTimeout) throw queryCanceled('canceling statement due to statement timeout');
+          return value;
+        };
         return work({
-          query: async (sql, params) => {
-            if (options.signal?.aborted === true) throw aborted();
-            return inner.query(sql, params);
-          },
-          copyFrom: inner.copyFrom,
+          query: (sql, params) => checked(() => inner.query(sql, params)),
+          copyFrom: (sql, csv) => checked(() => inner.copyFrom(sql, csv)),
         });
+      });
+      if (signal === undefined) return run;
+      // A transaction still waiting for the one connection is given up at once; when its turn comes,
+      // its first statement sees the signal and it rolls back without running anything.
+      return new Promise((resolve, reject) => {
+        const onAbort = (): void => reject(cancelled(signal));
+        signal.addEventListener('abort', onAbort, { once: true });
+        run.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
       });
     },
     close: () => pg.close(),

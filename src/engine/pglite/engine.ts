@@ -7,7 +7,8 @@ import type { Table } from '../../datastore/types.js';
 import type { SqlEngine } from '../sql/engine.js';
 import { sqlEngine } from '../sql/engine.js';
 import { loadTables } from '../sql/load.js';
-import type { LoadTablesOptions } from '../sql/load.js';
+import { loadFiles } from '../sql/load-files.js';
+import type { LoadFilesOptions } from '../sql/load-files.js';
 import { openPglite } from './db.js';
 
 /**
@@ -20,16 +21,20 @@ export interface PgliteEngineOptions {
   readonly dataDir?: string;
   /** tables to load (replacing tables of the same id) before answering */
   readonly tables?: readonly Table[];
-  /** how to load `tables`; CKAN's full-text indexes default to on for a kept database, off in memory */
-  readonly load?: Omit<LoadTablesOptions, 'replace'>;
+  /** data files or folders to load (replacing resources of the same name), streamed as `ckql load` does */
+  readonly files?: readonly string[];
+  /** how to load `tables` and `files`; CKAN's full-text indexes default to on for a kept database, off in memory */
+  readonly load?: Omit<LoadFilesOptions, 'replace' | 'alias'>;
   /** `statement_timeout` of a search, ms */
   readonly statementTimeout?: number;
+  /** the functions `datastore_search_sql` may call (`SqlEngineOptions`); default CKAN's list */
+  readonly allowedSqlFunctions?: Iterable<string>;
 }
 
 /**
  * Opens PGlite, loads `tables` into it in CKAN's layout, and answers.
  * @example
- * const engine = await pgliteEngine({ tables: await loadResources('examples/data') });
+ * const engine = await pgliteEngine({ files: ['examples/data'] });
  * (await engine.search({ resource_id: 'courses', q: 'algebra', fields: ['title'] })).records;
  * await engine.close();
  */
@@ -40,6 +45,7 @@ export async function pgliteEngine(options: PgliteEngineOptions = {}): Promise<S
     // WebAssembly) would cost more start-up than they save; a kept one gets them.
     const indexes = options.load?.indexes ?? options.dataDir !== undefined;
     if (options.tables !== undefined && options.tables.length > 0) await loadTables(db, options.tables, { ...options.load, indexes, replace: true });
+    if (options.files !== undefined && options.files.length > 0) await loadFiles(db, options.files, { ...options.load, indexes, replace: true });
   } catch (error) {
     await db.close();
     throw error;
@@ -49,5 +55,6 @@ export async function pgliteEngine(options: PgliteEngineOptions = {}): Promise<S
     kind: 'pglite',
     label: `pglite (${where})`,
     ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
+    ...(options.allowedSqlFunctions === undefined ? {} : { allowedSqlFunctions: options.allowedSqlFunctions }),
   });
 }

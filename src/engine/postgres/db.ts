@@ -101,6 +101,7 @@ export async function openPostgres(options: PostgresOptions = {}): Promise<Db & 
       let broken = false;
       try {
         await client.query(txOptions.readOnly === true ? 'BEGIN READ ONLY' : 'BEGIN');
+        if (txOptions.statementTimeout !== undefined) await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(txOptions.statementTimeout))}`);
         const session: SqlSession = {
           query: async (sql, params = []) => {
             const result = await client.query({ text: sql, values: params as unknown[] });

@@ -16,6 +16,8 @@ import type { PostgresOptions } from './db.js';
 export interface PostgresEngineOptions extends PostgresOptions {
   /** `statement_timeout` of a search, ms; default 60 000 (CKAN's) */
   readonly statementTimeout?: number;
+  /** the functions `datastore_search_sql` may call (`SqlEngineOptions`); default CKAN's list */
+  readonly allowedSqlFunctions?: Iterable<string>;
 }
 
 /**
@@ -32,5 +34,6 @@ export async function postgresEngine(options: PostgresEngineOptions = {}): Promi
     kind: 'postgres',
     label: `postgres (${db.where})`,
     ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
+    ...(options.allowedSqlFunctions === undefined ? {} : { allowedSqlFunctions: options.allowedSqlFunctions }),
   });
 }

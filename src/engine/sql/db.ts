@@ -26,6 +26,14 @@ export interface SqlSession {
   copyFrom(sql: string, csv: string): Promise<void>;
 }
 
+/** Options of `Db.transaction`. */
+export interface TransactionOptions {
+  readonly readOnly?: boolean;
+  readonly signal?: AbortSignal;
+  /** PostgreSQL's `statement_timeout` for the transaction's statements, ms */
+  readonly statementTimeout?: number;
+}
+
 /**
  * A database: sessions inside transactions, each cancellable.
  * @example
@@ -35,11 +43,15 @@ export interface Db {
   readonly kind: 'pglite' | 'postgres';
   /**
    * Runs `work` in one transaction on one connection; commits when it
-   * resolves, rolls back when it throws. `readOnly` starts it `READ ONLY`;
-   * an aborted `signal` cancels the statement that runs (where the database
-   * can: PGlite runs statements to the end, so it is checked between them).
+   * resolves, rolls back when it throws. `readOnly` starts it `READ ONLY`.
+   * A statement that runs past `statementTimeout` ms, or while `signal` is
+   * aborted, fails with SQLSTATE 57014 (`query_canceled`), the transaction
+   * rolls back, and its answer is dropped. A server stops the statement
+   * itself; PGlite runs a statement to its end inside the process, so there
+   * the timeout and the signal are checked when it ends (and a transaction
+   * still waiting for PGlite's one connection is given up at once).
    */
-  transaction<T>(work: (tx: SqlSession) => Promise<T>, options?: { readonly readOnly?: boolean; readonly signal?: AbortSignal }): Promise<T>;
+  transaction<T>(work: (tx: SqlSession) => Promise<T>, options?: TransactionOptions): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -15,6 +15,7 @@ import { sqlSearchRequest } from './request.js';
 import { buildSearch, copyCsv } from './search.js';
 import { databaseError, invalidQuery } from './errors.js';
 import { runSearchSql } from './search-sql.js';
+import { parseRecords } from './records.js';
 
 /** Options of `sqlEngine`. */
 export interface SqlEngineOptions {
@@ -22,6 +23,12 @@ export interface SqlEngineOptions {
   readonly label: string;
   /** CKAN's `statement_timeout` for a search, in ms; default 60 000 */
   readonly statementTimeout?: number;
+  /**
+   * the functions `datastore_search_sql` may call, as the lines of CKAN's
+   * `ckan.datastore.sqlsearch.allowed_functions_file` (e.g. with `crosstab`
+   * added on a database with `tablefunc`); default CKAN's own list
+   */
+  readonly allowedSqlFunctions?: Iterable<string>;
 }
 
 /** `sqlEngine`'s extra: re-reading the catalogue after tables changed (a load). */
@@ -43,6 +50,7 @@ const TABLE_METADATA = '_table_metadata';
  */
 export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
   const timeout = Math.max(1, Math.floor(options.statementTimeout ?? 60_000));
+  const allowedFunctions = options.allowedSqlFunctions === undefined ? undefined : allowedFunctionSet(options.allowedSqlFunctions);
   let catalog: Promise<CatalogEntry[]> | undefined;
   const entries = (): Promise<CatalogEntry[]> => {
     catalog ??= db.transaction((tx) => readCatalog(tx), { readOnly: true });
@@ -78,7 +86,6 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
     let statement = built.records;
     try {
       return await db.transaction(async (tx) => {
-        await tx.query(`SET LOCAL statement_timeout = ${timeout}`);
         const rows = await tx.query(statement.sql, statement.params);
         let records: unknown;
         if (request.records_format === 'csv' || request.records_format === 'tsv') {
@@ -86,7 +93,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
           records = copyCsv(cells, request.records_format === 'csv' ? ',' : '\t');
         } else {
           const text = rows.rows[0]?.['records'];
-          records = typeof text === 'string' && text !== '[]' ? JSON.parse(text) : [];
+          records = typeof text === 'string' && text !== '[]' ? parseRecords(text, built.fields, request.records_format === 'lists' ? 'lists' : 'objects') : [];
         }
         const result: Record<string, unknown> = { ...request.echo, resource_id: entry.id, records, fields: built.fields };
         if (built.keyset !== undefined && request.include_next_page) {
@@ -109,7 +116,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
           if (ckan === '2.11') result['total_was_estimated'] = estimated;
         }
         return result as unknown as SearchResult;
-      }, { readOnly: true, ...(signal === undefined ? {} : { signal }) });
+      }, { readOnly: true, statementTimeout: timeout, ...(signal === undefined ? {} : { signal }) });
     } catch (error) {
       throw databaseError(error, signal, () => invalidQuery(pgMessage(error), statement.sql, statement.params), 'Search took too long');
     }
@@ -130,6 +137,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
       return runSearchSql(db, sql, {
         timeout,
         maxRows: sqlOptions.maxLimit ?? 32_000,
+        ...(allowedFunctions === undefined ? {} : { allowedFunctions }),
         ...(sqlOptions.signal === undefined ? {} : { signal: sqlOptions.signal }),
         // Every table the statement reads must be a resource; private ones need a token.
         readable: (name) => {
@@ -169,6 +177,16 @@ async function nextPage(
   const ids = await tx.query(`SELECT ${built.keyset === 'desc' ? 'min' : 'max'}(_id) AS n FROM (${built.page}) AS p`, built.records.params);
   const n = ids.rows[0]?.['n'];
   return n === null || n === undefined ? undefined : Number(n);
+}
+
+/** CKAN's reading of its allowed-functions file: each line stripped, lower-cased unless written in double quotes. */
+function allowedFunctionSet(lines: Iterable<string>): ReadonlySet<string> {
+  const set = new Set<string>();
+  for (const line of lines) {
+    const name = line.trim();
+    if (name !== '') set.add(name.startsWith('"') ? name : name.toLowerCase());
+  }
+  return set;
 }
 
 function pgMessage(error: unknown): string {

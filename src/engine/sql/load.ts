@@ -6,7 +6,7 @@
  * Types come from the memory loader's inference (`loadResources`), so the
  * engines agree on them.
  */
-import type { FieldInfo, Table } from '../../datastore/types.js';
+import type { FieldInfo, FieldType, Table } from '../../datastore/types.js';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { Db, SqlSession } from './db.js';
 import { quoteIdentifier } from './db.js';
@@ -57,33 +57,31 @@ export async function loadTables(db: Db, tables: readonly Table[], options: Load
   }
 }
 
+/** A resource's table as it is created: its name, aliases, note and data columns. */
+export interface TableShape {
+  readonly id: string;
+  readonly aliases: readonly string[];
+  readonly private?: boolean;
+  readonly source?: string;
+  readonly columns: readonly Column[];
+}
+
+/** A data column: its CKAN type and the PostgreSQL type it is created with. */
+export interface Column {
+  readonly id: string;
+  readonly type: FieldType;
+  readonly sqlType: string;
+}
+
 async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOptions): Promise<void> {
   const columns = table.fields
     .filter((f) => f.id !== '_id')
     .map((f) => ({ id: f.id, type: f.type, sqlType: sqlTypeOf(f.type, valuesOf(table, f)) }));
-  for (const column of columns) {
-    // PostgreSQL cuts longer names (CKAN refuses them for the same reason).
-    if (Buffer.byteLength(column.id) > 63) {
-      throw toolError('DATA_INVALID', [table.source ?? table.id, `the column name ${JSON.stringify(column.id)} is longer than PostgreSQL's 63 bytes`]);
-    }
-    if (column.id.startsWith('_')) {
-      throw toolError('DATA_INVALID', [table.source ?? table.id, `the column name ${JSON.stringify(column.id)} starts with "_", which CKAN keeps for its own columns`]);
-    }
-  }
-  const exists = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [table.id]);
-  if (exists.rows.length > 0) {
-    if (options.replace !== true) {
-      throw toolError('USAGE', [`the datastore already holds a resource ${JSON.stringify(table.id)}${table.aliases[0] === undefined ? '' : ` (${table.aliases[0]})`}; add --replace to replace it`]);
-    }
-    await tx.query(`DROP TABLE ${quoteIdentifier(table.id)} CASCADE`);
-  }
-  for (const sql of createTableSql(table.id, columns)) await tx.query(sql);
-  const names = columns.map((c) => quoteIdentifier(c.id)).join(', ');
-  const copy = `COPY ${quoteIdentifier(table.id)} (${names}) FROM STDIN (FORMAT csv)`;
+  const shape: TableShape = { ...table, columns };
+  const copy = await createTable(tx, shape, options);
   const batch = Math.max(1, options.batchRows ?? 10_000);
   const total = table.rows.length;
   for (let start = 0; start < total; start += batch) {
-    if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
     const end = Math.min(total, start + batch);
     let csv = '';
     for (let r = start; r < end; r++) {
@@ -96,13 +94,52 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
       }
       csv += line + '\n';
     }
-    if (columns.length === 0) {
-      // A table with no columns but `_id`: COPY needs a column, so the rows are inserted.
-      for (let r = start; r < end; r++) await tx.query(`INSERT INTO ${quoteIdentifier(table.id)} DEFAULT VALUES`);
-    } else await tx.copyFrom(copy, csv);
+    await copy(csv, end - start);
     options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: end, totalRows: total });
   }
-  if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, columns)) await tx.query(sql);
+  await finishTable(tx, shape, options);
+  if (total === 0) options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: 0, totalRows: 0 });
+}
+
+/**
+ * Creates a resource's table in CKAN's layout inside `tx` (dropping one of
+ * the same id with `replace`) and gives the function that copies a batch
+ * of CSV lines (one cell per column, `csvCell`) into it; it stops when the
+ * signal was aborted, so the transaction rolls back.
+ */
+export async function createTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions): Promise<(csv: string, rows: number) => Promise<void>> {
+  const { columns } = table;
+  const where = table.source ?? table.id;
+  for (const column of columns) {
+    // PostgreSQL cuts longer names (CKAN refuses them for the same reason).
+    if (Buffer.byteLength(column.id) > 63) {
+      throw toolError('DATA_INVALID', [where, `the column name ${JSON.stringify(column.id)} is longer than PostgreSQL's 63 bytes`]);
+    }
+    if (column.id.startsWith('_')) {
+      throw toolError('DATA_INVALID', [where, `the column name ${JSON.stringify(column.id)} starts with "_", which CKAN keeps for its own columns`]);
+    }
+  }
+  const exists = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [table.id]);
+  if (exists.rows.length > 0) {
+    if (options.replace !== true) {
+      throw toolError('USAGE', [`the datastore already holds a resource ${JSON.stringify(table.id)}${table.aliases[0] === undefined ? '' : ` (${table.aliases[0]})`}; add --replace to replace it`]);
+    }
+    await tx.query(`DROP TABLE ${quoteIdentifier(table.id)} CASCADE`);
+  }
+  for (const sql of createTableSql(table.id, columns)) await tx.query(sql);
+  const names = columns.map((c) => quoteIdentifier(c.id)).join(', ');
+  const copy = `COPY ${quoteIdentifier(table.id)} (${names}) FROM STDIN (FORMAT csv)`;
+  return async (csv, rows) => {
+    if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
+    if (columns.length > 0) await tx.copyFrom(copy, csv);
+    // A table with no columns but `_id`: COPY needs a column, so the rows are inserted.
+    else for (let r = 0; r < rows; r++) await tx.query(`INSERT INTO ${quoteIdentifier(table.id)} DEFAULT VALUES`);
+  };
+}
+
+/** After the rows: CKAN's indexes, the aliases (views), the table's note and its statistics. */
+export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions): Promise<void> {
+  if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, table.columns)) await tx.query(sql);
   for (const alias of table.aliases) {
     if (alias === table.id) continue;
     const other = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [alias]);
@@ -118,7 +155,6 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
   await tx.query(tableNoteSql(table.id, note));
   // Statistics, as a portal's loader leaves them: the planner's estimates and 2.11's total_estimation_threshold read them.
   await tx.query(`ANALYZE ${quoteIdentifier(table.id)}`);
-  if (total === 0) options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: 0, totalRows: 0 });
 }
 
 function* valuesOf(table: Table, field: FieldInfo): Iterable<unknown> {

@@ -13,6 +13,7 @@ import { ALLOWED_FUNCTIONS } from './allowed-functions.js';
 import type { Db, SqlSession } from './db.js';
 import { isPgError, SQLSTATE } from './db.js';
 import { databaseError } from './errors.js';
+import { exactNumber } from './records.js';
 
 /** Options of `runSearchSql`. */
 export interface RunSearchSqlOptions {
@@ -22,6 +23,8 @@ export interface RunSearchSqlOptions {
   /** may the caller read this table (a resource id or alias)? */
   readonly readable: (name: string) => boolean;
   readonly signal?: AbortSignal;
+  /** the functions a statement may call (CKAN's `allowed_functions_file`: lower-case, or `"Quoted"` to match case); default CKAN's list */
+  readonly allowedFunctions?: ReadonlySet<string>;
 }
 
 function forbidden(message: string): DatastoreError {
@@ -39,19 +42,25 @@ export async function runSearchSql(db: Db, sql: unknown, options: RunSearchSqlOp
   if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
   if (!isSingleStatement(sql)) throw validationError('query', 'Query is not a single statement.');
   const wrapped = `SELECT * FROM (${sql}) AS blah LIMIT ${options.maxRows + 1} ;`;
-  let statement = `EXPLAIN (VERBOSE, FORMAT JSON) ${wrapped}`;
+  let statement = wrapped;
   try {
     return await db.transaction(async (tx) => {
-      await tx.query(`SET LOCAL statement_timeout = ${Math.floor(options.timeout)}`);
-      const functions = new Set(functionNames(wrapped));
+      // CKAN's get_table_and_function_names_from_sql: the statement, then each crosstab's inner SQL, explained in turn.
+      const functions = new Set<string>();
       const tables: string[] = [];
-      const plan = await tx.query(statement);
-      const text = plan.rows[0]?.['QUERY PLAN'];
-      walkPlan((typeof text === 'string' ? JSON.parse(text) : text) as PlanNode[], tables, functions);
+      const queries = [wrapped];
+      for (let query = queries.pop(); query !== undefined; query = queries.pop()) {
+        for (const name of functionNames(query)) functions.add(name);
+        statement = `EXPLAIN (VERBOSE, FORMAT JSON) ${query}`;
+        const plan = await tx.query(statement);
+        const text = plan.rows[0]?.['QUERY PLAN'];
+        walkPlan((typeof text === 'string' ? JSON.parse(text) : text) as PlanNode[], { tables, functions, queries });
+      }
       if (tables.some((t) => t.startsWith('pg_'))) throw forbidden('Not authorized to access system tables');
       if (tables.some((t) => !options.readable(t))) throw forbidden('Not authorized to read resource.');
+      const allowed = options.allowedFunctions ?? ALLOWED_FUNCTIONS;
       for (const f of functions) {
-        if (!ALLOWED_FUNCTIONS.has(f.toLowerCase()) && !ALLOWED_FUNCTIONS.has(`"${f}"`)) throw forbidden(`Not authorized to call function ${f}`);
+        if (!allowed.has(f.toLowerCase()) && !allowed.has(`"${f}"`)) throw forbidden(`Not authorized to call function ${f}`);
       }
       statement = wrapped;
       const result = await tx.query(wrapped);
@@ -63,7 +72,7 @@ export async function runSearchSql(db: Db, sql: unknown, options: RunSearchSqlOp
       const rows = result.rows.length > options.maxRows ? result.rows.slice(0, options.maxRows) : result.rows;
       const records = rows.map((row) => Object.fromEntries(result.fields.map((f) => [f.name, convert(row[f.name], typeNames.get(f.dataTypeID) ?? 'text')])));
       return { sql, records, fields, ...(result.rows.length > options.maxRows ? { records_truncated: true } : {}) };
-    }, { readOnly: true, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    }, { readOnly: true, statementTimeout: options.timeout, ...(options.signal === undefined ? {} : { signal: options.signal }) });
   } catch (error) {
     if (isPgError(error) && (error.code === SQLSTATE.permissionDenied || error.code === SQLSTATE.readOnlyTransaction)) {
       throw forbidden('Not authorized to read resource.');
@@ -83,16 +92,42 @@ interface PlanNode {
   readonly Plans?: readonly PlanNode[];
   readonly 'Relation Name'?: string;
   readonly 'Function Name'?: string;
+  readonly 'Function Call'?: string;
 }
 
-function walkPlan(nodes: readonly PlanNode[], tables: string[], functions: Set<string>): void {
+/** What a plan names: tables read, functions called, and crosstab queries still to explain. */
+interface PlanNames {
+  readonly tables: string[];
+  readonly functions: Set<string>;
+  readonly queries: string[];
+}
+
+function walkPlan(nodes: readonly PlanNode[], names: PlanNames): void {
   for (const node of nodes) {
     const plan = node.Plan ?? node;
-    if (typeof plan['Relation Name'] === 'string') tables.push(plan['Relation Name']);
-    // A crosstab's inner SQL is not explained here: it is refused as an unknown function instead.
-    if (typeof plan['Function Name'] === 'string') functions.add(plan['Function Name']);
-    if (plan.Plans !== undefined) walkPlan(plan.Plans, tables, functions);
+    if (typeof plan['Relation Name'] === 'string') names.tables.push(plan['Relation Name']);
+    const fn = plan['Function Name'];
+    if (typeof fn === 'string' && fn.startsWith('crosstab')) {
+      // CKAN explains a crosstab's SQL when it is a literal; any other crosstab reads a table no one may read.
+      const inner = crosstabQuery(plan['Function Call'] ?? '');
+      if (inner === undefined) names.tables.push('_unknown_crosstab_sql');
+      else names.queries.push(inner);
+    } else if (typeof fn === 'string') names.functions.add(fn);
+    if (plan.Plans !== undefined) walkPlan(plan.Plans, names);
   }
+}
+
+/**
+ * The SQL of a `crosstab('…'::text)` call as `EXPLAIN VERBOSE` writes it
+ * (CKAN's `_get_subquery_from_crosstab_call`), or undefined when the
+ * argument is not one literal.
+ * @example crosstabQuery("crosstab('SELECT a FROM t WHERE b = ''x'''::text)") // → "SELECT a FROM t WHERE b = 'x'"
+ */
+export function crosstabQuery(call: string): string | undefined {
+  if (!call.startsWith("crosstab('") || !call.endsWith("'::text)")) return undefined;
+  const literal = call.slice(10, -8);
+  if (literal.replaceAll("''", '').includes("'")) return undefined;
+  return literal.replaceAll("''", "'");
 }
 
 async function typeNamesOf(tx: SqlSession, oids: readonly number[]): Promise<Map<number, string>> {
@@ -110,12 +145,14 @@ function convert(value: unknown, type: string): unknown {
   switch (type) {
     case 'int2':
     case 'int4':
-    case 'int8':
     case 'float4':
     case 'float8':
-    case 'numeric':
     case 'oid':
       return Number(text);
+    case 'int8':
+    case 'numeric':
+      // Python's int and Decimal are exact: `7.50` and 2^53 + 1 reach the client as written.
+      return exactNumber(text);
     case 'bool':
       return text === 't';
     case 'json':

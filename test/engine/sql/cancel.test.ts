@@ -1,8 +1,11 @@
 /**
  * Statement timeouts and cancellation: a search that runs past the engine's
  * `statement_timeout` is CKAN's 409 `Search took too long` (`Query took too
- * long` for SQL); an aborted signal cancels the statement on the server
- * (`pg_cancel_backend`) and the search rejects with `ABORTED`.
+ * long` for SQL), on both engines; an aborted signal cancels the statement
+ * on the server (`pg_cancel_backend`) and the search rejects with `ABORTED`.
+ * PGlite runs a statement to its end in the process: there the timeout and
+ * the signal drop the answer when the statement ends, and a search still
+ * waiting for its one connection is given up at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatastoreError } from '../../../src/errors.js';
@@ -45,17 +48,63 @@ describe.each(engineNames)('%s', (name) => {
   });
 });
 
-// Only a server can stop a statement while it runs: PGlite runs each statement to its end inside this
-// process, so neither statement_timeout nor a cancel reaches it (README: engines).
-for (const name of engineNames.filter((n) => n === 'postgres')) {
+for (const name of engineNames) {
+  // A server stops the statement at the timeout; PGlite finishes it and then drops the answer the same way.
   it(`${name}: a search past the statement timeout is 409 Search took too long; SQL is Query took too long`, async () => {
     const engine = slow.get(name) as SqlEngine;
     const error = await failure(engine.search({ resource_id: 'big', q: 'common', sort: 'word desc' }));
     expect(error.body).toEqual({ __type: 'Validation Error', query: ['Search took too long'] });
     const sql = await failure((engine.searchSql as NonNullable<SqlEngine['searchSql']>)(`SELECT count(*) FROM big WHERE word LIKE '%9%'`));
     expect(sql.body).toEqual({ __type: 'Validation Error', query: ['Query took too long'] });
+    // The same searches answer within the default timeout.
+    expect((await engines.get(name).search({ resource_id: 'big', q: 'common', limit: 1 })).total).toBe(30000);
+  });
+}
+
+describe('pglite: one connection in the process', () => {
+  it('a search waiting behind another transaction is given up at once when aborted, and never runs', async () => {
+    const engine = engines.get('pglite');
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started = (): void => undefined;
+    const isHeld = new Promise<void>((resolve) => (started = resolve));
+    const holder = engine.db.transaction(async (tx) => {
+      await tx.query('SELECT 1');
+      started();
+      await held;
+    });
+    await isHeld;
+    const controller = new AbortController();
+    const search = engine.search({ resource_id: 'big', limit: 1 }, { signal: controller.signal });
+    controller.abort();
+    // Rejected while the holder still holds the connection.
+    expect((await failure(search)).code).toBe('ABORTED');
+    release();
+    await holder;
+    expect((await engine.search({ resource_id: 'big', limit: 1 })).total).toBe(30001);
   });
 
+  it('a transaction aborted between statements stops there and rolls back', async () => {
+    const engine = engines.get('pglite');
+    const controller = new AbortController();
+    let ran = 0;
+    const error = await engine.db
+      .transaction(async (tx) => {
+        await tx.query(`INSERT INTO "${big.id}" (word) VALUES ('aborted')`);
+        ran++;
+        controller.abort();
+        await tx.query('SELECT 1');
+        ran++;
+      }, { signal: controller.signal })
+      .then(() => undefined, (e: unknown) => e as { code?: string });
+    expect(error?.code).toBe('57014');
+    expect(ran).toBe(1);
+    expect((await engine.search({ resource_id: 'big', filters: { word: 'aborted' } })).total).toBe(0);
+  });
+});
+
+// Only a server can stop a statement while it runs: PGlite runs each statement to its end inside this process.
+for (const name of engineNames.filter((n) => n === 'postgres')) {
   it(`${name}: aborting cancels the running statement on the server`, async () => {
     const engine = engines.get(name);
     // Another transaction holds the table, so the search's statement waits on the server until it is cancelled.

@@ -74,3 +74,27 @@ describe('server over pglite', () => {
     expect(body as unknown).toBe('Bad request - Action name not known: datastore_search_sql');
   });
 });
+
+describe('_table_metadata over a PostgreSQL engine', () => {
+  it('is CKAN\'s view: each table and alias, _id typed int with md5 text values, oids as PostgreSQL writes them', async () => {
+    const { status, body } = await post(server.url, 'datastore_search', { resource_id: '_table_metadata', limit: 1000 });
+    expect(status).toBe(200);
+    expect(body.result?.['fields']).toEqual([
+      { id: '_id', type: 'int' },
+      { id: 'name', type: 'name' },
+      { id: 'oid', type: 'oid' },
+      { id: 'alias_of', type: 'name' },
+    ]);
+    const records = body.result?.['records'] as { _id: string; name: string; oid: string; alias_of: string | null }[];
+    expect(records.length).toBe(6);
+    expect(records).toContainEqual(expect.objectContaining({ name: 'books', alias_of: books.id }));
+    expect(records).toContainEqual(expect.objectContaining({ name: books.id, alias_of: null }));
+    // PostgreSQL's JSON writes an oid as a string (CKAN passes it through); `_id` is the md5 prefix the view computes.
+    expect(records.every((r) => /^[0-9a-f]{16}$/.test(r._id) && /^\d+$/.test(r.oid))).toBe(true);
+    // In `_id` order, as CKAN's default sort gives them (text order of the md5 digits).
+    const ids = records.map((r) => r._id);
+    expect(ids).toEqual([...ids].sort());
+    // Private resources are listed by name, as CKAN lists them.
+    expect(records).toContainEqual(expect.objectContaining({ name: 'secret', alias_of: secret.id }));
+  });
+});
