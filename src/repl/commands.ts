@@ -186,7 +186,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'target',
     usage: 'ckan-2.11|ckan-2.12|sql|auto',
-    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11)",
+    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11); local data is answered as that CKAN",
     words: async () => ['ckan-2.11', 'ckan-2.12', 'sql', 'auto'],
     run: async (session, argument) => {
       const word = argument.trim();
