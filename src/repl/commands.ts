@@ -195,7 +195,7 @@ export const dotCommands: readonly DotCommand[] = [
         if (word !== 'auto' && target === undefined) {
           throw toolError('USAGE', [`.target takes ckan-2.11, ckan-2.12, sql or auto, not ${JSON.stringify(word)}`]);
         }
-        // Local data starts its server for that CKAN version first.
+        // Local data is answered as that CKAN from now on; sql is refused where the engine runs no SQL.
         await session.source.setTarget(target);
         if (session.client !== session.source.client) session.client.setTarget(target);
       }
