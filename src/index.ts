@@ -30,6 +30,7 @@ export { DEFAULT_MAX_SCAN, parseTarget, targets } from './compile/plan.js';
 export type { LocalSteps, Plan, PlanOptions, Target } from './compile/plan.js';
 export type { SqlRequest } from './compile/sql.js';
 export { fromRequest } from './compile/from-request.js';
+export type { FromRequestOptions } from './compile/from-request.js';
 export { fromSql } from './compile/from-sql.js';
 export { bind } from './compile/bind.js';
 export type { Params, ParamValue } from './compile/bind.js';
