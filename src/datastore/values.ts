@@ -255,6 +255,23 @@ export function isNumberType(type: string): boolean {
   return type === 'int' || type === 'int4' || type === 'int8' || type === 'numeric' || type === 'float8' || type === 'float';
 }
 
+const DECIMAL_TEXT = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * The sort order of a number column of a typed table: its numbers and the
+ * numbers the loader kept as their text because a double cannot hold them
+ * (beyond 2^53, long decimals) by value, exactly, as PostgreSQL sorts
+ * `numeric`; anything else (other texts too) as `compareValues` orders it.
+ * @example
+ * ['9007199254740993', 42, '9007199254740992'].sort(compareNumberColumn) // [42, '9007199254740992', '9007199254740993']
+ */
+export function compareNumberColumn(a: unknown, b: unknown): number {
+  const exact = (v: unknown): v is number | string =>
+    typeof v === 'number' ? !Number.isNaN(v) : typeof v === 'string' && DECIMAL_TEXT.test(v) && compareDecimal(Number(v), v) !== 0;
+  if ((typeof a === 'string' || typeof b === 'string') && exact(a) && exact(b)) return compareDecimal(a, b);
+  return compareValues(a, b);
+}
+
 /**
  * Two numbers in the order PostgreSQL's `numeric` gives them, exactly: each
  * a JavaScript number (read as its shortest decimal text, as it is sent) or

@@ -24,6 +24,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ckql-exact-'));
   writeFileSync(join(dir, 'ids.csv'), 'name,big,score\nfirst,9007199254740993,1.5\nsecond,-9223372036854775807,2\nthird,42,\n');
   writeFileSync(join(dir, 'small.csv'), 'name,n\na,1\nb,9007199254740991\n');
+  writeFileSync(join(dir, 'ranks.csv'), 'n,label\n9007199254740993,a\n42,b\n9007199254740992,c\n-9223372036854775807,d\n,e\n5,f\n');
   server = await startServer({ tables: await loadResources(dir), port: 0 });
   client = connect({ url: server.url });
 });
@@ -46,6 +47,13 @@ describe('the client keeps integers beyond 2^53 exact', () => {
   it('a page of safe integers stays numbers (the fast path)', async () => {
     const result = await client.search('from small');
     expect(result.records.map((r) => r.n)).toEqual([1, 9007199254740991]);
+  });
+
+  it('and sorts them as the numbers they are, exactly', async () => {
+    const desc = await client.search('from ranks order by n desc');
+    expect(desc.records.map((r) => r.n)).toEqual([null, '9007199254740993', '9007199254740992', 42, 5, '-9223372036854775807']);
+    const asc = await client.search('from ranks order by n');
+    expect(asc.records.map((r) => r.n)).toEqual(['-9223372036854775807', 5, 42, '9007199254740992', '9007199254740993', null]);
   });
 
   it('through searchAll too', async () => {

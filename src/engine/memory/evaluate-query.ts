@@ -16,7 +16,7 @@ import { bind } from '../../compile/bind.js';
 import type { Params } from '../../compile/bind.js';
 import { quoteSortField } from '../../datastore/sort.js';
 import { parse } from '../../syntax/parse.js';
-import { canonicalText, compareDecimal, compareText, compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
+import { canonicalText, compareDecimal, compareNumberColumn, compareText, compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
 import { conditionFields, firstParameter } from '../../syntax/walk.js';
 import { hasPrefixWord } from '../../compile/search-text.js';
 
@@ -102,9 +102,11 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
     return search === undefined || search(row, position);
   });
 
+  // A table's number column may hold numbers kept as their text: they sort by value, as the engine sorts them.
+  const orders = keys.map((key) => (context.typed && NUMERIC.has(typeOf(key.field.name, context)) ? compareNumberColumn : compareValues));
   kept.sort((a, b) => {
-    for (const key of keys) {
-      const c = compareKey(key, valueOf(a.row, key.field.name, a.position), valueOf(b.row, key.field.name, b.position));
+    for (const [k, key] of keys.entries()) {
+      const c = compareKey(key, valueOf(a.row, key.field.name, a.position), valueOf(b.row, key.field.name, b.position), orders[k] ?? compareValues);
       if (c !== 0) return c;
     }
     return a.position - b.position;
@@ -150,9 +152,9 @@ function sortClause(key: SortKey): string {
 }
 
 /** One sort key's order of two values: nulls where `nulls` says, else last ascending and first descending. */
-function compareKey(key: SortKey, a: JsonValue, b: JsonValue): number {
+function compareKey(key: SortKey, a: JsonValue, b: JsonValue, order: (a: unknown, b: unknown) => number): number {
   if (key.nulls !== undefined && (a === null) !== (b === null)) return (a === null) === (key.nulls === 'first') ? -1 : 1;
-  const c = compareValues(a, b);
+  const c = order(a, b);
   return key.direction === 'desc' ? -c : c;
 }
 

@@ -13,7 +13,7 @@ import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest, SearchResul
 import type { FilterNode } from '../../datastore/filters.js';
 import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
-import { compareValues } from '../../datastore/values.js';
+import { compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
@@ -340,7 +340,11 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
     }
     return values;
   });
-  const compare = sortComparator(items, keys);
+  // A typed table's number column may hold numbers kept as their text: they sort by value.
+  const orders = items.map((item) =>
+    view.tableId !== undefined && isNumberType(view.fieldById.get(item.field)?.type ?? '') ? compareNumberColumn : compareValues,
+  );
+  const compare = sortComparator(items, keys, orders);
   const order = end * 4 <= total ? topK(total, end, compare) : fullSort(total, compare);
   const page = new Array<number>(end - offset);
   for (let j = offset; j < end; j++) page[j - offset] = at(order[j] as number);
@@ -350,9 +354,14 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
 type Comparator = (a: number, b: number) => number;
 
 /** A total order on match indices: each key (nulls placed as asked), then position, which makes the sort stable. */
-function sortComparator(items: readonly SortItem[], keys: readonly (readonly (JsonValue | null)[])[]): Comparator {
+function sortComparator(
+  items: readonly SortItem[],
+  keys: readonly (readonly (JsonValue | null)[])[],
+  orders: readonly ((a: unknown, b: unknown) => number)[],
+): Comparator {
   const parts = items.map((item, k) => {
     const values = keys[k] as readonly (JsonValue | null)[];
+    const order = orders[k] ?? compareValues;
     const desc = item.direction === 'desc';
     // PostgreSQL's default: nulls last ascending, first descending
     const nulls = (item as SortItem & { readonly nulls?: 'first' | 'last' }).nulls ?? (desc ? 'first' : 'last');
@@ -361,7 +370,7 @@ function sortComparator(items: readonly SortItem[], keys: readonly (readonly (Js
       const x = values[a];
       const y = values[b];
       if (x === null || y === null) return x === y ? 0 : x === null ? nullSign : -nullSign;
-      return desc ? compareValues(y, x) : compareValues(x, y);
+      return desc ? order(y, x) : order(x, y);
     };
   });
   return (a, b) => {
