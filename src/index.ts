@@ -30,6 +30,7 @@ export { DEFAULT_MAX_SCAN, parseTarget, targets } from './compile/plan.js';
 export type { LocalSteps, Plan, PlanOptions, Target } from './compile/plan.js';
 export type { SqlRequest } from './compile/sql.js';
 export { fromRequest } from './compile/from-request.js';
+export type { FromRequestOptions } from './compile/from-request.js';
 export { fromSql } from './compile/from-sql.js';
 export { bind } from './compile/bind.js';
 export type { Params, ParamValue } from './compile/bind.js';
@@ -50,7 +51,7 @@ export { evaluate } from './engine/memory/evaluate.js';
 export type { EvaluateOptions, PlainRecord } from './engine/memory/evaluate.js';
 export { evaluateQuery, residualTest } from './engine/memory/evaluate-query.js';
 export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
-export type { LoadOptions } from './engine/memory/load.js';
+export type { FileProgress, LoadOptions } from './engine/memory/load.js';
 export { Catalog } from './engine/memory/catalog.js';
 
 // Engines: who answers a request

@@ -155,6 +155,11 @@ export interface DatastoreClient {
    * The plan `search` runs for a query and its first request, detecting the
    * portal's target (and keeping it) when no target is set and CKAN 2.11's
    * request cannot say the query whole. Nothing else is sent.
+   * @example
+   * const { plan, chosen, request } = await client.explain('from enrolments where grade >= 5 and status != withdrawn');
+   * // on a CKAN 2.12 portal: chosen 'detected', plan.target 'ckan-2.12',
+   * // request.request { resource_id: 'enrolments', filters: { grade: { gte: 5 } } },
+   * // plan.residual: from enrolments where status != withdrawn
    */
   explain(input: SearchInput, options?: SearchOptions): Promise<Explanation>;
   /**

@@ -5,7 +5,7 @@
 import type { Condition, Equals, Field, FieldSearch, In, Literal, Query, Search, SortKey, StringValue } from '../ast.js';
 import { assertNever } from '../ast.js';
 import { parseFilters, type FilterNode } from '../datastore/filters.js';
-import type { Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
+import type { CkanVersion, Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
 import { normalizeRequest, parseSort } from '../datastore/validate.js';
 import { validationError } from '../errors.js';
 import type { Span } from '../span.js';
@@ -31,6 +31,8 @@ const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
  * - Spans: the query has no source text, so every node gets the zero-width
  *   span `{ start: 0, end: 0 }`. For a query with real positions, parse its
  *   text: `parse(format(fromRequest(r)))`.
+ * - A CKAN 2.12 request is read as 2.11 reads it when 2.11 accepts it;
+ *   `{ ckan: '2.12' }` reads it as 2.12 does (`$$p` is the field `$p`).
  * - A `datastore_search_sql` request (`{ sql }`) whose `SELECT` ckql's sql
  *   target wrote is read back by `fromSql` (its notes say what comes back
  *   normalized); other SQL throws the `QueryError` `UNREADABLE_SQL`.
@@ -52,8 +54,9 @@ const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
  * // → { resource_id: "courses", filters: { stage: ["active", "survey"], year: 2020 },
  * //     fields: ["title", "year"], sort: "year desc, title asc", limit: 10 }
  */
-export function fromRequest(request: unknown): Query {
+export function fromRequest(request: unknown, options: FromRequestOptions = {}): Query {
   if (isSqlRequest(request)) return fromSql(request.sql);
+  if (options.ckan !== undefined) return queryFromCanonical(normalizeRequest(request, { ckan: options.ckan }), options.ckan);
   let normalized: SearchRequest;
   try {
     normalized = normalizeRequest(request);
@@ -67,6 +70,17 @@ export function fromRequest(request: unknown): Query {
     return queryFromCanonical(normalized, '2.12');
   }
   return queryFromCanonical(normalized, '2.11');
+}
+
+/** Options of `fromRequest`. */
+export interface FromRequestOptions {
+  /**
+   * Read the request as this CKAN version does. A dict of plain values
+   * means one thing to both, except a key starting with `$`: 2.12 reads
+   * `$$p` as the field `$p` (an escape), 2.11 as the field `$$p`. Default:
+   * 2.11's reading, else 2.12's when 2.11 refuses the request.
+   */
+  readonly ckan?: CkanVersion;
 }
 
 /**

@@ -9,12 +9,13 @@
  * What the SQL text cannot keep comes back normalized:
  * - every literal is untyped text in SQL; text that is the canonical text
  *   of a number or of `true`/`false` comes back as that number or boolean
- *   (`'2020'` → `2020`), the rest as text (`'007'` → `"007"`). Both read
- *   alike (canonical-text equality; a comparison reads the value as the
- *   field's type), so the records are the same;
+ *   (`'2020'` → `2020`, `'2.5'` → `2.5`), the rest as text (`'007'` →
+ *   `"007"`). Both read alike (canonical-text equality; a comparison reads
+ *   the value as the field's type), except that a field of whole numbers
+ *   refuses the text `"2.5"` where it compares the number `2.5`;
  * - `f = null` comes back as `f is null`, `f != null` as `f is not null`,
  *   `f in (null, a)` as `f in (a, null)`, a comparison with null as
- *   `_id < null` (unknown for every record), `f in ()` as `_id in ()`;
+ *   `_id < null` (unknown for every record);
  * - the limit is always written, so a query without one comes back with
  *   `limit 100`; the `english` text search configuration comes back as no
  *   `language`.
@@ -346,7 +347,7 @@ class SqlReader {
           return { kind: 'compare', span: NO_SPAN, op: 'lt', field: field('_id'), value: { kind: 'null', span: NO_SPAN } };
         case 'FALSE':
           this.#at++;
-          return { kind: 'in', span: NO_SPAN, field: field('_id'), values: [] };
+          return NEVER;
         case 'TRUE':
           // `_id` is never null: this holds for every record.
           this.#at++;
@@ -373,8 +374,8 @@ class SqlReader {
     }
     this.#symbol(')');
     if (conditions.length === 1) return conditions[0]!;
-    const kind = connective === 'AND' ? 'and' : 'or';
-    return kind === 'or' ? nullableIn(conditions) ?? { kind, span: NO_SPAN, conditions } : { kind, span: NO_SPAN, conditions };
+    if (connective === 'AND') return emptyIn(conditions) ?? { kind: 'and', span: NO_SPAN, conditions };
+    return nullableIn(conditions) ?? { kind: 'or', span: NO_SPAN, conditions };
   }
 
   /** A test on a field: `IS [NOT] NULL`, a comparison, `IN (…)`, `BETWEEN … AND …`, `[I]LIKE '…'`. */
@@ -541,6 +542,16 @@ interface SearchTest {
 
 const OPERATORS = { '=': 'eq', '<>': 'ne', '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' } as const;
 
+/** SQL's `false`, which holds for no record: read as an empty list on `_id`, and known by its identity. */
+const NEVER: Condition = Object.freeze({ kind: 'in', span: NO_SPAN, field: Object.freeze(field('_id')), values: Object.freeze([]) as readonly Literal[] });
+
+/** `(false AND "f" IS NULL)`: how `sqlRequest` writes `f in ()` (false, and the field still checked). */
+function emptyIn(conditions: readonly Condition[]): Condition | undefined {
+  const [never, isNull] = conditions;
+  if (conditions.length !== 2 || never !== NEVER || isNull!.kind !== 'is-null') return undefined;
+  return { kind: 'in', span: NO_SPAN, field: isNull!.field, values: [] };
+}
+
 /** `("f" IS NULL OR "f" IN (…))` and `("f" IS NULL OR false)`: how `sqlRequest` writes an `in` list holding null. */
 function nullableIn(conditions: readonly Condition[]): Condition | undefined {
   if (conditions.length !== 2) return undefined;
@@ -549,7 +560,7 @@ function nullableIn(conditions: readonly Condition[]): Condition | undefined {
   const values: Literal[] = [];
   // A list that holds null itself is written with its own IS NULL: that one is read as the list.
   if (rest.kind === 'in' && rest.field.name === isNull.field.name && rest.values.every((v) => v.kind !== 'null')) values.push(...(rest.values as Literal[]));
-  else if (!(rest.kind === 'in' && rest.field.name === '_id' && rest.values.length === 0)) return undefined;
+  else if (rest !== NEVER) return undefined;
   return { kind: 'in', span: NO_SPAN, field: isNull.field, values: [...values, { kind: 'null', span: NO_SPAN }] };
 }
 

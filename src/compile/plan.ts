@@ -296,12 +296,16 @@ function treeDict(condition: Condition): FilterDict {
       for (const member of condition.conditions) {
         const dict = treeDict(member);
         const keys = Object.keys(dict);
-        if (keys.every((key) => !Object.hasOwn(merged, key) || mergeable(merged[key], dict[key]))) {
-          // Defined, not assigned: a field named `__proto__` is a key like any other.
-          for (const key of keys) defineKey(merged, key, Object.hasOwn(merged, key) ? { ...(merged[key] as object), ...(dict[key] as object) } : dict[key]!);
-        } else {
+        const fits = (into: FilterDict): boolean => keys.every((key) => !Object.hasOwn(into, key) || mergeable(into[key], dict[key]));
+        // Every dict here is one conjunct: a member joins the first that can take it, so `f = 0 and f >= a and f <= b`
+        // is written as 2.12's reading of it gives it back (`{f: 0, $and: [{f: {gte, lte}}]}`).
+        const into = fits(merged) ? merged : separate.find(fits);
+        if (into === undefined) {
           separate.push(dict);
+          continue;
         }
+        // Defined, not assigned: a field named `__proto__` is a key like any other.
+        for (const key of keys) defineKey(into, key, Object.hasOwn(into, key) ? { ...(into[key] as object), ...(dict[key] as object) } : dict[key]!);
       }
       if (separate.length > 0) merged.$and = [...((merged.$and as FilterDict[] | undefined) ?? []), ...separate];
       return merged;

@@ -110,6 +110,10 @@ function conditionSql(condition: Condition): string {
     case 'in': {
       const field = identifier(condition.field.name);
       const values = condition.values.filter((v) => v.kind !== 'null');
+      if (values.length === condition.values.length && values.length === 0) {
+        // `in ()` holds for no record; the field is still named, so an unknown one is refused as elsewhere.
+        return `(false AND ${field} IS NULL)`;
+      }
       const list = values.length === 0 ? 'false' : `${field} IN (${values.map(valueSql).join(', ')})`;
       return values.length < condition.values.length ? `(${field} IS NULL OR ${list})` : list;
     }

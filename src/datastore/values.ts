@@ -254,3 +254,42 @@ export function exceedsDepth(root: object, max: number): boolean {
 export function isNumberType(type: string): boolean {
   return type === 'int' || type === 'int4' || type === 'int8' || type === 'numeric' || type === 'float8' || type === 'float';
 }
+
+/**
+ * Two numbers in the order PostgreSQL's `numeric` gives them, exactly: each
+ * a JavaScript number (read as its shortest decimal text, as it is sent) or
+ * decimal text such as the loader keeps for an integer beyond 2^53
+ * (`"9007199254740993"`) or a decimal with more digits than a double holds.
+ * Two JavaScript numbers compare as numbers; ±Infinity is beyond every text.
+ * @example
+ * compareDecimal('9007199254740993', 9007199254740992) // > 0 (as doubles they are equal)
+ * compareDecimal(0.1, '0.10000000000000000001')        // < 0
+ */
+export function compareDecimal(a: number | string, b: number | string): number {
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'number' && !Number.isFinite(a)) return a > 0 ? 1 : -1;
+  if (typeof b === 'number' && !Number.isFinite(b)) return b > 0 ? -1 : 1;
+  const x = decimalOf(a);
+  const y = decimalOf(b);
+  if (x.sign !== y.sign) return x.sign < y.sign ? -1 : 1;
+  if (x.sign === 0) return 0;
+  // Same sign: the one with more integer digits is further from zero, else the digits decide.
+  const magnitude = x.point !== y.point ? (x.point < y.point ? -1 : 1) : x.digits < y.digits ? -1 : x.digits > y.digits ? 1 : 0;
+  return x.sign * magnitude;
+}
+
+/** A decimal as sign, significant digits (no leading or trailing zeros) and where the point goes among them. */
+function decimalOf(value: number | string): { sign: -1 | 0 | 1; digits: string; point: number } {
+  const text = (typeof value === 'number' ? String(value) : value).trim().toLowerCase();
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/.exec(text);
+  if (m === null) return { sign: 0, digits: '', point: 0 };
+  const whole = m[2] ?? '';
+  const fraction = m[3] ?? '';
+  let digits = whole + fraction;
+  let point = whole.length + Number(m[4] ?? 0);
+  const lead = /^0*/.exec(digits)![0].length;
+  digits = digits.slice(lead).replace(/0+$/, '');
+  point -= lead;
+  if (digits === '') return { sign: 0, digits: '', point: 0 };
+  return { sign: m[1] === '-' ? -1 : 1, digits, point };
+}

@@ -186,7 +186,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'target',
     usage: 'ckan-2.11|ckan-2.12|sql|auto',
-    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11)",
+    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11); local data is answered as that CKAN",
     words: async () => ['ckan-2.11', 'ckan-2.12', 'sql', 'auto'],
     run: async (session, argument) => {
       const word = argument.trim();
@@ -195,7 +195,7 @@ export const dotCommands: readonly DotCommand[] = [
         if (word !== 'auto' && target === undefined) {
           throw toolError('USAGE', [`.target takes ckan-2.11, ckan-2.12, sql or auto, not ${JSON.stringify(word)}`]);
         }
-        // Local data starts its server for that CKAN version first.
+        // Local data is answered as that CKAN from now on; sql is refused where the engine runs no SQL.
         await session.source.setTarget(target);
         if (session.client !== session.source.client) session.client.setTarget(target);
       }

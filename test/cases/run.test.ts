@@ -17,6 +17,7 @@ import type { DatastoreClient } from '../../src/client/types.js';
 import { compile, plan } from '../../src/compile/compile.js';
 import { targets, type Plan, type Target } from '../../src/compile/plan.js';
 import type { SqlRequest } from '../../src/compile/sql.js';
+import { fromSql } from '../../src/compile/from-sql.js';
 import { openCkanSql, type CkanSql } from '../helpers/ckan-sql.js';
 import { evaluatePlan } from '../helpers/plan.js';
 import { fromRequest } from '../../src/compile/from-request.js';
@@ -196,6 +197,10 @@ for (const [topic, topicCases] of byTopic) {
           expect(Object.keys(plans[t].request), `${t}: keys in the order of language.md`).toEqual(Object.keys(wanted.request));
           expect(plans[t].residual === undefined ? undefined : format(plans[t].residual!), `the ${t} residual`).toBe(wanted.residual);
         }
+        // The sql text reads back (fromSql) into a query that writes the same SQL.
+        const sqlText = (plans.sql.request as SqlRequest).sql;
+        const readBack = fromSql(sqlText);
+        expect(compile(readBack, { target: 'sql' }).sql, 'fromSql(sql) writes the same SQL').toBe(sqlText);
         const local = plans['ckan-2.11'].residual !== undefined;
         if (local) {
           // compile alone refuses what needs a residual, naming the construct at its span.
@@ -244,6 +249,7 @@ for (const [topic, topicCases] of byTopic) {
         }
         const reference = evaluateQuery(query, table, c.params);
         expectResult(reference, c, projected);
+        expect(evaluateQuery(readBack, table).records, 'the query fromSql reads back keeps the same records').toEqual(reference.records);
         if (!local && dataset.fields === undefined) {
           // Plain rows, no field list: the evaluator infers the same fields and gives the same records.
           expectResult(evaluate(request, dataset.rows), c, request);

@@ -54,6 +54,22 @@ describe('compile and format (no source needed)', () => {
     expect(result.stdout).toBe('from courses\nwhere stage = active\nlimit 5\n');
   });
 
+  it('format --from request and --from sql read a request and the sql target\'s SELECT back into a query', async () => {
+    const request = await ckql(['format', '--from', 'request', '{"resource_id": "courses", "filters": {"year": {"gte": 2020}}, "limit": 5}']);
+    expect(request.stdout).toBe('from courses\nwhere year >= 2020\nlimit 5\n');
+    const sql = (await ckql(['compile', 'from courses where year >= 2020 and stage != retired', '--target', 'sql'])).stdout;
+    const back = await ckql(['format', '--from', 'sql', '-'], { input: sql });
+    expect(back.stdout).toBe('from courses\nwhere year >= 2020 and stage != retired\nlimit 100\n');
+    const notOurs = await ckql(['format', '--from', 'sql', 'SELECT * FROM x']);
+    expect(notOurs.code).not.toBe(0);
+    expect(notOurs.stderr).toContain('error[UNREADABLE_SQL]');
+    expect(notOurs.stderr).toContain('1 | SELECT * FROM x');
+    const badJson = await ckql(['format', '--from', 'request', '{bad']);
+    expect(badJson.stderr).toContain('--from request reads a datastore_search request as JSON');
+    const unknown = await ckql(['format', '--from', 'yaml', 'x']);
+    expect(unknown.code).not.toBe(0);
+  });
+
   it('a query that starts with a -- comment is a query, not an option', async () => {
     const result = await ckql(['compile', '-- the first course\nfrom courses limit 1']);
     expect(result.stderr).toBe('');

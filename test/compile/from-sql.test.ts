@@ -24,6 +24,7 @@ describe('fromSql reads the sql target back', () => {
     ['from e where not (a = 1 or b like "x\\\\_%") order by _id desc', 'from e where not (a = 1 or b like "x\\\\_%") order by _id desc limit 100'],
     // What untyped SQL text cannot keep: "007" stays text, "2020" and "true" are read as the values they spell.
     ['from e where a in ("007", "2020", "true") and b ilike "it\'s"', 'from e where a in ("007", 2020, true) and b ilike "it\'s" limit 100'],
+    ['from e where n between 2.5 and 1e21 and m in () and not (k in ())', 'from e where n between 2.5 and 1e+21 and m in () and k not in () limit 100'],
     // Null tests in every spelling come back as `is [not] null`.
     ['from e where a = null and b != null and c in (null, 1) and d in (null)', 'from e where a is null and b is not null and c in (1, null) and d in (null) limit 100'],
     ['from e search "linear alg*" language german', 'from e search "linear alg*" language german limit 100'],
@@ -82,5 +83,14 @@ describe('fromSql refuses SQL that ckql did not write', () => {
     expect(e.source).toBe(sql);
     expect(sql.slice(e.span.start, e.span.end)).toBe(token);
     expect(e.hint).toMatch(/--target sql/);
+  });
+});
+
+describe('fromRequest with the CKAN version', () => {
+  it('reads a $$ key as 2.12 does when told so, as 2.11 does by default', () => {
+    const request = compile('from t where `$p` in (1)', { target: 'ckan-2.12' });
+    expect(request.filters).toEqual({ $$p: [1] });
+    expect(format(fromRequest(request, { ckan: '2.12' })).replace(/\n/g, ' ')).toBe('from t where `$p` in (1)');
+    expect(format(fromRequest(request)).replace(/\n/g, ' ')).toBe('from t where `$$p` in (1)');
   });
 });

@@ -182,7 +182,7 @@ describe('the sql target', () => {
   });
 
   it('writes in () as false and a null in a list as "is null or"', () => {
-    expect(sql('from c where a in ()')).toContain('WHERE false');
+    expect(sql('from c where a in ()')).toContain('WHERE (false AND "a" IS NULL)');
     expect(sql('from c where a in (null, 1)')).toContain(`WHERE ("a" IS NULL OR "a" IN ('1'))`);
     expect(sql('from c where a != null and b > null')).toContain('WHERE ("a" IS NOT NULL AND NULL)');
   });

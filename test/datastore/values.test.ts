@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import {
-  canonicalText, compareNumbers, compareText, compareValues, normalizeQueryText, normalizeText, searchableText, valuesEqual,
+  canonicalText, compareDecimal, compareNumbers, compareText, compareValues, normalizeQueryText, normalizeText, searchableText, valuesEqual,
 } from '../../src/datastore/values.js';
 
 describe('canonicalText', () => {
@@ -164,5 +164,30 @@ describe('text normalization', () => {
     expect(searchableText(2.5)).toBe('2.5');
     expect(searchableText(true)).toBe('true');
     expect(searchableText(null)).toBeNull();
+  });
+});
+
+describe('compareDecimal', () => {
+  test.each([
+    ['9007199254740993', 9007199254740992, 1],
+    [9007199254740992, '9007199254740993', -1],
+    ['-9007199254740993', 5, -1],
+    [0.1, '0.10000000000000000001', -1],
+    ['1.0000000000000000001', 1, 1],
+    ['12345678901234567890.5', 1e19, 1],
+    ['12345678901234567890.5', 2e19, -1],
+    ['-0.0', 0, 0],
+    ['007', 7, 0],
+    ['1e3', 1000, 0],
+    [1e21, '999999999999999999999', 1],
+    ['-10', '-9', -1],
+    [Infinity, '1e400', 1],
+    [-Infinity, '-1', -1],
+    ['2.50', 2.5, 0],
+    [' 42 ', 42, 0],
+    ['.5', 0.5, 0],
+  ] as const)('%s vs %s', (a, b, sign) => {
+    expect(Math.sign(compareDecimal(a, b))).toBe(sign);
+    expect(Math.sign(compareDecimal(b, a))).toBe(-sign || 0);
   });
 });

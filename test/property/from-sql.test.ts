@@ -4,15 +4,20 @@
  *    `q` normalized as the SQL text cannot keep it (spans aside), and
  *    writing it again gives the same SQL;
  * 2. over generated tables, the query read back keeps the same records as
- *    the query (the reference walker `evaluateQuery`).
+ *    the query (the reference walker `evaluateQuery`);
+ * 3. the same for CKAN 2.12's filter trees read back by `fromRequest`, whose
+ *    query compiles to a request with the records of the first.
  */
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import type { Condition, Literal, Query, Search, Value } from '../../src/ast.js';
-import { compile } from '../../src/compile/compile.js';
+import { compile, plan } from '../../src/compile/compile.js';
+import { fromRequest } from '../../src/compile/from-request.js';
+import type { SearchRequest, Table } from '../../src/datastore/types.js';
 import { fromSql } from '../../src/compile/from-sql.js';
 import { hasPrefixWord, searchWords, tsQueryText } from '../../src/compile/search-text.js';
 import { canonicalText } from '../../src/datastore/values.js';
+import { evaluate } from '../../src/engine/memory/evaluate.js';
 import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
 import { tableFromRows } from '../../src/engine/memory/load.js';
 import { QueryError } from '../../src/errors.js';
@@ -46,7 +51,6 @@ function literal(value: Value): Literal {
 }
 
 const isNull = (name: string): Condition => ({ kind: 'is-null', span, field: field(name) });
-const never: Condition = { kind: 'in', span, field: field('_id'), values: [] };
 
 function condition(c: Condition): Condition {
   switch (c.kind) {
@@ -59,7 +63,7 @@ function condition(c: Condition): Condition {
         : { kind: 'compare', span, op: 'lt', field: field('_id'), value: { kind: 'null', span } };
     case 'in': {
       const values = c.values.filter((v) => v.kind !== 'null').map(literal);
-      if (values.length === c.values.length) return values.length === 0 ? never : { ...c, values };
+      if (values.length === c.values.length) return { ...c, values };
       return { ...c, values: [...values, { kind: 'null', span }] };
     }
     case 'between':
@@ -76,7 +80,6 @@ function condition(c: Condition): Condition {
       // `(f IS NULL OR f IN (…))` is how an `in` list with null is written, so it reads back as one.
       if (c.kind === 'or' && conditions.length === 2 && first!.kind === 'is-null' && second!.kind === 'in' && second!.values.every((v) => v.kind !== 'null')) {
         if (second!.field.name === first!.field.name) return { kind: 'in', span, field: first!.field, values: [...second!.values, { kind: 'null', span }] };
-        if (second!.field.name === '_id' && second!.values.length === 0) return { kind: 'in', span, field: first!.field, values: [{ kind: 'null', span }] };
       }
       return { ...c, conditions };
     }
@@ -129,6 +132,35 @@ test('fromSql(sql(q)) is q as SQL keeps it, and writes the same SQL again', () =
   expect(read).toBeGreaterThan(20);
 }, 120_000);
 
+/**
+ * Whether the query compares a field of whole numbers with a value that is
+ * not one: the language reads the number `2.5` there but refuses the text
+ * `"2.5"`, and SQL text cannot say which it was (fromSql's notes).
+ */
+function decimalOnInteger(query: Query, table: Table): boolean {
+  const integer = new Set(table.fields.filter((f) => f.type === 'int' || f.type === 'int4' || f.type === 'int8').map((f) => f.id));
+  const decimal = (v: Value): boolean => {
+    const text = v.kind === 'string' || v.kind === 'number' ? String(v.value) : '';
+    return text.trim() !== '' && Number.isFinite(Number(text)) && !Number.isInteger(Number(text));
+  };
+  const visit = (c: Condition): boolean => {
+    switch (c.kind) {
+      case 'compare':
+        return integer.has(c.field.name) && decimal(c.value);
+      case 'between':
+        return integer.has(c.field.name) && (decimal(c.low) || decimal(c.high));
+      case 'not':
+        return visit(c.condition);
+      case 'and':
+      case 'or':
+        return c.conditions.some(visit);
+      default:
+        return false;
+    }
+  };
+  return query.where !== undefined && visit(query.where.condition);
+}
+
 test('the query read back keeps the records the query keeps', () => {
   const arb = tableRowsArb.chain(({ names, rows }) =>
     queryOverTable('t', names, { rows, wholeWhere: true }).map((query) => ({ table: tableFromRows(rows, { alias: 't' }), query })),
@@ -136,10 +168,34 @@ test('the query read back keeps the records the query keeps', () => {
   fc.assert(
     fc.property(arb, ({ table, query }) => {
       const sql = sqlOf(query);
-      fc.pre(sql !== undefined);
+      fc.pre(sql !== undefined && !decimalOnInteger(query, table));
       const reference = outcomeOf(() => evaluateQuery(query, table).records);
       expect(outcomeOf(() => evaluateQuery(fromSql(sql!), table).records)).toEqual(reference);
     }),
     propertyParameters(Math.max(100, Math.floor(propertyRuns / 5))),
   );
+}, 120_000);
+
+test('a CKAN 2.12 request reads back (fromRequest) into a query with the same records, which compiles to a request with them too', () => {
+  const arb = tableRowsArb.chain(({ names, rows }) =>
+    queryOverTable('t', names, { rows, wholeWhere: true }).map((query) => ({ table: tableFromRows(rows, { alias: 't' }), query })),
+  );
+  let read = 0;
+  fc.assert(
+    fc.property(arb, ({ table, query }) => {
+      const planned = plan(query, { target: 'ckan-2.12' });
+      fc.pre(planned.residual === undefined);
+      const request = planned.request as SearchRequest;
+      const back = fromRequest(request, { ckan: '2.12' });
+      read++;
+      const reference = outcomeOf(() => evaluateQuery(query, table).records);
+      expect(outcomeOf(() => evaluateQuery(back, table).records)).toEqual(reference);
+      // fromRequest reads 2.12's tree (nested $or flattened, operators split): the request may be shaped anew, with the same records.
+      const again = compile(back, { target: 'ckan-2.12' });
+      const byRequest = outcomeOf(() => evaluate(request, table, { ckan: '2.12' }).records);
+      expect(outcomeOf(() => evaluate(again, table, { ckan: '2.12' }).records)).toEqual(byRequest);
+    }),
+    propertyParameters(Math.max(100, Math.floor(propertyRuns / 5))),
+  );
+  expect(read).toBeGreaterThan(10);
 }, 120_000);

@@ -28,16 +28,19 @@ interface ExplainOptions extends SourceOptionValues {
 export function registerExplain(program: Command, run: CommandRun): void {
   const command = program
     .command('explain')
-    .description('print the request JSON, the GET URL and a curl command for a query')
+    .description('print the plan of a query: its target, the request JSON (or SELECT), the GET URL, a curl command and what runs locally')
     .argument('<query>', 'the query text (- reads it from stdin)');
   addParamOption(command).addHelpText(
     'after',
     `
 Local data (--data, a data profile, the demo data) is explained against
-\`ckql serve\` on ${defaultServeUrl}; a portal against its URL.
+\`ckql serve\` on ${defaultServeUrl}, as the CKAN its --target names; a portal
+against its URL, for the --target given, else (when the query needs more
+than CKAN 2.11's request) for the one the portal says it speaks.
 
-Example:
-  ckql explain 'from courses where subject = math limit 5' --url https://data.example.org --lang en`,
+Examples:
+  ckql explain 'from courses where subject = math limit 5' --url https://data.example.org --lang en
+  ckql explain 'from enrolments where grade >= 5 and status != withdrawn' --url https://data.example.org`,
   );
   addSourceOptions(command).action(
     run(async (text: string, options: ExplainOptions) => {

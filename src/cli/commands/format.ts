@@ -1,7 +1,14 @@
-/** `ckql format '<query>'`: print a query's canonical text. */
-import type { Command } from 'commander';
+/**
+ * `ckql format '<query>'`: print a query's canonical text; with `--from
+ * request` or `--from sql`, the query a datastore_search request (JSON) or
+ * the sql target's SELECT stands for (`fromRequest`, `fromSql`).
+ */
+import { Option, type Command } from 'commander';
 import { withSource } from '../../compile/compile.js';
-import { QueryError } from '../../errors.js';
+import { fromRequest } from '../../compile/from-request.js';
+import { fromSql } from '../../compile/from-sql.js';
+import { QueryError, toolError } from '../../errors.js';
+import type { Query } from '../../ast.js';
 import { format } from '../../format.js';
 import { parse } from '../../syntax/parse.js';
 import type { CommandRun } from '../context.js';
@@ -12,18 +19,25 @@ export function registerFormat(program: Command, run: CommandRun): void {
     .command('format')
     .description('print a query in canonical form: lower-case keywords, one clause per line')
     .argument('<query>', 'the query text (- reads it from stdin)')
+    .addOption(
+      new Option('--from <kind>', 'what the argument is: a query, a datastore_search request as JSON, or the SELECT of the sql target')
+        .choices(['query', 'request', 'sql'])
+        .default('query'),
+    )
     .addHelpText(
       'after',
       `
-Example:
-  ckql format 'FROM courses LIMIT 5 WHERE stage = "active"'`,
+Examples:
+  ckql format 'FROM courses LIMIT 5 WHERE stage = "active"'
+  ckql format --from request '{"resource_id": "courses", "filters": {"year": {"gte": 2020}}}'
+  ckql compile 'from courses where year >= 2020' --target sql | ckql format --from sql -`,
     )
     .action(
-      run(async (text: string) => {
+      run(async (text: string, options: { readonly from: 'query' | 'request' | 'sql' }) => {
         const source = await readQueryArgument(text, run.context);
         let canonical: string;
         try {
-          canonical = format(parse(source));
+          canonical = format(queryOf(source, options.from));
         } catch (error) {
           throw error instanceof QueryError ? withSource(error, source) : error;
         }
@@ -31,4 +45,17 @@ Example:
         return 0;
       }),
     );
+}
+
+/** The query the text stands for, read as `--from` says. */
+function queryOf(source: string, from: 'query' | 'request' | 'sql'): Query {
+  if (from === 'query') return parse(source);
+  if (from === 'sql') return fromSql(source.trim());
+  let request: unknown;
+  try {
+    request = JSON.parse(source);
+  } catch (error) {
+    throw toolError('USAGE', [`--from request reads a datastore_search request as JSON: ${(error as Error).message}`]);
+  }
+  return fromRequest(request);
 }

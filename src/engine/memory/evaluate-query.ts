@@ -16,7 +16,7 @@ import { bind } from '../../compile/bind.js';
 import type { Params } from '../../compile/bind.js';
 import { quoteSortField } from '../../datastore/sort.js';
 import { parse } from '../../syntax/parse.js';
-import { canonicalText, compareText, compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
+import { canonicalText, compareDecimal, compareText, compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
 import { conditionFields, firstParameter } from '../../syntax/walk.js';
 import { hasPrefixWord } from '../../compile/search-text.js';
 
@@ -284,8 +284,10 @@ function asType(value: JsonValue, type: FieldType): number | string | boolean | 
     // text is read as PostgreSQL reads it into the column: an integer column takes whole numbers only
     const integer = type === 'int' || type === 'int4' || type === 'int8';
     const pattern = integer ? /^\s*[-+]?\d+\s*$/ : /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-    if (typeof value === 'string' && pattern.test(value)) return Number(value);
-    return undefined;
+    if (typeof value !== 'string' || !pattern.test(value)) return undefined;
+    // Integers and numeric are exact, as in PostgreSQL: text a double cannot hold stays text (compareDecimal orders it).
+    const exact = integer || type === 'numeric';
+    return !exact || compareDecimal(Number(value), value) === 0 ? Number(value) : value.trim();
   }
   if (type === 'date' || type === 'timestamp') {
     if (typeof value !== 'string') return undefined;
@@ -308,6 +310,7 @@ function compareTyped(value: JsonValue, literal: JsonValue, type: FieldType): nu
   const a = asType(value, type);
   const b = asType(literal, type);
   if (a === undefined || b === undefined) return undefined;
+  if (NUMERIC.has(type)) return compareDecimal(a as number | string, b as number | string);
   if (typeof a === 'string' && typeof b === 'string') return compareText(a, b);
   return compareValues(a, b);
 }

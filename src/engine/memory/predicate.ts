@@ -20,7 +20,7 @@
  */
 import type { FilterNode } from '../../datastore/filters.js';
 import type { CkanVersion, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
-import { canonicalText, compareText } from '../../datastore/values.js';
+import { canonicalText, compareDecimal, compareText } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
 import { generate } from './row-shape.js';
 import { hasKeys } from './table-view.js';
@@ -168,11 +168,13 @@ export function compareTest(field: FieldInfo, op: Order, value: JsonValue): Valu
 
 function readingOf(type: FieldType): Reading | undefined {
   switch (type) {
+    // Integers and numeric are exact, as in PostgreSQL: text a double cannot hold stays text, ordered by compareDecimal.
     case 'int':
     case 'int4':
     case 'int8':
-      return { read: (v) => readNumber(v, INTEGER), compare: byNumber };
+      return { read: (v) => exactNumber(readNumber(v, INTEGER), v), compare: compareDecimal };
     case 'numeric':
+      return { read: (v) => exactNumber(readNumber(v, DECIMAL), v), compare: compareDecimal };
     case 'float8':
     case 'float':
       return { read: (v) => readNumber(v, DECIMAL), compare: byNumber };
@@ -199,6 +201,13 @@ function readNumber(value: unknown, literal: RegExp): number | undefined {
   if (text.endsWith('nan')) return Number.NaN;
   if (text.endsWith('infinity')) return text.startsWith('-') ? -Infinity : Infinity;
   return Number(text);
+}
+
+/** The number read, or the text itself when the nearest double is not that number (`"9007199254740993"`). */
+function exactNumber(read: number | undefined, value: unknown): number | string | undefined {
+  // NaN and the spellings of infinity are what they say; `1e400` is a number beyond a double, kept as text.
+  if (read === undefined || typeof value !== 'string' || Number.isNaN(read) || /inf/i.test(value)) return read;
+  return compareDecimal(read, value) === 0 ? read : value.trim();
 }
 
 /** PostgreSQL's boolean input: t/true/y/yes/on/1 and f/false/n/no/off/0, any unique prefix, any case. */
