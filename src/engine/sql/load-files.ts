@@ -114,19 +114,8 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
       return { id: c.name, type, sqlType: sqlTypeOf(type) };
     }),
   };
-  // Pass 2: COPY in batches, inside the resource's one transaction.
-  await db.transaction(async (tx) => {
-    const copy = await createTable(tx, shape, options);
-    const batchRows = Math.max(1, options.batchRows ?? 10_000);
-    let csv = '';
-    let inBatch = 0;
-    let done = 0;
-    const flush = async (): Promise<void> => {
-      await copy(csv, inBatch);
-      done += inBatch;
-      [csv, inBatch] = ['', 0];
-      options.onProgress?.({ resource, rows: done, totalRows: rows });
-    };
+  // Pass 2: COPY in batches.
+  async function* lines(): AsyncIterable<string> {
     let first = true;
     for await (const record of csvRecords(file, delimiter, options.signal).records) {
       if (first) {
@@ -140,12 +129,10 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
         // An empty cell is null, as the memory loader reads it; any other is copied as written.
         if (cell !== '') line += csvCell(cell, 'text');
       }
-      csv += `${line}\n`;
-      if (++inBatch === batchRows) await flush();
+      yield line;
     }
-    if (inBatch > 0 || done === 0) await flush();
-    await finishTable(tx, shape, options);
-  });
+  }
+  await copyLines(db, shape, rows, lines(), options);
   return rows;
 }
 
@@ -187,18 +174,7 @@ async function loadNdjsonFile(db: Db, file: string, meta: Omit<TableShape, 'colu
       return { id: name, type, sqlType: sqlTypeOf(type) };
     }),
   };
-  await db.transaction(async (tx) => {
-    const copy = await createTable(tx, shape, options);
-    const batchRows = Math.max(1, options.batchRows ?? 10_000);
-    let csv = '';
-    let inBatch = 0;
-    let done = 0;
-    const flush = async (): Promise<void> => {
-      await copy(csv, inBatch);
-      done += inBatch;
-      [csv, inBatch] = ['', 0];
-      options.onProgress?.({ resource, rows: done, totalRows: rows });
-    };
+  async function* lines(): AsyncIterable<string> {
     for await (const { record, line } of ndjsonRecords(file, options.signal).records) {
       let cells = '';
       for (let k = 0; k < shape.columns.length; k++) {
@@ -210,13 +186,39 @@ async function loadNdjsonFile(db: Db, file: string, meta: Omit<TableShape, 'colu
         if (k > 0) cells += ',';
         cells += csvCell(value, column.sqlType);
       }
-      csv += `${cells}\n`;
+      yield cells;
+    }
+  }
+  await copyLines(db, shape, rows, lines(), options);
+  return rows;
+}
+
+/**
+ * Pass 2 of a file: its table created, `lines` (one CSV line of cells per
+ * row) copied in batches, and the table finished, all in the resource's one
+ * transaction.
+ */
+async function copyLines(db: Db, shape: TableShape, totalRows: number, lines: AsyncIterable<string>, options: LoadTablesOptions): Promise<void> {
+  const resource = shape.aliases[0] ?? shape.id;
+  await db.transaction(async (tx) => {
+    const copy = await createTable(tx, shape, options);
+    const batchRows = Math.max(1, options.batchRows ?? 10_000);
+    let csv = '';
+    let inBatch = 0;
+    let done = 0;
+    const flush = async (): Promise<void> => {
+      await copy(csv, inBatch);
+      done += inBatch;
+      [csv, inBatch] = ['', 0];
+      options.onProgress?.({ resource, rows: done, totalRows });
+    };
+    for await (const line of lines) {
+      csv += `${line}\n`;
       if (++inBatch === batchRows) await flush();
     }
     if (inBatch > 0 || done === 0) await flush();
     await finishTable(tx, shape, options);
   });
-  return rows;
 }
 
 /** The records of an NDJSON file, one per non-empty line, with their line numbers, and the bytes read so far. */
