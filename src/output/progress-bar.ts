@@ -54,7 +54,8 @@ export function progressBar(stream: ProgressStream, env: NodeJS.ProcessEnv, now:
       else if (at - drawn < PROGRESS_INTERVAL_MS && progress.fraction < 1) return;
       drawn = at;
       const line = progressLine(progress, (at - started) / 1000);
-      const width = stream.columns ?? 80;
+      // a terminal that reports 0 columns (some do, when detached) gets the usual width
+      const width = stream.columns || 80;
       stream.write(`\r${line.length >= width ? line.slice(0, Math.max(0, width - 1)) : line}\u001b[K`);
       shown = true;
     },

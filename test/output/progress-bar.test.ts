@@ -66,6 +66,12 @@ describe('progressBar', () => {
     progressBar(stream, {}).update({ label: 'a-very-long-resource-name', rows: 1, fraction: 0.5 });
     expect((stream.written[0] as string).replace('\r', '').replace('\u001b[K', '').length).toBeLessThan(20);
   });
+
+  it('a terminal that reports 0 columns still gets the bar', () => {
+    const stream = { ...fakeTerminal(), columns: 0 };
+    progressBar(stream, {}).update({ label: 'big', rows: 1, fraction: 0.5 });
+    expect(stream.written[0]).toContain('big [');
+  });
 });
 
 describe('reading a CSV file with a progress bar', () => {
