@@ -293,3 +293,28 @@ function decimalOf(value: number | string): { sign: -1 | 0 | 1; digits: string; 
   if (digits === '') return { sign: 0, digits: '', point: 0 };
   return { sign: m[1] === '-' ? -1 : 1, digits, point };
 }
+
+/**
+ * `compareValues`, except that the text of a number no double holds (as the
+ * loader keeps an integer beyond 2^53 or a long decimal) is ordered by its
+ * value among the numbers: the order of an exact number column (int, int8,
+ * numeric). Other text stays after the numbers, as `compareValues` has it.
+ * @example
+ * compareExactNumbers('-9007199254740993', 5) // < 0 (compareValues: > 0, every text after every number)
+ * compareExactNumbers('7', 5)                 // > 0 (text a double holds is text: after the numbers)
+ */
+export function compareExactNumbers(a: unknown, b: unknown): number {
+  if ((isInexactNumberText(a) || isInexactNumberText(b)) && isNumberOrText(a) && isNumberOrText(b)) return compareDecimal(a, b);
+  return compareValues(a, b);
+}
+
+const NUMBER_TEXT = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+
+/** The text of a number that its nearest double is not (`"9007199254740993"`). */
+function isInexactNumberText(value: unknown): value is string {
+  return typeof value === 'string' && NUMBER_TEXT.test(value) && compareDecimal(Number(value), value) !== 0;
+}
+
+function isNumberOrText(value: unknown): value is number | string {
+  return typeof value === 'number' ? !Number.isNaN(value) : isInexactNumberText(value);
+}

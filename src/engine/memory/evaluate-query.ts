@@ -16,7 +16,7 @@ import { bind } from '../../compile/bind.js';
 import type { Params } from '../../compile/bind.js';
 import { quoteSortField } from '../../datastore/sort.js';
 import { parse } from '../../syntax/parse.js';
-import { canonicalText, compareDecimal, compareText, compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
+import { canonicalText, compareDecimal, compareExactNumbers, compareText, compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
 import { conditionFields, firstParameter } from '../../syntax/walk.js';
 import { hasPrefixWord } from '../../compile/search-text.js';
 
@@ -102,9 +102,11 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
     return search === undefined || search(row, position);
   });
 
+  // Declared types only: a plain record's guessed type is its first value's.
+  const exact = keys.map((key) => context.typed && EXACT.has(typeOf(key.field.name, context)));
   kept.sort((a, b) => {
-    for (const key of keys) {
-      const c = compareKey(key, valueOf(a.row, key.field.name, a.position), valueOf(b.row, key.field.name, b.position));
+    for (const [k, key] of keys.entries()) {
+      const c = compareKey(key, valueOf(a.row, key.field.name, a.position), valueOf(b.row, key.field.name, b.position), exact[k]!);
       if (c !== 0) return c;
     }
     return a.position - b.position;
@@ -150,9 +152,10 @@ function sortClause(key: SortKey): string {
 }
 
 /** One sort key's order of two values: nulls where `nulls` says, else last ascending and first descending. */
-function compareKey(key: SortKey, a: JsonValue, b: JsonValue): number {
+function compareKey(key: SortKey, a: JsonValue, b: JsonValue, exact: boolean): number {
   if (key.nulls !== undefined && (a === null) !== (b === null)) return (a === null) === (key.nulls === 'first') ? -1 : 1;
-  const c = compareValues(a, b);
+  // An exact number column holds numbers and the texts of numbers no double holds: both in numeric order.
+  const c = exact ? compareExactNumbers(a, b) : compareValues(a, b);
   return key.direction === 'desc' ? -c : c;
 }
 
@@ -276,6 +279,9 @@ function escapeRegExp(c: string): string {
 }
 
 const NUMERIC: ReadonlySet<FieldType> = new Set(['int', 'int4', 'int8', 'numeric', 'float8', 'float']);
+/** The number types PostgreSQL compares exactly (floats are doubles). */
+const EXACT: ReadonlySet<FieldType> = new Set(['int', 'int4', 'int8', 'numeric']);
+
 
 /** A value read as a field's type, as PostgreSQL reads an untyped literal; `undefined` when it cannot be. */
 function asType(value: JsonValue, type: FieldType): number | string | boolean | undefined {
@@ -286,8 +292,7 @@ function asType(value: JsonValue, type: FieldType): number | string | boolean | 
     const pattern = integer ? /^\s*[-+]?\d+\s*$/ : /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
     if (typeof value !== 'string' || !pattern.test(value)) return undefined;
     // Integers and numeric are exact, as in PostgreSQL: text a double cannot hold stays text (compareDecimal orders it).
-    const exact = integer || type === 'numeric';
-    return !exact || compareDecimal(Number(value), value) === 0 ? Number(value) : value.trim();
+    return !EXACT.has(type) || compareDecimal(Number(value), value) === 0 ? Number(value) : value.trim();
   }
   if (type === 'date' || type === 'timestamp') {
     if (typeof value !== 'string') return undefined;

@@ -13,7 +13,7 @@ import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest, SearchResul
 import type { FilterNode } from '../../datastore/filters.js';
 import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
-import { compareValues } from '../../datastore/values.js';
+import { compareExactNumbers, compareValues } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
@@ -340,7 +340,9 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
     }
     return values;
   });
-  const compare = sortComparator(items, keys);
+  // A table's declared types (not the ones guessed from plain records' first values) say which columns are exact numbers.
+  const exact = items.map((item) => view.tableId !== undefined && EXACT_TYPES.has(view.fieldById.get(item.field)?.type ?? 'text'));
+  const compare = sortComparator(items, keys, exact);
   const order = end * 4 <= total ? topK(total, end, compare) : fullSort(total, compare);
   const page = new Array<number>(end - offset);
   for (let j = offset; j < end; j++) page[j - offset] = at(order[j] as number);
@@ -350,8 +352,10 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
 type Comparator = (a: number, b: number) => number;
 
 /** A total order on match indices: each key (nulls placed as asked), then position, which makes the sort stable. */
-function sortComparator(items: readonly SortItem[], keys: readonly (readonly (JsonValue | null)[])[]): Comparator {
+function sortComparator(items: readonly SortItem[], keys: readonly (readonly (JsonValue | null)[])[], exact: readonly boolean[]): Comparator {
   const parts = items.map((item, k) => {
+    // An exact number column holds numbers and the texts of numbers no double holds (the loader's): both in numeric order.
+    const order = exact[k] ? compareExactNumbers : compareValues;
     const values = keys[k] as readonly (JsonValue | null)[];
     const desc = item.direction === 'desc';
     // PostgreSQL's default: nulls last ascending, first descending
@@ -361,7 +365,7 @@ function sortComparator(items: readonly SortItem[], keys: readonly (readonly (Js
       const x = values[a];
       const y = values[b];
       if (x === null || y === null) return x === y ? 0 : x === null ? nullSign : -nullSign;
-      return desc ? compareValues(y, x) : compareValues(x, y);
+      return desc ? order(y, x) : order(x, y);
     };
   });
   return (a, b) => {
@@ -372,6 +376,10 @@ function sortComparator(items: readonly SortItem[], keys: readonly (readonly (Js
     return a - b;
   };
 }
+
+/** The number types PostgreSQL orders exactly (floats are doubles). */
+const EXACT_TYPES: ReadonlySet<string> = new Set(['int', 'int4', 'int8', 'numeric']);
+
 
 function fullSort(total: number, compare: Comparator): Int32Array {
   const all = new Int32Array(total);
