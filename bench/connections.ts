@@ -24,7 +24,7 @@ import type { Socket } from 'node:net';
 import path from 'node:path';
 import type { RunConfig } from './lib/config.js';
 import { benchDir, enrolmentsFile, rootDir } from './lib/data.js';
-import { formatBytes, formatCount } from './lib/harness.js';
+import { formatBytes, formatCount, formatTime } from './lib/harness.js';
 import type { SectionResult } from './lib/report.js';
 import type { ServerSample } from './children/serve-sampled.js';
 
@@ -45,11 +45,15 @@ interface Scenario {
   readonly requests: number;
 }
 
-const SCENARIOS: readonly Scenario[] = [
-  { name: '100 connections × 1 request (floor)', connections: 100, requests: 1 },
-  { name: '100 connections × 5 pipelined', connections: 100, requests: 5 },
-  { name: '1 connection × 200 pipelined, one write', connections: 1, requests: 200 },
-];
+/** The scenarios; a `--quick` run opens 20 connections where a full one opens 100. */
+function scenarios(quick: boolean): readonly Scenario[] {
+  const many = quick ? 20 : 100;
+  return [
+    { name: `${many} connections × 1 request (floor)`, connections: many, requests: 1 },
+    { name: `${many} connections × 5 pipelined`, connections: many, requests: 5 },
+    { name: '1 connection × 200 pipelined, one write', connections: 1, requests: 200 },
+  ];
+}
 
 interface Measured {
   readonly scenario: Scenario;
@@ -118,6 +122,14 @@ class SampledServer {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `CKQL_BENCH_DEBUG=1`: every sample on stderr as it is taken (MiB), to see when memory grows and when it comes back. */
+const TRACE = process.env.CKQL_BENCH_DEBUG === '1';
+function trace(when: string, sample: ServerSample): void {
+  if (!TRACE) return;
+  const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+  console.error(`connections: ${when}: rss ${mib(sample.rss)}, heap ${mib(sample.heapUsed)}, array buffers ${mib(sample.arrayBuffers)} MiB; searched ${sample.searched}, answered ${sample.answered}`);
+}
+
 function openSocket(url: string): Promise<Socket> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
@@ -151,19 +163,16 @@ async function runScenario(server: SampledServer, scenario: Scenario): Promise<M
     const sample = await server.ask('sample');
     peakSampled = Math.max(peakSampled, server.rss()?.now ?? sample.rss);
     if (sample.answered !== answered || sample.searched !== searched) [answered, searched, lastChange] = [sample.answered, sample.searched, performance.now()];
-    if (process.env.CKQL_BENCH_DEBUG === '1') console.error(JSON.stringify({ t: Math.round(performance.now() - started), rss: sample.rss >> 20, heap: sample.heapUsed >> 20, ext: sample.external >> 20, ab: sample.arrayBuffers >> 20, answered: sample.answered }));
+    trace(`held ${Math.round(performance.now() - started)} ms`, sample);
   }
   const heldMs = performance.now() - started;
   const peakRss = Math.max(peakSampled, server.rss()?.peak ?? 0);
   const closedBefore = closedByServer;
   for (const socket of sockets) socket.destroy();
-  if (process.env.CKQL_BENCH_DEBUG === '1') {
-    for (let t = 0; t < AFTER_CLOSE_MS; t += 250) {
-      await sleep(250);
-      const sample = await server.ask('sample');
-      console.error(JSON.stringify({ closed: t, rss: sample.rss >> 20, heap: sample.heapUsed >> 20, ext: sample.external >> 20, ab: sample.arrayBuffers >> 20, answered: sample.answered }));
-    }
-  } else await sleep(AFTER_CLOSE_MS);
+  for (let t = 250; t <= AFTER_CLOSE_MS; t += 250) {
+    await sleep(250);
+    if (TRACE) trace(`closed ${t} ms`, await server.ask('sample'));
+  }
   const rssAfterClose = server.rss()?.now ?? (await server.ask('sample')).rss;
   const afterGc = await server.ask('gc');
   return { scenario, before, peakRss, answered: answered - before.answered, searched: searched - before.searched, closedByServer: closedBefore, heldMs, rssAfterClose, afterGc };
@@ -179,7 +188,7 @@ export async function benchConnections(config: RunConfig, log: (line: string) =>
     // Warm up: one answer read to the end, so JIT and lazy caches are not charged to the first scenario.
     const response = await fetch(`${server.url}${SEARCH_PATH}?resource_id=enrolments&limit=${LIMIT}`);
     answerBytes = (await response.arrayBuffer()).byteLength;
-    for (const scenario of SCENARIOS) {
+    for (const scenario of scenarios(config.quick)) {
       log(`connections: ${scenario.name}`);
       results.push(await runScenario(server, scenario));
     }
@@ -198,9 +207,10 @@ export async function benchConnections(config: RunConfig, log: (line: string) =>
     tables: [
       {
         title: `Server memory under clients that never read (answers of ${formatCount(LIMIT)} records, ${formatBytes(answerBytes)} each; ${formatCount(config.serverRows)}-row table)`,
-        headers: ['scenario', 'requests searched', 'answers finished', 'closed by server', 'RSS before', 'peak RSS', 'peak − before', 'per connection', `RSS ${AFTER_CLOSE_MS / 1000} s after close`, 'RSS after GC', 'heap after GC − before'],
+        headers: ['scenario', 'held', 'requests searched', 'answers finished', 'closed by server', 'RSS before', 'peak RSS', 'peak − before', 'per connection', `RSS ${AFTER_CLOSE_MS / 1000} s after close`, 'RSS after GC', 'heap after GC − before'],
         rows: results.map((m) => [
           m.scenario.name,
+          formatTime(m.heldMs),
           formatCount(m.searched),
           formatCount(m.answered),
           formatCount(m.closedByServer),
@@ -223,7 +233,8 @@ export async function benchConnections(config: RunConfig, log: (line: string) =>
           what: `${m.scenario.name}: peak growth bounded`,
           goal: m.scenario.connections > 1 ? `≤ 1.5× the floor's (${formatBytes(growth(floor))})` : `≤ 4 answers (${formatBytes(4 * answerBytes)})`,
           measured: `${formatBytes(growth(m))} (${formatBytes(perConnection(m))} per connection)`,
-          met: growth(m) <= bound,
+          // At --quick's 20 connections, garbage not yet collected at the peak outweighs the answers held.
+          met: config.quick ? null : growth(m) <= bound,
         };
       }),
       ...results.map((m) => ({

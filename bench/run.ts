@@ -5,7 +5,7 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load), prints only
  *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
  *   … --write                             also write BENCHMARKS.md for --quick / --only runs
  *   npm run bench -- --render             rewrite BENCHMARKS.md from the last full run's figures
@@ -28,8 +28,9 @@ import { benchServer } from './server.js';
 import { benchEngines } from './engines.js';
 import { benchStartup } from './startup.js';
 import { benchConnections } from './connections.js';
+import { benchLoad } from './load.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -40,8 +41,9 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   engines: { title: '6. Engines', run: benchEngines },
   startup: { title: '7. Startup', run: benchStartup },
   connections: { title: '8. Connections', run: benchConnections },
+  load: { title: '9. Loading data, exact numbers', run: benchLoad },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load'];
 
 interface Flags {
   readonly quick: boolean;
@@ -74,7 +76,7 @@ function parseFlags(argv: readonly string[]): Flags {
 
 function usage(problem?: string): never {
   if (problem) console.error(`bench: ${problem}`);
-  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections] [--write] | [-- --render]');
+  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections|load] [--write] | [-- --render]');
   process.exit(problem ? 2 : 0);
 }
 

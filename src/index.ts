@@ -51,7 +51,7 @@ export { evaluate } from './engine/memory/evaluate.js';
 export type { EvaluateOptions, PlainRecord } from './engine/memory/evaluate.js';
 export { evaluateQuery, residualTest } from './engine/memory/evaluate-query.js';
 export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
-export type { LoadOptions } from './engine/memory/load.js';
+export type { FileProgress, LoadOptions } from './engine/memory/load.js';
 export { Catalog } from './engine/memory/catalog.js';
 
 // Engines: who answers a request
@@ -63,8 +63,10 @@ export type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult, 
 // The PostgreSQL engines come through `openEngine` (their drivers load on demand); loading into one:
 export { loadTables } from './engine/sql/load.js';
 export type { LoadTablesOptions, LoadProgress } from './engine/sql/load.js';
+export { loadFiles } from './engine/sql/load-files.js';
+export type { LoadFilesOptions, LoadedResource } from './engine/sql/load-files.js';
 export type { SqlEngine } from './engine/sql/engine.js';
-export type { Db, SqlSession } from './engine/sql/db.js';
+export type { Db, SqlSession, TransactionOptions } from './engine/sql/db.js';
 
 // HTTP: the client and the local server
 export { connect } from './client/connect.js';

@@ -21,6 +21,7 @@ import type * as LoadModule from '../../src/engine/memory/load.js';
 import type * as ServerModule from '../../src/server/server.js';
 import type * as MemoryEngineModule from '../../src/engine/memory/engine.js';
 import type * as ClientModule from '../../src/client/connect.js';
+import type * as ResponseModule from '../../src/client/response.js';
 
 export const distDir = path.join(cacheDir, 'dist');
 const fromSource = process.env.CKQL_BENCH_SOURCE === 'src';
@@ -58,4 +59,5 @@ export const ckqlModules = {
   server: () => load<typeof ServerModule>('server/server.js'),
   memoryEngine: () => load<typeof MemoryEngineModule>('engine/memory/engine.js'),
   client: () => load<typeof ClientModule>('client/connect.js'),
+  response: () => load<typeof ResponseModule>('client/response.js'),
 };

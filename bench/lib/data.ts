@@ -5,7 +5,7 @@
  * grade, enrolled_on). Scaled copies are generated once into bench/.cache
  * (git-ignored); the generator is seeded, so every run sees the same records.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,32 @@ export function enrolmentsFile(rows: number): string {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+  return file;
+}
+
+/**
+ * The records of `enrolmentsFile(rows)` as `enrolments.ndjson`, one JSON
+ * object per line (empty cells null, `grade` a number), made on first use.
+ */
+export function enrolmentsNdjsonFile(rows: number): string {
+  const file = path.join(cacheDir, `enrolments-${rows}-ndjson`, 'enrolments.ndjson');
+  if (existsSync(file)) return file;
+  const lines = readFileSync(enrolmentsFile(rows), 'utf8').split('\n');
+  const header = (lines[0] as string).split(',');
+  const out: string[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    if (lines[i] === '') continue;
+    const cells = (lines[i] as string).split(',');
+    const record: PlainRow = {};
+    header.forEach((name, k) => {
+      const cell = cells[k] ?? '';
+      record[name] = cell === '' ? null : name === 'grade' ? Number(cell) : cell;
+    });
+    out.push(JSON.stringify(record));
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(`${file}.tmp`, `${out.join('\n')}\n`);
+  renameSync(`${file}.tmp`, file);
   return file;
 }
 

@@ -4,7 +4,9 @@
  * (docs/ckan-2.11-reference.md §5, "Error envelope"), and
  * anything else a proxy or a wrong URL may answer.
  */
+import { parse as parseLossless } from 'lossless-json';
 import { excerpt } from '../text.js';
+import { isNumberType } from '../datastore/values.js';
 import { DatastoreError, datastoreCodes } from '../errors.js';
 import type { DatastoreErrorCode } from '../errors.js';
 import type { ErrorBody, SearchResult } from '../datastore/types.js';
@@ -39,7 +41,8 @@ export function readResponse(status: number, text: string, context: ResponseCont
   const envelope = isObject(json) ? json : undefined;
   if (status >= 200 && status < 300) {
     if (envelope?.success === true && isObject(envelope.result) && Array.isArray(envelope.result.records)) {
-      return checkedResult(envelope.result, context);
+      const { records, fields } = envelope.result;
+      return checkedResult(roundsIntegers(records, fields) ? exactResult(text, envelope.result) : envelope.result, context);
     }
     if (envelope?.success === false && isErrorBody(envelope.error)) throw errorFromBody(status, envelope.error, context);
     const what = json === undefined ? 'not JSON' : 'JSON, but not a datastore_search response (no result.records)';
@@ -148,6 +151,50 @@ function validationMessages(body: ErrorBody): string {
     parts.push(`${param}: ${messages.join('; ')}`);
   }
   return parts.length === 0 ? 'Validation Error (no details given)' : parts.join('; ');
+}
+
+/**
+ * Whether `JSON.parse` may have rounded an integer of these records: a
+ * value at or beyond 2^53 (CKAN's `int8` and `numeric` are exact on the
+ * wire). Only then is the body read again, slower, by `exactResult`; a
+ * page without such a number keeps `JSON.parse`'s speed.
+ */
+function roundsIntegers(records: readonly unknown[], fields: unknown): boolean {
+  // The number columns, when the result names its fields' types (CKAN's always do); else every key.
+  const numbers = Array.isArray(fields)
+    ? fields.flatMap((field: unknown) => (isObject(field) && typeof field.id === 'string' && typeof field.type === 'string' && isNumberType(field.type) ? [field.id] : []))
+    : undefined;
+  const rounded = (value: unknown): boolean =>
+    typeof value === 'number' && (value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER) && Number.isInteger(value);
+  for (const record of records) {
+    if (!isObject(record)) continue;
+    if (numbers === undefined) {
+      for (const key in record) if (rounded(record[key])) return true;
+    } else {
+      for (const id of numbers) if (rounded(record[id])) return true;
+    }
+  }
+  return false;
+}
+
+const INTEGER_TEXT = /^-?\d+$/;
+
+/**
+ * `result` read from `text` with every integer beyond 2^53 kept as its
+ * exact text, as the memory loader keeps such numbers (output formats
+ * print the digits as they came); other numbers as `JSON.parse` reads them.
+ */
+function exactResult(text: string, parsed: Record<string, unknown>): Record<string, unknown> {
+  try {
+    const exact = parseLossless(text, null, (digits) => {
+      const n = Number(digits);
+      return Number.isSafeInteger(n) || !INTEGER_TEXT.test(digits) ? n : digits;
+    }) as { result?: unknown };
+    return isObject(exact.result) ? exact.result : parsed;
+  } catch {
+    // Nested too deep for the second reader: the rounded numbers are all there is.
+    return parsed;
+  }
 }
 
 function parseJson(text: string): unknown {

@@ -12,6 +12,7 @@
  * field), and values nested deeper than the call stack still print.
  */
 import { stringify } from 'csv-stringify/sync';
+import { LosslessNumber, stringify as stringifyLossless } from 'lossless-json';
 import { toolError } from '../errors.js';
 import type { FieldInfo, Row, SearchResult } from '../datastore/types.js';
 import { isNumberType } from '../datastore/values.js';
@@ -107,15 +108,19 @@ export function createRecordWriter(
   options: FormatOptions = {},
 ): RecordWriter {
   const columns = fields.map((field) => field.id);
+  const numberColumns = fields.filter((field) => isNumberType(field.type)).map((field) => field.id);
   switch (format) {
     case 'ndjson':
       return {
-        write: async (row) => sink(`${stringifyJson(row)}\n`),
+        write: async (row) => sink(`${exactJson(row, numberColumns) ?? stringifyJson(row)}\n`),
         end: async () => undefined,
       };
     case 'json': {
       let count = 0;
-      const render = (row: Row): string => (options.pretty === true ? `  ${prettyJson(row).replaceAll('\n', '\n  ')}` : stringifyJson(row));
+      const render = (row: Row): string =>
+        options.pretty === true
+          ? `  ${(exactJson(row, numberColumns, 2) ?? prettyJson(row)).replaceAll('\n', '\n  ')}`
+          : (exactJson(row, numberColumns) ?? stringifyJson(row));
       return {
         write: async (row) => {
           await sink(`${count === 0 ? '[\n' : ',\n'}${render(row)}`);
@@ -135,7 +140,7 @@ export function createRecordWriter(
       return {
         write: async (row) => {
           await header();
-          await sink(csvLine(columns.map((id) => ownValue(row, id) ?? null), escapeFormulas));
+          await sink(csvLine(columns.map((id, k) => exactCell(ownValue(row, id) ?? null, isNumberType((fields[k] as FieldInfo).type))), escapeFormulas));
         },
         end: header,
       };
@@ -209,6 +214,35 @@ function csvLine(cells: readonly unknown[], escapeFormulas = true): string {
       object: (value) => stringifyJson(value),
     },
   });
+}
+
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+const INTEGER_TEXT = /^-?(?:0|[1-9]\d*)$/;
+
+/**
+ * A row's JSON with the exact numbers of its number columns (integers beyond
+ * 2^53, which the client keeps as their text) written as JSON numbers, digit
+ * for digit; `undefined` when the row has none (the caller's plain path).
+ */
+function exactJson(row: Row, numberColumns: readonly string[], space?: number): string | undefined {
+  let marked: Record<string, unknown> | undefined;
+  for (const id of numberColumns) {
+    const value = ownValue(row, id);
+    if (typeof value === 'string' && JSON_NUMBER.test(value)) (marked ??= { ...row })[id] = new LosslessNumber(value);
+  }
+  if (marked === undefined) return undefined;
+  try {
+    return stringifyLossless(marked, null, space);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    // Nested too deep to write with its numbers bare: the digits, quoted.
+    return undefined;
+  }
+}
+
+/** A CSV cell: an exact integer of a number column goes out as a number (its digits, never formula-escaped). */
+function exactCell(value: unknown, numberColumn: boolean): unknown {
+  return numberColumn && typeof value === 'string' && INTEGER_TEXT.test(value) ? BigInt(value) : value;
 }
 
 /** Indented JSON; a value too deep for the call stack is written on one line instead. */

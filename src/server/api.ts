@@ -163,7 +163,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
   };
 
   // datastore_search_sql: the engine checks the statement; the token decides whether private tables may be read.
-  const searchSql = async (authorization: string | undefined, raw: Record<string, unknown>): Promise<string> => {
+  const searchSql = async (authorization: string | undefined, raw: Record<string, unknown>, signal: AbortSignal | undefined): Promise<string> => {
     if (engine.searchSql === undefined) {
       // A portal with the action disabled does not know it.
       const text = `${ckan === '2.11' ? 'Bad request - ' : 'Bad request: '}Action name not known: ${SQL_ACTION}`;
@@ -172,7 +172,8 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     const sql = raw.sql;
     if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
     const token = authorized(authorization);
-    return sqlResultJson(await engine.searchSql(sql, { maxLimit, token, privateIds }), raw);
+    // An asker that goes away cancels the statement, as for a search.
+    return sqlResultJson(await engine.searchSql(sql, { maxLimit, token, privateIds, ...(signal === undefined ? {} : { signal }) }), raw);
   };
 
   const run = async (
@@ -188,7 +189,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
       route.action === 'status_show'
         ? [JSON.stringify(statusResult(ckan, publicUrl))].values()
         : route.action === SQL_ACTION
-          ? [await searchSql(authorization, raw)].values()
+          ? [await searchSql(authorization, raw, signal)].values()
           : await search(authorization, route, raw, query, signal);
     const [head, tail] = envelopes(route.language, route.action).successAround;
     return callback !== undefined && request.method === 'GET'
@@ -366,12 +367,12 @@ function responseParts(
   };
 }
 
-/** Types whose values CKAN writes other than `JSON.stringify` would: exact big numbers, timestamps. */
+/** Types whose values CKAN writes other than `JSON.stringify` would: exact big numbers, scales, float exponents, timestamps. */
 function needsCare(fields: readonly FieldInfo[], ckan: CkanVersion): boolean {
   const key = ckan === '2.11' ? careByFields211 : careByFields212;
   let care = key.get(fields);
   if (care === undefined) {
-    care = fields.some((f) => f.type === 'int8' || f.type === 'numeric' || f.type === 'timestamp');
+    care = fields.some((f) => f.type === 'int8' || f.type === 'numeric' || f.type === 'float8' || f.type === 'timestamp');
     key.set(fields, care);
   }
   return care;

@@ -144,7 +144,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
-    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables));
+    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables, options.progress));
   const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
@@ -279,10 +279,12 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
   };
 }
 
-/** Every table of `paths` (read again: only listings and "did you mean" after a partial load come here). */
-async function everyTableBut(paths: readonly string[], loaded: readonly Table[]): Promise<readonly Table[]> {
-  const all = await loadResources(paths);
-  return all.map((table) => loaded.find((each) => each.id === table.id) ?? table);
+/** Every table of `paths`, reading the files not read yet (only listings and "did you mean" after a partial load come here). */
+async function everyTableBut(paths: readonly string[], loaded: readonly Table[], progress: OpenSourceOptions['progress']): Promise<readonly Table[]> {
+  const files = await listDataFiles(paths);
+  const unread = files.filter((file) => !loaded.some((table) => table.id === file.id)).map((file) => file.id);
+  const read = unread.length === 0 ? [] : await loadResources(paths, { only: unread, ...(progress === undefined ? {} : { onProgress: progress.update }) }).finally(() => progress?.done());
+  return files.flatMap((file) => loaded.find((table) => table.id === file.id) ?? read.find((table) => table.id === file.id) ?? []);
 }
 
 /**

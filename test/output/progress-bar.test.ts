@@ -14,7 +14,7 @@ function fakeTerminal(isTTY = true): { isTTY: boolean; columns: number; written:
 
 let dir: string;
 let bigCsv: string;
-const ROWS = 60_000;
+const ROWS = 30_000;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'ckql-progress-'));
@@ -84,6 +84,19 @@ describe('reading a CSV file with a progress bar', () => {
     expect((seen[0] as FileProgress).bytes).toBeLessThan(last.totalBytes);
   });
 
+  it('an NDJSON file streams in the same way, line numbers of bad lines kept', async () => {
+    const file = join(dir, 'lines.ndjson');
+    writeFileSync(file, `\ufeff${Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ n: i, text: 'é'.repeat(i % 7) })).join('\r\n')}\n\n`);
+    const seen: FileProgress[] = [];
+    const [table] = await loadResources(file, { onProgress: (p) => seen.push(p) });
+    expect(table?.rows).toHaveLength(20_000);
+    expect(table?.rows[19_999]).toEqual({ _id: 20_000, n: 19_999, text: 'é'.repeat(19_999 % 7) });
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen.at(-1)).toEqual({ resource: 'lines', rows: 20_000, bytes: seen.at(-1)?.totalBytes, totalBytes: seen.at(-1)?.totalBytes });
+    writeFileSync(file, `${'{"n":1}\n'.repeat(30_000)}{"n":\n`);
+    await expect(loadResources(file)).rejects.toMatchObject({ code: 'DATA_INVALID', line: 30_001 });
+  });
+
   it('fileProgressBar draws "reading <resource>" with the share of the file read', async () => {
     const stream = fakeTerminal();
     let now = 0;
@@ -91,7 +104,7 @@ describe('reading a CSV file with a progress bar', () => {
     await loadResources(bigCsv, { onProgress: bar.update });
     bar.done();
     expect(stream.written[0]).toMatch(/^\rreading big \[[#.]{24}\] [\d,]+ rows/);
-    expect(stream.written.at(-2)).toMatch(/\[#{24}\] 60,000 rows/);
+    expect(stream.written.at(-2)).toMatch(/\[#{24}\] 30,000 rows/);
     expect(stream.written.at(-1)).toBe('\r\u001b[K');
   });
 
@@ -100,7 +113,7 @@ describe('reading a CSV file with a progress bar', () => {
     const loading = fileProgressText(() => (now += 100));
     const lines: (string | undefined)[] = [];
     await loadResources(bigCsv, { onProgress: (p) => { loading.update(p); lines.push(loading.current()); } });
-    expect(lines.at(-1)).toMatch(/^reading big \[#{24}\] 60,000 rows, [\d,]+ rows\/s$/);
+    expect(lines.at(-1)).toMatch(/^reading big \[#{24}\] 30,000 rows, [\d,]+ rows\/s$/);
     loading.done();
     expect(loading.current()).toBeUndefined();
   });

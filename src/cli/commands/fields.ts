@@ -10,6 +10,7 @@ import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseT
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { fileProgressBar } from '../../output/progress-bar.js';
 
 interface FieldsOptions extends SourceOptionValues {
   readonly format?: OutputFormat;
@@ -31,7 +32,8 @@ Example:
       const { context } = run;
       refuseTokenArgument(options);
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
-      const source = await openSource(spec, resource === undefined ? {} : { resources: [resource] });
+      const progress = fileProgressBar(context.stderr, context.env);
+      const source = await openSource(spec, resource === undefined ? { progress } : { resources: [resource], progress });
       try {
         const names = resource === undefined ? (await source.listResources()).map((each) => each.alias ?? each.id) : [resource];
         if (names.length === 0) {

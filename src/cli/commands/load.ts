@@ -81,7 +81,13 @@ Examples:
 function progressBar(context: CliContext): { update: (p: LoadProgress) => void; done: () => void } {
   const bar = terminalProgressBar(context.stderr, context.env);
   return {
-    update: (p) => bar.update({ label: p.resource, rows: p.rows, totalRows: p.totalRows, fraction: p.totalRows === 0 ? 1 : p.rows / p.totalRows }),
+    update: (p) =>
+      bar.update(
+        p.reading === undefined
+          ? { label: p.resource, rows: p.rows, totalRows: p.totalRows, fraction: p.totalRows === 0 ? 1 : p.rows / p.totalRows }
+          : // The type pass: a share of the file's bytes (the row count is not known yet).
+            { label: `reading ${p.resource}`, rows: p.rows, fraction: p.reading.totalBytes === 0 ? 1 : p.reading.bytes / p.reading.totalBytes },
+      ),
     done: () => bar.done(),
   };
 }

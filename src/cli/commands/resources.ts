@@ -8,6 +8,7 @@ import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseT
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { fileProgressBar } from '../../output/progress-bar.js';
 import { listing } from './fields.js';
 
 interface ResourcesOptions extends SourceOptionValues {
@@ -29,7 +30,7 @@ Example:
       const { context } = run;
       refuseTokenArgument(options);
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
-      const source = await openSource(spec);
+      const source = await openSource(spec, { progress: fileProgressBar(context.stderr, context.env) });
       try {
         const resources = await source.listResources();
         const records: Row[] = resources.map((each) => ({ id: each.id, alias: each.alias ?? null, total: each.total ?? null }));

@@ -1,6 +1,8 @@
 /**
  * Local data → tables: `.csv`, `.json` (an array of objects) and
- * `.ndjson`/`.jsonl` files, each one resource named after its file.
+ * `.ndjson`/`.jsonl` files, each one resource named after its file. CSV
+ * and NDJSON files are streamed (their text is never held whole); a JSON
+ * array is one value and is read whole.
  *
  * Rows are built by one generated object literal per table (see
  * `evaluate/row-shape.ts`), so all rows share one compact hidden class, and
@@ -9,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { parse as csvParser } from 'csv-parse';
@@ -31,14 +34,17 @@ export interface LoadOptions {
    * files it names only. Default: every resource.
    */
   readonly only?: readonly string[];
-  /** called as a file is read (a few times a second at most is up to the caller), for a progress bar */
+  /**
+   * told as each file is read, for a progress bar: after every chunk read
+   * (64 KiB) and once at its end (so a bar throttles its own drawing)
+   */
   readonly onProgress?: (progress: FileProgress) => void;
 }
 
 /**
  * How far the reading of one data file is, for a progress bar.
  * @example
- * await loadResources('big.csv', { onProgress: (p) => bar.update(p.resource, p.rows, p.bytes / p.totalBytes) });
+ * await loadResources('big.csv', { onProgress: (p) => console.error(`${p.resource}: ${p.rows} rows, ${Math.round((100 * p.bytes) / p.totalBytes)} %`) });
  */
 export interface FileProgress {
   /** the resource's alias */
@@ -181,8 +187,10 @@ async function loadFile(file: string, meta: { id: string; alias: string; private
   const ext = extname(file).toLowerCase();
   const where = { id: meta.id, alias: meta.alias, source: file, private: meta.private };
   if (ext === '.csv') return tableFromCsvFile(file, where, onProgress);
+  if (ext !== '.json') return buildTable(await ndjsonFileRows(file, meta.alias, onProgress), where);
+  // A JSON array is one value: read whole, and reported done at the end.
   const text = stripBom(await readFile(file, 'utf8'));
-  const rows = ext === '.json' ? parseJsonArray(text, file) : parseNdjson(text, file);
+  const rows = parseJsonArray(text, file);
   if (onProgress !== undefined) onProgress({ resource: meta.alias, rows: rows.length, bytes: text.length, totalBytes: text.length });
   return buildTable(rows, where);
 }
@@ -216,27 +224,49 @@ function parseJsonArray(text: string, file: string): readonly Row[] {
   return rows as Row[];
 }
 
-function parseNdjson(text: string, file: string): readonly Row[] {
+/** The records of an NDJSON file, read line by line as it streams in (its text is never held whole). */
+async function ndjsonFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void): Promise<Row[]> {
+  const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] as string).trim();
-    if (line === '') continue;
+  let lineNumber = 0;
+  const take = (text: string): void => {
+    lineNumber++;
+    const line = text.trim();
+    if (line === '') return;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (error) {
-      throw toolError('DATA_INVALID', [file, `line ${i + 1} is not valid JSON: ${(error as Error).message}`], {
-        file, line: i + 1, cause: error,
+      throw toolError('DATA_INVALID', [file, `line ${lineNumber} is not valid JSON: ${(error as Error).message}`], {
+        file, line: lineNumber, cause: error,
       });
     }
     if (!isRecord(value)) {
-      throw toolError('DATA_INVALID', [file, `line ${i + 1} is not a JSON object (each line must be one record {"field": value, …})`], {
-        file, line: i + 1,
+      throw toolError('DATA_INVALID', [file, `line ${lineNumber} is not a JSON object (each line must be one record {"field": value, …})`], {
+        file, line: lineNumber,
       });
     }
     rows.push(value);
+  };
+  const input = createReadStream(file);
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  try {
+    for await (const chunk of input) {
+      const text = rest + decoder.write(chunk as Buffer);
+      let start = rest === '' && lineNumber === 0 ? (text.charCodeAt(0) === 0xfeff ? 1 : 0) : 0;
+      for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
+        take(text.slice(start, end));
+        start = end + 1;
+      }
+      rest = text.slice(start);
+      onProgress?.({ resource: alias, rows: rows.length, bytes: input.bytesRead, totalBytes });
+    }
+  } finally {
+    input.destroy();
   }
+  take(rest + decoder.end());
+  onProgress?.({ resource: alias, rows: rows.length, bytes: totalBytes, totalBytes });
   return rows;
 }
 
@@ -433,8 +463,14 @@ export function inferCsvType(records: readonly (readonly string[])[], index: num
   return column.type();
 }
 
-/** A CSV column's type, inferred as its cells go by (see `loadResources`). */
-class ColumnInference {
+/**
+ * A CSV column's type, inferred as its cells go by (see `loadResources`).
+ * @example
+ * const column = new ColumnInference();
+ * for (const cell of ['1', '', '7.50']) column.see(cell);
+ * column.type(); // → 'numeric'
+ */
+export class ColumnInference {
   private int = true;
   private widest: 'int4' | 'int8' | 'numeric' = 'int4';
   private numeric = true;
@@ -490,7 +526,8 @@ function convertCell(cell: string, type: FieldType, pool: ColumnStrings): JsonVa
     case 'timestamp':
       return pool.intern(timestampValue(cell));
     default:
-      return pool.intern(cell);
+      // Pooled as it was read.
+      return cell;
   }
 }
 
@@ -534,21 +571,31 @@ function daysIn(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
+/** Distinct texts pooled per column at most. */
+const POOL_LIMIT = 65536;
+/** Texts a column is watched for before a pool that mostly misses is given up. */
+const POOL_TRIAL = 4096;
+
 /**
  * One column's strings: shares one copy of each repeated string (CSV and
- * JSON give a new string per cell).
+ * JSON give a new string per cell). A column whose texts mostly differ (ids,
+ * names) gains nothing from a pool and pays a lookup per cell, so after
+ * `POOL_TRIAL` texts a pool that missed more than half the time stops.
  */
-/** Distinct texts pooled per column once it cannot be encoded. */
-const POOL_LIMIT = 65536;
-
 class ColumnStrings {
-  private readonly pool = new Map<string, string>();
+  private pool: Map<string, string> | undefined = new Map<string, string>();
+  private seen = 0;
 
   intern(text: string): string {
-    const known = this.pool.get(text);
+    const pool = this.pool;
+    if (pool === undefined) return text;
+    if (++this.seen === POOL_TRIAL && pool.size > POOL_TRIAL / 2) {
+      this.pool = undefined;
+      return text;
+    }
+    const known = pool.get(text);
     if (known !== undefined) return known;
-    // Bounded: a column of unique texts gains nothing from pooling.
-    if (this.pool.size < POOL_LIMIT && text.length <= 256) this.pool.set(text, text);
+    if (pool.size < POOL_LIMIT && text.length <= 256) pool.set(text, text);
     return text;
   }
 }
@@ -583,19 +630,20 @@ export function tableFromRows(rows: readonly Row[], options: { id?: string; alia
 
 function buildTable(rows: readonly Row[], meta: TableMeta): Table {
   const names: string[] = [];
-  const kinds = new Map<string, number>();
+  const columns = new Map<string, JsonColumnInference>();
   for (const row of rows) {
     for (const key in row) {
       if (!Object.hasOwn(row, key) || key === '_id') continue;
-      let seen = kinds.get(key);
-      if (seen === undefined) {
+      let column = columns.get(key);
+      if (column === undefined) {
         names.push(key);
-        seen = 0;
+        column = new JsonColumnInference();
+        columns.set(key, column);
       }
-      kinds.set(key, seen | kindBits(row[key]));
+      column.see(row[key]);
     }
   }
-  const types = names.map((name) => jsonColumnType(kinds.get(name) ?? 0, rows, name));
+  const types = names.map((name) => (columns.get(name) as JsonColumnInference).type());
   const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...names.map((name, k) => ({ id: name, type: types[k] as FieldType }))];
   const make = rowFactory(fields.map((f) => f.id));
   const pools = names.map(() => new ColumnStrings());
@@ -649,52 +697,74 @@ function kindBits(value: unknown): number {
   }
 }
 
-function jsonColumnType(bits: number, rows: readonly Row[], name: string): FieldType {
-  if (bits === 0) return 'text';
-  const valueOf = (row: Row): unknown => (Object.hasOwn(row, name) ? row[name] : undefined);
-  if ((bits & STRUCTURED) !== 0) return bits === STRUCTURED ? arrayColumnType(rows, valueOf) : 'json';
-  if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER ? integerColumnType(rows, valueOf) : 'numeric';
-  if (bits === BOOLEAN) return 'bool';
-  if (bits === STRING) {
-    let date = true;
-    for (const row of rows) {
-      const v = valueOf(row);
-      if (typeof v !== 'string') continue;
-      if (!isIsoTimestamp(v)) return 'text';
-      if (date && !DATE.test(v)) date = false;
-    }
-    return date ? 'date' : 'timestamp';
-  }
-  return 'text';
-}
+/**
+ * A JSON column's type, inferred as its values go by (see `loadResources`):
+ * integers `int4` (`int8` when one is beyond int4), numbers `numeric`,
+ * booleans `bool`, ISO dates `date` (with date-times `timestamp`), other
+ * texts `text`, arrays of one scalar kind `_text`/`_int4`/`_numeric`/`_bool`,
+ * other objects and arrays `json`; a mix of kinds is `text` (`json` when an
+ * object or array is among them).
+ * @example
+ * const column = new JsonColumnInference();
+ * for (const value of [1, null, 2 ** 40]) column.see(value);
+ * column.type(); // → 'int8'
+ */
+export class JsonColumnInference {
+  private bits = 0;
+  /** an integer beyond int4 */
+  private wide = false;
+  /** every text is an ISO timestamp; every text is a date */
+  private stamps = true;
+  private dates = true;
+  /** every object or array is an array of scalars; the kinds of their items */
+  private arrays = true;
+  private itemBits = 0;
 
-function integerColumnType(rows: readonly Row[], valueOf: (row: Row) => unknown): FieldType {
-  for (const row of rows) {
-    const v = valueOf(row);
-    if (typeof v === 'number' && (v < INT4_MIN || v > INT4_MAX)) return 'int8';
-  }
-  return 'int4';
-}
-
-/** A column of arrays of one scalar kind is CKAN's array type (`_text`, `_int4`, …); anything else is `json`. */
-function arrayColumnType(rows: readonly Row[], valueOf: (row: Row) => unknown): FieldType {
-  let kinds = 0;
-  for (const row of rows) {
-    const v = valueOf(row);
-    if (v === null || v === undefined) continue;
-    if (!Array.isArray(v)) return 'json';
-    for (const item of v as readonly unknown[]) {
-      if (item === null) continue;
-      const bits = kindBits(item);
-      if (bits === STRUCTURED) return 'json';
-      kinds |= bits;
+  see(value: unknown): void {
+    const bits = kindBits(value);
+    if (bits === 0) return;
+    this.bits |= bits;
+    if (bits === INTEGER) {
+      if ((value as number) < INT4_MIN || (value as number) > INT4_MAX) this.wide = true;
+    } else if (bits === STRING) {
+      if (this.stamps && !isIsoTimestamp(value as string)) this.stamps = false;
+      if (this.dates && !DATE.test(value as string)) this.dates = false;
+    } else if (bits === STRUCTURED && this.arrays) {
+      if (!Array.isArray(value)) this.arrays = false;
+      else {
+        for (const item of value as readonly unknown[]) {
+          if (item === null) continue;
+          const itemBits = kindBits(item);
+          if (itemBits === STRUCTURED) {
+            this.arrays = false;
+            break;
+          }
+          this.itemBits |= itemBits;
+        }
+      }
     }
   }
-  if (kinds === STRING) return '_text';
-  if (kinds === INTEGER) return '_int4';
-  if ((kinds & ~(INTEGER | FRACTION)) === 0 && kinds !== 0) return '_numeric';
-  if (kinds === BOOLEAN) return '_bool';
-  return kinds === 0 ? '_text' : 'json';
+
+  type(): FieldType {
+    const bits = this.bits;
+    if (bits === 0) return 'text';
+    if ((bits & STRUCTURED) !== 0) return bits === STRUCTURED ? this.arrayType() : 'json';
+    if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER ? (this.wide ? 'int8' : 'int4') : 'numeric';
+    if (bits === BOOLEAN) return 'bool';
+    if (bits === STRING) return !this.stamps ? 'text' : this.dates ? 'date' : 'timestamp';
+    return 'text';
+  }
+
+  /** A column of arrays of one scalar kind is CKAN's array type (`_text`, `_int4`, …); anything else is `json`. */
+  private arrayType(): FieldType {
+    const kinds = this.itemBits;
+    if (!this.arrays) return 'json';
+    if (kinds === STRING) return '_text';
+    if (kinds === INTEGER) return '_int4';
+    if ((kinds & ~(INTEGER | FRACTION)) === 0 && kinds !== 0) return '_numeric';
+    if (kinds === BOOLEAN) return '_bool';
+    return kinds === 0 ? '_text' : 'json';
+  }
 }
 
 function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta): Table {

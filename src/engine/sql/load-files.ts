@@ -1,19 +1,21 @@
 /**
  * Loading files into a PostgreSQL datastore without holding them in memory:
  * a CSV file is read twice as a stream, once to infer its column types (the
- * rules of `loadResources`, chunk by chunk) and once to `COPY` its cells in
+ * memory loader's `ColumnInference`) and once to `COPY` its cells in
  * batches, as written (so `7.50` keeps its scale in a `numeric` column and
- * a 19-digit integer every digit). JSON and NDJSON files go through the
- * memory loader (`loadResources`) and `loadTables`. Each resource is one
- * transaction, as in `loadTables`.
+ * a 19-digit integer every digit); an NDJSON file the same way, line by
+ * line. A JSON array is one value: it goes through the memory loader
+ * (`loadResources`) and `loadTables`. Each resource is one transaction, as
+ * in `loadTables`.
  */
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
-import type { FieldType } from '../../datastore/types.js';
-import { toolError } from '../../errors.js';
-import { csvColumns, delimiterOf, inferCsvType, listDataFiles, loadResources, resourceIdFor } from '../memory/load.js';
+import { DatastoreError, toolError } from '../../errors.js';
+import { ColumnInference, csvColumns, delimiterOf, JsonColumnInference, listDataFiles, loadResources, MAX_NESTING, resourceIdFor } from '../memory/load.js';
+import { exceedsDepth } from '../../datastore/values.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
@@ -49,67 +51,69 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
   const files = await listDataFiles(paths);
   if (options.alias !== undefined && files.length !== 1) throw toolError('USAGE', [`--alias names one resource, but ${files.length} files are loaded`]);
   const privateNames = new Set(options.private === true || options.private === undefined ? [] : options.private);
+  // Checked before anything is loaded.
+  const unknown = [...privateNames].find((name) => !files.some((f) => f.alias === name || f.id === name));
+  if (unknown !== undefined) {
+    throw toolError('USAGE', [`--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${files.map((f) => f.alias).join(', ') || 'none'})`]);
+  }
   await setUpDatastore(db);
   const loaded: LoadedResource[] = [];
   for (const found of files) {
     const alias = options.alias ?? found.alias;
     const id = options.alias === undefined ? found.id : resourceIdFor(options.alias);
-    const isPrivate = options.private === true || privateNames.delete(found.alias) || privateNames.delete(found.id);
+    const isPrivate = options.private === true || privateNames.has(found.alias) || privateNames.has(found.id);
     const meta = { id, aliases: [alias], source: found.file, ...(isPrivate ? { private: true } : {}) };
-    if (extname(found.file).toLowerCase() === '.csv') {
+    const ext = extname(found.file).toLowerCase();
+    if (ext === '.csv') {
       loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, options) });
+    } else if (ext === '.ndjson' || ext === '.jsonl') {
+      loaded.push({ id, alias, rows: await loadNdjsonFile(db, found.file, meta, options) });
     } else {
+      // A JSON array is one value: read whole.
+
       const [table] = await loadResources(found.file);
       if (table === undefined) continue;
       await loadTables(db, [{ ...table, ...meta }], options);
       loaded.push({ id, alias, rows: table.rows.length });
     }
   }
-  const [unknown] = privateNames;
-  if (unknown !== undefined) {
-    throw toolError('USAGE', [`--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${files.map((f) => f.alias).join(', ') || 'none'})`]);
-  }
   return loaded;
 }
 
-/** Rows per chunk of the type pass (the types of the chunks are joined). */
-const CHUNK_ROWS = 10_000;
-
 async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions): Promise<number> {
   const delimiter = delimiterOf(await head(file));
-  // Pass 1: the header and each column's type, chunk by chunk.
+  // Pass 1: the header and each column's type, as the memory loader infers them.
   let columns: { name: string; index: number }[] | undefined;
-  let types: (FieldType | undefined)[] = [];
+  let inference: ColumnInference[] = [];
   let rows = 0;
-  let chunk: string[][] = [];
-  const settle = (): void => {
-    const shown = columns ?? [];
-    types = shown.map((c, k) => {
-      const some = chunk.some((record) => (record[c.index] ?? '') !== '');
-      return some ? widen(types[k], inferCsvType(chunk, c.index)) : types[k];
-    });
-    chunk = [];
-  };
-  for await (const record of csvRecords(file, delimiter, options.signal)) {
+  const resource = meta.aliases[0] ?? meta.id;
+  const totalBytes = (await stat(file)).size;
+  const reading = csvRecords(file, delimiter, options.signal);
+  let reported = 0;
+  for await (const record of reading.records) {
     if (columns === undefined) {
       columns = csvColumns(record, file);
+      inference = columns.map(() => new ColumnInference());
       continue;
     }
     rows++;
-    chunk.push(record);
-    if (chunk.length === CHUNK_ROWS) settle();
+    for (let k = 0; k < columns.length; k++) (inference[k] as ColumnInference).see(record[(columns[k] as { index: number }).index] ?? '');
+    // A report per block the stream reads: the rows are not counted yet, the bytes are.
+    const bytes = reading.bytesRead();
+    if (bytes !== reported) {
+      reported = bytes;
+      options.onProgress?.({ resource, rows, totalRows: 0, reading: { bytes, totalBytes } });
+    }
   }
-  settle();
   // No record at all: the file is empty (csvColumns says so).
   const header = columns ?? csvColumns(undefined, file);
   const shape: TableShape = {
     ...meta,
     columns: header.map((c, k) => {
-      const type = types[k] ?? 'text';
+      const type = (inference[k] as ColumnInference).type();
       return { id: c.name, type, sqlType: sqlTypeOf(type) };
     }),
   };
-  const resource = meta.aliases[0] ?? meta.id;
   // Pass 2: COPY in batches, inside the resource's one transaction.
   await db.transaction(async (tx) => {
     const copy = await createTable(tx, shape, options);
@@ -124,7 +128,7 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
       options.onProgress?.({ resource, rows: done, totalRows: rows });
     };
     let first = true;
-    for await (const record of csvRecords(file, delimiter, options.signal)) {
+    for await (const record of csvRecords(file, delimiter, options.signal).records) {
       if (first) {
         first = false;
         continue;
@@ -145,24 +149,132 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   return rows;
 }
 
-/** The CSV records of a file, as a parser reads them from a stream (the first is the header). */
-function csvRecords(file: string, delimiter: string, signal: AbortSignal | undefined): AsyncIterable<string[]> {
+/**
+ * An NDJSON file in two streamed passes, as a CSV file: the types of its
+ * keys (the memory loader's `JsonColumnInference`, keys in the order first
+ * seen), then `COPY` in batches.
+ */
+async function loadNdjsonFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions): Promise<number> {
+  const resource = meta.aliases[0] ?? meta.id;
+  const totalBytes = (await stat(file)).size;
+  const names: string[] = [];
+  const columns = new Map<string, JsonColumnInference>();
+  let rows = 0;
+  let reported = 0;
+  const reading = ndjsonRecords(file, options.signal);
+  for await (const { record } of reading.records) {
+    rows++;
+    for (const key in record) {
+      if (!Object.hasOwn(record, key) || key === '_id') continue;
+      let column = columns.get(key);
+      if (column === undefined) {
+        names.push(key);
+        column = new JsonColumnInference();
+        columns.set(key, column);
+      }
+      column.see(record[key]);
+    }
+    const bytes = reading.bytesRead();
+    if (bytes !== reported) {
+      reported = bytes;
+      options.onProgress?.({ resource, rows, totalRows: 0, reading: { bytes, totalBytes } });
+    }
+  }
+  const shape: TableShape = {
+    ...meta,
+    columns: names.map((name) => {
+      const type = (columns.get(name) as JsonColumnInference).type();
+      return { id: name, type, sqlType: sqlTypeOf(type) };
+    }),
+  };
+  await db.transaction(async (tx) => {
+    const copy = await createTable(tx, shape, options);
+    const batchRows = Math.max(1, options.batchRows ?? 10_000);
+    let csv = '';
+    let inBatch = 0;
+    let done = 0;
+    const flush = async (): Promise<void> => {
+      await copy(csv, inBatch);
+      done += inBatch;
+      [csv, inBatch] = ['', 0];
+      options.onProgress?.({ resource, rows: done, totalRows: rows });
+    };
+    for await (const { record, line } of ndjsonRecords(file, options.signal).records) {
+      let cells = '';
+      for (let k = 0; k < shape.columns.length; k++) {
+        const column = shape.columns[k] as TableShape['columns'][number];
+        const value = Object.hasOwn(record, column.id) ? record[column.id] : null;
+        if (typeof value === 'object' && value !== null && exceedsDepth(value, MAX_NESTING)) {
+          throw toolError('DATA_INVALID', [file, `line ${line}: the value of ${JSON.stringify(column.id)} is nested more than ${MAX_NESTING} levels deep`], { file, line });
+        }
+        if (k > 0) cells += ',';
+        cells += csvCell(value, column.sqlType);
+      }
+      csv += `${cells}\n`;
+      if (++inBatch === batchRows) await flush();
+    }
+    if (inBatch > 0 || done === 0) await flush();
+    await finishTable(tx, shape, options);
+  });
+  return rows;
+}
+
+/** The records of an NDJSON file, one per non-empty line, with their line numbers, and the bytes read so far. */
+function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
+  const input = createReadStream(file, signal === undefined ? {} : { signal });
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  const records = (async function* () {
+    let line = 0;
+    try {
+      for await (const raw of lines) {
+        line++;
+        const text = (line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw).trim();
+        if (text === '') continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch (error) {
+          throw toolError('DATA_INVALID', [file, `line ${line} is not valid JSON: ${(error as Error).message}`], { file, line, cause: error });
+        }
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+          throw toolError('DATA_INVALID', [file, `line ${line} is not a JSON object (each line must be one record {"field": value, …})`], { file, line });
+        }
+        yield { record: value as Record<string, unknown>, line };
+      }
+    } catch (error) {
+      if ((error as { name?: unknown }).name === 'AbortError') {
+        throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: error });
+      }
+      throw error;
+    } finally {
+      lines.close();
+      input.destroy();
+    }
+  })();
+  return { records, bytesRead: () => input.bytesRead };
+}
+
+/** The CSV records of a file, as a parser reads them from a stream (the first is the header), and the bytes read so far. */
+function csvRecords(file: string, delimiter: string, signal: AbortSignal | undefined): { records: AsyncIterable<string[]>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   // The memory loader's options: relax_quotes keeps a stray `"` inside an unquoted cell (`5" screen`) as text.
   const parser = parse({ bom: true, skip_empty_lines: true, relax_quotes: true, delimiter });
   input.on('error', (error) => parser.destroy(error));
-  const records = input.pipe(parser);
-  return (async function* () {
+  const piped = input.pipe(parser);
+  const records = (async function* () {
     try {
-      for await (const record of records) yield record as string[];
+      for await (const record of piped) yield record as string[];
     } catch (error) {
-      if ((error as { name?: unknown }).name === 'AbortError') throw error;
+      if ((error as { name?: unknown }).name === 'AbortError') {
+        throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: error });
+      }
       const line = typeof (error as { lines?: unknown }).lines === 'number' ? (error as { lines: number }).lines : undefined;
       throw toolError('DATA_INVALID', [file, `not valid CSV: ${(error as Error).message}`], { file, ...(line === undefined ? {} : { line }), cause: error });
     } finally {
       input.destroy();
     }
   })();
+  return { records, bytesRead: () => input.bytesRead };
 }
 
 /** The first 64 KiB of a file as text: enough for the header line the delimiter is read from. */
@@ -177,20 +289,4 @@ async function head(file: string): Promise<string> {
   } finally {
     await handle.close();
   }
-}
-
-const INTEGER_RANK: Partial<Record<FieldType, number>> = { int4: 0, int8: 1, numeric: 2 };
-
-/**
- * The type of a column whose values have types `a` and `b` (each
- * `inferCsvType` of a chunk): integers widen up to `numeric`, dates to
- * timestamps; anything else mixed is text.
- */
-function widen(a: FieldType | undefined, b: FieldType): FieldType {
-  if (a === undefined || a === b) return b;
-  const ra = INTEGER_RANK[a];
-  const rb = INTEGER_RANK[b];
-  if (ra !== undefined && rb !== undefined) return ra > rb ? a : b;
-  if ((a === 'date' && b === 'timestamp') || (a === 'timestamp' && b === 'date')) return 'timestamp';
-  return 'text';
 }

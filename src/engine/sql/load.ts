@@ -17,6 +17,8 @@ export interface LoadProgress {
   readonly resource: string;
   readonly rows: number;
   readonly totalRows: number;
+  /** set while a CSV file's types are read (before its rows are copied): how much of it is read */
+  readonly reading?: { readonly bytes: number; readonly totalBytes: number };
 }
 
 /**
@@ -139,6 +141,8 @@ export async function createTable(tx: SqlSession, table: TableShape, options: Lo
 
 /** After the rows: CKAN's indexes, the aliases (views), the table's note and its statistics. */
 export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions): Promise<void> {
+  // Interrupted after the last batch: still nothing is kept.
+  if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
   if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, table.columns)) await tx.query(sql);
   for (const alias of table.aliases) {
     if (alias === table.id) continue;

@@ -6,11 +6,14 @@
  * would round both; here such a value stays its text, which the server
  * writes back as a JSON number unchanged (`src/datastore/response.ts`).
  */
-import { parse } from 'lossless-json';
 import type { FieldInfo } from '../../datastore/types.js';
 
-/** Types whose values can carry more than a double holds, or a scale. */
-const EXACT_TYPES: ReadonlySet<string> = new Set(['int8', 'numeric']);
+/**
+ * Types whose values PostgreSQL may write other than JavaScript would: more
+ * digits than a double holds, a scale, or a float's exponent form (`1e+20`,
+ * `1.5e-07`).
+ */
+const EXACT_TYPES: ReadonlySet<string> = new Set(['int8', 'numeric', 'float8']);
 
 /**
  * A number's text as the engines keep it: a JavaScript number when that
@@ -26,36 +29,71 @@ export function exactNumber(text: string): number | string {
   return String(n) === text ? n : text;
 }
 
-/** A number as read, before it is known whether its column keeps it exact. */
-class NumberText {
-  constructor(readonly text: string) {}
-}
-
 /**
  * The records of PostgreSQL's JSON text (`array_to_json(array_agg(…))`):
- * objects keyed by field id, or lists in `fields` order. Values of `int8`
- * and `numeric` fields keep their exact text where a double would change
- * it; every other number (inside `json` values too) is a plain number, as
- * `JSON.parse` gives it.
+ * objects keyed by field id, or lists in `fields` order. Values of `int8`,
+ * `numeric` and `float8` fields keep their text where a double would write
+ * them otherwise (`7.50`, 2^53 + 1, `1e+20`); every other number (inside
+ * `json` values too) is a plain number, as `JSON.parse` gives it.
  * @example
  * parseRecords('[{"_id":1,"price":7.50}]', [{ id: '_id', type: 'int' }, { id: 'price', type: 'numeric' }], 'objects')
  * // → [{ _id: 1, price: "7.50" }]
  */
 export function parseRecords(text: string, fields: readonly FieldInfo[], format: 'objects' | 'lists'): unknown[] {
   if (!fields.some((f) => EXACT_TYPES.has(f.type))) return JSON.parse(text) as unknown[];
-  const records = parse(text, null, (number) => new NumberText(number)) as unknown[];
-  if (format === 'lists') {
-    const exact = fields.map((f) => EXACT_TYPES.has(f.type));
-    return records.map((record) => (record as unknown[]).map((value, i) => settle(value, exact[i] === true)));
-  }
-  const exact = new Set(fields.filter((f) => EXACT_TYPES.has(f.type)).map((f) => f.id));
-  // fromEntries defines keys as own properties, so a column named `__proto__` stays a column.
-  return records.map((record) => Object.fromEntries(Object.entries(record as Record<string, unknown>).map(([key, value]) => [key, settle(value, exact.has(key))])));
+  // Such values are quoted before the native parser reads the text: an exact field never holds a
+  // string otherwise, so a string there is the number's text.
+  const exact =
+    format === 'lists'
+      ? (_key: string, index: number): boolean => EXACT_TYPES.has(fields[index]?.type ?? '')
+      : ((keys: ReadonlySet<string>) => (key: string): boolean => keys.has(key))(new Set(fields.filter((f) => EXACT_TYPES.has(f.type)).map((f) => JSON.stringify(f.id))));
+  return JSON.parse(quoteInexactNumbers(text, exact)) as unknown[];
 }
 
-function settle(value: unknown, exact: boolean): unknown {
-  if (value instanceof NumberText) return exact ? exactNumber(value.text) : Number(value.text);
-  if (Array.isArray(value)) return value.map((item) => settle(item, false));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, settle(item, false)]));
-  return value;
+const QUOTE = 34;
+const BACKSLASH = 92;
+
+/**
+ * `text` (a JSON array of records) with each number that is a record's own
+ * value (at depth 2) in a field `exact` picks, and that a double would not
+ * write back the same, turned into a JSON string of its text. `exact` gets
+ * an object's key as its JSON token (`"price"`), or a list's index.
+ */
+function quoteInexactNumbers(text: string, exact: (key: string, index: number) => boolean): string {
+  let out = '';
+  let copied = 0;
+  let depth = 0;
+  let key = '';
+  let index = 0;
+  let afterColon = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const start = i;
+      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) if (text.charCodeAt(i) === BACKSLASH) i++;
+      // An object's key at the record's level: the token before its colon.
+      if (depth === 2 && !afterColon) key = text.slice(start, i + 1);
+      continue;
+    }
+    if (c === 123 /* { */ || c === 91 /* [ */) {
+      depth++;
+      if (depth === 2) [index, afterColon] = [0, false];
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+    else if (depth === 2 && c === 58 /* : */) afterColon = true;
+    else if (depth === 2 && c === 44 /* , */) [index, afterColon] = [index + 1, false];
+    else if (depth === 2 && (c === 45 /* - */ || (c >= 48 && c <= 57))) {
+      let end = i + 1;
+      for (; end < text.length; end++) {
+        const d = text.charCodeAt(end);
+        if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break;
+      }
+      const number = text.slice(i, end);
+      if (exact(key, index) && String(Number(number)) !== number) {
+        out += `${text.slice(copied, i)}"${number}"`;
+        copied = end;
+      }
+      i = end - 1;
+    }
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }

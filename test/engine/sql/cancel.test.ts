@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatastoreError } from '../../../src/errors.js';
+import { startServer } from '../../../src/server/server.js';
 import { sqlEngine } from '../../../src/engine/sql/engine.js';
 import type { SqlEngine } from '../../../src/engine/sql/engine.js';
 import type { TestEngines } from './engines.js';
@@ -132,5 +133,44 @@ for (const name of engineNames.filter((n) => n === 'postgres')) {
     expect(error.code).toBe('ABORTED');
     // The pool is still usable afterwards.
     expect((await engine.search({ resource_id: 'big', limit: 1 })).total).toBe(30001);
+  });
+}
+
+// A client that goes away mid-request cancels its statement on the server, for both actions.
+for (const name of engineNames.filter((n) => n === 'postgres')) {
+  it.each([
+    ['datastore_search', { resource_id: 'big', q: 'common' }],
+    ['datastore_search_sql', { sql: 'SELECT count(*) FROM big' }],
+  ])(`${name}: a client that goes away cancels its %s statement`, async (action, body) => {
+    const engine = engines.get(name);
+    const server = await startServer({ engine, port: 0 });
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked = (): void => undefined;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = engine.db.transaction(async (tx) => {
+      await tx.query(`LOCK TABLE "${big.id}" IN ACCESS EXCLUSIVE MODE`);
+      locked();
+      await held;
+    });
+    try {
+      await isLocked;
+      const waiters = async (): Promise<number> =>
+        (await engine.db.transaction((tx) => tx.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`))).rows.length;
+      const client = new AbortController();
+      const request = fetch(`${server.url}/api/3/action/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: client.signal }).catch(
+        () => undefined,
+      );
+      while ((await waiters()) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      client.abort();
+      await request;
+      // The statement is cancelled while the lock is still held: nobody waits on it any more.
+      while ((await waiters()) > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await waiters()).toBe(0);
+    } finally {
+      release();
+      await holder;
+      await server.close();
+    }
   });
 }

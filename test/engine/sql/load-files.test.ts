@@ -5,7 +5,7 @@
  * batch, and an interrupted load that leaves nothing (or the table it was
  * replacing) behind.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,16 +19,35 @@ import { engineNames, openTestEngines } from './engines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckql-load-files-'));
 
-// 10,001 rows: the type pass reads 10,000-row chunks, so the last row's values widen the first chunk's types.
+// 2,001 rows, the last of which widens every column's type: the type pass must see the whole file before the table is made.
 const wide = join(dir, 'wide.csv');
 {
   let text = 'n,maybe,when,label\n';
-  for (let i = 1; i <= 10_000; i++) text += `${i},,2020-01-${String(1 + (i % 28)).padStart(2, '0')},row ${i}\n`;
+  for (let i = 1; i <= 2000; i++) text += `${i},,2020-01-${String(1 + (i % 28)).padStart(2, '0')},row ${i}\n`;
   text += '7.50,TRUE,2020-02-01T10:30:00,"last, ""quoted"""\n';
   writeFileSync(wide, text);
 }
 const prices = join(dir, 'prices.csv');
 writeFileSync(prices, '_id,item,price\n9,tea,7.50\n8,cake,2.0\n7,big,9007199254740993\n6,none,\n');
+// A spreadsheet's export: a byte-order mark, `;` between cells, CRLF line ends, a quoted cell with a line break.
+const european = join(dir, 'european.csv');
+writeFileSync(european, '\uFEFFname;amount;note\r\nTee;3;"zwei\r\nZeilen"\r\nKuchen;12;\r\n');
+// NDJSON: every kind of value, keys in varying order and missing, a blank line, a BOM and CRLF.
+const events = join(dir, 'events.ndjson');
+writeFileSync(
+  events,
+  '\uFEFF' +
+    [
+      { n: 1, big: 1, price: 7.5, ok: true, day: '2020-01-02', at: '2020-01-02', tags: ['a', 'b'], meta: { k: [1, 2] }, mixed: 'x' },
+      { big: 2 ** 40, n: 2, price: 3, ok: false, day: '2021-12-31', at: '2020-01-02T10:30:00+02:00', tags: [], meta: [1, 'two'], mixed: 5 },
+      { n: null, extra: 'late key', tags: null },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\r\n\r\n') +
+    '\r\n',
+);
+const badLine = join(dir, 'bad.ndjson');
+writeFileSync(badLine, '{"a":1}\n\n[1,2]\n');
 const broken = join(dir, 'broken.csv');
 writeFileSync(broken, 'a,b\n1,2\n3,4,5\n');
 
@@ -41,20 +60,27 @@ afterAll(async () => {
 });
 
 describe.each(engineNames)('%s', (name) => {
-  it('infers the types the memory loader infers over the whole file, across chunks', async () => {
+  it('infers the types the memory loader infers over the whole file', async () => {
     const engine = engines.get(name);
     const progress: LoadProgress[] = [];
-    const loaded = await loadFiles(engine.db, [wide], { replace: true, indexes: false, batchRows: 4000, onProgress: (p) => progress.push(p) });
+    const loaded = await loadFiles(engine.db, [wide], { replace: true, indexes: false, batchRows: 800, onProgress: (p) => progress.push(p) });
     await engine.refresh();
-    expect(loaded).toEqual([{ id: expect.any(String), alias: 'wide', rows: 10_001 }]);
+    expect(loaded).toEqual([{ id: expect.any(String), alias: 'wide', rows: 2001 }]);
     const [memory] = await loadResources(wide);
     const fields = (await engine.resource('wide'))?.fields;
     expect(fields).toEqual(memory?.fields);
     expect(fields?.map((f) => f.type)).toEqual(['int', 'numeric', 'bool', 'timestamp', 'text']);
-    expect(progress.map((p) => p.rows)).toEqual([4000, 8000, 10_001]);
-    expect(progress.every((p) => p.totalRows === 10_001 && p.resource === 'wide')).toBe(true);
+    // The type pass reports the share of the file read; then each COPY batch its rows of the total.
+    const reading = progress.filter((p) => p.reading !== undefined);
+    expect(reading.length).toBeGreaterThan(0);
+    expect(reading.every((p) => (p.reading?.bytes ?? 0) > 0 && (p.reading?.bytes ?? 0) <= statSync(wide).size && p.reading?.totalBytes === statSync(wide).size)).toBe(true);
+    const copying = progress.filter((p) => p.reading === undefined);
+    expect(copying.map((p) => p.rows)).toEqual([800, 1600, 2001]);
+    expect(copying.every((p) => p.totalRows === 2001 && p.resource === 'wide')).toBe(true);
+    // Reading comes first, copying after.
+    expect(progress.findIndex((p) => p.reading === undefined)).toBe(reading.length);
     const last = await engine.search({ resource_id: 'wide', sort: '_id desc', limit: 1 });
-    expect(last.records).toEqual([{ _id: 10_001, n: '7.50', maybe: true, when: '2020-02-01T10:30:00', label: 'last, "quoted"' }]);
+    expect(last.records).toEqual([{ _id: 2001, n: '7.50', maybe: true, when: '2020-02-01T10:30:00', label: 'last, "quoted"' }]);
   });
 
   it('copies cells as written: scale and digits kept, empty cells null, the file\'s _id replaced by the position', async () => {
@@ -70,6 +96,42 @@ describe.each(engineNames)('%s', (name) => {
     ]);
   });
 
+  it('reads a spreadsheet\'s CSV (BOM, `;`, CRLF, a line break in a cell) as the memory loader does', async () => {
+    const engine = engines.get(name);
+    await loadFiles(engine.db, [european], { replace: true, indexes: false });
+    await engine.refresh();
+    const [memory] = await loadResources(european);
+    expect((await engine.resource('european'))?.fields).toEqual(memory?.fields);
+    expect((await engine.search({ resource_id: 'european' })).records).toEqual(memory?.rows.map((row) => ({ ...row })));
+  });
+
+  it('streams an NDJSON file with the memory loader\'s types and values', async () => {
+    const engine = engines.get(name);
+    const progress: LoadProgress[] = [];
+    const loaded = await loadFiles(engine.db, [events], { replace: true, indexes: false, onProgress: (p) => progress.push(p) });
+    await engine.refresh();
+    expect(loaded).toEqual([{ id: expect.any(String), alias: 'events', rows: 3 }]);
+    const [memory] = await loadResources(events);
+    const fields = (await engine.resource('events'))?.fields;
+    expect(fields).toEqual(memory?.fields);
+    expect(fields?.map((f) => f.type)).toEqual(['int', 'int4', 'int8', 'numeric', 'bool', 'date', 'timestamp', '_text', 'json', 'text', 'text']);
+    // The memory engine keeps a JSON value as it is; a text column in PostgreSQL holds its text (`5` → "5").
+    const texts = new Set(fields?.filter((f) => f.type === 'text').map((f) => f.id));
+    const expected = memory?.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, texts.has(k) && v !== null ? String(v) : v])));
+    expect((await engine.search({ resource_id: 'events' })).records).toEqual(expected);
+    expect(progress.some((p) => p.reading !== undefined)).toBe(true);
+    expect(progress.at(-1)).toEqual({ resource: 'events', rows: 3, totalRows: 3 });
+  });
+
+  it('a line that is not a JSON object is DATA_INVALID with its line number, and no table is made', async () => {
+    const engine = engines.get(name);
+    const error = await loadFiles(engine.db, [badLine], { indexes: false }).then(() => undefined, (e: unknown) => e);
+    expect((error as ToolError).code).toBe('DATA_INVALID');
+    expect((error as ToolError).message).toContain('line 3 is not a JSON object');
+    await engine.refresh();
+    expect(await engine.resource('bad')).toBeUndefined();
+  });
+
   it('an interrupted load keeps nothing of the new table, and the one it replaced stays', async () => {
     const engine = engines.get(name);
     await loadFiles(engine.db, [prices], { replace: true, indexes: false, alias: 'kept' });
@@ -78,7 +140,7 @@ describe.each(engineNames)('%s', (name) => {
       replace: true,
       indexes: false,
       alias: 'kept',
-      batchRows: 1000,
+      batchRows: 500,
       signal: controller.signal,
       onProgress: () => controller.abort(),
     }).then(() => undefined, (e: unknown) => e);
@@ -103,6 +165,17 @@ describe.each(engineNames)('%s', (name) => {
   });
 });
 
+it('marks the resources named private, and refuses a name no file has before loading anything', async () => {
+  const engine = engines.get('pglite');
+  await loadFiles(engine.db, [prices, european], { replace: true, indexes: false, private: ['prices'] });
+  await engine.refresh();
+  expect((await engine.resource('prices'))?.private).toBe(true);
+  expect((await engine.resource('european'))?.private).toBe(false);
+  const error = await loadFiles(engine.db, [broken], { indexes: false, private: ['nope'] }).then(() => undefined, (e: unknown) => e);
+  expect((error as ToolError).code).toBe('USAGE');
+  expect((error as ToolError).message).toContain('"nope"');
+});
+
 it('openEngine loads files into PGlite through the same stream (ckql serve --engine pglite DIR)', async () => {
   const engine = await openEngine({ engine: 'pglite', data: [prices] });
   try {
@@ -112,13 +185,23 @@ it('openEngine loads files into PGlite through the same stream (ckql serve --eng
   }
 });
 
-it('the abort error of an interrupted copy is ABORTED', async () => {
+const typesRead = (p: LoadProgress): boolean => p.reading !== undefined;
+const rowsCopied = (p: LoadProgress): boolean => p.reading === undefined;
+it.each([
+  ['a CSV file', 'while its types are read', () => wide, typesRead],
+  ['a CSV file', 'while its rows are copied', () => wide, rowsCopied],
+  ['an NDJSON file', 'while its types are read', () => events, typesRead],
+  ['an NDJSON file', 'while its rows are copied', () => events, rowsCopied],
+])('%s interrupted %s is ABORTED', async (_, __, file, when) => {
   const engine = engines.get('pglite');
   const controller = new AbortController();
-  const error = await loadFiles(engine.db, [wide], { replace: true, indexes: false, alias: 'stopped', batchRows: 1000, signal: controller.signal, onProgress: () => controller.abort() }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const onProgress = (p: LoadProgress): void => {
+    if (when(p)) controller.abort();
+  };
+  const loading = loadFiles(engine.db, [file()], { replace: true, indexes: false, alias: 'stopped', batchRows: 500, signal: controller.signal, onProgress });
+  const error = await loading.then(() => undefined, (e: unknown) => e);
   expect(error).toBeInstanceOf(DatastoreError);
   expect((error as DatastoreError).code).toBe('ABORTED');
+  await engine.refresh();
+  expect(await engine.resource('stopped')).toBeUndefined();
 });

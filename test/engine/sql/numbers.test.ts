@@ -12,13 +12,13 @@ import { engineNames, openTestEngines, typedTable } from './engines.js';
 
 const amounts = typedTable(
   'amounts',
-  [['price', 'numeric'], ['big', 'int8'], ['n', 'int4']],
+  [['price', 'numeric'], ['big', 'int8'], ['n', 'int4'], ['ratio', 'float8']],
   [
-    { price: '7.50', big: '9007199254740993', n: 1 },
-    { price: '2.0', big: '-9223372036854775808', n: 2 },
-    { price: '10', big: '9223372036854775807', n: 3 },
-    { price: '0.1', big: '12', n: 4 },
-    { price: '12345678901234567890.123', big: null, n: 5 },
+    { price: '7.50', big: '9007199254740993', n: 1, ratio: 1e20 },
+    { price: '2.0', big: '-9223372036854775808', n: 2, ratio: 1.5e-7 },
+    { price: '10', big: '9223372036854775807', n: 3, ratio: 0.5 },
+    { price: '0.1', big: '12', n: 4, ratio: 0.1 + 0.2 },
+    { price: '12345678901234567890.123', big: null, n: 5, ratio: null },
   ],
 );
 
@@ -68,6 +68,14 @@ describe.each(engineNames)('%s', (name) => {
     expect(lists).toContain('"records":[[12345678901234567890.123,null]]');
     const csv = await postText(base, 'datastore_search', { resource_id: 'amounts', fields: ['price', 'big'], records_format: 'csv', limit: 2 });
     expect(csv).toContain('"records":"7.50,9007199254740993\\n2.0,-9223372036854775808\\n"');
+  });
+
+  it('writes float8 values in PostgreSQL\'s own form (its exponents), as CKAN passes them through', async () => {
+    const result = await engines.get(name).search({ resource_id: 'amounts', fields: ['ratio'] });
+    expect(result.records).toEqual([{ ratio: '1e+20' }, { ratio: '1.5e-07' }, { ratio: 0.5 }, { ratio: 0.30000000000000004 }, { ratio: null }]);
+    const base = (servers.get(name) as RunningServer).url;
+    const text = await postText(base, 'datastore_search', { resource_id: 'amounts', fields: ['ratio'], limit: 2 });
+    expect(text).toContain('"records":[{"ratio":1e+20},{"ratio":1.5e-07}]');
   });
 
   it('writes datastore_search_sql\'s numeric and int8 values as CKAN writes Decimal and int', async () => {

@@ -1,0 +1,93 @@
+/**
+ * Integers beyond 2^53 (CKAN's int8 and numeric are exact on the wire) come
+ * through the client digit for digit, from the project's own server over
+ * local data, and every output format prints them as they were written.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from '../../src/client/connect.js';
+import type { DatastoreClient } from '../../src/client/connect.js';
+import { loadResources } from '../../src/engine/memory/load.js';
+import { startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
+import { formatRecords } from '../../src/output/format-records.js';
+import type { SearchResult } from '../../src/datastore/types.js';
+import { ckql } from '../cli/run-ckql.js';
+
+let dir: string;
+let server: RunningServer;
+let client: DatastoreClient;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ckql-exact-'));
+  writeFileSync(join(dir, 'ids.csv'), 'name,big,score\nfirst,9007199254740993,1.5\nsecond,-9223372036854775807,2\nthird,42,\n');
+  writeFileSync(join(dir, 'small.csv'), 'name,n\na,1\nb,9007199254740991\n');
+  server = await startServer({ tables: await loadResources(dir), port: 0 });
+  client = connect({ url: server.url });
+});
+
+afterAll(async () => {
+  await client.close();
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the client keeps integers beyond 2^53 exact', () => {
+  it('as their text, and every other number as JSON.parse reads it', async () => {
+    const result = await client.search('from ids');
+    expect(result.fields.find((f) => f.id === 'big')?.type).toBe('int8');
+    expect(result.records.map((r) => r.big)).toEqual(['9007199254740993', '-9223372036854775807', 42]);
+    expect(result.records.map((r) => r.score)).toEqual([1.5, 2, null]);
+    expect(result.records.map((r) => r._id)).toEqual([1, 2, 3]);
+  });
+
+  it('a page of safe integers stays numbers (the fast path)', async () => {
+    const result = await client.search('from small');
+    expect(result.records.map((r) => r.n)).toEqual([1, 9007199254740991]);
+  });
+
+  it('through searchAll too', async () => {
+    const all = [];
+    for await (const row of client.searchAll('from ids', { pageSize: 1 })) all.push(row.big);
+    expect(all).toEqual(['9007199254740993', '-9223372036854775807', 42]);
+  });
+});
+
+describe('output formats print the exact digits', () => {
+  let result: SearchResult;
+  beforeAll(async () => {
+    result = await client.search('from ids');
+  });
+
+  it('json and ndjson: bare JSON numbers', async () => {
+    const ndjson = await formatRecords(result, 'ndjson');
+    expect(ndjson.split('\n')[0]).toBe('{"_id":1,"name":"first","big":9007199254740993,"score":1.5}');
+    expect(ndjson.split('\n')[1]).toBe('{"_id":2,"name":"second","big":-9223372036854775807,"score":2}');
+    const json = await formatRecords(result, 'json');
+    expect(json).toContain('"big":9007199254740993');
+    const pretty = await formatRecords(result, 'json', { pretty: true });
+    expect(pretty).toContain('    "big": -9223372036854775807,');
+    expect(JSON.parse(pretty)).toHaveLength(3);
+  });
+
+  it('csv: the digits, a negative one not escaped as a formula', async () => {
+    const csv = await formatRecords(result, 'csv');
+    expect(csv).toBe('_id,name,big,score\n1,first,9007199254740993,1.5\n2,second,-9223372036854775807,2\n3,third,42,\n');
+  });
+
+  it('table and markdown: the digits', async () => {
+    const table = await formatRecords(result, 'table', { color: false });
+    expect(table).toContain('9007199254740993');
+    expect(table).toContain('-9223372036854775807');
+    const markdown = await formatRecords(result, 'markdown');
+    expect(markdown).toContain('| 1 | first | 9007199254740993 | 1.5 |');
+  });
+
+  it('ckql query --data, end to end', async () => {
+    const run = await ckql(['query', '--data', join(dir, 'ids.csv'), '--format', 'ndjson', 'from ids where name = first']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('{"_id":1,"name":"first","big":9007199254740993,"score":1.5}\n');
+  });
+});
