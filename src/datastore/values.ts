@@ -310,3 +310,4 @@ function decimalOf(value: number | string): { sign: -1 | 0 | 1; digits: string; 
   if (digits === '') return { sign: 0, digits: '', point: 0 };
   return { sign: m[1] === '-' ? -1 : 1, digits, point };
 }
+

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import {
-  canonicalText, compareDecimal, compareNumbers, compareText, compareValues, normalizeQueryText, normalizeText, searchableText, valuesEqual,
+  canonicalText, compareDecimal, compareNumberColumn, compareNumbers, compareText, compareValues, normalizeQueryText, normalizeText, searchableText, valuesEqual,
 } from '../../src/datastore/values.js';
 
 describe('canonicalText', () => {
@@ -189,5 +189,17 @@ describe('compareDecimal', () => {
   ] as const)('%s vs %s', (a, b, sign) => {
     expect(Math.sign(compareDecimal(a, b))).toBe(sign);
     expect(Math.sign(compareDecimal(b, a))).toBe(-sign || 0);
+  });
+});
+
+describe('compareNumberColumn', () => {
+  test('orders the text of a number no double holds by its value among numbers, and anything else as compareValues does', () => {
+    const values = ['9007199254740993', 5, '-9007199254740993', 9007199254740992, null, '1.0000000000000000001', 'abc', true];
+    expect([...values].sort(compareNumberColumn)).toEqual([
+      true, '-9007199254740993', '1.0000000000000000001', 5, 9007199254740992, '9007199254740993', 'abc', null,
+    ]);
+    // Text a double holds is text, after the numbers (a column of whole numbers never holds it: the loader reads it as the number).
+    expect(compareNumberColumn('7', 5)).toBeGreaterThan(0);
+    expect(compareNumberColumn(Number.NaN, '1')).toBe(compareValues(Number.NaN, '1'));
   });
 });
