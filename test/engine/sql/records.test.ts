@@ -44,7 +44,9 @@ const nested: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
     tricky.map((t) => JSON.stringify(t)),
     fc.constantFrom('true', 'false', 'null'),
     fc.array(tie('value'), { maxLength: 3 }).map((items) => `[${items.join(',')}]`),
-    fc.array(fc.tuple(tricky, tie('value')), { maxLength: 3 }).map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
+    // Keys unique: with a repeated key JSON.parse keeps the last value (as Python does, and jsonb), the oracle
+    // the first; which one a json column's text holds twice is not what this property is about.
+    fc.uniqueArray(fc.tuple(tricky, tie('value')), { maxLength: 3, selector: ([k]) => k }).map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
   ),
 })).value;
 
