@@ -125,7 +125,8 @@ describe('reading a CSV file with a progress bar', () => {
   });
 
   it('ckql query --data draws it on a terminal\'s stderr and clears it before the answer; not when piped', async () => {
-    const onTerminal = await ckql(['query', '--data', bigCsv, '--format', 'csv', 'from big where n = 7'], { tty: { stderr: true } });
+    // as a person's terminal: CI's variable (which silences the bar) is not set there
+    const onTerminal = await ckql(['query', '--data', bigCsv, '--format', 'csv', 'from big where n = 7'], { tty: { stderr: true }, env: { CI: undefined } });
     expect(onTerminal.code).toBe(0);
     expect(onTerminal.stdout).toBe('_id,n,word\n8,7,w7\n');
     expect(onTerminal.stderr).toContain('\rreading big [');
