@@ -30,6 +30,8 @@ export const queryMessages = {
   MIXED_AND_OR: () => 'a group mixes "and" and "or"; add parentheses to say which comes first',
   INVALID_INTEGER: (what: string, found: string) => `${what} must be a whole number of 0 or more, found ${found}`,
   NUMBER_OUT_OF_RANGE: (found: string) => `the number ${found} is too large to be represented`,
+  NUMBER_NOT_EXACT: (found: string, nearest: string) =>
+    `the number ${found} has more digits than a number here holds exactly: it would be read as ${nearest}`,
   EMPTY_FIELD_NAME: () => 'a field name cannot be empty',
   TOO_DEEPLY_NESTED: (limit: number) => `parentheses are nested more than ${limit} levels deep`,
   // compiling

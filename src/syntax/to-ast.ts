@@ -10,6 +10,7 @@
  * fastest mode), so a token's half-open end is its start plus its image
  * length; Chevrotain's own inclusive `endOffset` is never read.
  */
+import { compareDecimal } from '../datastore/values.js';
 import type { CstNode, IToken } from 'chevrotain';
 import type {
   CompareOperator, Condition, Field, FieldSearch, From, Limit, NumberValue, Offset, Order, Parameter, Query, Search,
@@ -189,6 +190,15 @@ function readNumber(token: IToken, source: string): NumberValue {
       source,
       found: token.image,
       hint: `to compare with the text, quote it: "${token.image}"`,
+    });
+  }
+  // A number a double cannot hold (an int8 id beyond 2^53, a decimal with 18 digits) would silently
+  // compare as its neighbour; quoted, it reaches the portal (and the engines) as the text it is.
+  if (compareDecimal(value, token.image) !== 0) {
+    throw queryError('NUMBER_NOT_EXACT', span, [token.image, String(value)], {
+      source,
+      found: token.image,
+      hint: `quote it to compare the exact value: "${token.image}" (a number column reads the text as the number it is)`,
     });
   }
   // `-0` reads as 0: equal queries give equal ASTs, and the request never carries -0.

@@ -40,6 +40,8 @@ const cases: [string, QueryErrorCode, string][] = [
   ['from x limit 1e400', 'NUMBER_OUT_OF_RANGE', '1e400'],
   ['from x offset 99999999999999999999', 'NUMBER_OUT_OF_RANGE', '99999999999999999999'],
   ['from x where a = 1e999', 'NUMBER_OUT_OF_RANGE', '1e999'],
+  ['from x where id = 9007199254740993', 'NUMBER_NOT_EXACT', '9007199254740993'],
+  ['from x where p between 0.10000000000000000001 and 1', 'NUMBER_NOT_EXACT', '0.10000000000000000001'],
   ['from x where `` = 1', 'EMPTY_FIELD_NAME', '``'],
   [`from x where ${'('.repeat(MAX_NESTING + 1)}a = 1${')'.repeat(MAX_NESTING + 1)}`, 'TOO_DEEPLY_NESTED', '('],
 ];
