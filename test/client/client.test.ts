@@ -14,10 +14,12 @@ import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { evaluate } from '../../src/engine/memory/evaluate.js';
 import { compile } from '../../src/compile/compile.js';
-import { DatastoreError, QueryError } from '../../src/errors.js';
+import { QueryError } from '../../src/errors.js';
+import type { DatastoreError } from '../../src/errors.js';
 import type { Row, SearchRequest } from '../../src/datastore/types.js';
 import { BIG_ID, COURSES_ID, TOKEN, big, courses, grades, odd, texts } from '../server/tables.js';
 import { recordsWithoutRank } from '../helpers/rank.js';
+import { datastoreFailure as failure } from '../helpers/outcome.js';
 
 const MAX_BODY = 2_048;
 let server: RunningServer;
@@ -47,16 +49,6 @@ function open(options: Partial<ClientOptions> = {}): DatastoreClient {
 
 function local(request: SearchRequest, table = courses): readonly Row[] {
   return evaluate(request, table).records;
-}
-
-async function failure(promise: Promise<unknown>): Promise<DatastoreError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(DatastoreError);
-    return error as DatastoreError;
-  }
-  throw new Error('expected the search to fail');
 }
 
 describe('request shapes of service.md, by POST and by GET', () => {

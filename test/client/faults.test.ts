@@ -14,7 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
 import type { ClientOptions, DatastoreClient } from '../../src/client/connect.js';
 import { parseRetryAfter } from '../../src/client/transport.js';
-import { DatastoreError, networkErrorCodes } from '../../src/errors.js';
+import { networkErrorCodes } from '../../src/errors.js';
+import { datastoreFailure as failure } from '../helpers/outcome.js';
 
 const OK = JSON.stringify({
   help: 'h',
@@ -74,16 +75,6 @@ function open(options: ClientOptions): DatastoreClient {
 const ok = (_req: IncomingMessage, res: ServerResponse): void => {
   res.writeHead(200, { 'content-type': 'application/json' }).end(OK);
 };
-
-async function failure(promise: Promise<unknown>): Promise<DatastoreError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(DatastoreError);
-    return error as DatastoreError;
-  }
-  throw new Error('expected the search to fail');
-}
 
 const QUERY = { resource_id: 'r' };
 

@@ -28,3 +28,17 @@ export async function asyncOutcomeOf<T>(fn: () => Promise<T>): Promise<Outcome<T
     throw error;
   }
 }
+
+/**
+ * The `DatastoreError` a promise rejects with; any other rejection is
+ * rethrown, and a promise that resolves fails the test.
+ */
+export async function datastoreFailure(promise: Promise<unknown>): Promise<DatastoreError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DatastoreError) return error;
+    throw error;
+  }
+  throw new Error('expected a DatastoreError, and the call succeeded');
+}

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/types.js';
-import { DatastoreError } from '../../src/errors.js';
+import type { DatastoreError } from '../../src/errors.js';
+import { datastoreFailure } from '../helpers/outcome.js';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
@@ -47,14 +48,7 @@ describe('local data in the process', () => {
   });
 
   test('refuses as the server does over HTTP', async () => {
-    const failure = async (client: DatastoreClient): Promise<DatastoreError> => {
-      try {
-        await client.search({ resource_id: 'courses', filters: { nope: 1 } });
-      } catch (error) {
-        if (error instanceof DatastoreError) return error;
-      }
-      throw new Error('no error');
-    };
+    const failure = (client: DatastoreClient): Promise<DatastoreError> => datastoreFailure(client.search({ resource_id: 'courses', filters: { nope: 1 } }));
     const [here, there] = [await failure(local.client), await failure(overHttp)];
     expect(here.code).toBe('VALIDATION_ERROR');
     expect([here.code, here.status, here.body]).toEqual([there.code, there.status, there.body]);

@@ -8,12 +8,12 @@
  * waiting for its one connection is given up at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatastoreError } from '../../../src/errors.js';
 import { startServer } from '../../../src/server/server.js';
 import { sqlEngine } from '../../../src/engine/sql/engine.js';
 import type { SqlEngine } from '../../../src/engine/sql/engine.js';
 import type { TestEngines } from './engines.js';
 import { engineNames, openTestEngines, typedTable } from './engines.js';
+import { datastoreFailure as failure } from '../../helpers/outcome.js';
 
 const big = typedTable('big', [['word', 'text']], [{ word: 'seed' }]);
 
@@ -31,16 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await engines?.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<DatastoreError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DatastoreError) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
 
 describe.each(engineNames)('%s', (name) => {
   it('an already aborted signal rejects with ABORTED before any statement', async () => {

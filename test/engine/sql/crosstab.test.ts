@@ -11,13 +11,13 @@
  * PostgreSQL does not know the function (409).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatastoreError } from '../../../src/errors.js';
 import { ALLOWED_FUNCTIONS } from '../../../src/engine/sql/allowed-functions.js';
 import { sqlEngine } from '../../../src/engine/sql/engine.js';
 import type { SqlEngine } from '../../../src/engine/sql/engine.js';
 import { crosstabQuery } from '../../../src/engine/sql/search-sql.js';
 import type { TestEngines } from './engines.js';
 import { engineNames, openTestEngines, typedTable } from './engines.js';
+import { datastoreFailure as failure } from '../../helpers/outcome.js';
 
 const sales = typedTable('sales', [['region', 'text'], ['quarter', 'text'], ['amount', 'int4']], [
   { region: 'north', quarter: 'q1', amount: 1 },
@@ -35,16 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await engines?.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<DatastoreError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DatastoreError) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
 
 const searchSql = (engine: SqlEngine, sql: string, token = false) => (engine.searchSql as NonNullable<SqlEngine['searchSql']>)(sql, { token });
 

@@ -4,9 +4,9 @@
  * SQL rules), on both PostgreSQL engines.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatastoreError } from '../../../src/errors.js';
 import type { TestEngines } from './engines.js';
 import { engineNames, openTestEngines, typedTable } from './engines.js';
+import { datastoreFailure as failure } from '../../helpers/outcome.js';
 
 const HOSTILE = ['a"b', 'x; DROP TABLE books; --', "it's", '%s', '$1', 'bük', 'a b'];
 const hostile = typedTable(
@@ -24,16 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await engines?.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<DatastoreError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DatastoreError) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
 
 describe.each(engineNames)('%s', (name) => {
   const engine = () => engines.get(name);
