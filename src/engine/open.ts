@@ -20,6 +20,12 @@ export interface OpenEngineOptions {
   readonly private?: readonly string[];
   /** `statement_timeout` of a search on a PostgreSQL engine, ms */
   readonly statementTimeout?: number;
+  /**
+   * The functions `datastore_search_sql` may call on a PostgreSQL engine, one
+   * name per item (CKAN's `ckan.datastore.sqlsearch.allowed_functions_file`);
+   * default CKAN's own list
+   */
+  readonly allowedSqlFunctions?: Iterable<string>;
 }
 
 /**
@@ -34,7 +40,10 @@ export async function openEngine(options: OpenEngineOptions = {}): Promise<Engin
   const kind = options.engine ?? (options.db !== undefined && /^postgres(ql)?:\/\//.test(options.db) ? 'postgres' : 'memory');
   const paths = options.data ?? [];
   const loadOptions = options.private === undefined ? {} : { private: options.private };
-  const timeout = options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout };
+  const timeout = {
+    ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
+    ...(options.allowedSqlFunctions === undefined ? {} : { allowedSqlFunctions: options.allowedSqlFunctions }),
+  };
   switch (kind) {
     case 'memory': {
       if (options.db !== undefined) throw toolError('USAGE', ['--db names a database; the memory engine reads files (--data); add --engine pglite or --engine postgres']);

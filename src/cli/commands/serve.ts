@@ -22,6 +22,7 @@ interface ServeOptions {
   readonly maxLimit?: number;
   readonly maxBody?: number;
   readonly tokensFile?: string;
+  readonly sqlFunctions?: string;
   readonly private?: readonly string[];
   readonly log?: boolean;
   readonly engine?: string;
@@ -44,6 +45,7 @@ export function registerServe(program: Command, run: CommandRun): void {
     .option('--max-limit <n>', 'cap on a request\'s limit (default 32000)', integerOption('--max-limit', 1))
     .option('--max-body <size>', 'largest POST body, e.g. 1MiB, 512KiB or bytes (default 1MiB)', sizeOption)
     .option('--tokens-file <file>', 'API tokens, one per line, that open private resources')
+    .option('--sql-functions <file>', 'functions datastore_search_sql may call, one per line, as CKAN\'s allowed_functions_file (pglite/postgres; default CKAN\'s list)')
     .option('--private <names>', 'resource ids or aliases that need a token (comma-separated)', listOption('--private'))
     .option('--log', 'print one line per request on stderr (never headers or tokens)')
     .option('--ckan <version>', 'answer as CKAN 2.11 (default: _links, total_estimation_threshold) or 2.12 (filter operators, next_page)', ckanOption)
@@ -62,7 +64,14 @@ Example:
         if (data.length === 0 && db === undefined && engineName !== 'postgres') {
           throw toolError('USAGE', ['ckql serve needs files or folders to serve, or --db'], { hint: 'ckql serve examples/data, or ckql serve --db postgres://…' });
         }
-        const engine = engineName === 'memory' && db === undefined ? undefined : await openEngine({ engine: engineName, data, ...(db === undefined ? {} : { db }) });
+        const sqlFunctions = options.sqlFunctions === undefined ? undefined : (await readOptionFile('--sql-functions', resolve(context.cwd, options.sqlFunctions))).split(/\r?\n/);
+        if (sqlFunctions !== undefined && engineName === 'memory' && db === undefined) {
+          throw toolError('USAGE', ['--sql-functions applies to datastore_search_sql, which the memory engine does not serve'], { hint: 'add --engine pglite, or --db postgres://…' });
+        }
+        const engine =
+          engineName === 'memory' && db === undefined
+            ? undefined
+            : await openEngine({ engine: engineName, data, ...(db === undefined ? {} : { db }), ...(sqlFunctions === undefined ? {} : { allowedSqlFunctions: sqlFunctions }) });
         const bar = fileProgressBar(context.stderr, context.env);
         const tables = engine === undefined ? await loadResources(data, { onProgress: bar.update }).finally(bar.done) : [];
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
