@@ -213,7 +213,7 @@ export const dotCommands: readonly DotCommand[] = [
         if (word !== 'none' && !/^[A-Za-z][A-Za-z0-9_-]*$/.test(word)) {
           throw toolError('USAGE', [`.lang takes a language segment such as en or de, or none, found ${JSON.stringify(word)}`]);
         }
-        // The in-process server for local data answers under /en and /de only; a portal knows its own.
+        // Local data is answered by the server API in the process, under /en and /de only; a portal knows its own.
         if (session.source.spec.kind === 'data' && !['en', 'de', 'none'].includes(word)) {
           throw toolError('USAGE', [`.lang ${word}: local data is served under /en and /de only`], { hint: '.lang en, .lang de or .lang none' });
         }
