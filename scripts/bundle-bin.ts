@@ -6,11 +6,11 @@
  * and reading hundreds of small modules (Chevrotain's lodash-es alone is
  * ~600); BENCHMARKS.md's startup section has the figures.
  *
- * The library entry points (`dist/index.js`, `dist/repl/index.js`) stay as
- * tsc writes them, so embedders get plain modules and their `.d.ts`.
+ * The library's entry points are bundled the same way into `dist/lib/`
+ * (see below); their `.d.ts` files are tsc's, beside `dist/index.js`.
  */
 import { build } from 'esbuild';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -32,6 +32,30 @@ await build({
   external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'pg', 'pg-native', 'react-devtools-core'],
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: { js: "import { createRequire as __ckqlRequire } from 'node:module'; const require = __ckqlRequire(import.meta.url);" },
+  legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'warning',
+});
+
+// The library's entry points (`ckql`, `ckql/repl`) as a bundle too, with Chevrotain inside: Node would
+// otherwise resolve and read its ~650 modules (lodash-es) at every import. Other dependencies stay
+// external, for the embedder's package manager to share; both entries share chunks, so one module
+// (and one `DatastoreError` class) serves both. Types stay tsc's `.d.ts` beside `dist/index.js`.
+const libdir = `${root}dist/lib`;
+await rm(libdir, { recursive: true, force: true });
+const pkg = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as { dependencies: Record<string, string> };
+const bundled = new Set(['chevrotain']);
+await build({
+  entryPoints: { index: `${root}dist/index.js`, repl: `${root}dist/repl/index.js` },
+  outdir: libdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  chunkNames: '[name]-[hash]',
+  external: [...Object.keys(pkg.dependencies).filter((name) => !bundled.has(name)).flatMap((name) => [name, `${name}/*`]), 'pg-native', 'react-devtools-core'],
   legalComments: 'none',
   minifyWhitespace: true,
   minifySyntax: true,

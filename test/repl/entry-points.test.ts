@@ -57,8 +57,33 @@ describe('entry points', () => {
 
   it('ckql/repl is the REPL entry and does reach ink', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { default: string }> };
-    expect(pkg.exports['./repl']?.default).toBe('./dist/repl/index.js');
+    expect(pkg.exports['./repl']?.default).toBe('./dist/lib/repl.js');
     const { packages } = graph(join(root, 'src', 'repl', 'index.ts'));
     expect(packages).toContain('ink');
+  });
+
+  it('the built root (dist/lib/index.js, the bundle the package exports) loads neither ink nor react, and ckql/repl does', () => {
+    const lib = join(root, 'dist', 'lib');
+    const reached = (entry: string): Set<string> => {
+      const files = new Set<string>();
+      const names = new Set<string>();
+      const queue = [entry];
+      while (queue.length > 0) {
+        const file = queue.pop() as string;
+        if (files.has(file)) continue;
+        files.add(file);
+        // esbuild writes static imports as `import{…}from"./chunk-….js"` / `from"pkg"`
+        for (const match of readFileSync(join(lib, file), 'utf8').matchAll(/\bfrom\s*"([^"]+)"/g)) {
+          const specifier = match[1] as string;
+          if (specifier.startsWith('./')) queue.push(specifier.slice(2));
+          else names.add(specifier);
+        }
+      }
+      return names;
+    };
+    const fromRoot = reached('index.js');
+    expect(fromRoot.has('chevrotain')).toBe(false); // bundled in
+    expect([...fromRoot].filter((name) => ['ink', 'react'].includes(name))).toEqual([]);
+    expect(reached('repl.js').has('ink')).toBe(true);
   });
 });
