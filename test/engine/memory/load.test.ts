@@ -187,6 +187,37 @@ describe('JSON and NDJSON', () => {
   test('a BOM before JSON is fine', async () => {
     expect((await one('bom.json', '\uFEFF[{"a":1}]')).rows).toEqual([{ _id: 1, a: 1 }]);
   });
+
+  test('a .json array is read element by element as it streams: the same records as JSON.parse of the whole file', async () => {
+    // strings holding brackets, commas, quotes and escapes; nested arrays and objects; records far
+    // longer than a read chunk (64 KiB), so elements and strings are cut across chunks
+    const records = Array.from({ length: 400 }, (_, i) => ({
+      id: i,
+      text: `a "quoted ], [ {, } \\ \u00e9 ${'x'.repeat(i % 7 === 0 ? 70_000 : 10)}`,
+      nested: { list: [[i], { deep: ['}', ']'] }], empty: {} },
+      none: null,
+    }));
+    const text = `  \n[\n${records.map((r, i) => (i % 2 === 0 ? JSON.stringify(r) : JSON.stringify(r, null, 2))).join(' ,\n')}\n]\n\n`;
+    const table = await one('big.json', text);
+    expect(table.rows.map(({ _id: _ignored, ...rest }) => rest)).toEqual(JSON.parse(text));
+    expect((await one('empty.json', ' [ ] ')).rows).toEqual([]);
+  });
+
+  test('a .json file that is not one array of objects is refused with what is wrong and the line', async () => {
+    const cases: [string, string, number][] = [
+      ['[{"a":1},,{"a":2}]', 'an empty element', 1],
+      ['[{"a":1},\n]', 'an empty element', 2],
+      ['[{"a":1}\n', 'not closed', 2],
+      ['[{"a":1}] x', 'text after the array', 1],
+      ['', 'the file is empty', 1],
+      ['[{"a":1},\n{"a": tru}]', 'element 2', 2],
+    ];
+    for (const [text, message, line] of cases) {
+      const error = await loadError(await folder({ 'bad.json': text }));
+      expect([error.code, error.line]).toEqual(['DATA_INVALID', line]);
+      expect(error.message).toContain(message);
+    }
+  });
 });
 
 describe('resources', () => {
