@@ -16,7 +16,7 @@ import { open, readdir, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { parse as csvParser } from 'csv-parse';
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
-import { toolError } from '../../errors.js';
+import { DatastoreError, toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
 import { exceedsDepth } from '../../datastore/values.js';
 
@@ -207,36 +207,72 @@ function stripBom(text: string): string {
 async function jsonArrayFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
-  const splitter = new JsonArraySplitter(file, (text, line) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      const within = lineOfJsonError(error, text);
-      const at = within === undefined ? line : line + within - 1;
-      throw toolError('DATA_INVALID', [file, `not valid JSON: element ${rows.length + 1} of the array (line ${at}): ${(error as Error).message}`], {
-        file, line: at, cause: error,
-      });
+  const reading = jsonArrayRecords(file);
+  let reported = 0;
+  for await (const { record } of reading.records) {
+    rows.push(record as Row);
+    const bytes = reading.bytesRead();
+    if (bytes !== reported) {
+      reported = bytes;
+      onProgress?.({ resource: alias, rows: rows.length, bytes, totalBytes });
     }
-    if (!isRecord(value)) {
-      throw toolError('DATA_INVALID', [file, `element ${rows.length + 1} of the array is not an object (each record must be {"field": value, …})`], { file, line });
-    }
-    rows.push(value);
-  });
-  const input = createReadStream(file);
-  const decoder = new StringDecoder('utf8');
-  try {
-    for await (const chunk of input) {
-      splitter.feed(decoder.write(chunk as Buffer));
-      onProgress?.({ resource: alias, rows: rows.length, bytes: input.bytesRead, totalBytes });
-    }
-  } finally {
-    input.destroy();
   }
-  splitter.feed(decoder.end());
-  splitter.end();
   onProgress?.({ resource: alias, rows: rows.length, bytes: totalBytes, totalBytes });
   return rows;
+}
+
+/**
+ * The records of a `.json` file holding one array of objects, each with the
+ * line it starts on, as the file streams in, and the bytes read so far (for
+ * a progress bar). `ckql load` reads its files the same way. An aborted
+ * `signal` ends the reading with `ABORTED`.
+ * @example
+ * for await (const { record, line } of jsonArrayRecords('courses.json').records) console.log(line, record);
+ */
+export function jsonArrayRecords(
+  file: string,
+  signal?: AbortSignal,
+): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
+  const input = createReadStream(file, signal === undefined ? {} : { signal });
+  const records = (async function* () {
+    let count = 0;
+    const ready: { record: Record<string, unknown>; line: number }[] = [];
+    const splitter = new JsonArraySplitter(file, (text, line) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        const within = lineOfJsonError(error, text);
+        const at = within === undefined ? line : line + within - 1;
+        throw toolError('DATA_INVALID', [file, `not valid JSON: element ${count + 1} of the array (line ${at}): ${(error as Error).message}`], {
+          file, line: at, cause: error,
+        });
+      }
+      if (!isRecord(value)) {
+        throw toolError('DATA_INVALID', [file, `element ${count + 1} of the array is not an object (each record must be {"field": value, …})`], { file, line });
+      }
+      count++;
+      ready.push({ record: value, line });
+    });
+    const decoder = new StringDecoder('utf8');
+    try {
+      for await (const chunk of input) {
+        splitter.feed(decoder.write(chunk as Buffer));
+        yield* ready.splice(0);
+      }
+      splitter.feed(decoder.end());
+      splitter.end();
+      yield* ready.splice(0);
+    } catch (error) {
+      if ((error as { name?: unknown }).name === 'AbortError') {
+        throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: error });
+      }
+      throw error;
+    } finally {
+      input.destroy();
+    }
+  })();
+  return { records, bytesRead: () => input.bytesRead };
 }
 
 /**

@@ -4,9 +4,8 @@
  * memory loader's `ColumnInference`) and once to `COPY` its cells in
  * batches, as written (so `7.50` keeps its scale in a `numeric` column and
  * a 19-digit integer every digit); an NDJSON file the same way, line by
- * line. A JSON array is one value: it goes through the memory loader
- * (`loadResources`) and `loadTables`. Each resource is one transaction, as
- * in `loadTables`.
+ * line, and a JSON array element by element (`jsonArrayRecords`). Each
+ * resource is one transaction, as in `loadTables`.
  */
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
@@ -14,12 +13,12 @@ import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
-import { ColumnInference, csvColumns, delimiterOf, JsonColumnInference, listDataFiles, loadResources, MAX_NESTING, resourceIdFor } from '../memory/load.js';
+import { ColumnInference, csvColumns, delimiterOf, jsonArrayRecords, JsonColumnInference, listDataFiles, MAX_NESTING, resourceIdFor } from '../memory/load.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
-import { createTable, csvCell, finishTable, loadTables, setUpDatastore } from './load.js';
+import { createTable, csvCell, finishTable, setUpDatastore } from './load.js';
 
 /**
  * Options of `loadFiles`.
@@ -66,15 +65,10 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
     const ext = extname(found.file).toLowerCase();
     if (ext === '.csv') {
       loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, options) });
-    } else if (ext === '.ndjson' || ext === '.jsonl') {
-      loaded.push({ id, alias, rows: await loadNdjsonFile(db, found.file, meta, options) });
     } else {
-      // A JSON array is one value: read whole.
-
-      const [table] = await loadResources(found.file);
-      if (table === undefined) continue;
-      await loadTables(db, [{ ...table, ...meta }], options);
-      loaded.push({ id, alias, rows: table.rows.length });
+      // NDJSON line by line, a JSON array element by element: both streamed, in the same two passes.
+      const recordsOf = ext === '.json' ? jsonArrayRecords : ndjsonRecords;
+      loaded.push({ id, alias, rows: await loadJsonFile(db, found.file, meta, options, recordsOf) });
     }
   }
   return loaded;
@@ -136,19 +130,22 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   return rows;
 }
 
+/** A streamed reading of a JSON data file's records (`ndjsonRecords`, `jsonArrayRecords`). */
+type RecordsOf = (file: string, signal: AbortSignal | undefined) => { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number };
+
 /**
- * An NDJSON file in two streamed passes, as a CSV file: the types of its
- * keys (the memory loader's `JsonColumnInference`, keys in the order first
- * seen), then `COPY` in batches.
+ * An NDJSON or JSON array file in two streamed passes, as a CSV file: the
+ * types of its keys (the memory loader's `JsonColumnInference`, keys in the
+ * order first seen), then `COPY` in batches.
  */
-async function loadNdjsonFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions): Promise<number> {
+async function loadJsonFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions, recordsOf: RecordsOf): Promise<number> {
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
   const names: string[] = [];
   const columns = new Map<string, JsonColumnInference>();
   let rows = 0;
   let reported = 0;
-  const reading = ndjsonRecords(file, options.signal);
+  const reading = recordsOf(file, options.signal);
   for await (const { record } of reading.records) {
     rows++;
     for (const key in record) {
@@ -175,7 +172,7 @@ async function loadNdjsonFile(db: Db, file: string, meta: Omit<TableShape, 'colu
     }),
   };
   async function* lines(): AsyncIterable<string> {
-    for await (const { record, line } of ndjsonRecords(file, options.signal).records) {
+    for await (const { record, line } of recordsOf(file, options.signal).records) {
       let cells = '';
       for (let k = 0; k < shape.columns.length; k++) {
         const column = shape.columns[k] as TableShape['columns'][number];

@@ -5,7 +5,7 @@
  * batch, and an interrupted load that leaves nothing (or the table it was
  * replacing) behind.
  */
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +46,9 @@ writeFileSync(
       .join('\r\n\r\n') +
     '\r\n',
 );
+// The same records as a JSON array (`ckql load` streams it element by element).
+const eventsArray = join(dir, 'events-array.json');
+writeFileSync(eventsArray, JSON.stringify(JSON.parse(`[${[...new Set(readFileSync(events, 'utf8').replace('\uFEFF', '').split(/\r?\n/))].filter((l) => l !== '').join(',')}]`), null, 2));
 const badLine = join(dir, 'bad.ndjson');
 writeFileSync(badLine, '{"a":1}\n\n[1,2]\n');
 const broken = join(dir, 'broken.csv');
@@ -121,6 +124,15 @@ describe.each(engineNames)('%s', (name) => {
     expect((await engine.search({ resource_id: 'events' })).records).toEqual(expected);
     expect(progress.some((p) => p.reading !== undefined)).toBe(true);
     expect(progress.at(-1)).toEqual({ resource: 'events', rows: 3, totalRows: 3 });
+  });
+
+  it('streams a JSON array file as the NDJSON file with the same records', async () => {
+    const engine = engines.get(name);
+    const loaded = await loadFiles(engine.db, [events, eventsArray], { replace: true, indexes: false });
+    await engine.refresh();
+    expect(loaded.map((r) => r.rows)).toEqual([3, 3]);
+    expect((await engine.resource('events-array'))?.fields).toEqual((await engine.resource('events'))?.fields);
+    expect((await engine.search({ resource_id: 'events-array' })).records).toEqual((await engine.search({ resource_id: 'events' })).records);
   });
 
   it('a line that is not a JSON object is DATA_INVALID with its line number, and no table is made', async () => {
