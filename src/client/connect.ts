@@ -181,9 +181,15 @@ export function connect(options: ClientOptions): DatastoreClient {
       return result as unknown as SearchResult;
     }
     const request = planned === undefined ? requestOf(input, searchOptions.params, target) : (planned.request as SearchRequest);
-    if (hasEmptyListFilter(request)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
+    if (answersEmptyItself(request, planned)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
     return send(request, searchOptions.signal);
   };
+
+  // CKAN 2.11 answers an empty-list filter with an SQL error, so the client answers it itself (empty.ts);
+  // 2.12 reads it as no record and takes the request as it is (with its 2.12 operators, which the
+  // client's own 2.11 reading would refuse).
+  const answersEmptyItself = (request: SearchRequest, planned: Plan | undefined): boolean =>
+    (planned?.target ?? target ?? found) !== 'ckan-2.12' && hasEmptyListFilter(request);
 
   async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
     const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
@@ -206,7 +212,7 @@ export function connect(options: ClientOptions): DatastoreClient {
       return;
     }
     const request = planned === undefined ? requestOf(input, allOptions.params, target) : (planned.request as SearchRequest);
-    if (hasEmptyListFilter(request)) {
+    if (answersEmptyItself(request, planned)) {
       // Nothing to page through, but the same errors as `search` (an unknown field, resource or token).
       await answerEmpty(request, (probe) => send(probe, allOptions.signal));
       allOptions.onPage?.({ fetched: 0, total: 0 });

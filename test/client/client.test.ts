@@ -309,6 +309,22 @@ describe('an empty-list filter', () => {
     }
   });
 
+  it('on a 2.12 portal it is sent as it is, beside 2.12 operators, and the portal answers it', async () => {
+    const server212 = await startServer({ tables: [courses], ckan: '2.12' });
+    const client = connect({ url: server212.url, retries: 0, target: 'ckan-2.12' });
+    try {
+      const query = 'from courses where stage in () and (year >= 2022 or subject = math)';
+      const request = client.prepare(query).request;
+      expect(request.filters).toHaveProperty('$or');
+      const result = await client.search(query);
+      expect([result.records, result.total]).toEqual([[], 0]);
+      expect(result.filters).toEqual(request.filters);
+    } finally {
+      await client.close();
+      await server212.close();
+    }
+  });
+
   it("shows the server's cap on limit, as the server does", async () => {
     const request = compile('from courses where stage in () limit 50000');
     const result = await open().search(request);
