@@ -16,10 +16,8 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}dist/bin`;
 
-await rm(outdir, { recursive: true, force: true });
-await build({
-  entryPoints: { ckql: `${root}dist/cli/main.js` },
-  outdir,
+/** What both bundles share: ESM with chunks beside their entries, for Node 20, whitespace and syntax minified. */
+const common = {
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -27,15 +25,22 @@ await build({
   target: 'node20',
   // Chunks sit beside the entry: code that finds files from import.meta.url (the demo data, package.json) sees one depth.
   chunkNames: '[name]-[hash]',
+  legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'warning',
+} as const;
+
+await rm(outdir, { recursive: true, force: true });
+await build({
+  ...common,
+  entryPoints: { ckql: `${root}dist/cli/main.js` },
+  outdir,
   // PGlite finds its .wasm and data files beside its own module; pg has optional native parts;
   // react-devtools-core is only imported by ink when DEV=true and is not installed.
   external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'pg', 'pg-native', 'react-devtools-core'],
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: { js: "import { createRequire as __ckqlRequire } from 'node:module'; const require = __ckqlRequire(import.meta.url);" },
-  legalComments: 'none',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: 'warning',
 });
 
 // The library's entry points (`ckql`, `ckql/repl`) as a bundle too, with Chevrotain inside: Node would
@@ -47,17 +52,8 @@ await rm(libdir, { recursive: true, force: true });
 const pkg = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as { dependencies: Record<string, string> };
 const bundled = new Set(['chevrotain']);
 await build({
+  ...common,
   entryPoints: { index: `${root}dist/index.js`, repl: `${root}dist/repl/index.js` },
   outdir: libdir,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  chunkNames: '[name]-[hash]',
   external: [...Object.keys(pkg.dependencies).filter((name) => !bundled.has(name)).flatMap((name) => [name, `${name}/*`]), 'pg-native', 'react-devtools-core'],
-  legalComments: 'none',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: 'warning',
 });

@@ -32,6 +32,29 @@ afterAll(async () => {
   await engines?.close();
 });
 
+/**
+ * Another transaction holding `big` in ACCESS EXCLUSIVE mode, so a search of
+ * it waits on the server until it is cancelled or `release` is called.
+ */
+function lockBig(engine: SqlEngine): { isLocked: Promise<void>; release: () => void; holder: Promise<unknown> } {
+  let release = (): void => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let locked = (): void => undefined;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const holder = engine.db.transaction(async (tx) => {
+    await tx.query(`LOCK TABLE "${big.id}" IN ACCESS EXCLUSIVE MODE`);
+    locked();
+    await held;
+  });
+  return { isLocked, release: () => release(), holder };
+}
+
+/** Statements of this database waiting on a lock. */
+async function lockWaiters(engine: SqlEngine): Promise<number> {
+  const rows = await engine.db.transaction((tx) => tx.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`));
+  return rows.rows.length;
+}
+
 describe.each(engineNames)('%s', (name) => {
   it('an already aborted signal rejects with ABORTED before any statement', async () => {
     const error = await failure(engines.get(name).search({ resource_id: 'big' }, { signal: AbortSignal.abort() }));
@@ -99,23 +122,11 @@ for (const name of engineNames.filter((n) => n === 'postgres')) {
   it(`${name}: aborting cancels the running statement on the server`, async () => {
     const engine = engines.get(name);
     // Another transaction holds the table, so the search's statement waits on the server until it is cancelled.
-    let release = (): void => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked = (): void => undefined;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = engine.db.transaction(async (tx) => {
-      await tx.query(`LOCK TABLE "${big.id}" IN ACCESS EXCLUSIVE MODE`);
-      locked();
-      await held;
-    });
+    const { isLocked, release, holder } = lockBig(engine);
     await isLocked;
     const controller = new AbortController();
     const search = engine.search({ resource_id: 'big', q: 'common' }, { signal: controller.signal });
-    const waiting = async (): Promise<boolean> => {
-      const rows = await engine.db.transaction((tx) => tx.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`));
-      return rows.rows.length > 0;
-    };
-    while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 5));
+    while ((await lockWaiters(engine)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     controller.abort();
     const error = await failure(search);
     release();
@@ -134,19 +145,10 @@ for (const name of engineNames.filter((n) => n === 'postgres')) {
   ])(`${name}: a client that goes away cancels its %s statement`, async (action, body) => {
     const engine = engines.get(name);
     const server = await startServer({ engine, port: 0 });
-    let release = (): void => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked = (): void => undefined;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = engine.db.transaction(async (tx) => {
-      await tx.query(`LOCK TABLE "${big.id}" IN ACCESS EXCLUSIVE MODE`);
-      locked();
-      await held;
-    });
+    const { isLocked, release, holder } = lockBig(engine);
     try {
       await isLocked;
-      const waiters = async (): Promise<number> =>
-        (await engine.db.transaction((tx) => tx.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`))).rows.length;
+      const waiters = (): Promise<number> => lockWaiters(engine);
       const client = new AbortController();
       const request = fetch(`${server.url}/api/3/action/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: client.signal }).catch(
         () => undefined,
