@@ -1,7 +1,7 @@
 /**
  * Folders import one way (docs/architecture.md):
  *   core (ast, span, errors, text) → datastore → language (syntax, format, diagnostics) → compile
- *   → engine → server | client | config → session → output → cli | repl
+ *   → language-service → engine → execute → server | client | config → session → output → lsp | cli | repl
  * A folder may import its own layer's files and any layer to its left, never one to its right;
  * module-level cycles are refused everywhere.
  */
@@ -10,17 +10,23 @@ const layers = [
   ['datastore', '^src/datastore/'],
   ['language', '^src/(syntax/|format\\.ts$|diagnostics\\.ts$)'],
   ['compile', '^src/compile/'],
+  ['language-service', '^src/language-service/'],
   ['engine', '^src/engine/'],
+  ['execute', '^src/execute/'],
   ['server', '^src/server/'],
   ['client', '^src/client/'],
   ['config', '^src/config/'],
   ['session', '^src/session/'],
   ['output', '^src/output/'],
   ['repl', '^src/repl/'],
+  ['lsp', '^src/lsp/'],
   ['cli', '^src/cli/'],
 ];
 // Layers of the same rank may not import each other (server, client and config are siblings).
-const rank = { core: 0, datastore: 1, language: 2, compile: 3, engine: 4, server: 5, client: 5, config: 5, session: 6, output: 7, repl: 8, cli: 9 };
+const rank = {
+  core: 0, datastore: 1, language: 2, compile: 3, 'language-service': 3.5, engine: 4, execute: 4.5,
+  server: 5, client: 5, config: 5, session: 6, output: 7, repl: 8, lsp: 8, cli: 9,
+};
 
 const forbidden = [
   {

@@ -5,7 +5,8 @@
  * process, the evaluator), `pglite` (PostgreSQL in the process) or `postgres`
  * (a server by URL).
  */
-import type { CkanVersion, FieldInfo, SearchResult } from '../datastore/types.js';
+import type { Query } from '../ast.js';
+import type { CkanVersion, FieldInfo, Row, SearchResult } from '../datastore/types.js';
 
 export type EngineKind = 'memory' | 'pglite' | 'postgres';
 
@@ -51,6 +52,28 @@ export interface SqlResult {
   readonly records_truncated?: boolean;
 }
 
+/** Options of `Engine.query`. */
+export interface EngineQueryOptions {
+  /** stops the work: a PostgreSQL engine cancels the statement, the memory engine stops between batches */
+  readonly signal?: AbortSignal;
+  /** count every record the query matches (`QueryStream.total`); default false */
+  readonly total?: boolean;
+  /** every record unless the query says `limit` (`--all`); default: the query's limit, else 100 as datastore_search */
+  readonly all?: boolean;
+  /** records per batch; default 1000 */
+  readonly batchSize?: number;
+}
+
+/** A whole query's answer (docs/executor.md): its fields, then its records in batches, read as they are wanted. */
+export interface QueryStream {
+  /** the fields of the records, in order (the `select` list, else every field with `_id` first) */
+  readonly fields: readonly FieldInfo[];
+  /** how many records the query matches before `offset` and `limit`; only when `total` was asked for */
+  readonly total?: number;
+  /** the records in the query's order; a reader that stops early releases what the engine holds */
+  readonly batches: AsyncIterable<readonly Row[]>;
+}
+
 /**
  * One interface for every engine. `search` takes the request as a client
  * sends it (parameters not yet validated) and either resolves with the
@@ -72,6 +95,12 @@ export interface Engine {
   /** the resource with this id, else with this alias */
   resource(idOrAlias: string): Promise<ResourceInfo | undefined>;
   search(request: unknown, options?: EngineSearchOptions): Promise<SearchResult>;
+  /**
+   * A whole query (bound: no parameters left), answered by the engine itself in one pass or one
+   * statement, with the meaning of docs/semantics.md and docs/beyond-the-request.md; not paged through
+   * `search`. Unknown resources and fields fail as `search` fails for them.
+   */
+  query?(query: Query, options?: EngineQueryOptions): Promise<QueryStream>;
   /** `datastore_search_sql`; absent where the engine cannot run SQL (a portal with it disabled) */
   searchSql?(sql: string, options?: SearchSqlOptions): Promise<SqlResult>;
   close(): Promise<void>;
