@@ -12,7 +12,7 @@ import { quoteSortField } from '../datastore/sort.js';
 import { DatastoreError } from '../errors.js';
 import type { Engine, EngineQueryOptions } from '../engine/types.js';
 import { checkSignal } from './operator.js';
-import type { Operator, RunContext, Stream } from './operator.js';
+import type { Operator, Stream } from './operator.js';
 
 /** Sends one datastore_search request. */
 export type SendPage = (request: SearchRequest, signal: AbortSignal | undefined) => Promise<SearchResult>;
