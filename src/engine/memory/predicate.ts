@@ -37,6 +37,8 @@ export type Condition =
       readonly test: ValueTest;
       /** for equality: the wanted strings and numbers, which the scan compares inline (the test decides other values) */
       readonly equals?: { readonly strings: readonly string[]; readonly numbers: readonly number[] };
+      /** with `equals`: the test holds for a string or number that is none of them (`notEqualsCondition`) */
+      readonly negated?: true;
     };
 
 /**
@@ -109,6 +111,26 @@ export function equalsTest(values: readonly JsonValue[]): ValueTest {
     return (v) => (typeof v === 'string' ? v === text : typeof v === 'number' ? numbers.has(v) : other(v));
   }
   return (v) => (typeof v === 'string' ? texts.has(v) : typeof v === 'number' ? numbers.has(v) : other(v));
+}
+
+/**
+ * The test "equal to none of `values`" of a field, for a value that is not
+ * null: `f != v`, and the falsity of `f = v` and `f in (…)` under SQL's
+ * three-valued logic (a null is neither, except that nothing is in `()`).
+ * Strings and numbers are compared inline by the scan, as for equality.
+ * @example
+ * notEqualsCondition('status', ['withdrawn']) // status != withdrawn: true for "active", false for null
+ */
+export function notEqualsCondition(field: string, values: readonly JsonValue[]): Condition {
+  const equal = equalsTest(values);
+  const empty = values.length === 0;
+  return {
+    op: 'test',
+    field,
+    test: (v) => (v === null || v === undefined ? empty : !equal(v)),
+    equals: wantedKinds(values.filter((v) => v !== null)),
+    negated: true,
+  };
 }
 
 /** The strings and numbers whose canonical texts `values` want: what a string or number value must be to match. */
@@ -218,7 +240,8 @@ export function scanFor(condition: Condition, keys?: readonly string[]): Scan {
       if (c.equals === undefined) return `t${k}(${readExpression(c.field)})`;
       // a string or number is decided inline; null, booleans and JSON by the test
       const { strings, numbers } = c.equals;
-      return `(typeof (v = ${readExpression(c.field)}) === "string" ? ${anyOf(strings)} : typeof v === "number" ? ${anyOf(numbers)} : t${k}(v))`;
+      const not = c.negated === true ? '!' : '';
+      return `(typeof (v = ${readExpression(c.field)}) === "string" ? ${not}${anyOf(strings)} : typeof v === "number" ? ${not}${anyOf(numbers)} : t${k}(v))`;
     }
     if (c.of.length === 0) return c.op === 'and' ? 'true' : 'false';
     return `(${c.of.map(expression).join(c.op === 'and' ? ' && ' : ' || ')})`;

@@ -26,7 +26,7 @@ import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { answerWork, buildRecords, DEFAULT_LIMIT } from './evaluate.js';
 import type { Conjunct } from './evaluate.js';
 import { likeTest } from './like.js';
-import { compareTest, conditionOf, equalsTest } from './predicate.js';
+import { compareTest, conditionOf, notEqualsCondition } from './predicate.js';
 import type { Condition, ValueTest } from './predicate.js';
 import { fieldSearchTest, parseTsQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
@@ -141,22 +141,17 @@ function normalForm(condition: QueryCondition, truth: boolean, fields: ReadonlyM
       const values = condition.kind === 'in' ? condition.values.map(literal) : [literal(condition.value)];
       const name = condition.field.name;
       if (truth) return { condition: conditionOf({ op: 'in', field: name, values }, fields), equals: values };
-      // `f = null` is `f is null`
-      if (condition.kind === 'eq' && values[0] === null) return test(name, (v) => !isNull(v));
-      // false: a value equal to none of them; a null only for the empty list (`null in ()` is false, `null in (1)` unknown)
-      const equal = equalsTest(values);
-      const empty = values.length === 0;
-      return test(name, (v) => (isNull(v) ? empty : !equal(v)));
+      // false: a value equal to none of them (`f = null` is `f is null`, false for any value);
+      // a null only for the empty list (`null in ()` is false, `null in (1)` unknown)
+      return { condition: notEqualsCondition(name, values) };
     }
     case 'compare': {
       const name = condition.field.name;
       const value = literal(condition.value);
       if (condition.op === 'ne') {
         // `f != null` is `f is not null`
-        if (value === null) return truth ? test(name, (v) => !isNull(v)) : { condition: conditionOf({ op: 'eq', field: name, value: null }, fields), equals: [null] };
         if (!truth) return { condition: conditionOf({ op: 'eq', field: name, value }, fields), equals: [value] };
-        const equal = equalsTest([value]);
-        return test(name, (v) => !isNull(v) && !equal(v));
+        return { condition: notEqualsCondition(name, [value]) };
       }
       // `not (f < v)` is `f >= v` where the comparison is known (neither side null, the value of the type)
       const op = truth ? condition.op : ({ lt: 'gte', lte: 'gt', gt: 'lte', gte: 'lt' } as const)[condition.op];
@@ -182,7 +177,7 @@ function normalForm(condition: QueryCondition, truth: boolean, fields: ReadonlyM
       return test(name, (v) => !isNull(v) && matches(canonicalText(v) as string) === truth);
     }
     case 'is-null':
-      return truth ? { condition: conditionOf({ op: 'eq', field: condition.field.name, value: null }, fields), equals: [null] } : test(condition.field.name, (v) => !isNull(v));
+      return truth ? { condition: conditionOf({ op: 'eq', field: condition.field.name, value: null }, fields), equals: [null] } : { condition: notEqualsCondition(condition.field.name, [null]) };
     case 'not':
       return normalForm(condition.condition, !truth, fields);
     case 'and':
