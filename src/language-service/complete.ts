@@ -59,7 +59,15 @@ export interface CompletionResult {
 export function complete(text: string, cursor: number, context: LanguageContext = {}): CompletionResult {
   const at = Number.isFinite(cursor) ? Math.min(Math.max(0, Math.trunc(cursor)), text.length) : text.length;
   const piece = statementAt(text, at);
-  const { from, prefix, suggestions } = suggest(piece.text, at - piece.start);
+  const local = at - piece.start;
+  // A lone `$` is not a token yet (a parameter needs a name): what fits there is what fits without it.
+  let suggested = suggest(piece.text, local);
+  if (suggested.suggestions.length === 0 && piece.text.charAt(local - 1) === '$') {
+    const without = suggest(piece.text.slice(0, local - 1), local - 1);
+    // Only where `$` starts a word (not inside a string, a name or a comment).
+    if (without.prefix === '' && without.from === local - 1) suggested = { ...without, prefix: '$' };
+  }
+  const { from, prefix, suggestions } = suggested;
   const items: CompletionItem[] = [];
   const pending: Lookup[] = [];
   // A name that needs quotes completes from its bare start too: `sch` finds `school year`, `K` finds "Köln".
@@ -109,6 +117,8 @@ export function complete(text: string, cursor: number, context: LanguageContext 
       case 'value': {
         const resource = suggestion.resource;
         const field = resource === undefined ? undefined : findResource(context, resource)?.fields?.find((f) => f.id === suggestion.field);
+        // The grammar offers a value here, not its keywords; a boolean column's two are worth naming.
+        if (field?.type === 'bool') for (const word of ['true', 'false']) add({ label: word, kind: 'value', insert: inCaseOf(prefix, word), detail: 'bool' });
         if (resource !== undefined) {
           const seen = context.samples?.(resource, suggestion.field);
           if (seen === undefined) pending.push({ kind: 'values', resource, field: suggestion.field });

@@ -142,8 +142,11 @@ function syntaxFixes(error: QueryError, text: string): Fix[] {
       return [{ title: `Close the string with ${quote}`, edits: [{ span: { start: error.span.end, end: error.span.end }, text: quote }] }];
     }
     case 'UNTERMINATED_FIELD': {
-      const lineEnd = text.slice(error.span.start).search(/[\r\n]/);
-      const at = lineEnd < 0 ? text.length : error.span.start + lineEnd;
+      // Most likely the name ends before the operator or punctuation that follows it on its line.
+      const line = /^[^\r\n]*/.exec(text.slice(error.span.start + 1))![0];
+      const stop = line.search(/[=!<>(),;]/);
+      const name = (stop < 0 ? line : line.slice(0, stop)).trimEnd();
+      const at = error.span.start + 1 + name.length;
       return [{ title: 'Close the field name with `', edits: [{ span: { start: at, end: at }, text: '`' }] }];
     }
     case 'INVALID_ESCAPE':
