@@ -123,3 +123,24 @@ describe('dot commands that take a resource', () => {
     });
   }
 });
+
+describe("the README's first Tab", () => {
+  it('from schools where country = N<Tab><Tab> lists NO and NZ on a fresh session over the demo data read on demand', async () => {
+    const { openSource, demoDataDir } = await import('../../src/session/source.js');
+    // As `ckql` opens it: nothing read until a statement or a Tab needs a file.
+    const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
+    try {
+      const driver = startDriver({ source: lazy });
+      await driver.waitFor(prompt);
+      await typeWithTabs(driver, 'from schools where country = N\t');
+      driver.send('\t');
+      const listing = await driver.waitFor(/NO\s+NZ/);
+      expect(listing).not.toMatch(/\b(and|or|limit|where)\b/);
+      driver.send('\x03');
+      await driver.waitFor(prompt);
+      await driver.exit();
+    } finally {
+      await lazy.close();
+    }
+  });
+});
