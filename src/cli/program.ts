@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { registerCheck } from './commands/check.js';
 import { registerCompile } from './commands/compile.js';
 import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
@@ -71,6 +72,7 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerLoad(program, run);
   registerFields(program, run);
   registerResources(program, run);
+  registerCheck(program, run);
   return program;
 }
 
