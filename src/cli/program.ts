@@ -12,6 +12,7 @@ import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
 import { registerLoad } from './commands/load.js';
+import { registerLsp } from './commands/lsp.js';
 import { registerQuery } from './commands/query.js';
 import { registerRepl } from './commands/repl.js';
 import { registerResources } from './commands/resources.js';
@@ -73,6 +74,7 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerFields(program, run);
   registerResources(program, run);
   registerCheck(program, run);
+  registerLsp(program, run);
   return program;
 }
 
