@@ -101,6 +101,8 @@ export const namedQuerySchema = z.strictObject({
 });
 
 export const configSchema = z.strictObject({
+  /** where an editor finds this schema (a JSON config's way to name it); ckql ignores it */
+  $schema: z.string({ error: 'must be text' }).optional().describe("this file's JSON Schema, for editors; ckql ignores it"),
   default: nonEmptyText.optional(),
   profiles: z.record(z.string(), z.unknown(), { error: 'must map profile names to profiles' }).optional(),
   queries: z.record(z.string(), z.unknown(), { error: 'must map query names to queries' }).optional(),

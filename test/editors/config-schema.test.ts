@@ -55,6 +55,7 @@ const configs: { name: string; file: string; text: string }[] = [
   { name: 'an empty query text', file: 'j.json', text: '{ "queries": { "q": "" } }' },
   { name: 'a TOML config', file: 'k.toml', text: 'default = "a"\n[profiles.a]\ndata = "d"\n[queries.q]\nquery = "from x"\n' },
   { name: 'an unknown top-level key in TOML', file: 'l.toml', text: '[querys.q]\nquery = "from x"\n' },
+  { name: 'a JSON config naming its schema', file: 'n.json', text: '{ "$schema": "./node_modules/ckql/schema/ckql-config.schema.json", "queries": { "q": "from x" } }' },
   { name: 'a max_scan that is not whole', file: 'm.yaml', text: 'profiles:\n  p: { data: d, max_scan: 2.5 }\n' },
 ];
 
@@ -77,5 +78,5 @@ it('accepts and refuses the same configs as the loader', async () => {
     if (byLoader) accepted++;
     else refused++;
   }
-  expect([accepted, refused]).toEqual([3, 10]);
+  expect([accepted, refused]).toEqual([4, 10]);
 });
