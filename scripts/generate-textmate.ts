@@ -18,7 +18,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
-  False, keywordTokens, Null, NumberLiteral, Parameter, softKeywordTokens, True, Language, Nulls, First, Last,
+  escapeLength, False, keywordTokens, Null, NumberLiteral, Parameter, softKeywordTokens, True, Language, Nulls, First, Last,
 } from '../src/syntax/tokens.js';
 
 type Grammar = Record<string, unknown>;
@@ -39,8 +39,20 @@ function source(pattern: unknown): string {
   return pattern.source;
 }
 
+/** The characters a backslash escapes on its own (`\n`, `\%`, …), asked of the lexer's own `escapeLength`. */
+const SIMPLE_ESCAPES = [...Array(95).keys()]
+  .map((i) => String.fromCharCode(32 + i))
+  .filter((char) => escapeLength(`\\${char}`, 0) === 2)
+  .map((char) => (/[\\\]^-]/.test(char) ? `\\${char}` : char))
+  .join('');
+
 const DOUBLE = '"(?:[^"\\\\\\r\\n]|\\\\.)*"';
 const SINGLE = "'(?:[^'\\\\\\r\\n]|\\\\.)*'";
+const ESCAPE_BODY = `(?:[${SIMPLE_ESCAPES}]|u[0-9a-fA-F]{4})`;
+const KNOWN_ESCAPE = `\\\\${ESCAPE_BODY}`;
+/** A closed string with an escape the lexer does not know: the lexer reads the whole string as broken. */
+const withBadEscape = (quote: string): string =>
+  `${quote}(?:[^${quote}\\\\\\r\\n]|${KNOWN_ESCAPE})*\\\\(?!${ESCAPE_BODY}).(?:[^${quote}\\\\\\r\\n]|\\\\.)*${quote}`;
 const PARAMETER = source(Parameter.PATTERN);
 
 /** The ckql grammar itself: `source.ckql`. */
@@ -50,7 +62,7 @@ export function ckqlGrammar(): Grammar {
   }
   const escapes = {
     patterns: [
-      { name: 'constant.character.escape.ckql', match: '\\\\(?:[\\\\"\'/nt]|u[0-9a-fA-F]{4})' },
+      { name: 'constant.character.escape.ckql', match: KNOWN_ESCAPE },
       { name: 'invalid.illegal.escape.ckql', match: '\\\\.' },
     ],
   };
@@ -88,6 +100,8 @@ export function ckqlGrammar(): Grammar {
       },
       string: {
         patterns: [
+          { name: 'invalid.illegal.escape.ckql', match: withBadEscape('"') },
+          { name: 'invalid.illegal.escape.ckql', match: withBadEscape("'") },
           { name: 'string.quoted.double.ckql', match: DOUBLE, captures: { 0: escapes } },
           { name: 'string.quoted.single.ckql', match: SINGLE, captures: { 0: escapes } },
           // A string ends at its line; one not closed there is an error, as the lexer says.

@@ -60,6 +60,7 @@ test('the grammar paints every character of generated queries as the lexer reads
   const samples = fc.sample(queryArb({ whole: true, fields: names }).map(format), { numRuns: 100, ...propertyParameters() });
   // Also the cases a reader looks for first.
   samples.push('from t where language = en and first = 1 and count > 2 order by first nulls first, last desc nulls last search "x" language german');
+  samples.push('from t where code like "MATH\\_1%" and title ilike \'%100\\%%\' and note = "a\\q"');
   for (const text of samples) {
     const expected = charClasses(text.length, highlight(text));
     const painted = charClasses(text.length, fromTextmate(await tokenize('source.ckql', text)));
