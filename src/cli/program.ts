@@ -6,11 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { registerCheck } from './commands/check.js';
 import { registerCompile } from './commands/compile.js';
 import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
 import { registerLoad } from './commands/load.js';
+import { registerLsp } from './commands/lsp.js';
 import { registerQuery } from './commands/query.js';
 import { registerRepl } from './commands/repl.js';
 import { registerResources } from './commands/resources.js';
@@ -71,6 +73,8 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerLoad(program, run);
   registerFields(program, run);
   registerResources(program, run);
+  registerCheck(program, run);
+  registerLsp(program, run);
   return program;
 }
 
