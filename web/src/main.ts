@@ -1,0 +1,375 @@
+/**
+ * The playground page: a query editor, its results, explain, share links,
+ * history and saved queries. It talks only to the server that served it
+ * (`/-/…`); a token never reaches it.
+ */
+import type { EditorView } from '@codemirror/view';
+import type {
+  DownloadFormat, ExplainAnswer, FacetAnswer, QueryAnswer, SourceEntry, SourcesAnswer, TargetChoice,
+} from '../../src/server/play-protocol.js';
+import { PlayError, call, download } from './api.js';
+import { byId, fill, h } from './dom.js';
+import { createEditor, markError, setText } from './editor.js';
+import { renderExplain } from './explain.js';
+import { format } from './format.js';
+import { languageExtensions, parameterNames } from './language.js';
+import { barColumns, facetView, resultBars, resultTable, rowsText } from './results.js';
+import { readFragment, shareFragment } from './share.js';
+import type { ShareState } from './share.js';
+import { addHistory, clearHistory, deleteSaved, readHistory, readSaved, saveQuery } from './storage.js';
+import type { HistoryEntry, SavedEntry } from './storage.js';
+
+const DEFAULT_QUERY = 'from courses\nwhere stage in (active, survey)\norder by credits desc\nlimit 20';
+
+interface Page {
+  sources: readonly SourceEntry[];
+  source: SourceEntry | undefined;
+  params: Record<string, string>;
+  page: number;
+  last: { answer: QueryAnswer; query: string; state: ShareState } | undefined;
+  running: AbortController | undefined;
+  view: EditorView;
+}
+
+const status = byId('status');
+const sourceSelect = byId<HTMLSelectElement>('source');
+const targetSelect = byId<HTMLSelectElement>('target');
+const pageSizeSelect = byId<HTMLSelectElement>('page-size');
+const tableRegion = byId('table-region');
+const explainPanel = byId('explain-panel');
+const explainButton = byId<HTMLButtonElement>('explain');
+
+function say(text: string, kind: 'info' | 'error' = 'info'): void {
+  status.textContent = text;
+  status.classList.toggle('error', kind === 'error');
+}
+
+function nonce(): string {
+  return document.querySelector('meta[name="ckql-style-nonce"]')?.getAttribute('content') ?? '';
+}
+
+/** The state that decides the result: what a share link and the history hold. */
+function currentState(page: Page): ShareState {
+  const query = page.view.state.doc.toString();
+  const names = parameterNames(query) ?? Object.keys(page.params);
+  const params: Record<string, string> = {};
+  for (const name of names) params[name] = page.params[name] ?? '';
+  return {
+    query,
+    params,
+    ...(page.source === undefined ? {} : { source: page.source.name }),
+    target: targetSelect.value,
+    pageSize: Number(pageSizeSelect.value),
+    page: page.page,
+  };
+}
+
+function queryInput(page: Page, state: ShareState): Record<string, unknown> {
+  return {
+    source: state.source,
+    query: state.query,
+    params: state.params,
+    target: state.target as TargetChoice,
+    pageSize: state.pageSize,
+    page: state.page ?? 0,
+  };
+}
+
+function showError(page: Page, error: unknown): void {
+  if (error instanceof DOMException && error.name === 'AbortError') return;
+  if (error instanceof PlayError) {
+    const text = `${error.message}${error.hint === undefined ? '' : ` (${error.hint})`}`;
+    say(text, 'error');
+    if (error.span !== undefined) markError(page.view, error.span, text);
+    return;
+  }
+  say(`the request failed: ${error instanceof Error ? error.message : String(error)}`, 'error');
+}
+
+function fillSources(page: Page): void {
+  fill(sourceSelect, ...page.sources.map((source) => h('option', { value: source.name }, `${source.name} — ${source.label}${source.hasToken ? ' (with token)' : ''}`)));
+}
+
+function fillTargets(page: Page, chosen?: string): void {
+  const targets = page.source?.targets ?? ['auto'];
+  fill(targetSelect, ...targets.map((target) => h('option', { value: target }, target === 'auto' ? 'auto (as the portal says)' : target)));
+  targetSelect.value = chosen !== undefined && targets.includes(chosen as TargetChoice) ? chosen : (page.source?.defaultTarget ?? targets[0] ?? 'auto');
+}
+
+function chooseSource(page: Page, name: string | undefined, target?: string): void {
+  page.source = page.sources.find((source) => source.name === name) ?? page.source ?? page.sources[0];
+  if (page.source !== undefined) sourceSelect.value = page.source.name;
+  fillTargets(page, target);
+}
+
+/** The parameter inputs for the query's `$names`, keeping values typed before. */
+function renderParams(page: Page): void {
+  const names = parameterNames(page.view.state.doc.toString());
+  if (names === undefined) return;
+  const fieldset = byId('params');
+  const list = byId('param-list');
+  const focused = document.activeElement instanceof HTMLInputElement ? document.activeElement.dataset.param : undefined;
+  fill(
+    list,
+    ...names.map((name) => {
+      const input = h('input', { type: 'text', id: `param-${name}`, autocomplete: 'off', spellcheck: 'false' });
+      input.dataset.param = name;
+      input.value = page.params[name] ?? '';
+      input.addEventListener('input', () => {
+        page.params[name] = input.value;
+      });
+      input.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter') void run(page, 0);
+      });
+      return h('label', { class: 'param' }, h('code', {}, `$${name}`), input);
+    }),
+  );
+  fieldset.hidden = names.length === 0;
+  if (focused !== undefined) document.getElementById(`param-${focused}`)?.focus();
+}
+
+function updateFragment(state: ShareState): void {
+  history.replaceState(null, '', `#${shareFragment(state)}`);
+}
+
+async function run(page: Page, pageNumber: number): Promise<void> {
+  page.running?.abort();
+  const controller = new AbortController();
+  page.running = controller;
+  page.page = pageNumber;
+  const state = currentState(page);
+  if (state.query.trim() === '') {
+    say('Write a query first, e.g. from courses limit 10.', 'error');
+    return;
+  }
+  say('Running…');
+  try {
+    const answer = await call<QueryAnswer>('query', queryInput(page, state), controller.signal);
+    page.last = { answer, query: state.query, state };
+    renderResults(page);
+    updateFragment(state);
+    renderHistory(page, addHistory(state));
+    say(`${rowsText(answer)} in ${answer.elapsedMs} ms.`);
+    if (!explainPanel.hidden) void explain(page);
+  } catch (error) {
+    showError(page, error);
+  } finally {
+    if (page.running === controller) page.running = undefined;
+  }
+}
+
+function renderResults(page: Page): void {
+  const last = page.last;
+  if (last === undefined) return;
+  const { answer, query } = last;
+  byId('result-tools').hidden = false;
+  const bars = barColumns(answer.fields) !== undefined;
+  byId('view-choice').hidden = !bars;
+  const view = bars ? (document.querySelector<HTMLInputElement>('input[name="view"]:checked')?.value ?? 'table') : 'table';
+  const shown = view === 'bars' ? resultBars(answer, query) : undefined;
+  fill(tableRegion, shown ?? resultTable(answer, { query, ...(answer.order === undefined ? {} : { order: answer.order }), onFacet: (field) => void facet(page, field) }));
+  const pageSize = last.state.pageSize ?? 100;
+  const pages = answer.size === undefined ? undefined : Math.max(1, Math.ceil(answer.size / pageSize));
+  byId('page-info').textContent = `Page ${page.page + 1}${pages === undefined ? '' : ` of ${pages}`} (${rowsText(answer)})`;
+  byId<HTMLButtonElement>('prev').disabled = page.page === 0;
+  byId<HTMLButtonElement>('next').disabled = pages === undefined ? answer.records.length < pageSize : page.page + 1 >= pages;
+}
+
+async function explain(page: Page): Promise<void> {
+  const state = currentState(page);
+  explainPanel.hidden = false;
+  explainButton.setAttribute('aria-expanded', 'true');
+  say('Explaining…');
+  try {
+    const answer = await call<ExplainAnswer>('explain', queryInput(page, state));
+    renderExplain(byId('explain-body'), answer, copy);
+    say(`Explained: target ${answer.target}${answer.local.length === 0 ? ', the portal answers the whole query' : ', part of it runs locally'}.`);
+  } catch (error) {
+    showError(page, error);
+  }
+}
+
+async function facet(page: Page, field: string): Promise<void> {
+  const state = page.last?.state ?? currentState(page);
+  say(`Counting the values of ${field}…`);
+  try {
+    const answer = await call<FacetAnswer>('facet', { ...queryInput(page, state), field });
+    const target = byId('facet');
+    facetView(target, answer, () => {
+      target.hidden = true;
+      tableRegion.focus();
+    });
+    say(`Counted ${answer.values.length} values of ${field}.`);
+  } catch (error) {
+    showError(page, error);
+  }
+}
+
+function copy(text: string, what: string, block: HTMLElement): void {
+  const selectIt = (): void => {
+    const range = document.createRange();
+    range.selectNodeContents(block);
+    const selection = getSelection();
+    selection?.removeAllRanges();
+    selection?.addRange(range);
+    block.focus();
+    say(`The ${what} is selected: press Ctrl+C to copy it.`);
+  };
+  if (navigator.clipboard === undefined) {
+    selectIt();
+    return;
+  }
+  navigator.clipboard.writeText(text).then(() => say(`Copied the ${what}.`), selectIt);
+}
+
+function openState(page: Page, state: ShareState): void {
+  page.params = { ...state.params };
+  chooseSource(page, state.source, state.target);
+  if (state.pageSize !== undefined) pageSizeSelect.value = String(state.pageSize);
+  setText(page.view, state.query);
+  renderParams(page);
+}
+
+function entryButton(label: string, onClick: () => void, description?: string): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'entry-open', ...(description === undefined ? {} : { 'aria-label': description }) }, label);
+  button.addEventListener('click', onClick);
+  return button;
+}
+
+function renderHistory(page: Page, list: readonly HistoryEntry[]): void {
+  fill(
+    byId('history'),
+    ...list.map((entry) =>
+      h(
+        'li',
+        {},
+        entryButton(oneLine(entry.query), () => {
+          openState(page, entry);
+          void run(page, entry.page ?? 0);
+        }, `Run again: ${oneLine(entry.query)}`),
+        h('span', { class: 'entry-meta' }, `${entry.source ?? ''} · ${new Date(entry.at).toLocaleTimeString()}`),
+      ),
+    ),
+  );
+}
+
+function renderSaved(page: Page, list: readonly SavedEntry[]): void {
+  fill(
+    byId('saved'),
+    ...list.map((entry) =>
+      h(
+        'li',
+        {},
+        entryButton(entry.name, () => openState(page, entry), `Open ${entry.name}`),
+        h('code', { class: 'entry-meta' }, oneLine(entry.query)),
+        entryButton('Delete', () => renderSaved(page, deleteSaved(entry.name)), `Delete ${entry.name}`),
+      ),
+    ),
+  );
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 90 ? `${line.slice(0, 89)}…` : line;
+}
+
+async function start(): Promise<void> {
+  const fragment = readFragment(location.hash);
+  const shared = 'state' in fragment ? fragment.state : undefined;
+  const page: Page = {
+    sources: [],
+    source: undefined,
+    params: { ...(shared?.params ?? {}) },
+    page: shared?.page ?? 0,
+    last: undefined,
+    running: undefined,
+    view: undefined as unknown as EditorView,
+  };
+  page.view = createEditor({
+    parent: byId('editor'),
+    doc: shared?.query ?? DEFAULT_QUERY,
+    nonce: nonce(),
+    onRun: () => void run(page, 0),
+    onChange: () => renderParams(page),
+    language: languageExtensions(),
+  });
+  renderParams(page);
+  renderHistory(page, readHistory());
+  renderSaved(page, readSaved());
+  if ('error' in fragment) say(fragment.error, 'error');
+
+  byId('run').addEventListener('click', () => void run(page, 0));
+  explainButton.addEventListener('click', () => {
+    if (!explainPanel.hidden) {
+      explainPanel.hidden = true;
+      explainButton.setAttribute('aria-expanded', 'false');
+      return;
+    }
+    void explain(page);
+  });
+  byId('format').addEventListener('click', () => formatQuery(page));
+  byId('share').addEventListener('click', () => {
+    const state = currentState(page);
+    updateFragment(state);
+    copy(location.href, 'share link', byId('status'));
+  });
+  byId('prev').addEventListener('click', () => void run(page, Math.max(0, page.page - 1)));
+  byId('next').addEventListener('click', () => void run(page, page.page + 1));
+  for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="view"]')) radio.addEventListener('change', () => renderResults(page));
+  sourceSelect.addEventListener('change', () => chooseSource(page, sourceSelect.value));
+  byId('download').addEventListener('click', () => void save(page));
+  byId('save-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const input = byId<HTMLInputElement>('save-name');
+    const name = input.value.trim();
+    if (name === '') return;
+    renderSaved(page, saveQuery({ ...currentState(page), name }));
+    say(`Saved as ${name}.`);
+    input.value = '';
+  });
+  byId('clear-history').addEventListener('click', () => {
+    clearHistory();
+    renderHistory(page, []);
+  });
+
+  try {
+    const answer = await call<SourcesAnswer>('sources', {});
+    page.sources = answer.sources;
+    fillSources(page);
+    chooseSource(page, shared?.source ?? answer.defaultSource, shared?.target);
+    if (shared?.source !== undefined && page.source?.name !== shared.source) say(`This link names the source ${shared.source}, which this server does not offer; using ${page.source?.name ?? 'none'}.`, 'error');
+    byId('version').textContent = `ckql ${answer.version}`;
+  } catch (error) {
+    showError(page, error);
+    return;
+  }
+  if (shared !== undefined) void run(page, shared.page ?? 0);
+}
+
+function formatQuery(page: Page): void {
+  const formatted = format(page.view.state.doc.toString());
+  if (formatted.ok) {
+    setText(page.view, formatted.text);
+    say('Formatted.');
+  } else say(`Cannot format: ${formatted.message}`, 'error');
+}
+
+async function save(page: Page): Promise<void> {
+  const state = page.last?.state ?? currentState(page);
+  const format = byId<HTMLSelectElement>('download-format').value as DownloadFormat;
+  say('Preparing the download…');
+  try {
+    const file = await download({ ...queryInput(page, state), format });
+    const url = URL.createObjectURL(file.blob);
+    const link = h('a', { href: url, download: file.filename });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    say(`Downloaded ${file.filename}.`);
+  } catch (error) {
+    showError(page, error);
+  }
+}
+
+void start();
