@@ -25,6 +25,11 @@ import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 
+// What the functions run in the page read there (this file compiles without the DOM library).
+declare const document: { readonly activeElement: { readonly id: string; readonly classList: { contains(name: string): boolean }; closest(selector: string): unknown } | null };
+declare const navigator: { readonly clipboard: { readText(): Promise<string> } };
+declare function getComputedStyle(element: unknown): { readonly position: string; readonly textAlign: string };
+
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const browserPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ci = process.env.CI === 'true' || process.env.CI === '1';

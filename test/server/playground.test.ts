@@ -124,14 +124,15 @@ describe('the playground over ckql serve', () => {
   it('refuses endpoint requests from another origin or site, and anything but JSON', async () => {
     expect((await query({ origin: server.url })).status).toBe(200);
     expect((await query({ 'sec-fetch-site': 'same-origin', origin: server.url })).status).toBe(200);
-    for (const headers of [
+    const foreign: Record<string, string>[] = [
       { origin: 'http://attacker.example' },
       { origin: 'null' },
       { origin: `http://localhost:${server.port}` },
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
       { 'sec-fetch-site': 'none' },
-    ]) {
+    ];
+    for (const headers of foreign) {
       const refused = await query(headers);
       expect(refused.status, JSON.stringify(headers)).toBe(403);
       expect(JSON.parse(refused.text).error.code).toBe('FOREIGN_ORIGIN');
