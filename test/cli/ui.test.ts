@@ -1,5 +1,5 @@
 /**
- * `ckql ui` as a person runs it: on a config file's default profile, printing
+ * `ckql ui` as a person runs it: on a config file's profile, printing
  * the page's address, offering the other profiles (a portal whose token is
  * read in the server process), and stopping on SIGTERM.
  */
@@ -33,8 +33,8 @@ afterAll(async () => {
 });
 
 describe('ckql ui', () => {
-  it('serves the playground on 127.0.0.1 over the default profile, offers the other profiles, and keeps the token in the process', async () => {
-    const child = startCkql(['ui', '--port', '0'], { cwd: dir, env: { PORTAL_TOKEN: token } });
+  it('serves the playground on 127.0.0.1 over the profile named, offers the other profiles, and keeps the token in the process', async () => {
+    const child = startCkql(['ui', 'portal', '--port', '0'], { cwd: dir, env: { PORTAL_TOKEN: token } });
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     try {
       const [, url] = await waitForLine(child, /^playground at (http:\/\/127\.0\.0\.1:\d+)\/$/);
@@ -46,8 +46,8 @@ describe('ckql ui', () => {
         return { status: answer.status, text: await answer.text() };
       };
       const sources = JSON.parse((await post('sources', {})).text) as { defaultSource: string; sources: { name: string; kind: string; hasToken: boolean }[] };
-      expect(sources.defaultSource).toBe('demo');
-      expect(sources.sources.map((s) => [s.name, s.kind, s.hasToken])).toEqual([['demo', 'data', false], ['portal', 'url', true]]);
+      expect(sources.defaultSource).toBe('portal');
+      expect(sources.sources.map((s) => [s.name, s.kind, s.hasToken])).toEqual([['portal', 'url', true], ['demo', 'data', false]]);
       const onPortal = await post('query', { source: 'portal', query: 'from courses where subject = math limit 2' });
       expect(onPortal.status).toBe(200);
       expect(JSON.parse(onPortal.text).records).toHaveLength(2);

@@ -222,10 +222,18 @@ function copy(text: string, what: string, block: HTMLElement): void {
   navigator.clipboard.writeText(text).then(() => say(`Copied the ${what}.`), selectIt);
 }
 
+/** Shows a page size, adding it to the choices when a link asks for one they lack. */
+function choosePageSize(size: number | undefined): void {
+  if (size === undefined || !Number.isSafeInteger(size) || size < 1 || size > 1000) return;
+  const value = String(size);
+  if (![...pageSizeSelect.options].some((option) => option.value === value)) pageSizeSelect.append(h('option', { value }, value));
+  pageSizeSelect.value = value;
+}
+
 function openState(page: Page, state: ShareState): void {
   page.params = { ...state.params };
   chooseSource(page, state.source, state.target);
-  if (state.pageSize !== undefined) pageSizeSelect.value = String(state.pageSize);
+  choosePageSize(state.pageSize);
   setText(page.view, state.query);
   renderParams(page);
 }
@@ -294,6 +302,7 @@ async function start(): Promise<void> {
     language: languageExtensions(),
   });
   renderParams(page);
+  choosePageSize(shared?.pageSize);
   renderHistory(page, readHistory());
   renderSaved(page, readSaved());
   if ('error' in fragment) say(fragment.error, 'error');
