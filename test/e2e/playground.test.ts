@@ -193,9 +193,15 @@ describe.skipIf(!haveBrowser && !ci)('the playground in Chromium', () => {
     expect(await other.locator('#page-size').inputValue()).toBe('25');
     const withoutTime = (text: string): string => text.replace(/ · \d+ ms/, '');
     expect(withoutTime(await other.locator('#table-region caption').innerText())).toBe(withoutTime(await page.locator('#table-region caption').innerText()));
-    // the history kept the run, in this browser's storage
+    // the history kept the run, in this browser's storage; a saved query is there for the next page too
     expect(await other.locator('#history li').first().innerText()).toContain('from courses where subject = $subject and credits > 5');
+    await other.getByLabel('Name').fill('maths above 5');
+    await other.getByRole('button', { name: 'Save this query' }).click();
     await other.close();
+    await page.reload();
+    await page.getByRole('button', { name: 'Open maths above 5' }).click();
+    expect(await editor().innerText()).toBe('from courses where subject = $subject and credits > 5');
+    expect(await page.getByRole('textbox', { name: '$subject', exact: true }).inputValue()).toBe('math');
   });
 
   it('pages, counts a field into bars, and downloads every record as CSV', async () => {
@@ -217,6 +223,13 @@ describe.skipIf(!haveBrowser && !ci)('the playground in Chromium', () => {
     const text = await readFile((await file.path())!, 'utf8');
     expect(text.split('\n')[0]).toBe('_id,code,title,subject,stage,level,credits,online,start_date,school,instructor');
     expect(text.trimEnd().split('\n')).toHaveLength(232);
+    // labels and one number: the result itself as bars
+    await typeQuery('from schools select name, students order by students desc');
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('radio', { name: 'Bars' }).check();
+    const grouped = page.locator('#table-region table.bars');
+    await expect.poll(() => grouped.count()).toBe(1);
+    expect(await grouped.locator('tbody tr').count()).toBe(8);
   });
 
   it('has no WCAG A/AA violations (axe), with results, counts and explain open', async () => {
