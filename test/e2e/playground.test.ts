@@ -236,6 +236,14 @@ describe.skipIf(!haveBrowser && !ci)('the playground in Chromium', () => {
     const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
     expect(result.violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
     expect(problems).toEqual([]);
+  });
+
+  it('the overview the README shows: a query, its table and explain', async () => {
+    await page.goto(`${server.url}/#v=1&source=local&target=ckan-2.11&size=25&q=${encodeURIComponent('from courses\nselect code, title, subject, credits, instructor\nwhere subject in (math, computing) and credits >= 6\norder by credits desc')}`);
+    await expect.poll(() => page.locator('#table-region caption').innerText()).toContain('rows 1–');
+    await page.getByRole('button', { name: 'Explain' }).click();
+    await expect.poll(() => page.locator('#explain-panel').getByText('What ckql finishes locally').count()).toBe(1);
+    await page.screenshot({ path: join(screenshots, 'overview.png') });
     if (process.env.CKQL_SCREENSHOT_DOCS === '1') await page.screenshot({ path: join(root, 'docs', 'playground.png') });
   });
 });

@@ -10,20 +10,20 @@ import { fill, h } from './dom.js';
 /** Copies text; says so in the status line (or, where the clipboard is refused, selects it for Ctrl+C). */
 export type Copier = (text: string, what: string, block: HTMLElement) => void;
 
-function block(title: string, text: string, copy: Copier, language: string): HTMLElement {
+function block(title: string, text: string, copy: Copier, language: string, where?: string): HTMLElement {
   const pre = h('pre', { class: `code ${language}`, tabindex: '0', 'aria-label': title }, text);
   const button = h('button', { type: 'button', class: 'copy' }, `Copy ${title}`);
   button.addEventListener('click', () => copy(text, title, pre));
-  return h('div', { class: 'block' }, h('div', { class: 'block-head' }, h('h4', {}, title), button), pre);
+  return h('div', { class: 'block' }, h('div', { class: 'block-head' }, h('h4', {}, title), button), where === undefined ? undefined : h('p', { class: 'block-url' }, h('code', {}, where)), pre);
 }
 
 export function renderExplain(target: HTMLElement, answer: ExplainAnswer, copy: Copier): void {
   const portal = answer.portal;
   const portalBlocks =
     portal.kind === 'sql'
-      ? [block('SQL', portal.sql, copy, 'sql'), block('GET URL', portal.getUrl, copy, 'url'), block('curl command', portal.curl, copy, 'shell')]
+      ? [block('SQL', portal.sql, copy, 'sql', `POST ${portal.url}`), block('GET URL', portal.getUrl, copy, 'url'), block('curl command', portal.curl, copy, 'shell')]
       : [
-          block(`request (${portal.method} ${portal.url})`, portal.json, copy, 'json'),
+          block('request JSON', portal.json, copy, 'json', `${portal.method} ${portal.url}`),
           block('GET URL', portal.getUrl, copy, 'url'),
           block('curl command', portal.curl, copy, 'shell'),
         ];
