@@ -150,6 +150,8 @@ export interface Playground {
   owns(path: string): boolean;
   /** answers a request for one of its paths; `body` is a POST's text */
   answer(req: IncomingMessage, res: ServerResponse, body: string | undefined): void;
+  /** refuses a body larger than `max` bytes */
+  tooLarge(req: IncomingMessage, res: ServerResponse, max: number): void;
 }
 
 /**
@@ -316,7 +318,10 @@ export function openPlayground(options: PlaygroundOptions, log: ((line: string) 
     act(req, res, rest, body);
   };
 
-  return { owns, answer };
+  const tooLarge = (req: IncomingMessage, res: ServerResponse, max: number): void =>
+    refuse(req, res, 413, 'REQUEST_TOO_LARGE', `the body is larger than ${max} bytes`, 'a query of the playground is at most 100 000 characters');
+
+  return { owns, answer, tooLarge };
 }
 
 /** The page's files, each also gzipped once (the script is most of the page's weight). */

@@ -260,6 +260,10 @@ function handlerFor(
     readBody(req, maxBody, {
       onText: (text) => (forPlayground ? playground.answer(req, res, text) : answer(req, res, text)),
       onTooLarge: () => {
+        if (forPlayground) {
+          playground.tooLarge(req, res, maxBody);
+          return;
+        }
         const error = serviceError('REQUEST_TOO_LARGE', `Request too large: the body is larger than ${maxBody} bytes; send fewer or shorter filter values`);
         send(req, res, api.refuse(req.url, error));
       },

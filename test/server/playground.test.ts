@@ -145,6 +145,10 @@ describe('the playground over ckql serve', () => {
     expect(preflight.status).toBe(403);
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     expect((await query({})).headers['access-control-allow-origin']).toBeUndefined();
+    const huge = await send(server.url, { method: 'POST', path: '/-/query', headers: json, body: JSON.stringify({ source: 'local', query: 'x'.repeat(2 * 1024 * 1024) }) });
+    expect(huge.status).toBe(413);
+    expect(JSON.parse(huge.text).error.code).toBe('REQUEST_TOO_LARGE');
+    expect(huge.headers['access-control-allow-origin']).toBeUndefined();
     // The datastore API keeps CKAN's open CORS: it serves what any page may read.
     const api = await send(server.url, { path: '/api/action/datastore_search?resource_id=courses&limit=1' });
     expect(api.headers['access-control-allow-origin']).toBe('*');
