@@ -91,7 +91,14 @@ export interface RetryInfo {
 
 export interface SearchOptions {
   readonly params?: Params;
+  /** aborts the search: a request under way, the wait before a retry, and a plan between pages */
   readonly signal?: AbortSignal;
+  /**
+   * count every record a plan matches (`total`), reading past its limit to do so; by default a plan
+   * stops at its limit and says in `read.more` whether more exist (a portal's own answer to one
+   * request always has the portal's `total`)
+   */
+  readonly total?: boolean;
 }
 
 export interface SearchAllOptions extends SearchOptions {
@@ -129,6 +136,8 @@ export interface Explanation {
   readonly request?: PreparedRequest;
   /** the sql target's SELECT and the datastore_search_sql URL it is posted to */
   readonly sql?: { readonly url: string; readonly text: string };
+  /** the operator tree that runs, one line per step, the root first (docs/executor.md); absent for a request given as such */
+  readonly steps?: readonly string[];
 }
 
 export interface DatastoreClient {
