@@ -64,6 +64,14 @@ forbidden.push({
   from: { path: '^web/' },
   to: { dependencyTypes: ['core'] },
 });
+// The language service bundles for a browser, and so does everything below it that it imports.
+forbidden.push({
+  name: 'browser-safe-no-node',
+  severity: 'error',
+  comment: 'The language service and the layers under it bundle for a browser: no Node built-in (docs/architecture.md).',
+  from: { path: '^src/(ast|span|errors|text)\\.ts$|^src/(datastore|syntax|compile|language-service)/|^src/(format|diagnostics)\\.ts$' },
+  to: { dependencyTypes: ['core'] },
+});
 forbidden.push({
   name: 'no-index-inside',
   severity: 'error',
