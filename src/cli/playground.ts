@@ -25,7 +25,7 @@ import { createRecordWriter } from '../output/format-records.js';
 import { DOWNLOAD_FORMATS } from '../server/play-protocol.js';
 import type {
   DownloadFormat, ErrorAnswer, ExplainAnswer, FacetAnswer, FieldsAnswer, QueryAnswer, ResourcesAnswer, SourceEntry, SourcesAnswer,
-  TargetChoice,
+  TargetChoice, ValuesAnswer,
 } from '../server/play-protocol.js';
 import type { PlayAction, PlayDownload, PlaygroundActions, PlayResult } from '../server/playground.js';
 import { readParamValue } from '../session/params.js';
@@ -67,6 +67,8 @@ export interface PlaygroundSources {
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1_000;
 const MAX_QUERY_CHARS = 100_000;
+/** The values of a field completion offers, at most. */
+const SAMPLE_VALUES = 100;
 /** The most values a facet counts (one request each): enough for a bar chart, polite to a portal. */
 const FACET_VALUES = 30;
 
@@ -172,6 +174,18 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
     return { status: 200, body: answer };
   };
 
+  const values = async (input: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Answer> => {
+    const source = sourceNamed(input);
+    const { resource, field } = input;
+    if (typeof resource !== 'string' || resource === '') throw new BadInput('resource must be a resource id or alias');
+    if (typeof field !== 'string' || field === '') throw new BadInput('field must name a field');
+    const result = await onSource(source, targetOf(source, input), (client) =>
+      client.search({ resource_id: resource, fields: [field], distinct: true, limit: SAMPLE_VALUES }, { signal }),
+    );
+    const answer: ValuesAnswer = { values: result.records.map((record) => record[field] ?? null) };
+    return { status: 200, body: answer };
+  };
+
   const query = async (input: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Answer> => {
     const source = sourceNamed(input);
     const target = targetOf(source, input);
@@ -181,7 +195,7 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
     const window = pageWindow(bound, page, pageSize);
     const started = performance.now();
     const { result, ranAs } = await onSource(source, target, async (client) => {
-      const answered = await client.search(window.query, { signal });
+      const answered = await client.search(window.query, { signal, total: true });
       return { result: answered, ranAs: client.target ?? 'ckan-2.11' };
     });
     const elapsedMs = Math.round(performance.now() - started);
@@ -228,11 +242,11 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
         const test = equalsTest(field, value, bound);
         if (test === undefined) throw new BadInput(`a facet counts text, number and boolean values; ${field} holds other values`);
         const counting: Query = { ...matching, where: { kind: 'where', span: bound.span, condition: andAlso(matching.where?.condition, test, bound) }, limit: zero(bound) };
-        const result = await client.search(counting, { signal });
+        const result = await client.search(counting, { signal, total: true });
         counted.push({ value, count: result.total ?? 0 });
       }
       counted.sort((a, b) => b.count - a.count);
-      const all = await client.search({ ...matching, limit: zero(bound) }, { signal });
+      const all = await client.search({ ...matching, limit: zero(bound) }, { signal, total: true });
       return { field, values: counted, more: found.records.length > FACET_VALUES, ...(typeof all.total === 'number' ? { total: all.total } : {}) };
     });
     return { status: 200, body: answer };
@@ -286,6 +300,8 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
           return await resources(input);
         case 'fields':
           return await fields(input, signal);
+        case 'values':
+          return await values(input, signal);
         case 'query':
           return await query(input, signal);
         case 'explain':
@@ -490,6 +506,7 @@ function explainAnswer(
     portal,
     local,
     ...(planned?.residual === undefined ? {} : { residual: format(planned.residual) }),
+    ...(explained.steps === undefined ? {} : { steps: explained.steps }),
     ...(source.serveHint === undefined ? {} : { note: source.serveHint }),
     configEntry: configEntry(context.text, context.params, source.profile),
     taggedTemplate: taggedTemplate(context.text, context.params, source),

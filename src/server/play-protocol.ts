@@ -51,6 +51,11 @@ export interface FieldsAnswer {
   readonly total?: number;
 }
 
+/** `values` {source, resource, field} → some values of a field, for completion */
+export interface ValuesAnswer {
+  readonly values: readonly unknown[];
+}
+
 /** What `query`, `explain`, `facet` and `download` take. */
 export interface QueryInput {
   readonly source: string;
@@ -93,6 +98,8 @@ export interface ExplainAnswer {
   readonly local: readonly string[];
   /** the rest of the query ckql runs locally, in the language */
   readonly residual?: string;
+  /** the operators that run, one line each, the root first */
+  readonly steps?: readonly string[];
   /** a note on where the URLs point (local data explained against `ckql serve`) */
   readonly note?: string;
   /** the query as a config file's named query (YAML) */

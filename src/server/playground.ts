@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 /** The endpoints the page calls: `POST /-/<action>` with a JSON object, answered with JSON. */
-export const PLAY_ACTIONS = ['sources', 'resources', 'fields', 'query', 'explain', 'facet'] as const;
+export const PLAY_ACTIONS = ['sources', 'resources', 'fields', 'values', 'query', 'explain', 'facet'] as const;
 export type PlayAction = (typeof PLAY_ACTIONS)[number];
 
 /** An endpoint's answer: its status and a JSON-able body. */

@@ -31,12 +31,13 @@ export function renderExplain(target: HTMLElement, answer: ExplainAnswer, copy: 
     answer.local.length === 0
       ? h('p', {}, 'Nothing: the portal answers the whole query.')
       : h('div', {}, h('ul', {}, ...answer.local.map((step) => h('li', {}, step))), answer.residual === undefined ? undefined : block('residual query', answer.residual, copy, 'ckql'));
+  const steps = answer.steps === undefined || answer.steps.length === 0 ? undefined : block('operators that run', answer.steps.join('\n'), copy, 'steps');
   fill(
     target,
     h('p', { class: 'target' }, h('strong', {}, 'Target: '), h('code', {}, answer.target), ` (${answer.chosen})`),
     answer.note === undefined ? undefined : h('p', { class: 'note' }, answer.note),
     h('section', { 'aria-labelledby': 'explain-portal' }, h('h3', { id: 'explain-portal' }, 'What the portal answers'), ...portalBlocks),
-    h('section', { 'aria-labelledby': 'explain-local' }, h('h3', { id: 'explain-local' }, 'What ckql finishes locally'), local),
+    h('section', { 'aria-labelledby': 'explain-local' }, h('h3', { id: 'explain-local' }, 'What ckql finishes locally'), local, steps),
     h(
       'section',
       { 'aria-labelledby': 'explain-reuse' },

@@ -11,7 +11,12 @@ import { PlayError, call, download } from './api.js';
 import { byId, fill, h } from './dom.js';
 import { createEditor, markError, setText } from './editor.js';
 import { renderExplain } from './explain.js';
-import { format } from './format.js';
+import type { Lookup } from '../../src/language-service/complete.js';
+import type { LanguageContext, ResourceSchema } from '../../src/language-service/context.js';
+import type { Diagnostic } from '../../src/language-service/diagnose.js';
+import { format } from '../../src/language-service/format.js';
+import type { Target } from '../../src/compile/plan.js';
+import type { FieldsAnswer, ResourcesAnswer, ValuesAnswer } from '../../src/server/play-protocol.js';
 import { languageExtensions, parameterNames } from './language.js';
 import { barColumns, facetView, resultBars, resultTable, rowsText } from './results.js';
 import { readFragment, shareFragment } from './share.js';
@@ -21,7 +26,16 @@ import type { HistoryEntry, SavedEntry } from './storage.js';
 
 const DEFAULT_QUERY = 'from courses\nwhere stage in (active, survey)\norder by credits desc\nlimit 20';
 
+/** What the page has learned of the chosen source, for the language service. */
+interface Schema {
+  resources: ResourceSchema[] | undefined;
+  readonly samples: Map<string, readonly unknown[]>;
+  /** lookups asked (or asking) already, so each is asked once */
+  readonly asked: Map<string, Promise<boolean>>;
+}
+
 interface Page {
+  schema: Schema;
   sources: readonly SourceEntry[];
   source: SourceEntry | undefined;
   params: Record<string, string>;
@@ -51,7 +65,7 @@ function nonce(): string {
 /** The state that decides the result: what a share link and the history hold. */
 function currentState(page: Page): ShareState {
   const query = page.view.state.doc.toString();
-  const names = parameterNames(query) ?? Object.keys(page.params);
+  const names = parameterNames(query);
   const params: Record<string, string> = {};
   for (const name of names) params[name] = page.params[name] ?? '';
   return {
@@ -97,15 +111,102 @@ function fillTargets(page: Page, chosen?: string): void {
 }
 
 function chooseSource(page: Page, name: string | undefined, target?: string): void {
+  const before = page.source?.name;
   page.source = page.sources.find((source) => source.name === name) ?? page.source ?? page.sources[0];
   if (page.source !== undefined) sourceSelect.value = page.source.name;
   fillTargets(page, target);
+  if (page.source?.name !== before) page.schema = emptySchema();
+}
+
+function emptySchema(): Schema {
+  return { resources: undefined, samples: new Map(), asked: new Map() };
+}
+
+/** The language service's context: the chosen target and what is known of the source. */
+function languageContext(page: Page): LanguageContext {
+  const target = targetSelect.value;
+  const { schema } = page;
+  return {
+    ...(target === 'ckan-2.11' || target === 'ckan-2.12' || target === 'sql' ? { target: target as Target } : {}),
+    ...(schema.resources === undefined ? {} : { resources: schema.resources }),
+    // A data source lists every resource it has; a portal only those configured or seen.
+    allResources: page.source?.kind === 'data' && schema.resources !== undefined,
+    samples: (resource, field) => schema.samples.get(JSON.stringify([resource, field])) as ReturnType<NonNullable<LanguageContext['samples']>>,
+  };
+}
+
+/** Asks the server what the service lacked; each lookup once per source. */
+async function learn(page: Page, lookups: readonly Lookup[]): Promise<boolean> {
+  const source = page.source?.name;
+  if (source === undefined) return false;
+  const schema = page.schema;
+  // Ask only about names the source has (when it says what it has): a name being typed is not a question.
+  const resourceOf = (name: string): ResourceSchema | undefined => schema.resources?.find((r) => r.id === name || r.alias === name);
+  const sensible = (lookup: Lookup): boolean => {
+    if (lookup.kind === 'resources') return true;
+    const resource = resourceOf(lookup.resource);
+    if (resource === undefined) return page.source?.kind !== 'data' || schema.resources === undefined;
+    if (lookup.kind === 'fields') return true;
+    return resource.fields === undefined || resource.fields.some((field) => field.id === lookup.field);
+  };
+  const results = await Promise.all(
+    lookups.filter(sensible).map((lookup) => {
+      const key = JSON.stringify(lookup);
+      let asked = schema.asked.get(key);
+      if (asked === undefined) {
+        asked = ask(schema, source, lookup).catch(() => false);
+        schema.asked.set(key, asked);
+      }
+      return asked;
+    }),
+  );
+  // A source changed meanwhile: what was learned belongs to the old one.
+  return page.schema === schema && results.some((learned) => learned);
+}
+
+async function ask(schema: Schema, source: string, lookup: Lookup): Promise<boolean> {
+  switch (lookup.kind) {
+    case 'resources': {
+      const answer = await call<ResourcesAnswer>('resources', { source });
+      const known = schema.resources ?? [];
+      schema.resources = [
+        ...answer.resources.map((each): ResourceSchema => ({ ...(known.find((r) => r.id === each.id) ?? {}), ...each })),
+        ...known.filter((r) => !answer.resources.some((each) => each.id === r.id)),
+      ];
+      return true;
+    }
+    case 'fields': {
+      const answer = await call<FieldsAnswer>('fields', { source, resource: lookup.resource });
+      const resources = schema.resources ?? [];
+      const found = resources.find((r) => r.id === lookup.resource || r.alias === lookup.resource);
+      const learned: ResourceSchema = { ...(found ?? { id: lookup.resource }), fields: answer.fields, ...(answer.total === undefined ? {} : { total: answer.total }) };
+      schema.resources = found === undefined ? [...resources, learned] : resources.map((r) => (r === found ? learned : r));
+      return true;
+    }
+    case 'values': {
+      const answer = await call<ValuesAnswer>('values', { source, resource: lookup.resource, field: lookup.field });
+      schema.samples.set(JSON.stringify([lookup.resource, lookup.field]), answer.values);
+      return true;
+    }
+  }
+}
+
+/** The first problem the service sees, in words, beside the editor (the marks show where). */
+function showProblems(text: string, diagnostics: readonly Diagnostic[]): void {
+  const first = diagnostics.find((each) => each.severity === 'error' && each.incomplete !== true) ?? diagnostics.find((each) => each.severity === 'warning');
+  const line = byId('problems');
+  if (first === undefined) {
+    line.textContent = '';
+    return;
+  }
+  const before = text.slice(0, first.span.start).split('\n');
+  const where = `line ${before.length}, column ${(before[before.length - 1] ?? '').length + 1}`;
+  line.textContent = `${first.severity === 'error' ? 'Error' : 'Note'} at ${where}: ${first.message}${first.hint === undefined ? '' : ` (${first.hint})`}`;
 }
 
 /** The parameter inputs for the query's `$names`, keeping values typed before. */
 function renderParams(page: Page): void {
   const names = parameterNames(page.view.state.doc.toString());
-  if (names === undefined) return;
   const fieldset = byId('params');
   const list = byId('param-list');
   const focused = document.activeElement instanceof HTMLInputElement ? document.activeElement.dataset.param : undefined;
@@ -285,6 +386,7 @@ async function start(): Promise<void> {
   const fragment = readFragment(location.hash);
   const shared = 'state' in fragment ? fragment.state : undefined;
   const page: Page = {
+    schema: emptySchema(),
     sources: [],
     source: undefined,
     params: { ...(shared?.params ?? {}) },
@@ -299,7 +401,11 @@ async function start(): Promise<void> {
     nonce: nonce(),
     onRun: () => void run(page, 0),
     onChange: () => renderParams(page),
-    language: languageExtensions(),
+    language: languageExtensions({
+      context: () => languageContext(page),
+      learn: (lookups) => learn(page, lookups),
+      checked: (diagnostics) => showProblems(page.view.state.doc.toString(), diagnostics),
+    }),
   });
   renderParams(page);
   choosePageSize(shared?.pageSize);
@@ -357,10 +463,9 @@ async function start(): Promise<void> {
 
 function formatQuery(page: Page): void {
   const formatted = format(page.view.state.doc.toString());
-  if (formatted.ok) {
-    setText(page.view, formatted.text);
-    say('Formatted.');
-  } else say(`Cannot format: ${formatted.message}`, 'error');
+  setText(page.view, formatted.text);
+  const left = formatted.unchanged.length;
+  say(left === 0 ? 'Formatted.' : `Formatted; ${left} statement${left === 1 ? '' : 's'} left as written (${formatted.unchanged.map((each) => each.reason).join(', ')}).`);
 }
 
 async function save(page: Page): Promise<void> {
