@@ -27,11 +27,11 @@ import { sendSearch } from './transport.js';
 import type { Exchanger, TransportOptions, WireRequest } from './transport.js';
 import type { Http } from './http.js';
 import type {
-  ClientOptions, DatastoreClient, Explanation, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
+  ClientOptions, DatastoreClient, Explanation, PreparedRequest, RecordStream, SearchAllOptions, SearchInput, SearchOptions, StreamOptions,
 } from './types.js';
 
 export type {
-  ClientOptions, DatastoreClient, Explanation, PreparedRequest, RetryInfo, SearchAllOptions, SearchInput, SearchOptions,
+  ClientOptions, DatastoreClient, Explanation, PreparedRequest, RecordStream, RetryInfo, SearchAllOptions, SearchInput, SearchOptions, StreamOptions,
 } from './types.js';
 
 const DEFAULTS = {
@@ -189,21 +189,25 @@ export function connect(options: ClientOptions): DatastoreClient {
   const answersEmptyItself = (request: SearchRequest, planned: Plan | undefined): boolean =>
     (planned?.target ?? target ?? found) !== 'ckan-2.12' && hasEmptyListFilter(request);
 
-  async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
-    const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
-    const planned = await planOf(input, allOptions.params, allOptions.signal);
+  const stream = async (input: SearchInput, streamOptions: StreamOptions = {}): Promise<RecordStream> => {
+    const all = streamOptions.all === true;
+    const pageSize = Math.max(1, Math.floor(streamOptions.pageSize ?? DEFAULTS.pageSize));
+    const planned = await planOf(input, streamOptions.params, streamOptions.signal);
     if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql')) {
-      const request = planned === undefined ? requestOf(input, allOptions.params, target) : (planned.request as SearchRequest);
+      const request = planned === undefined ? requestOf(input, streamOptions.params, target) : (planned.request as SearchRequest);
       if (answersEmptyItself(request, planned)) {
-        // Nothing to page through, but the same errors as `search` (an unknown field, resource or token).
-        await answerEmpty(request, (probe) => send(probe, allOptions.signal));
-        allOptions.onPage?.({ fetched: 0, total: 0 });
-        return;
+        // Nothing to read, but the same errors as `search` (an unknown field, resource or token).
+        const empty = await answerEmpty(request, (probe) => send(probe, streamOptions.signal));
+        streamOptions.onPage?.({ fetched: 0, total: 0 });
+        return recordStream({ fields: empty.fields, total: () => 0, summary: () => ({ requests: 1, records: 0, more: false }), batches: (async function* () {})(), resource: request.resource_id });
       }
     }
-    const tree = treeFor(planned, input, allOptions.params, true, false, pageSize);
-    const run = await execute(tree, { signal: allOptions.signal, ...(allOptions.onPage === undefined ? {} : { onPage: allOptions.onPage }) });
-    for await (const batch of run.batches) yield* batch;
+    const tree = treeFor(planned, input, streamOptions.params, all, streamOptions.total === true, pageSize);
+    return recordStream(await execute(tree, { signal: streamOptions.signal, ...(streamOptions.onPage === undefined ? {} : { onPage: streamOptions.onPage }) }));
+  };
+
+  async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
+    yield* (await stream(input, { ...allOptions, all: true })).records;
   }
 
   const prepare = (input: SearchInput, params?: Params): PreparedRequest => {
@@ -241,6 +245,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     hasToken: token !== undefined,
     search,
     searchAll,
+    stream,
     prepare,
     explain,
     withLanguage: (next) => connect({ ...options, ...(next === undefined ? { language: '' } : { language: next }) }),
@@ -358,6 +363,14 @@ function planResult(planned: Plan, query: Query, run: Execution, records: Row[])
   result.records_format = 'objects';
   result.read = summary;
   return result as unknown as SearchResult;
+}
+
+/** A run as a client's record stream: its batches read record by record. */
+export function recordStream(run: Execution): RecordStream {
+  async function* records(): AsyncGenerator<Row, void, undefined> {
+    for await (const batch of run.batches) yield* batch;
+  }
+  return { fields: run.fields, records: records(), total: () => run.total(), read: () => run.summary() };
 }
 
 function resourceOfQuery(query: Query): string {

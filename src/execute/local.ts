@@ -7,6 +7,7 @@
  */
 import type { FieldInfo, Row } from '../datastore/types.js';
 import { canonicalText } from '../datastore/values.js';
+import { closing } from '../engine/stream.js';
 import { checkSignal } from './operator.js';
 import type { Operator, Outcome } from './operator.js';
 
@@ -41,7 +42,7 @@ export function filter(input: Operator, detail: string, makeTest: MakeTest): Ope
         }
       }
       // A subset of the input: the input's count no longer holds.
-      return { fields: upstream.fields, batches: batches() };
+      return { fields: upstream.fields, batches: closing(batches(), () => upstream.batches.return()) };
     },
   };
 }
@@ -71,7 +72,7 @@ export function project(input: Operator, names: readonly string[]): Operator {
           });
         }
       }
-      return { fields, batches: batches(), ...(upstream.total === undefined ? {} : { total: upstream.total }) };
+      return { fields, batches: closing(batches(), () => upstream.batches.return()), ...(upstream.total === undefined ? {} : { total: upstream.total }) };
     },
   };
 }
@@ -102,7 +103,7 @@ export function distinct(input: Operator): Operator {
           if (kept.length > 0) yield kept;
         }
       }
-      return { fields: upstream.fields, batches: batches() };
+      return { fields: upstream.fields, batches: closing(batches(), () => upstream.batches.return()) };
     },
   };
 }
@@ -157,7 +158,7 @@ export function limit(input: Operator, options: LimitOptions): Operator {
       }
       return {
         fields: upstream.fields,
-        batches: batches(),
+        batches: closing(batches(), () => upstream.batches.return()),
         ...(upstream.total === undefined ? {} : { total: upstream.total }),
         // A source that counted up front (an engine, a whole request) says it all.
         outcome: () => (upstream.total === undefined ? outcome : { matched: upstream.total, more: upstream.total > end }),

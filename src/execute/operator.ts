@@ -33,6 +33,8 @@ export interface Outcome {
 
 /** An opened operator: its fields, then its records in batches. */
 export interface Stream {
+  /** the resource's id, where the source says it (an alias resolved) */
+  readonly resource?: string | undefined;
   readonly fields: readonly FieldInfo[];
   readonly batches: AsyncGenerator<readonly Row[], void, undefined>;
   /** how many records the query this stream answers matches before its offset and limit, when the source counted them up front (an engine, a portal's `total`) */

@@ -7,6 +7,8 @@ import type { Operator, RunContext, RunStats } from './operator.js';
 
 /** A run under way: its fields, its records as they come, and afterwards its summary. */
 export interface Execution {
+  /** the resource's id, where the source says it (an alias resolved) */
+  readonly resource: string | undefined;
   readonly fields: readonly FieldInfo[];
   readonly batches: AsyncGenerator<readonly Row[], void, undefined>;
   /** once the batches have ended: the count of every match, when it was counted or given */
@@ -36,6 +38,7 @@ export async function execute(tree: Operator, options: ExecuteOptions = {}): Pro
   options.signal?.throwIfAborted();
   const stream = await tree.open(context);
   return {
+    resource: stream.resource,
     fields: stream.fields,
     batches: stream.batches,
     total: () => stream.outcome?.().matched ?? stream.total,

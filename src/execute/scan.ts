@@ -11,6 +11,7 @@ import { parseSort } from '../datastore/validate.js';
 import { quoteSortField } from '../datastore/sort.js';
 import { DatastoreError } from '../errors.js';
 import type { Engine, EngineQueryOptions } from '../engine/types.js';
+import { closing } from '../engine/stream.js';
 import { checkSignal } from './operator.js';
 import type { Operator, Stream } from './operator.js';
 
@@ -206,7 +207,7 @@ export function oneRequest(request: SearchRequest, send: SendPage): Operator {
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         if (answer.records.length > 0) yield answer.records;
       }
-      return { fields: answer.fields, batches: batches(), ...(answer.total === undefined ? {} : { total: answer.total }) };
+      return { resource: answer.resource_id, fields: answer.fields, batches: batches(), ...(answer.total === undefined ? {} : { total: answer.total }) };
     },
   };
 }
@@ -225,13 +226,20 @@ export function engineQuery(engine: Engine, query: Query, options: Omit<EngineQu
       if (engine.query === undefined) throw new Error(`the ${engine.kind} engine cannot answer a whole query`);
       const answer = await engine.query(query, { ...options, ...(context.signal === undefined ? {} : { signal: context.signal }) });
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
-        for await (const batch of answer.batches) {
-          checkSignal(context);
-          context.stats.read += batch.length;
-          yield batch;
+        let fetched = 0;
+        try {
+          for await (const batch of answer.batches) {
+            checkSignal(context);
+            fetched += batch.length;
+            context.stats.read += batch.length;
+            context.onPage?.({ fetched, total: answer.total });
+            yield batch;
+          }
+        } finally {
+          await answer.batches[Symbol.asyncIterator]().return?.();
         }
       }
-      return { fields: answer.fields, batches: batches(), ...(answer.total === undefined ? {} : { total: answer.total }) };
+      return { resource: answer.resource, fields: answer.fields, batches: closing(batches(), async () => answer.batches[Symbol.asyncIterator]().return?.()), ...(answer.total === undefined ? {} : { total: answer.total }) };
     },
   };
 }
