@@ -96,7 +96,7 @@ export function selectedSource(name: string, selected: SelectedSource, profile: 
     };
   }
   const paths = spec.paths.map(relativeLabel);
-  const served: Target = spec.target ?? 'ckan-2.11';
+  const served: Target = spec.target ?? 'ckan-2.11';  // what `ckql serve` would answer as
   return {
     name,
     label: spec.demo === true ? `demo data (${paths.join(', ')})` : `local data (${paths.join(', ') || spec.db || 'database'})`,
@@ -136,11 +136,15 @@ export function profileSources(config: Config, except: string | undefined, env: 
   return sources;
 }
 
-/** The targets local data may be answered as: its own first; `sql` only with an engine that runs SQL. */
+/**
+ * The targets local data may be answered as: none (`auto`: its engine
+ * answers the whole query) unless the source names one, then each CKAN as a
+ * portal would be asked; `sql` only with an engine that runs SQL.
+ */
 function dataTargets(target: Target | undefined, engine: string | undefined, db: string | undefined): TargetChoice[] {
-  const first: Target = target ?? 'ckan-2.11';
   const sql = engine === 'pglite' || engine === 'postgres' || db !== undefined;
-  return [first, ...(['ckan-2.11', 'ckan-2.12', 'sql'] as const).filter((each) => each !== first && (each !== 'sql' || sql))];
+  const asked = (['ckan-2.11', 'ckan-2.12', 'sql'] as const).filter((each) => each !== 'sql' || sql);
+  return target === undefined ? ['auto', ...asked] : [target, ...asked.filter((each) => each !== target), 'auto'];
 }
 
 /** How a shell reads a profile's token for a curl line, as `selectSource` says it (never the token). */

@@ -461,6 +461,7 @@ function andAlso(condition: Condition | undefined, test: Condition, at: Query): 
 }
 
 const chosenText = {
+  local: 'none: local data is answered whole by its engine in the server, and nothing is sent; choose a target to see what a portal would be asked',
   given: 'chosen in the playground, or set by the source',
   detected: 'asked of the portal: status_show, else the 2.12 probe',
   whole: "CKAN 2.11's request says the whole query; every portal answers it",
@@ -473,10 +474,11 @@ function explainAnswer(
 ): ExplainAnswer {
   const { source } = context;
   const planned = explained.plan;
-  const target = planned?.target ?? 'ckan-2.11';
+  const target = explained.chosen === 'local' ? 'none' : (planned?.target ?? 'ckan-2.11');
   const tokenShell = source.hasToken ? (source.tokenShell ?? '$CKQL_TOKEN') : undefined;
   let portal: ExplainAnswer['portal'];
-  if (explained.sql !== undefined) {
+  if (explained.chosen === 'local') portal = undefined;
+  else if (explained.sql !== undefined) {
     const { sql } = explained;
     const body = JSON.stringify({ sql: sql.text });
     const parts = ['curl -X POST', shellQuote(sql.url), `-H ${shellQuote('content-type: application/json')}`];
@@ -496,14 +498,15 @@ function explainAnswer(
     };
   }
   const local: string[] = [];
-  const steps = planned?.local;
+  // Local data with no target: its engine answers all of it (the operators below say how).
+  const steps = explained.chosen === 'local' ? undefined : planned?.local;
   if (steps?.where === true) local.push('keeps the records that pass the conditions the portal cannot test (the residual below), paging through every record the request matches');
   if (steps?.select === true) local.push(planned?.residual?.select?.distinct === true ? 'picks the selected fields and drops repeated rows (distinct)' : 'picks the selected fields');
   if (steps?.limit === true) local.push('applies offset and limit to the records it keeps');
   return {
     target,
     chosen: chosenText[explained.chosen],
-    portal,
+    ...(portal === undefined ? {} : { portal }),
     local,
     ...(planned?.residual === undefined ? {} : { residual: format(planned.residual) }),
     ...(explained.steps === undefined ? {} : { steps: explained.steps }),

@@ -90,8 +90,8 @@ export interface ExplainAnswer {
   readonly target: string;
   /** why this target, in a few words */
   readonly chosen: string;
-  /** the request the portal answers */
-  readonly portal:
+  /** the request the portal answers; absent when nothing is sent (local data answered by its engine in the server) */
+  readonly portal?:
     | { readonly kind: 'search'; readonly method: string; readonly url: string; readonly json: string; readonly getUrl: string; readonly curl: string }
     | { readonly kind: 'sql'; readonly url: string; readonly sql: string; readonly getUrl: string; readonly curl: string };
   /** what ckql finishes locally over the records the portal sends; empty when the portal answers the whole query */

@@ -20,7 +20,9 @@ function block(title: string, text: string, copy: Copier, language: string, wher
 export function renderExplain(target: HTMLElement, answer: ExplainAnswer, copy: Copier): void {
   const portal = answer.portal;
   const portalBlocks =
-    portal.kind === 'sql'
+    portal === undefined
+      ? [h('p', {}, 'Nothing is sent: the engine answers the whole query in the server. Choose a target above to see the requests a portal would get.')]
+      : portal.kind === 'sql'
       ? [block('SQL', portal.sql, copy, 'sql', `POST ${portal.url}`), block('GET URL', portal.getUrl, copy, 'url'), block('curl command', portal.curl, copy, 'shell')]
       : [
           block('request JSON', portal.json, copy, 'json', `${portal.method} ${portal.url}`),
@@ -28,7 +30,9 @@ export function renderExplain(target: HTMLElement, answer: ExplainAnswer, copy: 
           block('curl command', portal.curl, copy, 'shell'),
         ];
   const local =
-    answer.local.length === 0
+    portal === undefined
+      ? h('p', {}, 'All of it, in the engine, as the operators below say.')
+      : answer.local.length === 0
       ? h('p', {}, 'Nothing: the portal answers the whole query.')
       : h('div', {}, h('ul', {}, ...answer.local.map((step) => h('li', {}, step))), answer.residual === undefined ? undefined : block('residual query', answer.residual, copy, 'ckql'));
   const steps = answer.steps === undefined || answer.steps.length === 0 ? undefined : block('operators that run', answer.steps.join('\n'), copy, 'steps');

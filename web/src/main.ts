@@ -106,7 +106,8 @@ function fillSources(page: Page): void {
 
 function fillTargets(page: Page, chosen?: string): void {
   const targets = page.source?.targets ?? ['auto'];
-  fill(targetSelect, ...targets.map((target) => h('option', { value: target }, target === 'auto' ? 'auto (as the portal says)' : target)));
+  const automatic = page.source?.kind === 'data' ? 'none (the engine answers)' : 'auto (as the portal says)';
+  fill(targetSelect, ...targets.map((target) => h('option', { value: target }, target === 'auto' ? automatic : target)));
   targetSelect.value = chosen !== undefined && targets.includes(chosen as TargetChoice) ? chosen : (page.source?.defaultTarget ?? targets[0] ?? 'auto');
 }
 
@@ -284,7 +285,7 @@ async function explain(page: Page): Promise<void> {
   try {
     const answer = await call<ExplainAnswer>('explain', queryInput(page, state));
     renderExplain(byId('explain-body'), answer, copy);
-    say(`Explained: target ${answer.target}${answer.local.length === 0 ? ', the portal answers the whole query' : ', part of it runs locally'}.`);
+    say(answer.portal === undefined ? 'Explained: the engine answers the whole query; nothing is sent.' : `Explained: target ${answer.target}${answer.local.length === 0 ? ', the portal answers the whole query' : ', part of it runs locally'}.`);
   } catch (error) {
     showError(page, error);
   }
