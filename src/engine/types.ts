@@ -73,7 +73,7 @@ export interface QueryStream {
   /** how many records the query matches before `offset` and `limit`; only when `total` was asked for */
   readonly total?: number;
   /** the records in the query's order; a reader that stops early releases what the engine holds */
-  readonly batches: AsyncIterable<readonly Row[]>;
+  readonly batches: AsyncGenerator<readonly Row[], void, undefined>;
 }
 
 /**

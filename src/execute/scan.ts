@@ -236,10 +236,10 @@ export function engineQuery(engine: Engine, query: Query, options: Omit<EngineQu
             yield batch;
           }
         } finally {
-          await answer.batches[Symbol.asyncIterator]().return?.();
+          await answer.batches.return(undefined);
         }
       }
-      return { resource: answer.resource, fields: answer.fields, batches: closing(batches(), async () => answer.batches[Symbol.asyncIterator]().return?.()), ...(answer.total === undefined ? {} : { total: answer.total }) };
+      return { resource: answer.resource, fields: answer.fields, batches: closing(batches(), () => answer.batches.return(undefined)), ...(answer.total === undefined ? {} : { total: answer.total }) };
     },
   };
 }

@@ -35,6 +35,7 @@ export interface SqlEngineOptions {
 
 /** `sqlEngine`'s extra: re-reading the catalogue after tables changed (a load). */
 export interface SqlEngine extends Engine {
+  query(query: Query, options?: EngineQueryOptions): Promise<QueryStream>;
   /** reads the catalogue again (after `loadTables` on the same database) */
   refresh(): Promise<void>;
   readonly db: Db;

@@ -14,7 +14,7 @@ import type { CatalogEntry } from './layout.js';
 import { parseRecords } from './records.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { checkQuery } from '../memory/evaluate-query.js';
-import { validationError } from '../../errors.js';
+import { DatastoreError, validationError } from '../../errors.js';
 import { closing } from '../stream.js';
 
 const DEFAULT_LIMIT = 100;
@@ -120,6 +120,7 @@ export async function runQuery(db: Db, statements: QuerySql, options: EngineQuer
         await tx.query(`DECLARE ckql_query NO SCROLL CURSOR FOR ${statements.records}`, statements.params);
         opened();
         for (;;) {
+          options.signal?.throwIfAborted();
           const fetched = await tx.query(`FETCH ${batchSize} FROM ckql_query`);
           const texts = fetched.rows.map((row) => row['r'] as string);
           const batch = texts.length === 0 ? [] : (parseRecords(`[${texts.join(',')}]`, statements.fields, 'objects') as Row[]);
@@ -146,6 +147,8 @@ export async function runQuery(db: Db, statements: QuerySql, options: EngineQuer
       for (;;) {
         const next = await channel.take();
         if (next === undefined) return;
+        // The reader learns of a cancel at its next batch, whatever the fetch under way does.
+        if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', 'the query was cancelled', { cause: options.signal.reason });
         yield next;
       }
     } finally {
