@@ -15,7 +15,8 @@ import type { Api, ApiAnswer, ApiRequest, ApiSettings, ServedData } from './api.
 import { helpUrl } from './envelope.js';
 import { serviceError } from './errors.js';
 import { openPlayground } from './playground.js';
-import type { Playground, PlaygroundOptions } from './playground.js';
+import type { Playground } from './playground.js';
+import type { PlaygroundOptions } from './playground-types.js';
 
 export type { TableLookup } from '../engine/memory/engine.js';
 export type { ServedData } from './api.js';
