@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { playgroundActions } from '../../src/cli/playground.js';
 import { servedSource } from '../../src/cli/playground-sources.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
@@ -40,6 +40,9 @@ const browserPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ci = process.env.CI === 'true' || process.env.CI === '1';
 const screenshots = join(root, 'test', 'e2e', 'screenshots');
 const haveBrowser = existsSync(browserPath);
+
+// A browser on a busy two-core machine (the whole suite beside it) may take a while per step.
+vi.setConfig({ testTimeout: 60_000 });
 
 if (!haveBrowser && !ci) {
   console.warn(`skipping the playground's browser tests: no Chromium at ${browserPath} (apt-get install chromium, or set CHROMIUM_PATH)`);
@@ -200,6 +203,9 @@ describe.skipIf(!haveBrowser && !ci)('the playground in Chromium', () => {
     await expect.poll(() => mark.count()).toBeGreaterThan(0);
     expect(await mark.first().innerText()).toBe('$subject');
     expect(await page.locator('#status').innerText()).toMatch(/subject/);
+    // the live check that follows keeps it (the text is the one that ran)
+    await page.waitForTimeout(600);
+    expect(await mark.first().innerText()).toBe('$subject');
     await shot('error-shown');
   });
 

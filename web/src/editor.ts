@@ -5,8 +5,7 @@
  * from ckql's language service (`language.ts`).
  */
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
-import { lintKeymap, setDiagnostics } from '@codemirror/lint';
-import type { Diagnostic } from '@codemirror/lint';
+import { lintKeymap } from '@codemirror/lint';
 import { EditorState } from '@codemirror/state';
 import type { Extension } from '@codemirror/state';
 import { EditorView, drawSelection, highlightActiveLine, keymap, placeholder } from '@codemirror/view';
@@ -57,11 +56,13 @@ export function setText(view: EditorView, text: string): void {
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
 }
 
-/** Marks an error the server found at its span (e.g. a parameter left without a value). */
-export function markError(view: EditorView, span: { readonly start: number; readonly end: number }, message: string): void {
+/**
+ * The span of an error the server found (e.g. a parameter left without a
+ * value) within the text; the linter shows it beside the service's own
+ * diagnostics until the text changes.
+ */
+export function errorRange(view: EditorView, span: { readonly start: number; readonly end: number }): { from: number; to: number } {
   const length = view.state.doc.length;
   const from = Math.min(Math.max(0, span.start), length);
-  const to = Math.min(Math.max(from, span.end), length);
-  const diagnostic: Diagnostic = { from, to, severity: 'error', message };
-  view.dispatch(setDiagnostics(view.state, [diagnostic]));
+  return { from, to: Math.min(Math.max(from, span.end), length) };
 }

@@ -32,6 +32,8 @@ export interface LanguageHost {
   learn(lookups: readonly Lookup[]): Promise<boolean>;
   /** told the diagnostics after each check (for the page's problem line) */
   checked(diagnostics: readonly Diagnostic[]): void;
+  /** an error the server found when the query ran, while the text is the one it ran */
+  serverProblem(text: string): { readonly from: number; readonly to: number; readonly message: string } | undefined;
 }
 
 /** The `$names` of a query in order of first use, from the lexer (a query still being typed has them too). */
@@ -132,7 +134,10 @@ export function languageExtensions(host: LanguageHost): Extension[] {
       }
       const found = diagnose(text, context);
       host.checked(found);
-      return found.map((diagnostic) => editorDiagnostic(diagnostic, text.length));
+      const shown = found.map((diagnostic) => editorDiagnostic(diagnostic, text.length));
+      const fromServer = host.serverProblem(text);
+      if (fromServer !== undefined) shown.push({ ...fromServer, severity: 'error', source: 'server' });
+      return shown;
     },
     { delay: 250 },
   );

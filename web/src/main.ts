@@ -9,7 +9,8 @@ import type {
 } from '../../src/server/play-protocol.js';
 import { PlayError, call, download } from './api.js';
 import { byId, fill, h } from './dom.js';
-import { createEditor, markError, setText } from './editor.js';
+import { forceLinting } from '@codemirror/lint';
+import { createEditor, errorRange, setText } from './editor.js';
 import { renderExplain } from './explain.js';
 import type { Lookup } from '../../src/language-service/complete.js';
 import type { LanguageContext, ResourceSchema } from '../../src/language-service/context.js';
@@ -36,6 +37,8 @@ interface Schema {
 
 interface Page {
   schema: Schema;
+  /** an error the server found at a span of the text it ran */
+  serverProblem: { readonly text: string; readonly from: number; readonly to: number; readonly message: string } | undefined;
   sources: readonly SourceEntry[];
   source: SourceEntry | undefined;
   params: Record<string, string>;
@@ -94,7 +97,10 @@ function showError(page: Page, error: unknown): void {
   if (error instanceof PlayError) {
     const text = `${error.message}${error.hint === undefined ? '' : ` (${error.hint})`}`;
     say(text, 'error');
-    if (error.span !== undefined) markError(page.view, error.span, text);
+    if (error.span !== undefined) {
+      page.serverProblem = { text: page.view.state.doc.toString(), ...errorRange(page.view, error.span), message: text };
+      forceLinting(page.view);
+    }
     return;
   }
   say(`the request failed: ${error instanceof Error ? error.message : String(error)}`, 'error');
@@ -388,6 +394,7 @@ async function start(): Promise<void> {
   const shared = 'state' in fragment ? fragment.state : undefined;
   const page: Page = {
     schema: emptySchema(),
+    serverProblem: undefined,
     sources: [],
     source: undefined,
     params: { ...(shared?.params ?? {}) },
@@ -406,6 +413,7 @@ async function start(): Promise<void> {
       context: () => languageContext(page),
       learn: (lookups) => learn(page, lookups),
       checked: (diagnostics) => showProblems(page.view.state.doc.toString(), diagnostics),
+      serverProblem: (text) => (page.serverProblem?.text === text ? page.serverProblem : undefined),
     }),
   });
   renderParams(page);
