@@ -61,3 +61,24 @@ export interface Operator {
 export function checkSignal(context: RunContext): void {
   context.signal?.throwIfAborted();
 }
+
+let lastBreath = 0;
+
+/**
+ * Lets the event loop run (a Ctrl-C, a keypress, a timer) when a run has
+ * held it for a few milliseconds: batches handed on through async
+ * generators only ever wait on promises, so without this a local engine's
+ * answer would be read to its end before a SIGINT is even seen. Then checks
+ * the signal.
+ */
+export async function breathe(context: RunContext): Promise<void> {
+  const now = performance.now();
+  if (now - lastBreath >= BREATH_MS) {
+    lastBreath = now;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  checkSignal(context);
+}
+
+/** How long a run may hold the event loop between two looks at it. */
+const BREATH_MS = 8;

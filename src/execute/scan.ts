@@ -12,7 +12,7 @@ import { quoteSortField } from '../datastore/sort.js';
 import { DatastoreError } from '../errors.js';
 import type { Engine, EngineQueryOptions } from '../engine/types.js';
 import { closing } from '../engine/stream.js';
-import { checkSignal } from './operator.js';
+import { breathe, checkSignal } from './operator.js';
 import type { Operator, Stream } from './operator.js';
 
 /** Sends one datastore_search request. */
@@ -180,9 +180,13 @@ export function withTotalOrder(request: SearchRequest): SearchRequest {
   return { ...request, sort: request.sort === undefined || request.sort.trim() === '' ? added : `${request.sort}, ${added}` };
 }
 
-/** The first and last record of a page as text, to notice a page sent twice; undefined for an empty or unprintable page. */
+/**
+ * The first and last record of a page as text, to notice a page sent twice;
+ * undefined for an empty or unprintable page, or one without `_id` (records
+ * of a few fields may repeat from page to page without a fault).
+ */
 function pageSignature(records: readonly Row[]): string | undefined {
-  if (records.length === 0) return undefined;
+  if (records.length === 0 || !Object.hasOwn(records[0]!, '_id')) return undefined;
   try {
     return JSON.stringify([records.length, records[0], records[records.length - 1]]);
   } catch {
@@ -229,7 +233,7 @@ export function engineQuery(engine: Engine, query: Query, options: Omit<EngineQu
         let fetched = 0;
         try {
           for await (const batch of answer.batches) {
-            checkSignal(context);
+            await breathe(context);
             fetched += batch.length;
             context.stats.read += batch.length;
             context.onPage?.({ fetched, total: answer.total });

@@ -244,9 +244,10 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
       return undefined;
     }
   };
-  const before = async (input: SearchInput, params: Params | undefined): Promise<void> => {
+  // A cancel does not wait for the file: the query stops at once, and the file goes on loading for the next one.
+  const before = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<void> => {
     const name = resourceNamed(input, params);
-    if (name !== undefined) await read(name);
+    if (name !== undefined) await untilAborted(read(name), signal);
   };
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   let closing: Promise<void> | undefined;
@@ -259,19 +260,19 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
         return inner.detectTarget(resourceId, signal);
       },
       search: async (input, searchOptions) => {
-        await before(input, searchOptions?.params);
+        await before(input, searchOptions?.params, searchOptions?.signal);
         return inner.search(input, searchOptions);
       },
       searchAll: async function* (input, allOptions) {
-        await before(input, allOptions?.params);
+        await before(input, allOptions?.params, allOptions?.signal);
         yield* inner.searchAll(input, allOptions);
       },
       stream: async (input, streamOptions) => {
-        await before(input, streamOptions?.params);
+        await before(input, streamOptions?.params, streamOptions?.signal);
         return inner.stream(input, streamOptions);
       },
       explain: async (input, explainOptions) => {
-        await before(input, explainOptions?.params);
+        await before(input, explainOptions?.params, explainOptions?.signal);
         return inner.explain(input, explainOptions);
       },
     })),
@@ -285,6 +286,22 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
     setTarget: async (target) => client.setTarget(target),
     close: () => (closing ??= client.close()),
   };
+}
+
+/** `work`, or the signal's reason as soon as it is aborted (the work itself goes on). */
+async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  signal.throwIfAborted();
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** Every table of `paths`, reading the files not read yet (only listings and "did you mean" after a partial load come here). */
