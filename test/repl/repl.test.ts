@@ -4,13 +4,14 @@
  * commands) and what they see.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
-import { demoDataDir, type Source } from '../../src/session/source.js';
+import { demoDataDir, openSource, type Source } from '../../src/session/source.js';
 import { startSpinner } from '../../src/repl/spinner.js';
 import { configWith, openDemo, portalSource, prompt, startDriver, startSlowPortal, type Driver } from './driver.js';
 
@@ -534,6 +535,31 @@ describe('Ctrl-C', () => {
     } finally {
       await source.close();
       await portal.close();
+    }
+  });
+
+  it('cancels a query on local data at once, while its file is still being read, and the next query gets the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ckql-repl-big-'));
+    const file = join(dir, 'many.csv');
+    await writeFile(file, ['n,word', ...Array.from({ length: 200_000 }, (_, i) => `${i},w${i % 97}`)].join('\n'));
+    let reading: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (reading = resolve));
+    let read = false;
+    const source = await openSource({ kind: 'data', paths: [file] }, { lazy: true, progress: { update: () => reading(), done: () => (read = true) } });
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      driver.send('from many where word != w3\r');
+      await started;
+      driver.send('\x03');
+      await driver.waitFor('cancelled');
+      // Cancelled before the file was read: the query did not wait for it.
+      expect(read).toBe(false);
+      await ask(driver, 'from many where word != w3 limit 2', '2 of 197938 records');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
