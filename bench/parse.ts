@@ -50,7 +50,7 @@ export async function benchParse(config: RunConfig, log: (line: string) => void)
 
   // One search word of 25k to 200k characters (a paste, or an editor compiling on every keystroke):
   // compiling it must grow with its length, not its square.
-  const wordSizes = [25_000, 100_000, 200_000];
+  const wordSizes = [25_000, 100_000, 200_000, 400_000];
   const wordQuery = (size: number) => `from t search "${'a'.repeat(size - 1)}*"`;
   log(`parse: search words of ${wordSizes.join(', ')} characters`);
   const words = measureSync(
@@ -61,8 +61,10 @@ export async function benchParse(config: RunConfig, log: (line: string) => void)
     config.quick ? { timeMs: 100, minSamples: 3, rounds: 1 } : { timeMs: 600, minSamples: 10, rounds: 2 },
   );
   const wordTime = (size: number) => (words.get(`word ${size}`) as Measured).median;
-  const growth = wordTime(200_000) / wordTime(25_000);
-  targets.push({ section: 'parse', what: 'compile a 200k-character search word vs a 25k one (8× the text)', goal: '≤ 12× the time (linear, with slack)', measured: `${formatRatio(growth)} (${formatTime(wordTime(25_000))} → ${formatTime(wordTime(200_000))})`, met: growth <= 12 });
+  // twice the text: linear work takes twice the time, quadratic four times (V8 takes one step between
+  // 100k and 200k characters, where its strings move to another space: not a rate, so the target doubles past it)
+  const growth = wordTime(400_000) / wordTime(200_000);
+  targets.push({ section: 'parse', what: 'compile a 400k-character search word vs a 200k one (twice the text)', goal: '≤ 3× the time (linear: 2×, quadratic: 4×)', measured: `${formatRatio(growth)} (${formatTime(wordTime(200_000))} → ${formatTime(wordTime(400_000))})`, met: growth <= 3 });
 
   const row = (name: string, what: string, text: string, vsOurs: string) =>
     [name, what, text, formatTime(per(name)), vsOurs];
