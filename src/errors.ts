@@ -41,6 +41,8 @@ export const queryMessages = {
   TARGET_CANNOT_EXPRESS: (construct: string, target: string) =>
     `${construct} cannot be sent to a ${target} portal in one request; plan the query to run the rest locally`,
   EMPTY_RESOURCE: () => 'the resource id or name is empty',
+  TOO_MANY_NAMES: (clause: string, count: number, max: number) =>
+    `${clause} names ${count} fields, more than the ${max} a datastore_search request may name`,
   NUL_IN_SQL: () => 'a NUL character cannot be written in SQL text',
   SCAN_TOO_LARGE: (count: number, max: number) =>
     `the part of this query the portal can answer matches ${count} records, more than the ${max} ckql reads to finish it locally`,

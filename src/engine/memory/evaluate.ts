@@ -11,7 +11,7 @@
  */
 import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
 import type { FilterNode } from '../../datastore/filters.js';
-import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
+import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort, refuseUnknownListFields } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
@@ -166,6 +166,7 @@ function conditionsOf(
     if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
   const tree = filterTreeOf(req, view.fields, options.ckan === undefined ? {} : { ckan: options.ckan });
+  if (tree !== undefined && options.ckan === '2.12') refuseUnknownListFields(tree, view.fields);
   const filters = tree === undefined ? [] : conjuncts(tree);
   const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
   checkNames(sortItems, view, search);

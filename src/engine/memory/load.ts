@@ -84,8 +84,11 @@ const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.j
  * strings → `date`/`timestamp` as in CSV else `text`, arrays of texts
  * (numbers, booleans) → `_text` (`_int4`, `_numeric`, `_bool`), other
  * objects/arrays → `json`, a mix of kinds → `text` (or `json` if an object
- * or array is among them). Every table gets `_id` (its 1-based row position,
- * type `int`) as its first field; an `_id` column in a file is replaced by it.
+ * or array is among them). Every table gets `_id` (type `int`) as its first
+ * field: a file's own `_id` column (a datastore dump has one) is kept, as
+ * CKAN's datastore keeps the `_id` a record is given, and the rows are
+ * ordered by it; its values must be whole numbers in `int4`'s range, each
+ * once (`FileIds`). Without one, `_id` is the 1-based row position.
  * A value nested more than `MAX_NESTING` levels deep is refused: no answer
  * could be written for it.
  *
@@ -448,12 +451,15 @@ async function tableFromCsvFile(file: string, meta: TableMeta, onProgress?: (pro
   const input = createReadStream(file);
   let header: string[] | undefined;
   let columns: { name: string; index: number }[] = [];
+  let idIndex = -1;
+  const ids = new FileIds(file);
   let cells: string[][] = [];
   let inference: ColumnInference[] = [];
   let pools: ColumnStrings[] = [];
   let rows = 0;
   const takeHeader = (record: string[]): void => {
     columns = csvColumns(record, file);
+    idIndex = record.indexOf('_id');
     header = record;
     cells = columns.map(() => []);
     inference = columns.map(() => new ColumnInference());
@@ -461,6 +467,7 @@ async function tableFromCsvFile(file: string, meta: TableMeta, onProgress?: (pro
   };
   const take = (record: string[]): void => {
     if (header === undefined) return takeHeader(record);
+    if (idIndex >= 0) ids.see(record[idIndex] ?? '', rows + 1);
     for (let k = 0; k < columns.length; k++) {
       const cell = record[(columns[k] as { index: number }).index] ?? '';
       (inference[k] as ColumnInference).see(cell);
@@ -502,15 +509,16 @@ async function tableFromCsvFile(file: string, meta: TableMeta, onProgress?: (pro
   // every number to the row as a boxed double, and each row field would hold its own box.
   const values: unknown[] = new Array<unknown>(fields.length).fill(null);
   const out: Row[] = new Array<Row>(rows);
+  const given = idIndex >= 0 ? ids.values() : undefined;
   for (let r = 0; r < rows; r++) {
-    values[0] = r + 1;
+    values[0] = given === undefined ? r + 1 : given[r];
     for (let k = 0; k < columns.length; k++) {
       const cell = (cells[k] as string[])[r] as string;
       values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings);
     }
     out[r] = make(values) as Row;
   }
-  return finishTable(out, fields, meta);
+  return finishTable(given === undefined ? out : ids.ordered(out), fields, meta);
 }
 
 /** The start of a file, enough to hold its header line (the delimiter is read from it). */
@@ -526,10 +534,10 @@ async function headText(file: string): Promise<string> {
 }
 
 /**
- * The columns of a CSV header, with each one's cell index; the file's own
- * `_id` column (a datastore dump has one) is left out, as `_id` is the row's
- * position. Throws `DATA_INVALID` for a missing header, an empty or a
- * repeated name.
+ * The data columns of a CSV header, with each one's cell index; the file's
+ * own `_id` column (a datastore dump has one) is not among them: it gives the
+ * rows their `_id` (`FileIds`). Throws `DATA_INVALID` for a missing header,
+ * an empty or a repeated name.
  * @example csvColumns(['_id', 'a', 'b'], 'x.csv') // → [{ name: 'a', index: 1 }, { name: 'b', index: 2 }]
  */
 export function csvColumns(header: readonly string[] | undefined, file: string): { name: string; index: number }[] {
@@ -771,7 +779,10 @@ export function tableFromRows(rows: readonly Row[], options: { id?: string; alia
 function buildTable(rows: readonly Row[], meta: TableMeta): Table {
   const names: string[] = [];
   const columns = new Map<string, JsonColumnInference>();
-  for (const row of rows) {
+  const where = meta.source ?? meta.alias ?? meta.id;
+  const ids = rows.some((row) => Object.hasOwn(row, '_id')) ? new FileIds(where) : undefined;
+  for (const [r, row] of rows.entries()) {
+    ids?.see(Object.hasOwn(row, '_id') ? row['_id'] : undefined, r + 1);
     for (const key in row) {
       if (!Object.hasOwn(row, key) || key === '_id') continue;
       let column = columns.get(key);
@@ -791,9 +802,10 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
   // every number to the row as a boxed double, and each row field would hold its own box.
   const values: unknown[] = new Array<unknown>(fields.length).fill(null);
   const out: Row[] = new Array<Row>(rows.length);
+  const given = ids?.values();
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] as Row;
-    values[0] = r + 1;
+    values[0] = given === undefined ? r + 1 : given[r];
     for (let k = 0; k < names.length; k++) {
       const name = names[k] as string;
       const v = Object.hasOwn(row, name) ? row[name] : undefined;
@@ -809,7 +821,72 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
     }
     out[r] = make(values) as Row;
   }
-  return finishTable(out, fields, meta);
+  return finishTable(ids === undefined ? out : ids.ordered(out), fields, meta);
+}
+
+const INT4_TEXT = /^\s*[+-]?\d{1,10}\s*$/;
+
+/**
+ * A data file's own `_id` column, checked as its records go by: each value a
+ * whole number in `int4`'s range (PostgreSQL's `serial`, CKAN's `_id`; a
+ * number or its text), each value once. A record without one, or with
+ * another value, is `DATA_INVALID` naming the file and the record (its
+ * 1-based number among the data records); so is a repeated value, naming
+ * both records.
+ * @example
+ * const ids = new FileIds('prices.csv');
+ * ids.see('9', 1); ids.see(7, 2);
+ * ids.values() // Int32Array [9, 7]
+ * ids.see('7', 3) // later, values() or ordered(): throws prices.csv: record 3: _id 7 is record 2's too …
+ */
+export class FileIds {
+  private ids = new Int32Array(1024);
+  private count = 0;
+  private ascending = true;
+
+  constructor(private readonly file: string) {}
+
+  /** Checks record `record`'s `_id` value and keeps it. */
+  see(value: unknown, record: number): number {
+    const id = typeof value === 'number' ? value : typeof value === 'string' && INT4_TEXT.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isInteger(id) || id < INT4_MIN || id > INT4_MAX) {
+      const what = value === undefined || value === null || value === '' ? 'has no _id' : `has the _id ${JSON.stringify(value)}, which is no whole number from ${INT4_MIN} to ${INT4_MAX}`;
+      throw toolError('DATA_INVALID', [this.file, `record ${record} ${what}: a file's own _id column gives each record its _id, so each needs a different whole number (or leave the column out, and _id is the row's position)`], { file: this.file });
+    }
+    if (this.count === this.ids.length) {
+      const bigger = new Int32Array(this.ids.length * 2);
+      bigger.set(this.ids);
+      this.ids = bigger;
+    }
+    if (this.count > 0 && id <= (this.ids[this.count - 1] as number)) this.ascending = false;
+    this.ids[this.count++] = id;
+    return id;
+  }
+
+  /** Every `_id` seen, in record order, once each is known to be different. */
+  values(): Int32Array {
+    const ids = this.ids.subarray(0, this.count);
+    if (!this.ascending) {
+      const sorted = Int32Array.from(ids).sort();
+      for (let k = 1; k < sorted.length; k++) {
+        if (sorted[k] === sorted[k - 1]) {
+          const twice = sorted[k] as number;
+          const first = ids.indexOf(twice);
+          const second = ids.indexOf(twice, first + 1);
+          throw toolError('DATA_INVALID', [this.file, `record ${second + 1} has the _id ${twice}, as record ${first + 1} has: each record's _id must be different`], { file: this.file });
+        }
+      }
+    }
+    return ids;
+  }
+
+  /** The rows (one per `_id` seen, in record order) in `_id` order, the order a table keeps. */
+  ordered(rows: Row[]): Row[] {
+    if (this.ascending) return rows;
+    const ids = this.values();
+    const order = Array.from(rows.keys()).sort((a, b) => (ids[a] as number) - (ids[b] as number));
+    return order.map((k) => rows[k] as Row);
+  }
 }
 
 /** How deep a record's value may nest: deeper cannot be written as an answer (JSON.stringify recurses). */

@@ -20,6 +20,23 @@ const TEXT_PARSERS: Record<number, (text: string) => string> = Object.fromEntrie
 );
 
 /**
+ * Every type PGlite would serialize, with a text sent as it is: PostgreSQL
+ * then reads it into the parameter's type and refuses what the type cannot
+ * hold with its own error (`invalid input syntax for type boolean`), as it
+ * does for `pg` and the `postgres` engine. PGlite's own serializers throw a
+ * plain `Error` for a text they do not take (`"maybe"` for a boolean).
+ */
+const DEFAULT_SERIALIZERS = types.serializers as Record<number | string, (value: unknown) => string>;
+const TEXT_SERIALIZERS: Record<number, (value: unknown) => string> = Object.fromEntries(
+  Object.keys(DEFAULT_SERIALIZERS)
+    .filter((key) => /^\d+$/.test(key))
+    .map((key) => {
+      const serialize = DEFAULT_SERIALIZERS[key] as (value: unknown) => string;
+      return [Number(key), (value: unknown) => (typeof value === 'string' ? value : serialize(value))];
+    }),
+);
+
+/**
  * A fresh in-memory database. Most of PGlite's start-up is `initdb`; a new
  * cluster is the same every time, so its files are kept once in the user's
  * cache (`$XDG_CACHE_HOME/ckql` or `~/.cache/ckql`, per PGlite version) and
@@ -32,12 +49,12 @@ async function freshDatabase(dataDir?: string): Promise<PGlite> {
   if (file !== undefined) {
     try {
       const template = await readFile(file);
-      return await PGlite.create({ ...where, loadDataDir: new Blob([template]), parsers: TEXT_PARSERS });
+      return await PGlite.create({ ...where, loadDataDir: new Blob([template]), parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS });
     } catch {
       // a missing or broken template: start from initdb (and write a new one)
     }
   }
-  const pg = await PGlite.create({ ...where, parsers: TEXT_PARSERS });
+  const pg = await PGlite.create({ ...where, parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS });
   if (file !== undefined) {
     try {
       const dump = await pg.dumpDataDir('none');
@@ -90,7 +107,7 @@ function cancelled(signal: AbortSignal): PgError {
  * const kept = await openPglite('./ckql-db'); // kept between runs
  */
 export async function openPglite(dataDir?: string): Promise<Db> {
-  const pg = dataDir === undefined || !(await holdsDatabase(dataDir)) ? await freshDatabase(dataDir) : await PGlite.create({ dataDir, parsers: TEXT_PARSERS });
+  const pg = dataDir === undefined || !(await holdsDatabase(dataDir)) ? await freshDatabase(dataDir) : await PGlite.create({ dataDir, parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS });
   const session = (run: Pick<PGlite, 'query'>): SqlSession => ({
     query: async (sql, params = []) => {
       const result = await run.query<Record<string, unknown>>(sql, params as unknown[]);

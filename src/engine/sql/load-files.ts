@@ -13,7 +13,7 @@ import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
-import { ColumnInference, csvColumns, delimiterOf, jsonArrayRecords, JsonColumnInference, listDataFiles, MAX_NESTING, resourceIdFor } from '../memory/load.js';
+import { ColumnInference, csvColumns, delimiterOf, FileIds, jsonArrayRecords, JsonColumnInference, listDataFiles, MAX_NESTING, resourceIdFor } from '../memory/load.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
@@ -80,6 +80,9 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   let columns: { name: string; index: number }[] | undefined;
   let inference: ColumnInference[] = [];
   let rows = 0;
+  // the file's own `_id` column gives the rows their `_id` (checked as the memory loader checks it)
+  let idIndex = -1;
+  const ids = new FileIds(file);
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
   const reading = csvRecords(file, delimiter, options.signal);
@@ -87,10 +90,12 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   for await (const record of reading.records) {
     if (columns === undefined) {
       columns = csvColumns(record, file);
+      idIndex = record.indexOf('_id');
       inference = columns.map(() => new ColumnInference());
       continue;
     }
     rows++;
+    if (idIndex >= 0) ids.see(record[idIndex] ?? '', rows);
     for (let k = 0; k < columns.length; k++) (inference[k] as ColumnInference).see(record[(columns[k] as { index: number }).index] ?? '');
     // A report per block the stream reads: the rows are not counted yet, the bytes are.
     const bytes = reading.bytesRead();
@@ -101,8 +106,10 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   }
   // No record at all: the file is empty (csvColumns says so).
   const header = columns ?? csvColumns(undefined, file);
+  if (idIndex >= 0) ids.values();
   const shape: TableShape = {
     ...meta,
+    ...(idIndex >= 0 ? { ids: true } : {}),
     columns: header.map((c, k) => {
       const type = (inference[k] as ColumnInference).type();
       return { id: c.name, type, sqlType: sqlTypeOf(type) };
@@ -116,10 +123,10 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
         first = false;
         continue;
       }
-      let line = '';
+      let line = idIndex >= 0 ? csvCell((record[idIndex] as string).trim(), 'int4') : '';
       for (let k = 0; k < header.length; k++) {
         const cell = record[(header[k] as { index: number }).index] ?? '';
-        if (k > 0) line += ',';
+        if (k > 0 || idIndex >= 0) line += ',';
         // An empty cell is null, as the memory loader reads it; any other is copied as written.
         if (cell !== '') line += csvCell(cell, 'text');
       }
@@ -145,9 +152,18 @@ async function loadJsonFile(db: Db, file: string, meta: Omit<TableShape, 'column
   const columns = new Map<string, JsonColumnInference>();
   let rows = 0;
   let reported = 0;
+  // records with `_id` keep it (checked as the memory loader checks it); then every record needs one
+  const ids = new FileIds(file);
+  let withId = 0;
+  let firstWithout: number | undefined;
   const reading = recordsOf(file, options.signal);
   for await (const { record } of reading.records) {
     rows++;
+    if (Object.hasOwn(record, '_id')) {
+      withId++;
+      ids.see(record['_id'], rows);
+    } else firstWithout ??= rows;
+    if (withId > 0 && firstWithout !== undefined) ids.see(undefined, firstWithout);
     for (const key in record) {
       if (!Object.hasOwn(record, key) || key === '_id') continue;
       let column = columns.get(key);
@@ -164,8 +180,10 @@ async function loadJsonFile(db: Db, file: string, meta: Omit<TableShape, 'column
       options.onProgress?.({ resource, rows, totalRows: 0, reading: { bytes, totalBytes } });
     }
   }
+  if (withId > 0) ids.values();
   const shape: TableShape = {
     ...meta,
+    ...(withId > 0 ? { ids: true } : {}),
     columns: names.map((name) => {
       const type = (columns.get(name) as JsonColumnInference).type();
       return { id: name, type, sqlType: sqlTypeOf(type) };
@@ -173,14 +191,14 @@ async function loadJsonFile(db: Db, file: string, meta: Omit<TableShape, 'column
   };
   async function* lines(): AsyncIterable<string> {
     for await (const { record, line } of recordsOf(file, options.signal).records) {
-      let cells = '';
+      let cells = withId > 0 ? csvCell(Number(String(record['_id']).trim()), 'int4') : '';
       for (let k = 0; k < shape.columns.length; k++) {
         const column = shape.columns[k] as TableShape['columns'][number];
         const value = Object.hasOwn(record, column.id) ? record[column.id] : null;
         if (typeof value === 'object' && value !== null && exceedsDepth(value, MAX_NESTING)) {
           throw toolError('DATA_INVALID', [file, `line ${line}: the value of ${JSON.stringify(column.id)} is nested more than ${MAX_NESTING} levels deep`], { file, line });
         }
-        if (k > 0) cells += ',';
+        if (k > 0 || withId > 0) cells += ',';
         cells += csvCell(value, column.sqlType);
       }
       yield cells;

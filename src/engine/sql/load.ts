@@ -46,8 +46,9 @@ export async function setUpDatastore(db: Db): Promise<void> {
 }
 
 /**
- * Creates one table per resource in CKAN's layout and copies its rows in
- * (`_id` = the row's position). Each resource is one transaction.
+ * Creates one table per resource in CKAN's layout and copies its rows in,
+ * each with its `_id` (the table's own: the position, or a file's `_id`
+ * column the memory loader kept). Each resource is one transaction.
  * @example
  * const db = await openPglite();
  * await loadTables(db, await loadResources('examples/data'));
@@ -66,6 +67,8 @@ export interface TableShape {
   readonly private?: boolean;
   readonly source?: string;
   readonly columns: readonly Column[];
+  /** each copied line starts with the row's `_id` (else `_id` is numbered by PostgreSQL's sequence) */
+  readonly ids?: boolean;
 }
 
 /** A data column: its CKAN type and the PostgreSQL type it is created with. */
@@ -79,7 +82,7 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
   const columns = table.fields
     .filter((f) => f.id !== '_id')
     .map((f) => ({ id: f.id, type: f.type, sqlType: sqlTypeOf(f.type, valuesOf(table, f)) }));
-  const shape: TableShape = { ...table, columns };
+  const shape: TableShape = { ...table, columns, ids: true };
   const copy = await createTable(tx, shape, options);
   const batch = Math.max(1, options.batchRows ?? 10_000);
   const total = table.rows.length;
@@ -88,10 +91,10 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
     let csv = '';
     for (let r = start; r < end; r++) {
       const row = table.rows[r] as Readonly<Record<string, unknown>>;
-      let line = '';
+      let line = csvCell(row['_id'] ?? r + 1, 'int4');
       for (let k = 0; k < columns.length; k++) {
         const column = columns[k] as (typeof columns)[number];
-        if (k > 0) line += ',';
+        line += ',';
         line += csvCell(row[column.id], column.sqlType);
       }
       csv += line + '\n';
@@ -129,11 +132,11 @@ export async function createTable(tx: SqlSession, table: TableShape, options: Lo
     await tx.query(`DROP TABLE ${quoteIdentifier(table.id)} CASCADE`);
   }
   for (const sql of createTableSql(table.id, columns)) await tx.query(sql);
-  const names = columns.map((c) => quoteIdentifier(c.id)).join(', ');
+  const names = [...(table.ids === true ? ['"_id"'] : []), ...columns.map((c) => quoteIdentifier(c.id))].join(', ');
   const copy = `COPY ${quoteIdentifier(table.id)} (${names}) FROM STDIN (FORMAT csv)`;
   return async (csv, rows) => {
     if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
-    if (columns.length > 0) await tx.copyFrom(copy, csv);
+    if (names !== '') await tx.copyFrom(copy, csv);
     // A table with no columns but `_id`: COPY needs a column, so the rows are inserted.
     else for (let r = 0; r < rows; r++) await tx.query(`INSERT INTO ${quoteIdentifier(table.id)} DEFAULT VALUES`);
   };
@@ -144,6 +147,8 @@ export async function finishTable(tx: SqlSession, table: TableShape, options: Lo
   // Interrupted after the last batch: still nothing is kept.
   if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
   if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, table.columns)) await tx.query(sql);
+  // `_id`s copied in: the sequence goes on after the largest, as after CKAN's own inserts
+  if (table.ids === true) await tx.query(`SELECT setval(pg_get_serial_sequence($1, '_id'), coalesce((SELECT max("_id") FROM ${quoteIdentifier(table.id)}), 0) + 1, false)`, [quoteIdentifier(table.id)]);
   for (const alias of table.aliases) {
     if (alias === table.id) continue;
     const other = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [alias]);
