@@ -262,6 +262,38 @@ function* followedBy(pieces: Iterator<string>, tail: string): Generator<string, 
 }
 
 /**
+ * An answer as a client reads a streamed one (the in-process stand-in for
+ * HTTP): its status, headers, and body piece by piece.
+ * @example
+ * const stream = streamOf(await api.answer({ method: 'GET', url: '/datastore/dump/courses' }));
+ * for await (const piece of stream.body) process.stdout.write(piece);
+ */
+export function streamOf(answer: ApiAnswer): {
+  status: number;
+  headers: Record<string, string>;
+  retryAfter: undefined;
+  body: AsyncIterable<string>;
+  cancel: () => void;
+} {
+  let cancelled = false;
+  const headers: Record<string, string> = { 'content-type': answer.type };
+  for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = value;
+  return {
+    status: answer.status,
+    headers,
+    retryAfter: undefined,
+    body: (async function* () {
+      if (answer.text !== '') yield answer.text;
+      if (answer.more === undefined) return;
+      for (let next = answer.more.next(); next.done !== true && !cancelled; next = answer.more.next()) yield next.value;
+    })(),
+    cancel: () => {
+      cancelled = true;
+    },
+  };
+}
+
+/**
  * An answer's whole body (`text`, then every piece of `more`).
  * @example
  * wholeText({ status: 200, type: JSON_TYPE, text: '{"a":', more: ['1', '}'].values() }) // '{"a":1}'

@@ -6,7 +6,7 @@
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../client/connect.js';
-import type { DatastoreClient, Exchange, SearchInput, WireRequest } from '../client/types.js';
+import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
 import { listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
 import type { TableLookup } from '../engine/memory/engine.js';
@@ -17,7 +17,7 @@ import { parse } from '../syntax/parse.js';
 import { openEngine } from '../engine/open.js';
 import type { Engine, EngineKind } from '../engine/types.js';
 import { memoryEngine } from '../engine/memory/engine.js';
-import { openApi, wholeText } from '../server/api.js';
+import { openApi, streamOf, wholeText } from '../server/api.js';
 import type { Api } from '../server/api.js';
 import type { CkanVersion, Table } from '../datastore/types.js';
 import { toolError } from '../errors.js';
@@ -351,6 +351,8 @@ function clientWith(
     prepare: (input, params) => client.prepare(input, params),
     explain: overrides.explain ?? ((input, options) => client.explain(input, options)),
     withLanguage: (language) => clientWith(client.withLanguage(language), overridesOf),
+    action: (name, body, options) => client.action(name, body, options),
+    download: (path, params, options) => client.download(path, params, options),
     close: () => client.close(),
   };
 }
@@ -410,12 +412,21 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
     const answer = await withDeadline(spec.timeout, signal, (bounded) => api.answer(request, bounded));
     return { status: answer.status, text: wholeText(answer), retryAfter: undefined, location: undefined };
   };
+  // The same API, its answer read piece by piece (a dump of a whole table).
+  const inProcessStream = async (wire: WireRequest, signal: AbortSignal | undefined): Promise<StreamExchange> => {
+    const url = new URL(wire.url);
+    const api = await apiFor(ckan);
+    const answer = await withDeadline(spec.timeout, signal, (bounded) =>
+      api.answer({ method: wire.method, url: url.pathname + url.search, authorization: wire.headers.authorization }, bounded));
+    return streamOf(answer);
+  };
   const client = connect({
     url: LOCAL_URL,
     ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
     ...(spec.target === undefined ? {} : { target: spec.target }),
     ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
     inProcess,
+    inProcessStream,
   });
   return clientWith(client, (inner) => ({
     setTarget: (target) => {
