@@ -625,7 +625,7 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
     const type = types[k] as FieldType;
     if (column.declared === undefined) return undefined;
     const values = (cells[k] as string[]).map((cell, r) => (cell === '' ? null : declaredCell(cell, type, file, r, column.name)));
-    if (type === 'int') types[k] = values.some((v) => typeof v === 'string' || (typeof v === 'number' && (v > INT4_MAX || v < INT4_MIN))) ? 'int8' : 'int4';
+    if (type === 'int') types[k] = integerWidth(values);
     return values;
   });
   const fields: FieldInfo[] = [
@@ -655,7 +655,7 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
 }
 
 /** How columns are typed: what is declared, and how the rest is inferred. */
-interface Typing {
+export interface Typing {
   readonly declaration: Declaration | undefined;
   readonly infer: InferMode;
 }
@@ -710,21 +710,22 @@ export function planCsvColumns(header: readonly string[], file: string, typing: 
 }
 
 /** The type a loader takes from a field's data dictionary (`type_override`), as xloader and DataPusher do. */
-function overrideOf(field: DeclaredField, typing: Typing): FieldType | undefined {
+export function overrideOf(field: DeclaredField, typing: Typing): FieldType | undefined {
   const override = field.info?.type_override;
   if (typing.infer === 'ckql' || typeof override !== 'string' || override === '') return undefined;
   return fieldTypeOf(override);
 }
 
 /** A column's inference under a typing. */
-interface Inference {
+export interface Inference {
   see(cell: string): void;
   type(): FieldType;
 }
 
 const TEXT_INFERENCE: Inference = { see: () => undefined, type: () => 'text' };
 
-function inferenceFor(column: ColumnPlan, typing: Typing): Inference {
+/** The inference of a CSV column that is not declared (declared ones: none needed). */
+export function inferenceFor(column: ColumnPlan, typing: Typing): Inference {
   if (column.declared !== undefined) return TEXT_INFERENCE;
   switch (typing.infer) {
     case 'xloader':
@@ -737,7 +738,7 @@ function inferenceFor(column: ColumnPlan, typing: Typing): Inference {
 }
 
 /** One cell read as its declared type; a cell that is not one is `DATA_INVALID`, naming the record and column. */
-function declaredCell(cell: string, type: FieldType, file: string, record: number, column: string): JsonValue {
+export function declaredCell(cell: string, type: FieldType, file: string, record: number, column: string): JsonValue {
   try {
     return cellValue(cell, type);
   } catch (error) {
@@ -746,8 +747,18 @@ function declaredCell(cell: string, type: FieldType, file: string, record: numbe
   }
 }
 
+/**
+ * The type of a column declared a Table Schema `integer`: `int4` when every
+ * value fits it, else `int8`.
+ * @example integerWidth([1, 2 ** 40]) // → 'int8'
+ */
+export function integerWidth(values: Iterable<JsonValue | undefined>): 'int4' | 'int8' {
+  for (const v of values) if (typeof v === 'string' || (typeof v === 'number' && (v > INT4_MAX || v < INT4_MIN))) return 'int8';
+  return 'int4';
+}
+
 /** A file's own `_id` values, kept: whole numbers above 0, each once. */
-function declaredIds(cells: readonly (string | JsonValue | undefined)[], file: string): number[] {
+export function declaredIds(cells: readonly (string | JsonValue | undefined)[], file: string): number[] {
   const seen = new Set<number>();
   return cells.map((cell, r) => {
     const n = typeof cell === 'number' ? cell : typeof cell === 'string' && /^\s*\d+\s*$/.test(cell) ? Number(cell) : Number.NaN;
@@ -1028,12 +1039,12 @@ export function tableFromRows(rows: readonly Row[], options: { id?: string; alia
 }
 
 /** A JSON column's inference under a typing (xloader: text; DataPusher: numbers, timestamps, else text). */
-interface JsonInference {
+export interface JsonInference {
   see(value: unknown): void;
   type(): FieldType;
 }
 
-function jsonInferenceFor(typing: Typing): JsonInference {
+export function jsonInferenceFor(typing: Typing): JsonInference {
   if (typing.infer === 'xloader') return { see: () => undefined, type: () => 'text' };
   if (typing.infer === 'ckql') return new JsonColumnInference();
   const cells = new DatapusherInference();
@@ -1077,7 +1088,7 @@ function buildTable(rows: readonly Row[], meta: TableMeta, typing: Typing): Tabl
         throw toolError('DATA_INVALID', [where, `record ${r + 1}, field ${JSON.stringify(name)}: ${error.message}, its declared type`], { ...(meta.source === undefined ? {} : { file: meta.source }) });
       }
     });
-    if (type === 'int') types[k] = values.some((v) => typeof v === 'string' || (typeof v === 'number' && (v > INT4_MAX || v < INT4_MIN))) ? 'int8' : 'int4';
+    if (type === 'int') types[k] = integerWidth(values);
     return values;
   });
   const infoOf = (name: string): FieldDictionary | undefined => declared.find((field) => field.id === name)?.info;
