@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerCompile } from './commands/compile.js';
+import { registerDatasets } from './commands/datasets.js';
 import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
@@ -71,6 +72,7 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerLoad(program, run);
   registerFields(program, run);
   registerResources(program, run);
+  registerDatasets(program, run);
   return program;
 }
 

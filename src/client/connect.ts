@@ -24,6 +24,7 @@ import { sendSearch } from './transport.js';
 import type { Exchanger, TransportOptions, WireRequest } from './transport.js';
 import type { Http } from './http.js';
 import { callAction, downloadFile } from './action.js';
+import { withResourceNames } from './resource-names.js';
 import type { ActionContext } from './action.js';
 import { DEFAULT_MAX_IN_FLIGHT, hostLimiter, limitExchange, limitStream } from './politeness.js';
 import type {
@@ -317,7 +318,8 @@ export function connect(options: ClientOptions): DatastoreClient {
     return { plan: planned, chosen, request: redacted(wireFor(request), request, tokenHeader) };
   };
 
-  return {
+  // `dataset/resource` names are resolved to ids before anything else sees them (resource-names.ts).
+  return withResourceNames({
     get target() {
       return target ?? found;
     },
@@ -343,7 +345,7 @@ export function connect(options: ClientOptions): DatastoreClient {
       closed = true;
       if (http !== undefined) await (await http).close();
     },
-  };
+  });
 }
 
 /** A request as it goes over the wire, with the token's header shown as `<redacted>`. */

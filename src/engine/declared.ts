@@ -19,6 +19,9 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { DatasetMeta, FieldDictionary, FieldType, JsonValue, ResourceMeta, ScalarFieldType } from '../datastore/types.js';
 import { toolError } from '../errors.js';
+import { fieldTypeOf } from '../datastore/field-types.js';
+
+export { fieldTypeOf } from '../datastore/field-types.js';
 
 /** How columns nobody declared get their types. */
 export type InferMode = 'ckql' | 'xloader' | 'datapusher';
@@ -41,36 +44,6 @@ export interface Declaration {
   readonly resourceId?: string;
   readonly aliases?: readonly string[];
   readonly primaryKey?: readonly string[];
-}
-
-/** The type names ckql's engines hold, and the PostgreSQL spellings CKAN accepts for them. */
-const TYPE_NAMES: Readonly<Record<string, ScalarFieldType>> = {
-  text: 'text', varchar: 'text', 'character varying': 'text', string: 'text',
-  int: 'int4', int4: 'int4', integer: 'int4',
-  int8: 'int8', bigint: 'int8',
-  numeric: 'numeric', decimal: 'numeric', number: 'numeric',
-  float8: 'float8', float: 'float8', 'double precision': 'float8',
-  bool: 'bool', boolean: 'bool',
-  date: 'date',
-  timestamp: 'timestamp', 'timestamp without time zone': 'timestamp', datetime: 'timestamp',
-  json: 'json', nested: 'json', jsonb: 'json',
-};
-
-/**
- * A CKAN (PostgreSQL) type name as ckql's engines hold it: `int` → `int4`,
- * `text[]` → `_text`, `double precision` → `float8`. Undefined for a type
- * ckql's engines do not hold.
- * @example fieldTypeOf('text[]') // → '_text'
- * @example fieldTypeOf('integer') // → 'int4'
- */
-export function fieldTypeOf(name: string): FieldType | undefined {
-  const text = name.trim().toLowerCase();
-  const array = text.endsWith('[]') ? text.slice(0, -2) : text.startsWith('_') ? text.slice(1) : undefined;
-  if (array !== undefined) {
-    const element = TYPE_NAMES[array.trim()];
-    return element === undefined || element === 'json' ? undefined : `_${element}`;
-  }
-  return TYPE_NAMES[text];
 }
 
 const SUPPORTED = 'text, int4 (int, integer), int8 (bigint), numeric, float8, bool, date, timestamp, json, or an array of one of them (text[] or _text)';

@@ -7,7 +7,7 @@ import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../client/connect.js';
 import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
-import { listDataFiles, loadResources } from '../engine/memory/load.js';
+import { datasetResourceName, listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';
@@ -204,7 +204,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
   const files = await listDataFiles(spec.paths);
   const loaded = new Map<string, Promise<Table>>();
   const ready = new Map<string, Table>();
-  const entryFor = (name: string) => files.find((each) => each.alias === name || each.id === name);
+  const entryFor = (name: string) => files.find((each) => each.alias === name || each.id === name || datasetResourceName(each) === name);
   const lookup: TableLookup = {
     find: (name) => {
       const entry = entryFor(name);

@@ -14,6 +14,7 @@ import {
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { printQuery } from '../print-query.js';
+import { startTypeWarnings } from '../type-warnings.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
@@ -63,6 +64,7 @@ Examples:
       const request = planned.request as SearchRequest;
       const opened = await openSource(source.spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
       try {
+        const warnings = startTypeWarnings(context, opened.client, queryText, params);
         await printQuery(context, opened, request, {
           ...(planned.residual === undefined ? {} : { query: bind(parse(queryText), params) }),
           format: options.format ?? defaultFormat(context),
@@ -70,6 +72,7 @@ Examples:
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           escapeFormulas: options.escapeFormulas,
         });
+        await warnings.print();
       } finally {
         await opened.close();
       }

@@ -134,7 +134,7 @@ export async function loadResources(paths: string | readonly string[], options: 
   const tables: Table[] = [];
   for (const found of files) {
     const isPrivate = privateNames.delete(found.alias) || privateNames.delete(found.id);
-    if (only !== undefined && !found.aliases.some((alias) => only.has(alias)) && !only.has(found.id)) continue;
+    if (only !== undefined && !found.aliases.some((alias) => only.has(alias)) && !only.has(found.id) && !only.has(datasetResourceName(found))) continue;
     tables.push(await loadFile(found, isPrivate, options));
   }
   const [unknown] = privateNames;
@@ -208,6 +208,14 @@ async function dataFiles(path: string): Promise<DataFile[]> {
 
 const DATA_PACKAGE = 'datapackage.json';
 const FIELDS_SUFFIX = '.fields.json';
+
+/**
+ * The `dataset/resource` name a data file is found by (client/resource-names.ts), e.g. `data/courses`.
+ * @example datasetResourceName((await listDataFiles('examples/data'))[0]) // → 'data/courses'
+ */
+export function datasetResourceName(found: Pick<DataFile, 'meta' | 'alias'>): string {
+  return `${found.meta.dataset?.name ?? ''}/${found.meta.name ?? found.alias}`;
+}
 
 /** A data file's name: not a package, not a fields file. */
 function isDataName(name: string): boolean {
