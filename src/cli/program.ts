@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerCompile } from './commands/compile.js';
 import { registerDatasets } from './commands/datasets.js';
+import { registerExport } from './commands/export.js';
 import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
@@ -73,6 +74,7 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerFields(program, run);
   registerResources(program, run);
   registerDatasets(program, run);
+  registerExport(program, run);
   return program;
 }
 

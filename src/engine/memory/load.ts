@@ -15,6 +15,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { parse as csvParser } from 'csv-parse';
+import type { Options as CsvParseOptions } from 'csv-parse';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
 import { DatastoreError, toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
@@ -64,7 +65,7 @@ export interface FileProgress {
   readonly totalBytes: number;
 }
 
-const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.jsonl']);
+const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.tsv', '.json', '.ndjson', '.jsonl']);
 
 /** A data file as found: its resource's alias and id, what is declared about it, and its place in a catalogue. */
 export interface DataFile {
@@ -193,7 +194,7 @@ async function dataFiles(path: string): Promise<DataFile[]> {
       if ((await stat(file)).isFile()) files.push(file);
     }
     if (files.length === 0) {
-      throw toolError('DATA_INVALID', [path, 'this directory holds no .csv, .json, .ndjson or .jsonl file'], { file: path });
+      throw toolError('DATA_INVALID', [path, 'this directory holds no .csv, .tsv, .json, .ndjson or .jsonl file'], { file: path });
     }
     const dataset = await folderDataset(path, files);
     return Promise.all(files.map((file) => looseFile(file, dataset)));
@@ -311,7 +312,7 @@ async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOption
   const ext = extname(found.file).toLowerCase();
   const where: TableMeta = { id: found.id, aliases: found.aliases, source: found.file, private: isPrivate, meta: found.meta };
   const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
-  if (ext === '.csv') return tableFromCsvFile(found.file, where, typing, options.onProgress);
+  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, options.onProgress);
   const alias = found.alias;
   const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, options.onProgress) : await ndjsonFileRows(found.file, alias, options.onProgress);
   return buildTable(rows, where, typing);
@@ -564,13 +565,7 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
  */
 async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, onProgress?: (progress: FileProgress) => void): Promise<Table> {
   const totalBytes = (await stat(file)).size;
-  const parser = csvParser({
-    bom: true,
-    skip_empty_lines: true,
-    // relax_quotes: a stray `"` inside an unquoted cell (`5" screen`) is kept as text, as spreadsheets write it.
-    relax_quotes: true,
-    delimiter: delimiterOf(await headText(file)),
-  });
+  const parser = csvParser(csvOptions(delimiterOf(await headText(file)), typing.declaration !== undefined));
   const input = createReadStream(file);
   const trim = typing.infer === 'xloader';
   let plan: CsvPlan | undefined;
@@ -592,6 +587,8 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
       const index = (columns[k] as ColumnPlan).index;
       let cell = index < 0 ? '' : (record[index] ?? '');
       if (trim) cell = cell.trim();
+      // Only a declared text column keeps an empty text apart from null.
+      if (cell === QUOTED_EMPTY && (columns[k] as ColumnPlan).declared === undefined) cell = '';
       (inference[k] as Inference).see(cell);
       (cells[k] as string[]).push(cell === '' ? '' : (pools[k] as ColumnStrings).intern(cell));
     }
@@ -632,7 +629,7 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
   const converted = columns.map((column, k) => {
     const type = types[k] as FieldType;
     if (column.declared === undefined) return undefined;
-    const values = (cells[k] as string[]).map((cell, r) => (cell === '' ? null : declaredCell(cell, type, file, r, column.name)));
+    const values = (cells[k] as string[]).map((cell, r) => (cell === '' ? null : cell === QUOTED_EMPTY ? (type === 'text' ? '' : null) : declaredCell(cell, type, file, r, column.name)));
     if (type === 'int') types[k] = integerWidth(values);
     return values;
   });
@@ -783,6 +780,32 @@ export function declaredIds(cells: readonly (string | JsonValue | undefined)[], 
 function inIdOrder(rows: Row[]): Row[] {
   for (let i = 1; i < rows.length; i++) if ((rows[i - 1]?._id as number) > (rows[i]?._id as number)) return [...rows].sort((a, b) => (a._id as number) - (b._id as number));
   return rows;
+}
+
+/**
+ * A quoted empty cell (`""`) of a file whose types are declared: an empty
+ * text, where an unquoted empty cell is null (PostgreSQL's `COPY … csv`
+ * tells them apart so, and CKAN's dump writes them so). NUL cannot be in a
+ * text PostgreSQL holds, so it cannot be a cell's own text.
+ */
+export const QUOTED_EMPTY = '\u0000';
+
+/**
+ * The CSV reader's options, shared by every loader: `relax_quotes` keeps a
+ * stray `"` inside an unquoted cell (`5" screen`) as text, as spreadsheets
+ * write it; records end at `\r\n`, `\n` or `\r`, each on its own (CKAN's
+ * dump ends its header with `\r\n` and its records with `\n`); with
+ * `quotedEmpty`, a quoted empty cell is `QUOTED_EMPTY`.
+ */
+export function csvOptions(delimiter: string, quotedEmpty: boolean): CsvParseOptions {
+  return {
+    bom: true,
+    skip_empty_lines: true,
+    relax_quotes: true,
+    delimiter,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    ...(quotedEmpty ? { cast: (value: string, context: { quoting: boolean }) => (value === '' && context.quoting ? QUOTED_EMPTY : value) } : {}),
+  };
 }
 
 /** The start of a file, enough to hold its header line (the delimiter is read from it). */

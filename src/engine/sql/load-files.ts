@@ -15,7 +15,7 @@ import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
 import {
   csvColumns, declaredCell, declaredIds, delimiterOf, inferenceFor, integerWidth, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING,
-  overrideOf, planCsvColumns, resourceIdFor,
+  overrideOf, planCsvColumns, QUOTED_EMPTY, resourceIdFor, csvOptions,
 } from '../memory/load.js';
 import type { ColumnPlan, CsvPlan, Inference, JsonInference, Typing } from '../memory/load.js';
 import { CellError, cellValue, jsonValueOf } from '../declared.js';
@@ -77,7 +77,7 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
     const meta = { id, aliases, source: found.file, meta: found.meta, ...(isPrivate ? { private: true } : {}) };
     const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
     const ext = extname(found.file).toLowerCase();
-    if (ext === '.csv') {
+    if (ext === '.csv' || ext === '.tsv') {
       loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, typing, options) });
     } else {
       // NDJSON line by line, a JSON array element by element: both streamed, in the same two passes.
@@ -110,7 +110,8 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   let rows = 0;
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
-  const reading = csvRecords(file, delimiter, options.signal);
+  const quoted = typing.declaration !== undefined;
+  const reading = csvRecords(file, delimiter, quoted, options.signal);
   let reported = 0;
   for await (const record of reading.records) {
     if (plan === undefined) {
@@ -123,8 +124,9 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
       const column = plan.columns[k] as ColumnPlan;
       let cell = column.index < 0 ? '' : (record[column.index] ?? '');
       if (trim) cell = cell.trim();
+      if (cell === QUOTED_EMPTY && column.declared === undefined) cell = '';
       if (column.declared === undefined) (inference[k] as Inference).see(cell);
-      else if (cell !== '') {
+      else if (cell !== '' && cell !== QUOTED_EMPTY) {
         const value = declaredCell(cell, column.declared === 'int' ? 'int8' : column.declared, file, rows, column.name);
         if (column.declared === 'int' && integerWidth([value]) === 'int8') widest[k] = 'int8';
       }
@@ -156,7 +158,7 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   // Pass 2: COPY in batches.
   async function* lines(): AsyncIterable<string> {
     let first = true;
-    for await (const record of csvRecords(file, delimiter, options.signal).records) {
+    for await (const record of csvRecords(file, delimiter, quoted, options.signal).records) {
       if (first) {
         first = false;
         continue;
@@ -167,9 +169,12 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
         const { type, sqlType } = shape.columns[k] as TableShape['columns'][number];
         let cell = column.index < 0 ? '' : (record[column.index] ?? '');
         if (trim) cell = cell.trim();
+        if (cell === QUOTED_EMPTY && column.declared === undefined) cell = '';
         if (k > 0) line += ',';
-        // An empty cell is null, as the memory loader reads it; any other is copied as written (json and arrays as PostgreSQL's text of them).
-        if (cell !== '') line += column.declared !== undefined && convertsForCopy(type) ? csvCell(cellValue(cell, type), sqlType) : csvCell(cell, 'text');
+        // An empty cell is null, as the memory loader reads it (a quoted one an empty text, where the types are declared);
+        // any other is copied as written (json and arrays as PostgreSQL's text of them).
+        if (cell === QUOTED_EMPTY) line += type === 'text' ? '""' : '';
+        else if (cell !== '') line += column.declared !== undefined && convertsForCopy(type) ? csvCell(cellValue(cell, type), sqlType) : csvCell(cell, 'text');
       }
       yield line;
     }
@@ -341,10 +346,10 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
 }
 
 /** The CSV records of a file, as a parser reads them from a stream (the first is the header), and the bytes read so far. */
-function csvRecords(file: string, delimiter: string, signal: AbortSignal | undefined): { records: AsyncIterable<string[]>; bytesRead: () => number } {
+function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signal: AbortSignal | undefined): { records: AsyncIterable<string[]>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   // The memory loader's options: relax_quotes keeps a stray `"` inside an unquoted cell (`5" screen`) as text.
-  const parser = parse({ bom: true, skip_empty_lines: true, relax_quotes: true, delimiter });
+  const parser = parse(csvOptions(delimiter, quotedEmpty));
   input.on('error', (error) => parser.destroy(error));
   const piped = input.pipe(parser);
   const records = (async function* () {
