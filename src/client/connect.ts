@@ -91,10 +91,11 @@ export function connect(options: ClientOptions): DatastoreClient {
   // HTTP (undici) is loaded on the first request, and not at all for a server in the process.
   const maxResponseBytes = positive(options.maxResponseBytes, DEFAULTS.maxResponseBytes, 'maxResponseBytes');
   let http: Promise<Http> | undefined;
-  const openedHttp = (): Promise<Http> =>
-    (http ??= import('./http.js').then(({ openHttp }) => openHttp({ timeout, maxResponseBytes, origin: base.origin })));
   // Politeness (politeness.ts): at most `maxInFlight` requests to the portal's host at once.
-  const limiter = hostLimiter(base.origin, positive(options.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 'maxInFlight'));
+  const maxInFlight = positive(options.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 'maxInFlight');
+  const limiter = hostLimiter(base.origin, maxInFlight);
+  const openedHttp = (): Promise<Http> =>
+    (http ??= import('./http.js').then(({ openHttp }) => openHttp({ timeout, maxResponseBytes, origin: base.origin, maxInFlight })));
   const exchange: Exchanger = options.inProcess ?? limitExchange(async (wire, signal) => (await openedHttp()).exchange(wire, signal), limiter);
   const stream = options.inProcess === undefined
     ? limitStream(async (wire, signal) => (await openedHttp()).stream(wire, signal), limiter)

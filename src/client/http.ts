@@ -13,7 +13,7 @@ import type { Dispatcher } from 'undici';
 import { parseRetryAfter, tooLarge } from './transport.js';
 import type { Exchange, StreamExchange, WireRequest } from './transport.js';
 
-/** Connections per client: a REPL or CLI session sends one request at a time, plus a cancelled one draining. */
+/** Connections per client unless more requests may be in flight: the politeness limit (3), plus a cancelled one draining. */
 const CONNECTIONS = 4;
 
 export interface HttpOptions {
@@ -23,6 +23,8 @@ export interface HttpOptions {
   readonly maxResponseBytes: number;
   /** `https://host[:port]`, for messages */
   readonly origin: string;
+  /** requests the client may have in flight at once (politeness.ts); the pool holds one more */
+  readonly maxInFlight?: number;
 }
 
 export interface Http {
@@ -46,7 +48,7 @@ export interface Http {
  * await http.close();
  */
 export function openHttp(options: HttpOptions): Http {
-  const dispatcher = createDispatcher(options.timeout);
+  const dispatcher = createDispatcher(options.timeout, Math.max(CONNECTIONS, (options.maxInFlight ?? 0) + 1));
   return {
     exchange: (wire, signal) => exchange(dispatcher, wire, options, signal),
     stream: (wire, signal) => stream(dispatcher, wire, options, signal),
@@ -55,9 +57,9 @@ export function openHttp(options: HttpOptions): Http {
 }
 
 /** Proxy variables are read when the client is made; lower-case names win, as undici reads them. */
-function createDispatcher(timeout: number): Dispatcher {
+function createDispatcher(timeout: number, connections: number): Dispatcher {
   const agentOptions = {
-    connections: CONNECTIONS,
+    connections,
     keepAliveTimeout: 10_000,
     headersTimeout: timeout,
     bodyTimeout: timeout,

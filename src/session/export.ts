@@ -154,9 +154,9 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   }
 
   const orderedById = isIdOrder(resolved.order?.keys) && resolved.select?.distinct !== true;
-  const path = options.path ?? (await choosePath());
-  async function choosePath(): Promise<ExportPath> {
-    if (dumpParams(resolved, target, fields, format) !== undefined) return 'dump';
+  let path = options.path ?? (await choosePath(true));
+  async function choosePath(dump: boolean): Promise<ExportPath> {
+    if (dump && dumpParams(resolved, target, fields, format) !== undefined) return 'dump';
     if (target === 'ckan-2.12' && orderedById && wholeOn(resolved, 'ckan-2.12') && resolved.search === undefined && resolved.offset === undefined) return 'next_page';
     if (orderedById && resolved.offset === undefined && (target === 'sql' || (await sqlEnabled()))) return 'sql';
     return 'offset';
@@ -201,12 +201,22 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
     };
     const after = resumed?.lastId;
     const already = resumed?.records ?? 0;
-    switch (path) {
-      case 'dump':
+    if (path === 'dump') {
+      try {
         requests += await viaDump(client, resolved, target, fields, format, { after, already, bom: false, signal, emit, handle, onBytes: (records) => {
           written += records;
           report();
         } });
+      } catch (error) {
+        // A portal without the dump (or one that refuses it) before a byte came: the next cheapest path.
+        const refused = error instanceof DatastoreError && ['NOT_FOUND', 'HTTP_ERROR', 'BAD_REQUEST', 'FORBIDDEN'].includes(error.code);
+        if (!refused || options.path === 'dump' || written !== already) throw error;
+        requests++;
+        path = await choosePath(false);
+      }
+    }
+    switch (path) {
+      case 'dump':
         break;
       case 'next_page':
         requests += await viaNextPage(client, resolved, pageSize, after, wanted - already, signal, emit);
