@@ -61,6 +61,12 @@ export const urlProfileSchema = z
     target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional(),
     /** the most records a plan may read to finish a query locally */
     max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional(),
+    /** the header the portal reads the token from (CKAN's `apitoken_header_name`); default Authorization */
+    token_header: nonEmptyText.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'must be an HTTP header name such as X-CKAN-API-Key' }).optional(),
+    /** the User-Agent sent (some portals' firewalls refuse unknown ones) */
+    user_agent: nonEmptyText.optional(),
+    /** requests in flight to the portal at once; default 3 */
+    max_in_flight: z.number({ error: 'must be a number of requests' }).int({ error: 'must be a whole number' }).min(1, { error: 'must be 1 or more' }).max(32, { error: 'must be 32 or fewer' }).optional(),
   })
   .refine((profile) => tokenKeys.filter((key) => profile[key] !== undefined).length <= 1, {
     error: `give at most one of ${tokenKeys.join(', ')}`,

@@ -25,6 +25,11 @@ export type Profile =
       readonly target?: 'ckan-2.11' | 'ckan-2.12' | 'sql';
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** the header the token is sent in (CKAN's `apitoken_header_name`) */
+      readonly tokenHeader?: string;
+      readonly userAgent?: string;
+      /** requests in flight to the portal at once */
+      readonly maxInFlight?: number;
     }
   | {
       readonly kind: 'data';

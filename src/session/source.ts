@@ -53,6 +53,10 @@ export type SourceSpec =
       readonly target?: Target;
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** the header the token is sent in (CKAN's `apitoken_header_name`), the User-Agent, requests in flight at once */
+      readonly tokenHeader?: string;
+      readonly userAgent?: string;
+      readonly maxInFlight?: number;
     };
 
 export interface ResourceSummary {
@@ -120,6 +124,9 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
       ...(spec.target === undefined ? {} : { target: spec.target }),
       ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
+      ...(spec.tokenHeader === undefined ? {} : { tokenHeader: spec.tokenHeader }),
+      ...(spec.userAgent === undefined ? {} : { userAgent: spec.userAgent }),
+      ...(spec.maxInFlight === undefined ? {} : { maxInFlight: spec.maxInFlight }),
       onWarning: (message) => void process.stderr.write(`warning: ${message}\n`),
     });
     const seen = new Set<string>(spec.resources ?? []);
