@@ -131,7 +131,8 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
       const id = await names.resolve(input.resource_id, signal);
       return [id === undefined ? input : ({ ...input, resource_id: id } as SearchRequest), options];
     }
-    if (typeof input === 'string' && !input.includes('/')) return [input, options];
+    const slashed = (value: unknown): boolean => typeof value === 'string' && value.includes('/');
+    if (typeof input === 'string' && !input.includes('/') && !Object.values(options?.params ?? {}).some(slashed)) return [input, options];
     let query: Query;
     try {
       query = typeof input === 'string' ? parse(input) : input;
