@@ -44,15 +44,16 @@ export async function datastoreInfo(session: SqlSession, id: string, fields: rea
       ORDER BY c.relname, f.attnum`,
     [id],
   );
-  // A column in several indexes has several rows; CKAN keeps the last.
+  // A column in several indexes has several rows; CKAN keeps the last. Booleans come as PostgreSQL's text (`t`).
+  const yes = (value: unknown): boolean => value === true || value === 't';
   const schema = new Map<string, ColumnSchema>();
   for (const row of schemaRows.rows) {
     schema.set(String(row['column_name']), {
       native_type: String(row['native_type']),
-      notnull: row['notnull'] === true,
+      notnull: yes(row['notnull']),
       index_name: row['index_name'] === null || row['index_name'] === undefined ? null : String(row['index_name']),
-      is_index: row['is_index'] === true,
-      uniquekey: row['uniquekey'] === true,
+      is_index: yes(row['is_index']),
+      uniquekey: yes(row['uniquekey']),
     });
   }
   return {
