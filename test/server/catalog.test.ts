@@ -26,9 +26,44 @@ afterAll(async () => {
   rmSync(data.root, { recursive: true, force: true });
 });
 
-async function action(name: string, params: Record<string, string> = {}, token?: string): Promise<{ status: number; body: { success: boolean; result?: any; error?: any } }> {
+interface ResourceDict {
+  readonly id: string;
+  readonly name: string;
+  readonly format: string;
+  readonly datastore_active: boolean;
+  readonly position: number;
+  readonly package_id: string;
+  readonly url: string;
+}
+interface PackageDict {
+  readonly id: string;
+  readonly name: string;
+  readonly title: string;
+  readonly notes: string | null;
+  readonly num_resources: number;
+  readonly resources: readonly ResourceDict[];
+}
+interface FieldDict {
+  readonly id: string;
+  readonly type: string;
+  readonly info?: { readonly label?: string };
+  readonly schema: { readonly native_type: string; readonly is_index: boolean };
+}
+/** The results these tests read, typed loosely: what an action answers differs by action. */
+interface Result {
+  readonly count: number;
+  readonly sort: string;
+  readonly results: readonly PackageDict[];
+  readonly name: string;
+  readonly id: string;
+  readonly resources: readonly ResourceDict[];
+  readonly meta: { readonly id: string; readonly count: number };
+  readonly fields: readonly FieldDict[];
+}
+
+async function action(name: string, params: Record<string, string> = {}, token?: string): Promise<{ status: number; body: { success: boolean; result: Result; error?: unknown } }> {
   const response = await fetch(`${server.url}/api/3/action/${name}?${new URLSearchParams(params)}`, token === undefined ? {} : { headers: { authorization: token } });
-  return { status: response.status, body: (await response.json()) as { success: boolean; result?: any; error?: any } };
+  return { status: response.status, body: (await response.json()) as { success: boolean; result: Result; error?: unknown } };
 }
 
 describe('package_search', () => {
@@ -36,31 +71,31 @@ describe('package_search', () => {
     const { body } = await action('package_search');
     expect(body.result.count).toBe(2);
     expect(body.result.sort).toBe('score desc, metadata_modified desc');
-    const byName = Object.fromEntries(body.result.results.map((p: any) => [p.name, p]));
+    const byName = Object.fromEntries(body.result.results.map((p) => [p.name, p])) as Record<string, PackageDict>;
     expect(Object.keys(byName).sort()).toEqual(['air-quality', 'city-budget']);
-    const air = byName['air-quality'];
+    const air = byName['air-quality'] as PackageDict;
     expect(air.title).toBe('Air quality');
     expect(air.notes).toBe('Daily means at the city stations.');
     expect(air.num_resources).toBe(2);
-    expect(air.resources.map((r: any) => [r.name, r.format, r.datastore_active, r.position, r.package_id === air.id])).toEqual([
+    expect(air.resources.map((r) => [r.name, r.format, r.datastore_active, r.position, r.package_id === air.id])).toEqual([
       ['measurements 2023', 'CSV', true, 0, true],
       ['stations', 'JSON', true, 1, true],
     ]);
-    expect(air.resources[0].url).toBe(`${server.url}/datastore/dump/${air.resources[0].id}`);
+    expect(air.resources[0]?.url).toBe(`${server.url}/datastore/dump/${air.resources[0]?.id}`);
     // The private resource shows to a token only.
-    expect(byName['city-budget'].resources.map((r: any) => r.name)).toEqual(['spending']);
+    expect(byName['city-budget']?.resources.map((r) => r.name)).toEqual(['spending']);
     const withToken = await action('package_search', { fq: 'name:city-budget' }, TOKEN);
-    expect(withToken.body.result.results[0].resources.map((r: any) => r.name)).toEqual(['revenue', 'spending']);
+    expect(withToken.body.result.results[0]?.resources.map((r) => r.name)).toEqual(['revenue', 'spending']);
   });
 
   it('matches words in names, titles, notes and resource names; field:value tests; rows and start', async () => {
-    expect((await action('package_search', { q: 'stations' })).body.result.results.map((p: any) => p.name)).toEqual(['air-quality']);
+    expect((await action('package_search', { q: 'stations' })).body.result.results.map((p) => p.name)).toEqual(['air-quality']);
     expect((await action('package_search', { q: 'res_name:spending' })).body.result.count).toBe(1);
-    expect((await action('package_search', { q: 'res_format:JSON' })).body.result.results[0].name).toBe('air-quality');
+    expect((await action('package_search', { q: 'res_format:JSON' })).body.result.results[0]?.name).toBe('air-quality');
     expect((await action('package_search', { q: 'nothing-like-this' })).body.result).toMatchObject({ count: 0, results: [] });
     const page = await action('package_search', { sort: 'name asc', rows: '1', start: '1' });
     expect(page.body.result).toMatchObject({ count: 2, sort: 'name asc' });
-    expect(page.body.result.results.map((p: any) => p.name)).toEqual(['city-budget']);
+    expect(page.body.result.results.map((p) => p.name)).toEqual(['city-budget']);
   });
 
   it("refuses rows that are not natural numbers and sorts Solr cannot, as CKAN does", async () => {
@@ -69,7 +104,7 @@ describe('package_search', () => {
     expect(rows.body.error).toEqual({ rows: ['Must be a natural number'], __type: 'Validation Error' });
     const sort = await action('package_search', { sort: 'colour asc' });
     expect(sort.status).toBe(400);
-    expect(sort.body.error.__type).toBe('Search Query Error');
+    expect(sort.body.error).toMatchObject({ __type: 'Search Query Error' });
   });
 });
 
@@ -79,7 +114,7 @@ describe('package_show and resource_show', () => {
     expect(shown.body.result.name).toBe('air-quality');
     const byId = await action('package_show', { id: shown.body.result.id });
     expect(byId.body.result.name).toBe('air-quality');
-    const resource = shown.body.result.resources[1];
+    const resource = shown.body.result.resources[1] as ResourceDict;
     const alone = await action('resource_show', { id: resource.id });
     expect(alone.body.result).toEqual(resource);
   });
@@ -103,7 +138,7 @@ describe('datastore_info', () => {
     });
     // The package's Table Schema: types, labels, and the primary key as CKAN's unique index.
     const air = await action('datastore_info', { id: 'measurements-2023' });
-    expect(air.body.result.fields.map((f: any) => [f.id, f.type, f.info?.label ?? null, f.schema.native_type, f.schema.is_index])).toEqual([
+    expect(air.body.result.fields.map((f) => [f.id, f.type, f.info?.label ?? null, f.schema.native_type, f.schema.is_index])).toEqual([
       ['station', 'text', 'Station', 'text', true],
       ['day', 'date', 'Day', 'date', true],
       ['pm10', 'numeric', 'PM10', 'numeric', false],
