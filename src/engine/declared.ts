@@ -356,6 +356,8 @@ export function jsonValueOf(value: JsonValue | undefined, type: FieldType): Json
 
 function arrayValue(cell: string, element: ScalarFieldType): JsonValue {
   const text = cell.trim();
+  // CKAN's csv writes a null array as the text `null` (it selects arrays through coalesce(…, 'null')).
+  if (text === 'null') return null;
   let items: unknown;
   if (text.startsWith('[')) {
     try {
