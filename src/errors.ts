@@ -160,6 +160,14 @@ export function validationError(param: string, message: string): DatastoreError 
   });
 }
 
+/**
+ * The Validation Error of a `like` pattern that ends in its escape character
+ * `\`, which escapes nothing (PostgreSQL refuses it too).
+ */
+export function likePatternError(pattern: string): DatastoreError {
+  return validationError('filters', `the like pattern ${JSON.stringify(pattern)} ends in the escape character \\; write \\\\ for a backslash`);
+}
+
 /** Not Found for an unknown resource id or alias. */
 export function resourceNotFound(id: string): DatastoreError {
   const message = `Not found: Resource "${id}" was not found.`;

@@ -188,6 +188,10 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
       const [next, rest] = await resolved(input, options);
       yield* client.searchAll(next, rest);
     },
+    stream: async (input, options) => {
+      const [next, rest] = await resolved(input, options);
+      return client.stream(next, rest);
+    },
     // `prepare` cannot wait: it shows the id of a name resolved already, else the name.
     prepare: (input, params) => client.prepare(input, params),
     explain: async (input, options) => {

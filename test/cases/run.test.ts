@@ -26,6 +26,8 @@ import { DatastoreError, QueryError } from '../../src/errors.js';
 import type { QueryErrorCode } from '../../src/errors.js';
 import { evaluate } from '../../src/engine/memory/evaluate.js';
 import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
+import { memoryEngine } from '../../src/engine/memory/engine.js';
+import { bind } from '../../src/compile/bind.js';
 import { format } from '../../src/format.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
@@ -39,6 +41,7 @@ import { withoutRank } from '../helpers/rank.js';
 const cases = loadCases();
 const datasets = loadDatasets();
 const tables: Record<string, Table> = Object.fromEntries(Object.values(datasets).map((d) => [d.name, tableOf(d)]));
+const memory = memoryEngine(Object.values(tables));
 
 /** Errors raised while compiling (binding included) rather than while parsing. */
 const compileCodes: ReadonlySet<QueryErrorCode> = new Set(['OR_ACROSS_FIELDS', 'AND_INSIDE_OR', 'TARGET_CANNOT_EXPRESS', 'EMPTY_RESOURCE', 'NUL_IN_SQL', 'UNBOUND_PARAMETER', 'INVALID_PARAMETER']);
@@ -231,6 +234,7 @@ for (const [topic, topicCases] of byTopic) {
         if (c.evalError !== undefined) {
           if (!local) expectValidationError(thrown(() => evaluate(request, table)), c.evalError);
           expectValidationError(thrown(() => evaluateQuery(query, table, c.params)), c.evalError);
+          expectValidationError(await rejected(memory.query!(bind(query, c.params ?? {}))), c.evalError);
           expectValidationError(await rejected(client.search(local ? source : request, { params: c.params })), c.evalError);
           // CKAN 2.12 words some messages differently; the status is the same.
           expect((await rejected(client212.search(source, { params: c.params })) as DatastoreError).status).toBe(c.evalError.status);
@@ -249,6 +253,11 @@ for (const [topic, topicCases] of byTopic) {
         }
         const reference = evaluateQuery(query, table, c.params);
         expectResult(reference, c, projected);
+        // 4b. the memory engine's whole query, in one pass
+        const stream = await memory.query!(bind(query, c.params ?? {}), { total: true });
+        const streamed: Row[] = [];
+        for await (const batch of stream.batches) streamed.push(...batch);
+        expect({ fields: stream.fields, records: streamed, total: stream.total }, 'engine.query').toEqual({ fields: reference.fields, records: reference.records, total: reference.total });
         expect(evaluateQuery(readBack, table).records, 'the query fromSql reads back keeps the same records').toEqual(reference.records);
         if (!local && dataset.fields === undefined) {
           // Plain rows, no field list: the evaluator infers the same fields and gives the same records.

@@ -13,7 +13,7 @@ import { splitResourceName } from '../../src/client/resource-names.js';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
-import { startStubPortal } from '../helpers/stub-portal.js';
+import { startStubPortal } from '../helpers/stub-ckan.js';
 import { SPENDING_ID, writePortalData } from '../helpers/portal-data.js';
 import type { PortalData } from '../helpers/portal-data.js';
 

@@ -10,8 +10,8 @@ import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient, RetryInfo } from '../../src/client/connect.js';
 import { hostLimiter } from '../../src/client/politeness.js';
 import { DatastoreError } from '../../src/errors.js';
-import { startStubPortal } from '../helpers/stub-portal.js';
-import type { StubPortal } from '../helpers/stub-portal.js';
+import { startStubPortal } from '../helpers/stub-ckan.js';
+import type { StubPortal } from '../helpers/stub-ckan.js';
 
 const resource = { id: 'r1', fields: [{ id: '_id', type: 'int' as const }, { id: 'a', type: 'text' as const }], records: [{ _id: 1, a: 'x' }] };
 let portal: StubPortal | undefined;

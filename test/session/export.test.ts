@@ -25,7 +25,7 @@ import type { ExportPath } from '../../src/session/export.js';
 import { engineNames, serverUrl } from '../engine/sql/engines.js';
 import { writePortalData } from '../helpers/portal-data.js';
 import type { PortalData } from '../helpers/portal-data.js';
-import { startStubPortal } from '../helpers/stub-portal.js';
+import { startStubPortal } from '../helpers/stub-ckan.js';
 
 let data: PortalData;
 let out: string;
