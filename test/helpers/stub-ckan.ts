@@ -1,15 +1,14 @@
 /**
- * A small stub CKAN portal on 127.0.0.1:0 for what the project's own server
- * does not reproduce on purpose:
+ * A small stub CKAN portal on 127.0.0.1:0 for the catalogue and the
+ * client's manners, where the project's own server does not count or
+ * misbehave on purpose (test/helpers/stub-portal.ts is the one for records
+ * whose sort keys tie):
  *
  * - `package_search` over many generated datasets, capping `rows` at
  *   `rowsMax` (1,000, CKAN's `ckan.search.rows_max`) without a word, as CKAN does;
- * - `datastore_search` over one resource whose records with equal sort keys
- *   come back in a new order on every request, as PostgreSQL may return
- *   them (an ORDER BY that does not order every row fixes no order among
- *   ties), so paging by offset over a sort that is not total repeats and
- *   drops records; `_id` breaks ties as PostgreSQL would;
- * - every request noted (action and body) and the most in flight at once.
+ * - a plain `datastore_search` over a few resources;
+ * - every request noted (action, body, headers), the most in flight at
+ *   once, an answer delayed or replaced (`intercept`) at will.
  *
  * Only the parameters these tests use are read: `resource_id`, `filters`
  * (equality), `fields`, `sort` (`field [asc|desc]`, comma-separated),
@@ -35,8 +34,6 @@ export interface StubPortalOptions {
   readonly resources?: readonly StubResource[];
   /** `datastore_search`'s cap on `limit`; default 32000 */
   readonly limitMax?: number;
-  /** shuffle records with equal sort keys on every request; default true */
-  readonly shuffle?: boolean;
   /** ms each answer waits before it is sent (to see requests in flight together); default 0 */
   readonly delay?: number;
   /** answers a request before the stub does (status and body), or undefined to let it */
@@ -57,7 +54,6 @@ export async function startStubPortal(options: StubPortalOptions = {}): Promise<
   const requests: StubPortal['requests'][number][] = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  let shuffles = 0;
   const server = createServer((req, res) => {
     void answer(req, res);
   });
@@ -94,7 +90,7 @@ export async function startStubPortal(options: StubPortalOptions = {}): Promise<
         case 'datastore_search': {
           const resource = options.resources?.find((each) => each.id === body.resource_id);
           if (resource === undefined) return fail(404, { __type: 'Not Found Error', message: 'Not found: Resource was not found.' });
-          return ok(search(resource, body, options, shuffles++));
+          return ok(search(resource, body, options));
         }
         default:
           res.writeHead(action.startsWith('/') ? 404 : 400, { 'content-type': 'application/json' });
@@ -140,23 +136,7 @@ function packageSearch(body: Record<string, unknown>, options: StubPortalOptions
   return { count, results, facets: {}, search_facets: {}, sort: body.sort ?? 'score desc, metadata_modified desc' };
 }
 
-/** A deterministic shuffle (mulberry32): a new order of each run of ties on every request. */
-function shuffled<T>(items: T[], seed: number): T[] {
-  let state = seed + 0x6d2b79f5;
-  const random = (): number => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [items[i], items[j]] = [items[j] as T, items[i] as T];
-  }
-  return items;
-}
-
-function search(resource: StubResource, body: Record<string, unknown>, options: StubPortalOptions, request: number): Record<string, unknown> {
+function search(resource: StubResource, body: Record<string, unknown>, options: StubPortalOptions): Record<string, unknown> {
   const filters = (typeof body.filters === 'string' ? JSON.parse(body.filters) : body.filters ?? {}) as Record<string, unknown>;
   let records = resource.records.filter((record) =>
     Object.entries(filters).every(([field, value]) => (Array.isArray(value) ? value.includes(record[field]) : record[field] === value)),
@@ -177,18 +157,7 @@ function search(resource: StubResource, body: Record<string, unknown>, options: 
     }
     return 0;
   };
-  // Sorted, then every run of equal keys in an order of this request's own.
   records = [...records].sort(compare);
-  if (options.shuffle !== false) {
-    const out: Row[] = [];
-    for (let i = 0; i < records.length; ) {
-      let j = i + 1;
-      while (j < records.length && compare(records[i] as Row, records[j] as Row) === 0) j++;
-      out.push(...shuffled(records.slice(i, j), request * 7919 + i));
-      i = j;
-    }
-    records = out;
-  }
   const limit = Math.min(Number(body.limit ?? 100), options.limitMax ?? 32_000);
   const offset = Number(body.offset ?? 0);
   const fields = Array.isArray(body.fields) ? (body.fields as string[]) : typeof body.fields === 'string' ? body.fields.split(',') : undefined;

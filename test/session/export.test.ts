@@ -25,7 +25,8 @@ import type { ExportPath } from '../../src/session/export.js';
 import { engineNames, serverUrl } from '../engine/sql/engines.js';
 import { writePortalData } from '../helpers/portal-data.js';
 import type { PortalData } from '../helpers/portal-data.js';
-import { startStubPortal } from '../helpers/stub-ckan.js';
+import { startStubPortal } from '../helpers/stub-portal.js';
+import { typedTable } from '../engine/sql/engines.js';
 
 let data: PortalData;
 let out: string;
@@ -203,12 +204,11 @@ describe('resume', () => {
   });
 });
 
-describe('a portal that shuffles records with equal sort keys between requests', () => {
-  const records = Array.from({ length: 60 }, (_, i) => ({ _id: i + 1, grp: ['a', 'b', 'c'][i % 3] as string, n: i + 1 }));
-  const resource = { id: 'shuffled', fields: [{ id: '_id', type: 'int' as const }, { id: 'grp', type: 'text' as const }, { id: 'n', type: 'int4' as const }], records };
+describe('a portal that shuffles records with equal sort keys between requests (test/helpers/stub-portal.ts)', () => {
+  const shuffled = typedTable('shuffled', [['grp', 'text'], ['n', 'int4']], Array.from({ length: 60 }, (_, i) => ({ grp: ['a', 'b', 'c'][i % 3] as string, n: i + 1 })), { id: 'shuffled' });
 
   it('pages that sort by the group alone repeat and drop records (the stub is a real adversary)', async () => {
-    const portal = await startStubPortal({ resources: [resource] });
+    const portal = await startStubPortal({ tables: [shuffled], shuffleTies: true });
     const client = connect({ url: portal.url });
     try {
       const seen: number[] = [];
@@ -225,19 +225,19 @@ describe('a portal that shuffles records with equal sort keys between requests',
   });
 
   it('export gives every record exactly once, in the order asked (the sort ends in _id)', async () => {
-    const portal = await startStubPortal({ resources: [resource] });
+    const portal = await startStubPortal({ tables: [shuffled], shuffleTies: true });
     const client = connect({ url: portal.url });
     try {
       const file = join(out, 'shuffled.ndjson');
       const summary = await exportRecords({ client, input: 'from shuffled order by grp desc', file, pageSize: 7, fieldsFile: false });
-      // The stub has no dump: the export says so by taking the next path.
+      // The stub has no dump: the export takes the next path.
       expect(summary.path).toBe('offset');
       const ids = readFileSync(file, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as Row)._id as number);
       expect(ids).toHaveLength(60);
       expect(new Set(ids).size).toBe(60);
       expect(ids.slice(0, 3)).toEqual([3, 6, 9]);
-      const pages = portal.requests.filter((r) => r.action === 'datastore_search' && r.body.limit === 7);
-      expect(pages.map((r) => r.body.sort)).toEqual(Array(9).fill('grp desc, _id asc'));
+      const pages = portal.requests.filter((r) => r.limit === 7);
+      expect(pages.map((r) => r.sort)).toEqual(Array(9).fill('grp desc, _id asc'));
     } finally {
       await client.close();
       await portal.close();
