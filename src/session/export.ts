@@ -134,6 +134,8 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   const fields = selected === undefined ? head.fields : selected.map((name) => head.fields.find((f) => f.id === name) as FieldInfo);
   const byId = fields[0]?.id === '_id';
   const resolved: Query = { ...query, from: { ...query.from, resource: { kind: 'string', span: query.from.resource.span, value: id } } };
+  // Detection asks status_show (and, where it says nothing, the 2.12 probe): counted as one.
+  if (client.target === undefined) requests++;
   const target: Target = client.target ?? (await client.detectTarget(id, signal));
   const ckan: CkanVersion = target === 'ckan-2.12' ? '2.12' : '2.11';
 
