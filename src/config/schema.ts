@@ -87,6 +87,8 @@ export const dataProfileSchema = z
     target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional(),
     /** the most records a plan may read to finish a query locally */
     max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional(),
+    /** how columns no fields file declares are typed (engine/declared.ts) */
+    infer: z.enum(['ckql', 'xloader', 'datapusher'], { error: 'must be ckql, xloader or datapusher' }).optional(),
   })
   .refine((profile) => profile.data !== undefined || profile.db !== undefined, { error: 'give data (files) or db (a database)' });
 

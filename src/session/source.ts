@@ -10,6 +10,7 @@ import { withResourceNames } from '../client/resource-names.js';
 import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
 import { datasetResourceName, listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
+import type { InferMode } from '../engine/declared.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
@@ -43,6 +44,10 @@ export type SourceSpec =
       readonly target?: Target;
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** a fields file declaring the one data file (engine/declared.ts) */
+      readonly fields?: string;
+      /** how columns nobody declared are typed; default `ckql` */
+      readonly infer?: InferMode;
     }
   | {
       readonly kind: 'url';
@@ -150,13 +155,14 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   if (options.lazy === true) return openLazyData(spec, options.progress);
   const onProgress = options.progress?.update;
   const tables = await loadResources(spec.paths, {
+    ...typingOf(spec),
     ...(options.resources === undefined ? {} : { only: options.resources }),
     ...(onProgress === undefined ? {} : { onProgress }),
   }).finally(() => options.progress?.done());
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
-    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables, options.progress));
+    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec, tables, options.progress));
   const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
@@ -182,6 +188,7 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
     ...(spec.engine === undefined ? {} : { engine: spec.engine }),
     data: spec.paths,
     ...(spec.db === undefined ? {} : { db: spec.db }),
+    ...typingOf(spec),
   });
   const client = await localClient(engine, spec).catch(async (error: unknown) => {
     await engine.close();
@@ -213,7 +220,7 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
  * sending it.
  */
 async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progress: OpenSourceOptions['progress']): Promise<Source> {
-  const files = await listDataFiles(spec.paths);
+  const files = await listDataFiles(spec.paths, typingOf(spec));
   const loaded = new Map<string, Promise<Table>>();
   const ready = new Map<string, Table>();
   const entryFor = (name: string) => files.find((each) => each.alias === name || each.id === name || datasetResourceName(each) === name);
@@ -231,7 +238,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
     if (entry === undefined) return Promise.resolve();
     let table = loaded.get(entry.id);
     if (table === undefined) {
-      table = loadResources(entry.file, progress === undefined ? {} : { onProgress: progress.update }).finally(() => progress?.done()).then(([only]) => {
+      table = loadResources(entry.file, { ...typingOf(spec), ...(progress === undefined ? {} : { onProgress: progress.update }) }).finally(() => progress?.done()).then(([only]) => {
         if (only === undefined) throw new Error(`${entry.file} gave no table`);
         ready.set(entry.id, only);
         return only;
@@ -313,11 +320,16 @@ async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined
 }
 
 /** Every table of `paths`, reading the files not read yet (only listings and "did you mean" after a partial load come here). */
-async function everyTableBut(paths: readonly string[], loaded: readonly Table[], progress: OpenSourceOptions['progress']): Promise<readonly Table[]> {
-  const files = await listDataFiles(paths);
+async function everyTableBut(spec: Extract<SourceSpec, { kind: 'data' }>, loaded: readonly Table[], progress: OpenSourceOptions['progress']): Promise<readonly Table[]> {
+  const files = await listDataFiles(spec.paths, typingOf(spec));
   const unread = files.filter((file) => !loaded.some((table) => table.id === file.id)).map((file) => file.id);
-  const read = unread.length === 0 ? [] : await loadResources(paths, { only: unread, ...(progress === undefined ? {} : { onProgress: progress.update }) }).finally(() => progress?.done());
+  const read = unread.length === 0 ? [] : await loadResources(spec.paths, { ...typingOf(spec), only: unread, ...(progress === undefined ? {} : { onProgress: progress.update }) }).finally(() => progress?.done());
   return files.flatMap((file) => loaded.find((table) => table.id === file.id) ?? read.find((table) => table.id === file.id) ?? []);
+}
+
+/** The declared types of local data (`--fields`, `--infer`), as the loaders take them. */
+function typingOf(spec: Extract<SourceSpec, { kind: 'data' }>): { fields?: string; infer?: InferMode } {
+  return { ...(spec.fields === undefined ? {} : { fields: spec.fields }), ...(spec.infer === undefined ? {} : { infer: spec.infer }) };
 }
 
 /**
