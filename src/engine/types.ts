@@ -131,7 +131,7 @@ export interface Engine {
    * statement, with the meaning of docs/semantics.md and docs/beyond-the-request.md; not paged through
    * `search`. Unknown resources and fields fail as `search` fails for them.
    */
-  query?(query: Query, options?: EngineQueryOptions): Promise<QueryStream>;
+  query(query: Query, options?: EngineQueryOptions): Promise<QueryStream>;
   /**
    * `datastore_info` from the database's own catalogue (sizes, indexes); absent where there is none
    * (the server then describes the resource from `resource`)

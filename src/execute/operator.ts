@@ -6,6 +6,7 @@
  * returns the generators below it, which release what they hold.
  */
 import type { FieldInfo, Row } from '../datastore/types.js';
+import { DatastoreError } from '../errors.js';
 
 /** What every operator of one run shares: the signal that cancels it, and counters for explain and footers. */
 export interface RunContext {
@@ -57,9 +58,16 @@ export interface Operator {
   open(context: RunContext): Promise<Stream>;
 }
 
-/** Throws the signal's reason when the run was cancelled: every operator calls it between batches. */
+/** Throws `ABORTED` when the run was cancelled: every operator calls it between batches. */
 export function checkSignal(context: RunContext): void {
-  context.signal?.throwIfAborted();
+  if (context.signal?.aborted === true) throw abortedBy(context.signal);
+}
+
+/** The error of a cancelled run: the signal's reason when it is ckql's `ABORTED`, else an `ABORTED` that carries it. */
+export function abortedBy(signal: AbortSignal): DatastoreError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof DatastoreError && reason.code === 'ABORTED') return reason;
+  return new DatastoreError('ABORTED', 'the query was cancelled', { cause: reason });
 }
 
 let lastBreath = 0;

@@ -101,7 +101,7 @@ export function pageScan(options: PageScanOptions): Operator {
           }
           const records = page.records;
           // A server that ignores `offset` sends the same page again and again; without a total nothing else would stop it.
-          const signature = options.paging === 'offset' ? pageSignature(records) : undefined;
+          const signature = options.paging === 'offset' ? pageSignature(records, base.fields !== undefined) : undefined;
           if (signature !== undefined && signature === previous) {
             throw new DatastoreError(
               'INVALID_RESPONSE',
@@ -182,11 +182,11 @@ export function withTotalOrder(request: SearchRequest): SearchRequest {
 
 /**
  * The first and last record of a page as text, to notice a page sent twice;
- * undefined for an empty or unprintable page, or one without `_id` (records
- * of a few fields may repeat from page to page without a fault).
+ * undefined for an empty or unprintable page, or for one of a few fields
+ * without `_id` (such records may repeat from page to page without a fault).
  */
-function pageSignature(records: readonly Row[]): string | undefined {
-  if (records.length === 0 || !Object.hasOwn(records[0]!, '_id')) return undefined;
+function pageSignature(records: readonly Row[], projected: boolean): string | undefined {
+  if (records.length === 0 || (projected && !Object.hasOwn(records[0]!, '_id'))) return undefined;
   try {
     return JSON.stringify([records.length, records[0], records[records.length - 1]]);
   } catch {
@@ -227,7 +227,6 @@ export function engineQuery(engine: Engine, query: Query, options: Omit<EngineQu
     inputs: [],
     open: async (context): Promise<Stream> => {
       checkSignal(context);
-      if (engine.query === undefined) throw new Error(`the ${engine.kind} engine cannot answer a whole query`);
       const answer = await engine.query(query, { ...options, ...(context.signal === undefined ? {} : { signal: context.signal }) });
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         let fetched = 0;

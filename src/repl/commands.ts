@@ -235,7 +235,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'target',
     usage: 'ckan-2.11|ckan-2.12|sql|auto',
-    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11); local data is answered as that CKAN",
+    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11); local data with none is answered whole by its engine, with one as that CKAN would answer",
     words: async () => ['ckan-2.11', 'ckan-2.12', 'sql', 'auto'],
     run: async (session, argument) => {
       const word = argument.trim();
@@ -248,7 +248,11 @@ export const dotCommands: readonly DotCommand[] = [
         await session.source.setTarget(target);
         if (session.client !== session.source.client) session.client.setTarget(target);
       }
-      return `target ${session.client.target ?? 'auto (not yet asked)'}`;
+      const target = session.client.target;
+      if (target !== undefined) return `target ${target}`;
+      // Local data with no target: its engine answers each query whole, with nothing paged or sent.
+      if (session.source.spec.kind === 'data') return 'target auto (local data: its engine answers whole queries; a target answers them as that CKAN would)';
+      return 'target auto (not yet asked)';
     },
   },
   {

@@ -477,7 +477,7 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
   // No dialect asked for: the engine answers a whole query itself (docs/executor.md). A target set by
   // --target or .target pages the data through the API as that portal would be (its fidelity, its limits).
   let asked = spec.target;
-  const direct = (input: SearchInput): input is Query | string => asked === undefined && engine.query !== undefined && !isRequest(input);
+  const direct = (input: SearchInput): input is Query | string => asked === undefined && !isRequest(input);
   // The engine's own answers too take `dataset/resource` names (client/resource-names.ts).
   return withResourceNames(clientWith(client, (inner) => ({
     setTarget: (target) => {
@@ -505,8 +505,8 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
       if (!direct(input)) return inner.stream(input, options);
       const query = boundQuery(input, options.params);
       const all = options.all === true;
-      // A local engine counts as it answers: the total comes with the records, unless every record is read anyway.
-      const tree = engineTree(engine, query, { all, total: options.total ?? !all });
+      // The memory engine counts in the pass that answers; a PostgreSQL engine counts in a statement of its own.
+      const tree = engineTree(engine, query, { all, total: options.total ?? (engine.kind === 'memory' || !all), ...(options.pageSize === undefined ? {} : { batchSize: options.pageSize }) });
       return recordStream(await execute(tree, { signal: options.signal, onPage: options.onPage }));
     },
     explain: async (input, options = {}) => {

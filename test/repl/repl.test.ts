@@ -318,13 +318,17 @@ describe('dot commands', () => {
   it('runs a range and a negation as a plan; .explain shows the residual; .target sets the dialect', async () => {
     const driver = startDriver({ source: demo });
     await driver.waitFor(prompt);
-    await ask(driver, '.target', 'target auto (not yet asked)');
     await ask(driver, '.explain on', 'explain on');
+    // No target asked for: the memory engine answers the whole query in the process, and counts as it goes.
+    const local = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 of');
+    expect(local).toContain('target: none (local data: no target asked for): answered in this process, nothing is sent');
+    expect(local).toContain('engine the memory engine answers the whole query in one pass');
+    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+    // As a 2.11 portal would be asked: a plan that stops at the page holding its last record.
     const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 records, more match (read 1000 in 1 request)');
     expect(answer).toContain('steps (what runs, the last step first):');
     expect(answer).toContain('filter grade >= 5.5 and status != withdrawn');
     await ask(driver, '.explain off', 'explain off');
-    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
     await ask(driver, 'from enrolments where grade between 1 and 1.5 limit 1', '1 record');
     expect(await ask(driver, '.target 2.13', 'error[USAGE]')).toContain('ckan-2.11, ckan-2.12, sql or auto');
     await ask(driver, '.target auto', 'target auto');
@@ -403,7 +407,11 @@ describe('dot commands', () => {
     const driver = startDriver({ source: demo, explain: true });
     await driver.waitFor(prompt);
     expect(await ask(driver, '.lang de', 'language de')).toMatch(/\/de\/api\/action\/datastore_search/);
+    // Local data is answered in the process (nothing is sent); as a portal would be asked, the URL has the segment.
+    expect(await ask(driver, 'from schools limit 1', '1 of 8 records')).toContain('answered in this process, nothing is sent');
+    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
     expect(await ask(driver, 'from schools limit 1', '1 of 8 records')).toMatch(/POST http:\/\/127\.0\.0\.1:\d+\/de\/api\/action/);
+    await ask(driver, '.target auto', 'target auto');
     expect(await ask(driver, '.lang none', 'language none')).not.toContain('/de/');
     expect(await ask(driver, '.lang x y', 'error[USAGE]')).toContain('en or de');
     await driver.exit();

@@ -1,11 +1,11 @@
 /**
- * `ckql serve <dir|file>…`: the local datastore_search server. Prints exactly
- * one line on stdout, `listening on http://HOST:PORT`, and stops cleanly on
- * SIGINT or SIGTERM (exit 0).
+ * `ckql serve <dir|file>…`: the local datastore_search server, with the
+ * playground page at `/`. Prints exactly one line on stdout, `listening on
+ * http://HOST:PORT`, and stops cleanly on SIGINT or SIGTERM (exit 0).
  */
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { loadResources } from '../../engine/memory/load.js';
 import { openEngine } from '../../engine/open.js';
 import type { EngineKind } from '../../engine/types.js';
@@ -16,6 +16,10 @@ import { integerOption, readOptionFile } from '../options.js';
 import { INFER_MODES } from '../../engine/declared.js';
 import type { InferMode } from '../../engine/declared.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
+import { memoryEngine } from '../../engine/memory/engine.js';
+import { servedSource } from '../playground-sources.js';
+import { playgroundActions } from '../playground.js';
+import { packageVersion } from '../version.js';
 
 interface ServeOptions {
   readonly host: string;
@@ -33,6 +37,8 @@ interface ServeOptions {
   readonly ckan?: '2.11' | '2.12';
   readonly fields?: string;
   readonly infer?: InferMode;
+  readonly playground: boolean;
+  readonly allowHost?: readonly string[];
 }
 
 export function registerServe(program: Command, run: CommandRun): void {
@@ -55,9 +61,14 @@ export function registerServe(program: Command, run: CommandRun): void {
     .option('--ckan <version>', 'answer as CKAN 2.11 (default: _links, total_estimation_threshold) or 2.12 (filter operators, next_page)', ckanOption)
     .option('--fields <file>', "the declared types of the one data file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
     .option('--infer <mode>', 'how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)', inferOption)
+    .option('--no-playground', 'serve the API only, without the playground page at /')
+    .option('--allow-host <names>', 'host names the playground answers to besides IP addresses and localhost, e.g. this machine\'s name with --host 0.0.0.0 (comma-separated)', listOption('--allow-host'))
     .addHelpText(
       'after',
       `
+The playground (a page to write, run, explain and share queries) is at the
+printed address, e.g. http://127.0.0.1:8080/.
+
 Example:
   ckql serve examples/data --port 8080
   curl 'http://127.0.0.1:8080/api/action/datastore_search?resource_id=courses&limit=2'`,
@@ -82,8 +93,19 @@ Example:
         const bar = fileProgressBar(context.stderr, context.env);
         const tables = engine === undefined ? await loadResources(data, { onProgress: bar.update, ...typing }).finally(bar.done) : [];
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
+        // One engine for the API and the playground's queries (which go to the API in this process).
+        const answering = engine ?? memoryEngine(tables);
+        let publicUrl = '';
+        const actions = options.playground
+          ? playgroundActions({
+              sources: [servedSource(answering, { url: () => publicUrl, ckan: options.ckan ?? '2.11', label: engine === undefined ? `local data (${data.map((path) => relativeTo(context.cwd, path)).join(', ')})` : engine.label })],
+              defaultSource: 'local',
+              version: packageVersion(),
+            })
+          : undefined;
         const server = await startServer({
-          ...(engine === undefined ? { tables } : { engine }),
+          engine: answering,
+          ...(actions === undefined ? {} : { playground: { actions, ...(options.allowHost === undefined ? {} : { allowedHosts: options.allowHost }) } }),
           host: options.host,
           port: options.port,
           ...(options.languages === undefined ? {} : { languages: options.languages }),
@@ -104,7 +126,9 @@ Example:
           }
           throw error;
         });
+        publicUrl = server.url;
         await context.out(`listening on ${server.url}\n`);
+        if (actions !== undefined) context.err(`playground: ${server.url}/`);
         const served = engine === undefined
           ? tables.map((table) => `${table.aliases[0] ?? table.id} (${table.rows.length})`)
           : (await engine.resources()).map((r) => r.aliases[0] ?? r.id);
@@ -119,6 +143,7 @@ Example:
           process.on('SIGTERM', stop);
         });
         await server.close();
+        await actions?.close();
         await engine?.close();
         return 0;
       }),
@@ -129,6 +154,11 @@ Example:
 export function inferOption(value: string): InferMode {
   if (!(INFER_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`use one of ${INFER_MODES.join(', ')}, not ${JSON.stringify(value)}`);
   return value as InferMode;
+}
+
+function relativeTo(cwd: string, path: string): string {
+  const shown = relative(cwd, path);
+  return shown === '' ? '.' : shown.startsWith('..') ? path : shown;
 }
 
 function ckanOption(value: string): '2.11' | '2.12' {

@@ -73,7 +73,7 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         if (resource.value === '') throw queryError('EMPTY_RESOURCE', resource.span, []);
         const table = lookup.find(resource.value);
         if (table === undefined) throw resourceNotFound(resource.value);
-        return Promise.resolve(queryTable(query, table, options));
+        return Promise.resolve({ ...queryTable(query, table, options), resource: table.id });
       } catch (error) {
         return Promise.reject(error as Error);
       }
