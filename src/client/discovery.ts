@@ -109,6 +109,44 @@ export async function showDataset(client: DatastoreClient, nameOrId: string, sig
   return datasetOf(result, client.url);
 }
 
+/** A table of the portal's datastore, with its aliases, as `_table_metadata` lists them. */
+export interface DatastoreTable {
+  readonly id: string;
+  readonly aliases: readonly string[];
+}
+
+/**
+ * Every table and alias of the portal's datastore, from `_table_metadata`
+ * (CKAN lets anyone search it; ../shared/reference/portals-and-users.md §1.1),
+ * 1,000 rows a request in `name` order (unique: a total order); undefined
+ * where the portal does not let it be read.
+ * @example (await datastoreTables(client))?.find((t) => t.aliases.includes('courses'))?.id // → '5b3f…'
+ */
+export async function datastoreTables(client: DatastoreClient, signal?: AbortSignal): Promise<DatastoreTable[] | undefined> {
+  const tables = new Map<string, string[]>();
+  const aliases: [string, string][] = [];
+  for (let offset = 0; ; offset += SEARCH_ROWS_MAX) {
+    let page;
+    try {
+      page = await client.search(
+        { resource_id: '_table_metadata', fields: ['name', 'alias_of'], sort: 'name', limit: SEARCH_ROWS_MAX, offset, include_total: false },
+        signal === undefined ? {} : { signal },
+      );
+    } catch (error) {
+      if (error instanceof DatastoreError && ['NOT_FOUND', 'FORBIDDEN', 'VALIDATION_ERROR', 'BAD_REQUEST'].includes(error.code)) return undefined;
+      throw error;
+    }
+    for (const row of page.records) {
+      if (typeof row.name !== 'string' || row.name.startsWith('_')) continue;
+      if (typeof row.alias_of === 'string') aliases.push([row.name, row.alias_of]);
+      else if (!tables.has(row.name)) tables.set(row.name, []);
+    }
+    if (page.records.length < Math.min(page.limit, SEARCH_ROWS_MAX) || page.records.length === 0) break;
+  }
+  for (const [alias, table] of aliases) tables.get(table)?.push(alias);
+  return [...tables].map(([id, names]) => ({ id, aliases: names }));
+}
+
 function searchBody(query: DatasetQuery, rows: number, start: number, sort: string | undefined): Record<string, unknown> {
   const filters = [query.organization === undefined ? undefined : `organization:${solrValue(query.organization)}`, query.filter].filter((part) => part !== undefined && part !== '');
   return {

@@ -14,7 +14,7 @@ import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
 import type { Session } from './session.js';
 import { readDictionary } from '../client/dictionary.js';
-import { allDatasets, searchDatasets } from '../client/discovery.js';
+import { allDatasets, datastoreTables, searchDatasets } from '../client/discovery.js';
 import type { DatasetSummary } from '../client/discovery.js';
 import { resourceName } from '../client/resource-names.js';
 import { datasetsText } from '../output/datasets.js';
@@ -121,8 +121,14 @@ export const dotCommands: readonly DotCommand[] = [
     name: 'resources',
     usage: '',
     help: 'list the resources (aliases, ids, record counts)',
-    run: async (session) => {
-      const resources = await session.resources(true);
+    run: async (session, _, io) => {
+      const resources = [...(await session.resources(true))];
+      // A portal: also every table its _table_metadata lists, where anyone may read it.
+      if (session.source.spec.kind === 'url') {
+        for (const table of (await datastoreTables(session.client, io.signal)) ?? []) {
+          if (!resources.some((r) => r.id === table.id)) resources.push({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) });
+        }
+      }
       if (resources.length === 0) return 'no resources known yet: a portal lists the ones you have queried';
       return renderInfoTable(
         ['alias', 'id', 'records'],

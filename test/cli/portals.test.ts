@@ -80,6 +80,13 @@ describe('the commands on a portal', () => {
     expect(quiet.stderr).not.toContain('warning');
   });
 
+  it("ckql resources on a portal: every table and alias its _table_metadata lists", async () => {
+    const listed = await ckql(['resources', '--url', server.url]);
+    expect(ndjson(listed.stdout).map((r) => (r as { alias: string }).alias).sort()).toEqual(['courses', 'enrolments', 'schools']);
+    const nothing = await ckql(['resources', '--url', 'http://127.0.0.1:9']);
+    expect(nothing.code).toBe(4);
+  });
+
   it('ckql datasets --all in every format', async () => {
     const all = await ckql(['datasets', '--all', '--url', server.url]);
     expect(ndjson(all.stdout)).toHaveLength(1);
