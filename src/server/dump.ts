@@ -157,7 +157,9 @@ export async function answerDump(engine: Engine, id: string, query: URLSearchPar
   const sort = read.request.sort ?? '_id';
   // CKAN 2.12 pages by keyset when the order is `_id`'s and `_id` is written; otherwise by offset.
   const keyset = settings.ckan === '2.12' && /^\s*"?_id"?(\s+asc)?\s*$/i.test(sort) && (read.request.fields === undefined || read.request.fields.includes('_id'));
-  const base: SearchRequest = { ...read.request, resource_id: resource.id, sort, include_total: false } as SearchRequest;
+  // A dump's columns are the table's (or those asked for): a search adds no rank column to it.
+  const columns = read.request.fields ?? (read.request.q === undefined ? undefined : resource.fields.map((field) => field.id));
+  const base: SearchRequest = { ...read.request, ...(columns === undefined ? {} : { fields: columns }), resource_id: resource.id, sort, include_total: false } as SearchRequest;
   const options = { ckan: settings.ckan, maxLimit: settings.maxLimit, ...(signal === undefined ? {} : { signal }) };
   const page = (offset: number, remaining: number | undefined, after: number | undefined) =>
     engine.search(

@@ -129,6 +129,10 @@ describe.each(engines)('the dump on %s', (_, engineOf) => {
     expect((await get(server, `/datastore/dump/${all.id}?limit=1&format=xml`)).text).toBe(expected);
   });
 
+  it('a search dumps the table\'s columns, no rank column', async () => {
+    expect((await get(server, `/datastore/dump/${books.id}?q=warandpeace`)).text).toBe('_id,book\r\n2,warandpeace\n');
+  });
+
   it('bom: the csv starts with a UTF-8 BOM (for Excel)', async () => {
     const response = await fetch(`${server.url}/datastore/dump/${books.id}?bom=true`);
     const bytes = Buffer.from(await response.arrayBuffer());
