@@ -179,6 +179,10 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
       return client.target;
     },
     setTarget: (target) => client.setTarget(target),
+    get maxScan() {
+      return client.maxScan;
+    },
+    setMaxScan: (max) => client.setMaxScan(max),
     detectTarget: async (resourceId, signal) => client.detectTarget((await names.resolve(resourceId, signal)) ?? resourceId, signal),
     search: async (input, options) => {
       const [next, rest] = await resolved(input, options);

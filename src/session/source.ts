@@ -389,6 +389,10 @@ function clientWith(
     get target() {
       return client.target;
     },
+    get maxScan() {
+      return client.maxScan;
+    },
+    setMaxScan: (max) => client.setMaxScan(max),
     setTarget: overrides.setTarget ?? ((target) => client.setTarget(target)),
     detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
     search: overrides.search ?? ((input, options) => client.search(input, options)),

@@ -359,6 +359,27 @@ describe('dot commands', () => {
     }
   });
 
+  it('.max-scan bounds what a plan reads, and says how to change it where SCAN_TOO_LARGE is met', async () => {
+    const own = await openDemo();
+    try {
+      const driver = startDriver({ source: own });
+      await driver.waitFor(prompt);
+      await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+      expect(await ask(driver, '.max-scan', 'max-scan 100000')).toContain('records a plan may read');
+      await ask(driver, '.max-scan 500', 'max-scan 500');
+      const refused = await ask(driver, 'from enrolments where status != withdrawn limit 1000', 'SCAN_TOO_LARGE');
+      expect(refused).toContain('read 500 of them');
+      expect(refused).toContain('.max-scan N in the REPL');
+      expect(refused).toContain('.target sql');
+      expect(await ask(driver, '.max-scan lots', 'error[USAGE]')).toContain('whole number');
+      await ask(driver, '.max-scan default', 'max-scan 100000');
+      await ask(driver, 'from enrolments where status != withdrawn limit 1000', '1000 records, more match');
+      await driver.exit();
+    } finally {
+      await own.close();
+    }
+  });
+
   it('.explain asks a portal its target before the first query that needs it', async () => {
     const portal = await startServer({ tables: await loadResources(demoDataDir, { only: ['enrolments'] }), ckan: '2.12' });
     const source = portalSource(portal.url);
