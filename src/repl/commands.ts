@@ -174,6 +174,8 @@ export const dotCommands: readonly DotCommand[] = [
       }
       const text = words.join(' ');
       const query = { ...(text === '' ? {} : { text }), ...(organization === undefined ? {} : { organization }), signal: io.signal };
+      // Local data read as it is asked for: the catalogue needs every file read first.
+      if (session.source.spec.kind === 'data') await session.source.listResources({ totals: true });
       let datasets: DatasetSummary[];
       let count: number;
       if (all) {

@@ -229,8 +229,9 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
       const entry = entryFor(name);
       return entry === undefined ? undefined : ready.get(entry.id);
     },
+    // In the files' order (a catalogue lists a dataset's resources so), whatever order they were read in.
     get tables() {
-      return [...ready.values()];
+      return files.flatMap((each) => ready.get(each.id) ?? []);
     },
   };
   const read = (name: string): Promise<unknown> => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
-import { demoDataDir } from '../../src/session/source.js';
+import { demoDataDir, openSource } from '../../src/session/source.js';
 import { portalSource, prompt, startDriver } from './driver.js';
 import type { Driver } from './driver.js';
 
@@ -76,6 +76,21 @@ describe('the REPL at a portal', () => {
       expect(fields).toContain('3 fields of spending, 3 records');
       const warned = await ask(driver, 'from spending where year >= 2020', 'records');
       expect(warned).toContain('warning[TEXT_COMPARED]: year >= 2020 compares text');
+    } finally {
+      await driver.exit();
+      await source.close();
+    }
+  });
+
+  it('on local data read as it is asked for (the REPL\'s way), .datasets reads every file first', async () => {
+    const source = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
+    const driver = startDriver({ source });
+    try {
+      await driver.waitFor(prompt);
+      driver.send('.datasets\r');
+      const shown = await driver.waitFor('query one:', 10_000);
+      expect(shown).toMatch(/✓ courses[\s\S]*✓ enrolments[\s\S]*✓ schools/);
+      await ask(driver, 'from "university/schools" where country = NO limit 1', /1 of \d+ records/);
     } finally {
       await driver.exit();
       await source.close();
