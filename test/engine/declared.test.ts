@@ -12,6 +12,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEngine } from '../../src/engine/open.js';
+import { loadResources } from '../../src/engine/memory/load.js';
+import { memoryEngine } from '../../src/engine/memory/engine.js';
+import { loadFiles } from '../../src/engine/sql/load-files.js';
+import type { SqlEngine } from '../../src/engine/sql/engine.js';
 import type { OpenEngineOptions } from '../../src/engine/open.js';
 import type { Engine } from '../../src/engine/types.js';
 import { describedInfo } from '../../src/server/catalog.js';
@@ -31,7 +35,7 @@ beforeAll(() => {
   mkdirSync(messy);
   mkdirSync(long);
   writeFileSync(join(messy, 'readings.csv'), '  Station Name  ,code,when,value,flag\n  north ,1,2023-01-01,1.5,true\nsouth,2,2023-01-02T10:00:00,17,false\n');
-  writeFileSync(join(long, 'readings.csv'), `  Station Name  ,${'x'.repeat(70)},when,value,flag\n  north ,1,2023-01-01,1.5,true\nsouth,2,2023-01-02T10:00:00,17,false\n`);
+  writeFileSync(join(long, 'long-readings.csv'), `  Station Name  ,${'x'.repeat(70)},when,value,flag\n  north ,1,2023-01-01,1.5,true\nsouth,2,2023-01-02T10:00:00,17,false\n`);
   writeFileSync(
     join(data.root, 'schema.json'),
     JSON.stringify({ fields: [{ name: 'year', type: 'integer', title: 'Year' }, { name: 'source', type: 'string' }, { name: 'amount', type: 'number' }], primaryKey: ['year', 'source'] }),
@@ -85,28 +89,51 @@ async function answers(engine: Engine): Promise<unknown> {
 
 const kinds = ['memory', ...engineNames] as const;
 
-const sources: [string, () => OpenEngineOptions][] = [
-  ['a fields file beside the data (CKAN datastore_create fields, an id, aliases, _id values)', () => ({ data: [join(data.cityBudget, 'spending.csv')] })],
-  ['--fields with a Table Schema (integer by its values, a primary key)', () => ({ data: [join(data.cityBudget, 'revenue.csv')], fields: join(data.root, 'schema.json') })],
-  ['a datapackage.json (Table Schemas, titles as labels)', () => ({ data: [data.airQuality] })],
-  ['--infer xloader (all text, headers trimmed and cut to 63 characters, cells trimmed)', () => ({ data: [join(data.root, 'long')], infer: 'xloader' })],
-  ['--infer datapusher (numeric, timestamp, text)', () => ({ data: [join(data.root, 'messy')], infer: 'datapusher' })],
-  ['--infer ckql', () => ({ data: [join(data.root, 'messy')], infer: 'ckql' })],
+/**
+ * Each source of types, as the loaders take it: a fields file beside the data (CKAN datastore_create
+ * fields, an id, aliases, _id values) and a datapackage.json (Table Schemas, titles as labels), `--fields`
+ * with a Table Schema (integer by its values, a primary key), `--infer xloader` (all text, headers
+ * trimmed and cut to 63 characters, cells trimmed) and `--infer datapusher` (numeric, timestamp, text).
+ */
+const sources = (): { data: string[]; fields?: string; infer?: 'xloader' | 'datapusher' }[] => [
+  { data: [join(data.cityBudget, 'spending.csv'), data.airQuality] },
+  { data: [join(data.cityBudget, 'revenue.csv')], fields: join(data.root, 'schema.json') },
+  { data: [join(data.root, 'long')], infer: 'xloader' },
+  { data: [join(data.root, 'messy')], infer: 'datapusher' },
 ];
 
-describe.each(sources)('%s', (_, optionsOf) => {
-  it(`answers alike on ${kinds.join(', ')}`, async () => {
+/** Every source loaded into one engine of a kind: the memory loader's tables, or `loadFiles` into one database. */
+async function loadedOn(kind: 'memory' | 'pglite' | 'postgres'): Promise<Engine> {
+  if (kind === 'memory') {
+    const tables = [];
+    for (const source of sources()) tables.push(...(await loadResources(source.data, source)));
+    return memoryEngine(tables);
+  }
+  const engine = (await openOn(kind, {})) as SqlEngine;
+  try {
+    for (const source of sources()) await loadFiles(engine.db, source.data, { ...source, indexes: false });
+    await engine.refresh();
+    return engine;
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+}
+
+describe('each source of declared types', () => {
+  it(`answers alike on ${kinds.join(', ')}: fields, data dictionary, records, count, schema`, async () => {
     const seen: unknown[] = [];
     for (const kind of kinds) {
-      const engine = await openOn(kind, optionsOf());
+      const engine = await loadedOn(kind);
       try {
         seen.push(await answers(engine));
       } finally {
         await engine.close();
       }
     }
+    expect(Object.keys(seen[0] as object).sort()).toEqual(['long-readings', 'measurements-2023', 'readings', 'revenue', 'spending', 'stations']);
     for (const other of seen.slice(1)) expect(other).toEqual(seen[0]);
-  });
+  }, 120_000);
 });
 
 describe('what each source of types makes (memory engine)', () => {
@@ -124,19 +151,19 @@ describe('what each source of types makes (memory engine)', () => {
 
   it('xloader and DataPusher type as those loaders do; a type_override is honoured by them', async () => {
     const xloader = await openEngine({ data: [join(data.root, 'long')], infer: 'xloader' });
-    const fields = (await xloader.search({ resource_id: 'readings', limit: 1 })).fields;
+    const fields = (await xloader.search({ resource_id: 'long-readings', limit: 1 })).fields;
     expect(fields.map((f) => [f.id, f.type])).toEqual([['_id', 'int'], ['Station Name', 'text'], ['x'.repeat(63), 'text'], ['when', 'text'], ['value', 'text'], ['flag', 'text']]);
-    expect((await xloader.search({ resource_id: 'readings', limit: 1 })).records[0]?.['Station Name']).toBe('north');
+    expect((await xloader.search({ resource_id: 'long-readings', limit: 1 })).records[0]?.['Station Name']).toBe('north');
     await xloader.close();
     const datapusher = await openEngine({ data: [join(data.root, 'messy')], infer: 'datapusher' });
     expect((await datapusher.search({ resource_id: 'readings', limit: 1 })).fields.map((f) => f.type)).toEqual(['int', 'text', 'numeric', 'timestamp', 'numeric', 'text']);
     expect((await datapusher.search({ resource_id: 'readings', limit: 1 })).records[0]?.['  Station Name  ']).toBe('  north ');
     await datapusher.close();
-    writeFileSync(join(data.root, 'messy', 'readings.fields.json'), JSON.stringify([{ id: 'value', info: { type_override: 'numeric' } }]));
-    const overridden = await openEngine({ data: [join(data.root, 'messy')], infer: 'xloader' });
-    expect((await overridden.search({ resource_id: 'readings', limit: 1 })).fields.find((f) => f.id === 'value')?.type).toBe('numeric');
+    writeFileSync(join(data.root, 'overridden.csv'), 'value,other\n1.5,2\n');
+    writeFileSync(join(data.root, 'overridden.fields.json'), JSON.stringify([{ id: 'value', info: { type_override: 'numeric' } }]));
+    const overridden = await openEngine({ data: [join(data.root, 'overridden.csv')], infer: 'xloader' });
+    expect((await overridden.search({ resource_id: 'overridden', limit: 1 })).fields.map((f) => f.type)).toEqual(['int', 'numeric', 'text']);
     await overridden.close();
-    rmSync(join(data.root, 'messy', 'readings.fields.json'));
   });
 
   it('a cell that is not its declared type is refused, naming the record and the column', async () => {
@@ -144,7 +171,8 @@ describe('what each source of types makes (memory engine)', () => {
     mkdirSync(bad);
     writeFileSync(join(bad, 'b.csv'), 'n\n1\nabc\n');
     writeFileSync(join(bad, 'b.fields.json'), JSON.stringify([{ id: 'n', type: 'int' }]));
-    for (const kind of kinds) {
+    // The memory loader and PostgreSQL's (PGlite's) refuse it alike.
+    for (const kind of ['memory', 'pglite'] as const) {
       await expect(openOn(kind, { data: [bad] })).rejects.toMatchObject({ code: 'DATA_INVALID', message: expect.stringContaining('record 2, column "n": "abc" is not a whole number (int4), its declared type') });
     }
     writeFileSync(join(bad, 'b.fields.json'), JSON.stringify([{ id: 'n', type: 'money' }]));

@@ -112,8 +112,8 @@ describe.each(kinds)('export and load on %s', (kind) => {
     expect(files[0]?.split('\n')[0]).toBe('_id,station,day,pm10,valid,count\r');
   });
 
-  // Every format on the memory engine; csv and ndjson on the PostgreSQL engines (a fresh database per load is the slow part).
-  const formats = kind === 'memory' ? (['csv', 'ndjson', 'json', 'tsv'] as const) : (['csv', 'ndjson'] as const);
+  // Every format on the memory engine; csv (the dump's, the default) on the PostgreSQL engines (a fresh database per load is the slow part).
+  const formats = kind === 'memory' ? (['csv', 'ndjson', 'json', 'tsv'] as const) : (['csv'] as const);
   it.each(formats)('a %s export and its fields file load back as the same table', async (format) => {
     const resources = [['budget-spending', 'spending'], ['air-quality/stations', 'stations'], ['measurements-2023', 'measurements-2023']] as const;
     const files: string[] = [];
