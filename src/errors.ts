@@ -187,7 +187,7 @@ export function resourceNotFound(id: string): DatastoreError {
 /** Errors of loading local data, reading config files and using the CLI. */
 export const toolMessages = {
   DATA_NOT_FOUND: (path: string) => `no such file or directory: ${path}`,
-  DATA_UNSUPPORTED: (path: string) => `${path}: not a .csv, .json, .ndjson or .jsonl file`,
+  DATA_UNSUPPORTED: (path: string) => `${path}: not a .csv, .tsv, .json, .ndjson or .jsonl file`,
   DATA_INVALID: (path: string, detail: string) => `${path}: ${detail}`,
   DATA_DUPLICATE_ALIAS: (alias: string, first: string, second: string) =>
     `two files give the resource name ${q(alias)}: ${first} and ${second}`,

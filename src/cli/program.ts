@@ -7,6 +7,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerCheck } from './commands/check.js';
 import { registerCompile } from './commands/compile.js';
+import { registerDatasets } from './commands/datasets.js';
+import { registerExport } from './commands/export.js';
 import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
@@ -67,6 +69,8 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerLoad(program, run);
   registerFields(program, run);
   registerResources(program, run);
+  registerDatasets(program, run);
+  registerExport(program, run);
   registerCheck(program, run);
   registerLsp(program, run);
   return program;

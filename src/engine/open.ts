@@ -8,6 +8,7 @@ import { toolError } from '../errors.js';
 import { memoryEngine } from './memory/engine.js';
 import { loadResources } from './memory/load.js';
 import type { Engine, EngineKind } from './types.js';
+import type { InferMode } from './declared.js';
 
 export interface OpenEngineOptions {
   /** default `memory`, or `postgres` when `db` is a `postgres://` URL */
@@ -18,6 +19,10 @@ export interface OpenEngineOptions {
   readonly db?: string;
   /** resources (ids or aliases) to mark private */
   readonly private?: readonly string[];
+  /** a fields file declaring the one data file (engine/declared.ts); default: a `<name>.fields.json` beside each */
+  readonly fields?: string;
+  /** how columns nobody declared are typed: `ckql` (default), `xloader` or `datapusher` */
+  readonly infer?: InferMode;
   /** `statement_timeout` of a search on a PostgreSQL engine, ms */
   readonly statementTimeout?: number;
   /**
@@ -39,7 +44,11 @@ export interface OpenEngineOptions {
 export async function openEngine(options: OpenEngineOptions = {}): Promise<Engine> {
   const kind = options.engine ?? (options.db !== undefined && /^postgres(ql)?:\/\//.test(options.db) ? 'postgres' : 'memory');
   const paths = options.data ?? [];
-  const loadOptions = options.private === undefined ? {} : { private: options.private };
+  const loadOptions = {
+    ...(options.private === undefined ? {} : { private: options.private }),
+    ...(options.fields === undefined ? {} : { fields: options.fields }),
+    ...(options.infer === undefined ? {} : { infer: options.infer }),
+  };
   const timeout = {
     ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
     ...(options.allowedSqlFunctions === undefined ? {} : { allowedSqlFunctions: options.allowedSqlFunctions }),

@@ -13,6 +13,13 @@ import { toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
 import type { Session } from './session.js';
+import { readDictionary } from '../client/dictionary.js';
+import { allDatasets, datastoreTables, searchDatasets } from '../client/discovery.js';
+import type { DatasetSummary } from '../client/discovery.js';
+import { resourceName } from '../client/resource-names.js';
+import { datasetsText } from '../output/datasets.js';
+import { valueText } from './complete.js';
+import { shortNotes } from '../output/dictionary.js';
 import type { renderInfoTable as RenderInfoTableFunction } from '../output/table/render.js';
 
 type RenderInfoTable = typeof RenderInfoTableFunction;
@@ -93,6 +100,11 @@ export function readRunParams(words: readonly string[]): Params {
   return params;
 }
 
+/** A resource typed with or without quotes: `.fields "air-quality/measurements 2023"`. */
+function unquoted(text: string): string {
+  return /^"(?:[^"\\]|\\.)*"$/.test(text) ? (JSON.parse(text) as string) : text;
+}
+
 /** Splits `a b="x y" c` into words; double quotes keep spaces and stay part of the word. */
 function words(text: string): string[] {
   return [...text.matchAll(/(?:[^\s"]+|"(?:[^"\\]|\\.)*")+/g)].map((match) => match[0]);
@@ -109,8 +121,14 @@ export const dotCommands: readonly DotCommand[] = [
     name: 'resources',
     usage: '',
     help: 'list the resources (aliases, ids, record counts)',
-    run: async (session) => {
-      const resources = await session.resources(true);
+    run: async (session, _, io) => {
+      const resources = [...(await session.resources(true))];
+      // A portal: also every table its _table_metadata lists, where anyone may read it.
+      if (session.source.spec.kind === 'url') {
+        for (const table of (await datastoreTables(session.client, io.signal)) ?? []) {
+          if (!resources.some((r) => r.id === table.id)) resources.push({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) });
+        }
+      }
       if (resources.length === 0) return 'no resources known yet: a portal lists the ones you have queried';
       return renderInfoTable(
         ['alias', 'id', 'records'],
@@ -122,19 +140,58 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'fields',
     usage: '[resource]',
-    help: 'list the fields of a resource (default: the last queried)',
+    help: 'the fields of a resource: types, label, notes, type_override; the record count (default: the last queried)',
     words: async (session) => (await session.resources().catch(() => [])).map((r) => r.alias ?? r.id),
     run: async (session, argument, io) => {
-      const resource = argument.trim() === '' ? session.lastResource : argument.trim();
+      const resource = argument.trim() === '' ? session.lastResource : unquoted(argument.trim());
       if (resource === undefined) {
         throw toolError('USAGE', ['.fields needs a resource until a query has run'], { hint: 'for example .fields courses' });
       }
-      const fields = await session.fields(resource, io.signal);
+      const dictionary = await readDictionary(session.client, resource, io.signal);
+      const described = dictionary.fields.some((f) => f.label !== undefined || f.notes !== undefined || f.typeOverride !== undefined);
+      const count = dictionary.total === undefined ? '' : `, ${dictionary.total} records`;
       return renderInfoTable(
-        ['field', 'type'],
-        fields.map((field) => [field.id, field.type]),
-        { width: session.width(), color: session.color, note: `${fields.length} fields of ${resource}` },
+        described ? ['field', 'type', 'label', 'notes', 'type_override'] : ['field', 'type'],
+        dictionary.fields.map((field) =>
+          described ? [field.id, field.type, field.label ?? '', field.notes === undefined ? '' : shortNotes(field.notes), field.typeOverride ?? ''] : [field.id, field.type],
+        ),
+        { width: session.width(), color: session.color, note: `${dictionary.fields.length} fields of ${resource}${count}` },
       );
+    },
+  },
+  {
+    name: 'datasets',
+    usage: '[words] [org:NAME] [--all]',
+    help: "search the portal's catalogue; resources complete as \"dataset/resource\" afterwards",
+    run: async (session, argument, io) => {
+      const words: string[] = [];
+      let organization: string | undefined;
+      let all = false;
+      for (const word of argument.trim().split(/\s+/).filter((each) => each !== '')) {
+        if (word === '--all') all = true;
+        else if (/^(org|organization):/.test(word)) organization = word.slice(word.indexOf(':') + 1);
+        else words.push(word);
+      }
+      const text = words.join(' ');
+      const query = { ...(text === '' ? {} : { text }), ...(organization === undefined ? {} : { organization }), signal: io.signal };
+      // Local data read as it is asked for: the catalogue needs every file read first.
+      if (session.source.spec.kind === 'data') await session.source.listResources({ totals: true });
+      let datasets: DatasetSummary[];
+      let count: number;
+      if (all) {
+        datasets = [];
+        for await (const dataset of allDatasets(session.client, query)) datasets.push(dataset);
+        count = datasets.length;
+      } else {
+        const page = await searchDatasets(session.client, query);
+        datasets = [...page.datasets];
+        count = page.count;
+      }
+      session.rememberDatasets(datasets);
+      const body = await datasetsText(datasets, session.settings.format, { color: session.color, width: session.width(), pretty: true });
+      const example = datasets.flatMap((dataset) => dataset.resources.filter((r) => r.datastoreActive).map((r) => resourceName(dataset.name, r.name)))[0];
+      const footer = `${datasets.length} of ${count} datasets${datasets.length < count ? ' (.datasets … --all for every one)' : ''}${example === undefined ? '' : ` — query one: from ${valueText(example) ?? example}`}`;
+      return `${body.replace(/\n$/, '')}\n${session.color ? `\x1b[2m${footer}\x1b[22m` : footer}`;
     },
   },
   {

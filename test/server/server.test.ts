@@ -298,7 +298,7 @@ describe('paths', () => {
 
   it.each([
     ['/api/action/datastore_delete', 'datastore_delete'],
-    ['/api/3/action/package_show', 'package_show'],
+    ['/api/3/action/datastore_dump', 'datastore_dump'],
   ])('%s is CKAN\'s 400, a bare JSON string naming the action', async (path, name) => {
     const answer = await call('GET', `${path}?resource_id=courses`);
     expect(answer.status).toBe(400);

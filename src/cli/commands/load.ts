@@ -12,6 +12,8 @@ import { toolError } from '../../errors.js';
 import type { CliContext, CommandRun } from '../context.js';
 import { interruptible } from '../interrupt.js';
 import { progressBar as terminalProgressBar } from '../../output/progress-bar.js';
+import type { InferMode } from '../../engine/declared.js';
+import { inferOption } from './serve.js';
 
 interface LoadOptions {
   readonly db?: string;
@@ -19,6 +21,8 @@ interface LoadOptions {
   readonly alias?: string;
   readonly private?: boolean;
   readonly indexes?: boolean;
+  readonly fields?: string;
+  readonly infer?: InferMode;
 }
 
 export function registerLoad(program: Command, run: CommandRun): void {
@@ -31,6 +35,8 @@ export function registerLoad(program: Command, run: CommandRun): void {
     .option('--alias <name>', 'the resource\'s alias (one file only; default: the file name)')
     .option('--private', 'mark the loaded resources private (a server asks for a token)')
     .option('--no-indexes', 'skip CKAN\'s full-text indexes (faster loads; same answers, slower q on large tables)')
+    .option('--fields <file>', "the declared types of the one file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
+    .option('--infer <mode>', 'how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)', inferOption)
     .addHelpText(
       'after',
       `
@@ -64,6 +70,8 @@ Examples:
               signal,
               ...(options.alias === undefined ? {} : { alias: options.alias }),
               ...(options.private === true ? { private: true as const } : {}),
+              ...(options.fields === undefined ? {} : { fields: resolve(context.cwd, options.fields) }),
+              ...(options.infer === undefined ? {} : { infer: options.infer }),
             }),
           );
         } finally {

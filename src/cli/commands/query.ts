@@ -14,6 +14,7 @@ import {
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { printQuery } from '../print-query.js';
+import { startTypeWarnings } from '../type-warnings.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
@@ -65,6 +66,7 @@ Examples:
       const request = planned.request as SearchRequest;
       const opened = await openSource(source.spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
       try {
+        const warnings = startTypeWarnings(context, opened.client, queryText, params);
         await printQuery(context, opened, request, {
           // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
           query: bind(parse(queryText), params),
@@ -74,6 +76,7 @@ Examples:
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           escapeFormulas: options.escapeFormulas,
         });
+        await warnings.print();
       } finally {
         await opened.close();
       }

@@ -10,6 +10,8 @@ import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { listing } from './fields.js';
+import { datastoreTables } from '../../client/discovery.js';
+import { interruptible } from '../interrupt.js';
 
 interface ResourcesOptions extends SourceOptionValues {
   readonly format?: OutputFormat;
@@ -18,7 +20,7 @@ interface ResourcesOptions extends SourceOptionValues {
 export function registerResources(program: Command, run: CommandRun): void {
   const command = program
     .command('resources')
-    .description('list the resources of the source: every local table, or the ones a portal profile names');
+    .description("list the resources of the source: every local table, or on a portal the ones the profile names and every table its _table_metadata lists");
   addFormatOption(command, 'the resources').addHelpText(
     'after',
     `
@@ -32,7 +34,13 @@ Example:
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
       const source = await openSource(spec, { progress: fileProgressBar(context.stderr, context.env) });
       try {
-        const resources = await source.listResources();
+        const resources = [...(await source.listResources())];
+        // A portal: what the profile names, then every table `_table_metadata` lists where anyone may read it.
+        const tables = spec.kind === 'url' ? await interruptible((signal) => datastoreTables(source.client, signal)) : undefined;
+        for (const table of tables ?? []) {
+          if (resources.some((each) => each.id === table.id || (table.aliases[0] !== undefined && each.id === table.aliases[0]))) continue;
+          resources.push({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) });
+        }
         const records: Row[] = resources.map((each) => ({ id: each.id, alias: each.alias ?? null, total: each.total ?? null }));
         const result = listing(
           [
@@ -50,7 +58,7 @@ Example:
           }),
         );
         if (resources.length === 0 && spec.kind === 'url') {
-          context.err('a portal lists no resources here: name them under resources: in the profile, or query one by id');
+          context.err("this portal does not let its _table_metadata be read: name resources under resources: in the profile, or find them with ckql datasets");
         }
       } finally {
         await source.close();

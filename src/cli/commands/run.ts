@@ -23,6 +23,7 @@ import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { attachOrigin, withParamHint } from '../report.js';
 import { printQuery } from '../print-query.js';
+import { startTypeWarnings } from '../type-warnings.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
@@ -125,6 +126,7 @@ Example (ckql.config.yaml):
       });
       const source = await openSource(spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
       try {
+        const warnings = startTypeWarnings(context, source.client, named.query, { ...named.params, ...given });
         await printQuery(context, source, request, {
           ...(query === undefined ? {} : { query }),
           format: options.format ?? defaultFormat(context),
@@ -133,6 +135,7 @@ Example (ckql.config.yaml):
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           escapeFormulas: options.escapeFormulas,
         });
+        await warnings.print();
       } finally {
         await source.close();
       }

@@ -7,7 +7,7 @@
  * `_build_fts_indexes`, `create_alias`).
  */
 import { createHash } from 'node:crypto';
-import type { FieldInfo, FieldType } from '../../datastore/types.js';
+import type { FieldDictionary, FieldInfo, FieldType, ResourceMeta } from '../../datastore/types.js';
 import type { SqlSession } from './db.js';
 import { quoteIdentifier } from './db.js';
 
@@ -55,6 +55,8 @@ export const DATASTORE_SETUP_SQL = [
 export interface TableNote {
   readonly private?: boolean;
   readonly source?: string;
+  /** the resource's name, description and dataset, for a catalogue */
+  readonly meta?: ResourceMeta;
 }
 
 /**
@@ -135,7 +137,7 @@ export async function readCatalog(session: SqlSession): Promise<CatalogEntry[]> 
   }
   if (entries.size === 0) return [];
   const columns = await session.query(
-    `SELECT c.relname AS table, a.attname AS name, t.typname AS type
+    `SELECT c.relname AS table, a.attname AS name, t.typname AS type, col_description(c.oid, a.attnum) AS comment
        FROM pg_attribute a
        JOIN pg_class c ON c.oid = a.attrelid
        JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -149,7 +151,8 @@ export async function readCatalog(session: SqlSession): Promise<CatalogEntry[]> 
     if (entry === undefined) continue;
     const type = String(row['type']);
     // CKAN renames its `nested` composite back to `json` in `fields` (`_unrename_json_field`).
-    entry.fields.push({ id: String(row['name']), type: (type === 'nested' ? 'json' : type) as FieldType });
+    const info = columnInfo(row['comment']);
+    entry.fields.push({ id: String(row['name']), type: (type === 'nested' ? 'json' : type) as FieldType, ...(info === undefined ? {} : { info }) });
   }
   const aliases = await session.query(
     `SELECT DISTINCT v.relname AS alias, t.relname AS table, v.oid
@@ -173,6 +176,45 @@ function parseNote(comment: unknown): TableNote {
   } catch {
     return {};
   }
+}
+
+/**
+ * A column's data dictionary as CKAN 2.11 keeps it: the column comment is
+ * JSON whose `_info` key holds `info` (`description::json -> '_info'`,
+ * ckanext/datastore/backend/postgres.py `_get_field_info`). A comment that
+ * is not JSON, or has no `_info` object (a 2.10 comment before `ckan
+ * datastore upgrade`), gives none, as CKAN 2.11 gives none.
+ * @example columnInfo(' {"_info":{"label":"Year"}}') // → { label: 'Year' }
+ */
+export function columnInfo(comment: unknown): FieldDictionary | undefined {
+  if (typeof comment !== 'string') return undefined;
+  try {
+    const parsed = JSON.parse(comment) as { _info?: unknown };
+    const info = typeof parsed === 'object' && parsed !== null ? parsed._info : undefined;
+    return typeof info === 'object' && info !== null && !Array.isArray(info) && Object.keys(info).length > 0 ? (info as FieldDictionary) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The comment CKAN 2.11's `datastore_create` writes on a column with `info`:
+ * a space (its mark of the 2.11 layout), then `{"_info": …}` as compact JSON.
+ * @example columnCommentSql('r', 'year', { label: 'Year' }) // → `COMMENT ON COLUMN "r"."year" IS ' {"_info":{"label":"Year"}}'`
+ */
+export function columnCommentSql(id: string, column: string, info: FieldDictionary): string {
+  const literal = `' ${JSON.stringify({ _info: info }).replaceAll("'", "''")}'`;
+  return `COMMENT ON COLUMN ${quoteIdentifier(id)}.${quoteIdentifier(column)} IS ${literal}`;
+}
+
+/**
+ * CKAN's `primary_key`: not a primary key (`_id` is one) but a unique index,
+ * named as `create_indexes` names it (the SHA-1 of the id and the quoted columns).
+ */
+export function primaryKeySql(id: string, key: readonly string[]): string {
+  const columns = key.map((name) => quoteIdentifier(name)).join(', ');
+  const name = createHash('sha1').update(id + columns, 'utf8').digest('hex');
+  return `CREATE UNIQUE INDEX ${quoteIdentifier(name)} ON ${quoteIdentifier(id)} (${columns})`;
 }
 
 /** ckql's note as a table comment: JSON under a `ckql` key, so another tool's comment is never mistaken for it. */

@@ -6,11 +6,11 @@
  * Types come from the memory loader's inference (`loadResources`), so the
  * engines agree on them.
  */
-import type { FieldInfo, FieldType, Table } from '../../datastore/types.js';
+import type { FieldDictionary, FieldInfo, FieldType, ResourceMeta, Table } from '../../datastore/types.js';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { Db, SqlSession } from './db.js';
 import { quoteIdentifier } from './db.js';
-import { createAliasSql, createTableSql, DATASTORE_SETUP_SQL, fullTextIndexSql, sqlTypeOf, tableNoteSql } from './layout.js';
+import { columnCommentSql, createAliasSql, createTableSql, DATASTORE_SETUP_SQL, fullTextIndexSql, primaryKeySql, sqlTypeOf, tableNoteSql } from './layout.js';
 
 /** How far a load is, for a progress bar. */
 export interface LoadProgress {
@@ -46,9 +46,9 @@ export async function setUpDatastore(db: Db): Promise<void> {
 }
 
 /**
- * Creates one table per resource in CKAN's layout and copies its rows in,
- * each with its `_id` (the table's own: the position, or a file's `_id`
- * column the memory loader kept). Each resource is one transaction.
+ * Creates one table per resource in CKAN's layout and copies its rows in
+ * (with their `_id`s), its data dictionary as CKAN 2.11's column comments.
+ * Each resource is one transaction.
  * @example
  * const db = await openPglite();
  * await loadTables(db, await loadResources('examples/data'));
@@ -67,22 +67,25 @@ export interface TableShape {
   readonly private?: boolean;
   readonly source?: string;
   readonly columns: readonly Column[];
-  /** each copied line starts with the row's `_id` (else `_id` is numbered by PostgreSQL's sequence) */
-  readonly ids?: boolean;
+  /** the rows bring their own `_id` (the first cell of each COPY line); the sequence goes on after the largest */
+  readonly keepIds?: boolean;
+  /** the resource's name, dataset and primary key (kept in ckql's note; the key as CKAN's unique index) */
+  readonly meta?: ResourceMeta;
 }
 
-/** A data column: its CKAN type and the PostgreSQL type it is created with. */
+/** A data column: its CKAN type, the PostgreSQL type it is created with, and its data dictionary. */
 export interface Column {
   readonly id: string;
   readonly type: FieldType;
   readonly sqlType: string;
+  readonly info?: FieldDictionary;
 }
 
 async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOptions): Promise<void> {
   const columns = table.fields
     .filter((f) => f.id !== '_id')
-    .map((f) => ({ id: f.id, type: f.type, sqlType: sqlTypeOf(f.type, valuesOf(table, f)) }));
-  const shape: TableShape = { ...table, columns, ids: true };
+    .map((f) => ({ id: f.id, type: f.type, sqlType: sqlTypeOf(f.type, valuesOf(table, f)), ...(f.info === undefined ? {} : { info: f.info }) }));
+  const shape: TableShape = { ...table, columns, keepIds: true };
   const copy = await createTable(tx, shape, options);
   const batch = Math.max(1, options.batchRows ?? 10_000);
   const total = table.rows.length;
@@ -132,11 +135,11 @@ export async function createTable(tx: SqlSession, table: TableShape, options: Lo
     await tx.query(`DROP TABLE ${quoteIdentifier(table.id)} CASCADE`);
   }
   for (const sql of createTableSql(table.id, columns)) await tx.query(sql);
-  const names = [...(table.ids === true ? ['"_id"'] : []), ...columns.map((c) => quoteIdentifier(c.id))].join(', ');
+  const names = [...(table.keepIds === true ? ['"_id"'] : []), ...columns.map((c) => quoteIdentifier(c.id))].join(', ');
   const copy = `COPY ${quoteIdentifier(table.id)} (${names}) FROM STDIN (FORMAT csv)`;
   return async (csv, rows) => {
     if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
-    if (names !== '') await tx.copyFrom(copy, csv);
+    if (columns.length > 0 || table.keepIds === true) await tx.copyFrom(copy, csv);
     // A table with no columns but `_id`: COPY needs a column, so the rows are inserted.
     else for (let r = 0; r < rows; r++) await tx.query(`INSERT INTO ${quoteIdentifier(table.id)} DEFAULT VALUES`);
   };
@@ -147,8 +150,12 @@ export async function finishTable(tx: SqlSession, table: TableShape, options: Lo
   // Interrupted after the last batch: still nothing is kept.
   if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
   if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, table.columns)) await tx.query(sql);
-  // `_id`s copied in: the sequence goes on after the largest, as after CKAN's own inserts
-  if (table.ids === true) await tx.query(`SELECT setval(pg_get_serial_sequence($1, '_id'), coalesce((SELECT max("_id") FROM ${quoteIdentifier(table.id)}), 0) + 1, false)`, [quoteIdentifier(table.id)]);
+  if (table.meta?.primaryKey !== undefined && table.meta.primaryKey.length > 0) await tx.query(primaryKeySql(table.id, table.meta.primaryKey));
+  for (const column of table.columns) if (column.info !== undefined) await tx.query(columnCommentSql(table.id, column.id, column.info));
+  // Rows that brought their `_id`s: new rows (a datastore_upsert) go on after the largest.
+  if (table.keepIds === true) {
+    await tx.query(`SELECT setval(pg_get_serial_sequence($1, '_id'), GREATEST(COALESCE(max("_id"), 0), 1), max("_id") IS NOT NULL) FROM ${quoteIdentifier(table.id)}`, [quoteIdentifier(table.id)]);
+  }
   for (const alias of table.aliases) {
     if (alias === table.id) continue;
     const other = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [alias]);
@@ -160,7 +167,11 @@ export async function finishTable(tx: SqlSession, table: TableShape, options: Lo
     }
     await tx.query(createAliasSql(alias, table.id));
   }
-  const note = { ...(table.private === true ? { private: true } : {}), ...(table.source === undefined ? {} : { source: table.source }) };
+  const note = {
+    ...(table.private === true ? { private: true } : {}),
+    ...(table.source === undefined ? {} : { source: table.source }),
+    ...(table.meta === undefined ? {} : { meta: table.meta }),
+  };
   await tx.query(tableNoteSql(table.id, note));
   // Statistics, as a portal's loader leaves them: the planner's estimates and 2.11's total_estimation_threshold read them.
   await tx.query(`ANALYZE ${quoteIdentifier(table.id)}`);
