@@ -12,6 +12,7 @@ import type { Params } from '../compile/bind.js';
 import { toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
+import { countText } from '../output/count-text.js';
 import type { Session } from './session.js';
 import type { renderInfoTable as RenderInfoTableFunction } from '../output/table/render.js';
 
@@ -133,7 +134,7 @@ export const dotCommands: readonly DotCommand[] = [
       return renderInfoTable(
         ['field', 'type'],
         fields.map((field) => [field.id, field.type]),
-        { width: session.width(), color: session.color, note: `${fields.length} fields of ${resource}` },
+        { width: session.width(), color: session.color, note: `${countText(fields.length, 'field')} of ${resource}` },
       );
     },
   },

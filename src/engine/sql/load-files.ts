@@ -214,7 +214,7 @@ async function copyLines(db: Db, shape: TableShape, totalRows: number, lines: As
       if (++inBatch === batchRows) await flush();
     }
     if (inBatch > 0 || done === 0) await flush();
-    await finishTable(tx, shape, options);
+    await finishTable(tx, shape, options, done);
   });
 }
 

@@ -19,6 +19,11 @@ export interface LoadProgress {
   readonly totalRows: number;
   /** set while a CSV file's types are read (before its rows are copied): how much of it is read */
   readonly reading?: { readonly bytes: number; readonly totalBytes: number };
+  /**
+   * set once the rows are in, while CKAN's full-text indexes are built (each
+   * one a statement that reports nothing until it ends): `done` of `total`
+   */
+  readonly indexing?: { readonly done: number; readonly total: number };
 }
 
 /**
@@ -99,8 +104,8 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
     await copy(csv, end - start);
     options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: end, totalRows: total });
   }
-  await finishTable(tx, shape, options);
   if (total === 0) options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: 0, totalRows: 0 });
+  await finishTable(tx, shape, options, total);
 }
 
 /**
@@ -140,10 +145,21 @@ export async function createTable(tx: SqlSession, table: TableShape, options: Lo
 }
 
 /** After the rows: CKAN's indexes, the aliases (views), the table's note and its statistics. */
-export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions): Promise<void> {
+export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions, rows: number): Promise<void> {
+  const resource = table.aliases[0] ?? table.id;
+  const interrupted = (): DatastoreError => new DatastoreError('ABORTED', `loading ${resource} was interrupted; nothing of it was kept`);
   // Interrupted after the last batch: still nothing is kept.
-  if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
-  if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, table.columns)) await tx.query(sql);
+  if (options.signal?.aborted === true) throw interrupted();
+  if (options.indexes !== false) {
+    // On a large table these take longer than the copy: each is announced, so a bar says what is going on.
+    const statements = fullTextIndexSql(table.id, table.columns);
+    for (const [done, sql] of statements.entries()) {
+      options.onProgress?.({ resource, rows, totalRows: rows, indexing: { done, total: statements.length } });
+      await tx.query(sql);
+      if (options.signal?.aborted === true) throw interrupted();
+    }
+    options.onProgress?.({ resource, rows, totalRows: rows, indexing: { done: statements.length, total: statements.length } });
+  }
   for (const alias of table.aliases) {
     if (alias === table.id) continue;
     const other = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [alias]);

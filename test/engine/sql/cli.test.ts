@@ -15,8 +15,14 @@ const env = { XDG_CACHE_HOME: process.env['XDG_CACHE_HOME'] ?? join(homedir(), '
 describe('ckql load and --db', () => {
   it('loads a file into a kept PGlite database, refuses to load it twice without --replace, and queries it', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'ckql-db-')), 'db');
-    const loaded = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', dir, '--no-indexes'], { env });
+    // --engine and --db-dir, as serve and query spell them; a terminal's bar says when the indexes are built
+    const loaded = await ckqlInProcess(['load', 'examples/data/schools.json', '--engine', 'pglite', '--db-dir', dir], {
+      env: { ...env, CI: undefined },
+      tty: { stderr: true, columns: 120 },
+    });
     expect(loaded.stderr).toContain('loaded 1 resource (8 rows): schools');
+    expect(loaded.stderr).toMatch(/indexing schools \[[#.]+\] full-text index 1 of \d+ \(--no-indexes skips them\), \d+ s/);
+    expect(loaded.stderr).toMatch(/indexing schools \[#+\] \d+ indexes built/);
     expect(loaded.code).toBe(0);
     const again = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', dir], { env });
     expect(again.code).toBe(2);
@@ -26,6 +32,21 @@ describe('ckql load and --db', () => {
     const names = ndjson(query.stdout).map((r) => (r as { name: string }).name);
     expect(names.length).toBe(2);
     expect([...names].sort()).toEqual(names);
+  });
+
+  it('load takes --engine and --db-dir as the other commands do, and refuses what cannot be loaded into', async () => {
+    const memory = await ckqlInProcess(['load', 'examples/data/schools.json', '--engine', 'memory', '--db-dir', 'x']);
+    expect(memory.code).toBe(2);
+    expect(memory.stderr).toContain('ckql load writes into a database; the memory engine reads the files each time it starts');
+    const mixed = await ckqlInProcess(['load', 'examples/data/schools.json', '--engine', 'postgres', '--db-dir', 'x']);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toContain('--engine postgres needs --db postgres://…, not a directory');
+    const both = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', 'x', '--db-dir', 'y']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--db and --db-dir both name a database');
+    const none = await ckqlInProcess(['load', 'examples/data/schools.json'], { env: { PGHOST: undefined, PGDATABASE: undefined } });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('ckql load needs a database');
   });
 
   it('a server that cannot be reached is exit 4, and the password is not shown', async () => {
