@@ -10,7 +10,9 @@ import type { FieldInfo, FieldType, Table } from '../../datastore/types.js';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { Db, SqlSession } from './db.js';
 import { quoteIdentifier } from './db.js';
-import { createAliasSql, createTableSql, DATASTORE_SETUP_SQL, fullTextIndexSql, sqlTypeOf, tableNoteSql } from './layout.js';
+import {
+  createAliasSql, createTableSql, DATASTORE_SETUP_CHECK_SQL, DATASTORE_SETUP_MARK_SQL, DATASTORE_SETUP_SQL, fullTextIndexSql, sqlTypeOf, tableNoteSql,
+} from './layout.js';
 
 /** How far a load is, for a progress bar. */
 export interface LoadProgress {
@@ -46,7 +48,9 @@ export interface LoadTablesOptions {
 /** Runs CKAN's set-up statements (type, trigger function, `_table_metadata`); idempotent. */
 export async function setUpDatastore(db: Db): Promise<void> {
   await db.transaction(async (tx) => {
-    for (const sql of DATASTORE_SETUP_SQL) await tx.query(sql);
+    // Values come back as PostgreSQL's text (db.ts): a boolean is `t`.
+    if (String((await tx.query(DATASTORE_SETUP_CHECK_SQL)).rows[0]?.['ready']) === 't') return;
+    for (const sql of [...DATASTORE_SETUP_SQL, DATASTORE_SETUP_MARK_SQL]) await tx.query(sql);
   });
 }
 
@@ -148,15 +152,16 @@ export async function createTable(tx: SqlSession, table: TableShape, options: Lo
 export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions, rows: number): Promise<void> {
   const resource = table.aliases[0] ?? table.id;
   const interrupted = (): DatastoreError => new DatastoreError('ABORTED', `loading ${resource} was interrupted; nothing of it was kept`);
+  const stopped = (): boolean => options.signal?.aborted === true;
   // Interrupted after the last batch: still nothing is kept.
-  if (options.signal?.aborted === true) throw interrupted();
+  if (stopped()) throw interrupted();
   if (options.indexes !== false) {
     // On a large table these take longer than the copy: each is announced, so a bar says what is going on.
     const statements = fullTextIndexSql(table.id, table.columns);
     for (const [done, sql] of statements.entries()) {
       options.onProgress?.({ resource, rows, totalRows: rows, indexing: { done, total: statements.length } });
       await tx.query(sql);
-      if (options.signal?.aborted === true) throw interrupted();
+      if (stopped()) throw interrupted();
     }
     options.onProgress?.({ resource, rows, totalRows: rows, indexing: { done: statements.length, total: statements.length } });
   }
