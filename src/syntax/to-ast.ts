@@ -152,7 +152,7 @@ function readResource(c: ResourceCstChildren): StringValue | Parameter {
   return parameterOf(c.Parameter![0]!);
 }
 
-/** A bareword or UUID: its text is the value. */
+/** A bareword, UUID or date: its text is the value. */
 function textOf(token: IToken): StringValue {
   return { kind: 'string', span: tokenSpan(token), value: token.image };
 }
@@ -172,6 +172,7 @@ function readValue(node: ValueCstNode, source: string): Value {
   if (c.Number !== undefined) return readNumber(c.Number[0]!, source);
   if (c.String !== undefined) return stringOf(c.String[0]!);
   if (c.Uuid !== undefined) return textOf(c.Uuid[0]!);
+  if (c.DateTime !== undefined) return textOf(c.DateTime[0]!);
   if (c.True !== undefined) return { kind: 'boolean', span: tokenSpan(c.True[0]!), value: true };
   if (c.False !== undefined) return { kind: 'boolean', span: tokenSpan(c.False[0]!), value: false };
   if (c.Null !== undefined) return { kind: 'null', span: tokenSpan(c.Null[0]!) };

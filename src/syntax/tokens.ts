@@ -163,6 +163,50 @@ export function scanBacktick(text: string, offset: number): { readonly end: numb
   }
 }
 
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
+/** Whether `count` digits stand at `offset`. */
+function digitsAt(text: string, offset: number, count: number): boolean {
+  for (let i = 0; i < count; i++) if (!isDigit(text.charCodeAt(offset + i))) return false;
+  return true;
+}
+
+/**
+ * The end of the ISO 8601 date or timestamp starting at `offset`, or
+ * `offset` when there is none: `YYYY-MM-DD`, then optionally `THH:MM`,
+ * `:SS`, a fraction `.S…`, and a zone `Z` or `±HH:MM` (`±HHMM`, `±HH`). The
+ * shape only: the field's type judges the value, as for any other text.
+ * Nothing that may continue a bareword or a number may follow (`2025-09-01x`
+ * and `2025-09-012` are not dates).
+ */
+export function scanDateTime(text: string, offset: number): number {
+  if (!digitsAt(text, offset, 4) || text.charCodeAt(offset + 4) !== 45 || !digitsAt(text, offset + 5, 2)) return offset;
+  if (text.charCodeAt(offset + 7) !== 45 || !digitsAt(text, offset + 8, 2)) return offset;
+  let end = offset + 10;
+  const code = text.charCodeAt(end);
+  if ((code === 84 || code === 116) /* T t */ && digitsAt(text, end + 1, 2) && text.charCodeAt(end + 3) === 58 && digitsAt(text, end + 4, 2)) {
+    end += 6;
+    if (text.charCodeAt(end) === 58 && digitsAt(text, end + 1, 2)) {
+      end += 3;
+      if (text.charCodeAt(end) === 46 && isDigit(text.charCodeAt(end + 1))) {
+        end += 2;
+        while (isDigit(text.charCodeAt(end))) end++;
+      }
+    }
+    const zone = text.charCodeAt(end);
+    if (zone === 90 || zone === 122) end += 1; // Z z
+    else if ((zone === 43 || zone === 45) && digitsAt(text, end + 1, 2)) {
+      end += 3;
+      if (text.charCodeAt(end) === 58 && digitsAt(text, end + 1, 2)) end += 3;
+      else if (digitsAt(text, end, 2)) end += 2;
+    }
+  }
+  const next = text.charCodeAt(end);
+  return isNamePart(next) || (next === 45 && text.charCodeAt(end + 1) !== 45) ? offset : end;
+}
+
 function match(text: string, offset: number, end: number): CustomPatternMatcherReturn | null {
   return end > offset ? [text.slice(offset, end)] : null;
 }
@@ -281,7 +325,24 @@ export const First = softKeyword('first');
 export const Last = softKeyword('last');
 export const Language = softKeyword('language');
 
-/** JSON numbers: `-3`, `2.5`, `1e3`. After `Uuid` (see there) and `Comment` (`--`). */
+/**
+ * An ISO date or timestamp as a value: `2025-09-01`, `2025-09-01T08:30:00Z`
+ * (see `scanDateTime`). It is text, as if quoted; before `Number`, which
+ * would read `2025` and then stop at `-09`. `Uuid` comes first, and neither
+ * reads what the other does (a UUID has eight characters before its `-`).
+ */
+export const DateTime = createToken({
+  name: 'DateTime',
+  label: 'date',
+  pattern: matcherFor(
+    '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?',
+    (text, offset) => match(text, offset, scanDateTime(text, offset)),
+  ),
+  start_chars_hint: [...'0123456789'],
+  line_breaks: false,
+});
+
+/** JSON numbers: `-3`, `2.5`, `1e3`. After `Uuid` (see there), `DateTime` and `Comment` (`--`). */
 export const NumberLiteral = createToken({
   name: 'Number',
   label: 'number',
@@ -386,6 +447,7 @@ export const allTokens: TokenType[] = [
   ...keywordTokens,
   ...softKeywordTokens,
   Bareword,
+  DateTime,
   NumberLiteral,
   StringLiteral,
   BadEscapeString,
