@@ -9,7 +9,7 @@ import type { SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
 import { readParamValue, refuseUnknownParams } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
-import { toolError } from '../errors.js';
+import { ToolError, toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
 import { countText } from '../output/count-text.js';
@@ -187,7 +187,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'target',
     usage: 'ckan-2.11|ckan-2.12|sql|auto',
-    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11); local data is answered as that CKAN",
+    help: "the portal's dialect; local data answers as that CKAN",
     words: async () => ['ckan-2.11', 'ckan-2.12', 'sql', 'auto'],
     run: async (session, argument) => {
       const word = argument.trim();
@@ -197,7 +197,11 @@ export const dotCommands: readonly DotCommand[] = [
           throw toolError('USAGE', [`.target takes ckan-2.11, ckan-2.12, sql or auto, not ${JSON.stringify(word)}`]);
         }
         // Local data is answered as that CKAN from now on; sql is refused where the engine runs no SQL.
-        await session.source.setTarget(target);
+        try {
+          await session.source.setTarget(target);
+        } catch (error) {
+          throw target === 'sql' ? sqlNeedsAnEngine(session, error) : error;
+        }
         if (session.client !== session.source.client) session.client.setTarget(target);
       }
       return `target ${session.client.target ?? 'auto (not yet asked)'}`;
@@ -206,7 +210,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'lang',
     usage: 'LANG|none',
-    help: 'language segment of the portal URL (/de/api/…); local data offers en and de',
+    help: 'language segment of the portal URL (/de/api/…)',
     words: async () => ['en', 'de', 'none'],
     run: async (session, argument) => {
       const word = argument.trim();
@@ -239,7 +243,8 @@ export const dotCommands: readonly DotCommand[] = [
     help: 'query a portal (token from CKQL_TOKEN), or local files',
     run: async (session, argument, io) => {
       if (argument.trim() === '') {
-        return `connected to ${session.source.label}`;
+        // Nothing is reconnected: say where queries go, and how to change that.
+        return `queries go to ${session.source.label}; .connect URL or .connect DIR changes that (a portal's token from CKQL_TOKEN)`;
       }
       const source = await session.connectTo(sourceSpecFor(argument), io.signal);
       const names = (await session.resources().catch(() => [])).map((r) => r.alias ?? r.id);
@@ -295,9 +300,23 @@ export const dotCommands: readonly DotCommand[] = [
   },
 ];
 
+/**
+ * `.target sql` on an engine that runs no SQL: the source's message, with
+ * advice a person at the prompt can follow (the engine is chosen when ckql
+ * starts; the REPL can change the target, not the engine).
+ */
+function sqlNeedsAnEngine(session: Session, error: unknown): unknown {
+  if (!(error instanceof ToolError) || error.code !== 'USAGE') return error;
+  const engine = session.source.spec.kind === 'data' ? (session.source.spec.engine ?? 'memory') : undefined;
+  return toolError('USAGE', [error.message], {
+    hint: `the ${engine ?? 'current'} engine answers datastore_search only: start ckql with --engine pglite for sql, or stay here with .target ckan-2.12 (operators and $or) or .target ckan-2.11`,
+  });
+}
+
 function helpText(session: Session): string {
   const settings = session.settings;
   const now: Partial<Record<string, string>> = {
+    target: session.client.target ?? 'auto (not yet asked)',
     format: settings.format,
     limit: String(settings.limit),
     timing: state(settings.timing),
@@ -323,6 +342,6 @@ function helpText(session: Session): string {
     '',
     ...lines,
     '',
-    `Source: ${session.source.label}`,
+    `Source: ${session.source.label}, target ${now.target ?? ''}`,
   ].map((line) => truncate(line, width - 1)).join('\n');
 }

@@ -113,6 +113,19 @@ describe.skipIf(!installed && !inCi)('ckql in a terminal (tmux)', () => {
     expect(table).toMatch(/_id │ code +│ title/);
     expect(table.match(/│ MATH-\d+ │/g)).toHaveLength(3);
 
+    // A pasted block is one input (bracketed paste): the README's first query, pasted with its
+    // line breaks, runs whole; `from enrolments` alone would have run on its own line.
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const headline = /```\n(from [\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    expect(headline.split('\n').length).toBeGreaterThan(2);
+    await tmux('set-buffer', '--', headline);
+    const records = /10 of \d+ records, [\d.]+ m?s/;
+    const shown = count(await screen(), records);
+    await tmux('paste-buffer', '-p', '-t', session);
+    const pasted = await waitForScreen((text) => count(text, records) > shown, 'the pasted query answered');
+    expect(pasted).not.toContain('error[');
+    await waitForScreen((text) => inputLine(text) === 'ckql>', 'the prompt after the pasted query');
+
     // Tab completes a resource, then values seen in a sample of the field. Each Tab waits
     // for the screen to change: a person does not press Tab twice within a few
     // milliseconds, and readline treats keys that arrive together as pasted text.
