@@ -22,9 +22,12 @@ export interface PrintQueryOptions {
   readonly pageSize?: number;
   /** csv: escape spreadsheet formulas (default true) */
   readonly escapeFormulas?: boolean;
+  /** count every match even where ckql finishes the query itself (a plan reads past its limit to do so) */
+  readonly total?: boolean;
   /**
-   * the query, when the portal cannot answer it whole: the client runs it as
-   * a plan (docs/beyond-the-request.md) and `request` is its pushed-down part
+   * the query: a local engine answers it whole; a portal's client runs it as
+   * its plan (docs/executor.md) says, and `request` is the first request
+   * that plan sends (for hints about unknown fields and resources)
    */
   readonly query?: Query;
 }
@@ -50,7 +53,7 @@ export async function printQuery(
     await interruptible(async (signal) => {
       const input = options.query ?? request;
       if (options.all !== true) {
-        const result = await source.client.search(input, { signal });
+        const result = await source.client.search(input, { signal, ...(options.total === true ? { total: true } : {}) });
         const elapsedMs = Math.round(performance.now() - started);
         // A plan's request carries no limit or offset: the query's own say what was asked.
         const limitValue = options.query?.limit?.value;
@@ -71,27 +74,26 @@ export async function printQuery(
         if (!inFooter && shortBy !== undefined) context.err(`note: ${shortBy}`);
         return;
       }
-      // One `limit: 0` request first: it gives the field order for headers and the total for progress.
-      const head = await source.client.search({ ...request, limit: 0 }, { signal });
-      // A plan's request fetches every field; its select picks them.
-      const chosen = options.query?.select?.fields.map((f) => f.name);
-      const fields = chosen === undefined ? head.fields : [...new Set(chosen)].flatMap((name) => head.fields.filter((f) => f.id === name));
-      const writer = createRecordWriter(options.format, fields, context.out, formatOptions);
-      const progress = progressLine(context, head.total);
+      // The run gives its fields before any record: the header is written first, then records as they come.
+      const progress = progressLine(context);
       let count = 0;
       try {
-        for await (const row of source.client.searchAll(input, {
+        const run = await source.client.stream(input, {
           signal,
+          all: true,
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           onPage: ({ fetched, total }) => progress.update(fetched, total),
-        })) {
+        });
+        const writer = createRecordWriter(options.format, run.fields, context.out, formatOptions);
+        for await (const row of run.records) {
           await writer.write(row);
           count += 1;
         }
+        progress.done();
+        await writer.end({ total: count, elapsedMs: Math.round(performance.now() - started) });
       } finally {
         progress.done();
       }
-      await writer.end({ total: count, elapsedMs: Math.round(performance.now() - started) });
     });
   } catch (error) {
     if (error instanceof DatastoreError && error.code === 'VALIDATION_ERROR') {
@@ -113,6 +115,10 @@ export async function printQuery(
 export function cutShort(request: SearchRequest, result: SearchResult): string | undefined {
   const returned = result.records.length;
   const total = result.total;
+  // A plan that stopped at the default limit without counting: more match, how many is not known.
+  if (total === undefined && result.read?.more === true && request.limit === undefined) {
+    return `${returned} records, and more match: the default limit; add \`limit N\`, or --all for every record`;
+  }
   if (total === undefined || returned >= total - (request.offset ?? 0)) return undefined;
   const of = `${returned} of ${total} records`;
   if (request.limit === undefined) return `${of}: the default limit; add \`limit N\`, or --all for every record`;
@@ -121,17 +127,17 @@ export function cutShort(request: SearchRequest, result: SearchResult): string |
 }
 
 /** `fetched 3000 of 5000 records` on stderr, rewritten in place; only on a terminal. */
-function progressLine(context: CliContext, total: number | undefined): { update(fetched: number, total?: number): void; done(): void } {
+function progressLine(context: CliContext): { update(fetched: number, total?: number): void; done(): void } {
   if (context.stderr.isTTY !== true) return { update: () => undefined, done: () => undefined };
   let shown = false;
   return {
-    update: (fetched, latest) => {
-      const of = latest ?? total;
+    update: (fetched, of) => {
       context.stderr.write(`\r\u001b[2Kfetched ${fetched}${of === undefined ? '' : ` of ${of}`} records`);
       shown = true;
     },
     done: () => {
       if (shown) context.stderr.write('\r\u001b[2K');
+      shown = false;
     },
   };
 }

@@ -6,9 +6,12 @@
 
 import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
+import { DEFAULT_MAX_SCAN } from '../compile/plan.js';
 import type { Plan, Target } from '../compile/plan.js';
-import { runPlan } from './plan-run.js';
-import { sqlPages } from './sql-pages.js';
+import { portalTree } from '../execute/build.js';
+import type { Portal } from '../execute/build.js';
+import { describeTree, execute, readAll } from '../execute/run.js';
+import type { Execution } from '../execute/run.js';
 import { bind } from '../compile/bind.js';
 import { parse } from '../syntax/parse.js';
 import type { SqlRequest } from '../compile/sql.js';
@@ -24,15 +27,12 @@ import { sendSearch } from './transport.js';
 import type { Exchanger, TransportOptions, WireRequest } from './transport.js';
 import type { Http } from './http.js';
 import type {
-  ClientOptions, DatastoreClient, Explanation, PreparedRequest, SearchAllOptions, SearchInput, SearchOptions,
+  ClientOptions, DatastoreClient, Explanation, PreparedRequest, RecordStream, SearchAllOptions, SearchInput, SearchOptions, StreamOptions,
 } from './types.js';
 
 export type {
-  ClientOptions, DatastoreClient, Explanation, PreparedRequest, RetryInfo, SearchAllOptions, SearchInput, SearchOptions,
+  ClientOptions, DatastoreClient, Explanation, PreparedRequest, RecordStream, RetryInfo, SearchAllOptions, SearchInput, SearchOptions, StreamOptions,
 } from './types.js';
-
-/** The most rows CKAN's datastore_search_sql returns by default (`ckan.datastore.search.rows_max`). */
-const SQL_MAX_ROWS = 32_000;
 
 const DEFAULTS = {
   method: 'POST',
@@ -59,16 +59,6 @@ const DEFAULTS = {
  * }
  * await client.close();
  */
-/** The first and last record of a page as text, to notice a page sent twice; undefined for an empty or unprintable page. */
-function pageSignature(records: readonly Row[]): string | undefined {
-  if (records.length === 0) return undefined;
-  try {
-    return JSON.stringify([records.length, records[0], records[records.length - 1]]);
-  } catch {
-    return undefined;
-  }
-}
-
 export function connect(options: ClientOptions): DatastoreClient {
   const base = portalUrl(options.url);
   const language = options.language === '' ? undefined : options.language;
@@ -159,30 +149,38 @@ export function connect(options: ClientOptions): DatastoreClient {
     return sqlResult(answer);
   };
 
+  const portal: Portal = { send, sendSql, origin: base.origin };
+
+  /**
+   * A plan as the tree that runs it (docs/executor.md). A request given as
+   * such, or a query CKAN 2.11 says whole, is one request (`search`) or its
+   * pages (`searchAll`).
+   */
+  const treeFor = (planned: Plan | undefined, input: SearchInput, params: Params | undefined, all: boolean, total: boolean, pageSize: number) => {
+    const known: Target = (target ?? found) === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
+    // A request 2.11 says whole is also 2.12's: on a portal known to be 2.12 its pages may follow next_page.
+    const paged = planned !== undefined && planned.residual === undefined && planned.target === 'ckan-2.11' ? { ...planned, target: known } : planned;
+    const whole: Plan = paged ?? {
+      target: known,
+      request: requestOf(input, params, target),
+      local: { where: false, select: false, distinct: false, limit: false, order: false },
+      maxScan: maxScan ?? DEFAULT_MAX_SCAN,
+    };
+    return portalTree(whole, boundQuery(input, params), portal, { all, total, pageSize });
+  };
+
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
     const planned = await planOf(input, searchOptions.params, searchOptions.signal);
-    if (planned?.target === 'sql') return sendSql((planned.request as SqlRequest).sql, searchOptions.signal);
-    if (planned !== undefined && planned.residual !== undefined) {
-      const run = await runPlan(planned, (r) => send(r, searchOptions.signal), { pageSize: DEFAULTS.pageSize, all: false, count: true });
-      const records = [];
-      for await (const record of run.records) records.push(record);
-      const residual = planned.residual!;
-      const result: Record<string, unknown> = {
-        resource_id: (planned.request as SearchRequest).resource_id,
-        fields: run.fields,
-        records,
-        total: run.matched(),
-        total_was_estimated: false,
-        limit: residual.limit?.value.kind === 'number' ? residual.limit.value.value : 100,
-      };
-      if (residual.offset?.value.kind === 'number') result.offset = residual.offset.value.value;
-      result.include_total = true;
-      result.records_format = 'objects';
-      return result as unknown as SearchResult;
+    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql')) {
+      // One request says the whole query: the portal's own answer, as it is.
+      const request = planned === undefined ? requestOf(input, searchOptions.params, target) : (planned.request as SearchRequest);
+      if (answersEmptyItself(request, planned)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
+      return send(request, searchOptions.signal);
     }
-    const request = planned === undefined ? requestOf(input, searchOptions.params, target) : (planned.request as SearchRequest);
-    if (answersEmptyItself(request, planned)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
-    return send(request, searchOptions.signal);
+    const tree = treeFor(planned, input, searchOptions.params, false, searchOptions.total === true, DEFAULTS.pageSize);
+    const run = await execute(tree, { signal: searchOptions.signal });
+    const records = await readAll(run);
+    return planResult(planned, boundQuery(input, searchOptions.params), run, records);
   };
 
   // CKAN 2.11 answers an empty-list filter with an SQL error, so the client answers it itself (empty.ts);
@@ -191,103 +189,25 @@ export function connect(options: ClientOptions): DatastoreClient {
   const answersEmptyItself = (request: SearchRequest, planned: Plan | undefined): boolean =>
     (planned?.target ?? target ?? found) !== 'ckan-2.12' && hasEmptyListFilter(request);
 
-  async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
-    const pageSize = Math.max(1, Math.floor(allOptions.pageSize ?? DEFAULTS.pageSize));
-    const planned = await planOf(input, allOptions.params, allOptions.signal);
-    if (planned?.target === 'sql') {
-      // One SELECT per page, LIMIT and OFFSET over the sql target's total order.
-      const parsed = typeof input === 'string' ? parse(input) : (input as Query);
-      const query = allOptions.params === undefined ? parsed : bind(parsed, allOptions.params);
-      yield* sqlPages(query, Math.min(pageSize, SQL_MAX_ROWS), (sql) => sendSql(sql, allOptions.signal), allOptions.onPage);
-      return;
-    }
-    if (planned !== undefined && planned.residual !== undefined) {
-      const run = await runPlan(planned, (r) => send(r, allOptions.signal), { pageSize, all: true, count: false });
-      let fetched = 0;
-      for await (const record of run.records) {
-        fetched++;
-        yield record;
+  const stream = async (input: SearchInput, streamOptions: StreamOptions = {}): Promise<RecordStream> => {
+    const all = streamOptions.all === true;
+    const pageSize = Math.max(1, Math.floor(streamOptions.pageSize ?? DEFAULTS.pageSize));
+    const planned = await planOf(input, streamOptions.params, streamOptions.signal);
+    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql')) {
+      const request = planned === undefined ? requestOf(input, streamOptions.params, target) : (planned.request as SearchRequest);
+      if (answersEmptyItself(request, planned)) {
+        // Nothing to read, but the same errors as `search` (an unknown field, resource or token).
+        const empty = await answerEmpty(request, (probe) => send(probe, streamOptions.signal));
+        streamOptions.onPage?.({ fetched: 0, total: 0 });
+        return recordStream({ fields: empty.fields, total: () => 0, summary: () => ({ requests: 1, records: 0, more: false }), batches: (async function* () {})(), resource: request.resource_id });
       }
-      allOptions.onPage?.({ fetched, total: run.matched() });
-      return;
     }
-    const request = planned === undefined ? requestOf(input, allOptions.params, target) : (planned.request as SearchRequest);
-    if (answersEmptyItself(request, planned)) {
-      // Nothing to page through, but the same errors as `search` (an unknown field, resource or token).
-      await answerEmpty(request, (probe) => send(probe, allOptions.signal));
-      allOptions.onPage?.({ fetched: 0, total: 0 });
-      return;
-    }
-    if (keysetPageable(request, target ?? found)) {
-      yield* keysetPages(request, pageSize, allOptions);
-      return;
-    }
-    const start = request.offset ?? 0;
-    const wanted = request.limit ?? Number.POSITIVE_INFINITY;
-    const countTotal = request.include_total !== false;
-    let fetched = 0;
-    let total: number | undefined;
-    let previous: string | undefined;
-    while (fetched < wanted) {
-      const limit = Math.min(pageSize, wanted - fetched);
-      // Only the first page asks for the total: counting is the expensive part of a CKAN search.
-      const page = await send(
-        { ...request, limit, offset: start + fetched, ...(fetched === 0 && countTotal ? {} : { include_total: false }) },
-        allOptions.signal,
-      );
-      if (fetched === 0 && typeof page.total === 'number') total = page.total;
-      // A server that ignores `offset` sends the same page again and again; without a total nothing else would stop it.
-      const seen = pageSignature(page.records);
-      if (seen !== undefined && seen === previous) {
-        throw new DatastoreError(
-          'INVALID_RESPONSE',
-          `${base.origin} answered offset ${start + fetched} with the same records as offset ${start + fetched - page.records.length}: it ignores offset, so paging cannot go on (${fetched} records read)`,
-        );
-      }
-      previous = seen;
-      fetched += page.records.length;
-      allOptions.onPage?.({ fetched, total: total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted) });
-      for (const record of page.records) yield record;
-      // A short page is the end; compare with the server's `limit`, which may be capped below ours.
-      const served = typeof page.limit === 'number' ? Math.min(page.limit, limit) : limit;
-      if (page.records.length === 0 || page.records.length < served) return;
-      if (total !== undefined && start + fetched >= total) return;
-    }
-  }
+    const tree = treeFor(planned, input, streamOptions.params, all, streamOptions.total === true, pageSize);
+    return recordStream(await execute(tree, { signal: streamOptions.signal, ...(streamOptions.onPage === undefined ? {} : { onPage: streamOptions.onPage }) }));
+  };
 
-  /**
-   * CKAN 2.12's keyset paging (docs/ckan-2.12-reference.md §2.1): each page
-   * asks for `next_page` and the next one adds it to the filters, so a deep
-   * page costs what the first does. The last page has no `next_page`.
-   */
-  async function* keysetPages(request: SearchRequest, pageSize: number, allOptions: SearchAllOptions): AsyncGenerator<Row, void, undefined> {
-    const wanted = request.limit ?? Number.POSITIVE_INFINITY;
-    const countTotal = request.include_total !== false;
-    let fetched = 0;
-    let total: number | undefined;
-    let cursor: Record<string, unknown> | undefined;
-    while (fetched < wanted) {
-      const limit = Math.min(pageSize, wanted - fetched);
-      const filters = cursor === undefined ? request.filters : withCursor(request.filters, cursor);
-      const page = await send(
-        {
-          ...request,
-          ...(filters === undefined ? {} : { filters: filters as SearchRequest['filters'] }),
-          limit,
-          include_next_page: true,
-          ...(fetched === 0 && countTotal ? {} : { include_total: false }),
-        },
-        allOptions.signal,
-      );
-      if (fetched === 0 && typeof page.total === 'number') total = page.total;
-      fetched += page.records.length;
-      allOptions.onPage?.({ fetched, total: total === undefined ? undefined : Math.min(total, wanted) });
-      for (const record of page.records) yield record;
-      const next = (page as { next_page?: unknown }).next_page;
-      const served = typeof page.limit === 'number' ? Math.min(page.limit, limit) : limit;
-      if (page.records.length < served || typeof next !== 'object' || next === null) return;
-      cursor = next as Record<string, unknown>;
-    }
+  async function* searchAll(input: SearchInput, allOptions: SearchAllOptions = {}): AsyncGenerator<Row, void, undefined> {
+    yield* (await stream(input, { ...allOptions, all: true })).records;
   }
 
   const prepare = (input: SearchInput, params?: Params): PreparedRequest => {
@@ -303,9 +223,10 @@ export function connect(options: ClientOptions): DatastoreClient {
     const planned = await planOf(input, explainOptions.params, explainOptions.signal);
     if (planned === undefined) return { chosen: target === undefined ? 'whole' : 'given', request: prepare(input, explainOptions.params) };
     const chosen = planned.target === 'ckan-2.11' && planned.residual === undefined ? 'whole' : target === undefined ? 'detected' : 'given';
-    if (planned.target === 'sql') return { plan: planned, chosen, sql: { url: sqlUrl, text: (planned.request as SqlRequest).sql } };
+    const steps = describeTree(treeFor(planned, input, explainOptions.params, false, false, DEFAULTS.pageSize));
+    if (planned.target === 'sql') return { plan: planned, chosen, steps, sql: { url: sqlUrl, text: (planned.request as SqlRequest).sql } };
     const request = planned.request as SearchRequest;
-    return { plan: planned, chosen, request: redacted(wireFor(request), request) };
+    return { plan: planned, chosen, steps, request: redacted(wireFor(request), request) };
   };
 
   return {
@@ -324,6 +245,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     hasToken: token !== undefined,
     search,
     searchAll,
+    stream,
     prepare,
     explain,
     withLanguage: (next) => connect({ ...options, ...(next === undefined ? { language: '' } : { language: next }) }),
@@ -412,15 +334,46 @@ function sqlResult(answer: SearchResult): SearchResult {
   return result as unknown as SearchResult;
 }
 
-/** Whether `searchAll` can page a request with CKAN 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
-function keysetPageable(request: SearchRequest, target: Target | undefined): boolean {
-  if (target !== 'ckan-2.12' || request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
-  return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
+/** A query (text or AST), bound; a request given as such is read back as one (only the sql target's paging needs it). */
+function boundQuery(input: SearchInput, params: Params | undefined): Query {
+  if (typeof input === 'string') return params === undefined ? parse(input) : bind(parse(input), params);
+  if (isQuery(input)) return params === undefined ? input : bind(input, params);
+  return { kind: 'query', span: { start: 0, end: 0 }, from: { kind: 'from', span: { start: 0, end: 0 }, resource: { kind: 'string', span: { start: 0, end: 0 }, value: input.resource_id } } };
 }
 
-/** The request's filters and the cursor (`{"_id": {"gt": n}}`), both holding. */
-function withCursor(filters: SearchRequest['filters'], cursor: Record<string, unknown>): Record<string, unknown> {
-  if (filters === undefined) return cursor;
-  if (!Array.isArray(filters) && !Object.hasOwn(filters, '_id')) return { ...(filters as Record<string, unknown>), ...cursor };
-  return { $and: [Array.isArray(filters) ? { $or: filters } : filters, cursor] };
+/**
+ * A plan's records as a search result: the query's limit and offset, the
+ * total only when it was counted (asked for, or every match read anyway),
+ * and what was read (`read`).
+ */
+function planResult(planned: Plan, query: Query, run: Execution, records: Row[]): SearchResult {
+  const total = run.total();
+  const limit = query.limit?.value.kind === 'number' ? query.limit.value.value : 100;
+  const summary = run.summary();
+  const result: Record<string, unknown> = {
+    resource_id: planned.target === 'sql' ? resourceOfQuery(query) : (planned.request as SearchRequest).resource_id,
+    fields: run.fields,
+    records,
+  };
+  if (total !== undefined) result.total = total;
+  result.total_was_estimated = false;
+  result.limit = limit;
+  if (query.offset?.value.kind === 'number') result.offset = query.offset.value.value;
+  result.include_total = total !== undefined;
+  result.records_format = 'objects';
+  result.read = summary;
+  return result as unknown as SearchResult;
+}
+
+/** A run as a client's record stream: its batches read record by record. */
+export function recordStream(run: Execution): RecordStream {
+  async function* records(): AsyncGenerator<Row, void, undefined> {
+    for await (const batch of run.batches) yield* batch;
+  }
+  return { fields: run.fields, records: records(), total: () => run.total(), read: () => run.summary() };
+}
+
+function resourceOfQuery(query: Query): string {
+  const resource = query.from.resource;
+  return resource.kind === 'param' ? '' : resource.value;
 }

@@ -5,7 +5,7 @@
 import type { Query } from '../ast.js';
 import type { Params } from '../compile/bind.js';
 import type { Plan, Target } from '../compile/plan.js';
-import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
+import type { FieldInfo, ReadSummary, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 
 /** One request as it goes over the wire. */
 export interface WireRequest {
@@ -91,7 +91,14 @@ export interface RetryInfo {
 
 export interface SearchOptions {
   readonly params?: Params;
+  /** aborts the search: a request under way, the wait before a retry, and a plan between pages */
   readonly signal?: AbortSignal;
+  /**
+   * count every record a plan matches (`total`), reading past its limit to do so; by default a plan
+   * stops at its limit and says in `read.more` whether more exist (a portal's own answer to one
+   * request always has the portal's `total`)
+   */
+  readonly total?: boolean;
 }
 
 export interface SearchAllOptions extends SearchOptions {
@@ -99,6 +106,27 @@ export interface SearchAllOptions extends SearchOptions {
   readonly pageSize?: number;
   /** called after each page, for progress lines */
   readonly onPage?: (progress: { readonly fetched: number; readonly total: number | undefined }) => void;
+}
+
+/** Options of `stream`. */
+export interface StreamOptions extends SearchAllOptions {
+  /** every record unless the query says `limit` (as `searchAll`); default: the query's limit, else 100 (as `search`) */
+  readonly all?: boolean;
+  /** count every record the query matches (`total()`), as `SearchOptions.total` */
+  readonly total?: boolean;
+}
+
+/**
+ * A query under way (docs/executor.md): its fields before any record, then
+ * its records as they are read; reading stops the run where the reader stops.
+ */
+export interface RecordStream {
+  readonly fields: readonly FieldInfo[];
+  readonly records: AsyncGenerator<Row, void, undefined>;
+  /** once the records have been read: every match's count, when it was counted or given */
+  total(): number | undefined;
+  /** once the records have been read: what was read to give them */
+  read(): ReadSummary;
 }
 
 /** A request as it would go over the wire, for `explain` and curl lines; the token is redacted. */
@@ -122,13 +150,16 @@ export interface Explanation {
   /**
    * how the plan's target was chosen: `given` (an option, `setTarget`),
    * `detected` (status_show or the 2.12 probe, once per client), or `whole`
-   * (CKAN 2.11's request says the whole query, which every portal answers)
+   * (CKAN 2.11's request says the whole query, which every portal answers), or `local` (local data
+   * with no target asked for: its engine answers the whole query in the process; `steps` says how)
    */
-  readonly chosen: 'given' | 'detected' | 'whole';
+  readonly chosen: 'given' | 'detected' | 'whole' | 'local';
   /** the datastore_search request (a plan's pushed-down part, which is paged through); absent for the sql target */
   readonly request?: PreparedRequest;
   /** the sql target's SELECT and the datastore_search_sql URL it is posted to */
   readonly sql?: { readonly url: string; readonly text: string };
+  /** the operator tree that runs, one line per step, the root first (docs/executor.md); absent for a request given as such */
+  readonly steps?: readonly string[];
 }
 
 export interface DatastoreClient {
@@ -149,6 +180,16 @@ export interface DatastoreClient {
    * `next_page` where it can), or with one LIMIT/OFFSET SELECT per page for the sql target
    */
   searchAll(input: SearchInput, options?: SearchAllOptions): AsyncIterableIterator<Row>;
+  /**
+   * A query's fields, then its records as they are read (what `search` and `searchAll` read through):
+   * a writer that needs the columns before the first record starts here.
+   * @example
+   * const run = await client.stream('from enrolments where status != withdrawn', { all: true });
+   * writeHeader(run.fields);
+   * for await (const record of run.records) writeRow(record);
+   * run.read(); // → { requests: 21, records: 20000, more: false }
+   */
+  stream(input: SearchInput, options?: StreamOptions): Promise<RecordStream>;
   /** the request `search` would send, with `Authorization` redacted */
   prepare(input: SearchInput, params?: Params): PreparedRequest;
   /**

@@ -67,7 +67,7 @@ export function compile(query: Query | string, options?: Params | CompileOptions
 export function compile(query: Query | string, options?: Params | CompileOptions): SearchRequest | SqlRequest {
   const { params, target } = readOptions(options);
   return withQuery(query, params, (bound) => {
-    const planned = planQuery(bound, { target });
+    const planned = planQuery(bound, { target, distinctOnPortal: true });
     if (planned.residual === undefined) return planned.request;
     throw refusal(planned.residual.where!.condition, planned.target);
   });

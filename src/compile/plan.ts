@@ -15,6 +15,7 @@ import { dictFilters, literal, unboundError } from './dict-filters.js';
 import { QueryError } from '../errors.js';
 import { sqlRequest, type SqlRequest } from './sql.js';
 import { hasPrefixWord, tsQueryText } from './search-text.js';
+import { conditionFields } from '../syntax/walk.js';
 
 /**
  * The dialect of the portal that answers: CKAN 2.9–2.11 (and any portal whose
@@ -41,14 +42,24 @@ export interface PlanOptions {
   readonly target?: Target;
   /** the most records the pushed-down part may match; default 100 000 */
   readonly maxScan?: number;
+  /**
+   * Send `select distinct` to a CKAN 2.11 portal as `distinct: true` (what
+   * `compile` does: the request says it). Plans do not by default: CKAN
+   * 2.10.8–2.10.10 and 2.11.3–2.11.5 apply `DISTINCT` to one page of
+   * records, so the answer would be short (docs/ckan-2.11-reference.md §4);
+   * they apply it locally instead.
+   */
+  readonly distinctOnPortal?: boolean;
 }
 
 /** What the client does locally after fetching the pushed-down records. */
 export interface LocalSteps {
   /** the residual `where` runs locally */
   readonly where: boolean;
-  /** `select` (and `distinct`) run locally: the request fetches every field */
+  /** `select` runs locally: the request fetches the selected fields and those the residual reads */
   readonly select: boolean;
+  /** `select distinct` runs locally (always on CKAN 2.11, see `PlanOptions.distinctOnPortal`) */
+  readonly distinct: boolean;
   /** `offset` and `limit` run locally: the request is paged through */
   readonly limit: boolean;
   /** the order is always the portal's (`sort` is pushed down), so this is false */
@@ -97,21 +108,24 @@ export function planQuery(query: Query, options: PlanOptions = {}): Plan {
     if (filters !== undefined) request.filters = filters;
   }
   if (query.search !== undefined) Object.assign(request, searchKeys(query.search));
-  const local = rest !== undefined;
+  const localDistinct = query.select?.distinct === true && target === 'ckan-2.11' && options.distinctOnPortal !== true;
+  const local = rest !== undefined || localDistinct;
   if (query.select?.distinct && !local) request.distinct = true;
-  if (query.select !== undefined && !local) request.fields = query.select.fields.map((f) => f.name);
+  if (query.select !== undefined) {
+    const selected = query.select.fields.map((f) => f.name);
+    // A local step reads the selected fields and those the residual tests; nothing else need cross the wire.
+    request.fields = local ? [...new Set([...selected, ...conditionFields(rest)])] : selected;
+  }
   if (query.order !== undefined) request.sort = sortValue(query.order.keys);
   if (!local) {
     if (query.limit !== undefined) request.limit = count(query.limit.value);
     if (query.offset !== undefined) request.offset = count(query.offset.value);
     return freeze({ target, request: request as unknown as SearchRequest, local: NOTHING_LOCAL, maxScan });
   }
-  const residual: { -readonly [K in keyof Query]: Query[K] } = {
-    kind: 'query',
-    span: query.span,
-    from: query.from,
-    where: { kind: 'where', span: query.where!.span, condition: rest },
-  };
+  // The client pages through these records by offset: an order without ties, or pages repeat and drop records.
+  request.sort = totalOrder(request.sort as string | undefined);
+  const residual: { -readonly [K in keyof Query]: Query[K] } = { kind: 'query', span: query.span, from: query.from };
+  if (rest !== undefined) residual.where = { kind: 'where', span: query.where!.span, condition: rest };
   if (query.select !== undefined) residual.select = query.select;
   if (query.limit !== undefined) residual.limit = query.limit;
   if (query.offset !== undefined) residual.offset = query.offset;
@@ -119,12 +133,18 @@ export function planQuery(query: Query, options: PlanOptions = {}): Plan {
     target,
     request: request as unknown as SearchRequest,
     residual,
-    local: { where: true, select: query.select !== undefined, limit: true, order: false },
+    local: { where: rest !== undefined, select: query.select !== undefined, distinct: localDistinct, limit: true, order: false },
     maxScan,
   });
 }
 
-const NOTHING_LOCAL: LocalSteps = { where: false, select: false, limit: false, order: false };
+const NOTHING_LOCAL: LocalSteps = { where: false, select: false, distinct: false, limit: false, order: false };
+
+/** A sort that ends in `_id` (the records' own key), so that it orders every record. */
+function totalOrder(sort: string | undefined): string {
+  if (sort === undefined) return '_id asc';
+  return sort.split(',').some((item) => /^\s*_id(\s|$)/.test(item)) ? sort : `${sort}, _id asc`;
+}
 
 /**
  * Why a target cannot say a condition, for `compile`'s refusal: the first

@@ -41,13 +41,8 @@ const MAX_LIMIT = 32_000;
  */
 export function sqlRequest(query: Query, resource: string): SqlRequest {
   const table = identifier(resource);
-  const where: string[] = [];
-  if (query.where !== undefined) where.push(conditionSql(query.where.condition));
-  if (query.search !== undefined) {
-    const search = searchSql(query);
-    if (search !== undefined) where.push(search);
-  }
-  const whereText = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+  const where = whereSql(query, stringLiteral);
+  const whereText = where === undefined ? '' : ` WHERE ${where}`;
   const columns = query.select === undefined ? '*' : [...new Set(query.select.fields.map((f) => f.name))].map(identifier).join(', ');
   const limit = Math.min(count(query.limit?.value, DEFAULT_LIMIT), MAX_LIMIT);
   const offset = count(query.offset?.value, 0);
@@ -87,26 +82,48 @@ function checkNul(text: string): void {
   }
 }
 
-function valueSql(value: Value): string {
+/**
+ * Writes a text value into SQL: the sql target writes a quoted literal; an
+ * engine running the same SQL binds a parameter (`$n`) instead.
+ */
+export type LiteralWriter = (text: string) => string;
+
+/**
+ * A query's `where` and `search` as one SQL condition (undefined when it has
+ * neither), each value written by `literal`.
+ * @example whereSql(parse('from t where a != 1'), stringLiteral) // → `"a" <> '1'`
+ */
+export function whereSql(query: Query, literal: LiteralWriter): string | undefined {
+  const where: string[] = [];
+  if (query.where !== undefined) where.push(conditionSql(query.where.condition, literal));
+  if (query.search !== undefined) {
+    const search = searchSql(query, literal);
+    if (search !== undefined) where.push(search);
+  }
+  return where.length === 0 ? undefined : where.join(' AND ');
+}
+
+function valueSql(value: Value, literal: LiteralWriter): string {
   if (value.kind === 'param') throw unboundError(value);
   if (value.kind === 'null') return 'NULL';
-  return stringLiteral(canonicalText(value.value)!);
+  return literal(canonicalText(value.value)!);
 }
 
 const operatorSql = { ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
 
-function conditionSql(condition: Condition): string {
+function conditionSql(condition: Condition, literal: LiteralWriter): string {
+  const valueOf = (value: Value): string => valueSql(value, literal);
   switch (condition.kind) {
     case 'eq':
       return condition.value.kind === 'null'
         ? `${identifier(condition.field.name)} IS NULL`
-        : `${identifier(condition.field.name)} = ${valueSql(condition.value)}`;
+        : `${identifier(condition.field.name)} = ${valueOf(condition.value)}`;
     case 'compare':
       // `f != null` is `f is not null`, as `f = null` is `f is null`; any other comparison with null is unknown.
       if (condition.value.kind === 'null') {
         return condition.op === 'ne' ? `${identifier(condition.field.name)} IS NOT NULL` : 'NULL';
       }
-      return `${identifier(condition.field.name)} ${operatorSql[condition.op]} ${valueSql(condition.value)}`;
+      return `${identifier(condition.field.name)} ${operatorSql[condition.op]} ${valueOf(condition.value)}`;
     case 'in': {
       const field = identifier(condition.field.name);
       const values = condition.values.filter((v) => v.kind !== 'null');
@@ -114,23 +131,23 @@ function conditionSql(condition: Condition): string {
         // `in ()` holds for no record; the field is still named, so an unknown one is refused as elsewhere.
         return `(false AND ${field} IS NULL)`;
       }
-      const list = values.length === 0 ? 'false' : `${field} IN (${values.map(valueSql).join(', ')})`;
+      const list = values.length === 0 ? 'false' : `${field} IN (${values.map(valueOf).join(', ')})`;
       return values.length < condition.values.length ? `(${field} IS NULL OR ${list})` : list;
     }
     case 'between':
-      return `${identifier(condition.field.name)} BETWEEN ${valueSql(condition.low)} AND ${valueSql(condition.high)}`;
+      return `${identifier(condition.field.name)} BETWEEN ${valueOf(condition.low)} AND ${valueOf(condition.high)}`;
     case 'like':
-      return `${identifier(condition.field.name)} ${condition.ignoreCase ? 'ILIKE' : 'LIKE'} ${valueSql(condition.pattern)}`;
+      return `${identifier(condition.field.name)} ${condition.ignoreCase ? 'ILIKE' : 'LIKE'} ${valueOf(condition.pattern)}`;
     case 'is-null':
       return `${identifier(condition.field.name)} IS NULL`;
     case 'not':
       // `is not null` has its own SQL, as it has its own words in the language.
       if (isNullTest(condition.condition)) return `${identifier(condition.condition.field.name)} IS NOT NULL`;
-      return `NOT (${conditionSql(condition.condition)})`;
+      return `NOT (${conditionSql(condition.condition, literal)})`;
     case 'and':
     case 'or':
       if (condition.conditions.length === 0) return condition.kind === 'and' ? 'true' : 'false';
-      return `(${condition.conditions.map(conditionSql).join(condition.kind === 'and' ? ' AND ' : ' OR ')})`;
+      return `(${condition.conditions.map((member) => conditionSql(member, literal)).join(condition.kind === 'and' ? ' AND ' : ' OR ')})`;
     default:
       return assertNever(condition, 'condition');
   }
@@ -142,14 +159,14 @@ function isNullTest(condition: Condition): condition is IsNull | Equals {
 }
 
 /** CKAN's full-text search, in SQL: `_full_text` for the whole record, `to_tsvector` of a field for per-field search. */
-function searchSql(query: Query): string | undefined {
+function searchSql(query: Query, literal: LiteralWriter): string | undefined {
   const search = query.search!;
-  const language = stringLiteral(search.language?.value ?? 'english');
+  const language = literal(search.language?.value ?? 'english');
   const tsQuery = (text: StringValue | Parameter): string => {
     if (text.kind === 'param') throw unboundError(text);
     return hasPrefixWord(text.value)
-      ? `to_tsquery(${language}, ${stringLiteral(tsQueryText(text.value))})`
-      : `plainto_tsquery(${language}, ${stringLiteral(text.value)})`;
+      ? `to_tsquery(${language}, ${literal(tsQueryText(text.value))})`
+      : `plainto_tsquery(${language}, ${literal(text.value)})`;
   };
   if (search.fields !== undefined) {
     return search.fields
@@ -161,7 +178,8 @@ function searchSql(query: Query): string | undefined {
   return `"_full_text" @@ ${tsQuery(text)}`;
 }
 
-function sortKeySql(key: SortKey): string {
+/** One `order by` key: its field, direction and `NULLS` placement. */
+export function sortKeySql(key: SortKey): string {
   const nulls = key.nulls === undefined ? '' : ` NULLS ${key.nulls.toUpperCase()}`;
   return `${identifier(key.field.name)} ${key.direction.toUpperCase()}${nulls}`;
 }

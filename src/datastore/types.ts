@@ -112,6 +112,22 @@ export interface SearchResult {
   readonly records_format: 'objects';
   /** set by the server (it depends on the request path); absent from `evaluate` */
   readonly _links?: SearchLinks;
+  /**
+   * ckql's, never a portal's: what ckql read to answer a query it finished
+   * itself (a plan, or a local engine's whole query); absent for a portal's
+   * own answer to one request
+   */
+  readonly read?: ReadSummary;
+}
+
+/** What ckql read to answer a query (docs/executor.md, Results). */
+export interface ReadSummary {
+  /** requests sent to a portal (none for a local engine) */
+  readonly requests: number;
+  /** records the sources gave */
+  readonly records: number;
+  /** true: more records match than were given; false: none do; undefined: not known without reading on (no `total` was asked for) */
+  readonly more?: boolean;
 }
 
 /**

@@ -66,12 +66,14 @@ export interface EngineQueryOptions {
 
 /** A whole query's answer (docs/executor.md): its fields, then its records in batches, read as they are wanted. */
 export interface QueryStream {
+  /** the resource's id (an alias resolved) */
+  readonly resource?: string;
   /** the fields of the records, in order (the `select` list, else every field with `_id` first) */
   readonly fields: readonly FieldInfo[];
   /** how many records the query matches before `offset` and `limit`; only when `total` was asked for */
   readonly total?: number;
   /** the records in the query's order; a reader that stops early releases what the engine holds */
-  readonly batches: AsyncIterable<readonly Row[]>;
+  readonly batches: AsyncGenerator<readonly Row[], void, undefined>;
 }
 
 /**

@@ -7,13 +7,13 @@
 import { queryStringFor } from '../client/encode.js';
 import type { Explanation } from '../client/types.js';
 import { curlCommand } from '../output/curl.js';
-import { format } from '../format.js';
 
 /** Why the plan has its target, in a few words. */
 const chosenText = {
   given: 'set by .target, --target or the profile',
   detected: "asked of the portal: status_show, else the 2.12 probe; CKAN 2.11 when it does not say",
   whole: "CKAN 2.11's request says the whole query",
+  local: 'local data: no target asked for',
 } as const;
 
 /**
@@ -28,6 +28,14 @@ const chosenText = {
  * // curl -X POST http://127.0.0.1:8080/api/action/datastore_search -H 'content-type: application/json' --data-binary '{"resource_id":"courses","limit":1}'
  */
 export function explainText(explained: Explanation, tokenShell: string | undefined): string {
+  if (explained.chosen === 'local') {
+    // Nothing goes over a wire: the engine answers in this process, so there is no request or curl line to show.
+    return [
+      `target: none (${chosenText.local}): answered in this process, nothing is sent`,
+      ...(explained.steps ?? []),
+      'as a portal would be asked: .target ckan-2.11, ckan-2.12 or sql, then .explain again',
+    ].join('\n');
+  }
   const target = explained.plan?.target ?? 'ckan-2.11';
   const lines = [`target: ${target} (${chosenText[explained.chosen]})`];
   if (explained.sql !== undefined) {
@@ -42,8 +50,7 @@ export function explainText(explained: Explanation, tokenShell: string | undefin
     `GET ${base}?${queryStringFor(prepared.request)}`,
     curlCommand(prepared, tokenShell),
   );
-  // A plan: the request above is paged through, and this runs over its records (docs/beyond-the-request.md).
-  const residual = explained.plan?.residual;
-  if (residual !== undefined) lines.push('then, locally, over every record it sends:', format(residual));
+  // A plan: the request above is paged through, and the steps run over its records (docs/executor.md).
+  if (explained.plan?.residual !== undefined && explained.steps !== undefined) lines.push('steps (what runs, the last step first):', ...explained.steps);
   return lines.join('\n');
 }

@@ -83,10 +83,8 @@ export async function runScript(script: string, options: ScriptOptions): Promise
     }
     try {
       const request = requestOf(script, statement, options.params);
-      // What CKAN 2.11 cannot say runs as a plan: the client is given the query, not its request.
-      const query = plan(statement.text, { target: 'ckan-2.11', ...(options.params === undefined ? {} : { params: options.params }) }).residual === undefined
-        ? undefined
-        : options.params === undefined ? parse(statement.text) : bind(parse(statement.text), options.params);
+      // The client is given the query, not its request: a local engine answers it whole, a portal as its plan says.
+      const query = options.params === undefined ? parse(statement.text) : bind(parse(statement.text), options.params);
       if (options.all === true) {
         await streamAll(request, options, format, output, color, query);
       } else {
@@ -163,23 +161,17 @@ async function streamAll(
   color: boolean,
   query?: Query,
 ): Promise<void> {
-  const client = options.source.client;
-  const first = await client.search(
-    { ...request, limit: 0 },
-    options.signal === undefined ? {} : { signal: options.signal },
-  );
-  // A plan's request fetches every field; its select picks them.
-  const chosen = query?.select?.fields.map((f) => f.name);
-  const fields = chosen === undefined ? first.fields : [...new Set(chosen)].flatMap((name) => first.fields.filter((f) => f.id === name));
-  const writer = createRecordWriter(format, fields, (text) => write(output, text), {
+  // The run gives its fields before any record: the csv/markdown header is written first.
+  const run = await options.source.client.stream(query ?? request, { all: true, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+  const writer = createRecordWriter(format, run.fields, (text) => write(output, text), {
     color,
     width: options.width ?? Infinity,
     ...(options.escapeFormulas === false ? { escapeFormulas: false } : {}),
   });
   let count = 0;
-  for await (const row of client.searchAll(query ?? request, options.signal === undefined ? {} : { signal: options.signal })) {
+  for await (const row of run.records) {
     await writer.write(row);
     count += 1;
   }
-  await writer.end({ total: query === undefined ? (first.total ?? count) : count });
+  await writer.end({ total: count });
 }

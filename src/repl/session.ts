@@ -240,10 +240,11 @@ export class Session {
     const parts: string[] = [];
     let request: SearchRequest | undefined;
     try {
-      // What CKAN 2.11 cannot say runs as a plan: the client finds the portal's dialect and applies the rest.
+      // The client is given the query: a local engine answers it whole; a portal's client finds its dialect and
+      // runs the plan (docs/executor.md). `request` is the first request a portal is sent, for hints.
       const planned = plan(text, { target: 'ckan-2.11', ...(options.params === undefined ? {} : { params: options.params }) });
-      const query = planned.residual === undefined ? undefined : this.queryFor(text, options.params);
-      request = query === undefined ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
+      const query = this.queryFor(text, options.params);
+      request = planned.residual === undefined ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
       this.lastResource = request.resource_id;
       if (this.settings.explain) {
         // The plan the search runs: the client asks the portal's dialect first when it needs to.
@@ -328,7 +329,7 @@ export class Session {
       return text + this.#verticalHint(result, width);
     }
     const body = await formatRecords(result, this.settings.format, { color: this.color, width, pretty: true });
-    const footer = footerText({ returned: result.records.length, total: result.total, offset: result.offset, elapsedMs: shownMs });
+    const footer = footerText({ returned: result.records.length, total: result.total, offset: result.offset, elapsedMs: shownMs, read: result.read });
     return `${body.replace(/\n$/, '')}\n${this.#dim(footer)}`;
   }
 

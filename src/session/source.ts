@@ -5,7 +5,7 @@
  */
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect } from '../client/connect.js';
+import { connect, recordStream } from '../client/connect.js';
 import type { DatastoreClient, Exchange, SearchInput, WireRequest } from '../client/types.js';
 import { listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
@@ -19,7 +19,11 @@ import type { Engine, EngineKind } from '../engine/types.js';
 import { memoryEngine } from '../engine/memory/engine.js';
 import { openApi, wholeText } from '../server/api.js';
 import type { Api } from '../server/api.js';
-import type { CkanVersion, Table } from '../datastore/types.js';
+import type { CkanVersion, Row, SearchRequest, SearchResult, Table } from '../datastore/types.js';
+import type { Query } from '../ast.js';
+import { engineTree } from '../execute/build.js';
+import { describeTree, execute, readAll } from '../execute/run.js';
+import type { Execution } from '../execute/run.js';
 import { toolError } from '../errors.js';
 import type { Target } from '../compile/plan.js';
 
@@ -262,6 +266,10 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
         await before(input, allOptions?.params);
         yield* inner.searchAll(input, allOptions);
       },
+      stream: async (input, streamOptions) => {
+        await before(input, streamOptions?.params);
+        return inner.stream(input, streamOptions);
+      },
       explain: async (input, explainOptions) => {
         await before(input, explainOptions?.params);
         return inner.explain(input, explainOptions);
@@ -325,7 +333,7 @@ function rememberResources(client: DatastoreClient, seen: Set<string>): Datastor
 /** A client that answers as `client` does, except for the operations `overridesOf` gives (for it, and for its other languages). */
 function clientWith(
   client: DatastoreClient,
-  overridesOf: (inner: DatastoreClient) => Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'detectTarget' | 'explain' | 'setTarget'>>,
+  overridesOf: (inner: DatastoreClient) => Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'stream' | 'detectTarget' | 'explain' | 'setTarget'>>,
 ): DatastoreClient {
   const overrides = overridesOf(client);
   return {
@@ -348,6 +356,7 @@ function clientWith(
     detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
     search: overrides.search ?? ((input, options) => client.search(input, options)),
     searchAll: overrides.searchAll ?? ((input, options) => client.searchAll(input, options)),
+    stream: overrides.stream ?? ((input, options) => client.stream(input, options)),
     prepare: (input, params) => client.prepare(input, params),
     explain: overrides.explain ?? ((input, options) => client.explain(input, options)),
     withLanguage: (language) => clientWith(client.withLanguage(language), overridesOf),
@@ -417,13 +426,73 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
     ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
     inProcess,
   });
+  // No dialect asked for: the engine answers a whole query itself (docs/executor.md). A target set by
+  // --target or .target pages the data through the API as that portal would be (its fidelity, its limits).
+  let asked = spec.target;
+  const direct = (input: SearchInput): input is Query | string => asked === undefined && engine.query !== undefined && !isRequest(input);
   return clientWith(client, (inner) => ({
     setTarget: (target) => {
       checkSql(target);
       ckan = ckanOf(target);
+      asked = target;
       inner.setTarget(target);
     },
+    search: async (input, options = {}) => {
+      if (!direct(input)) return inner.search(input, options);
+      const query = boundQuery(input, options.params);
+      const run = await execute(engineTree(engine, query, { all: false, total: true }), { signal: options.signal });
+      return engineResult(query, run, await readAll(run));
+    },
+    searchAll: async function* (input, options = {}) {
+      if (!direct(input)) {
+        yield* inner.searchAll(input, options);
+        return;
+      }
+      const query = boundQuery(input, options.params);
+      const run = await execute(engineTree(engine, query, { all: true, total: false }), { signal: options.signal, onPage: options.onPage });
+      for await (const batch of run.batches) yield* batch;
+    },
+    stream: async (input, options = {}) => {
+      if (!direct(input)) return inner.stream(input, options);
+      const query = boundQuery(input, options.params);
+      const all = options.all === true;
+      // A local engine counts as it answers: the total comes with the records, unless every record is read anyway.
+      const tree = engineTree(engine, query, { all, total: options.total ?? !all });
+      return recordStream(await execute(tree, { signal: options.signal, onPage: options.onPage }));
+    },
+    explain: async (input, options = {}) => {
+      if (!direct(input)) return inner.explain(input, options);
+      const query = boundQuery(input, options.params);
+      return { chosen: 'local', steps: describeTree(engineTree(engine, query, { all: false, total: true })) };
+    },
   }));
+}
+
+function isRequest(input: SearchInput): input is SearchRequest {
+  return typeof input !== 'string' && (input as { kind?: unknown }).kind !== 'query';
+}
+
+function boundQuery(input: Query | string, params: Params | undefined): Query {
+  const query = typeof input === 'string' ? parse(input) : input;
+  return params === undefined ? query : bind(query, params);
+}
+
+/** An engine's whole answer as a search result: its total (local engines count as they answer) and what was read. */
+function engineResult(query: Query, run: Execution, records: Row[]): SearchResult {
+  const total = run.total();
+  const result: Record<string, unknown> = {
+    resource_id: run.resource ?? queryResource(query),
+    fields: run.fields,
+    records,
+  };
+  if (total !== undefined) result.total = total;
+  result.total_was_estimated = false;
+  result.limit = query.limit?.value.kind === 'number' ? query.limit.value.value : records.length;
+  if (query.offset?.value.kind === 'number') result.offset = query.offset.value.value;
+  result.include_total = total !== undefined;
+  result.records_format = 'objects';
+  result.read = run.summary();
+  return result as unknown as SearchResult;
 }
 
 /**

@@ -67,8 +67,8 @@ describe('ckql explain', () => {
     expect(explained.code).toBe(0);
     expect(explained.stdout).toContain('# target: ckan-2.12');
     expect(explained.stdout).toContain('"grade": {\n      "gte": 5\n    }');
-    expect(explained.stdout).toContain('# residual');
-    expect(explained.stdout).toContain('from enrolments\nwhere status != withdrawn\nlimit 3');
+    expect(explained.stdout).toContain('# steps');
+    expect(explained.stdout).toContain('limit 3, then stop reading\n└─ filter status != withdrawn\n');
     expect(explained.stdout).toContain('curl -X POST');
   });
 
@@ -79,7 +79,7 @@ describe('ckql explain', () => {
     expect(on212.stdout).toContain('"grade": {\n      "gte": 5\n    }');
     const on211 = await ckql(['explain', query, '--url', server211.url]);
     expect(on211.stdout).toContain('# target: ckan-2.11 (asked of the portal');
-    expect(on211.stdout).toContain('from enrolments\nwhere grade >= 5 and status != withdrawn\nlimit 3');
+    expect(on211.stdout).toContain('└─ filter grade >= 5 and status != withdrawn\n');
     const local = await ckql(['explain', query, '--data', data, '--target', 'ckan-2.12']);
     expect(local.stdout).toContain('# target: ckan-2.12');
     expect(local.stdout).toContain('ckql serve');

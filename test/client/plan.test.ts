@@ -57,15 +57,27 @@ describe('plans over a CKAN 2.11 server', () => {
     expect(result.fields).toEqual([{ id: 'n', type: 'int' }]);
   });
 
-  it('refuses before fetching any record when the portal would send more than maxScan', async () => {
+  it('refuses before fetching any record when a plan that must read everything would read more than maxScan', async () => {
     const c = client(server211.url, { target: 'ckan-2.11', maxScan: 100 });
-    const error = await c.search('from big where n > 5').catch((e: unknown) => e);
+    const error = await c.search('from big where n > 5', { total: true }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QueryError);
     expect((error as QueryError).code).toBe('SCAN_TOO_LARGE');
     expect((error as QueryError).message).toContain('2500');
     expect((error as QueryError).message).toContain('100');
     expect((error as QueryError).hint).toContain('"="');
     expect(searches(log211)).toBe(1); // only the count (limit 0)
+  });
+
+  it('reads no more than maxScan records for a plan that may stop early, and refuses when that is not enough', async () => {
+    const c = client(server211.url, { target: 'ckan-2.11', maxScan: 100 });
+    // The first 100 records hold the 10 asked for: no refusal.
+    const found = await c.search('from big where n > 5 limit 10 select n');
+    expect(ns(found.records)).toEqual([6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    log211.length = 0;
+    const error = await c.search('from big where n > 2400 select n').catch((e: unknown) => e);
+    expect((error as QueryError).code).toBe('SCAN_TOO_LARGE');
+    expect((error as QueryError).hint).toContain('read 100 of them');
+    expect(log211.filter((line) => line.includes('datastore_search ')).length).toBe(1); // one page of 100, then the refusal
   });
 
   it('narrowing with what the portal answers itself brings a query under maxScan', async () => {
@@ -80,15 +92,24 @@ describe('plans over a CKAN 2.11 server', () => {
     const records: Row[] = [];
     for await (const record of c.searchAll('from big where n != 3 limit 5 select n', { pageSize: 10 })) records.push(record);
     expect(ns(records)).toEqual([0, 1, 2, 4, 5]);
-    expect(searches(log211)).toBe(2); // the count, then one page of ten
+    expect(searches(log211)).toBe(1); // one page of ten holds the answer
+    const result = await c.search('from big where n != 3 limit 5 select n');
+    expect(ns(result.records)).toEqual([0, 1, 2, 4, 5]);
+    expect(result.total).toBeUndefined(); // not asked for: counting would read every page
+    expect(result.read).toEqual({ requests: 1, records: 1_000, more: true });
+    expect(searches(log211)).toBe(2);
   });
 
-  it('applies offset and limit after the residual, in the portal order', async () => {
-    const result = await client(server211.url, { target: 'ckan-2.11' }).search(
-      'from big where n between 10 and 30 and parity = odd order by n desc offset 2 limit 3 select n',
-    );
+  it('applies offset and limit after the residual, in the portal order, and counts the total only when asked', async () => {
+    const query = 'from big where n between 10 and 30 and parity = odd order by n desc offset 2 limit 3 select n';
+    const result = await client(server211.url, { target: 'ckan-2.11' }).search(query);
     expect(ns(result.records)).toEqual([25, 23, 21]);
-    expect(result.total).toBe(10);
+    expect(result.total).toBeUndefined();
+    expect(result.read?.more).toBe(true);
+    const counted = await client(server211.url, { target: 'ckan-2.11' }).search(query, { total: true });
+    expect(ns(counted.records)).toEqual([25, 23, 21]);
+    expect(counted.total).toBe(10);
+    expect(counted.read?.more).toBe(true);
   });
 });
 
@@ -157,7 +178,14 @@ describe('explain', () => {
     const explained = await c.explain('from big where n >= 2495 and parity != even select n');
     expect(explained.chosen).toBe('detected');
     expect(explained.plan?.target).toBe('ckan-2.12');
-    expect(explained.request?.request).toEqual({ resource_id: 'big', filters: { n: { gte: 2495 } } });
+    // The fields the query selects and the residual tests; an order that ends in `_id`, so pages by offset neither repeat nor drop a record.
+    expect(explained.request?.request).toEqual({ resource_id: 'big', filters: { n: { gte: 2495 } }, fields: ['n', 'parity'], sort: '_id asc' });
+    expect(explained.steps).toEqual([
+      'limit 100, then stop reading',
+      '└─ project n',
+      '   └─ filter parity != even',
+      "      └─ scan pages by 2.12's next_page, 1000 records a request",
+    ]);
     expect(explained.plan?.residual?.where?.condition.kind).toBe('compare');
     expect(searches(log212)).toBe(0);
     expect(log212.filter((line) => line.includes('status_show'))).toHaveLength(1);

@@ -320,12 +320,12 @@ describe('dot commands', () => {
     await driver.waitFor(prompt);
     await ask(driver, '.target', 'target auto (not yet asked)');
     await ask(driver, '.explain on', 'explain on');
-    const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 of');
-    expect(answer).toContain('then, locally, over every record it sends:');
-    expect(answer).toContain('where grade >= 5.5 and status != withdrawn');
+    const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 records, more match (read 1000 in 1 request)');
+    expect(answer).toContain('steps (what runs, the last step first):');
+    expect(answer).toContain('filter grade >= 5.5 and status != withdrawn');
     await ask(driver, '.explain off', 'explain off');
     await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
-    await ask(driver, 'from enrolments where grade between 1 and 1.5 limit 1', '1 of');
+    await ask(driver, 'from enrolments where grade between 1 and 1.5 limit 1', '1 record');
     expect(await ask(driver, '.target 2.13', 'error[USAGE]')).toContain('ckan-2.11, ckan-2.12, sql or auto');
     await ask(driver, '.target auto', 'target auto');
     await driver.exit();
@@ -339,15 +339,15 @@ describe('dot commands', () => {
       await ask(driver, '.target ckan-2.12', 'target ckan-2.12');
       await ask(driver, '.explain on', 'explain on');
       const query = 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2';
-      const on212 = await ask(driver, query, '2 of');
+      const on212 = await ask(driver, query, '2 records, more match');
       expect(on212).toContain('target: ckan-2.12 (set by .target');
       expect(on212).toContain('"gte": 5.5');
-      expect(on212).toContain('where status != withdrawn');
+      expect(on212).toContain('filter status != withdrawn');
       await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
-      const on211 = await ask(driver, query, '2 of');
+      const on211 = await ask(driver, query, '2 records, more match');
       expect(on211).toContain('target: ckan-2.11');
       expect(on211).not.toContain('"gte"');
-      expect(on211).toContain('where grade >= 5.5 and status != withdrawn');
+      expect(on211).toContain('filter grade >= 5.5 and status != withdrawn');
       expect(await ask(driver, '.target sql', 'error[USAGE]')).toContain('needs an engine that runs SQL');
       await driver.exit();
     } finally {
@@ -362,7 +362,7 @@ describe('dot commands', () => {
       const driver = startDriver({ source });
       await driver.waitFor(prompt);
       await ask(driver, '.explain on', 'explain on');
-      const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 of');
+      const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 records, more match');
       expect(answer).toContain('target: ckan-2.12 (asked of the portal');
       expect(answer).toContain('"gte": 5.5');
       await driver.exit();

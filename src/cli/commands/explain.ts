@@ -8,7 +8,6 @@ import type { Command } from 'commander';
 import { connect } from '../../client/connect.js';
 import { queryStringFor } from '../../client/encode.js';
 import type { Explanation } from '../../client/types.js';
-import { format } from '../../format.js';
 import type { CommandRun } from '../context.js';
 import { withParamHint } from '../report.js';
 import { addParamOption, addSourceOptions, configLoader, readQueryArgument, refuseTokenArgument } from '../options.js';
@@ -82,11 +81,23 @@ Examples:
         given: spec.kind === 'url' ? '(--target or the profile\'s target)' : spec.target === undefined ? '(local data is served as CKAN 2.11; --target for another)' : '(--target or the profile\'s target)',
         detected: '(asked of the portal: status_show, else the 2.12 probe; CKAN 2.11 when it does not say)',
         whole: '(CKAN 2.11\'s request says the whole query; every portal answers it)',
+        local: '',
       }[explained.chosen];
       const serveLine = (): string => (spec.kind === 'data' ? `# local data: start the server first with: ${serveCommand(spec, planned.target)}` : '');
+      // Local data with no target: the engine answers the query itself; what follows is how a portal would be asked.
+      const localLines = (): string[] =>
+        spec.kind === 'data' && spec.target === undefined
+          ? [
+              `# here: the ${spec.engine ?? 'memory'} engine answers the whole query in this process (nothing is sent)`,
+              `#   ${spec.engine === undefined || spec.engine === 'memory' ? 'engine the memory engine answers the whole query in one pass' : `engine the ${spec.engine} engine answers the whole query as one SQL statement`}`,
+              '# below: the request CKAN 2.11 (a portal, or ckql serve) would be sent for it; --target for another',
+              '',
+            ]
+          : [];
       if (explained.sql !== undefined) {
         const { sql } = explained;
         const lines = [
+          ...localLines(),
           `# target: sql (datastore_search_sql) ${how}`,
           sql.text,
           '',
@@ -100,6 +111,7 @@ Examples:
       const chosen = explained.request!;
       const request = chosen.request;
       const lines = [
+        ...localLines(),
         `# target: ${planned.target} ${how}`,
         `# request (${chosen.method === 'POST' ? 'POST body' : 'GET parameters'})`,
         JSON.stringify(request, null, 2),
@@ -110,8 +122,8 @@ Examples:
         '# curl',
         curlCommand(chosen, spec.kind === 'url' ? tokenShell : undefined),
       ];
-      if (planned.residual !== undefined) {
-        lines.push('', '# residual: ckql pages through the records above and keeps what this query keeps', format(planned.residual));
+      if (planned.residual !== undefined && explained.steps !== undefined) {
+        lines.push('', '# steps: ckql pages through the records above and runs these over them (the last step first)', ...explained.steps);
       }
       if (spec.kind === 'data') lines.push('', serveLine());
       await context.out(`${lines.join('\n')}\n`);

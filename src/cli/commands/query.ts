@@ -23,6 +23,7 @@ interface QueryOptions extends SourceOptionValues {
   readonly format?: OutputFormat;
   readonly all?: boolean;
   readonly pageSize?: number;
+  readonly total?: boolean;
   readonly escapeFormulas: boolean;
 }
 
@@ -37,6 +38,7 @@ export function registerQuery(program: Command, run: CommandRun): void {
   command
     .option('--all', 'every matching record, paging through the whole result (progress on stderr at a terminal)')
     .option('--page-size <n>', 'records per request with --all (default 1000)', integerOption('--page-size', 1))
+    .option('--total', 'count every matching record, even where ckql finishes the query itself (it then reads past the limit)')
     .addHelpText(
       'after',
       `
@@ -64,9 +66,11 @@ Examples:
       const opened = await openSource(source.spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
       try {
         await printQuery(context, opened, request, {
-          ...(planned.residual === undefined ? {} : { query: bind(parse(queryText), params) }),
+          // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
+          query: bind(parse(queryText), params),
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
+          ...(options.total === true ? { total: true } : {}),
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           escapeFormulas: options.escapeFormulas,
         });

@@ -33,6 +33,7 @@ interface RunOptions extends SourceOptionValues {
   readonly format?: OutputFormat;
   readonly all?: boolean;
   readonly pageSize?: number;
+  readonly total?: boolean;
   readonly escapeFormulas: boolean;
 }
 
@@ -47,6 +48,7 @@ export function registerRun(program: Command, run: CommandRun): void {
   command
     .option('--all', 'every matching record, paging through the whole result')
     .option('--page-size <n>', 'records per request with --all (default 1000)', integerOption('--page-size', 1))
+    .option('--total', 'count every matching record, even where ckql finishes the query itself (it then reads past the limit)')
     .addHelpText(
       'after',
       `
@@ -109,7 +111,8 @@ Example (ckql.config.yaml):
         const params = { ...named.params, ...given };
         const planned = plan(named.query, { target: 'ckan-2.11', params });
         request = planned.request as SearchRequest;
-        if (planned.residual !== undefined) query = bind(parse(named.query), params);
+        // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
+        query = bind(parse(named.query), params);
       } catch (error) {
         const hint = (param: string): string => `give it a value: ckql run ${name} --param ${param}=…, or a default under params: in the config`;
         throw withParamHint(attachOrigin(error, named.origin), hint);
@@ -126,6 +129,7 @@ Example (ckql.config.yaml):
           ...(query === undefined ? {} : { query }),
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
+          ...(options.total === true ? { total: true } : {}),
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           escapeFormulas: options.escapeFormulas,
         });

@@ -472,3 +472,28 @@ export function residualTest(residual: Query, fields: readonly FieldInfo[]): (ro
   checkCondition(condition, context);
   return (row, position) => truth(condition, row, position, context) === true;
 }
+
+/**
+ * The checks a server makes of a whole query before reading a record, as
+ * `evaluateQuery` makes them over a table: every name it uses is a field
+ * (in CKAN's order: fields, filters, q, sort; the same Validation Errors),
+ * every value a comparison reads fits its field's type, and `like` tests a
+ * text field. The PostgreSQL engines check a query so before writing its SQL.
+ * @example checkQuery(parse('from t where nope = 1'), fields) // throws VALIDATION_ERROR: filters: invalid value "nope"
+ */
+export function checkQuery(query: Query, fields: readonly FieldInfo[]): void {
+  const known = new Set(fields.map((f) => f.id));
+  for (const field of query.select?.fields ?? []) {
+    if (!known.has(field.name)) throw validationError('fields', `invalid value ${JSON.stringify(field.name)}`);
+  }
+  for (const name of conditionFields(query.where?.condition)) {
+    if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
+  }
+  for (const f of query.search?.fields ?? []) {
+    if (!known.has(f.field.name)) throw validationError('q', `invalid value ${JSON.stringify(f.field.name)}`);
+  }
+  for (const key of query.order?.keys ?? []) {
+    if (!known.has(key.field.name)) throw validationError('sort', `invalid value ${JSON.stringify(sortClause(key))}`);
+  }
+  if (query.where !== undefined) checkCondition(query.where.condition, { types: new Map(fields.map((f) => [f.id, f.type])), typed: true });
+}

@@ -6,7 +6,9 @@
  */
 import type { FieldInfo, SearchResult } from '../../datastore/types.js';
 import { resourceNotFound } from '../../errors.js';
-import type { Engine, EngineKind, EngineSearchOptions, ResourceInfo, SqlResult } from '../types.js';
+import type { Query } from '../../ast.js';
+import type { Engine, EngineKind, EngineQueryOptions, EngineSearchOptions, QueryStream, ResourceInfo, SqlResult } from '../types.js';
+import { querySql, runQuery } from './query.js';
 import type { Db } from './db.js';
 import { checkAgainstTable, validateSearch } from '../../datastore/validate.js';
 import type { CatalogEntry } from './layout.js';
@@ -33,6 +35,7 @@ export interface SqlEngineOptions {
 
 /** `sqlEngine`'s extra: re-reading the catalogue after tables changed (a load). */
 export interface SqlEngine extends Engine {
+  query(query: Query, options?: EngineQueryOptions): Promise<QueryStream>;
   /** reads the catalogue again (after `loadTables` on the same database) */
   refresh(): Promise<void>;
   readonly db: Db;
@@ -122,10 +125,21 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
     }
   };
 
+  const query = async (bound: Query, queryOptions: EngineQueryOptions = {}): Promise<QueryStream> => {
+    const resource = bound.from.resource.kind === 'param' ? '' : bound.from.resource.value;
+    const entry = await find(resource);
+    if (entry === undefined) throw resourceNotFound(resource);
+    const statements = querySql(bound, entry, queryOptions);
+    const signal = queryOptions.signal;
+    return runQuery(db, statements, { ...queryOptions, statementTimeout: timeout }, (error, statement) =>
+      databaseError(error, signal, () => invalidQuery(pgMessage(error), statement, statements.params), 'Query took too long'));
+  };
+
   return {
     kind: options.kind,
     label: options.label,
     db,
+    query,
     resources: async () => (await entries()).map(describe),
     resource: async (idOrAlias) => {
       const entry = await find(idOrAlias);

@@ -8,7 +8,7 @@
  * accented names line up; text is cut at grapheme boundaries.
  */
 import stringWidth from 'string-width';
-import type { FieldInfo, JsonValue } from '../../datastore/types.js';
+import type { FieldInfo, JsonValue, ReadSummary } from '../../datastore/types.js';
 import { isNumberType } from '../../datastore/values.js';
 import { escapeInvisible, stringifyJson } from '../safe-text.js';
 
@@ -173,8 +173,11 @@ function verticalLayout(fields: readonly FieldInfo[], width: number): Layout {
 }
 
 /**
- * The footer under a result: `20 of 318 records, 12 ms`.
+ * The footer under a result: `20 of 318 records, 12 ms`. A plan that stopped
+ * at its limit without counting the rest says so, and what it read:
+ * `3 records, more match (read 1000 in 1 request), 40 ms`.
  * @example footerText({ returned: 5, total: 318, elapsedMs: 3.2 }) // '5 of 318 records, 3.2 ms'
+ * @example footerText({ returned: 3, read: { requests: 1, records: 1000, more: true } }) // '3 records, more match (read 1000 in 1 request)'
  */
 export function footerText(summary: {
   readonly returned: number;
@@ -182,11 +185,16 @@ export function footerText(summary: {
   readonly shown?: number | undefined;
   readonly offset?: number | undefined;
   readonly elapsedMs?: number | undefined;
+  readonly read?: ReadSummary | undefined;
 }): string {
-  const { returned, total, shown, offset, elapsedMs } = summary;
+  const { returned, total, shown, offset, elapsedMs, read } = summary;
   const noun = (total ?? returned) === 1 ? 'record' : 'records';
   let text = total === undefined ? `${returned} ${noun}` : `${returned} of ${total} ${noun}`;
   if (offset !== undefined && offset > 0) text += ` from offset ${offset}`;
+  if (total === undefined && read !== undefined && read.requests > 0) {
+    const how = `read ${read.records} in ${read.requests} request${read.requests === 1 ? '' : 's'}`;
+    text += read.more === true ? `, more match (${how})` : read.more === false ? ` (${how})` : `, more may match (${how})`;
+  }
   if (shown !== undefined && shown < returned) text += `, ${shown} shown`;
   if (elapsedMs !== undefined) text += `, ${formatMs(elapsedMs)}`;
   return text;

@@ -52,6 +52,7 @@ export function renderResultTable(result: SearchResult, options: RenderResultOpt
     shown: shown.length,
     offset: result.offset,
     elapsedMs: options.elapsedMs,
+    read: result.read,
   });
   const element = createElement(ResultView, {
     fields,

@@ -1,0 +1,116 @@
+/**
+ * Plans as operator trees (docs/executor.md): the compiler's plan (what the
+ * target says, and the residual) becomes the tree that runs, and explain
+ * prints that same tree.
+ */
+import type { Query } from '../ast.js';
+import type { Plan } from '../compile/plan.js';
+import type { SearchRequest } from '../datastore/types.js';
+import { queryError } from '../errors.js';
+import { format } from '../format.js';
+import type { Engine } from '../engine/types.js';
+import { residualTest } from '../engine/memory/evaluate-query.js';
+import { distinct, filter, limit, project } from './local.js';
+import type { Operator } from './operator.js';
+import { engineQuery, oneRequest, pageScan } from './scan.js';
+import type { Paging, SendPage } from './scan.js';
+import { sqlScan } from './sql-scan.js';
+import type { SendSql } from './sql-scan.js';
+
+/** `limit` when a query has none, as datastore_search (`ckan.datastore.search.rows_default`). */
+export const DEFAULT_LIMIT = 100;
+
+/** What a run is asked for. */
+export interface RunOptions {
+  /** every record unless the query says `limit` (searchAll, `--all`); else the query's limit, default 100 */
+  readonly all: boolean;
+  /** count every record the query matches, even where that means reading past the limit */
+  readonly total: boolean;
+  /** records per request to a portal */
+  readonly pageSize: number;
+}
+
+/** How a plan reaches a portal. */
+export interface Portal {
+  readonly send: SendPage;
+  readonly sendSql: SendSql;
+  /** `https://host`, for messages */
+  readonly origin: string;
+}
+
+/**
+ * The tree that runs a plan against a portal. `query` is the bound query the
+ * plan was made from (the sql target pages it).
+ *
+ * @example
+ * portalTree(plan('from enrolments where status != withdrawn limit 3'), query, portal, { all: false, total: false, pageSize: 1000 })
+ * // limit 3, then stop reading
+ * // └─ filter status != withdrawn
+ * //    └─ scan {"resource_id":"enrolments","sort":"_id asc"}, pages by offset, 1000 records a request
+ */
+export function portalTree(plan: Plan, query: Query, portal: Portal, options: RunOptions): Operator {
+  if (plan.target === 'sql') return sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql });
+  const request = plan.request as SearchRequest;
+  const paging: Paging = plan.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset';
+  const residual = plan.residual;
+  if (residual === undefined) {
+    // The portal says the whole query: one request, or (every record) its pages, its own limit and offset bounding the range.
+    if (!options.all) return oneRequest(request, portal.send);
+    return pageScan({ request, send: portal.send, pageSize: options.pageSize, paging, countFirst: false, origin: portal.origin });
+  }
+  const wanted = residual.limit?.value.kind === 'number' ? residual.limit.value.value : options.all ? Number.POSITIVE_INFINITY : DEFAULT_LIMIT;
+  const offset = residual.offset?.value.kind === 'number' ? residual.offset.value.value : 0;
+  // A plan that must read every record counts first, so it can refuse before fetching any.
+  const readsAll = options.total || !Number.isFinite(wanted);
+  const span = residual.where?.span ?? residual.select?.span ?? residual.span;
+  let tree: Operator = pageScan({
+    request,
+    send: portal.send,
+    pageSize: options.pageSize,
+    paging,
+    countFirst: readsAll,
+    origin: portal.origin,
+    maxScan: {
+      max: plan.maxScan,
+      refuse: (count, read) =>
+        queryError('SCAN_TOO_LARGE', span, [count, plan.maxScan], {
+          hint: [
+            read === undefined ? '' : `ckql read ${read} of them without finishing the query; `,
+            plan.target === 'ckan-2.11'
+              ? 'narrow it with "=" or "in" conditions, or a search, that the portal answers itself'
+              : 'narrow it with "=", "in", "<", "<=", ">", ">=" or "between" conditions that the portal answers itself',
+            '; or raise the limit (--max-scan, maxScan); or, where the portal enables datastore_search_sql, use the sql target, which answers it in one request',
+          ].join(''),
+        }),
+    },
+  });
+  const where = residual.where;
+  if (where !== undefined) {
+    const test = { kind: 'query', span: residual.span, from: residual.from, where } as const satisfies Query;
+    tree = filter(tree, conditionText(test), (fields) => residualTest(test, fields));
+  }
+  const selected = residual.select?.fields.map((f) => f.name);
+  if (selected !== undefined && !sameList(selected, request.fields)) tree = project(tree, selected);
+  if (plan.local.distinct) tree = distinct(tree);
+  return limit(tree, { offset, limit: wanted, count: options.total });
+}
+
+/** The tree of a query that a local engine answers whole. */
+export function engineTree(engine: Engine, query: Query, options: Pick<RunOptions, 'all' | 'total'>): Operator {
+  return engineQuery(engine, query, { all: options.all, total: options.total });
+}
+
+/** Whether a request can be paged with 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
+function keysetPageable(request: SearchRequest): boolean {
+  if (request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
+  return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
+}
+
+function sameList(a: readonly string[], b: readonly string[] | undefined): boolean {
+  return b !== undefined && a.length === b.length && a.every((name, i) => name === b[i]);
+}
+
+/** A residual `where` as the language writes it. */
+function conditionText(query: Query): string {
+  return format(query).split('\n').slice(1).join(' ').replace(/^where\s+/, '');
+}
