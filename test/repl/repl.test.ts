@@ -770,15 +770,15 @@ describe('pasted blocks and the order of answers', () => {
     // The README's first query, pasted with its line breaks: `from courses` alone is a whole query too.
     const block = 'from enrolments\rwhere grade >= 5 and status != withdrawn and (course = MATH-106 or term = "2024-autumn")\rorder by grade desc limit 10\r';
     driver.send(`\x1b[200~${block}\x1b[201~`);
-    const answer = await driver.waitFor(/10 of \d+ records[\s\S]*ckql> $/);
+    const answer = await driver.waitFor(/\b10 (of \d+ )?records\b[\s\S]*ckql> $/);
     expect(answer).not.toContain('error');
-    expect(answer.match(/ of \d+ records?/g)).toHaveLength(1);
+    expect(answer.match(/\brecords?\b/g)).toHaveLength(1);
     // Without the final line break, the block waits for Enter as a typed statement would.
     driver.send('\x1b[200~from schools\rwhere country = NO\x1b[201~');
     await driver.waitFor('where country = NO');
-    expect(driver.since()).not.toMatch(/records?/);
+    expect(driver.since()).not.toMatch(/\brecords?\b/);
     driver.send('\r');
-    const second = await driver.waitFor(/of \d+ records?[\s\S]*ckql> $/);
+    const second = await driver.waitFor(/\brecords?\b[\s\S]*ckql> $/);
     expect(second).not.toContain('error');
     await driver.exit();
     expect(driver.raw().endsWith('\x1b[?2004l')).toBe(true);
