@@ -5,6 +5,7 @@
  * is its URL; unset parts come from the `PG*` environment variables).
  */
 import { toolError } from '../errors.js';
+import type { ToolError } from '../errors.js';
 import { memoryEngine } from './memory/engine.js';
 import { loadResources } from './memory/load.js';
 import type { Engine, EngineKind } from './types.js';
@@ -26,6 +27,11 @@ export interface OpenEngineOptions {
    * default CKAN's own list
    */
   readonly allowedSqlFunctions?: Iterable<string>;
+  /**
+   * told of each data file that cannot be read: it is skipped and the others
+   * are served (`loadResources`' option); without it the first stops the open
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 /**
@@ -39,7 +45,10 @@ export interface OpenEngineOptions {
 export async function openEngine(options: OpenEngineOptions = {}): Promise<Engine> {
   const kind = options.engine ?? (options.db !== undefined && /^postgres(ql)?:\/\//.test(options.db) ? 'postgres' : 'memory');
   const paths = options.data ?? [];
-  const loadOptions = options.private === undefined ? {} : { private: options.private };
+  const loadOptions = {
+    ...(options.private === undefined ? {} : { private: options.private }),
+    ...(options.onBadFile === undefined ? {} : { onBadFile: options.onBadFile }),
+  };
   const timeout = {
     ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
     ...(options.allowedSqlFunctions === undefined ? {} : { allowedSqlFunctions: options.allowedSqlFunctions }),

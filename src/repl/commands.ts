@@ -113,11 +113,14 @@ export const dotCommands: readonly DotCommand[] = [
     run: async (session) => {
       const resources = await session.resources(true);
       if (resources.length === 0) return 'no resources known yet: a portal lists the ones you have queried';
-      return renderInfoTable(
+      const table = await renderInfoTable(
         ['alias', 'id', 'records'],
-        resources.map((r) => [r.alias ?? '', r.id, r.total === undefined ? '' : String(r.total)]),
+        resources.map((r) => [r.alias ?? '', r.id, r.unreadable !== undefined ? 'unreadable' : r.total === undefined ? '' : String(r.total)]),
         { width: session.width(), color: session.color, numeric: [2] },
       );
+      // Why a file could not be read, under the table: the others are listed and served all the same.
+      const problems = resources.flatMap((r) => (r.unreadable === undefined ? [] : [session.renderFailure(r.unreadable)]));
+      return [table, ...problems].join('\n');
     },
   },
   {

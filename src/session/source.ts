@@ -7,7 +7,7 @@ import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, recordStream } from '../client/connect.js';
 import type { DatastoreClient, Exchange, SearchInput, WireRequest } from '../client/types.js';
-import { listDataFiles, loadResources } from '../engine/memory/load.js';
+import { isBadFile, listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';
@@ -25,6 +25,7 @@ import { engineTree } from '../execute/build.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
 import type { Execution } from '../execute/run.js';
 import { toolError } from '../errors.js';
+import type { ToolError } from '../errors.js';
 import type { Target } from '../compile/plan.js';
 
 export type SourceSpec =
@@ -64,6 +65,8 @@ export interface ResourceSummary {
   readonly alias?: string;
   /** number of records, when known */
   readonly total?: number;
+  /** local data: why its file could not be read (then it has no total) */
+  readonly unreadable?: ToolError;
 }
 
 export interface Source {
@@ -112,6 +115,12 @@ export interface OpenSourceOptions {
   readonly lazy?: boolean;
   /** told as local data files are read (a progress bar), and when reading is over */
   readonly progress?: { update(progress: FileProgress): void; done(): void };
+  /**
+   * Local data read whole (not `lazy`): told of each file that cannot be
+   * read; it is skipped and the others are served. Without it, the first
+   * such file fails the open.
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 export async function openSource(spec: SourceSpec, options: OpenSourceOptions = {}): Promise<Source> {
@@ -138,17 +147,19 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
     };
   }
 
-  if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
+  if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec, options.onBadFile);
   if (options.lazy === true) return openLazyData(spec, options.progress);
   const onProgress = options.progress?.update;
+  const onBadFile = options.onBadFile;
   const tables = await loadResources(spec.paths, {
     ...(options.resources === undefined ? {} : { only: options.resources }),
     ...(onProgress === undefined ? {} : { onProgress }),
+    ...(onBadFile === undefined ? {} : { onBadFile }),
   }).finally(() => options.progress?.done());
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
-    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables, options.progress));
+    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables, options.progress, onBadFile));
   const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
@@ -169,11 +180,12 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
 }
 
 /** Local data or a database answered by a PostgreSQL engine, served in-process like the memory engine's tables. */
-async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Promise<Source> {
+async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>, onBadFile: OpenSourceOptions['onBadFile']): Promise<Source> {
   const engine = await openEngine({
     ...(spec.engine === undefined ? {} : { engine: spec.engine }),
     data: spec.paths,
     ...(spec.db === undefined ? {} : { db: spec.db }),
+    ...(onBadFile === undefined ? {} : { onBadFile }),
   });
   const client = await localClient(engine, spec).catch(async (error: unknown) => {
     await engine.close();
@@ -276,10 +288,18 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
       },
     })),
     listResources: async (listOptions) => {
-      if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
+      // A file that cannot be read is listed with why; the others are still counted.
+      const unreadable = new Map<string, ToolError>();
+      if (listOptions?.totals === true) {
+        await Promise.all(files.map((each) => read(each.id).catch((error: unknown) => {
+          if (!isBadFile(error)) throw error;
+          unreadable.set(each.id, error);
+        })));
+      }
       return files.map((each) => {
         const table = ready.get(each.id);
-        return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }) };
+        const problem = unreadable.get(each.id);
+        return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }), ...(problem === undefined ? {} : { unreadable: problem }) };
       });
     },
     setTarget: async (target) => client.setTarget(target),
@@ -288,10 +308,21 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
 }
 
 /** Every table of `paths`, reading the files not read yet (only listings and "did you mean" after a partial load come here). */
-async function everyTableBut(paths: readonly string[], loaded: readonly Table[], progress: OpenSourceOptions['progress']): Promise<readonly Table[]> {
+async function everyTableBut(
+  paths: readonly string[],
+  loaded: readonly Table[],
+  progress: OpenSourceOptions['progress'],
+  onBadFile: OpenSourceOptions['onBadFile'],
+): Promise<readonly Table[]> {
   const files = await listDataFiles(paths);
   const unread = files.filter((file) => !loaded.some((table) => table.id === file.id)).map((file) => file.id);
-  const read = unread.length === 0 ? [] : await loadResources(paths, { only: unread, ...(progress === undefined ? {} : { onProgress: progress.update }) }).finally(() => progress?.done());
+  const read = unread.length === 0
+    ? []
+    : await loadResources(paths, {
+        only: unread,
+        ...(progress === undefined ? {} : { onProgress: progress.update }),
+        ...(onBadFile === undefined ? {} : { onBadFile }),
+      }).finally(() => progress?.done());
   return files.flatMap((file) => loaded.find((table) => table.id === file.id) ?? read.find((table) => table.id === file.id) ?? []);
 }
 

@@ -289,6 +289,24 @@ describe('fields, resources, explain', () => {
     expect(rows[0]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
 
+  it('resources lists the files it can read beside those it cannot, reports each bad one with its line, and exits 1', async () => {
+    const mixed = join(root, 'mixed');
+    await mkdir(mixed, { recursive: true });
+    await writeFile(join(mixed, 'good.csv'), 'x\n1\n2\n');
+    await writeFile(join(mixed, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
+    await writeFile(join(mixed, 'worse.ndjson'), '{"a": 1}\n{"a": 2}\n{oops\n');
+    const result = await ckql(['resources', '--data', mixed, '--format', 'json']);
+    expect((JSON.parse(result.stdout) as { alias: string; total: number }[]).map(({ alias, total }) => ({ alias, total }))).toEqual([{ alias: 'good', total: 2 }]);
+    expect(result.stderr).toMatch(/ --> \S*bad\.csv:3\n/);
+    expect(result.stderr).toMatch(/ --> \S*worse\.ndjson:3\n/);
+    expect(result.stderr.match(/= skipped: not listed; the other files are/g)).toHaveLength(2);
+    expect(result.code).toBe(1);
+    // a query of the good file does not read the bad ones
+    const good = await ckql(['query', 'from good', '--data', mixed]);
+    expect(good.code).toBe(0);
+    expect(good.stderr).toBe('');
+  });
+
   it('fields lists one resource, or every resource when none is named', async () => {
     const one = await ckql(['fields', 'courses', '--data', data]);
     expect(one.code).toBe(0);

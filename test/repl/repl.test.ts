@@ -735,6 +735,27 @@ describe('local data read on demand (the REPL\'s source)', () => {
     }
   });
 
+  it('.resources lists a file that cannot be read as unreadable, with why, and the others as usual', async () => {
+    const { openSource } = await import('../../src/session/source.js');
+    const folder = mkdtempSync(join(tmpdir(), 'ckql-repl-bad-'));
+    writeFileSync(join(folder, 'good.csv'), 'x\n1\n2\n');
+    writeFileSync(join(folder, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
+    const lazy = await openSource({ kind: 'data', paths: [folder] }, { lazy: true });
+    try {
+      const driver = startDriver({ source: lazy, timing: false });
+      await driver.waitFor(prompt);
+      const listed = await ask(driver, '.resources', 'error[DATA_INVALID]');
+      expect(listed).toMatch(/bad +│ [0-9a-f-]{36} +│ unreadable/);
+      expect(listed).toMatch(/good +│ [0-9a-f-]{36} +│ +2/);
+      expect(listed).toMatch(/ --> \S*bad\.csv:3/);
+      await ask(driver, 'from good', '2 of 2 records');
+      await driver.exit();
+    } finally {
+      await lazy.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('reads the file of a query that runs as a plan (a range the portal cannot say whole)', async () => {
     const { openSource, demoDataDir } = await import('../../src/session/source.js');
     const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });

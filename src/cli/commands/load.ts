@@ -11,6 +11,8 @@ import type { LoadProgress } from '../../engine/sql/load.js';
 import { toolError } from '../../errors.js';
 import type { CliContext, CommandRun } from '../context.js';
 import { interruptible } from '../interrupt.js';
+import { exitCodes } from '../exit-codes.js';
+import { badFileReporter } from '../report.js';
 import { countText } from '../../output/count-text.js';
 import { progressBar as terminalProgressBar } from '../../output/progress-bar.js';
 
@@ -55,6 +57,8 @@ Examples:
           : await (await import('../../engine/pglite/db.js')).openPglite(resolve(context.cwd, target.dir));
         const { loadFiles } = await import('../../engine/sql/load-files.js');
         const progress = progressBar(context);
+        // A file that cannot be loaded is reported and rolled back; the others are loaded, and the status says one failed.
+        const bad = badFileReporter(context, 'not loaded; the other files are');
         let loaded: Awaited<ReturnType<typeof loadFiles>>;
         try {
           // Files are streamed (CSV) into COPY, so a file larger than memory loads.
@@ -63,6 +67,10 @@ Examples:
               replace: options.replace === true,
               indexes: options.indexes !== false,
               onProgress: progress.update,
+              onBadFile: (error) => {
+                progress.done();
+                bad.report(error);
+              },
               signal,
               ...(options.alias === undefined ? {} : { alias: options.alias }),
               ...(options.private === true ? { private: true as const } : {}),
@@ -74,6 +82,10 @@ Examples:
         }
         const rows = loaded.reduce((sum, t) => sum + t.rows, 0);
         context.err(`loaded ${countText(loaded.length, 'resource')} (${countText(rows, 'row')}): ${loaded.map((t) => `${t.alias} ${t.id}`).join(', ')}`);
+        if (bad.count > 0) {
+          context.err(`${countText(bad.count, 'file')} could not be loaded (above)`);
+          return exitCodes.data;
+        }
         return 0;
       }),
     );

@@ -6,7 +6,7 @@ import { parse } from '../../syntax/parse.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import type { CommandRun } from '../context.js';
-import { withParamHint } from '../report.js';
+import { badFileReporter, withParamHint } from '../report.js';
 import {
   addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
   refuseTokenArgument,
@@ -63,7 +63,11 @@ Examples:
         throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
       }
       const request = planned.request as SearchRequest;
-      const opened = await openSource(source.spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
+      const opened = await openSource(source.spec, {
+        resources: [request.resource_id],
+        progress: fileProgressBar(context.stderr, context.env),
+        onBadFile: badFileReporter(context, 'the other files are read').report,
+      });
       try {
         await printQuery(context, opened, request, {
           // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.

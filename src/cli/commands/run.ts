@@ -21,7 +21,7 @@ import {
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
-import { attachOrigin, withParamHint } from '../report.js';
+import { badFileReporter, attachOrigin, withParamHint } from '../report.js';
 import { printQuery } from '../print-query.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
@@ -123,7 +123,11 @@ Example (ckql.config.yaml):
         cwd: context.cwd,
         ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
       });
-      const source = await openSource(spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
+      const source = await openSource(spec, {
+        resources: [request.resource_id],
+        progress: fileProgressBar(context.stderr, context.env),
+        onBadFile: badFileReporter(context, 'the other files are read').report,
+      });
       try {
         await printQuery(context, source, request, {
           ...(query === undefined ? {} : { query }),

@@ -16,7 +16,7 @@ import { open, readdir, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { parse as csvParser } from 'csv-parse';
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
-import { DatastoreError, toolError } from '../../errors.js';
+import { DatastoreError, ToolError, toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
 import { exceedsDepth } from '../../datastore/values.js';
 
@@ -39,6 +39,20 @@ export interface LoadOptions {
    * (64 KiB) and once at its end (so a bar throttles its own drawing)
    */
   readonly onProgress?: (progress: FileProgress) => void;
+  /**
+   * told of each file that cannot be read (`DATA_INVALID` with its file and
+   * line, a second file with a taken name): the file is skipped and the
+   * others are read. Without it, the first such file stops the load.
+   */
+  readonly onBadFile?: (error: ToolError) => void;
+}
+
+/**
+ * Whether an error is about one data file (its text, its name), so a loader
+ * may skip that file and read the others.
+ */
+export function isBadFile(error: unknown): error is ToolError {
+  return error instanceof ToolError && (error.code === 'DATA_INVALID' || error.code === 'DATA_DUPLICATE_ALIAS' || error.code === 'DATA_UNSUPPORTED');
 }
 
 /**
@@ -106,21 +120,35 @@ export async function loadResources(paths: string | readonly string[], options: 
     for (const file of await dataFiles(path)) files.push(file);
   }
   const byAlias = new Map<string, string>();
+  const skip = (error: ToolError): void => {
+    if (options.onBadFile === undefined) throw error;
+    options.onBadFile(error);
+  };
+  const named: string[] = [];
   for (const file of files) {
     const alias = aliasOf(file);
     const first = byAlias.get(alias);
-    if (first !== undefined) throw toolError('DATA_DUPLICATE_ALIAS', [alias, first, file], { file });
+    if (first !== undefined) {
+      skip(toolError('DATA_DUPLICATE_ALIAS', [alias, first, file], { file }));
+      continue;
+    }
     byAlias.set(alias, file);
+    named.push(file);
   }
   const privateNames = new Set(options.private ?? []);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const tables: Table[] = [];
-  for (const file of files) {
+  for (const file of named) {
     const alias = aliasOf(file);
     const id = resourceIdFor(alias);
     const isPrivate = privateNames.delete(alias) || privateNames.delete(id);
     if (only !== undefined && !only.has(alias) && !only.has(id)) continue;
-    tables.push(await loadFile(file, { id, alias, private: isPrivate }, options.onProgress));
+    try {
+      tables.push(await loadFile(file, { id, alias, private: isPrivate }, options.onProgress));
+    } catch (error) {
+      if (!isBadFile(error)) throw error;
+      skip(error);
+    }
   }
   const [unknown] = privateNames;
   if (unknown !== undefined) {

@@ -13,7 +13,10 @@ import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
-import { ColumnInference, csvColumns, delimiterOf, jsonArrayRecords, JsonColumnInference, listDataFiles, MAX_NESTING, resourceIdFor } from '../memory/load.js';
+import type { ToolError } from '../../errors.js';
+import {
+  ColumnInference, csvColumns, delimiterOf, isBadFile, jsonArrayRecords, JsonColumnInference, listDataFiles, MAX_NESTING, resourceIdFor,
+} from '../memory/load.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
@@ -30,6 +33,12 @@ export interface LoadFilesOptions extends LoadTablesOptions {
   readonly alias?: string;
   /** mark every loaded resource private (`true`), or those named (ids or aliases) */
   readonly private?: true | readonly string[];
+  /**
+   * told of each file that cannot be loaded (its text, its column names):
+   * its transaction rolls back and the other files are loaded. Without it,
+   * the first such file stops the load (those before it stay loaded).
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 /** What one loaded resource became. */
@@ -63,12 +72,17 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
     const isPrivate = options.private === true || privateNames.has(found.alias) || privateNames.has(found.id);
     const meta = { id, aliases: [alias], source: found.file, ...(isPrivate ? { private: true } : {}) };
     const ext = extname(found.file).toLowerCase();
-    if (ext === '.csv') {
-      loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, options) });
-    } else {
-      // NDJSON line by line, a JSON array element by element: both streamed, in the same two passes.
-      const recordsOf = ext === '.json' ? jsonArrayRecords : ndjsonRecords;
-      loaded.push({ id, alias, rows: await loadJsonFile(db, found.file, meta, options, recordsOf) });
+    try {
+      if (ext === '.csv') {
+        loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, options) });
+      } else {
+        // NDJSON line by line, a JSON array element by element: both streamed, in the same two passes.
+        const recordsOf = ext === '.json' ? jsonArrayRecords : ndjsonRecords;
+        loaded.push({ id, alias, rows: await loadJsonFile(db, found.file, meta, options, recordsOf) });
+      }
+    } catch (error) {
+      if (options.onBadFile === undefined || !isBadFile(error)) throw error;
+      options.onBadFile(error);
     }
   }
   return loaded;

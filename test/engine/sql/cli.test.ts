@@ -3,7 +3,7 @@
  * in a directory is loaded once and queried by a later command; a server
  * that cannot be reached is exit 4 with no password in the message.
  */
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,16 +14,25 @@ const env = { XDG_CACHE_HOME: process.env['XDG_CACHE_HOME'] ?? join(homedir(), '
 
 describe('ckql load and --db', () => {
   it('loads a file into a kept PGlite database, refuses to load it twice without --replace, and queries it', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'ckql-db-')), 'db');
+    const scratch = mkdtempSync(join(tmpdir(), 'ckql-db-'));
+    const dir = join(scratch, 'db');
+    // a folder with a file that cannot be loaded: it is reported with its line, the other is loaded, the status says so
+    const folder = join(scratch, 'data');
+    mkdirSync(folder);
+    copyFileSync('examples/data/schools.json', join(folder, 'schools.json'));
+    writeFileSync(join(folder, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
     // --engine and --db-dir, as serve and query spell them; a terminal's bar says when the indexes are built
-    const loaded = await ckqlInProcess(['load', 'examples/data/schools.json', '--engine', 'pglite', '--db-dir', dir], {
-      env: { ...env, CI: undefined },
+    const loaded = await ckqlInProcess(['load', folder, '--engine', 'pglite', '--db-dir', dir], {
+      env: { ...env, CI: undefined, NO_COLOR: '1' },
       tty: { stderr: true, columns: 120 },
     });
     expect(loaded.stderr).toContain('loaded 1 resource (8 rows): schools');
+    expect(loaded.stderr).toMatch(/error\[DATA_INVALID\]: \S*bad\.csv: not valid CSV[^\n]*\n --> \S*bad\.csv:3\n/);
+    expect(loaded.stderr).toContain('= skipped: not loaded; the other files are');
+    expect(loaded.stderr).toContain('1 file could not be loaded (above)');
+    expect(loaded.code).toBe(1);
     expect(loaded.stderr).toMatch(/indexing schools \[[#.]+\] full-text index 1 of \d+ \(--no-indexes skips them\), \d+ s/);
     expect(loaded.stderr).toMatch(/indexing schools \[#+\] \d+ indexes built/);
-    expect(loaded.code).toBe(0);
     const again = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', dir], { env });
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('add --replace to replace it');
