@@ -74,10 +74,16 @@ export function reportError(error: unknown, context: Pick<CliContext, 'err' | 'c
  * const bad = badFileReporter(context, 'the other files are served');
  * await loadResources(dir, { onBadFile: bad.report }); // error[DATA_INVALID]: …/bad.csv: … --> …/bad.csv:2 = skipped: the other files are served
  */
-export function badFileReporter(context: Pick<CliContext, 'err' | 'color'>, outcome: string): { report: (error: ToolError) => void; readonly count: number } {
+export function badFileReporter(
+  context: Pick<CliContext, 'err' | 'color'>,
+  outcome: string,
+  /** whether a file is the one a one-shot command asks for: its failing is the command's error, not a skip */
+  asked?: (file: string) => boolean,
+): { report: (error: ToolError) => void; readonly count: number } {
   let count = 0;
   return {
     report: (error) => {
+      if (asked !== undefined && error.file !== undefined && asked(error.file)) throw error;
       count += 1;
       context.err(`${renderError(error, { color: context.color.stderr }).replace(/\n+$/, '')}\n  = skipped: ${outcome}`);
     },

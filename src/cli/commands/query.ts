@@ -5,6 +5,7 @@ import { bind } from '../../compile/bind.js';
 import { parse } from '../../syntax/parse.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
+import { isFileOf } from '../../engine/memory/load.js';
 import type { CommandRun } from '../context.js';
 import { badFileReporter, withParamHint } from '../report.js';
 import {
@@ -66,7 +67,7 @@ Examples:
       const opened = await openSource(source.spec, {
         resources: [request.resource_id],
         progress: fileProgressBar(context.stderr, context.env),
-        onBadFile: badFileReporter(context, 'the other files are read').report,
+        onBadFile: badFileReporter(context, 'the other files are read', (file) => isFileOf(request.resource_id, file)).report,
       });
       try {
         await printQuery(context, opened, request, {

@@ -15,6 +15,7 @@ import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { formatRecords } from '../../output/format-records.js';
 import { didYouMean } from '../../session/nearest.js';
+import { isFileOf } from '../../engine/memory/load.js';
 import type { CommandRun } from '../context.js';
 import {
   addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, refuseTokenArgument,
@@ -126,7 +127,7 @@ Example (ckql.config.yaml):
       const source = await openSource(spec, {
         resources: [request.resource_id],
         progress: fileProgressBar(context.stderr, context.env),
-        onBadFile: badFileReporter(context, 'the other files are read').report,
+        onBadFile: badFileReporter(context, 'the other files are read', (file) => isFileOf(request.resource_id, file)).report,
       });
       try {
         await printQuery(context, source, request, {

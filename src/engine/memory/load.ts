@@ -160,6 +160,15 @@ export async function loadResources(paths: string | readonly string[], options: 
 }
 
 /**
+ * Whether `file` is the file of the resource `name` (its alias or its id).
+ * @example isFileOf('courses', '/data/courses.csv') // true
+ */
+export function isFileOf(name: string, file: string): boolean {
+  const alias = aliasOf(file);
+  return alias === name || resourceIdFor(alias) === name;
+}
+
+/**
  * The data files `paths` name, with the alias and id each would get, without
  * reading them (a REPL lists resources before loading any). Throws as
  * `loadResources` does for a missing path or two files with one name.
