@@ -105,7 +105,12 @@ export function shellWords(command: string): string[] {
  * CI script runs it: the text it must hold), or `script` (a package.json
  * script, named, with what checks it).
  */
-type How = { readonly here: string } | { readonly ci: string } | { readonly script: string; readonly checkedBy: string };
+type How =
+  | { readonly here: string }
+  | { readonly ci: string }
+  | { readonly script: string; readonly checkedBy: string }
+  /** run by a bench section (not in CI): the text its source must hold */
+  | { readonly bench: string; readonly runs: string };
 
 const readmeCommands: Readonly<Record<string, How>> = {
   'npm ci && npm start': { ci: 'npm ci' },
@@ -154,6 +159,11 @@ const readmeCommands: Readonly<Record<string, How>> = {
   'ckql query --db ./ckql-db \'from courses search "linear algebra" limit 3\'': { here: 'engines' },
   'ckql load big.csv --db postgres://ckan@db/datastore --replace --alias big': { here: 'engines' },
   'ckql serve --db postgres://reader@db/datastore': { here: 'engines' },
+  'pg_basebackup -h primary.example.org -U replicator -D /srv/pg/replica -R -X stream': { bench: 'replica', runs: "'-D', replicaData, '-R', '-X', 'stream'" },
+  "pg_ctl -D /srv/pg/replica -o '-c port=5433' start": { bench: 'replica', runs: "'-D', replicaData, '-l'" },
+  'ckql serve --db postgres://reader@primary.example.org/datastore --host 0.0.0.0 --port 8081': { bench: 'replica', runs: "startChild('serve.ts', ['db', url])" },
+  'ckql serve --db postgres://reader@replica.example.org:5433/datastore --host 0.0.0.0 --port 8082': { bench: 'replica', runs: "startChild('serve.ts', ['db', url])" },
+  'npm run bench -- --only replica': { bench: 'replica', runs: "replica: { title: '10." },
   'scripts/pg-test-cluster.sh install': { ci: 'scripts/pg-test-cluster.sh install' },
   'eval "$(scripts/pg-test-cluster.sh start)"': { ci: 'scripts/pg-test-cluster.sh start' },
   'npx vitest run test/engine/sql': { ci: 'npm test' },
@@ -250,6 +260,10 @@ describe('README.md', () => {
     for (const [text, how] of Object.entries(readmeCommands)) {
       if ('ci' in how) expect(ciScript, `.ci/run runs ${text}`).toContain(how.ci);
       if ('script' in how) expect(scripts[how.script], `package.json has the script of ${text}`).toBeDefined();
+      if ('bench' in how) {
+        const source = readFileSync(join(repoRoot, 'bench', how.runs.startsWith('replica:') ? 'run.ts' : `${how.bench}.ts`), 'utf8');
+        expect(source, `the ${how.bench} bench runs ${text}`).toContain(how.runs);
+      }
     }
   });
 
