@@ -195,7 +195,8 @@ function readNumber(token: IToken, source: string): NumberValue {
   }
   // A number a double cannot hold (an int8 id beyond 2^53, a decimal with 18 digits) would silently
   // compare as its neighbour; quoted, it reaches the portal (and the engines) as the text it is.
-  if (compareDecimal(value, token.image) !== 0) {
+  // Written as the double prints (nearly every literal: `5`, `2.5`), it is exact without a closer look.
+  if (String(value) !== token.image && compareDecimal(value, token.image) !== 0) {
     throw queryError('NUMBER_NOT_EXACT', span, [token.image, String(value)], {
       source,
       found: token.image,

@@ -12,7 +12,7 @@
  * and `parse` must give a `QueryError`, never a `RangeError`, for any input.
  */
 import {
-  createToken, Lexer, type CustomPatternMatcherFunc, type CustomPatternMatcherReturn, type ICustomPattern, type TokenType,
+  createToken, Lexer, type CustomPatternMatcherFunc, type CustomPatternMatcherReturn, type ICustomPattern, type ILexingResult, type TokenType,
 } from 'chevrotain';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -53,20 +53,6 @@ export function scanBareword(text: string, offset: number): number {
   let end = offset + 1;
   while (continuesBareword(text, end)) end++;
   return end;
-}
-
-/**
- * The end of `word` (lower-case letters) at `offset` when it stands there as
- * a whole word in any case, else `offset`: `index` and `from_year` are
- * barewords, not the keyword `in` or `from` and a remainder.
- */
-function scanKeyword(text: string, offset: number, word: string): number {
-  for (let i = 0; i < word.length; i++) {
-    // `| 32` lower-cases an ASCII letter and maps no other character onto one.
-    if ((text.charCodeAt(offset + i) | 32) !== word.charCodeAt(i)) return offset;
-  }
-  const end = offset + word.length;
-  return continuesBareword(text, end) ? offset : end;
 }
 
 function isHexDigit(code: number): boolean {
@@ -271,16 +257,18 @@ export const Uuid = createToken({
 /** The category of every keyword: errors use it to say "quote it". */
 export const Keyword = createToken({ name: 'Keyword', pattern: Lexer.NA });
 
+/**
+ * A keyword's token type. Keywords are not lexed on their own: every word is
+ * read by the one bareword scanner, and `queryLexer.tokenize` then gives the
+ * words that are keywords (in any case, as a whole word: `index` and
+ * `from_year` are barewords) their keyword's type. One scan per word replaces
+ * a matcher per keyword that begins with its first letter.
+ */
 function keyword(word: string, category: TokenType = Keyword): TokenType {
   return createToken({
     name: word[0]!.toUpperCase() + word.slice(1),
     label: word,
-    // Case-insensitive, and only as a whole word (see scanKeyword). This
-    // does what `/word/i` with `longer_alt: Bareword` would, without running
-    // the bareword scanner after every keyword.
-    pattern: matcherFor(word, (text, offset) => match(text, offset, scanKeyword(text, offset, word))),
-    start_chars_hint: [word[0]!, word[0]!.toUpperCase()],
-    line_breaks: false,
+    pattern: Lexer.NA,
     categories: [category],
   });
 }
@@ -472,13 +460,57 @@ export const allTokens: TokenType[] = [
  * silently running slower) if a token's first characters cannot be computed;
  * only start offsets are tracked, as spans need nothing else; and it stops
  * at the first unexpected character, the only one `parse` reports, rather
- * than collecting a million of them from a megabyte of junk.
+ * than collecting a million of them from a megabyte of junk. Keywords are
+ * given their types after the scan (see `keyword`).
  */
-export const queryLexer = new Lexer(allTokens, {
+const lexer = new Lexer(allTokens, {
   ensureOptimizations: true,
   positionTracking: 'onlyOffset',
   recoveryEnabled: false,
 });
+
+/**
+ * Keyword token types by the code of their first letter (lower case), for
+ * the pass after the scan: a bareword is compared with the few keywords that
+ * start like it, by length first, without making a lower-case copy.
+ */
+const keywordsByFirst: ReadonlyMap<number, readonly TokenType[]> = (() => {
+  const table = new Map<number, TokenType[]>();
+  for (const type of [...keywordTokens, ...softKeywordTokens]) {
+    const first = type.LABEL!.charCodeAt(0);
+    table.set(first, [...(table.get(first) ?? []), type]);
+  }
+  return table;
+})();
+
+/** The keyword a bareword spells, in any case, or undefined. */
+function keywordOf(image: string): TokenType | undefined {
+  // `| 32` lower-cases an ASCII letter, and a bareword starts with one (or `_`, which no keyword does).
+  const candidates = keywordsByFirst.get(image.charCodeAt(0) | 32);
+  if (candidates === undefined) return undefined;
+  for (const type of candidates) {
+    const word = type.LABEL!;
+    if (word.length !== image.length) continue;
+    let i = 1;
+    while (i < word.length && (image.charCodeAt(i) | 32) === word.charCodeAt(i)) i++;
+    if (i === word.length) return type;
+  }
+  return undefined;
+}
+
+export const queryLexer = {
+  tokenize(text: string): ILexingResult {
+    const lexed = lexer.tokenize(text);
+    for (const token of lexed.tokens) {
+      if (token.tokenType !== Bareword) continue;
+      const type = keywordOf(token.image);
+      if (type === undefined) continue;
+      token.tokenType = type;
+      token.tokenTypeIdx = type.tokenTypeIdx!;
+    }
+    return lexed;
+  },
+};
 
 /** The words the lexer reads as keywords, lower-case. */
 export const keywords: ReadonlySet<string> = new Set(keywordTokens.map((t) => t.LABEL!.toLowerCase()));
