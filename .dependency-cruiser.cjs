@@ -48,6 +48,30 @@ for (const [name, path] of layers) {
     to: { path: above.join('|') },
   });
 }
+// The playground page runs in a browser: the language and the language service, the service's pure
+// rules and values, and the types of its own endpoints; never Node, an engine, the client or the CLI.
+forbidden.push({
+  name: 'web-browser-only',
+  severity: 'error',
+  comment: 'web/ runs in a browser: it imports the language service and the layers below it, and the playground protocol (docs/architecture.md).',
+  from: { path: '^web/' },
+  to: { path: '^src/(engine|execute|client|config|session|output|repl|lsp|cli)/|^src/server/(?!play-protocol\\.ts$)|^src/index\\.ts$' },
+});
+forbidden.push({
+  name: 'web-no-node',
+  severity: 'error',
+  comment: 'web/ runs in a browser: no Node built-ins.',
+  from: { path: '^web/' },
+  to: { dependencyTypes: ['core'] },
+});
+// The language service bundles for a browser, and so does everything below it that it imports.
+forbidden.push({
+  name: 'browser-safe-no-node',
+  severity: 'error',
+  comment: 'The language service and the layers under it bundle for a browser: no Node built-in (docs/architecture.md).',
+  from: { path: '^src/(ast|span|errors|text)\\.ts$|^src/(datastore|syntax|compile|language-service)/|^src/(format|diagnostics)\\.ts$' },
+  to: { dependencyTypes: ['core'] },
+});
 forbidden.push({
   name: 'no-index-inside',
   severity: 'error',

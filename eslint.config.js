@@ -18,6 +18,16 @@ export default defineConfig(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
+    // The VS Code extension's client runs as CommonJS inside VS Code's Node.
+    files: ['editors/vscode/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['editors/vscode/*.mjs'],
+    languageOptions: { globals: { URL: 'readonly' } },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },

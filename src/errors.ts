@@ -47,6 +47,14 @@ export const queryMessages = {
   UNBOUND_PARAMETER: (name: string) => `parameter $${name} is not bound`,
   INVALID_PARAMETER: (name: string, expected: string, found: string) =>
     `parameter $${name} must be ${expected}, found ${found}`,
+  // checking against a source's schema (the language service; a portal would refuse these)
+  UNKNOWN_RESOURCE: (name: string) => `no resource named ${q(name)} in this source`,
+  UNKNOWN_FIELD: (field: string, resource: string) => `${q(resource)} has no field ${q(field)}`,
+  VALUE_TYPE_MISMATCH: (field: string, type: string, found: string) =>
+    `${q(field)} is of type ${type}, and ${found} is not a ${type} value: a CKAN portal refuses it (409 Invalid query)`,
+  // notes of the language service: not errors
+  RUNS_LOCALLY: (construct: string, target: string) =>
+    `${construct} cannot be sent to a ${target} portal: ckql fetches the rest of the query's records and applies it locally`,
   // reading back
   UNREADABLE_SQL: (expected: string, found: string) => `ckql cannot read this SQL back into a query: expected ${expected}, found ${found}`,
   MISPLACED_INTERPOLATION: (position: number) =>
@@ -158,6 +166,14 @@ export function validationError(param: string, message: string): DatastoreError 
   return new DatastoreError('VALIDATION_ERROR', `${param}: ${message}`, {
     body: { [param]: [message], __type: 'Validation Error' },
   });
+}
+
+/**
+ * The Validation Error of a `like` pattern that ends in its escape character
+ * `\`, which escapes nothing (PostgreSQL refuses it too).
+ */
+export function likePatternError(pattern: string): DatastoreError {
+  return validationError('filters', `the like pattern ${JSON.stringify(pattern)} ends in the escape character \\; write \\\\ for a backslash`);
 }
 
 /** Not Found for an unknown resource id or alias. */

@@ -75,3 +75,7 @@ export type {
 } from './client/connect.js';
 export { startServer } from './server/server.js';
 export type { ServerOptions, RunningServer } from './server/server.js';
+
+// The language service: diagnose, complete, hover, format, highlight (what the REPL, the playground
+// and the language server share), as one namespace beside `format` and the rest above
+export * as languageService from './language-service/index.js';

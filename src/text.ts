@@ -1,6 +1,7 @@
 /**
  * Small text helpers that every layer may use: how far apart two words are
- * (for "did you mean"), and a long text cut down for a message.
+ * and the nearest of some names (for "did you mean"), and a long text cut
+ * down for a message.
  */
 
 /**
@@ -36,4 +37,42 @@ export function editDistance(a: string, b: string, max = Infinity): number {
  */
 export function excerpt(text: string, max = 120): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/**
+ * The candidate closest to `name`, if one is close enough.
+ * @example nearestName('subjet', ['_id', 'subject', 'stage']) // 'subject'
+ */
+export function nearestName(name: string, candidates: Iterable<string>): string | undefined {
+  const wanted = name.toLowerCase();
+  const limit = Math.max(1, Math.min(3, Math.floor(name.length / 3)));
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    if (candidate === name) continue;
+    const distance = candidate.toLowerCase() === wanted ? 0 : editDistance(wanted, candidate.toLowerCase());
+    if (distance <= limit && (best === undefined || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+
+/**
+ * Up to `max` candidates close to `name`, nearest first (the cut-off of `nearestName`).
+ * @example nearestNames('stge', ['stage', 'state', 'title']) // ['stage', 'state']
+ */
+export function nearestNames(name: string, candidates: Iterable<string>, max = 3): string[] {
+  const wanted = name.toLowerCase();
+  const limit = Math.max(1, Math.min(3, Math.floor(name.length / 3)));
+  const close: { name: string; distance: number }[] = [];
+  for (const candidate of candidates) {
+    if (candidate === name || close.some((c) => c.name === candidate)) continue;
+    const distance = candidate.toLowerCase() === wanted ? 0 : editDistance(wanted, candidate.toLowerCase());
+    if (distance <= limit) close.push({ name: candidate, distance });
+  }
+  return close.sort((a, b) => a.distance - b.distance).slice(0, max).map((c) => c.name);
+}
+
+/** `did you mean "subject"?`, or undefined when nothing is close. */
+export function didYouMean(name: string, candidates: Iterable<string>): string | undefined {
+  const nearest = nearestName(name, candidates);
+  return nearest === undefined ? undefined : `did you mean ${JSON.stringify(nearest)}?`;
 }

@@ -29,7 +29,22 @@ function builtAt(): number {
   }
 }
 
+function webBuiltAt(): number {
+  try {
+    return statSync(join(root, 'dist', 'web', 'play.js')).mtimeMs;
+  } catch {
+    return -1;
+  }
+}
+
 export default function setup(): void {
+  buildBin();
+  // The playground page (served by `ckql serve`, driven in Chromium by test/e2e): rebuilt when web/ or src/ changed.
+  if (webBuiltAt() > Math.max(newestModified(join(root, 'src')), newestModified(join(root, 'web')), statSync(join(root, 'scripts', 'bundle-web.ts')).mtimeMs)) return;
+  execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'bundle-web.ts')], { cwd: root, stdio: 'inherit' });
+}
+
+function buildBin(): void {
   if (builtAt() > Math.max(newestModified(join(root, 'src')), statSync(join(root, 'scripts', 'bundle-bin.ts')).mtimeMs)) return;
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   try {

@@ -20,8 +20,17 @@ export async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>
     controller.abort(new DatastoreError('ABORTED', 'interrupted'));
   };
   process.on('SIGINT', onSigint);
+  // The work stops at its next look at the signal; the command does not wait for it to look
+  // (a write waiting for a full pipe to drain would never look).
+  let stop: (reason: unknown) => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => (stop = reject));
+  const onAbort = (): void => stop(controller.signal.reason);
+  controller.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    return await work(controller.signal);
+    const running = work(controller.signal);
+    // Its own failure after an abort is already answered by the abort.
+    running.catch(() => undefined);
+    return await Promise.race([running, aborted]);
   } catch (error) {
     if (controller.signal.aborted) {
       throw error instanceof DatastoreError && error.code === 'ABORTED'
@@ -31,5 +40,6 @@ export async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>
     throw error;
   } finally {
     process.off('SIGINT', onSigint);
+    controller.signal.removeEventListener('abort', onAbort);
   }
 }

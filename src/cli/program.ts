@@ -1,34 +1,29 @@
 /**
  * The command tree: `ckql [repl] | query | run | compile | format | explain |
- * serve | fields | resources`. Each command lives in `commands/`, registers
+ * serve | ui | fields | resources`. Each command lives in `commands/`, registers
  * itself here, and returns its exit status; errors it throws are reported by
  * `runCli` in one place.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { registerCheck } from './commands/check.js';
 import { registerCompile } from './commands/compile.js';
 import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
 import { registerLoad } from './commands/load.js';
+import { registerLsp } from './commands/lsp.js';
 import { registerQuery } from './commands/query.js';
 import { registerRepl } from './commands/repl.js';
 import { registerResources } from './commands/resources.js';
 import { registerRun } from './commands/run.js';
 import { registerServe } from './commands/serve.js';
+import { registerUi } from './commands/ui.js';
 import type { CliContext, CommandRun } from './context.js';
 import { processContext } from './context.js';
 import { exitCodes } from './exit-codes.js';
 import { reportError } from './report.js';
+import { packageVersion } from './version.js';
 
-const packageVersion = (): string => {
-  try {
-    const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-    return (JSON.parse(text) as { version?: string }).version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-};
 
 /** Builds the program; `onExit` receives the status of the command that ran. */
 export function createProgram(context: CliContext, onExit: (code: number) => void): Command {
@@ -69,9 +64,12 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerFormat(program, run);
   registerExplain(program, run);
   registerServe(program, run);
+  registerUi(program, run);
   registerLoad(program, run);
   registerFields(program, run);
   registerResources(program, run);
+  registerCheck(program, run);
+  registerLsp(program, run);
   return program;
 }
 

@@ -112,7 +112,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   let target: Target | undefined = options.target;
   let detected: Promise<Target> | undefined;
   let found: Target | undefined;
-  const maxScan = options.maxScan;
+  let maxScan = options.maxScan;
   const statusUrl = endpoint.replace(/datastore_search$/, 'status_show');
   const sqlUrl = endpoint.replace(/datastore_search$/, 'datastore_search_sql');
   const targetFor = (resourceId: string, signal: AbortSignal | undefined): Promise<Target> => {
@@ -233,6 +233,13 @@ export function connect(options: ClientOptions): DatastoreClient {
     get target() {
       return target ?? found;
     },
+    get maxScan() {
+      return maxScan ?? DEFAULT_MAX_SCAN;
+    },
+    setMaxScan: (next: number | undefined) => {
+      if (next !== undefined && (!Number.isSafeInteger(next) || next < 1)) throw toolError('USAGE', [`maxScan must be a whole number of records, 1 or more, not ${String(next)}`]);
+      maxScan = next;
+    },
     setTarget: (next: Target | undefined) => {
       target = next;
       detected = undefined;
@@ -248,7 +255,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     stream,
     prepare,
     explain,
-    withLanguage: (next) => connect({ ...options, ...(next === undefined ? { language: '' } : { language: next }) }),
+    withLanguage: (next) => connect({ ...options, ...(maxScan === undefined ? {} : { maxScan }), ...(next === undefined ? { language: '' } : { language: next }) }),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -167,6 +167,10 @@ export interface DatastoreClient {
   readonly target: Target | undefined;
   /** sets the target (undefined: detect it again on the next query that needs it) */
   setTarget(target: Target | undefined): void;
+  /** the most records a plan may read (`ClientOptions.maxScan`; default 100 000) */
+  readonly maxScan: number;
+  /** sets it (undefined: the default) for the queries from now on */
+  setMaxScan(max: number | undefined): void;
   /** the portal's target, detected once (status_show, else the 2.12 probe on this resource) unless one is set */
   detectTarget(resourceId: string, signal?: AbortSignal): Promise<Target>;
   readonly url: string;

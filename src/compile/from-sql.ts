@@ -25,6 +25,7 @@ import { queryError } from '../errors.js';
 import type { Span } from '../span.js';
 import { hasPrefixWord, searchWords } from './search-text.js';
 import { TOTAL_COLUMN } from './sql.js';
+import { unescapeColons } from '../datastore/sql-text.js';
 
 const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
 
@@ -97,7 +98,8 @@ function tokenize(sql: string): Token[] {
         text += sql[i];
         i++;
       }
-      tokens.push({ kind: c === '"' ? 'identifier' : 'string', text, span: { start, end: i } });
+      // `\:` is how sql.ts writes `:` (SQLAlchemy reads it so: datastore/sql-text.ts)
+      tokens.push({ kind: c === '"' ? 'identifier' : 'string', text: unescapeColons(text), span: { start, end: i } });
       continue;
     }
     const word = /^[A-Za-z_][A-Za-z0-9_]*/u.exec(sql.slice(i));

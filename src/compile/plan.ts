@@ -113,8 +113,9 @@ export function planQuery(query: Query, options: PlanOptions = {}): Plan {
   if (query.select?.distinct && !local) request.distinct = true;
   if (query.select !== undefined) {
     const selected = query.select.fields.map((f) => f.name);
-    // A local step reads the selected fields and those the residual tests; nothing else need cross the wire.
-    request.fields = local ? [...new Set([...selected, ...conditionFields(rest)])] : selected;
+    // A local step reads the selected fields, those the residual tests, and `_id` (which tells pages apart);
+    // nothing else need cross the wire.
+    request.fields = local ? [...new Set([...selected, ...conditionFields(rest), '_id'])] : selected;
   }
   if (query.order !== undefined) request.sort = sortValue(query.order.keys);
   if (!local) {

@@ -1,11 +1,29 @@
 /** Prefix search: a word ending in `*` (docs/beyond-the-request.md, search). */
 
+const WHITE_SPACE = /\s/u;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
 /**
- * Whether some word of the text ends in `*` (a prefix search).
+ * Whether some word of the text ends in `*` (a prefix search). The word
+ * before the `*` must hold a letter or digit since its previous `*`: `!*`,
+ * `a**` or a lone `*` asks for nothing. One pass over the text (a regular
+ * expression for this backtracks quadratically on a long word).
  * @example hasPrefixWord('linear alg*') // → true */
 export function hasPrefixWord(text: string): boolean {
-  // The word before the `*` must hold a letter or digit: `!*` or a lone `*` asks for nothing.
-  return /(?:^|\s)[^\s]*[\p{L}\p{N}][^\s*]*\*(?=\s|$)/u.test(text);
+  let letter = false;
+  for (let i = 0; i < text.length; ) {
+    const ch = String.fromCodePoint(text.codePointAt(i)!);
+    i += ch.length;
+    if (ch === '*') {
+      if (letter && (i >= text.length || WHITE_SPACE.test(String.fromCodePoint(text.codePointAt(i)!)))) return true;
+      letter = false;
+    } else if (WHITE_SPACE.test(ch)) {
+      letter = false;
+    } else if (LETTER_OR_DIGIT.test(ch)) {
+      letter = true;
+    }
+  }
+  return false;
 }
 
 /**

@@ -8,6 +8,10 @@
  * single-quoted with `'` doubled (standard_conforming_strings, PostgreSQL's
  * default, so a backslash is an ordinary character), and a NUL anywhere is
  * an error. Nothing is concatenated that did not pass through one of these.
+ * In both a `:` is written `\:`: CKAN runs the text through SQLAlchemy's
+ * `text()`, which reads `:word` as a bind parameter even inside quotes and
+ * `\:` as `:` (datastore/sql-text.ts); run the text on PostgreSQL directly
+ * only through `readSqlText`.
  * Every literal is untyped text, which PostgreSQL reads as the column's type,
  * as the language reads a value as the field's type.
  */
@@ -15,6 +19,7 @@ import type { Condition, Equals, IsNull, Query, SortKey, StringValue, Parameter,
 import { assertNever } from '../ast.js';
 import { queryError } from '../errors.js';
 import { canonicalText } from '../datastore/values.js';
+import { escapeColons } from '../datastore/sql-text.js';
 import { unboundError } from './dict-filters.js';
 import { hasPrefixWord, tsQueryText } from './search-text.js';
 
@@ -59,21 +64,21 @@ export function sqlRequest(query: Query, resource: string): SqlRequest {
 }
 
 /**
- * An identifier in double quotes, `"` doubled.
+ * An identifier in double quotes, `"` doubled, `:` written `\:`.
  * @example identifier('say "hi"') // → '"say ""hi"""'
  */
 export function identifier(name: string): string {
   checkNul(name);
-  return `"${name.replaceAll('"', '""')}"`;
+  return `"${escapeColons(name.replaceAll('"', '""'))}"`;
 }
 
 /**
- * Text as a literal in single quotes, `'` doubled.
- * @example stringLiteral("it's") // → "'it''s'"
+ * Text as a literal in single quotes, `'` doubled, `:` written `\:`.
+ * @example stringLiteral("it's 10:30") // → "'it''s 10\\:30'"
  */
 export function stringLiteral(text: string): string {
   checkNul(text);
-  return `'${text.replaceAll("'", "''")}'`;
+  return `'${escapeColons(text.replaceAll("'", "''"))}'`;
 }
 
 function checkNul(text: string): void {

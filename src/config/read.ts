@@ -28,6 +28,18 @@ export async function readConfigFile(file: string): Promise<Config> {
       cause,
     });
   }
+  const config = configFromText(file, text);
+  const format = formatOf(file);
+  await refuseReadableTokens(file, config, (path) => lineOfPath(text, format, path));
+  return config;
+}
+
+/**
+ * Parses and validates a config file's text (as an editor holds it, saved
+ * or not); `file` names it in errors and resolves its relative paths. The
+ * file's permissions are not looked at.
+ */
+export function configFromText(file: string, text: string): Config {
   const format = formatOf(file);
   const raw = parseText(file, text, format);
   const fail = (path: KeyPath, detail: string, hint?: string): ToolError => {
@@ -41,12 +53,11 @@ export async function readConfigFile(file: string): Promise<Config> {
       ...(hint === undefined ? {} : { hint }),
     });
   };
-  const config = validate(raw ?? {}, file, fail, (path) => lineOfPath(text, format, path));
-  await refuseReadableTokens(file, config, (path) => lineOfPath(text, format, path));
-  return config;
+  return validate(raw ?? {}, file, fail, (path) => lineOfPath(text, format, path));
 }
 
-function formatOf(file: string): ConfigFormat {
+/** The format of a config file, by its name: `.json`, `.toml`, else YAML. */
+export function formatOf(file: string): ConfigFormat {
   const extension = extname(file).toLowerCase();
   if (extension === '.json') return 'json';
   if (extension === '.toml') return 'toml';

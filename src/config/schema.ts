@@ -41,26 +41,28 @@ export const tokenKeys = ['token_env', 'token_file', 'token_cmd', 'token'] as co
 
 export const urlProfileSchema = z
   .strictObject({
-    url: httpUrl,
+    url: httpUrl.describe('the portal\'s address, such as https://data.example.org'),
     language: z
       .string({ error: 'must be text' })
       .regex(/^[A-Za-z][A-Za-z0-9_-]*$/, { error: 'must be a language segment such as en or de' })
-      .optional(),
+      .optional()
+      .describe('the language segment of the portal\'s URLs (/en/api/…)'),
     method: z
       .preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), z.enum(['POST', 'GET']))
-      .optional(),
+      .optional()
+      .describe('how requests are sent (any case): POST (the default) or GET'),
     /** seconds a request may take */
-    timeout: z.number({ error: 'must be a number of seconds' }).positive({ error: 'must be a number of seconds above 0' }).optional(),
-    token_env: nonEmptyText.optional(),
-    token_file: nonEmptyText.optional(),
-    token_cmd: nonEmptyText.optional(),
-    token: nonEmptyText.optional(),
+    timeout: z.number({ error: 'must be a number of seconds' }).positive({ error: 'must be a number of seconds above 0' }).optional().describe('seconds a request may take'),
+    token_env: nonEmptyText.optional().describe('the environment variable that holds the API token'),
+    token_file: nonEmptyText.optional().describe('a file (readable by its owner only) that holds the API token'),
+    token_cmd: nonEmptyText.optional().describe('a command that prints the API token'),
+    token: nonEmptyText.optional().describe('the API token itself; only in a file others cannot read (chmod 600)'),
     /** resource ids or aliases to offer in completion and `ckql resources` */
-    resources: z.array(nonEmptyText, { error: 'must be a list of resource ids' }).optional(),
+    resources: z.array(nonEmptyText, { error: 'must be a list of resource ids' }).optional().describe('resource ids or aliases to offer in completion and ckql resources'),
     /** the portal's dialect (docs/beyond-the-request.md); detected when absent */
-    target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional(),
+    target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional().describe('the CKAN dialect: ckan-2.11, ckan-2.12 or sql'),
     /** the most records a plan may read to finish a query locally */
-    max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional(),
+    max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional().describe('the most records a plan may read to finish a query locally (default 100000)'),
   })
   .refine((profile) => tokenKeys.filter((key) => profile[key] !== undefined).length <= 1, {
     error: `give at most one of ${tokenKeys.join(', ')}`,
@@ -72,15 +74,16 @@ export const dataProfileSchema = z
       .union([nonEmptyText, z.array(nonEmptyText).min(1, { error: 'must name at least one path' })], {
         error: 'must be a path or a list of paths',
       })
-      .optional(),
+      .optional()
+      .describe('data files or folders (.csv, .json, .ndjson), relative to this file'),
     /** who answers (docs/engines.md) */
-    engine: z.enum(['memory', 'pglite', 'postgres'], { error: 'must be memory, pglite or postgres' }).optional(),
+    engine: z.enum(['memory', 'pglite', 'postgres'], { error: 'must be memory, pglite or postgres' }).optional().describe('who answers: memory (the default), pglite or postgres'),
     /** a PostgreSQL datastore (postgres://…), or a directory keeping a PGlite database */
-    db: nonEmptyText.optional(),
+    db: nonEmptyText.optional().describe('a PostgreSQL datastore (postgres://…), or a directory keeping a PGlite database'),
     /** the CKAN the data is served as (docs/beyond-the-request.md); `sql` needs pglite or postgres */
-    target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional(),
+    target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional().describe('the CKAN dialect: ckan-2.11, ckan-2.12 or sql'),
     /** the most records a plan may read to finish a query locally */
-    max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional(),
+    max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional().describe('the most records a plan may read to finish a query locally (default 100000)'),
   })
   .refine((profile) => profile.data !== undefined || profile.db !== undefined, { error: 'give data (files) or db (a database)' });
 
@@ -89,15 +92,17 @@ const paramDefault = z.union([scalar, z.array(scalar)], {
 });
 
 export const namedQuerySchema = z.strictObject({
-  query: nonEmptyText,
+  query: nonEmptyText.describe('the query text; $name parameters take their defaults from params'),
   /** defaults; a list binds `field in $name` */
-  params: z.record(z.string(), paramDefault, { error: 'must map parameter names to values' }).optional(),
-  description: z.string({ error: 'must be text' }).optional(),
+  params: z.record(z.string(), paramDefault, { error: 'must map parameter names to values' }).optional().describe('parameter defaults; a list binds field in $name'),
+  description: z.string({ error: 'must be text' }).optional().describe('one line for .queries and ckql run --list'),
   /** the profile this query runs on when the command line names none */
-  profile: nonEmptyText.optional(),
+  profile: nonEmptyText.optional().describe('the profile this query runs on when the command line names none'),
 });
 
 export const configSchema = z.strictObject({
+  /** where an editor finds this schema (a JSON config's way to name it); ckql ignores it */
+  $schema: z.string({ error: 'must be text' }).optional().describe("this file's JSON Schema, for editors; ckql ignores it"),
   default: nonEmptyText.optional(),
   profiles: z.record(z.string(), z.unknown(), { error: 'must map profile names to profiles' }).optional(),
   queries: z.record(z.string(), z.unknown(), { error: 'must map query names to queries' }).optional(),
@@ -106,3 +111,20 @@ export const configSchema = z.strictObject({
 export type UrlProfileInput = z.infer<typeof urlProfileSchema>;
 export type DataProfileInput = z.infer<typeof dataProfileSchema>;
 export type NamedQueryInput = z.infer<typeof namedQuerySchema>;
+
+/**
+ * The whole file in one schema, for editors (the JSON Schema); the loader
+ * checks each profile and query on its own with the schemas above, so its
+ * errors name the entry that is wrong.
+ */
+export const configFileSchema = configSchema.extend({
+  default: nonEmptyText.optional().describe('the profile to use when the command line names none'),
+  profiles: z
+    .record(z.string(), z.union([urlProfileSchema, dataProfileSchema]), { error: 'must map profile names to profiles' })
+    .optional()
+    .describe('where queries go: a portal (url) or local data (data, db)'),
+  queries: z
+    .record(z.string(), z.union([nonEmptyText, namedQuerySchema]), { error: 'must map query names to queries' })
+    .optional()
+    .describe('named queries for ckql run, .run in the REPL and ckql check'),
+});

@@ -277,13 +277,16 @@ export function compareNumberColumn(a: unknown, b: unknown): number {
  * a JavaScript number (read as its shortest decimal text, as it is sent) or
  * decimal text such as the loader keeps for an integer beyond 2^53
  * (`"9007199254740993"`) or a decimal with more digits than a double holds.
- * Two JavaScript numbers compare as numbers; ±Infinity is beyond every text.
+ * Two JavaScript numbers compare as numbers; ±Infinity is beyond every text; NaN is above
+ * everything and equal to itself (PostgreSQL's order).
  * @example
  * compareDecimal('9007199254740993', 9007199254740992) // > 0 (as doubles they are equal)
  * compareDecimal(0.1, '0.10000000000000000001')        // < 0
  */
 export function compareDecimal(a: number | string, b: number | string): number {
-  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'number' && typeof b === 'number') return compareNumbers(a, b);
+  // NaN is above every number and equal to itself, as in PostgreSQL
+  if (a !== a || b !== b) return a !== a ? 1 : -1;
   if (typeof a === 'number' && !Number.isFinite(a)) return a > 0 ? 1 : -1;
   if (typeof b === 'number' && !Number.isFinite(b)) return b > 0 ? -1 : 1;
   const x = decimalOf(a);
@@ -311,3 +314,124 @@ function decimalOf(value: number | string): { sign: -1 | 0 | 1; digits: string; 
   return { sign: m[1] === '-' ? -1 : 1, digits, point };
 }
 
+
+/**
+ * How the values of a field type are read and ordered for `<`, `<=`, `>`,
+ * `>=` and `between` (docs/beyond-the-request.md): `read` gives a number or
+ * a string that `compare` orders, or `undefined` when the value cannot be
+ * read as the type, as PostgreSQL reads an untyped literal into the column.
+ */
+export interface TypeReading {
+  readonly read: (value: unknown) => number | string | undefined;
+  readonly compare: (a: number | string, b: number | string) => number;
+}
+
+const byNumber = (a: number | string, b: number | string): number => compareNumbers(a as number, b as number);
+const byText = (a: number | string, b: number | string): number => compareText(a as string, b as string);
+
+/**
+ * The reading of a field type; undefined for a type without an order (json,
+ * arrays). Integers and `numeric` are exact, as in PostgreSQL: text a double
+ * cannot hold stays text, ordered by `compareDecimal`; `bool` reads
+ * PostgreSQL's spellings (`t`, `yes`, `on`, `1`, any unique prefix, any
+ * case); `date` and `timestamp` read ISO 8601 dates and times, a date alone
+ * at midnight, a zone ignored (as `timestamp` ignores it), a `date` cut to
+ * its day.
+ * @example
+ * typeReading('bool')?.read('yes') // 1
+ * typeReading('date')?.read('2020-01-02T10:00') // Date.UTC(2020, 0, 2)
+ * typeReading('int4')?.read('1.5') // undefined
+ */
+export function typeReading(type: string): TypeReading | undefined {
+  switch (type) {
+    case 'int':
+    case 'int4':
+    case 'int8':
+    case 'oid':
+      return { read: (v) => exactNumber(readNumber(v, INTEGER), v), compare: compareDecimal };
+    case 'numeric':
+      return { read: (v) => exactNumber(readNumber(v, DECIMAL), v), compare: compareDecimal };
+    case 'float8':
+    case 'float':
+      return { read: (v) => readNumber(v, DECIMAL), compare: byNumber };
+    case 'bool':
+      return { read: readBool, compare: byNumber };
+    case 'timestamp':
+      return { read: (v) => readTime(v, false), compare: byNumber };
+    case 'date':
+      return { read: (v) => readTime(v, true), compare: byNumber };
+    case 'text':
+    case 'name':
+      return { read: (v) => canonicalText(v) ?? undefined, compare: byText };
+    default:
+      return undefined; // json and arrays
+  }
+}
+
+const INTEGER = /^\s*[+-]?\d+\s*$/;
+const DECIMAL = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?(?:nan|inf|infinity))\s*$/i;
+
+function readNumber(value: unknown, literal: RegExp): number | undefined {
+  if (typeof value === 'number') return value;
+  if (typeof value !== 'string' || !literal.test(value)) return undefined;
+  const text = value.trim().toLowerCase().replace(/^([+-]?)inf$/, '$1infinity');
+  if (text.endsWith('nan')) return Number.NaN;
+  if (text.endsWith('infinity')) return text.startsWith('-') ? -Infinity : Infinity;
+  return Number(text);
+}
+
+/** The number read, or the text itself when the nearest double is not that number (`"9007199254740993"`). */
+function exactNumber(read: number | undefined, value: unknown): number | string | undefined {
+  // NaN and the spellings of infinity are what they say; `1e400` is a number beyond a double, kept as text.
+  if (read === undefined || typeof value !== 'string' || Number.isNaN(read) || /inf/i.test(value)) return read;
+  return compareDecimal(read, value) === 0 ? read : value.trim();
+}
+
+/** PostgreSQL's boolean input: t/true/y/yes/on/1 and f/false/n/no/off/0, any unique prefix, any case. */
+function readBool(value: unknown): number | undefined {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim().toLowerCase();
+  if (text === '') return undefined;
+  if (text === '1' || 'true'.startsWith(text) || 'yes'.startsWith(text) || (text.length > 1 && 'on'.startsWith(text))) return 1;
+  if (text === '0' || 'false'.startsWith(text) || 'no'.startsWith(text) || (text.length > 1 && 'off'.startsWith(text))) return 0;
+  return undefined;
+}
+
+const ISO = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?\s*(?:z|[+-]\d{2}(?::?\d{2})?)?\s*$/i;
+
+/** An ISO date or timestamp as milliseconds (a date alone is midnight; a zone is ignored, as `timestamp` does). */
+function readTime(value: unknown, dateOnly: boolean): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = ISO.exec(value);
+  if (m === null) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) => Number(p ?? 0)) as [number, number, number, number, number, number];
+  const midnight = Date.UTC(year, month - 1, day);
+  const back = new Date(midnight);
+  // Date.UTC rolls 2021-02-30 over into March: PostgreSQL refuses it (and takes 24:00:00 and a leap second 60 as the next moment)
+  if (back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || minute > 59 || second > 60) return undefined;
+  if (hour > 24 || (hour === 24 && (minute > 0 || second > 0 || /[1-9]/.test(m[7] ?? '')))) return undefined;
+  if (dateOnly) return midnight;
+  return Date.UTC(year, month - 1, day, hour, minute, second, Math.round(Number(m[7] ?? 0) * 1000));
+}
+
+const FOLDS_IN_CONTEXT = /[\u0130\u03a3]/;
+
+/**
+ * Lower case as PostgreSQL's `lower()` and `ILIKE` fold text in a UTF-8
+ * database whose character type is `C.UTF-8` (what ckql's PostgreSQL engines
+ * and CKAN's usual databases use): each character by Unicode's simple
+ * lower-case mapping, on its own. So `İ` becomes `i` (not `i̇`) and `Σ`
+ * always `σ` (no final `ς`). A character that a C library's older Unicode
+ * tables do not know may stay as it is in PostgreSQL (README, differences).
+ * @example
+ * foldCase('ΑΣ')   // "ασ"  (toLowerCase gives "ας")
+ * foldCase('İSTANBUL') // "istanbul"
+ */
+export function foldCase(text: string): string {
+  // Only these two fold differently in context or into two characters under toLowerCase.
+  if (!FOLDS_IN_CONTEXT.test(text)) return text.toLowerCase();
+  let out = '';
+  for (const ch of text) out += ch === '\u0130' ? 'i' : ch.toLowerCase();
+  return out;
+}

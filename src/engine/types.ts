@@ -102,7 +102,7 @@ export interface Engine {
    * statement, with the meaning of docs/semantics.md and docs/beyond-the-request.md; not paged through
    * `search`. Unknown resources and fields fail as `search` fails for them.
    */
-  query?(query: Query, options?: EngineQueryOptions): Promise<QueryStream>;
+  query(query: Query, options?: EngineQueryOptions): Promise<QueryStream>;
   /** `datastore_search_sql`; absent where the engine cannot run SQL (a portal with it disabled) */
   searchSql?(sql: string, options?: SearchSqlOptions): Promise<SqlResult>;
   close(): Promise<void>;

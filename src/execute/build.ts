@@ -6,7 +6,7 @@
 import type { Query } from '../ast.js';
 import type { Plan } from '../compile/plan.js';
 import type { SearchRequest } from '../datastore/types.js';
-import { queryError } from '../errors.js';
+import { DatastoreError, queryError, validationError } from '../errors.js';
 import { format } from '../format.js';
 import type { Engine } from '../engine/types.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
@@ -65,7 +65,7 @@ export function portalTree(plan: Plan, query: Query, portal: Portal, options: Ru
   const span = residual.where?.span ?? residual.select?.span ?? residual.span;
   let tree: Operator = pageScan({
     request,
-    send: portal.send,
+    send: wordedAsWritten(portal.send, residual),
     pageSize: options.pageSize,
     paging,
     countFirst: readsAll,
@@ -79,7 +79,7 @@ export function portalTree(plan: Plan, query: Query, portal: Portal, options: Ru
             plan.target === 'ckan-2.11'
               ? 'narrow it with "=" or "in" conditions, or a search, that the portal answers itself'
               : 'narrow it with "=", "in", "<", "<=", ">", ">=" or "between" conditions that the portal answers itself',
-            '; or raise the limit (--max-scan, maxScan); or, where the portal enables datastore_search_sql, use the sql target, which answers it in one request',
+            '; or raise the limit (--max-scan N, .max-scan N in the REPL, maxScan in the library); or, where the portal enables datastore_search_sql, the sql target (--target sql, .target sql) answers it in one request',
           ].join(''),
         }),
     },
@@ -96,8 +96,38 @@ export function portalTree(plan: Plan, query: Query, portal: Portal, options: Ru
 }
 
 /** The tree of a query that a local engine answers whole. */
-export function engineTree(engine: Engine, query: Query, options: Pick<RunOptions, 'all' | 'total'>): Operator {
-  return engineQuery(engine, query, { all: options.all, total: options.total });
+export function engineTree(engine: Engine, query: Query, options: Pick<RunOptions, 'all' | 'total'> & { readonly batchSize?: number }): Operator {
+  return engineQuery(engine, query, { all: options.all, total: options.total, ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }) });
+}
+
+/**
+ * A plan asks for the fields its residual tests beside the selected ones, so
+ * a name only the `where` uses and the table lacks comes back as CKAN's
+ * `fields` error; the user wrote it in `where`, and the error says so, as
+ * one request with that filter would have said it.
+ */
+function wordedAsWritten(send: SendPage, residual: Query): SendPage {
+  const selected = new Set(residual.select?.fields.map((f) => f.name) ?? []);
+  return async (request, signal) => {
+    try {
+      return await send(request, signal);
+    } catch (error) {
+      const messages = error instanceof DatastoreError && error.code === 'VALIDATION_ERROR' ? (error.body as { fields?: unknown } | undefined)?.fields : undefined;
+      const message = Array.isArray(messages) && typeof messages[0] === 'string' ? messages[0] : undefined;
+      const name = message === undefined ? undefined : /^invalid value "(.*)"$/s.exec(message)?.[1];
+      if (message !== undefined && name !== undefined && !selected.has(unquoted(name))) throw validationError('filters', message);
+      throw error;
+    }
+  };
+}
+
+/** A name as CKAN's message quotes it: JSON's escapes read where they are JSON's (ckql serve writes them so), else as it stands. */
+function unquoted(text: string): string {
+  try {
+    return JSON.parse(`"${text}"`) as string;
+  } catch {
+    return text;
+  }
 }
 
 /** Whether a request can be paged with 2.12's cursor: in `_id` order, no offset, no search, no distinct. */

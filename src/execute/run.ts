@@ -3,6 +3,7 @@
  * was read and what is known of the rest (docs/executor.md, Results).
  */
 import type { FieldInfo, ReadSummary, Row } from '../datastore/types.js';
+import { abortedBy } from './operator.js';
 import type { Operator, RunContext, RunStats } from './operator.js';
 
 /** A run under way: its fields, its records as they come, and afterwards its summary. */
@@ -35,7 +36,7 @@ export interface ExecuteOptions {
 export async function execute(tree: Operator, options: ExecuteOptions = {}): Promise<Execution> {
   const stats: RunStats = { requests: 0, read: 0 };
   const context: RunContext = { signal: options.signal, stats, ...(options.onPage === undefined ? {} : { onPage: options.onPage }) };
-  options.signal?.throwIfAborted();
+  if (options.signal?.aborted === true) throw abortedBy(options.signal);
   const stream = await tree.open(context);
   return {
     resource: stream.resource,

@@ -168,6 +168,25 @@ export const dotCommands: readonly DotCommand[] = [
     },
   },
   {
+    name: 'max-scan',
+    usage: 'N|default',
+    help: 'the most records a plan may read to finish a query itself (default 100000)',
+    words: async () => ['default'],
+    run: async (session, argument) => {
+      const text = argument.trim();
+      if (text !== '') {
+        const max = Number(text);
+        if (text !== 'default' && (!/^\d+$/.test(text) || !Number.isSafeInteger(max) || max < 1)) {
+          throw toolError('USAGE', [`.max-scan takes a whole number of records, 1 or more, or default; found ${JSON.stringify(text)}`]);
+        }
+        // The source's client and a language client beside it read the same setting.
+        session.source.client.setMaxScan(text === 'default' ? undefined : max);
+        if (session.client !== session.source.client) session.client.setMaxScan(text === 'default' ? undefined : max);
+      }
+      return `max-scan ${session.client.maxScan} (records a plan may read)`;
+    },
+  },
+  {
     name: 'timing',
     usage: 'on|off',
     help: 'show how long each query took',
@@ -207,7 +226,11 @@ export const dotCommands: readonly DotCommand[] = [
         }
         if (session.client !== session.source.client) session.client.setTarget(target);
       }
-      return `target ${session.client.target ?? 'auto (not yet asked)'}`;
+      const target = session.client.target;
+      if (target !== undefined) return `target ${target}`;
+      // Local data with no target: its engine answers each query whole, with nothing paged or sent.
+      if (session.source.spec.kind === 'data') return 'target auto (local data: its engine answers whole queries; a target answers them as that CKAN would)';
+      return 'target auto (not yet asked)';
     },
   },
   {

@@ -1,13 +1,13 @@
 /**
- * Tab completion by grammar position: `suggest` (Chevrotain content assist)
- * says what may stand at the cursor; this fills in the names only the
- * session knows (resources, fields learned with a `limit: 0` request,
- * values seen in the last result) and writes them as the lexer would read
- * them back (quoted where needed).
+ * Tab completion: the language service says what fits at the cursor
+ * (`complete`, by grammar position); this adapter fills its context with
+ * the names only the session knows (resources, fields learned with a
+ * `limit: 0` request, values seen in the last result or a sample), asking
+ * for what the service reports missing, and completes again.
  */
 import type { FieldInfo, JsonValue } from '../datastore/types.js';
 import type { ResourceSummary } from '../session/source.js';
-import { suggest } from '../syntax/suggest.js';
+import { complete, type LanguageContext, type Lookup, type ResourceSchema } from '../language-service/index.js';
 import { formatField, formatScalar } from '../format.js';
 
 /** What completion may ask the session; every lookup may fail quietly (no suggestions). */
@@ -45,15 +45,13 @@ export function valueText(value: JsonValue): string | undefined {
   return undefined;
 }
 
-/** Keywords keep the case the person started typing in: `WH` completes to `WHERE`. */
-function inCaseOf(prefix: string, word: string): string {
-  return prefix.length > 0 && prefix === prefix.toUpperCase() && prefix !== prefix.toLowerCase()
-    ? word.toUpperCase()
-    : word;
-}
-
 function matches(candidate: string, prefix: string): boolean {
   return candidate.toLowerCase().startsWith(prefix.toLowerCase());
+}
+
+export interface CompleteQueryOptions {
+  /** called, before waiting, with what is being asked for (`the values of country`) */
+  readonly onWait?: (what: string) => void;
 }
 
 /**
@@ -61,50 +59,72 @@ function matches(candidate: string, prefix: string): boolean {
  * @example
  * await completeQuery('from courses wh', 15, context) // { completions: ['where '], prefix: 'wh' }
  */
-export async function completeQuery(source: string, cursor: number, context: CompletionContext): Promise<Completion> {
-  const { prefix, suggestions } = suggest(source, cursor);
-  const candidates: string[] = [];
-  // A name that needs quotes completes from its bare start too: `sch` finds `school year`, `K` finds "Köln".
-  const quoted = /^[`"']/.test(prefix);
-  const add = (text: string | undefined, name?: string): void => {
-    if (text === undefined || candidates.includes(text)) return;
-    if (matches(text, prefix) || (!quoted && name !== undefined && prefix !== '' && matches(name, prefix))) candidates.push(text);
-  };
-  for (const suggestion of suggestions) {
-    switch (suggestion.kind) {
-      case 'keyword':
-        add(inCaseOf(prefix, suggestion.text));
-        break;
-      case 'punctuation':
-        // `(` and `,` help only when nothing is typed yet; they never complete a word.
-        if (prefix === '') add(suggestion.text);
-        break;
-      case 'resource': {
-        const resources = await context.resources().catch(() => []);
-        for (const resource of resources) if (resource.alias !== undefined) add(valueText(resource.alias), resource.alias);
-        for (const resource of resources) add(valueText(resource.id), resource.id);
-        break;
-      }
-      case 'field': {
-        if (suggestion.resource === undefined) break;
-        const fields = await context.fields(suggestion.resource).catch(() => []);
-        for (const field of fields) add(fieldText(field.id), field.id);
-        break;
-      }
-      case 'value': {
-        const seen = await context.values(suggestion.field, suggestion.resource).catch(() => []);
-        for (const value of [...seen].sort(compareValues)) add(valueText(value), typeof value === 'string' ? value : undefined);
-        break;
-      }
-    }
+export async function completeQuery(
+  source: string,
+  cursor: number,
+  context: CompletionContext,
+  options: CompleteQueryOptions = {},
+): Promise<Completion> {
+  const known = new Known(context);
+  let result = complete(source, cursor, known.context());
+  // Names found in one round can reveal more to ask for (a resource's fields, then nothing): two rounds at most.
+  for (let round = 0; round < 2 && result.pending.length > 0; round++) {
+    options.onWait?.(describe(result.pending));
+    await Promise.all(result.pending.map((lookup) => known.learn(lookup)));
+    result = complete(source, cursor, known.context());
   }
-  return { completions: finish(candidates), prefix };
+  return { completions: finish(result.items.map((item) => item.insert)), prefix: result.prefix };
 }
 
-function compareValues(a: JsonValue, b: JsonValue): number {
-  const ta = valueText(a) ?? '';
-  const tb = valueText(b) ?? '';
-  return ta < tb ? -1 : ta > tb ? 1 : 0;
+/** What the session answered so far, as the service's plain context. */
+class Known {
+  #resources: readonly ResourceSummary[] | undefined;
+  readonly #fields = new Map<string, readonly FieldInfo[]>();
+  readonly #values = new Map<string, readonly JsonValue[]>();
+
+  constructor(private readonly session: CompletionContext) {}
+
+  async learn(lookup: Lookup): Promise<void> {
+    switch (lookup.kind) {
+      case 'resources':
+        this.#resources = await this.session.resources().catch(() => []);
+        return;
+      case 'fields':
+        this.#fields.set(lookup.resource, await this.session.fields(lookup.resource).catch(() => []));
+        return;
+      case 'values':
+        this.#values.set(JSON.stringify([lookup.resource, lookup.field]), await this.session.values(lookup.field, lookup.resource).catch(() => []));
+        return;
+    }
+  }
+
+  context(): LanguageContext {
+    const resources: ResourceSchema[] = (this.#resources ?? []).map((r) => {
+      const fields = (r.alias === undefined ? undefined : this.#fields.get(r.alias)) ?? this.#fields.get(r.id);
+      return { ...r, ...(fields === undefined ? {} : { fields }) };
+    });
+    // A resource asked for by a name the list does not hold (a portal lists few) still has its fields.
+    for (const [name, fields] of this.#fields) {
+      if (!resources.some((r) => r.id === name || r.alias === name)) resources.push({ id: name, fields });
+    }
+    return {
+      ...(this.#resources === undefined && resources.length === 0 ? {} : { resources }),
+      samples: (resource, field) => this.#values.get(JSON.stringify([resource, field])),
+    };
+  }
+}
+
+/** `the values of country`, `the fields of courses`, `the resource names`. */
+function describe(pending: readonly Lookup[]): string {
+  const lookup = pending[0]!;
+  switch (lookup.kind) {
+    case 'resources':
+      return 'the resource names';
+    case 'fields':
+      return `the fields of ${lookup.resource}`;
+    case 'values':
+      return `the values of ${lookup.field}`;
+  }
 }
 
 /** A single completion gets a trailing space, so the next word can follow at once. */

@@ -158,6 +158,8 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   // lines too. node:repl keeps them privately; while it does, its prompt is
   // the continuation prompt, and the eval below saw them last.
   let buffered = '';
+  /** The line whose choices a late Tab promised to list. */
+  let awaited: { readonly line: string } | undefined;
   // `historySize` reaches readline though @types/node's ReplOptions leaves it out.
   const replOptions: repl.ReplOptions & { historySize: number } = {
     prompt,
@@ -289,32 +291,69 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   /**
    * Completion answers within `completionWaitMs` with what is known: a
    * lookup still under way (a slow portal, a value not sampled yet) goes on
-   * in the background and serves the next Tab, so typing never waits on the
-   * network. Ctrl-C at the prompt cancels such lookups.
+   * in the background, so typing never waits on the network. Tab then says
+   * what it is waiting for, and lists the choices when they arrive if the
+   * line is still as it was. Ctrl-C at the prompt cancels such lookups.
    */
   async function complete(line: string): Promise<Completion> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<Completion>((resolve) => {
-      timer = setTimeout(() => resolve({ completions: [], prefix: '' }), options.completionWaitMs ?? 500);
+    let waitingFor: string | undefined;
+    const now = completeNow(line, (what) => (waitingFor = what));
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), options.completionWaitMs ?? 500);
     });
     try {
-      return await Promise.race([completeNow(line), late]);
+      const found = await Promise.race([now, late]);
+      if (found !== undefined) {
+        // This Tab answered: a listing promised by an earlier one for the same line is not needed.
+        if (awaited?.line === line) awaited = undefined;
+        return found;
+      }
+      if (waitingFor !== undefined) listWhenReady(line, now, waitingFor);
+      return { completions: [], prefix: '' };
     } finally {
       clearTimeout(timer);
     }
   }
 
-  async function completeNow(line: string): Promise<Completion> {
+  /** Says what Tab waits for; when it arrives and the line has not changed, lists the choices. */
+  function listWhenReady(line: string, coming: Promise<Completion>, what: string): void {
+    if (awaited?.line === line) return; // said once per line; the first promise lists
+    const promise = { line };
+    awaited = promise;
+    const note = `(${what}: still loading; listed when they arrive)`;
+    const stillSame = (): boolean => awaited === promise && (server as unknown as { line: string }).line === line;
+    // After node:repl has finished this Tab (it resumes input once the completer answers).
+    setImmediate(() => {
+      if (!stillSame()) return;
+      output.write(`\r\n${note}\r\n`);
+      server.displayPrompt(true);
+    });
+    coming.then(
+      (found) => {
+        const same = stillSame();
+        if (awaited === promise) awaited = undefined;
+        if (!same || found.completions.length === 0) return;
+        output.write(`\r\n${columns(found.completions.map((c) => c.trimEnd()), session.width())}\r\n`);
+        server.displayPrompt(true);
+      },
+      () => {
+        if (awaited === promise) awaited = undefined;
+      },
+    );
+  }
+
+  async function completeNow(line: string, onWait?: (what: string) => void): Promise<Completion> {
     const continuing = server.getPrompt() !== prompt;
     if (!continuing && line.trimStart().startsWith('.')) {
       return completeCommand(line.trimStart(), {
         commands: [...dotCommands.map((c) => c.name), 'break', 'exit'],
-        argumentWords: async (name) => dotCommands.find((c) => c.name === name)?.words?.(session),
+        argumentWords: async (name) => dotCommands.find((c) => c.name === (aliases[name] ?? name))?.words?.(session),
       });
     }
     const before = continuing ? buffered : '';
     const source = before + line;
-    return completeQuery(source, source.length, session.completionContext());
+    return completeQuery(source, source.length, session.completionContext(), onWait === undefined ? {} : { onWait });
   }
 
   // Names people bring from sqlite3 and psql, kept out of `.help`.
@@ -364,6 +403,17 @@ export async function startRepl(options: ReplOptions): Promise<void> {
 
   await new Promise<void>((resolve) => server.once('exit', () => resolve()));
   await session.close();
+}
+
+/** Words laid out in columns as readline lists completions, within `width`. */
+function columns(words: readonly string[], width: number): string {
+  const cell = Math.max(...words.map((word) => stringWidth(word))) + 2;
+  const perLine = Math.max(1, Math.floor(width / cell));
+  const lines: string[] = [];
+  for (let i = 0; i < words.length; i += perLine) {
+    lines.push(words.slice(i, i + perLine).map((word) => word + ' '.repeat(cell - stringWidth(word))).join('').trimEnd());
+  }
+  return lines.join('\r\n');
 }
 
 /** Everything that must not reach the history file: the tokens in play. */

@@ -14,6 +14,9 @@ import { apiFor, engineOf, JSON_TYPE, privateResourceIds } from './api.js';
 import type { Api, ApiAnswer, ApiRequest, ApiSettings, ServedData } from './api.js';
 import { helpUrl } from './envelope.js';
 import { serviceError } from './errors.js';
+import { openPlayground } from './playground.js';
+import type { Playground } from './playground.js';
+import type { PlaygroundOptions } from './playground-types.js';
 
 export type { TableLookup } from '../engine/memory/engine.js';
 export type { ServedData } from './api.js';
@@ -35,10 +38,16 @@ interface ServerSettings extends ApiSettings {
   readonly keepAliveTimeout?: number;
   /** bytes of request line and headers (a GET's query string counts); default 32 KiB */
   readonly maxHeaderSize?: number;
+  /** the playground page at `/` and `/-/play`, and its endpoints under `/-/` (src/server/playground.ts) */
+  readonly playground?: PlaygroundOptions;
 }
 
-/** `engine` (any engine), or `tables` (loaded once with `loadResources`, or a `Catalog`) for the memory engine. */
-export type ServerOptions = ServedData & ServerSettings;
+/**
+ * `engine` (any engine), or `tables` (loaded once with `loadResources`, or a
+ * `Catalog`) for the memory engine; or neither, for a server of the
+ * playground alone (`ckql ui` over a portal), which serves no CKAN API.
+ */
+export type ServerOptions = (ServedData | { readonly engine?: undefined; readonly tables?: undefined; readonly playground: PlaygroundOptions }) & ServerSettings;
 
 export interface RunningServer {
   /** e.g. `http://127.0.0.1:8080`: the base URL a client connects to */
@@ -96,9 +105,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // A client that stops reading our answer (or sending anything) is dropped rather than holding its buffers.
   server.setTimeout(requestTimeout);
   // Validate the options before listening, so a typo in `privateResources` never serves a table.
-  // Validate the options before listening, so a typo in `privateResources` never serves a table.
-  const engine = engineOf(options);
-  const privateIds = await privateResourceIds(engine, options.privateResources ?? []);
+  const served = options.engine !== undefined || options.tables !== undefined ? (options as ServedData & ServerSettings) : undefined;
+  const engine = served === undefined ? undefined : engineOf(served);
+  const privateIds = engine === undefined ? new Set<string>() : await privateResourceIds(engine, options.privateResources ?? []);
+  const playground = options.playground === undefined ? undefined : openPlayground(options.playground, options.log);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -109,7 +119,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  const handle = handlerFor(apiFor(engine, privateIds, options, url), { maxBody, log: options.log });
+  const api = engine === undefined ? playgroundOnly(url) : apiFor(engine, privateIds, options, url);
+  const handle = handlerFor(api, { maxBody, log: options.log, playground });
   server.on('request', handle);
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     // Refuse an announced oversize body before the client sends it.
@@ -138,8 +149,18 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-function handlerFor(api: Api, options: { readonly maxBody: number; readonly log: ((line: string) => void) | undefined }): (req: IncomingMessage, res: ServerResponse) => void {
-  const { maxBody, log } = options;
+/** The API of a server that serves the playground alone: every API path is not found. */
+function playgroundOnly(url: string): Api {
+  const error = serviceError('NOT_FOUND', `Not found: this server serves the playground only (${url}/), not the datastore API`);
+  const body = (): ApiAnswer => ({ status: 404, type: JSON_TYPE, text: JSON.stringify({ success: false, error: error.body }) });
+  return { answer: async () => body(), refuse: () => body() };
+}
+
+function handlerFor(
+  api: Api,
+  options: { readonly maxBody: number; readonly log: ((line: string) => void) | undefined; readonly playground: Playground | undefined },
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const { maxBody, log, playground } = options;
 
   const send = (req: IncomingMessage, res: ServerResponse, answer: ApiAnswer): void => {
     if (answer.internal !== undefined) logError(answer.internal);
@@ -231,13 +252,19 @@ function handlerFor(api: Api, options: { readonly maxBody: number; readonly log:
       send(req, res, api.refuse(undefined, serviceError('BAD_REQUEST', 'Bad request: the request line has no HTTP version; send HTTP/1.1')));
       return;
     }
+    const forPlayground = playground !== undefined && playground.owns(pathOf(req.url));
     if (req.method !== 'POST') {
-      answer(req, res, undefined);
+      if (forPlayground) playground.answer(req, res, undefined);
+      else answer(req, res, undefined);
       return;
     }
     readBody(req, maxBody, {
-      onText: (text) => answer(req, res, text),
+      onText: (text) => (forPlayground ? playground.answer(req, res, text) : answer(req, res, text)),
       onTooLarge: () => {
+        if (forPlayground) {
+          playground.tooLarge(req, res, maxBody);
+          return;
+        }
         const error = serviceError('REQUEST_TOO_LARGE', `Request too large: the body is larger than ${maxBody} bytes; send fewer or shorter filter values`);
         send(req, res, api.refuse(req.url, error));
       },

@@ -256,9 +256,10 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
       return undefined;
     }
   };
-  const before = async (input: SearchInput, params: Params | undefined): Promise<void> => {
+  // A cancel does not wait for the file: the query stops at once, and the file goes on loading for the next one.
+  const before = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<void> => {
     const name = resourceNamed(input, params);
-    if (name !== undefined) await read(name);
+    if (name !== undefined) await untilAborted(read(name), signal);
   };
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   let closing: Promise<void> | undefined;
@@ -271,19 +272,19 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
         return inner.detectTarget(resourceId, signal);
       },
       search: async (input, searchOptions) => {
-        await before(input, searchOptions?.params);
+        await before(input, searchOptions?.params, searchOptions?.signal);
         return inner.search(input, searchOptions);
       },
       searchAll: async function* (input, allOptions) {
-        await before(input, allOptions?.params);
+        await before(input, allOptions?.params, allOptions?.signal);
         yield* inner.searchAll(input, allOptions);
       },
       stream: async (input, streamOptions) => {
-        await before(input, streamOptions?.params);
+        await before(input, streamOptions?.params, streamOptions?.signal);
         return inner.stream(input, streamOptions);
       },
       explain: async (input, explainOptions) => {
-        await before(input, explainOptions?.params);
+        await before(input, explainOptions?.params, explainOptions?.signal);
         return inner.explain(input, explainOptions);
       },
     })),
@@ -305,6 +306,22 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
     setTarget: async (target) => client.setTarget(target),
     close: () => (closing ??= client.close()),
   };
+}
+
+/** `work`, or the signal's reason as soon as it is aborted (the work itself goes on). */
+async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  signal.throwIfAborted();
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** Every table of `paths`, reading the files not read yet (only listings and "did you mean" after a partial load come here). */
@@ -383,6 +400,10 @@ function clientWith(
     get target() {
       return client.target;
     },
+    get maxScan() {
+      return client.maxScan;
+    },
+    setMaxScan: (max) => client.setMaxScan(max),
     setTarget: overrides.setTarget ?? ((target) => client.setTarget(target)),
     detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
     search: overrides.search ?? ((input, options) => client.search(input, options)),
@@ -460,7 +481,7 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
   // No dialect asked for: the engine answers a whole query itself (docs/executor.md). A target set by
   // --target or .target pages the data through the API as that portal would be (its fidelity, its limits).
   let asked = spec.target;
-  const direct = (input: SearchInput): input is Query | string => asked === undefined && engine.query !== undefined && !isRequest(input);
+  const direct = (input: SearchInput): input is Query | string => asked === undefined && !isRequest(input);
   return clientWith(client, (inner) => ({
     setTarget: (target) => {
       checkSql(target);
@@ -487,8 +508,8 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
       if (!direct(input)) return inner.stream(input, options);
       const query = boundQuery(input, options.params);
       const all = options.all === true;
-      // A local engine counts as it answers: the total comes with the records, unless every record is read anyway.
-      const tree = engineTree(engine, query, { all, total: options.total ?? !all });
+      // The memory engine counts in the pass that answers; a PostgreSQL engine counts in a statement of its own.
+      const tree = engineTree(engine, query, { all, total: options.total ?? (engine.kind === 'memory' || !all), ...(options.pageSize === undefined ? {} : { batchSize: options.pageSize }) });
       return recordStream(await execute(tree, { signal: options.signal, onPage: options.onPage }));
     },
     explain: async (input, options = {}) => {

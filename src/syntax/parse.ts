@@ -114,7 +114,7 @@ function brokenTokenError(token: IToken, source: string): QueryError {
     return queryError('INVALID_ESCAPE', { start: bad, end: bad + escape.length }, [escape], {
       source,
       found: escape,
-      hint: 'the escapes are \\\\ \\" \\\' \\/ \\n \\t and \\uXXXX (four hex digits); write \\\\ for a backslash',
+      hint: 'the escapes are \\\\ \\" \\\' \\/ \\n \\t and \\uXXXX (four hex digits), and \\% \\_ in a like pattern; write \\\\ for a backslash',
     });
   }
   return queryError('UNTERMINATED_STRING', span, [], {

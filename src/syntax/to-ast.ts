@@ -54,7 +54,8 @@ export function unescapeString(image: string): string {
       out += String.fromCharCode(Number.parseInt(body.slice(at + 2, at + 6), 16));
       i = at + 6;
     } else {
-      out += next === 'n' ? '\n' : next === 't' ? '\t' : next;
+      // `\%` and `\_` keep their backslash: the like pattern's escape of a wildcard, as SQL writes it
+      out += next === 'n' ? '\n' : next === 't' ? '\t' : next === '%' || next === '_' ? `\\${next}` : next;
       i = at + 2;
     }
   }
@@ -66,7 +67,7 @@ export function toAst(cst: CstNode, source: string): Query {
   // The one place the tree's type is asserted: `queryParser.query()` returns the `query` rule's node.
   const c = (cst as QueryCstNode).children;
   const fromToken = c.From[0]!;
-  const resource = readResource(c.resource[0]!.children);
+  const resource = readResource(c.resource[0]!.children, source);
   const from: From = { kind: 'from', span: { start: fromToken.startOffset, end: resource.span.end }, resource };
   let end = from.span.end;
   let where: Where | undefined;
@@ -145,10 +146,10 @@ function duplicateClause(name: string, span: Span, source: string) {
   });
 }
 
-function readResource(c: ResourceCstChildren): StringValue | Parameter {
+function readResource(c: ResourceCstChildren, source: string): StringValue | Parameter {
   if (c.Bareword !== undefined) return textOf(c.Bareword[0]!);
   if (c.Uuid !== undefined) return textOf(c.Uuid[0]!);
-  if (c.String !== undefined) return stringOf(c.String[0]!);
+  if (c.String !== undefined) return stringOf(c.String[0]!, source);
   return parameterOf(c.Parameter![0]!);
 }
 
@@ -157,8 +158,32 @@ function textOf(token: IToken): StringValue {
   return { kind: 'string', span: tokenSpan(token), value: token.image };
 }
 
-function stringOf(token: IToken): StringValue {
+/** A string anywhere but a like pattern: `\%` and `\_` escape a like pattern's wildcards and mean nothing here. */
+function stringOf(token: IToken, source: string): StringValue {
+  const at = likeEscapeAt(token.image);
+  if (at >= 0) {
+    const start = token.startOffset + at;
+    const escape = token.image.slice(at, at + 2);
+    throw queryError('INVALID_ESCAPE', { start, end: start + 2 }, [escape], {
+      source,
+      found: escape,
+      hint: `${escape} escapes a wildcard of a like pattern (f like "100\\%"); elsewhere write ${escape.replace('\\', '\\\\')} for a backslash and the character`,
+    });
+  }
+  return likePatternOf(token);
+}
+
+function likePatternOf(token: IToken): StringValue {
   return { kind: 'string', span: tokenSpan(token), value: unescapeString(token.image) };
+}
+
+/** Where in a string token the first `\%` or `\_` escape is, or -1. */
+function likeEscapeAt(image: string): number {
+  for (let i = image.indexOf('\\'); i >= 0; i = image.indexOf('\\', i + 2)) {
+    const next = image[i + 1];
+    if (next === '%' || next === '_') return i;
+  }
+  return -1;
 }
 
 function parameterOf(token: IToken): Parameter {
@@ -170,7 +195,7 @@ function readValue(node: ValueCstNode, source: string): Value {
   const c = node.children;
   if (c.Bareword !== undefined) return textOf(c.Bareword[0]!);
   if (c.Number !== undefined) return readNumber(c.Number[0]!, source);
-  if (c.String !== undefined) return stringOf(c.String[0]!);
+  if (c.String !== undefined) return stringOf(c.String[0]!, source);
   if (c.Uuid !== undefined) return textOf(c.Uuid[0]!);
   if (c.DateTime !== undefined) return textOf(c.DateTime[0]!);
   if (c.True !== undefined) return { kind: 'boolean', span: tokenSpan(c.True[0]!), value: true };
@@ -287,7 +312,7 @@ function readComparison(node: ComparisonCstNode, source: string): Condition {
     const high = readValue(c.value![1]!, source);
     return { kind: 'between', span: { start, end: high.span.end }, field, low, high };
   } else if (c.Like !== undefined || c.Ilike !== undefined) {
-    const pattern = c.String !== undefined ? stringOf(c.String[0]!) : parameterOf(c.Parameter![0]!);
+    const pattern = c.String !== undefined ? likePatternOf(c.String[0]!) : parameterOf(c.Parameter![0]!);
     test = { kind: 'like', span: { start, end: pattern.span.end }, field, pattern, ignoreCase: c.Ilike !== undefined };
   } else {
     test = { kind: 'is-null', span: { start, end: tokenEnd(c.Null![0]!) }, field };
@@ -350,7 +375,7 @@ function readSearch(c: SearchClauseCstChildren, source: string): Search {
   let textString = c.String?.[0];
   if (languageToken !== undefined) {
     const nameToken = c.Bareword?.[0] ?? c.String![c.String!.length - 1]!;
-    language = nameToken.tokenType.name === 'String' ? stringOf(nameToken) : textOf(nameToken);
+    language = nameToken.tokenType.name === 'String' ? stringOf(nameToken, source) : textOf(nameToken);
     if (textString === nameToken) textString = undefined;
   }
   const end = (to: number) => ({ start, end: language?.span.end ?? to });
@@ -358,13 +383,13 @@ function readSearch(c: SearchClauseCstChildren, source: string): Search {
     const fields = c.fieldSearch.map((node): FieldSearch => {
       const f = node.children;
       const field = readField(f.field[0]!, source);
-      const text = f.String !== undefined ? stringOf(f.String[0]!) : parameterOf(f.Parameter![0]!);
+      const text = f.String !== undefined ? stringOf(f.String[0]!, source) : parameterOf(f.Parameter![0]!);
       return { kind: 'field-search', span: { start: field.span.start, end: text.span.end }, field, text };
     });
     const search: Search = { kind: 'search', span: end(fields[fields.length - 1]!.span.end), fields };
     return language === undefined ? search : { ...search, language };
   }
-  const text = textString !== undefined ? stringOf(textString) : parameterOf(c.Parameter![0]!);
+  const text = textString !== undefined ? stringOf(textString, source) : parameterOf(c.Parameter![0]!);
   const search: Search = { kind: 'search', span: end(text.span.end), text };
   return language === undefined ? search : { ...search, language };
 }

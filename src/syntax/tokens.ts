@@ -85,7 +85,8 @@ const HEX = /^[0-9a-fA-F]{4}$/;
 
 /**
  * Length of the escape at `offset` (which holds a backslash) when it is one
- * the language knows (`\\ \" \' \/ \n \t \uXXXX`), else 0.
+ * the language knows (`\\ \" \' \/ \n \t \uXXXX`, and `\%` `\_`, which
+ * only a like pattern takes: to-ast.ts), else 0.
  */
 export function escapeLength(text: string, offset: number): number {
   switch (text.charCodeAt(offset + 1)) {
@@ -95,6 +96,8 @@ export function escapeLength(text: string, offset: number): number {
     case 47: // /
     case 110: // n
     case 116: // t
+    case 37: // %
+    case 95: // _
       return 2;
     case 117: // u
       return HEX.test(text.slice(offset + 2, offset + 6)) ? 6 : 0;

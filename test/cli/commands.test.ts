@@ -467,6 +467,32 @@ describe('network and interruption', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
+
+  it('SIGINT while local data is printed with --all stops it and exits 130', async () => {
+    const file = join(root, 'many.csv');
+    const rows = 200_000;
+    await writeFile(file, ['n,word', ...Array.from({ length: rows }, (_, i) => `${i},w${i % 97}`)].join('\n'));
+    const child = startCkql(['query', '--data', file, 'from many where word != w3', '--all', '--format', 'ndjson']);
+    child.stdin.end();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    let lines = 0;
+    let signalled = false;
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.stdout.on('data', (chunk: Buffer) => {
+      lines += chunk.toString('utf8').split('\n').length - 1;
+      if (signalled) return;
+      signalled = true;
+      // Records are coming: stop reading (the pipe fills, so the run cannot finish first), interrupt, read on.
+      child.stdout.pause();
+      child.kill('SIGINT');
+      setTimeout(() => child.stdout.resume(), 200);
+    });
+    expect(await exited).toBe(130);
+    expect(stderr).toContain('interrupted');
+    expect(lines).toBeGreaterThan(0);
+    expect(lines).toBeLessThan(rows - rows / 97);
+  });
 });
 
 describe('the interactive REPL started by the CLI', () => {

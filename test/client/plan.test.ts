@@ -179,7 +179,7 @@ describe('explain', () => {
     expect(explained.chosen).toBe('detected');
     expect(explained.plan?.target).toBe('ckan-2.12');
     // The fields the query selects and the residual tests; an order that ends in `_id`, so pages by offset neither repeat nor drop a record.
-    expect(explained.request?.request).toEqual({ resource_id: 'big', filters: { n: { gte: 2495 } }, fields: ['n', 'parity'], sort: '_id asc' });
+    expect(explained.request?.request).toEqual({ resource_id: 'big', filters: { n: { gte: 2495 } }, fields: ['n', 'parity', '_id'], sort: '_id asc' });
     expect(explained.steps).toEqual([
       'limit 100, then stop reading',
       '└─ project n',

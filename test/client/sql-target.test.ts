@@ -4,9 +4,14 @@
  * gets the records, order and total that the ckan-2.11 plan and the
  * reference walker give.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
+import { compile } from '../../src/compile/compile.js';
+import { readSqlText } from '../../src/datastore/sql-text.js';
 import type { DatastoreClient } from '../../src/client/types.js';
 import type { Row, Table } from '../../src/datastore/types.js';
 import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
@@ -17,6 +22,9 @@ import { startServer, type RunningServer } from '../../src/server/server.js';
 import { repoRoot } from '../cli/run-ckql.js';
 
 const data = join(repoRoot, 'examples', 'data');
+/** A resource whose names and values hold colons, which SQLAlchemy's text() reads as bind parameters. */
+const COLONS_CSV = ['title,x :y', '"a :b",1', '10:30,2', '"x::y",3', ':start,4', '"a \\:b",5', 'plain,6'].join('\n');
+let colonsDir: string;
 let engine: Engine;
 let server: RunningServer;
 let sql: DatastoreClient;
@@ -27,7 +35,9 @@ const log: string[] = [];
 let capped: RunningServer;
 
 beforeAll(async () => {
-  engine = await openEngine({ engine: 'pglite', data: [data] });
+  colonsDir = await mkdtemp(join(tmpdir(), 'ckql-colons-'));
+  await writeFile(join(colonsDir, 'colons.csv'), COLONS_CSV);
+  engine = await openEngine({ engine: 'pglite', data: [data, join(colonsDir, 'colons.csv')] });
   server = await startServer({ engine, port: 0, log: (line) => log.push(line) });
   // A portal whose rows_max is 5: datastore_search_sql cuts longer answers and says records_truncated.
   capped = await startServer({ engine, port: 0, maxLimit: 5 });
@@ -42,6 +52,7 @@ afterAll(async () => {
   await server?.close();
   await capped?.close();
   await engine?.close();
+  if (colonsDir !== undefined) await rm(colonsDir, { recursive: true, force: true });
 });
 
 it.each([
@@ -57,6 +68,13 @@ it.each([
   expect(bySql.total).toBe(reference.total);
   expect(bySql.records.map((r) => r['student'])).toEqual(reference.records.map((r) => r['student']));
   expect(bySql.fields.map((f) => f.id)).not.toContain('_ckql_total');
+});
+
+it('answers a search up to the portal\'s rows_max with one SELECT', async () => {
+  log.length = 0;
+  const result = await sql.search('from enrolments where grade >= 1 limit 5000');
+  expect(result.records).toHaveLength(5000);
+  expect(log.filter((line) => line.includes('datastore_search_sql'))).toHaveLength(1);
 });
 
 describe('searchAll with the sql target', () => {
@@ -102,5 +120,43 @@ describe('searchAll with the sql target', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('colons, which CKAN\'s SQLAlchemy text() reads as bind parameters', () => {
+  it.each([
+    ['from colons where title = "a :b" select title', ['a :b']],
+    ['from colons where title in (":start", "10:30", "x::y") select title', ['10:30', 'x::y', ':start']],
+    ['from colons where title like "%:%" and title != "a \\\\:b" select title', ['a :b', '10:30', 'x::y', ':start']],
+    ['from colons where title = "a \\\\:b" select title', ['a \\:b']],
+    ['from colons where `x :y` >= 5 select title, `x :y`', ['a \\:b', 'plain']],
+  ])('%s: the sql target writes \\: and `ckql serve` reads it back as CKAN does', async (query, titles) => {
+    const { sql: text } = compile(query, { target: 'sql' });
+    expect(text).toContain('\\:');
+    expect(readSqlText(text)).not.toHaveProperty('bindParameter');
+    const bySql = await sql.search(query);
+    expect(bySql.records.map((r) => r['title'])).toEqual(titles);
+    expect(bySql.records).toEqual((await planned.search(query)).records);
+  });
+
+  const searchSql = async (text: string): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await request(`${server.url}/api/3/action/datastore_search_sql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sql: text }),
+    });
+    return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
+  };
+
+  it('a bare :name is a bind parameter with no value, an error that says how to write the colon', async () => {
+    const { status, body } = await searchSql(`SELECT title FROM "colons" WHERE title = 'a :b'`);
+    expect(status).toBe(409);
+    expect(JSON.stringify(body['error'])).toContain("A value is required for bind parameter 'b'");
+  });
+
+  it('\\: reaches PostgreSQL as :, and :: and 10:30 are no parameters', async () => {
+    const { status, body } = await searchSql(`SELECT title FROM "colons" WHERE title IN ('a \\:b', '10:30') OR title::text = 'x::y' ORDER BY _id`);
+    expect(status).toBe(200);
+    expect((body['result'] as { records: unknown[] }).records).toEqual([{ title: 'a :b' }, { title: '10:30' }, { title: 'x::y' }]);
   });
 });

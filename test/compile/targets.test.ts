@@ -96,7 +96,7 @@ describe('ckan-2.12 filters', () => {
   it('leaves to the residual what 2.12 cannot say: !=, not, like, is null, null values', () => {
     for (const where of ['a != 1', 'not a = 1', 'a like "x"', 'a is null', 'a = null', 'a in (1, null)', 'a > null']) {
       const planned = plan(`from c where ${where}`, { target: 'ckan-2.12' });
-      expect(planned.request, where).toEqual({ resource_id: 'c' });
+      expect(planned.request, where).toEqual({ resource_id: 'c', sort: '_id asc' });
       expect(planned.residual, where).toBeDefined();
     }
   });
@@ -106,7 +106,7 @@ describe('ckan-2.12 filters', () => {
     const wide = Array.from({ length: 120 }, (_, i) => `(a > ${i} or b < ${i})`).join(' and ');
     expect(plan(`from c where ${many}`, { target: 'ckan-2.12' }).residual).toBeUndefined(); // one field: a list
     const planned = plan(`from c where ${wide}`, { target: 'ckan-2.12' });
-    expect(planned.request).toEqual({ resource_id: 'c' });
+    expect(planned.request).toEqual({ resource_id: 'c', sort: '_id asc' });
     expect(planned.residual).toBeDefined();
   });
 });
@@ -114,19 +114,26 @@ describe('ckan-2.12 filters', () => {
 describe('plans', () => {
   it('pushes down each member of a top-level "and" that the target says, keeps the rest in source order', () => {
     const planned = plan('from c where b != 2 and a = 1 and c like "x%" order by a limit 5 offset 1 select a', { target: 'ckan-2.11' });
-    expect(planned.request).toEqual({ resource_id: 'c', filters: { a: 1 }, sort: 'a asc' });
+    // The selected fields, those the residual tests and `_id`; an order made total by `_id`, for paging.
+    expect(planned.request).toEqual({ resource_id: 'c', filters: { a: 1 }, fields: ['a', 'b', 'c', '_id'], sort: 'a asc, _id asc' });
     expect(format(planned.residual!)).toBe('from c\nselect a\nwhere b != 2 and c like "x%"\nlimit 5\noffset 1');
-    expect(planned.local).toEqual({ where: true, select: true, limit: true, order: false });
+    expect(planned.local).toEqual({ where: true, select: true, distinct: false, limit: true, order: false });
     expect(planned.maxScan).toBe(100_000);
     expect(Object.isFrozen(planned.request)).toBe(true);
   });
 
-  it('sends the whole query when nothing is left, with limit, offset, fields and distinct', () => {
-    const planned = plan('from c where a = 1 select distinct a limit 5', { target: 'ckan-2.11', maxScan: 10 });
+  it('sends the whole query when nothing is left, with limit, offset, fields and distinct (distinct only to CKAN 2.12)', () => {
+    const planned = plan('from c where a = 1 select distinct a limit 5', { target: 'ckan-2.12', maxScan: 10 });
     expect(planned.residual).toBeUndefined();
     expect(planned.request).toEqual({ resource_id: 'c', filters: { a: 1 }, distinct: true, fields: ['a'], limit: 5 });
-    expect(planned.local).toEqual({ where: false, select: false, limit: false, order: false });
+    expect(planned.local).toEqual({ where: false, select: false, distinct: false, limit: false, order: false });
     expect(planned.maxScan).toBe(10);
+    // CKAN 2.10.8–2.10.10 and 2.11.3–2.11.5 apply distinct to one page: on 2.11 it runs locally over the pages.
+    const on211 = plan('from c where a = 1 select distinct a limit 5', { target: 'ckan-2.11' });
+    expect(on211.request).toEqual({ resource_id: 'c', filters: { a: 1 }, fields: ['a', '_id'], sort: '_id asc' });
+    expect(on211.local).toEqual({ where: false, select: true, distinct: true, limit: true, order: false });
+    // compile says what the request can say: distinct, as one request.
+    expect(compile('from c where a = 1 select distinct a limit 5')).toEqual({ resource_id: 'c', filters: { a: 1 }, distinct: true, fields: ['a'], limit: 5 });
   });
 
   it('says everything for sql', () => {
@@ -197,7 +204,8 @@ describe('the sql target', () => {
   });
 
   it('searches with PostgreSQL text search, per field with to_tsvector', () => {
-    expect(sql('from c search "linear alg*" language german')).toContain(`"_full_text" @@ to_tsquery('german', 'linear & alg:*')`);
+    // `\:`: CKAN reads the statement through SQLAlchemy's text(), where `:word` would be a parameter.
+    expect(sql('from c search "linear alg*" language german')).toContain(`"_full_text" @@ to_tsquery('german', 'linear & alg\\:*')`);
     expect(sql('from c search title "x"')).toContain(`to_tsvector('english', CAST("title" AS text)) @@ plainto_tsquery('english', 'x')`);
   });
 });

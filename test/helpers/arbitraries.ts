@@ -213,9 +213,19 @@ function betweenOn(name: fc.Arbitrary<string>, shape: QueryShape): fc.Arbitrary<
     .map(([f, low, high]): Between => ({ kind: 'between', span, field: field(f), low, high }));
 }
 
-/** Like patterns: pieces of the pool's texts with `%`, `_` and escapes. */
-const likePattern: fc.Arbitrary<string> = fc
-  .array(fc.constantFrom('%', '_', '\\%', '\\_', '\\\\', 'a', 'A', 'b', 'é', 'ß', '2', '0', ' ', 'true', '数'), { maxLength: 4 })
+/**
+ * Like patterns: pieces of the pool's texts with `%`, `_` and escapes, the
+ * characters a regular expression reads as syntax, astral characters and
+ * letters whose case folds in context (`Σ`, `İ`).
+ */
+export const likePattern: fc.Arbitrary<string> = fc
+  .array(
+    fc.constantFrom(
+      '%', '_', '\\%', '\\_', '\\\\', '\\a', 'a', 'A', 'b', 'é', 'ß', '2', '0', ' ', 'true', '数', '-', 'MATH-1', '.', '*', '+', '?',
+      '(', ')', '[', ']', '{', '}', '|', '^', '$', '/', '\\-', '🎉', 'Σ', 'σ', 'ς', 'İ', 'i', '"',
+    ),
+    { maxLength: 5 },
+  )
   .map((parts) => parts.join(''));
 
 function likeOn(name: fc.Arbitrary<string>, shape: QueryShape): fc.Arbitrary<Like> {
@@ -545,7 +555,7 @@ export const searchText: fc.Arbitrary<string> = fc.oneof(
 export function queryOverTable(
   resource: string,
   names: readonly string[],
-  options: { readonly unknownFields?: boolean; readonly rows?: readonly Row[]; readonly wholeWhere?: boolean } = {},
+  options: { readonly unknownFields?: boolean; readonly rows?: readonly Row[]; readonly wholeWhere?: boolean; readonly whole?: boolean } = {},
 ): fc.Arbitrary<Query> {
   const known = fc.constantFrom(...names, '_id');
   const fields = options.unknownFields === false ? known : fc.oneof({ weight: 30, arbitrary: known }, { weight: 1, arbitrary: fc.constant('no such field') });
@@ -573,6 +583,7 @@ export function queryOverTable(
     parameters: false,
     compilable: true,
     ...(options.wholeWhere ? { wholeWhere: true } : {}),
+    ...(options.whole ? { whole: true } : {}),
     texts: pieces,
     limits: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 5 }) }, fc.constantFrom(0, 32_000, 40_000)),
     offsets: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) }, fc.integer({ min: 4, max: 20 })),

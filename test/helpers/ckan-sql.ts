@@ -7,6 +7,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { FieldType, Row, Table } from '../../src/datastore/types.js';
 import { TOTAL_COLUMN } from '../../src/compile/sql.js';
+import { readSqlText } from '../../src/datastore/sql-text.js';
 
 const pgTypes: Record<string, string> = {
   text: 'text',
@@ -62,7 +63,10 @@ export async function openCkanSql(tables: readonly Table[]): Promise<CkanSql> {
   }
   return {
     async run(sql, table) {
-      const result = await db.query<Record<string, unknown>>(sql);
+      // as CKAN runs it: through SQLAlchemy's text(), which reads `\:` as `:`
+      const read = readSqlText(sql);
+      if ('bindParameter' in read) throw new Error(`CKAN would fail on the bind parameter :${read.bindParameter} in ${sql}`);
+      const result = await db.query<Record<string, unknown>>(read.sql);
       const types = new Map(table.fields.map((f) => [f.id, f.type]));
       let total = 0;
       const records = result.rows.map((row) => {

@@ -134,7 +134,7 @@ test.each(['ckan-2.11', 'ckan-2.12'] as const)('the client running the %s plan a
   await fc.assert(
     fc.asyncProperty(arb, async ({ index, query }) => {
       const reference = answerOf(outcomeOf(() => evaluateQuery(query, tables[index]!)));
-      expect(answerOf(await asyncOutcomeOf(() => c.search(query)))).toEqual(reference);
+      expect(answerOf(await asyncOutcomeOf(() => c.search(query, { total: true })))).toEqual(reference);
     }),
     propertyParameters(Math.max(40, Math.floor(propertyRuns / 20))),
   );

@@ -4,13 +4,14 @@
  * commands) and what they see.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
-import { demoDataDir, type Source } from '../../src/session/source.js';
+import { demoDataDir, openSource, type Source } from '../../src/session/source.js';
 import { startSpinner } from '../../src/repl/spinner.js';
 import { configWith, openDemo, portalSource, prompt, startDriver, startSlowPortal, type Driver } from './driver.js';
 
@@ -318,13 +319,17 @@ describe('dot commands', () => {
   it('runs a range and a negation as a plan; .explain shows the residual; .target sets the dialect', async () => {
     const driver = startDriver({ source: demo });
     await driver.waitFor(prompt);
-    await ask(driver, '.target', 'target auto (not yet asked)');
     await ask(driver, '.explain on', 'explain on');
+    // No target asked for: the memory engine answers the whole query in the process, and counts as it goes.
+    const local = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 of');
+    expect(local).toContain('target: none (local data: no target asked for): answered in this process, nothing is sent');
+    expect(local).toContain('engine the memory engine answers the whole query in one pass');
+    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+    // As a 2.11 portal would be asked: a plan that stops at the page holding its last record.
     const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 records, more match (read 1000 in 1 request)');
     expect(answer).toContain('steps (what runs, the last step first):');
     expect(answer).toContain('filter grade >= 5.5 and status != withdrawn');
     await ask(driver, '.explain off', 'explain off');
-    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
     await ask(driver, 'from enrolments where grade between 1 and 1.5 limit 1', '1 record');
     expect(await ask(driver, '.target 2.13', 'error[USAGE]')).toContain('ckan-2.11, ckan-2.12, sql or auto');
     await ask(driver, '.target auto', 'target auto');
@@ -349,6 +354,27 @@ describe('dot commands', () => {
       expect(on211).not.toContain('"gte"');
       expect(on211).toContain('filter grade >= 5.5 and status != withdrawn');
       expect(await ask(driver, '.target sql', 'error[USAGE]')).toContain('needs an engine that runs SQL');
+      await driver.exit();
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('.max-scan bounds what a plan reads, and says how to change it where SCAN_TOO_LARGE is met', async () => {
+    const own = await openDemo();
+    try {
+      const driver = startDriver({ source: own });
+      await driver.waitFor(prompt);
+      await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+      expect(await ask(driver, '.max-scan', 'max-scan 100000')).toContain('records a plan may read');
+      await ask(driver, '.max-scan 500', 'max-scan 500');
+      const refused = await ask(driver, 'from enrolments where status != withdrawn limit 1000', 'SCAN_TOO_LARGE');
+      expect(refused).toContain('read 500 of them');
+      expect(refused).toContain('.max-scan N in the REPL');
+      expect(refused).toContain('.target sql');
+      expect(await ask(driver, '.max-scan lots', 'error[USAGE]')).toContain('whole number');
+      await ask(driver, '.max-scan default', 'max-scan 100000');
+      await ask(driver, 'from enrolments where status != withdrawn limit 1000', '1000 records, more match');
       await driver.exit();
     } finally {
       await own.close();
@@ -403,7 +429,11 @@ describe('dot commands', () => {
     const driver = startDriver({ source: demo, explain: true });
     await driver.waitFor(prompt);
     expect(await ask(driver, '.lang de', 'language de')).toMatch(/\/de\/api\/action\/datastore_search/);
+    // Local data is answered in the process (nothing is sent); as a portal would be asked, the URL has the segment.
+    expect(await ask(driver, 'from schools limit 1', '1 of 8 records')).toContain('answered in this process, nothing is sent');
+    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
     expect(await ask(driver, 'from schools limit 1', '1 of 8 records')).toMatch(/POST http:\/\/127\.0\.0\.1:\d+\/de\/api\/action/);
+    await ask(driver, '.target auto', 'target auto');
     expect(await ask(driver, '.lang none', 'language none')).not.toContain('/de/');
     expect(await ask(driver, '.lang x y', 'error[USAGE]')).toContain('en or de');
     await driver.exit();
@@ -505,6 +535,31 @@ describe('Ctrl-C', () => {
     } finally {
       await source.close();
       await portal.close();
+    }
+  });
+
+  it('cancels a query on local data at once, while its file is still being read, and the next query gets the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ckql-repl-big-'));
+    const file = join(dir, 'many.csv');
+    await writeFile(file, ['n,word', ...Array.from({ length: 200_000 }, (_, i) => `${i},w${i % 97}`)].join('\n'));
+    let reading: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (reading = resolve));
+    let read = false;
+    const source = await openSource({ kind: 'data', paths: [file] }, { lazy: true, progress: { update: () => reading(), done: () => (read = true) } });
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      driver.send('from many where word != w3\r');
+      await started;
+      driver.send('\x03');
+      await driver.waitFor('cancelled');
+      // Cancelled before the file was read: the query did not wait for it.
+      expect(read).toBe(false);
+      await ask(driver, 'from many where word != w3 limit 2', '2 of 197938 records');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

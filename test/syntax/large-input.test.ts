@@ -5,7 +5,7 @@
  * not by a clock limit).
  */
 import { describe, expect, it } from 'vitest';
-import { compile } from '../../src/compile/compile.js';
+import { compile, plan } from '../../src/compile/compile.js';
 import { format } from '../../src/format.js';
 import { parse } from '../../src/syntax/parse.js';
 import { suggest } from '../../src/syntax/suggest.js';
@@ -58,3 +58,17 @@ describe('a 339k-character in list', () => {
     }
   });
 });
+
+describe('a 200k-character search word', () => {
+  // hasPrefixWord was a regular expression that backtracked over every prefix of a word:
+  // 96k characters took 12.8 s, so 200k would run past this test's time limit
+  const word = 'a'.repeat(200_000);
+
+  it.each([word, `${word}*`, `${word}* x`, `${'a*'.repeat(100_000)}b`])('compiles for every target and plans, whatever its end (%#)', (text) => {
+    const query = parse(`from t search "${text}"`);
+    for (const target of ['ckan-2.11', 'ckan-2.12', 'sql'] as const) expect(compile(query, { target })).toBeDefined();
+    expect(plan(query, { target: 'ckan-2.11' }).request).toBeDefined();
+    expect(parse(`from t search title "${text}"`)).toBeDefined();
+  });
+});
+

@@ -1,11 +1,11 @@
 /**
- * `ckql serve <dir|file>…`: the local datastore_search server. Prints exactly
- * one line on stdout, `listening on http://HOST:PORT`, and stops cleanly on
- * SIGINT or SIGTERM (exit 0).
+ * `ckql serve <dir|file>…`: the local datastore_search server, with the
+ * playground page at `/`. Prints exactly one line on stdout, `listening on
+ * http://HOST:PORT`, and stops cleanly on SIGINT or SIGTERM (exit 0).
  */
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { loadResources } from '../../engine/memory/load.js';
 import { openEngine } from '../../engine/open.js';
 import type { EngineKind } from '../../engine/types.js';
@@ -15,6 +15,10 @@ import type { CommandRun } from '../context.js';
 import { integerOption, readOptionFile } from '../options.js';
 import { badFileReporter } from '../report.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
+import { memoryEngine } from '../../engine/memory/engine.js';
+import { servedSource } from '../playground-sources.js';
+import { playgroundActions } from '../playground.js';
+import { packageVersion } from '../version.js';
 
 interface ServeOptions {
   readonly host: string;
@@ -30,6 +34,8 @@ interface ServeOptions {
   readonly db?: string;
   readonly dbDir?: string;
   readonly ckan?: '2.11' | '2.12';
+  readonly playground: boolean;
+  readonly allowHost?: readonly string[];
 }
 
 export function registerServe(program: Command, run: CommandRun): void {
@@ -50,9 +56,14 @@ export function registerServe(program: Command, run: CommandRun): void {
     .option('--private <names>', 'resource ids or aliases that need a token (comma-separated)', listOption('--private'))
     .option('--log', 'print one line per request on stderr (never headers or tokens)')
     .option('--ckan <version>', 'answer as CKAN 2.11 (default: _links, total_estimation_threshold) or 2.12 (filter operators, next_page)', ckanOption)
+    .option('--no-playground', 'serve the API only, without the playground page at /')
+    .option('--allow-host <names>', 'host names the playground answers to besides IP addresses and localhost, e.g. this machine\'s name with --host 0.0.0.0 (comma-separated)', listOption('--allow-host'))
     .addHelpText(
       'after',
       `
+The playground (a page to write, run, explain and share queries) is at the
+printed address, e.g. http://127.0.0.1:8080/.
+
 Example:
   ckql serve examples/data --port 8080
   curl 'http://127.0.0.1:8080/api/action/datastore_search?resource_id=courses&limit=2'`,
@@ -92,8 +103,19 @@ Example:
           throw toolError('DATA_INVALID', [data.join(', '), 'no file could be read, so there is nothing to serve'], { hint: 'fix the files above' });
         }
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
+        // One engine for the API and the playground's queries (which go to the API in this process).
+        const answering = engine ?? memoryEngine(tables);
+        let publicUrl = '';
+        const actions = options.playground
+          ? playgroundActions({
+              sources: [servedSource(answering, { url: () => publicUrl, ckan: options.ckan ?? '2.11', label: engine === undefined ? `local data (${data.map((path) => relativeTo(context.cwd, path)).join(', ')})` : engine.label })],
+              defaultSource: 'local',
+              version: packageVersion(),
+            })
+          : undefined;
         const server = await startServer({
-          ...(engine === undefined ? { tables } : { engine }),
+          engine: answering,
+          ...(actions === undefined ? {} : { playground: { actions, ...(options.allowHost === undefined ? {} : { allowedHosts: options.allowHost }) } }),
           host: options.host,
           port: options.port,
           ...(options.languages === undefined ? {} : { languages: options.languages }),
@@ -114,7 +136,9 @@ Example:
           }
           throw error;
         });
+        publicUrl = server.url;
         await context.out(`listening on ${server.url}\n`);
+        if (actions !== undefined) context.err(`playground: ${server.url}/`);
         const served = engine === undefined
           ? tables.map((table) => `${table.aliases[0] ?? table.id} (${table.rows.length})`)
           : (await engine.resources()).map((r) => r.aliases[0] ?? r.id);
@@ -129,10 +153,16 @@ Example:
           process.on('SIGTERM', stop);
         });
         await server.close();
+        await actions?.close();
         await engine?.close();
         return 0;
       }),
     );
+}
+
+function relativeTo(cwd: string, path: string): string {
+  const shown = relative(cwd, path);
+  return shown === '' ? '.' : shown.startsWith('..') ? path : shown;
 }
 
 function ckanOption(value: string): '2.11' | '2.12' {

@@ -1,12 +1,14 @@
 /**
  * The memory engine: tables held in the process and answered by the
- * evaluator (docs/semantics.md). The default behind `--data` and `serve DIR`.
+ * evaluator (docs/semantics.md): requests by `evaluate`, whole queries by
+ * `queryTable` (query.ts). The default behind `--data` and `serve DIR`.
  */
 import type { Table } from '../../datastore/types.js';
-import { resourceNotFound } from '../../errors.js';
+import { queryError, resourceNotFound } from '../../errors.js';
 import type { Engine, EngineSearchOptions, ResourceInfo } from '../types.js';
 import { Catalog } from './catalog.js';
 import { evaluate } from './evaluate.js';
+import { queryTable } from './query.js';
 import { normalizeRequest } from '../../datastore/validate.js';
 
 /**
@@ -59,6 +61,18 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         const table = lookup.find(request.resource_id);
         if (table === undefined) throw resourceNotFound(request.resource_id);
         return Promise.resolve(evaluate(request, table, { ...limits, ...(options.ckan === undefined ? {} : { ckan: options.ckan }) }));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    },
+    query: (query, options = {}) => {
+      try {
+        const resource = query.from.resource;
+        if (resource.kind === 'param') throw queryError('UNBOUND_PARAMETER', resource.span, [resource.name]);
+        if (resource.value === '') throw queryError('EMPTY_RESOURCE', resource.span, []);
+        const table = lookup.find(resource.value);
+        if (table === undefined) throw resourceNotFound(resource.value);
+        return Promise.resolve({ ...queryTable(query, table, options), resource: table.id });
       } catch (error) {
         return Promise.reject(error as Error);
       }

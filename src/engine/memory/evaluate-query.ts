@@ -11,12 +11,12 @@
 import type { Condition, Query, SortKey, Value } from '../../ast.js';
 import { assertNever } from '../../ast.js';
 import type { FieldInfo, FieldType, JsonValue, Row, SearchResult, Table } from '../../datastore/types.js';
-import { queryError, validationError } from '../../errors.js';
+import { likePatternError, queryError, validationError } from '../../errors.js';
 import { bind } from '../../compile/bind.js';
 import type { Params } from '../../compile/bind.js';
 import { quoteSortField } from '../../datastore/sort.js';
 import { parse } from '../../syntax/parse.js';
-import { canonicalText, compareDecimal, compareNumberColumn, compareText, compareValues, normalizeQueryText, searchableText, valuesEqual } from '../../datastore/values.js';
+import { canonicalText, compareNumberColumn, compareValues, foldCase, normalizeQueryText, searchableText, typeReading, valuesEqual } from '../../datastore/values.js';
 import { conditionFields, firstParameter } from '../../syntax/walk.js';
 import { hasPrefixWord } from '../../compile/search-text.js';
 import type { PlainRecord } from './evaluate.js';
@@ -44,7 +44,9 @@ const MAX_LIMIT = 32000;
  *   text; blank text is no search; `language` changes nothing locally;
  * - `order by` stable, nulls last ascending, first descending (`compareValues`)
  *   unless `nulls first|last` says otherwise, else `_id` order; `select
- *   distinct` keeps the first of equal projected records; `offset`, `limit`
+ *   distinct` keeps the first record (by `_id`) of each combination of
+ *   selected values (equal by canonical text) before ordering, and refuses
+ *   to order by a field it does not select, as PostgreSQL; `offset`, `limit`
  *   (default 100, capped at 32000); `select` projects, in its order.
  *
  * `params` are bound first (`bind`); a parameter left unbound is an
@@ -96,15 +98,31 @@ export function evaluateQuery(query: Query | string, source: Table | readonly ob
   }
   const context: Context = { types: new Map(fields.map((f) => [f.id, f.type])), typed: table !== undefined };
   if (q.where !== undefined) checkCondition(q.where.condition, context);
+  const outNames = selected ?? fields.map((f) => f.id);
+  if (q.select?.distinct) {
+    // PostgreSQL refuses to order distinct records by what they do not show
+    const outside = keys.find((key) => !outNames.includes(key.field.name));
+    if (outside !== undefined) throw validationError('sort', `for SELECT DISTINCT, ORDER BY expressions must appear in select list: ${JSON.stringify(outside.field.name)}`);
+  }
 
   // Each record with its position, so `_id` can default to it.
   const all = rows.map((row, i) => ({ row, position: i }));
   const searched = fields.filter((f) => f.id !== '_id').map((f) => f.id);
   const search = searchTest(q, searched);
-  const kept = all.filter(({ row, position }) => {
+  let kept = all.filter(({ row, position }) => {
     if (q.where !== undefined && truth(q.where.condition, row, position, context) !== true) return false;
     return search === undefined || search(row, position);
   });
+  if (q.select?.distinct) {
+    // the first record (by _id) of each combination of the selected values, equal by canonical text
+    const seen = new Set<string>();
+    kept = kept.filter(({ row, position }) => {
+      const key = JSON.stringify(outNames.map((name) => canonicalText(valueOf(row, name, position))));
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
 
   // A table's number column may hold numbers kept as their text: they sort by value, as the engine sorts them.
   const orders = keys.map((key) => (context.typed && NUMERIC.has(typeOf(key.field.name, context)) ? compareNumberColumn : compareValues));
@@ -116,19 +134,9 @@ export function evaluateQuery(query: Query | string, source: Table | readonly ob
     return a.position - b.position;
   });
 
-  const outNames = selected ?? fields.map((f) => f.id);
   const project = ({ row, position }: { row: Row; position: number }): Row =>
     Object.fromEntries(outNames.map((name) => [name, valueOf(row, name, position)])) as Row;
-  let matched = kept.map(project);
-  if (q.select?.distinct) {
-    const seen = new Set<string>();
-    matched = matched.filter((record) => {
-      const key = JSON.stringify(outNames.map((name) => canonicalText(record[name])));
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    });
-  }
+  const matched = kept.map(project);
 
   const offset = q.offset === undefined ? 0 : countOf(q.offset.value);
   const limit = Math.min(q.limit === undefined ? DEFAULT_LIMIT : countOf(q.limit.value), MAX_LIMIT);
@@ -228,7 +236,7 @@ function truth(condition: Condition, row: Row, position: number, context: Contex
       if (value === null) return undefined;
       const text = canonicalText(value)!;
       const pattern = likePattern(literalText(condition.pattern), condition.ignoreCase);
-      return pattern.test(condition.ignoreCase ? text.toLowerCase() : text);
+      return pattern.test(condition.ignoreCase ? foldCase(text) : text);
     }
     case 'is-null':
       return valueOf(row, condition.field.name, position) === null;
@@ -263,13 +271,17 @@ function typeOf(name: string, context: Context): FieldType {
   return context.types.get(name) ?? 'text';
 }
 
-/** `like` patterns: `%` any run, `_` one character, `\` takes the next character as itself. */
+/**
+ * `like` patterns as a regular expression: `%` any run, `_` one character
+ * (code point), `\` takes the next character as itself (`checkCondition`
+ * refused a pattern that ends in it); `ilike` folds both sides (`foldCase`).
+ */
 function likePattern(pattern: string, ignoreCase: boolean): RegExp {
   let source = '';
-  const chars = [...(ignoreCase ? pattern.toLowerCase() : pattern)];
+  const chars = [...(ignoreCase ? foldCase(pattern) : pattern)];
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i]!;
-    if (c === '\\' && i + 1 < chars.length) source += escapeRegExp(chars[++i]!);
+    if (c === '\\') source += escapeRegExp(chars[++i]!);
     else if (c === '%') source += '[^]*';
     else if (c === '_') source += '[^]';
     else source += escapeRegExp(c);
@@ -277,48 +289,33 @@ function likePattern(pattern: string, ignoreCase: boolean): RegExp {
   return new RegExp(`^${source}$`, 'u');
 }
 
+/** A character as itself in a `u` regular expression: only syntax characters take a `\` there (`\-` is an error). */
 function escapeRegExp(c: string): string {
-  return /[\\^$.*+?()[\]{}|/-]/.test(c) ? `\\${c}` : c;
+  return /^[\\^$.*+?()[\]{}|/]$/.test(c) ? `\\${c}` : c;
+}
+
+/** Whether a like pattern ends in an escape character that escapes nothing. */
+function endsInEscape(pattern: string): boolean {
+  let escaped = false;
+  for (const c of pattern) escaped = !escaped && c === '\\';
+  return escaped;
 }
 
 const NUMERIC: ReadonlySet<FieldType> = new Set(['int', 'int4', 'int8', 'numeric', 'float8', 'float']);
 
-/** A value read as a field's type, as PostgreSQL reads an untyped literal; `undefined` when it cannot be. */
-function asType(value: JsonValue, type: FieldType): number | string | boolean | undefined {
-  if (NUMERIC.has(type)) {
-    if (typeof value === 'number') return value;
-    // text is read as PostgreSQL reads it into the column: an integer column takes whole numbers only
-    const integer = type === 'int' || type === 'int4' || type === 'int8';
-    const pattern = integer ? /^\s*[-+]?\d+\s*$/ : /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-    if (typeof value !== 'string' || !pattern.test(value)) return undefined;
-    // Integers and numeric are exact, as in PostgreSQL: text a double cannot hold stays text (compareDecimal orders it).
-    const exact = integer || type === 'numeric';
-    return !exact || compareDecimal(Number(value), value) === 0 ? Number(value) : value.trim();
-  }
-  if (type === 'date' || type === 'timestamp') {
-    if (typeof value !== 'string') return undefined;
-    const text = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value}Z`;
-    const time = Date.parse(text.replace(' ', 'T'));
-    return Number.isNaN(time) ? undefined : time;
-  }
-  if (type === 'bool') {
-    if (typeof value === 'boolean') return value;
-    if (typeof value === 'string' && /^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
-    return undefined;
-  }
-  // json and array columns have no order in PostgreSQL: a comparison with them is refused.
-  if (type === 'json' || type.startsWith('_')) return undefined;
-  return canonicalText(value) ?? undefined;
+/** A value read as a field's type, as PostgreSQL reads an untyped literal (`typeReading`); `undefined` when it cannot be. */
+function asType(value: JsonValue, type: FieldType): number | string | undefined {
+  // json and array columns have no order in PostgreSQL (no reading): a comparison with them is refused.
+  return typeReading(type)?.read(value);
 }
 
 /** Compares a record's value with a literal by the field's type; unknown when the record's value is not of it. */
 function compareTyped(value: JsonValue, literal: JsonValue, type: FieldType): number | undefined {
+  const reading = typeReading(type);
   const a = asType(value, type);
   const b = asType(literal, type);
-  if (a === undefined || b === undefined) return undefined;
-  if (NUMERIC.has(type)) return compareDecimal(a as number | string, b as number | string);
-  if (typeof a === 'string' && typeof b === 'string') return compareText(a, b);
-  return compareValues(a, b);
+  if (reading === undefined || a === undefined || b === undefined) return undefined;
+  return reading.compare(a, b);
 }
 
 /**
@@ -353,6 +350,8 @@ function checkCondition(condition: Condition, context: Context): void {
       if (context.typed && type !== 'text') {
         throw validationError('filters', `"like" needs a text field; ${JSON.stringify(condition.field.name)} is ${type}`);
       }
+      const pattern = literalText(condition.pattern);
+      if (endsInEscape(pattern)) throw likePatternError(pattern);
       return;
     }
     case 'not':
@@ -373,7 +372,9 @@ function searchTest(q: Query, searched: readonly string[]): ((row: Row, position
   const search = q.search;
   if (search === undefined) return undefined;
   if (search.fields !== undefined) {
-    const tests = search.fields.map((f) => ({ name: f.field.name, terms: termsOf(literalText(f.text)) }));
+    // a blank text asks nothing of its field, as a blank search asks nothing of the record
+    const texts = search.fields.filter((f) => normalizeQueryText(literalText(f.text)) !== '');
+    const tests = texts.map((f) => ({ name: f.field.name, terms: termsOf(literalText(f.text)) }));
     return (row, position) =>
       tests.every(({ name, terms }) => {
         const text = searchableText(valueOf(row, name, position));

@@ -13,7 +13,7 @@ import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest, SearchResul
 import type { FilterNode } from '../../datastore/filters.js';
 import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
-import { compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
+import { canonicalText, compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
 import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
@@ -23,7 +23,7 @@ import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
-import { completeFields, readField, refuseNonJson, settleFields, tableView } from './table-view.js';
+import { completeFields, refuseNonJson, settleFields, tableView } from './table-view.js';
 import type { TableView } from './table-view.js';
 
 /**
@@ -108,21 +108,27 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   const search = textSearchOf(req);
   const projection = req.fields === undefined ? undefined : [...new Set(req.fields)];
   const { filters, conditions } = checked(view, () => conditionsOf(req, view, options, projection, sortItems, search));
-  for (const { field, query } of search.byField) conditions.push({ op: 'test', field, test: fieldSearchTest(query) });
+  const conjuncts: Conjunct[] = conditions.map((condition, k) => {
+    const node = filters[k] as FilterNode;
+    return node.op === 'eq' ? { condition, equals: [node.value] } : node.op === 'in' ? { condition, equals: node.values } : { condition };
+  });
+  for (const { field, query } of search.byField) conjuncts.push({ condition: { op: 'test', field, test: fieldSearchTest(query) } });
 
   const maxLimit = options.maxLimit ?? DEFAULT_MAX_LIMIT;
   const requested = req.limit ?? DEFAULT_LIMIT;
   const limit = requested > maxLimit ? maxLimit : requested;
   const offset = req.offset ?? 0;
-
-  // Unsorted, only the rows up to the page's end are needed; the others are only counted.
-  const needed = sortItems.length === 0 && req.distinct !== true ? offset + limit : Infinity;
-  let selection = selectRows(view, filters, conditions, search.all, needed);
-  completeFields(view);
-  const outputKeys = projection ?? view.fields.map((f) => f.id);
-  if (req.distinct === true) selection = distinctRows(view, selection.rows, outputKeys, sortItems);
-  const page = orderAndPage(view, selection, sortItems, offset, limit);
-  const records = buildRecords(view, outputKeys, page);
+  const { keys, page, total } = answerWork(view, {
+    conjuncts,
+    searches: search.all === undefined ? [] : [search.all],
+    sortItems,
+    projection,
+    distinct: req.distinct === true,
+    offset,
+    limit,
+    count: true,
+  });
+  const records = buildRecords(view, keys, page);
 
   // Keys are set one by one so they appear in the order of `SearchResult`, optional ones only when set.
   const result: { -readonly [K in keyof SearchResult]?: SearchResult[K] } = {
@@ -131,7 +137,7 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
     records,
   };
   const includeTotal = req.include_total !== false;
-  if (includeTotal) result.total = selection.total;
+  if (includeTotal) result.total = total;
   result.total_was_estimated = false;
   result.limit = limit;
   if (req.offset !== undefined) result.offset = req.offset;
@@ -222,11 +228,75 @@ function textSearchOf(req: SearchRequest): TextSearch {
 }
 
 // ---------------------------------------------------------------------------
-// Filters and q → matching row positions
+// The answer: rows, distinct, order, page
+
+/**
+ * One answer's work, however it was asked: a request (`evaluate`) or a whole
+ * query (`queryTable`, query.ts). Names are checked and conditions made.
+ */
+export interface Work {
+  /** what every record must pass (an `and`) */
+  readonly conjuncts: readonly Conjunct[];
+  /** searches of a record's whole text; every one must hold */
+  readonly searches: readonly TsQuery[];
+  readonly sortItems: readonly SortItem[];
+  /** the fields of each record, in order; undefined: every field */
+  readonly projection: readonly string[] | undefined;
+  /** keep the first record (by `_id`) of each combination of the projected values */
+  readonly distinct: boolean;
+  readonly offset: number;
+  /** `Infinity`: every record */
+  readonly limit: number;
+  /** count every match (`Answer.total`); without, an unsorted page stops reading rows once it is full */
+  readonly count: boolean;
+}
+
+/** A condition of `Work`, with the values it wants when it is an `=`/`in` an equality index can answer. */
+export interface Conjunct {
+  readonly condition: Condition;
+  readonly equals?: readonly JsonValue[];
+}
+
+/** The row positions of a page, in the answer's order. */
+export interface Page {
+  readonly length: number;
+  at(j: number): number;
+}
+
+export interface Answer {
+  /** the fields of each record, in order */
+  readonly keys: readonly string[];
+  readonly page: Page;
+  /** how many records match, before offset and limit; undefined unless `Work.count` */
+  readonly total: number | undefined;
+}
+
+/**
+ * Runs the work over a view: the matching rows (an equality index first,
+ * then the searches, then one scan of the other conditions), distinct,
+ * order and page. Records are built apart (`buildRecords`), so a caller can
+ * build them a batch at a time.
+ */
+export function answerWork(view: TableView, work: Work): Answer {
+  const { sortItems, projection, offset, limit } = work;
+  if (work.distinct && projection !== undefined) {
+    const outside = sortItems.find((item) => !projection.includes(item.field));
+    // PostgreSQL refuses to order distinct records by what they do not show
+    if (outside !== undefined) throw validationError('sort', `for SELECT DISTINCT, ORDER BY expressions must appear in select list: ${JSON.stringify(outside.field)}`);
+  }
+  // Unsorted, only the rows up to the page's end are needed; the others are only counted, if at all.
+  const needed = sortItems.length === 0 && !work.distinct ? offset + limit : Infinity;
+  let selection = selectRows(view, work.conjuncts, work.searches, needed, !work.count);
+  completeFields(view);
+  const keys = projection ?? view.fields.map((f) => f.id);
+  if (work.distinct) selection = distinctRows(view, selection.rows, keys);
+  return { keys, page: orderAndPage(view, selection, sortItems, offset, limit), total: work.count ? selection.total : undefined };
+}
 
 /**
  * The matching rows: `rows` holds their positions, ascending (or is null
- * for every row), the first `needed` of them at least; `total` counts all.
+ * for every row), the first `needed` of them at least; `total` counts all
+ * (or, when the scan stopped early, those in `rows`).
  */
 interface Selection {
   readonly rows: ArrayLike<number> | null;
@@ -239,29 +309,31 @@ function allOf(rows: ArrayLike<number> | null, view: TableView): Selection {
 
 /**
  * The rows that pass: an equality index narrows the rows first where one of
- * the top-level `eq`/`in` conditions has one (the smallest list wins), then
- * the string `q` searches, then one pass tests the other conditions.
+ * the `=`/`in` conjuncts has one (the smallest list wins), then the searches,
+ * then one pass tests the other conditions; with `stop`, the pass ends once
+ * it has `needed` rows.
  */
-function selectRows(view: TableView, filters: readonly FilterNode[], conditions: readonly Condition[], q: TsQuery | undefined, needed: number): Selection {
+function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: readonly TsQuery[], needed: number, stop: boolean): Selection {
   let rows: ArrayLike<number> | null = null;
-  let rest = conditions;
-  const leader = indexLeader(view, filters);
+  let rest = conjuncts;
+  const leader = indexLeader(view, conjuncts);
   if (leader !== undefined) {
-    rest = conditions.filter((_, k) => k !== leader.position);
+    rest = conjuncts.filter((_, k) => k !== leader.position);
     // the index alone: it gives the count, and the page's rows without the rest
-    if (rest.length === 0 && q === undefined) return { rows: lookupRows(leader.index, leader.wanted, needed), total: countRows(leader.index, leader.wanted) };
+    if (rest.length === 0 && searches.length === 0) return { rows: lookupRows(leader.index, leader.wanted, needed), total: countRows(leader.index, leader.wanted) };
     rows = lookupRows(leader.index, leader.wanted);
   }
-  if (q !== undefined) {
+  if (searches.length > 0) {
     // the search text holds every field
     completeFields(view);
-    rows = searchRows(view, q, rows);
+    for (const q of searches) rows = searchRows(view, q, rows);
   }
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
-  const condition: Condition = rest.length === 1 ? (rest[0] as Condition) : { op: 'and', of: bySelectivity(rest, view.rows) };
+  const conditions = rest.map((c) => c.condition);
+  const condition: Condition = conditions.length === 1 ? (conditions[0] as Condition) : { op: 'and', of: bySelectivity(conditions, view.rows) };
   // a scan of every row also settles a plain array's field list (table-view.ts)
   const keys = rows === null ? view.pending : undefined;
-  const scanned = scanFor(condition, keys)(view.rows, rows, needed);
+  const scanned = scanFor(condition, keys)(view.rows, rows, needed, stop && keys === undefined);
   if (keys !== undefined && scanned.sameKeys !== undefined) settleFields(view, scanned.sameKeys);
   return scanned;
 }
@@ -272,18 +344,18 @@ interface Leader {
   readonly wanted: readonly (string | null)[];
 }
 
-/** The `eq`/`in` condition whose field has an index and the fewest matching rows (counting each as a use of its field). */
-function indexLeader(view: TableView, filters: readonly FilterNode[]): Leader | undefined {
+/** The `=`/`in` conjunct whose field has an index and the fewest matching rows (counting each as a use of its field). */
+function indexLeader(view: TableView, conjuncts: readonly Conjunct[]): Leader | undefined {
   let best: Leader | undefined;
   let fewest = Infinity;
   let built = false;
-  filters.forEach((node, position) => {
-    if (node.op !== 'eq' && node.op !== 'in') return;
-    const existed = view.indexes.has(node.field);
-    const index = equalityIndex(view, node.field, !built);
+  conjuncts.forEach(({ condition, equals }, position) => {
+    if (equals === undefined || condition.op !== 'test') return;
+    const existed = view.indexes.has(condition.field);
+    const index = equalityIndex(view, condition.field, !built);
     if (index === undefined) return;
     built ||= !existed;
-    const wanted = wantedTexts(node.op === 'in' ? node.values : [node.value]);
+    const wanted = wantedTexts(equals);
     const count = countRows(index, wanted);
     if (count < fewest) {
       fewest = count;
@@ -295,20 +367,18 @@ function indexLeader(view: TableView, filters: readonly FilterNode[]): Leader | 
 
 /**
  * The first row of each distinct projection, in row order (CKAN 2.12 applies
- * `DISTINCT` before the order and the page, docs/ckan-2.12-reference.md §3.4).
- * A sort on a field outside the projection is refused, as PostgreSQL does.
+ * `DISTINCT` before the order and the page, docs/ckan-2.12-reference.md §3.4);
+ * values are equal by canonical text (docs/semantics.md, Equality).
  */
-function distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: readonly string[], sortItems: readonly SortItem[]): Selection {
-  for (const item of sortItems) {
-    if (!keys.includes(item.field)) throw validationError('sort', `for SELECT DISTINCT, ORDER BY expressions must appear in select list: ${JSON.stringify(item.field)}`);
-  }
+function distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: readonly string[]): Selection {
   const seen = new Set<string>();
   const kept: number[] = [];
   const n = rows === null ? view.rows.length : rows.length;
+  const reads = keys.map((key) => fieldReader(key));
   for (let j = 0; j < n; j++) {
     const i = rows === null ? j : (rows[j] as number);
     const row = view.rows[i] as Row;
-    const key = JSON.stringify(keys.map((f) => readField(row, f, i)));
+    const key = JSON.stringify(reads.map((read) => canonicalText(read(row, i))));
     if (seen.has(key)) continue;
     seen.add(key);
     kept.push(i);
@@ -320,16 +390,12 @@ function distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: rea
 // Order and page
 
 /** The row positions of the page, in result order. */
-function orderAndPage(view: TableView, { rows, total }: Selection, items: readonly SortItem[], offset: number, limit: number): ArrayLike<number> {
-  if (limit === 0 || offset >= total) return [];
+function orderAndPage(view: TableView, { rows, total }: Selection, items: readonly SortItem[], offset: number, limit: number): Page {
+  if (limit === 0 || offset >= total) return listPage([]);
   const end = Math.min(total, offset + limit);
   const at = (j: number): number => (rows === null ? j : (rows[j] as number));
-  if (items.length === 0) {
-    // _id order is row order: `_id` is the 1-based position.
-    const page = new Array<number>(end - offset);
-    for (let j = offset; j < end; j++) page[j - offset] = at(j);
-    return page;
-  }
+  // _id order is row order (`_id` is the 1-based position): the page is a range of the matches
+  if (items.length === 0) return { length: end - offset, at: (j) => at(offset + j) };
   // The sort keys of every matching row, read once; rows are then compared by their index j.
   const keys = items.map((item) => {
     const read = fieldReader(item.field);
@@ -348,7 +414,11 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
   const order = end * 4 <= total ? topK(total, end, compare) : fullSort(total, compare);
   const page = new Array<number>(end - offset);
   for (let j = offset; j < end; j++) page[j - offset] = at(order[j] as number);
-  return page;
+  return listPage(page);
+}
+
+function listPage(positions: readonly number[]): Page {
+  return { length: positions.length, at: (j) => positions[j] as number };
 }
 
 type Comparator = (a: number, b: number) => number;
@@ -430,18 +500,24 @@ function topK(total: number, k: number, compare: Comparator): number[] {
 
 const factories = new WeakMap<TableView, Map<string, RecordFactory>>();
 
-function buildRecords(view: TableView, keys: readonly string[], page: ArrayLike<number>): Row[] {
+/**
+ * The records of the page's positions `from` to `to`, projected onto `keys`.
+ * @example
+ * const { keys, page } = answerWork(view, work);
+ * buildRecords(view, keys, page, 0, 1000) // the first batch
+ */
+export function buildRecords(view: TableView, keys: readonly string[], page: Page, from = 0, to = page.length): Row[] {
   let byKeys = factories.get(view);
   if (byKeys === undefined) factories.set(view, (byKeys = new Map()));
   const cacheKey = JSON.stringify(keys);
   let make = byKeys.get(cacheKey);
   if (make === undefined) byKeys.set(cacheKey, (make = recordFactory(keys)));
-  const records = new Array<Row>(page.length);
-  for (let j = 0; j < page.length; j++) {
-    const i = page[j] as number;
+  const records = new Array<Row>(to - from);
+  for (let j = from; j < to; j++) {
+    const i = page.at(j);
     const row = view.rows[i] as Row;
     if (view.tableId === undefined) checkValues(row, i); // a Table's rows are typed JSON
-    records[j] = make(row, i) as Row;
+    records[j - from] = make(row, i) as Row;
   }
   return records;
 }

@@ -19,8 +19,8 @@
  * unknown behaves as false.
  */
 import type { FilterNode } from '../../datastore/filters.js';
-import type { CkanVersion, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
-import { canonicalText, compareDecimal, compareText } from '../../datastore/values.js';
+import type { CkanVersion, FieldInfo, JsonValue, Row } from '../../datastore/types.js';
+import { canonicalText, typeReading } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
 import { generate } from './row-shape.js';
 import { hasKeys } from './table-view.js';
@@ -37,6 +37,8 @@ export type Condition =
       readonly test: ValueTest;
       /** for equality: the wanted strings and numbers, which the scan compares inline (the test decides other values) */
       readonly equals?: { readonly strings: readonly string[]; readonly numbers: readonly number[] };
+      /** with `equals`: the test holds for a string or number that is none of them (`notEqualsCondition`) */
+      readonly negated?: true;
     };
 
 /**
@@ -111,6 +113,26 @@ export function equalsTest(values: readonly JsonValue[]): ValueTest {
   return (v) => (typeof v === 'string' ? texts.has(v) : typeof v === 'number' ? numbers.has(v) : other(v));
 }
 
+/**
+ * The test "equal to none of `values`" of a field, for a value that is not
+ * null: `f != v`, and the falsity of `f = v` and `f in (…)` under SQL's
+ * three-valued logic (a null is neither, except that nothing is in `()`).
+ * Strings and numbers are compared inline by the scan, as for equality.
+ * @example
+ * notEqualsCondition('status', ['withdrawn']) // status != withdrawn: true for "active", false for null
+ */
+export function notEqualsCondition(field: string, values: readonly JsonValue[]): Condition {
+  const equal = equalsTest(values);
+  const empty = values.length === 0;
+  return {
+    op: 'test',
+    field,
+    test: (v) => (v === null || v === undefined ? empty : !equal(v)),
+    equals: wantedKinds(values.filter((v) => v !== null)),
+    negated: true,
+  };
+}
+
 /** The strings and numbers whose canonical texts `values` want: what a string or number value must be to match. */
 function wantedKinds(values: readonly JsonValue[]): { strings: string[]; numbers: number[] } {
   const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))].map(internalize);
@@ -132,108 +154,34 @@ function internalize(text: string): string {
 
 type Order = 'gt' | 'gte' | 'lt' | 'lte';
 
-/** How a type's values compare: each read into a number or a string, or `undefined` when it cannot be. */
-interface Reading {
-  readonly read: (value: unknown) => number | string | undefined;
-  readonly compare: (a: never, b: never) => number;
-}
-
-const byNumber = (a: number, b: number): number => a - b;
-
 /**
  * A comparison of the field's value with `value`, both read as the field's
- * type; null on either side is unknown (false). A value that cannot be read
- * as the type (`year > "abc"`), or a type without an order (json, arrays),
- * is a Validation Error naming the field and the value.
+ * type (`typeReading`); null on either side is unknown (false). A value that
+ * cannot be read as the type (`year > "abc"`), or a type without an order
+ * (json, arrays), is a Validation Error naming the field and the value
+ * (`refuse` words it otherwise).
  * @example
  * compareTest({ id: 'on', type: 'date' }, 'gte', '2020-01-01')('2020-01-01T00:00:00') // true
  */
-export function compareTest(field: FieldInfo, op: Order, value: JsonValue): ValueTest {
+export function compareTest(field: FieldInfo, op: Order, value: JsonValue, refuse = refuseComparison): ValueTest {
   if (value === null) return () => false;
-  const reading = readingOf(field.type);
+  const reading = typeReading(field.type);
   const bound = reading === undefined || typeof value === 'object' ? undefined : reading.read(value);
-  if (reading === undefined || bound === undefined) {
-    const why = reading === undefined ? `a ${field.type} field has no order` : `it is not a valid ${field.type}`;
-    throw validationError('filters', `invalid value ${JSON.stringify(value)} for field ${JSON.stringify(field.id)}: ${why}`);
-  }
-  const compare = reading.compare as (a: number | string, b: number | string) => number;
+  if (reading === undefined || bound === undefined) throw refuse(field, value, reading !== undefined);
+  const compare = reading.compare;
   const read = reading.read;
   const holds = { gt: (c: number) => c > 0, gte: (c: number) => c >= 0, lt: (c: number) => c < 0, lte: (c: number) => c <= 0 }[op];
   return (v) => {
     if (v === null || v === undefined) return false;
     const x = read(v);
-    return x !== undefined && x === x && holds(compare(x, bound));
+    return x !== undefined && holds(compare(x, bound));
   };
 }
 
-function readingOf(type: FieldType): Reading | undefined {
-  switch (type) {
-    // Integers and numeric are exact, as in PostgreSQL: text a double cannot hold stays text, ordered by compareDecimal.
-    case 'int':
-    case 'int4':
-    case 'int8':
-      return { read: (v) => exactNumber(readNumber(v, INTEGER), v), compare: compareDecimal };
-    case 'numeric':
-      return { read: (v) => exactNumber(readNumber(v, DECIMAL), v), compare: compareDecimal };
-    case 'float8':
-    case 'float':
-      return { read: (v) => readNumber(v, DECIMAL), compare: byNumber };
-    case 'bool':
-      return { read: readBool, compare: byNumber };
-    case 'timestamp':
-      return { read: (v) => readTime(v, false), compare: byNumber };
-    case 'date':
-      return { read: (v) => readTime(v, true), compare: byNumber };
-    case 'text':
-      return { read: (v) => canonicalText(v) ?? undefined, compare: compareText };
-    default:
-      return undefined; // json and arrays
-  }
-}
-
-const INTEGER = /^\s*[+-]?\d+\s*$/;
-const DECIMAL = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?(?:nan|inf|infinity))\s*$/i;
-
-function readNumber(value: unknown, literal: RegExp): number | undefined {
-  if (typeof value === 'number') return value;
-  if (typeof value !== 'string' || !literal.test(value)) return undefined;
-  const text = value.trim().toLowerCase().replace(/^([+-]?)inf$/, '$1infinity');
-  if (text.endsWith('nan')) return Number.NaN;
-  if (text.endsWith('infinity')) return text.startsWith('-') ? -Infinity : Infinity;
-  return Number(text);
-}
-
-/** The number read, or the text itself when the nearest double is not that number (`"9007199254740993"`). */
-function exactNumber(read: number | undefined, value: unknown): number | string | undefined {
-  // NaN and the spellings of infinity are what they say; `1e400` is a number beyond a double, kept as text.
-  if (read === undefined || typeof value !== 'string' || Number.isNaN(read) || /inf/i.test(value)) return read;
-  return compareDecimal(read, value) === 0 ? read : value.trim();
-}
-
-/** PostgreSQL's boolean input: t/true/y/yes/on/1 and f/false/n/no/off/0, any unique prefix, any case. */
-function readBool(value: unknown): number | undefined {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (typeof value !== 'string') return undefined;
-  const text = value.trim().toLowerCase();
-  if (text === '') return undefined;
-  if (text === '1' || 'true'.startsWith(text) || 'yes'.startsWith(text) || (text.length > 1 && 'on'.startsWith(text))) return 1;
-  if (text === '0' || 'false'.startsWith(text) || 'no'.startsWith(text) || (text.length > 1 && 'off'.startsWith(text))) return 0;
-  return undefined;
-}
-
-const ISO = /^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?\s*(?:z|[+-]\d{2}(?::?\d{2})?)?\s*$/i;
-
-/** An ISO date or timestamp as milliseconds (a date alone is midnight; a zone is ignored, as `timestamp` does). */
-function readTime(value: unknown, dateOnly: boolean): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const m = ISO.exec(value);
-  if (m === null) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) => Number(p ?? 0)) as [number, number, number, number, number, number];
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second, Math.round(Number(m[7] ?? 0) * 1000));
-  const back = new Date(ms);
-  // Date.UTC rolls 2021-02-30 over into March: PostgreSQL refuses it
-  if (back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || hour > 24 || minute > 59 || second > 60) return undefined;
-  return dateOnly ? Date.UTC(year, month - 1, day) : ms;
+/** The Validation Error of a comparison whose value the field cannot hold, as a request's filters word it. */
+function refuseComparison(field: FieldInfo, value: JsonValue, ordered: boolean): Error {
+  const why = ordered ? `it is not a valid ${field.type}` : `a ${field.type} field has no order`;
+  return validationError('filters', `invalid value ${JSON.stringify(value)} for field ${JSON.stringify(field.id)}: ${why}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -244,9 +192,11 @@ function readTime(value: unknown, dateOnly: boolean): number | undefined {
  * when null: the positions of the first `keep` (ascending), and how many
  * pass in all. An unsorted page needs only its own rows: keeping no more
  * spares the allocations (and the garbage collections they bring) of a
- * list of every match.
+ * list of every match. With `stop` the scan ends at the `keep`th match
+ * (the total is then that count): a page that needs no total reads no
+ * further.
  */
-export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number) => ScanResult;
+export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number, stop?: boolean) => ScanResult;
 
 export interface ScanResult {
   readonly rows: Int32Array;
@@ -290,7 +240,8 @@ export function scanFor(condition: Condition, keys?: readonly string[]): Scan {
       if (c.equals === undefined) return `t${k}(${readExpression(c.field)})`;
       // a string or number is decided inline; null, booleans and JSON by the test
       const { strings, numbers } = c.equals;
-      return `(typeof (v = ${readExpression(c.field)}) === "string" ? ${anyOf(strings)} : typeof v === "number" ? ${anyOf(numbers)} : t${k}(v))`;
+      const not = c.negated === true ? '!' : '';
+      return `(typeof (v = ${readExpression(c.field)}) === "string" ? ${not}${anyOf(strings)} : typeof v === "number" ? ${not}${anyOf(numbers)} : t${k}(v))`;
     }
     if (c.of.length === 0) return c.op === 'and' ? 'true' : 'false';
     return `(${c.of.map(expression).join(c.op === 'and' ? ' && ' : ' || ')})`;
@@ -318,17 +269,18 @@ for (let j = 0; j < n; j++) {
     out[k] = i;
   }
   k++;
+  if (stop && k >= max) break;
 }
 return { rows: out.subarray(0, k < max ? k : max), total: k${keys === undefined ? '' : ', sameKeys: c === null ? same : undefined'} };`;
   type Generated = (
-    rows: readonly Row[], c: ArrayLike<number> | null, keep: number,
+    rows: readonly Row[], c: ArrayLike<number> | null, keep: number, stop: boolean,
     t: readonly ValueTest[], w: readonly unknown[], K: readonly string[] | undefined, has: typeof hasKeys, grow: typeof growList,
   ) => ScanResult;
-  const scan = generate<Generated>(['rows', 'c', 'keep', 't', 'w', 'K', 'has', 'grow'], body);
-  if (scan !== undefined) return (rows, c, keep = Infinity) => scan(rows, c, keep, tests, wanted, keys, hasKeys, growList);
+  const scan = generate<Generated>(['rows', 'c', 'keep', 'stop', 't', 'w', 'K', 'has', 'grow'], body);
+  if (scan !== undefined) return (rows, c, keep = Infinity, stop = false) => scan(rows, c, keep, stop, tests, wanted, keys, hasKeys, growList);
   // without code generation the keys are not checked here (sameKeys stays undefined): the caller lists them
   const holds = closureTest(condition);
-  return (rows, c, keep = Infinity) => {
+  return (rows, c, keep = Infinity, stop = false) => {
     const n = c === null ? rows.length : c.length;
     const max = Math.min(n, keep);
     let out: Int32Array = new Int32Array(Math.min(max, 1024));
@@ -341,6 +293,7 @@ return { rows: out.subarray(0, k < max ? k : max), total: k${keys === undefined 
         out[k] = i;
       }
       k++;
+      if (stop && k >= max) break;
     }
     return { rows: out.subarray(0, Math.min(k, max)), total: k };
   };

@@ -1,7 +1,8 @@
 /**
  * `datastore_search_sql` as CKAN 2.11.5 serves it (docs/ckan-2.12-reference.md
  * §4): one statement (no `\'`), wrapped as `SELECT * FROM (…) AS blah LIMIT
- * rows_max+1`, in a read-only transaction with a statement timeout; the
+ * rows_max+1` and read as SQLAlchemy's `text()` reads it (`\:` is `:`, a bare
+ * `:name` a bind parameter: datastore/sql-text.ts), in a read-only transaction with a statement timeout; the
  * tables and functions it uses are read from `EXPLAIN (VERBOSE, FORMAT
  * JSON)` and from the text; system tables, tables that are not readable
  * resources and functions off CKAN's allow-list are refused with 403.
@@ -10,6 +11,7 @@ import type { FieldInfo } from '../../datastore/types.js';
 import { DatastoreError, validationError } from '../../errors.js';
 import type { SqlResult } from '../types.js';
 import { ALLOWED_FUNCTIONS } from './allowed-functions.js';
+import { readSqlText } from '../../datastore/sql-text.js';
 import type { Db, SqlSession } from './db.js';
 import { isPgError, SQLSTATE } from './db.js';
 import { databaseError } from './errors.js';
@@ -41,7 +43,10 @@ function forbidden(message: string): DatastoreError {
 export async function runSearchSql(db: Db, sql: unknown, options: RunSearchSqlOptions): Promise<SqlResult> {
   if (typeof sql !== 'string' || sql === '') throw validationError('sql', 'Missing value');
   if (!isSingleStatement(sql)) throw validationError('query', 'Query is not a single statement.');
-  const wrapped = `SELECT * FROM (${sql}) AS blah LIMIT ${options.maxRows + 1} ;`;
+  // CKAN hands the wrapped text to SQLAlchemy's text(): `\:` becomes `:`, a `:name` is a bind parameter it has no value for
+  const read = readSqlText(`SELECT * FROM (${sql}) AS blah LIMIT ${options.maxRows + 1} ;`);
+  if ('bindParameter' in read) throw bindParameterError(read.bindParameter);
+  const wrapped = read.sql;
   let statement = wrapped;
   try {
     return await db.transaction(async (tx) => {
@@ -85,6 +90,15 @@ export async function runSearchSql(db: Db, sql: unknown, options: RunSearchSqlOp
       return failure;
     }, 'Query took too long');
   }
+}
+
+/**
+ * A `:name` in the statement, which SQLAlchemy reads as a bind parameter even
+ * inside quotes. CKAN lets SQLAlchemy's error through as an HTTP 500; here it
+ * is a Validation Error that says how to write the colon (README, differences).
+ */
+function bindParameterError(name: string): DatastoreError {
+  return validationError('query', `A value is required for bind parameter '${name}': CKAN runs the statement through SQLAlchemy's text(), where :${name} is a parameter even inside quotes; write \\: for a colon`);
 }
 
 interface PlanNode {

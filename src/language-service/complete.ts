@@ -1,0 +1,178 @@
+/**
+ * Completion: what the grammar allows at the cursor (`suggest`, Chevrotain's
+ * content assist, so a new clause in the grammar is offered with no change
+ * here), filled in with the names the context knows: resources, fields with
+ * their types and dictionary labels, values seen in the data, declared
+ * parameters. Each item carries the text to insert, written as the lexer
+ * reads it back (quoted where needed), and the range it replaces.
+ *
+ * What the context does not know yet is listed in `pending`, so a front
+ * end that learns names asynchronously (the REPL, an editor) can ask for
+ * them and complete again.
+ */
+import type { JsonValue } from '../datastore/types.js';
+import { formatField, formatScalar } from '../format.js';
+import type { Span } from '../span.js';
+import { suggest } from '../syntax/suggest.js';
+import { findResource, type FieldSchema, type LanguageContext } from './context.js';
+import { keywordHelp } from './keyword-help.js';
+import { statementAt } from './script.js';
+
+export type CompletionKind = 'keyword' | 'punctuation' | 'resource' | 'field' | 'value' | 'parameter';
+
+export interface CompletionItem {
+  /** what a list shows: the name or word itself */
+  readonly label: string;
+  readonly kind: CompletionKind;
+  /** the text that replaces the completion's span, quoted as the lexer needs */
+  readonly insert: string;
+  /** a short note beside the label: a field's type, a resource's id or size */
+  readonly detail?: string;
+  /** longer help: a keyword's line, a field's dictionary label and notes */
+  readonly documentation?: string;
+}
+
+/** Something the context did not know that would add items. */
+export type Lookup =
+  | { readonly kind: 'resources' }
+  | { readonly kind: 'fields'; readonly resource: string }
+  | { readonly kind: 'values'; readonly resource: string; readonly field: string };
+
+export interface CompletionResult {
+  /** the range an item replaces: from the start of the word being typed to the cursor */
+  readonly span: Span;
+  /** the text of that word as typed so far (`wh`, `"Kö`, `` `sch ``), or `''` */
+  readonly prefix: string;
+  /** the items that fit the prefix, in the grammar's order; names in the context's order, values sorted */
+  readonly items: readonly CompletionItem[];
+  /** what the context lacked; complete again once it is known */
+  readonly pending: readonly Lookup[];
+}
+
+/**
+ * Completions at `cursor` in `text` (one query or a script). Never throws.
+ * @example
+ * complete('from courses wh', 15).items // → [{ label: 'where', kind: 'keyword', insert: 'where', … }]
+ * complete('from places where sch', 21, { resources: [{ id: 'places', fields: [{ id: 'school year', type: 'text' }] }] }).items
+ * // → [{ label: 'school year', kind: 'field', insert: '`school year`', detail: 'text' }]
+ */
+export function complete(text: string, cursor: number, context: LanguageContext = {}): CompletionResult {
+  const at = Number.isFinite(cursor) ? Math.min(Math.max(0, Math.trunc(cursor)), text.length) : text.length;
+  const piece = statementAt(text, at);
+  const local = at - piece.start;
+  // A lone `$` is not a token yet (a parameter needs a name): what fits there is what fits without it.
+  let suggested = suggest(piece.text, local);
+  if (suggested.suggestions.length === 0 && piece.text.charAt(local - 1) === '$') {
+    const without = suggest(piece.text.slice(0, local - 1), local - 1);
+    // Only where `$` starts a word (not inside a string, a name or a comment).
+    if (without.prefix === '' && without.from === local - 1) suggested = { ...without, prefix: '$' };
+  }
+  const { from, prefix, suggestions } = suggested;
+  const items: CompletionItem[] = [];
+  const pending: Lookup[] = [];
+  // A name that needs quotes completes from its bare start too: `sch` finds `school year`, `K` finds "Köln".
+  const quoted = /^[`"']/.test(prefix);
+  const lower = prefix.toLowerCase();
+  const fits = (insert: string, name?: string): boolean =>
+    insert.toLowerCase().startsWith(lower) || (!quoted && name !== undefined && prefix !== '' && name.toLowerCase().startsWith(lower));
+  const add = (item: CompletionItem, name?: string): void => {
+    if (!fits(item.insert, name) || items.some((each) => each.insert === item.insert)) return;
+    items.push(item);
+  };
+
+  for (const suggestion of suggestions) {
+    switch (suggestion.kind) {
+      case 'keyword':
+        add({ label: suggestion.text, kind: 'keyword', insert: inCaseOf(prefix, suggestion.text), documentation: keywordHelp(suggestion.text.split(' ')[0]!) });
+        break;
+      case 'punctuation':
+        // `(` and `,` help only when nothing is typed yet; they never complete a word.
+        if (prefix === '') add({ label: suggestion.text, kind: 'punctuation', insert: suggestion.text });
+        break;
+      case 'resource': {
+        if (context.resources === undefined) {
+          pending.push({ kind: 'resources' });
+          break;
+        }
+        for (const resource of context.resources) {
+          if (resource.alias === undefined) continue;
+          add({ label: resource.alias, kind: 'resource', insert: formatScalar(resource.alias), detail: resourceDetail(resource.id, resource.total), ...described(resource) }, resource.alias);
+        }
+        for (const resource of context.resources) {
+          add({ label: resource.id, kind: 'resource', insert: formatScalar(resource.id), detail: resourceDetail(resource.alias, resource.total), ...described(resource) }, resource.id);
+        }
+        addParameters(context, add);
+        break;
+      }
+      case 'field': {
+        if (suggestion.resource === undefined) break;
+        const fields = findResource(context, suggestion.resource)?.fields;
+        if (fields === undefined) {
+          pending.push({ kind: 'fields', resource: suggestion.resource });
+          break;
+        }
+        for (const field of fields) add(fieldItem(field), field.id);
+        break;
+      }
+      case 'value': {
+        const resource = suggestion.resource;
+        const field = resource === undefined ? undefined : findResource(context, resource)?.fields?.find((f) => f.id === suggestion.field);
+        // The grammar offers a value here, not its keywords; a boolean column's two are worth naming.
+        if (field?.type === 'bool') for (const word of ['true', 'false']) add({ label: word, kind: 'value', insert: inCaseOf(prefix, word), detail: 'bool' });
+        if (resource !== undefined) {
+          const seen = context.samples?.(resource, suggestion.field);
+          if (seen === undefined) pending.push({ kind: 'values', resource, field: suggestion.field });
+          for (const value of sortedValues(seen ?? [])) {
+            const insert = formatScalar(value);
+            add({ label: typeof value === 'string' ? value : insert, kind: 'value', insert, ...(field === undefined ? {} : { detail: field.type }) }, typeof value === 'string' ? value : undefined);
+          }
+        }
+        addParameters(context, add);
+        break;
+      }
+    }
+  }
+  const start = piece.start + from;
+  return { span: { start, end: at }, prefix, items, pending };
+}
+
+function fieldItem(field: FieldSchema): CompletionItem {
+  const label = field.info?.label;
+  const notes = field.info?.notes;
+  const documentation = [label, notes].filter((part): part is string => typeof part === 'string' && part.trim() !== '').join('\n\n');
+  return {
+    label: field.id,
+    kind: 'field',
+    insert: formatField(field.id),
+    detail: typeof label === 'string' && label.trim() !== '' ? `${field.type} · ${label}` : field.type,
+    ...(documentation === '' ? {} : { documentation }),
+  };
+}
+
+function resourceDetail(other: string | undefined, total: number | undefined): string | undefined {
+  const parts = [other, total === undefined ? undefined : `${total} record${total === 1 ? '' : 's'}`].filter((part) => part !== undefined);
+  return parts.length === 0 ? undefined : parts.join(' · ');
+}
+
+function described(resource: { readonly name?: string; readonly description?: string }): { documentation?: string } {
+  const text = [resource.name, resource.description].filter((part): part is string => part !== undefined && part.trim() !== '').join('\n\n');
+  return text === '' ? {} : { documentation: text };
+}
+
+function addParameters(context: LanguageContext, add: (item: CompletionItem, name?: string) => void): void {
+  for (const [name, value] of Object.entries(context.params ?? {})) {
+    add({ label: `$${name}`, kind: 'parameter', insert: `$${name}`, ...(value === undefined ? {} : { detail: JSON.stringify(value) }) });
+  }
+}
+
+/** Scalars only, each once, in the order of their text. */
+function sortedValues(values: readonly JsonValue[]): (string | number | boolean | null)[] {
+  const scalars = values.filter((v): v is string | number | boolean | null => v === null || typeof v !== 'object');
+  const text = (v: string | number | boolean | null): string => formatScalar(v);
+  return [...new Map(scalars.map((v) => [text(v), v])).values()].sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
+}
+
+/** Keywords keep the case the person started typing in: `WH` completes to `WHERE`. */
+function inCaseOf(prefix: string, word: string): string {
+  return prefix.length > 0 && prefix === prefix.toUpperCase() && prefix !== prefix.toLowerCase() ? word.toUpperCase() : word;
+}

@@ -1,0 +1,76 @@
+/**
+ * What the language service may know about the source a query goes to:
+ * plain data, synchronous, supplied by whichever front end is attached (the
+ * REPL from its session, the playground from the server it talks to, the
+ * language server from a profile, `ckql check --schema` from a source).
+ * Everything is optional: with an empty context the service still parses,
+ * completes keywords and formats; each thing it learns adds checks and names.
+ */
+import type { ParamValue } from '../compile/bind.js';
+import type { Target } from '../compile/plan.js';
+import type { JsonValue } from '../datastore/types.js';
+
+/** A data dictionary entry (CKAN's `info` on a field): what people call the field and why it is there. */
+export interface FieldDictionary {
+  readonly label?: string;
+  readonly notes?: string;
+  readonly [key: string]: unknown;
+}
+
+export interface FieldSchema {
+  readonly id: string;
+  /** CKAN's type name: `text`, `int4`, `numeric`, `date`, `_text`, … */
+  readonly type: string;
+  readonly info?: FieldDictionary;
+}
+
+export interface ResourceSchema {
+  readonly id: string;
+  /** the alias a query may name it by (CKAN's `_table_metadata`, a local file's name) */
+  readonly alias?: string;
+  /** a human title, for hover and completion details */
+  readonly name?: string;
+  readonly description?: string;
+  /** undefined while not known yet: no field is then called unknown */
+  readonly fields?: readonly FieldSchema[];
+  readonly total?: number;
+}
+
+export interface LanguageContext {
+  /** the portal's dialect; default `ckan-2.11` (what runs locally is said as a note, never an error) */
+  readonly target?: Target;
+  /** the resources known so far */
+  readonly resources?: readonly ResourceSchema[];
+  /**
+   * whether `resources` lists every resource of the source, so that a name
+   * not among them is an error; a portal can rarely list all of its own
+   */
+  readonly allResources?: boolean;
+  /**
+   * values of a field seen in the data, for completion; `resource` is as the
+   * query names it (an id or an alias); undefined while not known yet
+   */
+  readonly samples?: (resource: string, field: string) => readonly JsonValue[] | undefined;
+  /**
+   * the declared parameters and their values (a named query's `params:`);
+   * when given, a parameter left without a value is noted, and values are bound
+   * before the query is checked. Absent: parameters are not checked.
+   */
+  readonly params?: Readonly<Record<string, ParamValue | undefined>>;
+}
+
+/** The resource a query names, by id or alias. */
+export function findResource(context: LanguageContext, name: string): ResourceSchema | undefined {
+  const resources = context.resources ?? [];
+  return (
+    resources.find((r) => r.id === name || r.alias === name) ??
+    // Resource ids are UUIDs, which CKAN compares lower-cased.
+    resources.find((r) => r.id.toLowerCase() === name.toLowerCase())
+  );
+}
+
+/** The fields of the resource a query names, when they are known. */
+export function fieldsOf(context: LanguageContext, resource: string | undefined): readonly FieldSchema[] | undefined {
+  if (resource === undefined) return undefined;
+  return findResource(context, resource)?.fields;
+}

@@ -1,0 +1,429 @@
+/**
+ * Every problem of a query (or of each statement of a script), as a
+ * front end shows it: the error catalogue's code and message, the span, a
+ * severity, the hint, and quick fixes where one is obvious. Syntax first
+ * (the parser's first error per statement); then, on a query that parses,
+ * the names and values checked against what the context knows, parameters
+ * against their declared values, and what the target cannot say (which is
+ * not an error: the query runs as a plan, and a note says what runs locally).
+ */
+import type { Condition, Field, Parameter, Query, Value } from '../ast.js';
+import { assertNever } from '../ast.js';
+import { bind, type Params } from '../compile/bind.js';
+import { constructName, onlyEqualities, planQuery } from '../compile/plan.js';
+import { QueryError, queryError, type QueryErrorCode } from '../errors.js';
+import { formatField, formatString } from '../format.js';
+import type { Span } from '../span.js';
+import { parse } from '../syntax/parse.js';
+import { unescapeString } from '../syntax/to-ast.js';
+import { conditionFieldNodes, parametersOf } from '../syntax/walk.js';
+import { keywords, queryLexer } from '../syntax/tokens.js';
+import { editDistance, nearestNames } from '../text.js';
+import { findResource, type FieldSchema, type LanguageContext } from './context.js';
+import { statementsOf, type Piece } from './script.js';
+
+export type Severity = 'error' | 'warning' | 'information' | 'hint';
+
+/** Replace `span` of the text by `text` (an insertion when the span is empty). */
+export interface TextEdit {
+  readonly span: Span;
+  readonly text: string;
+}
+
+/** A quick fix: one click, these edits. */
+export interface Fix {
+  readonly title: string;
+  readonly edits: readonly TextEdit[];
+}
+
+export interface Diagnostic {
+  /** the error catalogue's code (`UNEXPECTED_TOKEN`, `UNKNOWN_FIELD`, `RUNS_LOCALLY`, …) */
+  readonly code: QueryErrorCode;
+  readonly message: string;
+  /** half-open offsets into the text given to `diagnose` */
+  readonly span: Span;
+  readonly severity: Severity;
+  readonly hint?: string;
+  readonly fixes: readonly Fix[];
+  /**
+   * the text stops before the query is complete (`from courses where`): a
+   * front end may show this gently while the person is still typing
+   */
+  readonly incomplete?: true;
+}
+
+/**
+ * The diagnostics of `text`, in order of position.
+ * @example
+ * diagnose('from courses where subjet = math', { resources: [{ id: 'courses', fields: [{ id: 'subject', type: 'text' }] }] })
+ * // → [{ code: 'UNKNOWN_FIELD', message: '"courses" has no field "subjet"', span: { start: 19, end: 25 },
+ * //      severity: 'error', hint: 'did you mean "subject"?',
+ * //      fixes: [{ title: 'Change to subject', edits: [{ span: { start: 19, end: 25 }, text: 'subject' }] }] }]
+ */
+export function diagnose(text: string, context: LanguageContext = {}): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const piece of statementsOf(text)) {
+    for (const diagnostic of diagnoseStatement(piece.text, context)) out.push(moved(diagnostic, piece));
+  }
+  return out;
+}
+
+function moved(diagnostic: Diagnostic, piece: Piece): Diagnostic {
+  if (piece.start === 0) return diagnostic;
+  const shift = (span: Span): Span => ({ start: span.start + piece.start, end: span.end + piece.start });
+  return {
+    ...diagnostic,
+    span: shift(diagnostic.span),
+    fixes: diagnostic.fixes.map((fix) => ({ ...fix, edits: fix.edits.map((edit) => ({ ...edit, span: shift(edit.span) })) })),
+  };
+}
+
+function diagnoseStatement(text: string, context: LanguageContext): Diagnostic[] {
+  let query: Query;
+  try {
+    query = parse(text);
+  } catch (error) {
+    if (!(error instanceof QueryError)) throw error;
+    const fixes = syntaxFixes(error, text);
+    const diagnostic = fromQueryError(error, 'error', fixes);
+    // `f = (a, b)`: the parser only knows a value was expected; the fix knows what was meant.
+    if (diagnostic.hint === undefined && fixes.some((fix) => fix.title.startsWith('Compare with a list'))) {
+      return [{ ...diagnostic, hint: `to match any of several values write ${fixes[0]!.edits[0]!.text}: f ${fixes[0]!.edits[0]!.text} (a, b)` }];
+    }
+    return [diagnostic];
+  }
+  const out: Diagnostic[] = [];
+  let bound = query;
+  if (context.params !== undefined) {
+    const values: Record<string, Params[string]> = {};
+    for (const [name, value] of Object.entries(context.params)) if (value !== undefined) values[name] = value;
+    try {
+      bound = bind(query, values);
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      return [fromQueryError(error, 'error')];
+    }
+    for (const param of parametersOf(bound)) {
+      out.push({
+        code: 'UNBOUND_PARAMETER',
+        message: `parameter $${param.name} has no value here`,
+        span: param.span,
+        severity: 'information',
+        hint: `give it a value when the query runs (--param ${param.name}=…), or a default under params:`,
+        fixes: [],
+      });
+    }
+  }
+  // Checked after binding, so a declared resource or value is checked too; a bound value keeps its
+  // parameter's span, where a fix would replace the parameter, not its default, so it gets none.
+  out.push(...schemaDiagnostics(bound, context).map((d) => (text.startsWith('$', d.span.start) ? { ...d, fixes: [] } : d)));
+  out.push(...targetDiagnostics(bound, context));
+  return out.sort((a, b) => a.span.start - b.span.start);
+}
+
+function fromQueryError(error: QueryError, severity: Severity, fixes: readonly Fix[] = []): Diagnostic {
+  return {
+    code: error.code,
+    message: error.message,
+    span: error.span,
+    severity,
+    ...(error.hint === undefined ? {} : { hint: error.hint }),
+    fixes,
+    ...(error.code === 'UNEXPECTED_END_OF_INPUT' ? { incomplete: true as const } : {}),
+  };
+}
+
+function replace(span: Span, text: string, title = `Change to ${text}`): Fix {
+  return { title, edits: [{ span, text }] };
+}
+
+// ---------------------------------------------------------------------------
+// Quick fixes for syntax errors, from what the error says and the tokens around it
+
+function syntaxFixes(error: QueryError, text: string): Fix[] {
+  const found = text.slice(error.span.start, error.span.end);
+  switch (error.code) {
+    case 'UNTERMINATED_STRING': {
+      const quote = text.charAt(error.span.start);
+      return [{ title: `Close the string with ${quote}`, edits: [{ span: { start: error.span.end, end: error.span.end }, text: quote }] }];
+    }
+    case 'UNTERMINATED_FIELD': {
+      // Most likely the name ends before the operator or punctuation that follows it on its line.
+      const line = /^[^\r\n]*/.exec(text.slice(error.span.start + 1))![0];
+      const stop = line.search(/[=!<>(),;]/);
+      const name = (stop < 0 ? line : line.slice(0, stop)).trimEnd();
+      const at = error.span.start + 1 + name.length;
+      return [{ title: 'Close the field name with `', edits: [{ span: { start: at, end: at }, text: '`' }] }];
+    }
+    case 'INVALID_ESCAPE':
+      return [replace(error.span, `\\${found}`, 'Write the backslash as \\\\')];
+    case 'UNEXPECTED_CHARACTER': {
+      const pair = text.slice(error.span.start, error.span.start + 2);
+      if (pair === '&&' || pair === '||') {
+        const word = pair === '&&' ? 'and' : 'or';
+        return [replace({ start: error.span.start, end: error.span.start + 2 }, word)];
+      }
+      return [];
+    }
+    case 'UNEXPECTED_TOKEN':
+      return tokenFixes(error, text, found);
+    default:
+      return [];
+  }
+}
+
+function tokenFixes(error: QueryError, text: string, found: string): Fix[] {
+  const wants = (what: string): boolean => error.expected.includes(what);
+  const before = text.slice(0, error.span.start);
+  const fixes: Fix[] = [];
+  const lower = found.toLowerCase();
+  if (keywords.has(lower)) {
+    if (wants('a value') || wants('a resource id or name')) fixes.push(replace(error.span, formatString(found), `Quote it: ${formatString(found)}`));
+    else if (wants('a field name')) fixes.push(replace(error.span, formatField(found), `Quote it: ${formatField(found)}`));
+    return fixes;
+  }
+  const token = queryLexer.tokenize(found).tokens[0];
+  if (token?.tokenType.name === 'Bareword') {
+    const typo = closestKeyword(found, error.expected);
+    if (typo !== undefined) fixes.push(replace(error.span, typo));
+  }
+  if (found.startsWith('"') || found.startsWith("'")) {
+    if (wants('a field name') && token?.tokenType.name === 'String') {
+      const name = unescapeString(found);
+      fixes.push(replace(error.span, formatField(name), `Quote the field name with backticks: ${formatField(name)}`));
+    }
+  }
+  if (found === '(') {
+    const operator = /(!=|<>|=)\s*$/.exec(before);
+    if (operator !== null) {
+      const start = before.length - operator[0].length;
+      const word = operator[1] === '=' ? 'in' : 'not in';
+      fixes.push(replace({ start, end: start + operator[1]!.length }, word, `Compare with a list: ${word} (…)`));
+    }
+  }
+  if (found === '=' && /=\s*$/.test(before)) fixes.push(replace(error.span, '', 'Compare with a single ='));
+  if (found === ')' && /,\s*$/.test(before)) {
+    const comma = before.lastIndexOf(',');
+    fixes.push(replace({ start: comma, end: comma + 1 }, '', 'Remove the ","'));
+  }
+  return fixes;
+}
+
+/** The expected keyword `word` is most likely a typo of (the rule parse's own hint follows). */
+function closestKeyword(word: string, expected: readonly string[]): string | undefined {
+  const lower = word.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of expected) {
+    if (!name.startsWith('"')) continue;
+    const keyword = name.slice(1, -1);
+    const head = keyword.split(' ')[0]!;
+    if (!/^[a-z]+$/.test(head)) continue;
+    const distance = editDistance(lower, head, 2);
+    const allowed = Math.max(lower.length, head.length) <= 4 ? 1 : 2;
+    if (distance <= allowed && distance < bestDistance) {
+      best = keyword;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------
+// Names and values against the context's schema
+
+/** Fields every datastore table has, whether or not a context lists them. */
+const implicitFields: readonly FieldSchema[] = [{ id: '_id', type: 'int' }];
+
+function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[] {
+  const resourceNode = query.from.resource;
+  if (resourceNode.kind === 'param' || context.resources === undefined) return [];
+  const name = resourceNode.value;
+  const resource = findResource(context, name);
+  if (resource === undefined) {
+    if (context.allResources !== true || name === '_table_metadata') return [];
+    const names = context.resources.flatMap((r) => (r.alias === undefined ? [r.id] : [r.alias, r.id]));
+    const near = nearestNames(name, names);
+    return [
+      {
+        code: 'UNKNOWN_RESOURCE',
+        message: queryError('UNKNOWN_RESOURCE', resourceNode.span, [name]).message,
+        span: resourceNode.span,
+        severity: 'error',
+        hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `the resources are ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}`,
+        fixes: near.map((each) => replace(resourceNode.span, formatResource(each))),
+      },
+    ];
+  }
+  if (resource.fields === undefined) return [];
+  const known = new Map<string, FieldSchema>();
+  for (const field of [...implicitFields, ...resource.fields]) known.set(field.id, field);
+  // `rank` is a field of a full-text search's answer (docs/ckan-2.11-reference.md).
+  if (query.search !== undefined && !known.has('rank')) known.set('rank', { id: 'rank', type: 'float' });
+  const shown = resource.alias ?? resource.id;
+  const out: Diagnostic[] = [];
+  const seen = new Set<Field>();
+  const checkField = (field: Field): void => {
+    if (seen.has(field) || known.has(field.name)) return;
+    seen.add(field);
+    const near = nearestNames(field.name, known.keys());
+    out.push({
+      code: 'UNKNOWN_FIELD',
+      message: queryError('UNKNOWN_FIELD', field.span, [field.name, shown]).message,
+      span: field.span,
+      severity: 'error',
+      hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `${shown} has the fields ${[...known.keys()].filter((f) => f !== '_id').slice(0, 12).join(', ')}`,
+      fixes: near.map((each) => replace(field.span, formatField(each))),
+    });
+  };
+  if (query.where !== undefined) {
+    for (const field of conditionFieldNodes(query.where.condition)) checkField(field);
+    valueChecks(query.where.condition, known, out);
+  }
+  for (const field of query.select?.fields ?? []) checkField(field);
+  for (const each of query.search?.fields ?? []) checkField(each.field);
+  for (const key of query.order?.keys ?? []) checkField(key.field);
+  return out;
+}
+
+function formatResource(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_.:-]*$/.test(name) && !keywords.has(name.toLowerCase()) ? name : formatString(name);
+}
+
+/** Values of a type the field's column cannot read: PostgreSQL refuses them, and CKAN answers 409. */
+function valueChecks(condition: Condition, known: ReadonlyMap<string, FieldSchema>, out: Diagnostic[]): void {
+  const check = (field: Field, value: Value): void => {
+    const type = known.get(field.name)?.type;
+    if (type === undefined || value.kind === 'param' || value.kind === 'null') return;
+    const problem = typeProblem(type, value);
+    if (problem === undefined) return;
+    out.push({
+      code: 'VALUE_TYPE_MISMATCH',
+      message: queryError('VALUE_TYPE_MISMATCH', value.span, [field.name, type, problem]).message,
+      span: value.span,
+      severity: 'warning',
+      fixes: [],
+    });
+  };
+  switch (condition.kind) {
+    case 'eq':
+    case 'compare':
+      check(condition.field, condition.value);
+      return;
+    case 'in':
+      for (const value of condition.values) check(condition.field, value);
+      return;
+    case 'between':
+      check(condition.field, condition.low);
+      check(condition.field, condition.high);
+      return;
+    case 'like':
+    case 'is-null':
+      return;
+    case 'not':
+      valueChecks(condition.condition, known, out);
+      return;
+    case 'and':
+    case 'or':
+      for (const member of condition.conditions) valueChecks(member, known, out);
+      return;
+    default:
+      assertNever(condition, 'condition');
+  }
+}
+
+const INTEGER = /^\s*[+-]?\d+\s*$/;
+const DECIMAL = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$|^\s*[+-]?(?:nan|infinity|inf)\s*$/i;
+/** PostgreSQL's boolean input: these words, or any unique prefix of them. */
+const BOOLEAN = /^\s*(?:t|tr|tru|true|y|ye|yes|on|1|f|fa|fal|fals|false|n|no|of|off|0)\s*$/i;
+const DATE_WORDS = /^\s*(?:now|today|tomorrow|yesterday|epoch|infinity|-infinity|allballs)\s*$/i;
+
+/** What is wrong with `value` for a column of `type`, in words, or undefined when PostgreSQL reads it. */
+function typeProblem(type: string, value: Exclude<Value, Parameter>): string | undefined {
+  const shown = value.kind === 'string' ? formatString(value.value) : value.kind === 'null' ? 'null' : String(value.value);
+  switch (type) {
+    case 'int':
+    case 'int4':
+    case 'int8':
+      if (value.kind === 'boolean') return shown;
+      if (value.kind === 'string' && !INTEGER.test(value.value)) return shown;
+      return undefined;
+    case 'numeric':
+    case 'float':
+    case 'float8':
+      if (value.kind === 'boolean') return shown;
+      if (value.kind === 'string' && !DECIMAL.test(value.value)) return shown;
+      return undefined;
+    case 'bool':
+      if (value.kind === 'number') return shown;
+      if (value.kind === 'string' && !BOOLEAN.test(value.value)) return shown;
+      return undefined;
+    case 'date':
+    case 'timestamp':
+      if (value.kind === 'number' || value.kind === 'boolean') return shown;
+      if (value.kind === 'string' && !/\d/.test(value.value) && !DATE_WORDS.test(value.value)) return shown;
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// What the target cannot say: notes, never errors
+
+function targetDiagnostics(query: Query, context: LanguageContext): Diagnostic[] {
+  const target = context.target ?? 'ckan-2.11';
+  let standIn: Query;
+  try {
+    standIn = withPlaceholders(query);
+  } catch {
+    // One parameter both a count and a name (`from $n limit $n`): no stand-in fits, and no value would.
+    return [];
+  }
+  let planned;
+  try {
+    planned = planQuery(standIn, { target });
+  } catch (error) {
+    if (!(error instanceof QueryError)) throw error;
+    return [fromQueryError(error, 'error')];
+  }
+  const rest = planned.residual?.where?.condition;
+  if (rest === undefined) return [];
+  const members = rest.kind === 'and' ? rest.conditions : [rest];
+  return members.map((member): Diagnostic => {
+    const culprit = firstUnsaid(member);
+    return {
+      code: 'RUNS_LOCALLY',
+      message: queryError('RUNS_LOCALLY', member.span, [constructName(culprit), target]).message,
+      span: member.span,
+      severity: 'information',
+      hint:
+        target === 'ckan-2.11'
+          ? 'a CKAN 2.12 portal (target ckan-2.12) or the sql target says more in one request'
+          : 'the sql target says the whole query in one request',
+      fixes: [],
+    };
+  });
+}
+
+/** The innermost condition that is more than `=` and `in`, for the note's words. */
+function firstUnsaid(condition: Condition): Condition {
+  if (condition.kind !== 'and' && condition.kind !== 'or') return condition;
+  const inner = condition.conditions.find((c) => !onlyEqualities(c));
+  return inner === undefined ? condition : firstUnsaid(inner);
+}
+
+/**
+ * The query with a stand-in for every parameter still unbound, so the plan
+ * can be made: a number where a count goes, text anywhere else. A plan's
+ * shape does not depend on the values.
+ */
+function withPlaceholders(query: Query): Query {
+  const params = parametersOf(query);
+  if (params.length === 0) return query;
+  const counts = new Set<string>();
+  for (const clause of [query.limit, query.offset]) if (clause?.value.kind === 'param') counts.add(clause.value.name);
+  const values: Record<string, Params[string]> = {};
+  for (const param of params) values[param.name] = counts.has(param.name) ? 0 : 'x';
+  return bind(query, values);
+}
