@@ -21,7 +21,7 @@
  * Commands the test cannot run (installing, linking, the whole suite) are
  * checked to be what CI runs or a script package.json defines.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,7 +110,11 @@ type How =
   | { readonly ci: string }
   | { readonly script: string; readonly checkedBy: string }
   /** run by a bench section (not in CI): the text its source must hold */
-  | { readonly bench: string; readonly runs: string };
+  | { readonly bench: string; readonly runs: string }
+  /** run by another test file: the text that file must hold */
+  | { readonly testedIn: string; readonly runs: string }
+  /** not run by any test, and why (the README says so too) */
+  | { readonly notRun: string };
 
 const readmeCommands: Readonly<Record<string, How>> = {
   'npm ci && npm start': { ci: 'npm ci' },
@@ -164,6 +168,16 @@ const readmeCommands: Readonly<Record<string, How>> = {
   'ckql serve --db postgres://reader@primary.example.org/datastore --host 0.0.0.0 --port 8081': { bench: 'replica', runs: "startChild('serve.ts', ['db', url])" },
   'ckql serve --db postgres://reader@replica.example.org:5433/datastore --host 0.0.0.0 --port 8082': { bench: 'replica', runs: "startChild('serve.ts', ['db', url])" },
   'npm run bench -- --only replica': { bench: 'replica', runs: "replica: { title: '10." },
+  'ckql check examples': { here: 'editors and CI' },
+  'ckql check --schema examples/data examples': { here: 'editors and CI' },
+  'ckql check --format json examples/queries.ckql': { here: 'editors and CI' },
+  'ckql check broken.ckql': { here: 'editors and CI' },
+  'ckql lsp --stdio': { testedIn: 'test/editors/lsp.test.ts', runs: "startCkql(['lsp', '--stdio']" },
+  'npm install': { notRun: 'in editors/vscode, to build the extension: it downloads from the npm registry' },
+  'npx @vscode/vsce package --allow-missing-repository': { notRun: 'packages the VS Code extension; @vscode/vsce comes from the npm registry' },
+  'npm start -- serve examples/data': { here: 'npm start' },
+  'ckql ui portal': { testedIn: 'test/cli/ui.test.ts', runs: "startCkql(['ui', 'portal'" },
+  'ckql serve --ckan 2.11': { testedIn: 'test/cli/serve.test.ts', runs: "'--ckan'" },
   'scripts/pg-test-cluster.sh install': { ci: 'scripts/pg-test-cluster.sh install' },
   'eval "$(scripts/pg-test-cluster.sh start)"': { ci: 'scripts/pg-test-cluster.sh start' },
   'npx vitest run test/engine/sql': { ci: 'npm test' },
@@ -260,6 +274,7 @@ describe('README.md', () => {
     for (const [text, how] of Object.entries(readmeCommands)) {
       if ('ci' in how) expect(ciScript, `.ci/run runs ${text}`).toContain(how.ci);
       if ('script' in how) expect(scripts[how.script], `package.json has the script of ${text}`).toBeDefined();
+      if ('testedIn' in how) expect(readFileSync(join(repoRoot, how.testedIn), 'utf8'), `${how.testedIn} runs ${text}`).toContain(how.runs);
       if ('bench' in how) {
         const source = readFileSync(join(repoRoot, 'bench', how.runs.startsWith('replica:') ? 'run.ts' : `${how.bench}.ts`), 'utf8');
         expect(source, `the ${how.bench} bench runs ${text}`).toContain(how.runs);
@@ -344,6 +359,20 @@ describe('README.md', () => {
       rendered = renderError(error, { color: false });
     }
     expect(rendered.trimEnd()).toBe(block.trimEnd());
+  });
+
+  it('editors and CI: ckql check on the examples, and what it prints for a broken file', async () => {
+    for (const text of ['ckql check examples', 'ckql check --schema examples/data examples', 'ckql check --format json examples/queries.ckql']) {
+      const checked = await run(command(text));
+      expect([text, checked.code, checked.stderr]).toEqual([text, 0, expect.stringMatching(/: 0 errors/)]);
+    }
+    const broken = /```ckql\n(from courses\nwhere subject = limit;[\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    writeFileSync(join(scratch, 'broken.ckql'), broken);
+    const shown = /`ckql check broken\.ckql` prints\n\n```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const result = await run(command('ckql check broken.ckql'), { env: { NO_COLOR: '1' } });
+    expect(result.code).toBe(3);
+    expect(result.stdout.trimEnd()).toBe(shown.trimEnd());
+    expect(result.stderr).toContain('2 queries in 1 file: 2 errors, 0 warnings');
   });
 
   it('command line: the examples of the command table', async () => {
@@ -505,6 +534,25 @@ describe('README.md', () => {
     child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
     expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
     expect(ndjson(out)).toHaveLength(1);
+    // The playground: npm start -- serve, on a free port here; the page is at /.
+    const words = shellWords(command('npm start -- serve examples/data'));
+    const server = spawn('npm', [...words.slice(1), '--port', '0'], { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let seen = '';
+        server.stdout.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          const found = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(seen)?.[1];
+          if (found !== undefined) resolve(found);
+        });
+        server.once('close', () => reject(new Error(`npm start -- serve ended: ${seen}`)));
+      });
+      const page = await fetch(`${url}/`);
+      expect([page.status, page.headers.get('content-type')]).toEqual([200, expect.stringMatching(/^text\/html/)]);
+    } finally {
+      // npm runs ckql as its child: the whole group is stopped
+      process.kill(-(server.pid as number), 'SIGTERM');
+    }
   });
 
   it('tests and benchmarks: the start-up floor is a plain node', async () => {
