@@ -5,7 +5,7 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica), prints only
  *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
  *   … --write                             also write BENCHMARKS.md for --quick / --only runs
  *   npm run bench -- --render             rewrite BENCHMARKS.md from the last full run's figures
@@ -29,8 +29,9 @@ import { benchEngines } from './engines.js';
 import { benchStartup } from './startup.js';
 import { benchConnections } from './connections.js';
 import { benchLoad } from './load.js';
+import { benchReplica } from './replica.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -42,8 +43,9 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   startup: { title: '7. Startup', run: benchStartup },
   connections: { title: '8. Connections', run: benchConnections },
   load: { title: '9. Loading data, exact numbers', run: benchLoad },
+  replica: { title: '10. Scale path: ckql serve over a primary and a streaming replica', run: benchReplica },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica'];
 
 interface Flags {
   readonly quick: boolean;
@@ -76,7 +78,7 @@ function parseFlags(argv: readonly string[]): Flags {
 
 function usage(problem?: string): never {
   if (problem) console.error(`bench: ${problem}`);
-  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections|load] [--write] | [-- --render]');
+  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections|load|replica] [--write] | [-- --render]');
   process.exit(problem ? 2 : 0);
 }
 

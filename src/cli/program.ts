@@ -47,7 +47,8 @@ export function createProgram(context: CliContext, onExit: (code: number) => voi
       `
 Exit status: 0 ok, 1 data or server error, 2 usage or config error, 3 query error
 (including a request the source refuses: unknown field or resource, bad value),
-4 network error (unreachable, timeout), 130 interrupted.
+4 network error (unreachable, timeout), 5 access refused (403: no token, or
+one not accepted for the resource), 130 interrupted.
 
 Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
     );

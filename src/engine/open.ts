@@ -5,6 +5,7 @@
  * is its URL; unset parts come from the `PG*` environment variables).
  */
 import { toolError } from '../errors.js';
+import type { ToolError } from '../errors.js';
 import { memoryEngine } from './memory/engine.js';
 import { loadResources } from './memory/load.js';
 import type { Engine, EngineKind } from './types.js';
@@ -31,6 +32,11 @@ export interface OpenEngineOptions {
    * default CKAN's own list
    */
   readonly allowedSqlFunctions?: Iterable<string>;
+  /**
+   * told of each data file that cannot be read: it is skipped and the others
+   * are served (`loadResources`' option); without it the first stops the open
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 /**
@@ -48,6 +54,7 @@ export async function openEngine(options: OpenEngineOptions = {}): Promise<Engin
     ...(options.private === undefined ? {} : { private: options.private }),
     ...(options.fields === undefined ? {} : { fields: options.fields }),
     ...(options.infer === undefined ? {} : { infer: options.infer }),
+    ...(options.onBadFile === undefined ? {} : { onBadFile: options.onBadFile }),
   };
   const timeout = {
     ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),

@@ -9,9 +9,10 @@ import type { SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
 import { readParamValue, refuseUnknownParams } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
-import { toolError } from '../errors.js';
+import { ToolError, toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
+import { countText } from '../output/count-text.js';
 import type { Session } from './session.js';
 import { readDictionary } from '../client/dictionary.js';
 import { allDatasets, datastoreTables, searchDatasets } from '../client/discovery.js';
@@ -130,11 +131,14 @@ export const dotCommands: readonly DotCommand[] = [
         }
       }
       if (resources.length === 0) return 'no resources known yet: a portal lists the ones you have queried';
-      return renderInfoTable(
+      const table = await renderInfoTable(
         ['alias', 'id', 'records'],
-        resources.map((r) => [r.alias ?? '', r.id, r.total === undefined ? '' : String(r.total)]),
+        resources.map((r) => [r.alias ?? '', r.id, r.unreadable !== undefined ? 'unreadable' : r.total === undefined ? '' : String(r.total)]),
         { width: session.width(), color: session.color, numeric: [2] },
       );
+      // Why a file could not be read, under the table: the others are listed and served all the same.
+      const problems = resources.flatMap((r) => (r.unreadable === undefined ? [] : [session.renderFailure(r.unreadable)]));
+      return [table, ...problems].join('\n');
     },
   },
   {
@@ -149,13 +153,13 @@ export const dotCommands: readonly DotCommand[] = [
       }
       const dictionary = await readDictionary(session.client, resource, io.signal);
       const described = dictionary.fields.some((f) => f.label !== undefined || f.notes !== undefined || f.typeOverride !== undefined);
-      const count = dictionary.total === undefined ? '' : `, ${dictionary.total} records`;
+      const count = dictionary.total === undefined ? '' : `, ${countText(dictionary.total, 'record')}`;
       return renderInfoTable(
         described ? ['field', 'type', 'label', 'notes', 'type_override'] : ['field', 'type'],
         dictionary.fields.map((field) =>
           described ? [field.id, field.type, field.label ?? '', field.notes === undefined ? '' : shortNotes(field.notes), field.typeOverride ?? ''] : [field.id, field.type],
         ),
-        { width: session.width(), color: session.color, note: `${dictionary.fields.length} fields of ${resource}${count}` },
+        { width: session.width(), color: session.color, note: `${countText(dictionary.fields.length, 'field')} of ${resource}${count}` },
       );
     },
   },
@@ -262,7 +266,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'target',
     usage: 'ckan-2.11|ckan-2.12|sql|auto',
-    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11); local data with none is answered whole by its engine, with one as that CKAN would answer",
+    help: "the portal's dialect; local data answers as that CKAN",
     words: async () => ['ckan-2.11', 'ckan-2.12', 'sql', 'auto'],
     run: async (session, argument) => {
       const word = argument.trim();
@@ -272,7 +276,11 @@ export const dotCommands: readonly DotCommand[] = [
           throw toolError('USAGE', [`.target takes ckan-2.11, ckan-2.12, sql or auto, not ${JSON.stringify(word)}`]);
         }
         // Local data is answered as that CKAN from now on; sql is refused where the engine runs no SQL.
-        await session.source.setTarget(target);
+        try {
+          await session.source.setTarget(target);
+        } catch (error) {
+          throw target === 'sql' ? sqlNeedsAnEngine(session, error) : error;
+        }
         if (session.client !== session.source.client) session.client.setTarget(target);
       }
       const target = session.client.target;
@@ -285,7 +293,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'lang',
     usage: 'LANG|none',
-    help: 'language segment of the portal URL (/de/api/…); local data offers en and de',
+    help: 'language segment of the portal URL (/de/api/…)',
     words: async () => ['en', 'de', 'none'],
     run: async (session, argument) => {
       const word = argument.trim();
@@ -318,7 +326,8 @@ export const dotCommands: readonly DotCommand[] = [
     help: 'query a portal (token from CKQL_TOKEN), or local files',
     run: async (session, argument, io) => {
       if (argument.trim() === '') {
-        return `connected to ${session.source.label}`;
+        // Nothing is reconnected: say where queries go, and how to change that.
+        return `queries go to ${session.source.label}; .connect URL or .connect DIR changes that (a portal's token from CKQL_TOKEN)`;
       }
       const source = await session.connectTo(sourceSpecFor(argument), io.signal);
       const names = (await session.resources().catch(() => [])).map((r) => r.alias ?? r.id);
@@ -374,9 +383,23 @@ export const dotCommands: readonly DotCommand[] = [
   },
 ];
 
+/**
+ * `.target sql` on an engine that runs no SQL: the source's message, with
+ * advice a person at the prompt can follow (the engine is chosen when ckql
+ * starts; the REPL can change the target, not the engine).
+ */
+function sqlNeedsAnEngine(session: Session, error: unknown): unknown {
+  if (!(error instanceof ToolError) || error.code !== 'USAGE') return error;
+  const engine = session.source.spec.kind === 'data' ? (session.source.spec.engine ?? 'memory') : undefined;
+  return toolError('USAGE', [error.message], {
+    hint: `the ${engine ?? 'current'} engine answers datastore_search only: start ckql with --engine pglite for sql, or stay here with .target ckan-2.12 (operators and $or) or .target ckan-2.11`,
+  });
+}
+
 function helpText(session: Session): string {
   const settings = session.settings;
   const now: Partial<Record<string, string>> = {
+    target: session.client.target ?? 'auto (not yet asked)',
     format: settings.format,
     limit: String(settings.limit),
     timing: state(settings.timing),
@@ -402,6 +425,6 @@ function helpText(session: Session): string {
     '',
     ...lines,
     '',
-    `Source: ${session.source.label}`,
+    `Source: ${session.source.label}, target ${now.target ?? ''}`,
   ].map((line) => truncate(line, width - 1)).join('\n');
 }

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { connect, recordStream } from '../client/connect.js';
 import { withResourceNames } from '../client/resource-names.js';
 import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
-import { datasetResourceName, listDataFiles, loadResources } from '../engine/memory/load.js';
+import { datasetResourceName, isBadFile, listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
 import type { InferMode } from '../engine/declared.js';
 import type { TableLookup } from '../engine/memory/engine.js';
@@ -27,6 +27,7 @@ import { engineTree } from '../execute/build.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
 import type { Execution } from '../execute/run.js';
 import { toolError } from '../errors.js';
+import type { ToolError } from '../errors.js';
 import type { Target } from '../compile/plan.js';
 
 export type SourceSpec =
@@ -74,6 +75,8 @@ export interface ResourceSummary {
   readonly alias?: string;
   /** number of records, when known */
   readonly total?: number;
+  /** local data: why its file could not be read (then it has no total) */
+  readonly unreadable?: ToolError;
 }
 
 export interface Source {
@@ -122,6 +125,12 @@ export interface OpenSourceOptions {
   readonly lazy?: boolean;
   /** told as local data files are read (a progress bar), and when reading is over */
   readonly progress?: { update(progress: FileProgress): void; done(): void };
+  /**
+   * Local data read whole (not `lazy`): told of each file that cannot be
+   * read; it is skipped and the others are served. Without it, the first
+   * such file fails the open.
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 export async function openSource(spec: SourceSpec, options: OpenSourceOptions = {}): Promise<Source> {
@@ -151,18 +160,20 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
     };
   }
 
-  if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
+  if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec, options.onBadFile);
   if (options.lazy === true) return openLazyData(spec, options.progress);
   const onProgress = options.progress?.update;
+  const onBadFile = options.onBadFile;
   const tables = await loadResources(spec.paths, {
     ...typingOf(spec),
     ...(options.resources === undefined ? {} : { only: options.resources }),
     ...(onProgress === undefined ? {} : { onProgress }),
+    ...(onBadFile === undefined ? {} : { onBadFile }),
   }).finally(() => options.progress?.done());
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
-    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec, tables, options.progress));
+    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec, tables, options.progress, onBadFile));
   const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
@@ -183,12 +194,13 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
 }
 
 /** Local data or a database answered by a PostgreSQL engine, served in-process like the memory engine's tables. */
-async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Promise<Source> {
+async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>, onBadFile: OpenSourceOptions['onBadFile']): Promise<Source> {
   const engine = await openEngine({
     ...(spec.engine === undefined ? {} : { engine: spec.engine }),
     data: spec.paths,
     ...(spec.db === undefined ? {} : { db: spec.db }),
     ...typingOf(spec),
+    ...(onBadFile === undefined ? {} : { onBadFile }),
   });
   const client = await localClient(engine, spec).catch(async (error: unknown) => {
     await engine.close();
@@ -293,10 +305,18 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
       },
     })),
     listResources: async (listOptions) => {
-      if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
+      // A file that cannot be read is listed with why; the others are still counted.
+      const unreadable = new Map<string, ToolError>();
+      if (listOptions?.totals === true) {
+        await Promise.all(files.map((each) => read(each.id).catch((error: unknown) => {
+          if (!isBadFile(error)) throw error;
+          unreadable.set(each.id, error);
+        })));
+      }
       return files.map((each) => {
         const table = ready.get(each.id);
-        return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }) };
+        const problem = unreadable.get(each.id);
+        return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }), ...(problem === undefined ? {} : { unreadable: problem }) };
       });
     },
     setTarget: async (target) => client.setTarget(target),
@@ -321,10 +341,22 @@ async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined
 }
 
 /** Every table of `paths`, reading the files not read yet (only listings and "did you mean" after a partial load come here). */
-async function everyTableBut(spec: Extract<SourceSpec, { kind: 'data' }>, loaded: readonly Table[], progress: OpenSourceOptions['progress']): Promise<readonly Table[]> {
-  const files = await listDataFiles(spec.paths, typingOf(spec));
+async function everyTableBut(
+  spec: Extract<SourceSpec, { kind: 'data' }>,
+  loaded: readonly Table[],
+  progress: OpenSourceOptions['progress'],
+  onBadFile: OpenSourceOptions['onBadFile'],
+): Promise<readonly Table[]> {
+  const files = await listDataFiles(spec.paths, { ...typingOf(spec), ...(onBadFile === undefined ? {} : { onDuplicate: onBadFile }) });
   const unread = files.filter((file) => !loaded.some((table) => table.id === file.id)).map((file) => file.id);
-  const read = unread.length === 0 ? [] : await loadResources(spec.paths, { ...typingOf(spec), only: unread, ...(progress === undefined ? {} : { onProgress: progress.update }) }).finally(() => progress?.done());
+  const read = unread.length === 0
+    ? []
+    : await loadResources(spec.paths, {
+        ...typingOf(spec),
+        only: unread,
+        ...(progress === undefined ? {} : { onProgress: progress.update }),
+        ...(onBadFile === undefined ? {} : { onBadFile }),
+      }).finally(() => progress?.done());
   return files.flatMap((file) => loaded.find((table) => table.id === file.id) ?? read.find((table) => table.id === file.id) ?? []);
 }
 

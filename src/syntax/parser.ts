@@ -13,7 +13,7 @@ import {
   allTokens, And, Asc, BacktickField, Between, By, Comma, Desc, Distinct, Equals, False, First, From, Greater,
   GreaterEquals, Ilike, In, Is, Language, Last, Less, LessEquals, Like, Limit, LParen, Not, NotEquals, Null, Nulls,
   NumberLiteral, Offset, Or, Order, Parameter, RParen, Search, Select, Semicolon, StringLiteral, True, Uuid,
-  Where, Bareword,
+  Where, Bareword, DateTime,
 } from './tokens.js';
 
 /** The alternatives of one `OR`, kept between calls. */
@@ -294,6 +294,7 @@ export class QueryParser extends CstParser {
       { ALT: () => this.CONSUME(NumberLiteral) },
       { ALT: () => this.CONSUME(Bareword) },
       { ALT: () => this.CONSUME(Uuid) },
+      { ALT: () => this.CONSUME(DateTime) },
       { ALT: () => this.CONSUME(True) },
       { ALT: () => this.CONSUME(False) },
       { ALT: () => this.CONSUME(Null) },

@@ -790,6 +790,27 @@ describe('local data read on demand (the REPL\'s source)', () => {
     }
   });
 
+  it('.resources lists a file that cannot be read as unreadable, with why, and the others as usual', async () => {
+    const { openSource } = await import('../../src/session/source.js');
+    const folder = mkdtempSync(join(tmpdir(), 'ckql-repl-bad-'));
+    writeFileSync(join(folder, 'good.csv'), 'x\n1\n2\n');
+    writeFileSync(join(folder, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
+    const lazy = await openSource({ kind: 'data', paths: [folder] }, { lazy: true });
+    try {
+      const driver = startDriver({ source: lazy, timing: false });
+      await driver.waitFor(prompt);
+      const listed = await ask(driver, '.resources', 'error[DATA_INVALID]');
+      expect(listed).toMatch(/bad +│ [0-9a-f-]{36} +│ unreadable/);
+      expect(listed).toMatch(/good +│ [0-9a-f-]{36} +│ +2/);
+      expect(listed).toMatch(/ --> \S*bad\.csv:3/);
+      await ask(driver, 'from good', '2 of 2 records');
+      await driver.exit();
+    } finally {
+      await lazy.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('reads the file of a query that runs as a plan (a range the portal cannot say whole)', async () => {
     const { openSource, demoDataDir } = await import('../../src/session/source.js');
     const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
@@ -812,6 +833,106 @@ describe('a large answer in the REPL', () => {
     const answer = await ask(driver, 'from enrolments limit 20000', '20000 of 20000 records, 500 shown');
     expect(answer).toContain('… 19500 more records not shown');
     expect(answer.split('\n').filter((line) => /^\s+\d+ │/.test(line))).toHaveLength(500);
+    await driver.exit();
+  });
+});
+
+describe('pasted blocks and the order of answers', () => {
+  it('runs a pasted block of several lines as one input (bracketed paste), also without a line break at its end', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    // The terminal is asked to mark pastes.
+    expect(driver.raw()).toContain('\x1b[?2004h');
+    // The README's first query, pasted with its line breaks: `from courses` alone is a whole query too.
+    const block = 'from enrolments\rwhere grade >= 5 and status != withdrawn and (course = MATH-106 or term = "2024-autumn")\rorder by grade desc limit 10\r';
+    driver.send(`\x1b[200~${block}\x1b[201~`);
+    const answer = await driver.waitFor(/\b10 (of \d+ )?records\b[\s\S]*ckql> $/);
+    expect(answer).not.toContain('error');
+    expect(answer.match(/\brecords?\b/g)).toHaveLength(1);
+    // Without the final line break, the block waits for Enter as a typed statement would.
+    driver.send('\x1b[200~from schools\rwhere country = NO\x1b[201~');
+    await driver.waitFor('where country = NO');
+    expect(driver.since()).not.toMatch(/\brecords?\b/);
+    driver.send('\r');
+    const second = await driver.waitFor(/\brecords?\b[\s\S]*ckql> $/);
+    expect(second).not.toContain('error');
+    await driver.exit();
+    expect(driver.raw().endsWith('\x1b[?2004l')).toBe(true);
+  });
+
+  it('prints answers in the order the lines were entered: a dot command or an error typed while a query runs waits for it', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      driver.send('from slow\r');
+      await portal.arrived;
+      // typed while `from slow` runs: a format change (which must not reach the slow answer) and a broken query
+      driver.send('.format json\r');
+      driver.send('from quick where = 1\r');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(driver.text()).not.toMatch(/[\r\n]format json\r?\n/);
+      expect(driver.text()).not.toContain('error[');
+      portal.release();
+      const after = await driver.waitFor(/error\[[\s\S]*ckql> $/);
+      const table = after.indexOf('│ slow');
+      const format = after.search(/[\r\n]format json\r?\n/);
+      const error = after.indexOf('error[');
+      expect(table).toBeGreaterThanOrEqual(0);
+      expect(format).toBeGreaterThan(table);
+      expect(error).toBeGreaterThan(format);
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+
+  it('Ctrl-C cancels the running query and the lines waiting behind it', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      driver.send('from slow\r');
+      await portal.arrived;
+      driver.send('from quick\r');
+      driver.send('\x03');
+      await driver.waitFor(/cancelled[\s\S]*cancelled/);
+      expect(driver.since()).not.toContain('1 of 1 record');
+      await ask(driver, 'from quick', '1 of 1 record');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+});
+
+describe('dot commands that say where things stand', () => {
+  it('.help shows the current target, and .target sql on the memory engine says what to do at the prompt', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const help = await ask(driver, '.help', 'Source:');
+    expect(help).toMatch(/^\.target \S+ +.*\(now (auto \(not yet asked\)|ckan-2\.11)\)\r?$/m);
+    expect(help).toMatch(/^Source: demo data .*, target (auto \(not yet asked\)|ckan-2\.11)\r?$/m);
+    await ask(driver, '.target ckan-2.12', 'target ckan-2.12');
+    expect(await ask(driver, '.help', 'Source:')).toMatch(/\(now ckan-2\.12\)/);
+    const refused = await ask(driver, '.target sql', 'error[USAGE]');
+    expect(refused).toContain('start ckql with --engine pglite for sql, or stay here with .target ckan-2.12');
+    expect(refused).not.toMatch(/hint: add --engine/);
+    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+    await driver.exit();
+  });
+
+  it('.connect with no argument says where queries go and how to change that; it connects nothing', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const said = await ask(driver, '.connect', 'changes that');
+    expect(said).toContain('queries go to demo data');
+    expect(said).toContain('.connect URL or .connect DIR changes that');
+    expect(said).not.toContain('connected to');
     await driver.exit();
   });
 });

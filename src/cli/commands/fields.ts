@@ -5,6 +5,7 @@ import { toolError } from '../../errors.js';
 import { formatRecords } from '../../output/format-records.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { interruptible } from '../interrupt.js';
+import { badFileReporter } from '../report.js';
 import type { CommandRun } from '../context.js';
 import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
@@ -36,7 +37,8 @@ Example:
       refuseTokenArgument(options);
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
       const progress = fileProgressBar(context.stderr, context.env);
-      const source = await openSource(spec, resource === undefined ? { progress } : { resources: [resource], progress });
+      const onBadFile = badFileReporter(context, 'the other files are read').report;
+      const source = await openSource(spec, resource === undefined ? { progress, onBadFile } : { resources: [resource], progress, onBadFile });
       try {
         const names = resource === undefined ? (await source.listResources()).map((each) => each.alias ?? each.id) : [resource];
         if (names.length === 0) {

@@ -5,8 +5,9 @@ import { bind } from '../../compile/bind.js';
 import { parse } from '../../syntax/parse.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
+import { isFileOf } from '../../engine/memory/load.js';
 import type { CommandRun } from '../context.js';
-import { withParamHint } from '../report.js';
+import { badFileReporter, withParamHint } from '../report.js';
 import {
   addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
   refuseTokenArgument,
@@ -64,7 +65,11 @@ Examples:
         throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
       }
       const request = planned.request as SearchRequest;
-      const opened = await openSource(source.spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
+      const opened = await openSource(source.spec, {
+        resources: [request.resource_id],
+        progress: fileProgressBar(context.stderr, context.env),
+        onBadFile: badFileReporter(context, 'the other files are read', (file) => isFileOf(request.resource_id, file)).report,
+      });
       try {
         const warnings = startTypeWarnings(context, opened.client, queryText, params);
         await printQuery(context, opened, request, {

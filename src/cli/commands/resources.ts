@@ -4,6 +4,8 @@ import type { Row } from '../../datastore/types.js';
 import { formatRecords } from '../../output/format-records.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import type { CommandRun } from '../context.js';
+import { exitCodes } from '../exit-codes.js';
+import { badFileReporter } from '../report.js';
 import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
@@ -32,7 +34,16 @@ Example:
       const { context } = run;
       refuseTokenArgument(options);
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
-      const source = await openSource(spec, { progress: fileProgressBar(context.stderr, context.env) });
+      const progress = fileProgressBar(context.stderr, context.env);
+      // Each file that cannot be read is reported, the others listed; the status says some failed.
+      const bad = badFileReporter(context, 'not listed; the other files are');
+      const source = await openSource(spec, {
+        progress,
+        onBadFile: (error) => {
+          progress.done();
+          bad.report(error);
+        },
+      });
       try {
         const resources = [...(await source.listResources())];
         // A portal: what the profile names, then every table `_table_metadata` lists where anyone may read it.
@@ -63,7 +74,7 @@ Example:
       } finally {
         await source.close();
       }
-      return 0;
+      return bad.count > 0 ? exitCodes.data : exitCodes.ok;
     }),
   );
 }

@@ -15,6 +15,7 @@ import type { CommandRun } from '../context.js';
 import { integerOption, readOptionFile } from '../options.js';
 import { INFER_MODES } from '../../engine/declared.js';
 import type { InferMode } from '../../engine/declared.js';
+import { badFileReporter } from '../report.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { memoryEngine } from '../../engine/memory/engine.js';
 import { servedSource } from '../playground-sources.js';
@@ -86,12 +87,29 @@ Example:
         if (sqlFunctions !== undefined && engineName === 'memory' && db === undefined) {
           throw toolError('USAGE', ['--sql-functions applies to datastore_search_sql, which the memory engine does not serve'], { hint: 'add --engine pglite, or --db postgres://…' });
         }
+        // A file that cannot be read is reported and left out; the others are served.
+        const bad = badFileReporter(context, 'the other files are served without it');
         const engine =
           engineName === 'memory' && db === undefined
             ? undefined
-            : await openEngine({ engine: engineName, data, ...(db === undefined ? {} : { db }), ...(sqlFunctions === undefined ? {} : { allowedSqlFunctions: sqlFunctions }), ...typing });
+            : await openEngine({
+                engine: engineName,
+                data,
+                onBadFile: bad.report,
+                ...(db === undefined ? {} : { db }),
+                ...(sqlFunctions === undefined ? {} : { allowedSqlFunctions: sqlFunctions }),
+                ...typing,
+              });
         const bar = fileProgressBar(context.stderr, context.env);
-        const tables = engine === undefined ? await loadResources(data, { onProgress: bar.update, ...typing }).finally(bar.done) : [];
+        const tables = engine === undefined ? await loadResources(data, { onProgress: bar.update, ...typing, onBadFile: (error) => {
+          // the bar's line is cleared first, and drawn again under the report
+          bar.done();
+          bad.report(error);
+        } }).finally(bar.done) : [];
+        if (bad.count > 0 && (engine === undefined ? tables.length === 0 : (await engine.resources()).length === 0)) {
+          await engine?.close();
+          throw toolError('DATA_INVALID', [data.join(', '), 'no file could be read, so there is nothing to serve'], { hint: 'fix the files above' });
+        }
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
         // One engine for the API and the playground's queries (which go to the API in this process).
         const answering = engine ?? memoryEngine(tables);

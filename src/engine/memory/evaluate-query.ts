@@ -19,6 +19,7 @@ import { parse } from '../../syntax/parse.js';
 import { canonicalText, compareNumberColumn, compareValues, foldCase, normalizeQueryText, searchableText, typeReading, valuesEqual } from '../../datastore/values.js';
 import { conditionFields, firstParameter } from '../../syntax/walk.js';
 import { hasPrefixWord } from '../../compile/search-text.js';
+import type { PlainRecord } from './evaluate.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 32000;
@@ -60,7 +61,10 @@ const MAX_LIMIT = 32000;
  * evaluateQuery('from courses where (subject = math or year = 2021) order by year desc select title', courses);
  * // → { …, records: [{ title: "Poetry" }, { title: "Geometry" }, { title: "Algebra" }], total: 3, … }
  */
-export function evaluateQuery(query: Query | string, source: Table | readonly Row[], params?: Params): SearchResult {
+export function evaluateQuery(query: Query | string, source: Table, params?: Params): SearchResult;
+export function evaluateQuery<R extends PlainRecord<R>>(query: Query | string, rows: readonly R[], params?: Params): SearchResult;
+export function evaluateQuery(query: Query | string, source: Table | readonly Row[], params?: Params): SearchResult;
+export function evaluateQuery(query: Query | string, source: Table | readonly object[], params?: Params): SearchResult {
   const parsed = typeof query === 'string' ? parse(query) : query;
   const q = params === undefined ? parsed : bind(parsed, params);
   const unbound = firstParameter(q);

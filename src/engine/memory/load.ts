@@ -17,7 +17,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { parse as csvParser } from 'csv-parse';
 import type { Options as CsvParseOptions } from 'csv-parse';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
-import { DatastoreError, toolError } from '../../errors.js';
+import { DatastoreError, ToolError, toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import {
@@ -48,6 +48,20 @@ export interface LoadOptions {
   readonly fields?: string;
   /** how columns nobody declared are typed; default `ckql` */
   readonly infer?: InferMode;
+  /**
+   * told of each file that cannot be read (`DATA_INVALID` with its file and
+   * line, a second file with a taken name): the file is skipped and the
+   * others are read. Without it, the first such file stops the load.
+   */
+  readonly onBadFile?: (error: ToolError) => void;
+}
+
+/**
+ * Whether an error is about one data file (its text, its name), so a loader
+ * may skip that file and read the others.
+ */
+export function isBadFile(error: unknown): error is ToolError {
+  return error instanceof ToolError && (error.code === 'DATA_INVALID' || error.code === 'DATA_DUPLICATE_ALIAS' || error.code === 'DATA_UNSUPPORTED');
 }
 
 /**
@@ -131,14 +145,23 @@ export interface DataFile {
  * evaluate(compile('from courses where subject = math limit 5'), tables[0]);
  */
 export async function loadResources(paths: string | readonly string[], options: LoadOptions = {}): Promise<Table[]> {
-  const files = await listDataFiles(paths, options.fields === undefined ? {} : { fields: options.fields });
+  const skip = (error: ToolError): void => {
+    if (options.onBadFile === undefined) throw error;
+    options.onBadFile(error);
+  };
+  const files = await listDataFiles(paths, { ...(options.fields === undefined ? {} : { fields: options.fields }), onDuplicate: skip });
   const privateNames = new Set(options.private ?? []);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const tables: Table[] = [];
   for (const found of files) {
     const isPrivate = privateNames.delete(found.alias) || privateNames.delete(found.id);
     if (only !== undefined && !found.aliases.some((alias) => only.has(alias)) && !only.has(found.id) && !only.has(datasetResourceName(found))) continue;
-    tables.push(await loadFile(found, isPrivate, options));
+    try {
+      tables.push(await loadFile(found, isPrivate, options));
+    } catch (error) {
+      if (!isBadFile(error)) throw error;
+      skip(error);
+    }
   }
   const [unknown] = privateNames;
   if (unknown !== undefined) {
@@ -150,23 +173,38 @@ export async function loadResources(paths: string | readonly string[], options: 
 }
 
 /**
+ * Whether `file` is the file of the resource `name` (its alias or its id).
+ * @example isFileOf('courses', '/data/courses.csv') // true
+ */
+export function isFileOf(name: string, file: string): boolean {
+  const alias = aliasOf(file);
+  return alias === name || resourceIdFor(alias) === name;
+}
+
+/**
  * The data files `paths` name, with the alias, id, declaration and
  * catalogue place each gets, without reading them (a REPL lists resources
  * before loading any). Throws as `loadResources` does for a missing path or
- * two files with one name; `fields` declares the one file given.
+ * two files with one name (or, given `onDuplicate`, tells it and skips the
+ * second file); `fields` declares the one file given.
  * @example (await listDataFiles('examples/data')).map((f) => f.alias) // → ["courses", "enrolments", "schools"]
  */
-export async function listDataFiles(paths: string | readonly string[], options: { readonly fields?: string } = {}): Promise<DataFile[]> {
+export async function listDataFiles(
+  paths: string | readonly string[],
+  options: { readonly fields?: string; readonly onDuplicate?: (error: ToolError) => void } = {},
+): Promise<DataFile[]> {
   const found: DataFile[] = [];
+  const duplicate = (error: ToolError): void => {
+    if (options.onDuplicate === undefined) throw error;
+    options.onDuplicate(error);
+  };
   for (const path of typeof paths === 'string' ? [paths] : paths) {
     for (const each of await dataFiles(path)) {
-      for (const alias of each.aliases) {
-        const first = found.find((other) => other.aliases.includes(alias));
-        if (first !== undefined) throw toolError('DATA_DUPLICATE_ALIAS', [alias, first.file, each.file], { file: each.file });
-      }
+      const first = found.find((other) => other.aliases.some((alias) => each.aliases.includes(alias)));
       const clash = found.find((other) => other.id === each.id);
-      if (clash !== undefined) throw toolError('DATA_DUPLICATE_ALIAS', [each.id, clash.file, each.file], { file: each.file });
-      found.push(each);
+      if (first !== undefined) duplicate(toolError('DATA_DUPLICATE_ALIAS', [first.aliases.find((alias) => each.aliases.includes(alias)) as string, first.file, each.file], { file: each.file }));
+      else if (clash !== undefined) duplicate(toolError('DATA_DUPLICATE_ALIAS', [each.id, clash.file, each.file], { file: each.file }));
+      else found.push(each);
     }
   }
   if (options.fields !== undefined) {

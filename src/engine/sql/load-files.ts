@@ -13,8 +13,9 @@ import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
+import type { ToolError } from '../../errors.js';
 import {
-  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING,
+  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, isBadFile, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING,
   overrideOf, planCsvColumns, QUOTED_EMPTY, resourceIdFor, csvOptions,
 } from '../memory/load.js';
 import type { ColumnPlan, CsvPlan, Inference, JsonInference, Typing } from '../memory/load.js';
@@ -41,6 +42,12 @@ export interface LoadFilesOptions extends LoadTablesOptions {
   readonly fields?: string;
   /** how columns nobody declared are typed; default `ckql` */
   readonly infer?: InferMode;
+  /**
+   * told of each file that cannot be loaded (its text, its column names):
+   * its transaction rolls back and the other files are loaded. Without it,
+   * the first such file stops the load (those before it stay loaded).
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 /** What one loaded resource became. */
@@ -77,12 +84,17 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
     const meta = { id, aliases, source: found.file, meta: found.meta, ...(isPrivate ? { private: true } : {}) };
     const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
     const ext = extname(found.file).toLowerCase();
-    if (ext === '.csv' || ext === '.tsv') {
-      loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, typing, options) });
-    } else {
-      // NDJSON line by line, a JSON array element by element: both streamed, in the same two passes.
-      const recordsOf = ext === '.json' ? jsonArrayRecords : ndjsonRecords;
-      loaded.push({ id, alias, rows: await loadJsonFile(db, found.file, meta, typing, options, recordsOf) });
+    try {
+      if (ext === '.csv' || ext === '.tsv') {
+        loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, typing, options) });
+      } else {
+        // NDJSON line by line, a JSON array element by element: both streamed, in the same two passes.
+        const recordsOf = ext === '.json' ? jsonArrayRecords : ndjsonRecords;
+        loaded.push({ id, alias, rows: await loadJsonFile(db, found.file, meta, typing, options, recordsOf) });
+      }
+    } catch (error) {
+      if (options.onBadFile === undefined || !isBadFile(error)) throw error;
+      options.onBadFile(error);
     }
   }
   return loaded;
@@ -307,7 +319,7 @@ async function copyLines(db: Db, shape: TableShape, totalRows: number, lines: As
       if (++inBatch === batchRows) await flush();
     }
     if (inBatch > 0 || done === 0) await flush();
-    await finishTable(tx, shape, options);
+    await finishTable(tx, shape, options, done);
   });
 }
 

@@ -10,7 +10,10 @@ import type { FieldDictionary, FieldInfo, FieldType, ResourceMeta, Table } from 
 import { DatastoreError, toolError } from '../../errors.js';
 import type { Db, SqlSession } from './db.js';
 import { quoteIdentifier } from './db.js';
-import { columnCommentSql, createAliasSql, createTableSql, DATASTORE_SETUP_SQL, fullTextIndexSql, primaryKeySql, sqlTypeOf, tableNoteSql } from './layout.js';
+import {
+  columnCommentSql, createAliasSql, createTableSql, DATASTORE_SETUP_CHECK_SQL, DATASTORE_SETUP_MARK_SQL, DATASTORE_SETUP_SQL, fullTextIndexSql, primaryKeySql,
+  sqlTypeOf, tableNoteSql,
+} from './layout.js';
 
 /** How far a load is, for a progress bar. */
 export interface LoadProgress {
@@ -19,6 +22,11 @@ export interface LoadProgress {
   readonly totalRows: number;
   /** set while a CSV file's types are read (before its rows are copied): how much of it is read */
   readonly reading?: { readonly bytes: number; readonly totalBytes: number };
+  /**
+   * set once the rows are in, while CKAN's full-text indexes are built (each
+   * one a statement that reports nothing until it ends): `done` of `total`
+   */
+  readonly indexing?: { readonly done: number; readonly total: number };
 }
 
 /**
@@ -41,7 +49,9 @@ export interface LoadTablesOptions {
 /** Runs CKAN's set-up statements (type, trigger function, `_table_metadata`); idempotent. */
 export async function setUpDatastore(db: Db): Promise<void> {
   await db.transaction(async (tx) => {
-    for (const sql of DATASTORE_SETUP_SQL) await tx.query(sql);
+    // Values come back as PostgreSQL's text (db.ts): a boolean is `t`.
+    if (String((await tx.query(DATASTORE_SETUP_CHECK_SQL)).rows[0]?.['ready']) === 't') return;
+    for (const sql of [...DATASTORE_SETUP_SQL, DATASTORE_SETUP_MARK_SQL]) await tx.query(sql);
   });
 }
 
@@ -105,8 +115,8 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
     await copy(csv, end - start);
     options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: end, totalRows: total });
   }
-  await finishTable(tx, shape, options);
   if (total === 0) options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: 0, totalRows: 0 });
+  await finishTable(tx, shape, options, total);
 }
 
 /**
@@ -146,10 +156,22 @@ export async function createTable(tx: SqlSession, table: TableShape, options: Lo
 }
 
 /** After the rows: CKAN's indexes, the aliases (views), the table's note and its statistics. */
-export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions): Promise<void> {
+export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions, rows: number): Promise<void> {
+  const resource = table.aliases[0] ?? table.id;
+  const interrupted = (): DatastoreError => new DatastoreError('ABORTED', `loading ${resource} was interrupted; nothing of it was kept`);
+  const stopped = (): boolean => options.signal?.aborted === true;
   // Interrupted after the last batch: still nothing is kept.
-  if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
-  if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, table.columns)) await tx.query(sql);
+  if (stopped()) throw interrupted();
+  if (options.indexes !== false) {
+    // On a large table these take longer than the copy: each is announced, so a bar says what is going on.
+    const statements = fullTextIndexSql(table.id, table.columns);
+    for (const [done, sql] of statements.entries()) {
+      options.onProgress?.({ resource, rows, totalRows: rows, indexing: { done, total: statements.length } });
+      await tx.query(sql);
+      if (stopped()) throw interrupted();
+    }
+    options.onProgress?.({ resource, rows, totalRows: rows, indexing: { done: statements.length, total: statements.length } });
+  }
   if (table.meta?.primaryKey !== undefined && table.meta.primaryKey.length > 0) await tx.query(primaryKeySql(table.id, table.meta.primaryKey));
   for (const column of table.columns) if (column.info !== undefined) await tx.query(columnCommentSql(table.id, column.id, column.info));
   // Rows that brought their `_id`s: new rows (a datastore_upsert) go on after the largest.

@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
+import { evaluateQuery } from '../../../src/engine/memory/evaluate-query.js';
+import { compile } from '../../../src/compile/compile.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
 import type { Row, SearchRequest, SearchResult, Table } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
@@ -523,6 +525,13 @@ describe('types and values of plain records', () => {
     expect(evaluate({ resource_id: 'c', filters: { year: 2021 } }, courses).records).toEqual([{ _id: 2, title: 'Poetry', year: 2021, level: 2 }]);
     // @ts-expect-error `limit` is a number
     expect(() => evaluate({ resource_id: 'c', limit: 'ten' }, courses)).toThrow(/limit/);
+  });
+
+  test('evaluateQuery takes the same interface-typed rows as evaluate', () => {
+    const courses: Course[] = [{ title: 'Algebra', year: 2020 }, { title: 'Poetry', year: 2021, level: 2 }];
+    const query = 'from c where year = 2021 select title';
+    expect(evaluateQuery(query, courses).records).toEqual([{ title: 'Poetry' }]);
+    expect(evaluateQuery(query, courses).records).toEqual(evaluate(compile(query), courses).records);
   });
 
   test('a Date is refused by the types and at run time: dates are ISO text', () => {

@@ -291,6 +291,28 @@ describe('resources', () => {
     expect(twice.message).toContain('"a"');
   });
 
+  test('onBadFile: every file that cannot be read is reported with its file and line and skipped; the others load', async () => {
+    const path = await folder({
+      'a.csv': 'x\n1\n',
+      'b.csv': 'x,y\n1,2\n3,4,5\n',
+      'c.json': '[{"x": 1},',
+      'c.csv': 'x\n2\n',
+      'd.ndjson': '{"x": 1}\nnot json\n',
+      'e.json': '[{"x": 3}]',
+    });
+    // without it, the first bad file stops the load
+    expect((await loadError(path)).code).toBe('DATA_DUPLICATE_ALIAS');
+    const bad: ToolError[] = [];
+    const tables = await loadResources(path, { onBadFile: (error) => bad.push(error) });
+    expect(tables.map((t) => t.aliases[0])).toEqual(['a', 'c', 'e']);
+    expect(tables.map((t) => t.source)).toEqual([join(path, 'a.csv'), join(path, 'c.csv'), join(path, 'e.json')]);
+    expect(bad.map((e) => [e.code, e.file, e.line])).toEqual([
+      ['DATA_DUPLICATE_ALIAS', join(path, 'c.json'), undefined],
+      ['DATA_INVALID', join(path, 'b.csv'), 3],
+      ['DATA_INVALID', join(path, 'd.ndjson'), 2],
+    ]);
+  });
+
   test('a loaded table evaluates', async () => {
     const table = await one('c.csv', 'subject,year\nmath,2020\narts,2021\nmath,2021\n');
     const result = evaluate({ resource_id: 'c', filters: { subject: 'math', year: '2021' } }, table);
