@@ -168,6 +168,15 @@ const readmeCommands: Readonly<Record<string, How>> = {
   'ckql serve --db postgres://reader@primary.example.org/datastore --host 0.0.0.0 --port 8081': { bench: 'replica', runs: "startChild('serve.ts', ['db', url])" },
   'ckql serve --db postgres://reader@replica.example.org:5433/datastore --host 0.0.0.0 --port 8082': { bench: 'replica', runs: "startChild('serve.ts', ['db', url])" },
   'npm run bench -- --only replica': { bench: 'replica', runs: "replica: { title: '10." },
+  "ckql serve examples/data --port 8080 &": { testedIn: 'test/cli/portals.test.ts', runs: "readme.indexOf('## Portals: find the data')" },
+  "ckql datasets course --url http://127.0.0.1:8080": { testedIn: 'test/cli/portals.test.ts', runs: "readme.indexOf('## Portals: find the data')" },
+  "ckql fields \"university/courses\" --url http://127.0.0.1:8080": { testedIn: 'test/cli/portals.test.ts', runs: "readme.indexOf('## Portals: find the data')" },
+  "ckql query 'from \"university/courses\" where level >= 3 limit 5' --url http://127.0.0.1:8080": { testedIn: 'test/cli/portals.test.ts', runs: "readme.indexOf('## Portals: find the data')" },
+  "ckql export \"university/courses\" -o courses.csv --url http://127.0.0.1:8080": { testedIn: 'test/cli/portals.test.ts', runs: "readme.indexOf('## Portals: find the data')" },
+  "ckql load courses.csv --db ./ckql-db": { testedIn: 'test/cli/portals.test.ts', runs: "readme.indexOf('## Portals: find the data')" },
+  "ckql query 'from courses where level >= 3 limit 5' --db ./ckql-db": { testedIn: 'test/cli/portals.test.ts', runs: "readme.indexOf('## Portals: find the data')" },
+  'ckql datasets course --data examples/data': { here: 'command line' },
+  'ckql export courses -o courses.csv --data examples/data': { here: 'command line' },
   'ckql check examples': { here: 'editors and CI' },
   'ckql check --schema examples/data examples': { here: 'editors and CI' },
   'ckql check --format json examples/queries.ckql': { here: 'editors and CI' },
@@ -362,7 +371,9 @@ describe('README.md', () => {
   });
 
   it('editors and CI: ckql check on the examples, and what it prints for a broken file', async () => {
-    for (const text of ['ckql check examples', 'ckql check --schema examples/data examples', 'ckql check --format json examples/queries.ckql']) {
+    const json = await run(command('ckql check --format json examples/queries.ckql'));
+    expect([json.code, JSON.parse(json.stdout)]).toEqual([0, expect.anything()]);
+    for (const text of ['ckql check examples', 'ckql check --schema examples/data examples']) {
       const checked = await run(command(text));
       expect([text, checked.code, checked.stderr]).toEqual([text, 0, expect.stringMatching(/: 0 errors/)]);
     }
@@ -396,6 +407,10 @@ describe('README.md', () => {
       expect([fields.code, ndjson(fields.stdout).some((row) => (row as { field: string }).field === 'credits')]).toEqual([0, true]);
       const resources = await run(command('ckql resources --data examples/data'));
       expect(ndjson(resources.stdout).map((row) => (row as { alias: string }).alias)).toEqual(['courses', 'enrolments', 'schools']);
+      const datasets = await run(command('ckql datasets course --data examples/data'));
+      expect(ndjson(datasets.stdout)).toEqual([expect.objectContaining({ name: 'university' })]);
+      const exported = await run(command('ckql export courses -o courses.csv --data examples/data'));
+      expect([exported.code, readFileSync(join(scratch, 'courses.csv'), 'utf8').split('\n')[0]]).toEqual([0, expect.stringContaining('code')]);
       const commented = await run(command("ckql query $'-- weekly\\nfrom courses'"), { env });
       expect([commented.code, ndjson(commented.stdout).length]).toEqual([0, 100]);
     } finally {

@@ -220,7 +220,9 @@ function textSearchOf(req: SearchRequest): TextSearch {
   const all = text === undefined ? undefined : textQuery(text, plain);
   const byField: { field: string; query: TsQuery }[] = [];
   if (typeof q === 'object' && q !== null) {
-    for (const [field, value] of Object.entries(q as Readonly<Record<string, string>>)) {
+    for (const [field, value] of Object.entries(q as Readonly<Record<string, unknown>>)) {
+      // as the request check refuses it (datastore/validate.ts): a per-field search needs a text
+      if (typeof value !== 'string') throw validationError('q', `invalid value ${JSON.stringify(field)}`);
       const query = textQuery(value, plain);
       if (query !== undefined) byField.push({ field, query });
     }

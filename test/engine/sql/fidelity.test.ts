@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryEngine } from '../../../src/engine/memory/engine.js';
+import { evaluate } from '../../../src/engine/memory/evaluate.js';
 import { pgliteEngine } from '../../../src/engine/pglite/engine.js';
 import type { Engine } from '../../../src/engine/types.js';
 import { startServer } from '../../../src/server/server.js';
@@ -74,6 +75,14 @@ describe.each(both)('%s', (name) => {
   it.each(versions)('a text array column sorts as PostgreSQL sorts arrays: ["one"] before ["one", "two"] (%s)', async (ckan) => {
     expect(ids((await search(name, ckan, { sort: 'tags', fields: ['_id'] })).result)).toEqual([2, 1, 3]);
     expect(ids((await search(name, ckan, { sort: 'tags desc', fields: ['_id'] })).result)).toEqual([3, 1, 2]);
+  });
+
+  it.each(versions)('a per-field q value that is no text is refused, as CKAN refuses it, however it is asked (%s)', async (ckan) => {
+    for (const q of [{ name: 1 }, { b: true }, { name: { x: 1 } }, { name: null }, '{"name": 2}']) {
+      expect([q, (await search(name, ckan, { q, fields: ['_id'] })).error]).toEqual([q, expect.objectContaining({ q: [expect.stringMatching(/^invalid value "(name|b)"$/)] })]);
+    }
+    // the library's evaluate too (it threw a TypeError from inside the text search)
+    expect(() => evaluate({ resource_id: 'things', q: '{"name": 2}' }, things)).toThrow(/invalid value "name"/);
   });
 
   it.each(versions)('a q text holding a JSON object is a per-field search, from a JSON body too (%s)', async (ckan) => {
