@@ -77,7 +77,7 @@ describe('examples/', () => {
     const printed: string[] = [];
     const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void printed.push(format(...args)));
     try {
-      await import('../../examples/embed.ts');
+      await import('../../examples/embed.js');
     } finally {
       log.mockRestore();
     }
