@@ -43,6 +43,7 @@ export const queryMessages = {
   EMPTY_RESOURCE: () => 'the resource id or name is empty',
   TOO_MANY_NAMES: (clause: string, count: number, max: number) =>
     `${clause} names ${count} fields, more than the ${max} a datastore_search request may name`,
+  SEARCH_READ_AS_FIELDS: () => 'a portal reads this search text as a JSON object (a search per field), not as the text',
   NUL_IN_SQL: () => 'a NUL character cannot be written in SQL text',
   SCAN_TOO_LARGE: (count: number, max: number) =>
     `the part of this query the portal can answer matches ${count} records, more than the ${max} ckql reads to finish it locally`,

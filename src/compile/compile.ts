@@ -69,6 +69,7 @@ export function compile(query: Query | string, options?: Params | CompileOptions
   const { params, target } = readOptions(options);
   return withQuery(query, params, (bound) => {
     checkNameCounts(bound, target);
+    checkSearchText(bound, target);
     const planned = planQuery(bound, { target, distinctOnPortal: true });
     if (planned.residual === undefined) return planned.request;
     throw refusal(planned.residual.where!.condition, planned.target);
@@ -89,6 +90,7 @@ export function compile(query: Query | string, options?: Params | CompileOptions
 export function plan(query: Query | string, options: PlanOptions & { readonly params?: Params } = {}): Plan {
   return withQuery(query, options.params, (bound) => {
     checkNameCounts(bound, options.target);
+    checkSearchText(bound, options.target);
     return planQuery(bound, options);
   });
 }
@@ -110,6 +112,25 @@ function checkNameCounts(query: Query, target: Target | undefined): void {
   if (query.order !== undefined && keys > MAX_SORT_ITEMS) {
     throw queryError('TOO_MANY_NAMES', query.order.span, ['order by', keys, MAX_SORT_ITEMS], { hint: 'order by fewer fields' });
   }
+}
+
+/**
+ * A whole-record search whose text is a JSON object's (`search '{"a": "x"}'`)
+ * cannot be sent to a portal as that text: CKAN's `q` validator reads such a
+ * text as the object, a search per field. It is refused for a CKAN target
+ * rather than answered as something else; the `sql` target searches the text.
+ */
+function checkSearchText(query: Query, target: Target | undefined): void {
+  const text = query.search?.text;
+  if (target === 'sql' || text?.kind !== 'string' || !text.value.trimStart().startsWith('{')) return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text.value);
+  } catch {
+    return;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return;
+  throw queryError('SEARCH_READ_AS_FIELDS', text.span, [], { hint: 'to search fields, write search f "text", g "text"; to search this text, change it so it is no JSON object (a word before the {)' });
 }
 
 /** Options of `compile`: the target (default `ckan-2.11`) and parameter values. */

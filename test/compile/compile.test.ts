@@ -367,6 +367,16 @@ describe('a request names at most 10,000 fields and 1,000 sort items, so a query
     expect(compile(text, { target: 'sql' }).sql.length).toBeGreaterThan(text.length / 2);
   });
 
+  it('a search text a portal would read as a JSON object is SEARCH_READ_AS_FIELDS at the text, for CKAN targets only', () => {
+    const text = `from t search ' {"a": 1} '`;
+    for (const run of [() => compile(text), () => compile(text, { target: 'ckan-2.12' }), () => plan(text)]) {
+      expect(run).toThrow(expect.objectContaining({ code: 'SEARCH_READ_AS_FIELDS', span: { start: 14, end: text.length } }));
+    }
+    expect(compile(text, { target: 'sql' }).sql).toContain('plainto_tsquery');
+    // not an object: searched as written
+    for (const q of [`{"a": 1`, `[1]`, `x {"a": 1}`]) expect(compile(`from t search '${q}'`)).toMatchObject({ q });
+  });
+
   it('repeated names count, as the request lists them each time', () => {
     const text = `from t select ${[...names(9_999, 'f'), 'f0', 'f1'].join(', ')}`;
     expect(() => compile(text)).toThrow('select names 10001 fields');
