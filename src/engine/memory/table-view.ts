@@ -29,8 +29,10 @@ export interface TableView {
   readonly indexes: Map<string, EqualityIndex | null>;
   /** per field: how many requests filtered it by equality before it had an index */
   readonly equalityUses: Map<string, number>;
-  /** the text `q` searches, built on the first `q` */
+  /** the text `q` searches, built by the second `q` (the first scans the rows: text-search.ts) */
   search: readonly SearchChunk[] | undefined;
+  /** how many string `q`s ran before `search` was built */
+  searchUses: number;
 }
 
 /** For one field, the ascending row positions of each canonical text (null for null or missing): equality-index.ts. */
@@ -81,6 +83,7 @@ function makeView(rows: readonly Row[], fields: readonly FieldInfo[], tableId: s
     indexes: new Map(),
     equalityUses: new Map(),
     search: undefined,
+    searchUses: 0,
   };
 }
 
