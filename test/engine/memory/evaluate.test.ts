@@ -545,3 +545,43 @@ describe('types and values of plain records', () => {
     expect(run).toThrow(/record 1 holds a Date in "on": values must be JSON \(give a date as ISO text\)/);
   });
 });
+
+describe('one request over many arrays', () => {
+  const rows = (): Row[] => [
+    { subject: 'math', year: 2020 },
+    { subject: 'arts', year: 2021 },
+    { subject: 'math', year: 2021 },
+  ];
+
+  test('a compiled (deeply frozen) request gives the same answer on every fresh array, and for each CKAN version', () => {
+    const request = compile('from courses where subject = math order by year desc limit 1');
+    for (let i = 0; i < 3; i++) expect(ids(evaluate(request, rows()))).toEqual([3]);
+    expect(ids(evaluate(request, rows(), { ckan: '2.12' }))).toEqual([3]);
+  });
+
+  test('a request that can change is read again on every call', () => {
+    const filters: Record<string, unknown> = { subject: 'math' };
+    // frozen on the outside only: its filters can still change
+    const request = Object.freeze({ resource_id: 'courses', filters });
+    expect(ids(evaluate(request, rows()))).toEqual([1, 3]);
+    filters.subject = 'arts';
+    expect(ids(evaluate(request, rows()))).toEqual([2]);
+    const open: Record<string, unknown> = { resource_id: 'courses', limit: 1 };
+    expect(ids(evaluate(open as SearchRequest, rows()))).toEqual([1]);
+    open.limit = 2;
+    expect(ids(evaluate(open as SearchRequest, rows()))).toEqual([1, 2]);
+  });
+
+  test('a frozen request with an accessor is read again on every call', () => {
+    let limit = 1;
+    const request = Object.freeze(Object.defineProperty({ resource_id: 'courses' }, 'limit', { get: () => limit, enumerable: true }));
+    expect(ids(evaluate(request as SearchRequest, rows()))).toEqual([1]);
+    limit = 3;
+    expect(ids(evaluate(request as SearchRequest, rows()))).toEqual([1, 2, 3]);
+  });
+
+  test('a frozen request the table refuses is refused on every call', () => {
+    const request = compile('from courses where nope = 1');
+    for (let i = 0; i < 2; i++) expect(failure(() => evaluate(request, rows())).status).toBe(409);
+  });
+});
