@@ -5,6 +5,7 @@ import { compile } from '../../../src/compile/compile.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
 import type { Row, SearchRequest, SearchResult, Table } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
+import { tableView } from '../../../src/engine/memory/table-view.js';
 
 /** A table made by hand (not by the loader), so records are built, not handed out. */
 function handTable(rows: readonly Row[], fields: Table['fields']): Table {
@@ -583,5 +584,27 @@ describe('one request over many arrays', () => {
   test('a frozen request the table refuses is refused on every call', () => {
     const request = compile('from courses where nope = 1');
     for (let i = 0; i < 2; i++) expect(failure(() => evaluate(request, rows())).status).toBe(409);
+  });
+});
+
+describe('views of plain arrays', () => {
+  test('an array used once leaves no view behind; from its second use its view is kept, a table\'s from its first', () => {
+    const rows: Row[] = [{ a: 1 }, { a: 2 }];
+    const first = tableView(rows);
+    const second = tableView(rows);
+    expect(second).not.toBe(first);
+    expect(tableView(rows)).toBe(second);
+    const table = tableFromRows(rows, { alias: 't' });
+    expect(tableView(table)).toBe(tableView(table));
+  });
+
+  test('an array searched again builds its equality index and search text, and answers as before', () => {
+    const rows: Row[] = Array.from({ length: 2000 }, (_, i) => ({ status: i % 3 === 0 ? 'failed' : 'completed', note: i % 7 === 0 ? 'Chem lab' : 'other' }));
+    const request = compile('from t where status = failed search "chem"');
+    const answers = Array.from({ length: 4 }, () => evaluate(request, rows).total);
+    expect(new Set(answers)).toEqual(new Set([rows.filter((r, i) => i % 3 === 0 && i % 7 === 0).length]));
+    const view = tableView(rows);
+    expect(view.indexes.get('status')).toBeTruthy();
+    expect(view.search).toBeDefined();
   });
 });
