@@ -633,10 +633,11 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
   const plainTable: ReportTable = {
     title: 'Evaluate: the first call on a plain array of objects, a fresh array for every call in a warm process (no Table: the fields are inferred from the records)',
     textColumns: 2,
-    headers: ['data', 'case', 'ckql first call', 'hand', 'first ÷ hand', 'hand includes (q)', 'first ÷ includes'],
+    headers: ['data', 'case', 'ckql first call (mean)', 'hand (mean)', 'first ÷ hand', 'hand includes (q)', 'first ÷ includes', 'medians: ckql', 'hand', 'ratio'],
     rows: plain.map((f) => [
-      f.dataset, f.caseId, formatTime(f.ckql.median), formatTime(f.hand.median), formatRatio(f.ckql.median / f.hand.median),
-      f.includes === undefined ? '—' : formatTime(f.includes.median), f.includes === undefined ? '—' : formatRatio(f.ckql.median / f.includes.median),
+      f.dataset, f.caseId, formatTime(f.ckql.mean), formatTime(f.hand.mean), formatRatio(f.ckql.mean / f.hand.mean),
+      f.includes === undefined ? '—' : formatTime(f.includes.mean), f.includes === undefined ? '—' : formatRatio(f.ckql.mean / f.includes.mean),
+      formatTime(f.ckql.median), formatTime(f.hand.median), formatRatio(f.ckql.median / Math.min(f.hand.median, f.includes?.median ?? Infinity)),
     ]),
   };
 
@@ -672,7 +673,8 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
   for (const kind of ['filter', 'q'] as const) {
     const list = plain.filter((f) => f.kind === kind);
     // q: against the plainer of the two floors (lower-case + includes, no NFKC), the stricter ratio
-    const ratio = (f: PlainFigures) => f.ckql.median / Math.min(f.hand.median, f.includes?.median ?? Infinity);
+    // means: a caller in a warm process pays for every pause, the collections its calls bring included
+    const ratio = (f: PlainFigures) => f.ckql.mean / Math.min(f.hand.mean, f.includes?.mean ?? Infinity);
     const worst = list.reduce<PlainFigures | undefined>((acc, f) => (acc === undefined || ratio(f) > ratio(acc) ? f : acc), undefined);
     if (worst === undefined) continue;
     const goal = kind === 'filter' ? 3 : 2;
@@ -716,7 +718,7 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
     targets,
     notes: [
       `Data: \`enrolments.csv\` from the project's seeded generator (\`scripts/generate-demo-data.ts --rows N\`, cached in bench/.cache), flights-200k.json and movies.json from the vega-datasets package. Each file is loaded once with \`loadResources\` (the loader \`ckql serve\` uses: ${loads.join('; ')}), and every contender reads the same row objects.`,
-      'First call on a plain array, as an embedder calls `evaluate`: the same rows as plain objects (`JSON.parse` of the table\'s rows), and in a warm process every call gets an array it has never seen (a fresh array of the same objects, made untimed just before the call, for ckql and the hand loops alike), with no forced GC between calls: each pays for its own garbage. So each call infers the field list (every key of every record: the answer lists them) and then filters or searches. The issue\'s targets: ≤ 3× the hand loop for filters; ≤ 2× for `q`, judged against the plainer of two floors: "hand" normalizes each field as `q` does (NFKC + lower case, the same answer), "hand includes" only lower-cases (`String(v).toLowerCase().includes(q)`, what an embedder would write, and equal here because the data is ASCII).',
+      'First call on a plain array, as an embedder calls `evaluate`: the same rows as plain objects (`JSON.parse` of the table\'s rows), and in a warm process every call gets an array it has never seen (a fresh array of the same objects, made untimed just before the call, for ckql and the hand loops alike), with no forced GC between calls: each pays for its own garbage. So each call infers the field list (every key of every record: the answer lists them) and then filters or searches. Times here are means (the medians are given too): the collections a call\'s garbage brings come as rare long pauses, which a median leaves out and a caller pays for. The issue\'s targets: ≤ 3× the hand loop for filters; ≤ 2× for `q`, judged against the plainer of two floors: "hand" normalizes each field as `q` does (NFKC + lower case, the same answer), "hand includes" only lower-cases (`String(v).toLowerCase().includes(q)`, what an embedder would write, and equal here because the data is ASCII).',
       'Each measured operation is the whole job `evaluate` does: filter, count all matches, sort when asked, return the first page (100 records, or the query\'s limit). The request is compiled once outside the timer; `evaluate` compiles it into predicates on every call, as the server does.',
       'Counts are asserted before timing: every contender must find the same number of matches and return the same first page (ids, in order) as the hand loop, or the run stops.',
       'Whole queries: `engine.query(parse(q), options)` of the memory engine, every batch read (the records built), which is what `ckql query --data` asks of a local table. Cold: a table object the engine has never seen (no equality index, nothing cached), the first query after loading; warm: the same query again on one engine, where the equality query is answered by the index its second use built. The `!=` is what a portal cannot say (a residual); here it is one scan of the rows. "every record" compares the same records both ways (`in` lists the other statuses), so the ratio is the cost of the condition, not of building more records.',

@@ -563,7 +563,7 @@ describe('one request over many arrays', () => {
   test('a request that can change is read again on every call', () => {
     const filters: Record<string, unknown> = { subject: 'math' };
     // frozen on the outside only: its filters can still change
-    const request = Object.freeze({ resource_id: 'courses', filters });
+    const request = Object.freeze({ resource_id: 'courses', filters }) as SearchRequest;
     expect(ids(evaluate(request, rows()))).toEqual([1, 3]);
     filters.subject = 'arts';
     expect(ids(evaluate(request, rows()))).toEqual([2]);
