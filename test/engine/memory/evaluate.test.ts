@@ -563,14 +563,14 @@ describe('one request over many arrays', () => {
   test('a request that can change is read again on every call', () => {
     const filters: Record<string, unknown> = { subject: 'math' };
     // frozen on the outside only: its filters can still change
-    const request = Object.freeze({ resource_id: 'courses', filters }) as SearchRequest;
+    const request = Object.freeze({ resource_id: 'courses', filters }) as unknown as SearchRequest;
     expect(ids(evaluate(request, rows()))).toEqual([1, 3]);
     filters.subject = 'arts';
     expect(ids(evaluate(request, rows()))).toEqual([2]);
     const open: Record<string, unknown> = { resource_id: 'courses', limit: 1 };
-    expect(ids(evaluate(open as SearchRequest, rows()))).toEqual([1]);
+    expect(ids(evaluate(open as unknown as SearchRequest, rows()))).toEqual([1]);
     open.limit = 2;
-    expect(ids(evaluate(open as SearchRequest, rows()))).toEqual([1, 2]);
+    expect(ids(evaluate(open as unknown as SearchRequest, rows()))).toEqual([1, 2]);
   });
 
   test('a frozen request with an accessor is read again on every call', () => {
