@@ -439,6 +439,12 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
   const at = (j: number): number => (rows === null ? j : (rows[j] as number));
   // _id order is row order (`_id` is the 1-based position): the page is a range of the matches
   if (items.length === 0) return { length: end - offset, at: (j) => at(offset + j) };
+  // A sort led by `_id` (unique; a plan's paging key) is row order, or its reverse, when the rows are kept in `_id` order:
+  // the keys that follow it never decide, and sorting every match for each page cost a page of 32,000 about a second.
+  if (items[0]?.field === '_id' && idAscending(view)) {
+    const last = total - 1;
+    return items[0].direction === 'desc' ? { length: end - offset, at: (j) => at(last - offset - j) } : { length: end - offset, at: (j) => at(offset + j) };
+  }
   // The sort keys of every matching row, read once; rows are then compared by their index j.
   const keys = items.map((item) => {
     const read = fieldReader(item.field);
@@ -458,6 +464,21 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
   const page = new Array<number>(end - offset);
   for (let j = offset; j < end; j++) page[j - offset] = at(order[j] as number);
   return listPage(page);
+}
+
+/** Whether the rows' `_id`s ascend (checked once per view: a loader keeps rows in `_id` order, an embedder's table may not). */
+function idAscending(view: TableView): boolean {
+  if (view.idAscending !== undefined) return view.idAscending;
+  const read = fieldReader('_id');
+  let before = -Infinity;
+  let ascending = true;
+  for (let i = 0; i < view.length && ascending; i++) {
+    const id = read(view.rows[i] as Row, i);
+    ascending = typeof id === 'number' && id > before;
+    if (ascending) before = id as number;
+  }
+  view.idAscending = ascending;
+  return ascending;
 }
 
 function listPage(positions: readonly number[]): Page {

@@ -34,6 +34,8 @@ export interface TableView {
   search: readonly SearchChunk[] | undefined;
   /** how many string `q`s ran before `search` was built */
   searchUses: number;
+  /** whether every row's `_id` is a number above the row before's, so `_id` order is row order (found on the first sort by `_id`) */
+  idAscending?: boolean;
 }
 
 /** For one field, the ascending row positions of each canonical text (null for null or missing): equality-index.ts. */

@@ -212,6 +212,15 @@ describe('order', () => {
     expect(ids(run({}, sorting))).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  test('a sort led by _id pages by row order where rows ascend by _id, and sorts them where they do not (an embedder\'s table)', () => {
+    const filtered = { filters: { n: 2 } };
+    expect(ids(run({ sort: '_id desc, k', ...filtered }, sorting))).toEqual([6, 4, 1]);
+    expect(ids(run({ sort: '_id', offset: 1, limit: 1, ...filtered }, sorting))).toEqual([4]);
+    const shuffled: Table = { ...sorting, id: 'shuffled', rows: [3, 1, 2].map((id) => ({ _id: id, k: String(id) })), fields: [{ id: '_id', type: 'int' }, { id: 'k', type: 'text' }] };
+    expect(ids(run({ sort: '_id' }, shuffled))).toEqual([1, 2, 3]);
+    expect(ids(run({ sort: '_id desc', limit: 2 }, shuffled))).toEqual([3, 2]);
+  });
+
   test('asc: text by code point, nulls last, ties keep _id order', () => {
     expect(ids(run({ sort: 'k' }, sorting))).toEqual([4, 3, 5, 1, 6, 2]);
   });
