@@ -17,7 +17,7 @@ import { evalBudget } from './lib/config.js';
 import { ckqlModules } from './lib/ckql.js';
 import { enrolmentsFile, vegaPath } from './lib/data.js';
 import { loadTable } from './lib/tables.js';
-import { collectGarbage, formatCount, formatRatio, formatTime, measureAsync, measureSync } from './lib/harness.js';
+import { formatCount, formatRatio, formatTime, measureAsync, measureSync } from './lib/harness.js';
 import type { Measured, TaskSpec } from './lib/harness.js';
 import { code } from './lib/report.js';
 import type { SectionResult, Table as ReportTable, Target } from './lib/report.js';
