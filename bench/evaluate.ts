@@ -17,7 +17,7 @@ import { evalBudget } from './lib/config.js';
 import { ckqlModules } from './lib/ckql.js';
 import { enrolmentsFile, vegaPath } from './lib/data.js';
 import { loadTable } from './lib/tables.js';
-import { collectGarbage, formatCount, formatRatio, formatTime, measureAsync, measureSync } from './lib/harness.js';
+import { formatCount, formatRatio, formatTime, measureAsync, measureSync } from './lib/harness.js';
 import type { Measured, TaskSpec } from './lib/harness.js';
 import { code } from './lib/report.js';
 import type { SectionResult, Table as ReportTable, Target } from './lib/report.js';
@@ -420,8 +420,39 @@ interface PlainFigures {
   readonly kind: Kind;
   readonly ckql: Measured;
   readonly hand: Measured;
+  /** `q` only: the loop an embedder writes, `String(v).toLowerCase().includes(q)` (no NFKC) */
+  readonly includes?: Measured;
 }
 
+/** `q`'s plainest floor: each field but `_id` lower-cased and searched, no NFKC; the first matching field ends the row. */
+function handQIncludes(q: string, limit: number): HandLoop {
+  return {
+    run(rows) {
+      const page = firstPage(limit);
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i] as Row;
+        for (const key in r) {
+          if (key === '_id') continue;
+          const v = r[key];
+          if (v !== null && v !== undefined && String(v).toLowerCase().includes(q)) {
+            page.take(r);
+            break;
+          }
+        }
+      }
+      return page.done();
+    },
+  };
+}
+
+/**
+ * What an embedder does: a warm process calls `evaluate` again and again,
+ * each time on an array it has never passed before (the same objects, as
+ * `rows.filter(…)` or a new page of an API gives). Each call, ckql's and the
+ * hand loop's alike, gets a fresh array made just before it, untimed; no
+ * forced GC between calls, so each pays for the garbage the calls leave,
+ * as it would in the embedder's process.
+ */
 function runPlain(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (line: string) => void): PlainFigures[] {
   // plain objects as an embedder has them (e.g. from JSON.parse), not the loader's rows
   const plain = JSON.parse(JSON.stringify(data.table.rows)) as Row[];
@@ -430,22 +461,42 @@ function runPlain(ckql: CkqlEvaluate, config: RunConfig, data: Dataset, log: (li
     const request = ckql.compile(c.query);
     const label = `${data.name} ${c.id} on a plain array`;
     const expected = c.hand.run(plain);
-    // a rows array ckql has never seen (same objects), made before each timed call
-    let fresh: readonly Row[] = plain.slice();
-    check('ckql (plain, first call)', label, expected, ckql.evaluate(request, fresh) as Output);
+    const includes = c.kind === 'q' ? handQIncludes(searchTextOf(c.query), 100) : undefined;
+    if (includes !== undefined) check('hand includes loop', label, expected, includes.run(plain));
+    check('ckql (plain, first call)', label, expected, ckql.evaluate(request, plain.slice()) as Output);
     log(`  evaluate ${label}`);
+    let forCkql: readonly Row[] = plain;
+    let forHand: readonly Row[] = plain;
+    let forIncludes: readonly Row[] = plain;
     const m = measureSync(
       [
-        // the copy (1.6 MB at 200k rows) is the harness's garbage: collected before the timer starts,
-        // so the first call is not billed for marking a heap it did not fill
-        { name: 'ckql-plain', fn: () => ckql.evaluate(request, fresh), beforeEach: () => { fresh = plain.slice(); collectGarbage(); } },
-        { name: 'hand', fn: () => c.hand.run(plain) },
+        { name: 'ckql-plain', fn: () => ckql.evaluate(request, forCkql), beforeEach: () => { forCkql = plain.slice(); } },
+        { name: 'hand', fn: () => c.hand.run(forHand), beforeEach: () => { forHand = plain.slice(); } },
+        ...(includes === undefined ? [] : [{ name: 'includes', fn: () => includes.run(forIncludes), beforeEach: () => { forIncludes = plain.slice(); } }]),
       ],
-      evalBudget(config, plain.length),
+      plainBudget(config, plain.length),
     );
-    figures.push({ dataset: data.name, caseId: c.id, kind: c.kind, ckql: m.get('ckql-plain') as Measured, hand: m.get('hand') as Measured });
+    figures.push({
+      dataset: data.name, caseId: c.id, kind: c.kind, ckql: m.get('ckql-plain') as Measured, hand: m.get('hand') as Measured,
+      ...(includes === undefined ? {} : { includes: m.get('includes') as Measured }),
+    });
   }
   return figures;
+}
+
+/** Many calls per contender: one call is tens of µs at 10k rows, and the machine is shared. */
+function plainBudget(config: RunConfig, rows: number): { timeMs: number; minSamples: number; rounds: number; warmupMs: number; warmupIterations: number } {
+  if (config.quick) return { timeMs: 100, minSamples: 5, rounds: 1, warmupMs: 20, warmupIterations: 3 };
+  return rows <= 20_000
+    ? { timeMs: 1200, minSamples: 200, rounds: 4, warmupMs: 100, warmupIterations: 20 }
+    : { timeMs: 1600, minSamples: 24, rounds: 4, warmupMs: 100, warmupIterations: 3 };
+}
+
+/** The text of a case's `search "…"`. */
+function searchTextOf(query: string): string {
+  const m = /search "([^"]*)"/.exec(query);
+  if (m === null) throw new Error(`evaluate bench: no search text in ${query}`);
+  return (m[1] as string).toLowerCase();
 }
 
 // ---------------------------------------------------------------------------
@@ -536,7 +587,7 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
     const table = await load(enrolmentsFile(size), `enrolments ${shortCount(size)}`);
     const data = { name: `enrolments ${shortCount(size)}`, table, cases: enrolmentCases(textFieldsOf(table)) };
     all.push(...runDataset(ckql, config, data, log));
-    if (size === 200_000 || config.quick) plain.push(...runPlain(ckql, config, data, log));
+    if (size <= 200_000 || config.quick) plain.push(...runPlain(ckql, config, data, log));
     if (size === 200_000 || config.quick) whole.push(...(await runWholeQueries(config, table, log)).map((f) => ({ ...f, dataset: data.name })));
   }
   {
@@ -580,10 +631,14 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
   };
 
   const plainTable: ReportTable = {
-    title: 'Evaluate: the first call on a plain array of objects (no Table: the fields are inferred from the records)',
+    title: 'Evaluate: the first call on a plain array of objects, a fresh array for every call in a warm process (no Table: the fields are inferred from the records)',
     textColumns: 2,
-    headers: ['data', 'case', 'ckql first call', 'hand', 'first ÷ hand'],
-    rows: plain.map((f) => [f.dataset, f.caseId, formatTime(f.ckql.median), formatTime(f.hand.median), formatRatio(f.ckql.median / f.hand.median)]),
+    headers: ['data', 'case', 'ckql first call (mean)', 'hand (mean)', 'first ÷ hand', 'hand includes (q)', 'first ÷ includes', 'medians: ckql', 'hand', 'ratio'],
+    rows: plain.map((f) => [
+      f.dataset, f.caseId, formatTime(f.ckql.mean), formatTime(f.hand.mean), formatRatio(f.ckql.mean / f.hand.mean),
+      f.includes === undefined ? '—' : formatTime(f.includes.mean), f.includes === undefined ? '—' : formatRatio(f.ckql.mean / f.includes.mean),
+      formatTime(f.ckql.median), formatTime(f.hand.median), formatRatio(f.ckql.median / Math.min(f.hand.median, f.includes?.median ?? Infinity)),
+    ]),
   };
 
   const wholeTable: ReportTable = {
@@ -617,7 +672,9 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
   }
   for (const kind of ['filter', 'q'] as const) {
     const list = plain.filter((f) => f.kind === kind);
-    const ratio = (f: PlainFigures) => f.ckql.median / f.hand.median;
+    // q: against the plainer of the two floors (lower-case + includes, no NFKC), the stricter ratio
+    // means: a caller in a warm process pays for every pause, the collections its calls bring included
+    const ratio = (f: PlainFigures) => f.ckql.mean / Math.min(f.hand.mean, f.includes?.mean ?? Infinity);
     const worst = list.reduce<PlainFigures | undefined>((acc, f) => (acc === undefined || ratio(f) > ratio(acc) ? f : acc), undefined);
     if (worst === undefined) continue;
     const goal = kind === 'filter' ? 3 : 2;
@@ -661,7 +718,7 @@ export async function benchEvaluate(config: RunConfig, log: (line: string) => vo
     targets,
     notes: [
       `Data: \`enrolments.csv\` from the project's seeded generator (\`scripts/generate-demo-data.ts --rows N\`, cached in bench/.cache), flights-200k.json and movies.json from the vega-datasets package. Each file is loaded once with \`loadResources\` (the loader \`ckql serve\` uses: ${loads.join('; ')}), and every contender reads the same row objects.`,
-      'First call on a plain array: the same rows as plain objects (`JSON.parse` of the table\'s rows), handed to `evaluate` as an array it has never seen (a fresh array of the same objects before each timed call), so each call infers the field list (every key of every record: the answer lists them) and then filters. The issue\'s targets: ≤ 3× the hand loop for filters, ≤ 2× for `q`.',
+      'First call on a plain array, as an embedder calls `evaluate`: the same rows as plain objects (`JSON.parse` of the table\'s rows), and in a warm process every call gets an array it has never seen (a fresh array of the same objects, made untimed just before the call, for ckql and the hand loops alike), with no forced GC between calls: each pays for its own garbage. So each call infers the field list (every key of every record: the answer lists them) and then filters or searches. Times here are means (the medians are given too): the collections a call\'s garbage brings come as rare long pauses, which a median leaves out and a caller pays for. The issue\'s targets: ≤ 3× the hand loop for filters; ≤ 2× for `q`, judged against the plainer of two floors: "hand" normalizes each field as `q` does (NFKC + lower case, the same answer), "hand includes" only lower-cases (`String(v).toLowerCase().includes(q)`, what an embedder would write, and equal here because the data is ASCII).',
       'Each measured operation is the whole job `evaluate` does: filter, count all matches, sort when asked, return the first page (100 records, or the query\'s limit). The request is compiled once outside the timer; `evaluate` compiles it into predicates on every call, as the server does.',
       'Counts are asserted before timing: every contender must find the same number of matches and return the same first page (ids, in order) as the hand loop, or the run stops.',
       'Whole queries: `engine.query(parse(q), options)` of the memory engine, every batch read (the records built), which is what `ckql query --data` asks of a local table. Cold: a table object the engine has never seen (no equality index, nothing cached), the first query after loading; warm: the same query again on one engine, where the equality query is answered by the index its second use built. The `!=` is what a portal cannot say (a residual); here it is one scan of the rows. "every record" compares the same records both ways (`in` lists the other statuses), so the ratio is the cost of the condition, not of building more records.',

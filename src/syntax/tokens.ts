@@ -12,7 +12,7 @@
  * and `parse` must give a `QueryError`, never a `RangeError`, for any input.
  */
 import {
-  createToken, Lexer, type CustomPatternMatcherFunc, type CustomPatternMatcherReturn, type ICustomPattern, type ILexingResult, type TokenType,
+  createToken, Lexer, type CustomPatternMatcherFunc, type CustomPatternMatcherReturn, type ICustomPattern, type ILexingResult, type IToken, type TokenType,
 } from 'chevrotain';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -503,17 +503,191 @@ function keywordOf(image: string): TokenType | undefined {
 
 export const queryLexer = {
   tokenize(text: string): ILexingResult {
-    const lexed = lexer.tokenize(text);
-    for (const token of lexed.tokens) {
-      if (token.tokenType !== Bareword) continue;
-      const type = keywordOf(token.image);
-      if (type === undefined) continue;
-      token.tokenType = type;
-      token.tokenTypeIdx = type.tokenTypeIdx!;
-    }
-    return lexed;
+    return scanTokens(text) ?? chevrotainTokenize(text);
   },
 };
+
+/** Chevrotain's lexer over `allTokens`, then the keyword pass. */
+export function chevrotainTokenize(text: string): ILexingResult {
+  const lexed = lexer.tokenize(text);
+  for (const token of lexed.tokens) {
+    if (token.tokenType !== Bareword) continue;
+    const type = keywordOf(token.image);
+    if (type === undefined) continue;
+    token.tokenType = type;
+    token.tokenTypeIdx = type.tokenTypeIdx!;
+  }
+  return lexed;
+}
+
+/**
+ * The tokens of well-formed text, as `chevrotainTokenize` gives them, or
+ * undefined at the first character that would make a lexing error or a
+ * broken token: that text is lexed again by Chevrotain, so every error
+ * keeps its one source. A query is short, and the generic lexer spent more
+ * on choosing among the patterns that may start at a character (and on
+ * calling each through its matcher) than on reading the characters: this
+ * switch on the first character costs a quarter of that, which was a fifth
+ * of `compile(text)` (BENCHMARKS.md, Parse + compile). It follows the order
+ * of `allTokens` for every character (test/syntax/lexer.test.ts compares the
+ * two on the grammar's tokens and on random text); a token type added to
+ * `allTokens` must be added here too, or text holding it takes the slow way.
+ */
+function scanTokens(text: string): ILexingResult | undefined {
+  const tokens: IToken[] = [];
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
+    const code = text.charCodeAt(i);
+    let end: number;
+    let type: TokenType;
+    switch (code) {
+      case 32: // space
+      case 9: // \t
+      case 10: // \n
+      case 13: // \r
+      case 12: // \f
+      case 11: // \v
+      case 0xa0:
+      case 0xfeff:
+        i++;
+        continue;
+      case 45: // -
+        if (text.charCodeAt(i + 1) === 45) {
+          i += 2;
+          while (i < length && text.charCodeAt(i) !== 10 && text.charCodeAt(i) !== 13) i++;
+          continue;
+        }
+        end = scanNumber(text, i);
+        if (end === i) return undefined;
+        type = NumberLiteral;
+        break;
+      case 34: // "
+      case 39: {
+        // '
+        const scan = scanQuoted(text, i);
+        if (!scan.closed || scan.badEscape >= 0) return undefined;
+        end = scan.end;
+        type = StringLiteral;
+        break;
+      }
+      case 96: {
+        // `
+        const scan = scanBacktick(text, i);
+        if (!scan.closed) return undefined;
+        end = scan.end;
+        type = BacktickField;
+        break;
+      }
+      case 36: // $
+        if (!isNameStart(text.charCodeAt(i + 1))) return undefined;
+        end = i + 2;
+        while (isWordPart(text.charCodeAt(end))) end++;
+        type = Parameter;
+        break;
+      case 61: // =
+        end = i + 1;
+        type = Equals;
+        break;
+      case 33: // !
+        if (text.charCodeAt(i + 1) !== 61) return undefined;
+        end = i + 2;
+        type = NotEquals;
+        break;
+      case 60: {
+        // <
+        const next = text.charCodeAt(i + 1);
+        end = next === 62 || next === 61 ? i + 2 : i + 1;
+        type = next === 62 ? NotEquals : next === 61 ? LessEquals : Less;
+        break;
+      }
+      case 62: // >
+        end = text.charCodeAt(i + 1) === 61 ? i + 2 : i + 1;
+        type = end === i + 2 ? GreaterEquals : Greater;
+        break;
+      case 40: // (
+        end = i + 1;
+        type = LParen;
+        break;
+      case 41: // )
+        end = i + 1;
+        type = RParen;
+        break;
+      case 44: // ,
+        end = i + 1;
+        type = Comma;
+        break;
+      case 59: // ;
+        end = i + 1;
+        type = Semicolon;
+        break;
+      default:
+        if (isDigit(code)) {
+          // Uuid, then DateTime, then Number (a bareword never starts with a digit)
+          end = scanUuid(text, i);
+          type = Uuid;
+          if (end === i) {
+            end = scanDateTime(text, i);
+            type = DateTime;
+          }
+          if (end === i) {
+            end = scanNumber(text, i);
+            type = NumberLiteral;
+          }
+        } else if (isNameStart(code)) {
+          // a UUID unless the bareword from the same place is longer (its `longer_alt`)
+          end = isHexDigit(code) ? scanUuid(text, i) : i;
+          const word = scanBareword(text, i);
+          if (end > i && word <= end) type = Uuid;
+          else {
+            end = word;
+            type = Bareword;
+          }
+        } else {
+          return undefined;
+        }
+    }
+    const image = text.slice(i, end);
+    const keyword = type === Bareword ? keywordOf(image) : undefined;
+    if (keyword !== undefined) type = keyword;
+    // the token Chevrotain makes with `positionTracking: 'onlyOffset'`
+    tokens.push({ image, startOffset: i, tokenTypeIdx: type.tokenTypeIdx!, tokenType: type } as IToken);
+    i = end;
+  }
+  return { tokens, groups: { broken: [] }, errors: [] };
+}
+
+function isWordPart(code: number): boolean {
+  return isNameStart(code) || isDigit(code);
+}
+
+/** The end of the number (`NumberLiteral`'s pattern) starting at `offset`, or `offset` when there is none. */
+function scanNumber(text: string, offset: number): number {
+  let i = offset;
+  if (text.charCodeAt(i) === 45) i++;
+  const first = text.charCodeAt(i);
+  if (first === 48) i++;
+  else if (first >= 49 && first <= 57) {
+    i++;
+    while (isDigit(text.charCodeAt(i))) i++;
+  } else return offset;
+  if (text.charCodeAt(i) === 46 && isDigit(text.charCodeAt(i + 1))) {
+    i += 2;
+    while (isDigit(text.charCodeAt(i))) i++;
+  }
+  const e = text.charCodeAt(i);
+  if (e === 101 || e === 69) {
+    let j = i + 1;
+    const sign = text.charCodeAt(j);
+    if (sign === 43 || sign === 45) j++;
+    if (isDigit(text.charCodeAt(j))) {
+      j++;
+      while (isDigit(text.charCodeAt(j))) j++;
+      i = j;
+    }
+  }
+  return i;
+}
 
 /** The words the lexer reads as keywords, lower-case. */
 export const keywords: ReadonlySet<string> = new Set(keywordTokens.map((t) => t.LABEL!.toLowerCase()));

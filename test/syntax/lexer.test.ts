@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { queryLexer } from '../../src/syntax/tokens.js';
+import { readFileSync } from 'node:fs';
+import type { ILexingResult } from 'chevrotain';
+import { chevrotainTokenize, queryLexer } from '../../src/syntax/tokens.js';
 
 /** `Type:image` for every token the parser would see, plus the broken group and errors. */
 function lex(source: string) {
@@ -111,5 +113,40 @@ describe('lexer', () => {
     expect(lex(`"${'\\n'.repeat(1_000_000)}"`).tokens).toHaveLength(1);
     expect(lex(`x${'-a'.repeat(1_000_000)}`).tokens).toHaveLength(1);
     expect(lex(`\`${'``'.repeat(1_000_000)}\``).tokens).toHaveLength(1);
+  });
+});
+
+/** Everything a lexing result says, comparable with `toEqual`. */
+function full(result: ILexingResult) {
+  const token = (t: { tokenType: { name: string }; tokenTypeIdx: number; image: string; startOffset: number }) => [t.tokenType.name, t.tokenTypeIdx, t.image, t.startOffset];
+  return {
+    tokens: result.tokens.map(token),
+    broken: (result.groups['broken'] ?? []).map(token),
+    errors: result.errors.map((e) => [e.offset, e.length]),
+  };
+}
+
+describe('the lexer and Chevrotain\'s', () => {
+  // A seeded generator: the same texts on every run.
+  let seed = 20;
+  const random = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const pieces = [
+    ' ', '  ', '\n', '\t', '\r\n', '\u00a0', '\ufeff', '\f', '\v', '-- note\n', '--', '-', '--x', 'from', 'FROM', 'where', 'Or', 'order', 'and',
+    'in', 'not', 'null', 'nulls', 'first', 'language', 'is', 'between', 'ilike', 'distinct', 'x', 'a.b', 'a:b', 'x-y', 'x--', '_u', 'a1',
+    'abcdef01', 'abcdef01-2345-6789-abcd-ef0123456789', '12345678-1234-1234-1234-123456789abc', 'deadbeef-dead-beef-dead-beefdeadbeef.csv',
+    '2025-09-01', '2025-09-01T08:30', '2025-09-01T08:30:00.5Z', '2025-09-01t08:30+02:00', '2025-09-01T08:30-0200', '2025-13-1',
+    '0', '007', '12', '-3', '2.5', '1e3', '1E-2', '1e', '1.', '.5', '-0.0e+1', '"a b"', "'c'", '"\\n\\u0041"', '"\\q"', '"open', "'", '`f g`', '`a``b`', '`open',
+    '$p', '$_1', '$', '$1', '=', '!=', '!', '<>', '<=', '<', '>=', '>', '(', ')', ',', ';', '.', ':', '€', 'é', '*', '#', '0x1f',
+  ];
+  const texts = [
+    ...readFileSync(new URL('../../examples/queries.ckql', import.meta.url), 'utf8').split(/\n(?=from )/i),
+    ...Array.from({ length: 3000 }, () => Array.from({ length: 1 + random(12) }, () => pieces[random(pieces.length)]).join(random(3) === 0 ? '' : ' ')),
+  ];
+
+  it('give the same tokens, broken tokens and errors for queries and for random text', () => {
+    for (const text of texts) expect(full(queryLexer.tokenize(text)), JSON.stringify(text)).toEqual(full(chevrotainTokenize(text)));
   });
 });

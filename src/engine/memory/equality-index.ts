@@ -140,3 +140,61 @@ function mergeTwo(a: Int32Array, b: Int32Array, max: number): Int32Array {
   return out;
 }
 
+
+/** Each row's value in an index as a small number, and the number of each value. */
+interface Codes {
+  readonly codes: Uint16Array | Int32Array;
+  readonly codeOf: ReadonlyMap<string | null, number>;
+}
+
+/** The codes of each index, made on first use by `keepEqual` (and as long-lived as the index). */
+const codesByIndex = new WeakMap<EqualityIndex, Codes>();
+
+function codesOf(index: EqualityIndex, rowCount: number): Codes {
+  const known = codesByIndex.get(index);
+  if (known !== undefined) return known;
+  const codes = index.size <= 0xffff ? new Uint16Array(rowCount) : new Int32Array(rowCount);
+  const codeOf = new Map<string | null, number>();
+  for (const [text, rows] of index) {
+    const code = codeOf.size;
+    codeOf.set(text, code);
+    for (let j = 0; j < rows.length; j++) codes[rows[j] as number] = code;
+  }
+  const made = { codes, codeOf };
+  codesByIndex.set(index, made);
+  return made;
+}
+
+/**
+ * The rows among `rows` (ascending positions) whose value in the index is
+ * one of `wanted`, as a new list. Reads the index's codes, one small number
+ * per row made once per index, not the row objects: a row object is a
+ * cache miss where a code column is not, which on a selective request was
+ * most of the request's work (BENCHMARKS.md, Server).
+ * @example
+ * keepEqual(statusIndex, 200_000, Int32Array.of(3, 17, 40), ['withdrawn']) // Int32Array [17]
+ */
+export function keepEqual(index: EqualityIndex, rowCount: number, rows: ArrayLike<number>, wanted: readonly (string | null)[]): Int32Array {
+  const { codes, codeOf } = codesOf(index, rowCount);
+  const want = new Set<number>();
+  for (const text of wanted) {
+    const code = codeOf.get(text);
+    if (code !== undefined) want.add(code);
+  }
+  const out = new Int32Array(want.size === 0 ? 0 : rows.length);
+  if (want.size === 0) return out;
+  let kept = 0;
+  if (want.size === 1) {
+    const [only] = want as Set<number>;
+    for (let j = 0; j < rows.length; j++) {
+      const i = rows[j] as number;
+      if (codes[i] === only) out[kept++] = i;
+    }
+  } else {
+    for (let j = 0; j < rows.length; j++) {
+      const i = rows[j] as number;
+      if (want.has(codes[i] as number)) out[kept++] = i;
+    }
+  }
+  return out.subarray(0, kept);
+}

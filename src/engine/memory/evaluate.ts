@@ -15,7 +15,7 @@ import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSo
 import type { SortItem } from '../../datastore/validate.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
-import { countRows, equalityIndex, lookupRows, wantedTexts } from './equality-index.js';
+import { countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
 import type { Condition } from './predicate.js';
@@ -99,8 +99,40 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
-  const normalized = isCanonicalRequest(request) ? request : normalizeRequest(request, options.ckan === undefined ? {} : { ckan: options.ckan });
-  return answer(normalized, tableView(source as Table | readonly Row[]), options);
+  return answer(canonicalOf(request, options.ckan), tableView(source as Table | readonly Row[]), options);
+}
+
+/**
+ * The canonical form of each deeply frozen request (as `compile` returns
+ * them), per CKAN version: an embedder that runs one compiled request over
+ * many arrays has it validated once. A request that can change is
+ * validated on every call.
+ */
+const canonicalByRequest = new WeakMap<object, Map<CkanVersion | undefined, SearchRequest>>();
+
+function canonicalOf(request: SearchRequest, ckan: CkanVersion | undefined): SearchRequest {
+  if (isCanonicalRequest(request)) return request;
+  const known = canonicalByRequest.get(request)?.get(ckan);
+  if (known !== undefined) return known;
+  const normalized = normalizeRequest(request, ckan === undefined ? {} : { ckan });
+  if (fixedData(request, 0)) {
+    let byVersion = canonicalByRequest.get(request);
+    if (byVersion === undefined) canonicalByRequest.set(request, (byVersion = new Map()));
+    byVersion.set(ckan, normalized);
+  }
+  return normalized;
+}
+
+/** Whether a value can never change: a primitive, or a frozen plain object or array of such values, without accessors (and not too deep to look at). */
+function fixedData(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return typeof value !== 'function';
+  if (depth > 8 || !Object.isFrozen(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return false;
+  for (const descriptor of Object.values(Object.getOwnPropertyDescriptors(value))) {
+    if (!('value' in descriptor) || !fixedData(descriptor.value, depth + 1)) return false;
+  }
+  return true;
 }
 
 function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): SearchResult {
@@ -324,7 +356,15 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
     rest = conjuncts.filter((_, k) => k !== leader.position);
     // the index alone: it gives the count, and the page's rows without the rest
     if (rest.length === 0 && searches.length === 0) return { rows: lookupRows(leader.index, leader.wanted, needed), total: countRows(leader.index, leader.wanted) };
-    rows = lookupRows(leader.index, leader.wanted);
+    const candidates = lookupRows(leader.index, leader.wanted);
+    rows = candidates;
+    // another `=`/`in` whose field has an index is tested on the index's codes, not on the row objects
+    rest = rest.filter(({ condition, equals }) => {
+      const index = equals !== undefined && condition.op === 'test' ? view.indexes.get(condition.field) : undefined;
+      if (index === undefined || index === null) return true;
+      rows = keepEqual(index, view.rows.length, rows ?? candidates, wantedTexts(equals as readonly JsonValue[]));
+      return false;
+    });
   }
   if (searches.length > 0) {
     // the search text holds every field
@@ -522,7 +562,9 @@ function topK(total: number, k: number, compare: Comparator): number[] {
 // ---------------------------------------------------------------------------
 // Records
 
-const factories = new WeakMap<TableView, Map<string, RecordFactory>>();
+/** Record factories by their keys (JSON), for every view: fresh arrays of the same records share one. Bounded: cleared when full. */
+const factories = new Map<string, RecordFactory>();
+const FACTORIES_MAX = 256;
 
 /**
  * The records of the page's positions `from` to `to`, projected onto `keys`.
@@ -531,11 +573,12 @@ const factories = new WeakMap<TableView, Map<string, RecordFactory>>();
  * buildRecords(view, keys, page, 0, 1000) // the first batch
  */
 export function buildRecords(view: TableView, keys: readonly string[], page: Page, from = 0, to = page.length): Row[] {
-  let byKeys = factories.get(view);
-  if (byKeys === undefined) factories.set(view, (byKeys = new Map()));
   const cacheKey = JSON.stringify(keys);
-  let make = byKeys.get(cacheKey);
-  if (make === undefined) byKeys.set(cacheKey, (make = recordFactory(keys)));
+  let make = factories.get(cacheKey);
+  if (make === undefined) {
+    if (factories.size >= FACTORIES_MAX) factories.clear();
+    factories.set(cacheKey, (make = recordFactory(keys)));
+  }
   const records = new Array<Row>(to - from);
   for (let j = from; j < to; j++) {
     const i = page.at(j);

@@ -132,3 +132,35 @@ export function rowText(keys: readonly string[], text: (value: unknown) => strin
     return s;
   };
 }
+
+/**
+ * Whether some of `keys` holds a value that passes `test` (null and missing
+ * values are skipped), reading the keys in order and stopping at the first
+ * that passes. Generated for the same reason as `rowText`.
+ */
+export type RowSome = (row: Readonly<Record<string, unknown>>) => boolean;
+
+/**
+ * A function telling whether some field of a row passes a test (see `RowSome`).
+ * @example
+ * const some = rowSome(['a', 'b'], (v) => v === 2);
+ * some({ a: 1, b: 2 }) // → true
+ */
+export function rowSome(keys: readonly string[], test: (value: unknown) => boolean): RowSome {
+  const body = keys
+    .map((key) => {
+      const name = JSON.stringify(key);
+      const read = key in Object.prototype ? `(Object.hasOwn(r, ${name}) ? r[${name}] : undefined)` : `r[${name}]`;
+      return `v = ${read}; if (v !== null && v !== undefined && test(v)) return true;`;
+    })
+    .join('\n');
+  const made = generate<(test: (value: unknown) => boolean) => RowSome>(['test'], `return function (r) { let v;\n${body}\nreturn false; };`);
+  if (made !== undefined) return made(test);
+  return (row) => {
+    for (const key of keys) {
+      const v = Object.hasOwn(row, key) ? row[key] : undefined;
+      if (v !== null && v !== undefined && test(v)) return true;
+    }
+    return false;
+  };
+}

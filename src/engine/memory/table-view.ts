@@ -1,10 +1,11 @@
 /**
  * What the evaluator knows about a table or an array of plain records: its
  * field list and the structures later requests reuse (equality indexes, the
- * text `q` searches). One view per table object or rows array, kept in a
- * WeakMap so it lives exactly as long as the data. Data is treated as
- * immutable once evaluated; for a plain array the view is dropped when its
- * length changes, the one mutation that is cheap to notice.
+ * text `q` searches). One view per table object or rows array (from its
+ * second use: see `seenOnce`), kept in a WeakMap so it lives exactly as long
+ * as the data. Data is treated as immutable once evaluated; for a plain
+ * array the view is dropped when its length changes, the one mutation that
+ * is cheap to notice.
  */
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
@@ -29,8 +30,10 @@ export interface TableView {
   readonly indexes: Map<string, EqualityIndex | null>;
   /** per field: how many requests filtered it by equality before it had an index */
   readonly equalityUses: Map<string, number>;
-  /** the text `q` searches, built on the first `q` */
+  /** the text `q` searches, built by the second `q` (the first scans the rows: text-search.ts) */
   search: readonly SearchChunk[] | undefined;
+  /** how many string `q`s ran before `search` was built */
+  searchUses: number;
   /** whether every row's `_id` is a number above the row before's, so `_id` order is row order (found on the first sort by `_id`) */
   idAscending?: boolean;
 }
@@ -50,6 +53,15 @@ export interface SearchChunk {
 }
 
 const views = new WeakMap<object, TableView>();
+/**
+ * Plain arrays evaluated once. A plain array's view holds the array it is
+ * keyed by, and V8's young-generation collector keeps such a key alive until
+ * a full collection: an embedder handing a fresh array to every call had
+ * each one copied out of the young generation, and the collections cost
+ * several times the calls (BENCHMARKS.md, Evaluate). So an array's view is
+ * kept from its second use on; a set holds nothing but its keys.
+ */
+const seenOnce = new WeakSet<object>();
 
 /**
  * The view of a table or plain records, from the cache when it is still valid.
@@ -64,7 +76,8 @@ export function tableView(source: Table | readonly Row[]): TableView {
   const rows = Array.isArray(source) ? (source as readonly Row[]) : (source as Table).rows;
   if (hit !== undefined && hit.rows === rows && hit.length === rows.length) return hit;
   const view = Array.isArray(source) ? plainView(rows) : makeView(rows, tableFields(source as Table), (source as Table).id);
-  views.set(source, view);
+  if (!Array.isArray(source) || seenOnce.has(source)) views.set(source, view);
+  else seenOnce.add(source);
   return view;
 }
 
@@ -83,6 +96,7 @@ function makeView(rows: readonly Row[], fields: readonly FieldInfo[], tableId: s
     indexes: new Map(),
     equalityUses: new Map(),
     search: undefined,
+    searchUses: 0,
   };
 }
 

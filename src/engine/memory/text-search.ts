@@ -6,16 +6,19 @@
  * parentheses. A term, prefixed or not, matches a field that contains it
  * (the substring rule of `q`, which already finds every word it begins).
  *
- * A string `q` searches a per-table text built on its first use and kept:
+ * A string `q` searches a per-table text built on its second use and kept:
  * each row's normalized field texts, joined. Every later `q` is then a few
- * `indexOf` sweeps (BENCHMARKS.md: the warm `q`), and building it costs less
- * than normalizing each value per request would.
+ * `indexOf` sweeps (BENCHMARKS.md: the warm `q`). The first `q` on a table
+ * reads the rows instead, field by field, stopping at a row's first match:
+ * an embedder handing a fresh array to each call would otherwise pay for
+ * building (and collecting) a text the size of its data that no later
+ * call uses.
  */
 import type { Row } from '../../datastore/types.js';
 import { canonicalText, normalizeQueryText, normalizeText } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
 import type { ValueTest } from './predicate.js';
-import { rowText } from './row-shape.js';
+import { rowSome, rowText } from './row-shape.js';
 import type { RowText } from './row-shape.js';
 import type { SearchChunk, TableView } from './table-view.js';
 
@@ -334,6 +337,7 @@ export function searchFields(view: TableView): string[] {
  * searchRows(view, parseTsQuery('alg:* | geo:*'), null) // Int32Array [0, 2, …]
  */
 export function searchRows(view: TableView, query: TsQuery, candidates: ArrayLike<number> | null): ArrayLike<number> {
+  if (view.search === undefined && query.kind === 'term' && view.searchUses++ === 0) return scanRows(view, query.text, candidates);
   const chunks = searchChunks(view);
   if (query.kind === 'term') {
     if (candidates === null) return searchAll(chunks, query.text);
@@ -350,3 +354,40 @@ export function searchRows(view: TableView, query: TsQuery, candidates: ArrayLik
   return out;
 }
 
+
+// Anything but ASCII: text that NFKC or lower-casing may change beyond ASCII's own case mapping.
+const NOT_ASCII = /[^\0-\x7f]/;
+/** Only these characters occur in a number's text, lower-cased (`1.5e+21`, `-infinity`, `nan`). */
+const NUMBER_TEXT = /^[-+.0-9aefinty]*$/;
+
+/**
+ * The test of one value for a string `q` whose normalized text is `term`: the
+ * value's canonical text, normalized, contains it. ASCII text is only
+ * lower-cased (NFKC maps every ASCII character to itself), and a number's
+ * text is only looked at when the term could be part of one.
+ * @example
+ * containsTest('chem')('ＣＨＥＭ-2') // true
+ * containsTest('chem')(2) // false
+ */
+export function containsTest(term: string): (value: unknown) => boolean {
+  const inNumbers = NUMBER_TEXT.test(term);
+  return (v) => {
+    if (typeof v === 'string') return (NOT_ASCII.test(v) ? normalizeText(v) : v.toLowerCase()).includes(term);
+    if (typeof v === 'number') return inNumbers && (canonicalText(v) as string).toLowerCase().includes(term);
+    const text = canonicalText(v);
+    return text !== null && normalizeText(text).includes(term);
+  };
+}
+
+/** The rows among `candidates` (all when null) some of whose searched fields contain `term`, read from the rows. */
+function scanRows(view: TableView, term: string, candidates: ArrayLike<number> | null): number[] {
+  const has = rowSome(searchFields(view), containsTest(term));
+  const rows = view.rows;
+  const out: number[] = [];
+  const n = candidates === null ? rows.length : candidates.length;
+  for (let j = 0; j < n; j++) {
+    const i = candidates === null ? j : (candidates[j] as number);
+    if (has(rows[i] as Row)) out.push(i);
+  }
+  return out;
+}

@@ -5,6 +5,7 @@ import { compile } from '../../../src/compile/compile.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
 import type { Row, SearchRequest, SearchResult, Table } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
+import { tableView } from '../../../src/engine/memory/table-view.js';
 
 /** A table made by hand (not by the loader), so records are built, not handed out. */
 function handTable(rows: readonly Row[], fields: Table['fields']): Table {
@@ -289,12 +290,34 @@ describe('large tables: equality indexes and encoded columns', () => {
     [{ mixed: ['x', 3] }],
     [{ subject: 'math', year: [2001, 2002, 2003] }],
     [{ year: 2001, flag: false, subject: ['math', 'bio'] }],
-  ])('%j gives the same rows on every run (scan, then index)', (filters) => {
+    [{ subject: ['nope'], year: 2005 }],
+    [{ subject: [null, 'arts'], year: [null, 2003] }],
+    [{ subject: [], year: 2001 }],
+    [{ year: [2001, 2002], subject: 'math', flag: 'true' }],
+  ])('%j gives the same rows on every run (scan, then index, then the other fields\' index codes)', (filters) => {
     const expected = naive(filters);
-    for (let run = 0; run < 4; run++) {
+    // at most one index is built per request: by the last runs every field filtered has one
+    for (let run = 0; run < 6; run++) {
       const result = evaluate({ resource_id: 'big', filters, limit: 32000 }, big);
       expect(ids(result), `run ${run}`).toEqual(expected);
       expect(result.total).toBe(expected.length);
+    }
+  });
+
+  test('a second indexed field is tested on its index, not on the rows', () => {
+    const table = tableFromRows(rows, { alias: 'big' });
+    const request = { resource_id: 'big', filters: { subject: 'arts', year: [2001, null] }, limit: 32000 };
+    for (let run = 0; run < 4; run++) evaluate(request, table);
+    expect([...tableView(table).indexes.keys()].sort()).toEqual(['subject', 'year']);
+    // rows changed behind the indexes' back are not read again: the answer comes from the indexes
+    const changed = tableView(table).rows as Row[];
+    const first = naive(request.filters)[0] as number;
+    const saved = changed[first - 1] as Row;
+    changed[first - 1] = { ...saved, subject: 'zzz', year: 1999 };
+    try {
+      expect(ids(evaluate(request, table))).toEqual(naive(request.filters));
+    } finally {
+      changed[first - 1] = saved;
     }
   });
 
@@ -552,5 +575,67 @@ describe('types and values of plain records', () => {
     // @ts-expect-error a Date is not a JSON value
     const run = () => evaluate({ resource_id: 'e' }, events);
     expect(run).toThrow(/record 1 holds a Date in "on": values must be JSON \(give a date as ISO text\)/);
+  });
+});
+
+describe('one request over many arrays', () => {
+  const rows = (): Row[] => [
+    { subject: 'math', year: 2020 },
+    { subject: 'arts', year: 2021 },
+    { subject: 'math', year: 2021 },
+  ];
+
+  test('a compiled (deeply frozen) request gives the same answer on every fresh array, and for each CKAN version', () => {
+    const request = compile('from courses where subject = math order by year desc limit 1');
+    for (let i = 0; i < 3; i++) expect(ids(evaluate(request, rows()))).toEqual([3]);
+    expect(ids(evaluate(request, rows(), { ckan: '2.12' }))).toEqual([3]);
+  });
+
+  test('a request that can change is read again on every call', () => {
+    const filters: Record<string, unknown> = { subject: 'math' };
+    // frozen on the outside only: its filters can still change
+    const request = Object.freeze({ resource_id: 'courses', filters }) as unknown as SearchRequest;
+    expect(ids(evaluate(request, rows()))).toEqual([1, 3]);
+    filters.subject = 'arts';
+    expect(ids(evaluate(request, rows()))).toEqual([2]);
+    const open: Record<string, unknown> = { resource_id: 'courses', limit: 1 };
+    expect(ids(evaluate(open as unknown as SearchRequest, rows()))).toEqual([1]);
+    open.limit = 2;
+    expect(ids(evaluate(open as unknown as SearchRequest, rows()))).toEqual([1, 2]);
+  });
+
+  test('a frozen request with an accessor is read again on every call', () => {
+    let limit = 1;
+    const request = Object.freeze(Object.defineProperty({ resource_id: 'courses' }, 'limit', { get: () => limit, enumerable: true }));
+    expect(ids(evaluate(request as SearchRequest, rows()))).toEqual([1]);
+    limit = 3;
+    expect(ids(evaluate(request as SearchRequest, rows()))).toEqual([1, 2, 3]);
+  });
+
+  test('a frozen request the table refuses is refused on every call', () => {
+    const request = compile('from courses where nope = 1');
+    for (let i = 0; i < 2; i++) expect(failure(() => evaluate(request, rows())).status).toBe(409);
+  });
+});
+
+describe('views of plain arrays', () => {
+  test('an array used once leaves no view behind; from its second use its view is kept, a table\'s from its first', () => {
+    const rows: Row[] = [{ a: 1 }, { a: 2 }];
+    const first = tableView(rows);
+    const second = tableView(rows);
+    expect(second).not.toBe(first);
+    expect(tableView(rows)).toBe(second);
+    const table = tableFromRows(rows, { alias: 't' });
+    expect(tableView(table)).toBe(tableView(table));
+  });
+
+  test('an array searched again builds its equality index and search text, and answers as before', () => {
+    const rows: Row[] = Array.from({ length: 2000 }, (_, i) => ({ status: i % 3 === 0 ? 'failed' : 'completed', note: i % 7 === 0 ? 'Chem lab' : 'other' }));
+    const request = compile('from t where status = failed search "chem"');
+    const answers = Array.from({ length: 4 }, () => evaluate(request, rows).total);
+    expect(new Set(answers)).toEqual(new Set([rows.filter((r, i) => i % 3 === 0 && i % 7 === 0).length]));
+    const view = tableView(rows);
+    expect(view.indexes.get('status')).toBeTruthy();
+    expect(view.search).toBeDefined();
   });
 });

@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import type { Row } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
 import { parseTsQuery, rowSearchText, searchChunks, searchRows, textQuery, tsQueryMatches } from '../../../src/engine/memory/text-search.js';
-import { tableView } from '../../../src/engine/memory/table-view.js';
+import { completeFields, tableView } from '../../../src/engine/memory/table-view.js';
 
 describe('plain: false', () => {
   test.each<[string, string, boolean]>([
@@ -49,9 +49,41 @@ describe('the search text', () => {
     const view = tableView(rows);
     const naive = (q: string): number[] => rows.flatMap((r, i) => (`${r.t as string}`.normalize('NFKC').toLowerCase().includes(q) || String(r.n).includes(q) ? [i] : []));
     for (const q of ['chem-2', 'row 1999', '\0x', '19999']) {
+      // the first search of a view reads the rows, later ones the search text it then builds
+      expect(Array.from(searchRows(tableView(rows.slice()), { kind: 'term', text: q }, null))).toEqual(naive(q));
       expect(Array.from(searchRows(view, { kind: 'term', text: q }, null))).toEqual(naive(q));
     }
     expect(Array.from(searchRows(view, { kind: 'term', text: 'chem' }, [7, 8, 1007]))).toEqual([7, 1007]);
     expect(rowSearchText(searchChunks(view), 19_999)).toBe('row 19999\n19999\n');
+  });
+});
+
+describe('the first search of a table', () => {
+  const rows: Row[] = [
+    { _id: 7, t: 'Linear ALGEBRA', n: 1.5e21, b: true },
+    { t: 'ＣＨＥＭ-2', n: -Infinity, j: { k: 'Algebra' } },
+    { t: 'Cafe\u0301', n: 2020, b: false },
+    { t: null, n: Number.NaN },
+    { t: 'ﬁne', n: 0 },
+  ];
+  const naive = (q: string): number[] =>
+    rows.flatMap((r, i) => (Object.entries(r).some(([k, v]) => k !== '_id' && v !== null && (typeof v === 'object' ? JSON.stringify(v) : String(v)).normalize('NFKC').toLowerCase().includes(q)) ? [i] : []));
+
+  // the evaluator completes a plain array's field list before it searches (`j` is only in a later record)
+  const viewOf = (list: readonly Row[]) => {
+    const view = tableView(list);
+    completeFields(view);
+    return view;
+  };
+
+  test.each(['algebra', 'chem-2', 'café', 'cafe', '1.5e+21', '-infinity', 'nan', 'true', 'false', '20', 'fine', '{"k"', '7'])('%j: reading the rows and the search text agree with a naive test', (q) => {
+    const view = viewOf(rows.slice());
+    const first = Array.from(searchRows(view, { kind: 'term', text: q }, null));
+    expect(view.search).toBeUndefined();
+    const second = Array.from(searchRows(view, { kind: 'term', text: q }, null));
+    expect(view.search).toBeDefined();
+    expect(first).toEqual(naive(q));
+    expect(second).toEqual(naive(q));
+    expect(Array.from(searchRows(viewOf(rows.slice()), { kind: 'term', text: q }, [1, 2, 4]))).toEqual(naive(q).filter((i) => [1, 2, 4].includes(i)));
   });
 });
