@@ -3,7 +3,7 @@
  * target says, and the residual) becomes the tree that runs, and explain
  * prints that same tree.
  */
-import type { Query } from '../ast.js';
+import type { PlainQuery, Query } from '../ast.js';
 import type { Plan } from '../compile/plan.js';
 import type { SearchRequest } from '../datastore/types.js';
 import { DatastoreError, queryError, validationError } from '../errors.js';
@@ -89,7 +89,7 @@ export function portalTree(plan: Plan, query: Query, portal: Portal, options: Ru
     const test = { kind: 'query', span: residual.span, from: residual.from, where } as const satisfies Query;
     tree = filter(tree, conditionText(test), (fields) => residualTest(test, fields));
   }
-  const selected = residual.select?.fields.map((f) => f.name);
+  const selected = (residual as PlainQuery).select?.items.map((item) => item.value.name);
   if (selected !== undefined && !sameList(selected, request.fields)) tree = project(tree, selected);
   if (plan.local.distinct) tree = distinct(tree);
   return limit(tree, { offset, limit: wanted, count: options.total });
@@ -107,7 +107,7 @@ export function engineTree(engine: Engine, query: Query, options: Pick<RunOption
  * one request with that filter would have said it.
  */
 function wordedAsWritten(send: SendPage, residual: Query): SendPage {
-  const selected = new Set(residual.select?.fields.map((f) => f.name) ?? []);
+  const selected = new Set((residual as PlainQuery).select?.items.map((item) => item.value.name) ?? []);
   return async (request, signal) => {
     try {
       return await send(request, signal);

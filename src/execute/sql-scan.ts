@@ -5,7 +5,8 @@
  * neither repeat nor skip a record; a `select distinct` has no `_id`, so its
  * selected fields break the ties instead.
  */
-import type { Query, SortKey, Value } from '../ast.js';
+import type { PlainQuery, Query, SortKey, Value } from '../ast.js';
+import { isPlainQuery } from '../ast.js';
 import { plan } from '../compile/compile.js';
 import type { SqlRequest } from '../compile/sql.js';
 import type { Row, SearchResult } from '../datastore/types.js';
@@ -31,7 +32,7 @@ export function sqlScan(query: Query, options: { readonly pageSize: number; read
   const start = numberOf(query.offset?.value, 0);
   const wanted = numberOf(query.limit?.value, options.all ? Number.POSITIVE_INFINITY : 100);
   const pageSize = Math.max(1, Math.min(options.pageSize, SQL_MAX_ROWS));
-  const ordered = query.select?.distinct ? withTies(query) : query;
+  const ordered = query.select?.distinct && isPlainQuery(query) ? withTies(query) : query;
   const sqlOf = (limit: number, offset: number): string => (plan(page(ordered, limit, offset), { target: 'sql' }).request as SqlRequest).sql;
   return {
     kind: 'sql',
@@ -87,11 +88,11 @@ function page(query: Query, limit: number, offset: number): Query {
 }
 
 /** A `select distinct` ordered by its keys, then by every selected field not among them: distinct rows differ in one. */
-function withTies(query: Query): Query {
+function withTies(query: PlainQuery): Query {
   const keys = query.order?.keys ?? [];
   const ordered = new Set(keys.map((key) => key.field.name));
   const ties: SortKey[] = [];
-  for (const field of query.select!.fields) {
+  for (const field of query.select!.items.map((item) => item.value)) {
     if (ordered.has(field.name)) continue;
     ordered.add(field.name);
     ties.push({ kind: 'sort-key', span: field.span, field, direction: 'asc' });
