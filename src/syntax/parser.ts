@@ -20,7 +20,7 @@ import {
  * The soft keywords that may follow a resource: an alias written without
  * `as` is none of them (`from t group by x` groups; `from t g where …` names `t` `g`).
  */
-const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Facet]);
+export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Facet]);
 
 /** The alternatives of one `OR`, kept between calls. */
 type Alternatives = IOrAlt<unknown>[] | undefined;

@@ -6,12 +6,12 @@
  * or the loaded data.
  */
 import type { ILexingResult, IToken, TokenType } from 'chevrotain';
-import { queryParser, type RuleName } from './parser.js';
+import { afterSource, queryParser, type RuleName } from './parser.js';
 import { tokenSpan, unescapeString } from './to-ast.js';
 import {
-  BacktickField, Bareword, Between, Comma, Equals, False, From, Greater, GreaterEquals, In, Keyword, Less, LessEquals, Limit,
-  LParen, NotEquals, Null, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select, softKeywordTokens,
-  StringLiteral, True, Uuid, Where,
+  BacktickField, Bareword, Between, Comma, Join, Equals, Facet, False, From, Greater, GreaterEquals, Group, Having, In, Keyword, Less,
+  LessEquals, Limit, LParen, NotEquals, Null, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select,
+  softKeywordTokens, StringLiteral, True, Uuid, Where,
 } from './tokens.js';
 import { MAX_NESTING } from './parse.js';
 
@@ -47,7 +47,10 @@ const punctuation: ReadonlySet<TokenType> = new Set([...comparisonOperators, LPa
  */
 const SUGGEST_TOKEN_LIMIT = 2_000;
 
-const clauseKeywords: ReadonlySet<TokenType> = new Set([Where, Search, Select, Order, Limit, Offset]);
+const clauseKeywords: ReadonlySet<TokenType> = new Set([Where, Search, Select, Group, Having, Facet, Order, Limit, Offset]);
+
+/** Clause keywords written as two words. */
+const twoWords: ReadonlyMap<TokenType, string> = new Map([[Order, 'order by'], [Group, 'group by']]);
 
 /**
  * Suggestions at `cursor` (default: the end of `source`). Never throws.
@@ -94,7 +97,7 @@ function suggestAt(text: string, cursor: number): SuggestResult {
   } else if (inComment(text, last ? tokenSpan(last).end : 0)) {
     return nothing;
   }
-  before = withShortLists(before);
+  before = withoutAliasReading(withShortLists(before));
   if (before.length > SUGGEST_TOKEN_LIMIT || nesting(before) > MAX_NESTING) return nothing;
   const prefix = text.slice(from);
   const resource = resourceOf(tokens);
@@ -113,6 +116,8 @@ function suggestAt(text: string, cursor: number): SuggestResult {
   for (const path of queryParser.computeContentAssist('query', before)) {
     const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
     const type = path.nextTokenType;
+    // The parser reads an aggregate or a bucket in `where` only to say it belongs in `having` or `group by`.
+    if ((rule === 'aggregate' || rule === 'bucket' || rule === 'unit') && path.ruleStack.includes('whereClause')) continue;
     if (rule === 'resource') add({ kind: 'resource' });
     else if (rule === 'field') add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
     else if (rule === 'value') {
@@ -120,7 +125,7 @@ function suggestAt(text: string, cursor: number): SuggestResult {
       if (field !== undefined) add(resource === undefined ? { kind: 'value', field } : { kind: 'value', field, resource });
     } else if (isKeywordType(type)) {
       if (clauseKeywords.has(type) && present.has(type)) continue; // each clause once
-      const word = type === Order ? 'order by' : type.LABEL!;
+      const word = twoWords.get(type) ?? type.LABEL!;
       if (word.startsWith(lower)) add({ kind: 'keyword', text: word });
     } else if (punctuation.has(type) && prefix === '') {
       add({ kind: 'punctuation', text: type.LABEL! });
@@ -146,6 +151,23 @@ function splitDigitWordStart(text: string, lexed: ILexingResult): number | undef
   if (!lexed.tokens.some((token) => token.startOffset === start)) return undefined;
   if (lexed.errors.some((error) => error.offset < start)) return undefined;
   return start;
+}
+
+/** `as _`: an alias put before a soft keyword that follows a resource (see `withoutAliasReading`). */
+const explicitAlias: readonly IToken[] = queryLexer.tokenize('as _').tokens;
+
+/**
+ * The tokens, with an alias given to a resource that a soft keyword
+ * (`join`, `on`, `group`, …) ends the input after. The parser's gate never
+ * reads such a keyword as the resource's alias (`source` in parser.ts), but
+ * content assist runs no gates and would offer what follows an alias too.
+ */
+function withoutAliasReading(tokens: IToken[]): IToken[] {
+  const n = tokens.length;
+  if (n < 3 || !afterSource.has(tokens[n - 1]!.tokenType)) return tokens;
+  const opener = tokens[n - 3]!.tokenType;
+  if (opener !== From && opener !== Join) return tokens;
+  return [...tokens.slice(0, -1), ...explicitAlias, tokens[n - 1]!];
 }
 
 function isKeywordType(type: TokenType): boolean {
