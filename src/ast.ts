@@ -429,6 +429,15 @@ export function plainSelect(fields: readonly Field[], span: Span, distinct = fal
   return distinct ? { kind: 'select', span, items, distinct: true } : { kind: 'select', span, items };
 }
 
+/**
+ * The resources a query reads, as written: `from`'s, then each join's (a parameter not yet bound is left out).
+ * @example queryResources(parse('from enrolments e join courses c on e.course = c.code')) // → ['enrolments', 'courses']
+ */
+export function queryResources(query: Query): string[] {
+  const sources = [query.from, ...(query.joins ?? []).map((join) => join.source)];
+  return [...new Set(sources.flatMap((source) => (source.resource.kind === 'string' ? [source.resource.value] : [])))];
+}
+
 /** Ends every switch over a union: a new kind breaks the build until handled. */
 export function assertNever(value: never, what = 'node'): never {
   throw new Error(`unhandled ${what}: ${JSON.stringify(value)}`);

@@ -358,6 +358,7 @@ function planResult(planned: Plan, query: Query, run: Execution, records: Row[])
   if (total !== undefined) result.total = total;
   result.total_was_estimated = false;
   result.limit = limit;
+  if (run.facets !== undefined) result.facets = run.facets;
   if (query.offset?.value.kind === 'number') result.offset = query.offset.value.value;
   result.include_total = total !== undefined;
   result.records_format = 'objects';
@@ -370,7 +371,7 @@ export function recordStream(run: Execution): RecordStream {
   async function* records(): AsyncGenerator<Row, void, undefined> {
     for await (const batch of run.batches) yield* batch;
   }
-  return { fields: run.fields, records: records(), total: () => run.total(), read: () => run.summary() };
+  return { fields: run.fields, records: records(), total: () => run.total(), read: () => run.summary(), ...(run.facets === undefined ? {} : { facets: run.facets }) };
 }
 
 function resourceOfQuery(query: Query): string {

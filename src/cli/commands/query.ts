@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { plan } from '../../compile/compile.js';
 import { bind } from '../../compile/bind.js';
 import { parse } from '../../syntax/parse.js';
+import { queryResources } from '../../ast.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import type { CommandRun } from '../context.js';
@@ -63,11 +64,12 @@ Examples:
         throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
       }
       const request = planned.request as SearchRequest;
-      const opened = await openSource(source.spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
+      const bound = bind(parse(queryText), params);
+      const opened = await openSource(source.spec, { resources: [request.resource_id, ...queryResources(bound)], progress: fileProgressBar(context.stderr, context.env) });
       try {
         await printQuery(context, opened, request, {
           // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
-          query: bind(parse(queryText), params),
+          query: bound,
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
           ...(options.total === true ? { total: true } : {}),

@@ -10,6 +10,7 @@ import { plan } from '../../compile/compile.js';
 import { bind } from '../../compile/bind.js';
 import { parse } from '../../syntax/parse.js';
 import type { Query } from '../../ast.js';
+import { queryResources } from '../../ast.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
@@ -123,7 +124,7 @@ Example (ckql.config.yaml):
         cwd: context.cwd,
         ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
       });
-      const source = await openSource(spec, { resources: [request.resource_id], progress: fileProgressBar(context.stderr, context.env) });
+      const source = await openSource(spec, { resources: [request.resource_id, ...(query === undefined ? [] : queryResources(query))], progress: fileProgressBar(context.stderr, context.env) });
       try {
         await printQuery(context, source, request, {
           ...(query === undefined ? {} : { query }),
