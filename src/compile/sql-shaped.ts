@@ -92,14 +92,22 @@ function whereClause(shape: Shape, options: ShapedSqlOptions, field: (field: Fie
 function bucketSql(bucket: Bucket, field: (field: Field) => string): string {
   if (bucket.fn === 'bucket') {
     const width = String(bucket.width!.value);
-    return `floor(${field(bucket.field)}::numeric / ${width}) * ${width}`;
+    // In parentheses: a cast after it (`::text`) must apply to the product, not to the width.
+    return `(floor(${field(bucket.field)}::numeric / ${width}) * ${width})`;
   }
   return `date_trunc('${bucket.fn}', ${field(bucket.field)}::timestamp)`;
 }
 
-function aggregateSql(aggregate: Aggregate, field: (field: Field) => string): string {
+/**
+ * An aggregate as SQL. PostgreSQL has no `min`/`max` of booleans; where the
+ * field is known to be one (an engine's own tables) they are `bool_and` and
+ * `bool_or`, which order false before true as the memory engine does.
+ */
+function aggregateSql(aggregate: Aggregate, field: (field: Field) => string, bound?: BoundShape): string {
   if (aggregate.field === undefined) return 'count(*)';
-  return `${aggregate.fn}(${aggregate.distinct ? 'DISTINCT ' : ''}${field(aggregate.field)})`;
+  const boolean = bound !== undefined && (aggregate.fn === 'min' || aggregate.fn === 'max') && bound.ref(aggregate.field).info.type === 'bool';
+  const fn = boolean ? (aggregate.fn === 'min' ? 'bool_and' : 'bool_or') : aggregate.fn;
+  return `${fn}(${aggregate.distinct ? 'DISTINCT ' : ''}${field(aggregate.field)})`;
 }
 
 function valueSql(value: Field | Bucket | Aggregate, field: (field: Field) => string): string {
@@ -135,7 +143,7 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
   if (shape.grouped) {
     const slotSql = (slot: string): string => {
       const i = Number(slot.slice(1));
-      return slot.startsWith('k') ? valueSql(shape.keys[i]!, field) : aggregateSql(shape.aggregates[i]!, field);
+      return slot.startsWith('k') ? valueSql(shape.keys[i]!, field) : aggregateSql(shape.aggregates[i]!, field, options.bound);
     };
     const select = columns.map((c) => `${format(slotSql(c.slot!), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');
     const group = shape.keys.length === 0 ? '' : ` GROUP BY ${shape.keys.map((k) => valueSql(k, field)).join(', ')}`;
@@ -231,7 +239,7 @@ function facetValueSql(facet: FacetSpec, field: (field: Field) => string): strin
   if (facet.by === undefined) return column;
   if ('unit' in facet.by) return `date_trunc('${facet.by.unit}', ${column}::timestamp)`;
   const width = String(facet.by.width);
-  return `floor(${column}::numeric / ${width}) * ${width}`;
+  return `(floor(${column}::numeric / ${width}) * ${width})`;
 }
 
 /**
