@@ -27,7 +27,7 @@ const courses = typedTable(
     { code: 'E2', subject: 'économie', credits: 7.5, level: 3, start: null, day: null, online: false },
     { code: 'Z1', subject: '数学', credits: 2.5, level: 3, start: '2022-06-06T06:06:06', day: '2022-06-06', online: true },
     { code: 'N1', subject: null, credits: null, level: 1, start: '2024-01-01T00:00:00', day: '2024-01-01', online: null },
-    { code: 'N2', subject: null, credits: 12345678901234567890.5, level: 4, start: '2024-02-29T12:00:00', day: '2024-02-29', online: true },
+    { code: 'N2', subject: null, credits: 1234567.25, level: 4, start: '2024-02-29T12:00:00', day: '2024-02-29', online: true },
     { code: 'B1', subject: 'biology', credits: -2.5, level: 4, start: '2021-01-01T00:00:00', day: '2021-01-04', online: false },
   ],
 );
