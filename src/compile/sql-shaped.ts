@@ -221,7 +221,8 @@ export function facetStatement(shape: Shape, options: ShapedSqlOptions): string 
   const parts = shape.facets.map((facet: FacetSpec, i) => {
     const value = facetValueSql(facet, field);
     const timestamp = (facet.by !== undefined && 'unit' in facet.by) || (facet.by === undefined && options.bound?.ref(facet.field).info.type === 'timestamp');
-    const text = timestamp ? `to_char(${value}, 'YYYY-MM-DD"T"HH24:MI:SS')` : `${value}::text`;
+    // As JSON text: one column type for every facet, and each value's own type read back from it.
+    const text = timestamp ? `to_json(to_char(${value}, 'YYYY-MM-DD"T"HH24:MI:SS'))::text` : `to_json(${value})::text`;
     // Each part writes the where anew, so an engine binds its values once per use.
     const also = (test: string): string => {
       const where = whereClause(shape, options, field);
@@ -258,7 +259,7 @@ export function facetsFromRows(
     const type = typeOf(facet);
     const values = mine
       .filter((row) => row[FACET_COLUMNS.value] !== null && row[FACET_COLUMNS.value] !== undefined)
-      .map((row) => ({ value: facetValue(String(row[FACET_COLUMNS.value]), type), count: Number(row[FACET_COLUMNS.count]) }));
+      .map((row) => ({ value: facetJson(String(row[FACET_COLUMNS.value]), type), count: Number(row[FACET_COLUMNS.count]) }));
     const nulls = mine.find((row) => row[FACET_COLUMNS.value] === null || row[FACET_COLUMNS.value] === undefined);
     out[facet.name] = {
       field: facet.field.name,
@@ -269,6 +270,13 @@ export function facetsFromRows(
     };
   });
   return out;
+}
+
+/** A facet's value as the statement writes it (JSON text): a number exactly (`facetValue`), anything else as JSON reads it. */
+function facetJson(text: string, type: FieldType | undefined): JsonValue {
+  if (/^-?\d/.test(text)) return facetValue(text, type ?? 'numeric');
+  const value = JSON.parse(text) as JsonValue;
+  return typeof value === 'string' ? facetValue(value, type) : value;
 }
 
 /** A facet's value as text, given back its type (a number kept as text where a double would not hold it). */

@@ -15,6 +15,12 @@ import type { Operator } from './operator.js';
 import { engineQuery, oneRequest, pageScan } from './scan.js';
 import type { Paging, SendPage } from './scan.js';
 import { sqlScan } from './sql-scan.js';
+import { facetTree, shapedTree } from './shaped.js';
+import type { ShapedOptions } from './shaped.js';
+import { checkSignal } from './operator.js';
+import { shapeOf } from '../compile/shape.js';
+import { facetsFromRows } from '../compile/sql-shaped.js';
+import type { SqlRequest } from '../compile/sql.js';
 import type { SendSql } from './sql-scan.js';
 
 /** `limit` when a query has none, as datastore_search (`ckan.datastore.search.rows_default`). */
@@ -28,6 +34,8 @@ export interface RunOptions {
   readonly total: boolean;
   /** records per request to a portal */
   readonly pageSize: number;
+  /** explain: the portal's count of each request a plan pages through (by its JSON), to predict its pages */
+  readonly counts?: ReadonlyMap<string, number> | undefined;
 }
 
 /** How a plan reaches a portal. */
@@ -49,7 +57,38 @@ export interface Portal {
  * //    └─ scan {"resource_id":"enrolments","sort":"_id asc"}, pages by offset, 1000 records a request
  */
 export function portalTree(plan: Plan, query: Query, portal: Portal, options: RunOptions): Operator {
-  if (plan.target === 'sql') return sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql });
+  if (plan.target === 'sql') {
+    const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql });
+    return plan.facetRequest === undefined ? scan : sqlFacets(scan, plan.facetRequest, query, portal.sendSql);
+  }
+  const records = recordsTree(plan, query, portal, options);
+  return plan.facets === undefined ? records : facetTree(records, plan, query, portal, shapedOptions(plan, options));
+}
+
+function shapedOptions(plan: Plan, options: RunOptions): ShapedOptions {
+  return { all: options.all, pageSize: options.pageSize, counts: options.counts, paging: (request) => (plan.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset') };
+}
+
+/** The facets of a query on the sql target: its one facets statement, sent before the records are read. */
+function sqlFacets(records: Operator, request: SqlRequest, query: Query, sendSql: SendSql): Operator {
+  const shape = shapeOf(query);
+  return {
+    kind: 'facets',
+    detail: `one datastore_search_sql statement: ${request.sql}`,
+    inputs: [records],
+    open: async (context) => {
+      checkSignal(context);
+      context.stats.requests += 1;
+      const answer = await sendSql(request.sql, context.signal);
+      const facets = facetsFromRows(shape.facets, answer.records, () => undefined);
+      return { ...(await records.open(context)), facets };
+    },
+  };
+}
+
+/** The tree of a plan's records on a `ckan-*` target (a facet plan's, without its facets). */
+function recordsTree(plan: Plan, query: Query, portal: Portal, options: RunOptions): Operator {
+  if (plan.shaped !== undefined) return shapedTree(plan, portal, shapedOptions(plan, options));
   const request = plan.request as SearchRequest;
   const paging: Paging = plan.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset';
   const residual = plan.residual;
@@ -131,7 +170,7 @@ function unquoted(text: string): string {
 }
 
 /** Whether a request can be paged with 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
-function keysetPageable(request: SearchRequest): boolean {
+export function keysetPageable(request: SearchRequest): boolean {
   if (request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
   return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
 }
