@@ -184,8 +184,17 @@ function sideFields(fields: readonly FieldInfo[], sides: number): FieldInfo[][] 
 function fieldReader(bound: BoundShape, field: Field): Read<Row> {
   const { side, info } = bound.ref(field);
   const key = bound.shape.sources.length === 1 ? info.id : joinedKey(side, info.id);
+  if (info.type === 'timestamp') {
+    // CKAN 2.12 writes a timestamp with its milliseconds (`…T00:00:00.000`); ckql's answers, as 2.11's, without a zero fraction.
+    return (row) => {
+      const value = Object.hasOwn(row, key) ? (row[key] ?? null) : null;
+      return typeof value === 'string' ? value.replace(ZERO_FRACTION, '') : value;
+    };
+  }
   return (row) => (Object.hasOwn(row, key) ? (row[key] ?? null) : null);
 }
+
+const ZERO_FRACTION = /\.0+$/;
 
 function valueReader(bound: BoundShape, value: Field | { readonly kind: 'bucket'; readonly fn: string; readonly field: Field; readonly width?: { readonly value: number } }): Read<Row> {
   if (value.kind === 'field') return fieldReader(bound, value);
@@ -250,9 +259,10 @@ function hashJoin(shaped: ShapedPlan, shape: Shape, plan: Plan, scan: (side: Sid
             return a.side > b.side ? { added: a, earlier: b, addedField: pair.left, earlierField: pair.right } : { added: b, earlier: a, addedField: pair.right, earlierField: pair.left };
           }),
         );
+        // One pair of keys, and (in a left join) not into the side whose every record is kept: an in filter would drop its misses.
         const firstPushable = pairs[0]!.length === 1;
         const smallerLeft = totals[0] !== undefined && totals[1] !== undefined && totals[0] < totals[1];
-        if (sum > plan.maxScan && !firstPushable) throw tooLarge(shape, plan, sum, undefined);
+        if (sum > plan.maxScan && !(firstPushable && !(shape.joins[0]!.left && smallerLeft === false))) throw tooLarge(shape, plan, sum, undefined);
         async function* rows(): AsyncGenerator<readonly Row[], void, undefined> {
           // The first join: hash one side, read it whole.
           const buildSide = smallerLeft ? 0 : 1;
@@ -275,7 +285,7 @@ function hashJoin(shaped: ShapedPlan, shape: Shape, plan: Plan, scan: (side: Sid
           }
           // Few keys: the other side is asked only for records that can match.
           let probe = opened[probeSide]!;
-          if (firstPushable && hashed.size <= MAX_PUSHED_KEYS) {
+          if (firstPushable && !(shape.joins[0]!.left && probeSide === 0) && hashed.size <= MAX_PUSHED_KEYS) {
             const pushed = withKeys(shaped.sides[probeSide]!.request, bound.ref(probeKeys[0]!).info.id, [...hashed.values()].map((list) => buildReads[0]!(list[0]!) as JsonValue));
             if (pushed !== undefined) {
               await probe.batches.return();

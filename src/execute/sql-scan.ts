@@ -46,7 +46,8 @@ export function sqlScan(query: Query, options: { readonly pageSize: number; read
       };
       const firstLimit = Math.min(pageSize, wanted);
       const first = await ask(firstLimit, start);
-      const total = typeof first.total === 'number' ? first.total : undefined;
+      // `count(*) OVER ()` rides on every row: an empty first page from the start is a count of 0.
+      const total = typeof first.total === 'number' ? first.total : first.records.length === 0 && start === 0 ? 0 : undefined;
       const inRange = total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted);
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         let fetched = 0;
