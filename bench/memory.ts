@@ -10,18 +10,37 @@ import type { RunConfig } from './lib/config.js';
 import { runChild, startChild } from './lib/child.js';
 import { enrolmentsFile, vegaPath } from './lib/data.js';
 import { formatBytes, formatCount, formatRatio } from './lib/harness.js';
+import { ckqlModules } from './lib/ckql.js';
 import type { SectionResult } from './lib/report.js';
 
 interface HeapJson { rows: number; fileBytes: number; heap: number }
 interface HeapCkql extends HeapJson { heapWithTextCache: number; qTotal: number }
 interface SearchAllResult {
-  records: number; expected: number; pages: number; pageSize: number; seconds: number; baseline: number;
+  records: number; expected: number; pages: number; requests: number; pageSize: number; seconds: number; baseline: number;
   firstId: unknown; lastId: unknown;
   rawMin: number; rawMax: number; settledFirst: number; settledLast: number; settledMin: number; settledMax: number; settledCount: number;
+  rss: number[];
 }
+
+/** A plan no CKAN request can say (`!=`): the executor pages through every record and filters them as they come. */
+const PLAN_QUERY = 'from enrolments where status != withdrawn';
 
 /** "Flat": the settled heap may move by less than this while the whole table streams through. */
 const FLAT_LIMIT = 8 * 1024 * 1024;
+/** "Flat" for the process's RSS, which also holds V8's free pages and the socket buffers. */
+const RSS_FLAT_LIMIT = 24 * 1024 * 1024;
+
+/** The requests and records a limit-3 plan reads (in this process: it counts, it does not weigh). */
+async function limitedPlan(url: string): Promise<{ requests: number; read: number; records: number }> {
+  const { connect } = await ckqlModules.client();
+  const client = connect({ url, target: 'ckan-2.11' });
+  try {
+    const result = await client.search(`${PLAN_QUERY} limit 3`);
+    return { requests: result.read?.requests ?? -1, read: result.read?.records ?? -1, records: result.records.length };
+  } finally {
+    await client.close();
+  }
+}
 
 export async function benchMemory(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
   const temp = mkdtempSync(path.join(tmpdir(), 'ckql-bench-'));
@@ -37,8 +56,13 @@ export async function benchMemory(config: RunConfig, log: (line: string) => void
     log(`memory: searchAll over ${formatCount(config.searchAllRows)} records, page size ${config.searchAllPageSize}`);
     const server = await startChild('serve.ts', ['ckql', enrolmentsFile(config.searchAllRows)]);
     let all: SearchAllResult;
+    let planned: SearchAllResult;
+    let limited: { requests: number; read: number; records: number };
     try {
       all = await runChild<SearchAllResult>('search-all.ts', [server.ready, 'enrolments', String(config.searchAllPageSize), String(config.searchAllRows)], { exposeGc: true });
+      log(`memory: a 2.11 plan (${PLAN_QUERY}) over the same records`);
+      planned = await runChild<SearchAllResult>('search-all.ts', [server.ready, 'enrolments', String(config.searchAllPageSize), String(config.searchAllRows), PLAN_QUERY, 'ckan-2.11'], { exposeGc: true });
+      limited = await limitedPlan(server.ready);
     } finally {
       await server.stop();
     }
@@ -46,6 +70,13 @@ export async function benchMemory(config: RunConfig, log: (line: string) => void
     const growth = all.settledLast - all.settledFirst;
     const spread = all.settledMax - all.settledMin;
     const flat = Math.abs(growth) < FLAT_LIMIT && spread < FLAT_LIMIT;
+    // RSS grows while V8 sizes its heap for the work; flat means it stops growing: the first tenth of the run is warm-up.
+    const steady = planned.rss.slice(Math.floor(planned.rss.length / 10));
+    const rssFirst = steady[0] ?? 0;
+    const rssLast = steady[steady.length - 1] ?? 0;
+    const rssGrowth = rssLast - rssFirst;
+    const rssSpread = Math.max(...steady) - Math.min(...steady);
+    const rssFlat = Math.abs(rssGrowth) < RSS_FLAT_LIMIT && rssSpread < RSS_FLAT_LIMIT;
 
     return {
       id: 'memory',
@@ -72,6 +103,26 @@ export async function benchMemory(config: RunConfig, log: (line: string) => void
             ['records/s', formatCount(Math.round(all.records / all.seconds))],
           ],
         },
+        {
+          title: `Memory: a ckan-2.11 plan over the same ${formatCount(config.searchAllRows)} records (\`${PLAN_QUERY}\`, every record, ${planned.requests} requests, ${planned.seconds.toFixed(1)} s), client process`,
+          headers: ['measure', 'value'],
+          rows: [
+            ['records kept / requests', `${formatCount(planned.records)} / ${planned.requests}`],
+            [`RSS after GC, after the first tenth (${steady.length} samples): first → last`, `${formatBytes(rssFirst)} → ${formatBytes(rssLast)} (growth ${formatBytes(rssGrowth)})`],
+            ['RSS after GC, after the first tenth: max − min', formatBytes(rssSpread)],
+            ['RSS after GC, whole run: min … max', `${formatBytes(Math.min(...planned.rss))} … ${formatBytes(Math.max(...planned.rss))}`],
+            [`heapUsed after GC: first → last`, `${formatBytes(planned.settledFirst)} → ${formatBytes(planned.settledLast)}`],
+            ['records/s read', formatCount(Math.round(config.searchAllRows / planned.seconds))],
+          ],
+        },
+        {
+          title: 'Plans that stop early: `from enrolments where status != withdrawn limit 3` against ckql serve (CKAN 2.11)',
+          headers: ['measure', 'value'],
+          rows: [
+            ['requests', String(limited.requests)],
+            ['records read / given', `${formatCount(limited.read)} / ${limited.records}`],
+          ],
+        },
       ],
       targets: [
         {
@@ -81,6 +132,14 @@ export async function benchMemory(config: RunConfig, log: (line: string) => void
         {
           section: 'memory', what: `searchAll over ${formatCount(all.records)} records keeps heap flat`, goal: `settled heap moves < ${formatBytes(FLAT_LIMIT)}`,
           measured: `growth ${formatBytes(growth)}, max − min ${formatBytes(spread)}`, met: flat,
+        },
+        {
+          section: 'memory', what: `a plan paging ${formatCount(config.searchAllRows)} records from a portal keeps the client's RSS flat`, goal: `RSS after GC moves < ${formatBytes(RSS_FLAT_LIMIT)}`,
+          measured: `growth ${formatBytes(rssGrowth)}, max − min ${formatBytes(rssSpread)}`, met: rssFlat,
+        },
+        {
+          section: 'memory', what: 'a planned `limit 3` against ckql serve, the first page holding the answer', goal: '1 request',
+          measured: `${limited.requests} request${limited.requests === 1 ? '' : 's'}, ${formatCount(limited.read)} records read`, met: limited.requests === 1,
         },
       ],
       notes: [

@@ -5,11 +5,15 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica), prints only
  *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
- *   … --write                             also write BENCHMARKS.md for --quick / --only runs
- *   npm run bench -- --render             rewrite BENCHMARKS.md from the last full run's figures
- *                                         (bench/.cache/last-run.json) and the current bench/analysis.md
+ *   … --write                             also keep an --only run's sections in bench/results.json and
+ *                                         write BENCHMARKS.md from it (the other sections stay as they were)
+ *   npm run bench -- --render             rewrite BENCHMARKS.md from bench/results.json and the current bench/analysis.md
+ *
+ * bench/results.json holds each section's latest figures with the run they
+ * came from (command, date, load): sections measured by different runs stay
+ * side by side without one run's partial figures erasing the others.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -29,8 +33,9 @@ import { benchEngines } from './engines.js';
 import { benchStartup } from './startup.js';
 import { benchConnections } from './connections.js';
 import { benchLoad } from './load.js';
+import { benchReplica } from './replica.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -42,8 +47,9 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   startup: { title: '7. Startup', run: benchStartup },
   connections: { title: '8. Connections', run: benchConnections },
   load: { title: '9. Loading data, exact numbers', run: benchLoad },
+  replica: { title: '10. Scale path: ckql serve over a primary and a streaming replica', run: benchReplica },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica'];
 
 interface Flags {
   readonly quick: boolean;
@@ -76,7 +82,7 @@ function parseFlags(argv: readonly string[]): Flags {
 
 function usage(problem?: string): never {
   if (problem) console.error(`bench: ${problem}`);
-  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections|load] [--write] | [-- --render]');
+  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections|load|replica] [--write] | [-- --render]');
   process.exit(problem ? 2 : 0);
 }
 
@@ -103,6 +109,29 @@ interface SavedRun extends Omit<RunInfo, 'started'> {
   readonly complete: boolean;
 }
 
+/** One section's latest figures and the run that measured them (bench/results.json). */
+interface SavedSection {
+  readonly result: SectionResult;
+  readonly started: string;
+  readonly seconds: number;
+  readonly command: string;
+  readonly load: string;
+  readonly quick: boolean;
+  readonly machine: readonly string[];
+}
+
+const resultsFile = path.join(benchDir, 'results.json');
+
+function readSections(): Partial<Record<SectionId, SavedSection>> {
+  if (!existsSync(resultsFile)) return {};
+  return (JSON.parse(readFileSync(resultsFile, 'utf8')) as { sections: Partial<Record<SectionId, SavedSection>> }).sections;
+}
+
+/** The saved sections in the bench's order, as BENCHMARKS.md shows them. */
+function savedInOrder(sections: Partial<Record<SectionId, SavedSection>>): SavedSection[] {
+  return ORDER.flatMap((id) => sections[id] ?? []);
+}
+
 function machine(): string[] {
   const cpus = os.cpus();
   const model = cpus[0]?.model.trim() ?? 'unknown CPU';
@@ -125,6 +154,7 @@ async function main(): Promise<void> {
 
   buildCkql(log);
   const results: SectionResult[] = [];
+  const timings = new Map<string, number>();
   for (const id of selected) {
     const t0 = performance.now();
     try {
@@ -135,6 +165,7 @@ async function main(): Promise<void> {
       if (process.env.CKQL_BENCH_DEBUG === '1' && error instanceof Error) console.error(error.stack);
       results.push({ id, title: SECTIONS[id].title, tables: [], targets: [], notes: [], error: message });
     }
+    timings.set(id, (performance.now() - t0) / 1000);
     console.error(`bench: ${id} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     (globalThis as { gc?: () => void }).gc?.();
   }
@@ -155,40 +186,51 @@ async function main(): Promise<void> {
 
   const complete = !flags.quick && flags.only.length === 0;
   const command = `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`;
+  const sectionSeconds = new Map(results.map((r) => [r.id, timings.get(r.id) ?? 0]));
   const info: RunInfo = { started, seconds, command, load, quick: flags.quick, machine: machine() };
   if (!existsSync(cacheDir)) mkdirSync(cacheDir, { recursive: true });
   const saved: SavedRun = { ...info, started: started.toISOString(), results, complete };
   writeFileSync(path.join(cacheDir, 'last-run.json'), JSON.stringify(saved, null, 2));
   if (complete) writeFileSync(path.join(cacheDir, 'last-full-run.json'), JSON.stringify(saved, null, 2));
   if (complete || flags.write) {
-    writeFileSync(path.join(rootDir, 'BENCHMARKS.md'), markdown(results, info));
-    console.error('bench: wrote BENCHMARKS.md');
+    const sections = complete ? {} : readSections();
+    for (const result of results) {
+      // a section that failed keeps its last figures (the failure is printed above)
+      if (result.error !== undefined && sections[result.id as SectionId] !== undefined) continue;
+      sections[result.id as SectionId] = {
+        result, started: started.toISOString(), seconds: sectionSeconds.get(result.id) ?? 0, command, load, quick: flags.quick, machine: info.machine,
+      };
+    }
+    writeFileSync(resultsFile, `${JSON.stringify({ sections }, null, 1)}\n`);
+    writeFileSync(path.join(rootDir, 'BENCHMARKS.md'), markdown(savedInOrder(sections)));
+    console.error('bench: wrote bench/results.json and BENCHMARKS.md');
   } else {
     console.error('bench: partial or quick run, BENCHMARKS.md left as it is (add --write to replace it)');
   }
   if (results.some((r) => r.error)) process.exitCode = 1;
 }
 
-/** `--render`: BENCHMARKS.md again from the last full run's saved figures, with the current analysis. */
+/** `--render`: BENCHMARKS.md again from bench/results.json, with the current analysis. */
 function renderSaved(): void {
-  const file = path.join(cacheDir, 'last-full-run.json');
-  if (!existsSync(file)) usage('--render needs a full run first (bench/.cache/last-full-run.json is missing)');
-  const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedRun;
-  writeFileSync(path.join(rootDir, 'BENCHMARKS.md'), markdown(saved.results, { ...saved, started: new Date(saved.started) }));
-  console.error(`bench: rewrote BENCHMARKS.md from the full run of ${saved.started}`);
+  const sections = savedInOrder(readSections());
+  if (sections.length === 0) usage('--render needs bench/results.json (run npm run bench first)');
+  writeFileSync(path.join(rootDir, 'BENCHMARKS.md'), markdown(sections));
+  console.error('bench: rewrote BENCHMARKS.md from bench/results.json');
 }
 
-function markdown(results: readonly SectionResult[], run: RunInfo): string {
+function markdown(sections: readonly SavedSection[]): string {
+  const results = sections.map((section) => section.result);
+  const newest = [...sections].sort((a, b) => b.started.localeCompare(a.started))[0];
+  const runs = [...new Map(sections.map((section) => [`${section.started} ${section.command}`, section])).values()];
   const out: string[] = [
     '# Benchmarks',
     '',
-    '<!-- Written by `npm run bench` (bench/run.ts). Edit bench/analysis.md for the prose at the end, not this file. -->',
+    '<!-- Written by `npm run bench` (bench/run.ts) from bench/results.json. Edit bench/analysis.md for the prose at the end, not this file. -->',
     '',
-    `ckql beside the libraries people would pick instead (liqe, sift, mingo) and beside the floor for each job (\`JSON.parse\`, a hand-written loop, a bare \`node:http\` server, a raw \`undici.request\`), all figures from one run. Times are medians; "A ÷ B" is A's median over B's.${run.quick ? ' **This is a `--quick` smoke run: short budgets, smaller sizes; not for conclusions.**' : ''}`,
+    'ckql beside the libraries people would pick instead (liqe, sift, mingo) and beside the floor for each job (`JSON.parse`, a hand-written loop, a bare `node:http` server, a raw `undici.request`). Each section\'s figures come from one run, side by side with its peers; the run is named under the section\'s heading. Times are medians; "A ÷ B" is A\'s median over B\'s.',
     '',
-    `- **Command**: \`${run.command}\``,
-    `- **Date**: ${run.started.toISOString()} (run took ${run.seconds.toFixed(0)} s; load average at start ${run.load})`,
-    ...run.machine,
+    `- **Runs**: ${runs.map((run) => `\`${run.command}\` at ${run.started} (load average at start ${run.load})${run.quick ? ', **a --quick smoke run: short budgets, smaller sizes; not for conclusions**' : ''}`).join('; ')}`,
+    ...(newest?.machine ?? []),
     '',
     '## Targets',
     '',
@@ -198,8 +240,9 @@ function markdown(results: readonly SectionResult[], run: RunInfo): string {
     ...results.filter((r) => r.error).map((r) => `| ${r.id} | — | — | not measured: ${r.error?.replace(/\|/g, '\\|')} | ❌ not measured |`),
     '',
   ];
-  for (const r of results) {
-    out.push(`## ${r.title}`, '');
+  for (const section of sections) {
+    const r = section.result;
+    out.push(`## ${r.title}`, '', `*Measured by \`${section.command}\` at ${section.started} in ${section.seconds.toFixed(0)} s (load average at start ${section.load}).*`, '');
     if (r.error) out.push(`Not measured: ${r.error}`, '');
     for (const t of r.tables) out.push(renderMarkdown(t), '');
     for (const n of r.notes) out.push(n, '');

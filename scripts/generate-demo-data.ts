@@ -14,6 +14,8 @@
  *   and names outside ASCII, including wide CJK characters.
  * - `enrolments.csv`: students enrolled in courses, `--rows` of them.
  * - `schools.json`: the schools the courses belong to, as a JSON array.
+ * - `datapackage.json`: the three as one dataset (`university`), so the
+ *   catalogue of `ckql serve` and `ckql datasets` have a name and a title to show.
  */
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
@@ -273,7 +275,19 @@ async function writeEnrolments(path: string, courses: readonly Course[], rows: n
   await once(stream, 'finish');
 }
 
-/** Writes `courses.csv`, `enrolments.csv` and `schools.json` into `options.out`. */
+/** The demo data as a Frictionless data package: one dataset, its resources described (their types are inferred). */
+export const demoDataPackage = {
+  name: 'university',
+  title: 'University demo data',
+  description: 'Courses, enrolments and schools of an imaginary university: the demo data ckql opens with nothing configured.',
+  resources: [
+    { name: 'courses', path: 'courses.csv', title: 'courses', description: 'Every course: code, title, subject, stage, level, credits, start date, school and instructor.' },
+    { name: 'enrolments', path: 'enrolments.csv', title: 'enrolments', description: 'Students enrolled in courses, with their grades and status.' },
+    { name: 'schools', path: 'schools.json', title: 'schools', description: 'The schools courses are given at, with their city and country.' },
+  ],
+};
+
+/** Writes `courses.csv`, `enrolments.csv`, `schools.json` and `datapackage.json` into `options.out`. */
 export async function generateDemoData(options: DemoDataOptions = defaultDemoDataOptions): Promise<void> {
   mkdirSync(options.out, { recursive: true });
   const courses = generateCourses(options.seed);
@@ -283,6 +297,7 @@ export async function generateDemoData(options: DemoDataOptions = defaultDemoDat
   const cast = { boolean: (value: boolean) => (value ? 'true' : 'false') };
   writeFileSync(join(options.out, 'courses.csv'), stringify(courses, { header: true, columns, cast }));
   writeFileSync(join(options.out, 'schools.json'), `${JSON.stringify(schools, null, 2)}\n`);
+  writeFileSync(join(options.out, 'datapackage.json'), `${JSON.stringify(demoDataPackage, null, 2)}\n`);
   await writeEnrolments(join(options.out, 'enrolments.csv'), courses, options.rows, options.seed);
 }
 
@@ -305,7 +320,7 @@ async function main(): Promise<void> {
   if (!Number.isInteger(seed)) throw new Error(`--seed must be a whole number, found ${values.seed}`);
   const out = values.out === undefined ? defaultDemoDataOptions.out : resolve(values.out);
   await generateDemoData({ out, rows, seed });
-  process.stdout.write(`wrote courses.csv, enrolments.csv (${rows} rows) and schools.json to ${out}\n`);
+  process.stdout.write(`wrote courses.csv, enrolments.csv (${rows} rows), schools.json and datapackage.json to ${out}\n`);
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -58,6 +58,8 @@ export const queryMessages = {
   TARGET_CANNOT_EXPRESS: (construct: string, target: string) =>
     `${construct} cannot be sent to a ${target} portal in one request; plan the query to run the rest locally`,
   EMPTY_RESOURCE: () => 'the resource id or name is empty',
+  TOO_MANY_NAMES: (clause: string, count: number, max: number) =>
+    `${clause} names ${count} fields, more than the ${max} a datastore_search request may name`,
   NUL_IN_SQL: () => 'a NUL character cannot be written in SQL text',
   SCAN_TOO_LARGE: (count: number, max: number) =>
     `the part of this query the portal can answer matches ${count} records, more than the ${max} ckql reads to finish it locally`,
@@ -202,7 +204,7 @@ export function resourceNotFound(id: string): DatastoreError {
 /** Errors of loading local data, reading config files and using the CLI. */
 export const toolMessages = {
   DATA_NOT_FOUND: (path: string) => `no such file or directory: ${path}`,
-  DATA_UNSUPPORTED: (path: string) => `${path}: not a .csv, .json, .ndjson or .jsonl file`,
+  DATA_UNSUPPORTED: (path: string) => `${path}: not a .csv, .tsv, .json, .ndjson or .jsonl file`,
   DATA_INVALID: (path: string, detail: string) => `${path}: ${detail}`,
   DATA_DUPLICATE_ALIAS: (alias: string, first: string, second: string) =>
     `two files give the resource name ${q(alias)}: ${first} and ${second}`,

@@ -76,6 +76,21 @@ export type {
 export { startServer } from './server/server.js';
 export type { ServerOptions, RunningServer } from './server/server.js';
 
+// Portals as people meet them: the catalogue, the data dictionary, declared types, taking it home
+export { searchDatasets, allDatasets, showDataset, datastoreTables } from './client/discovery.js';
+export type { DatasetSummary, DatasetResource, DatasetQuery, DatasetPage, DatastoreTable } from './client/discovery.js';
+export { readDictionary, describeField, typeWarnings } from './client/dictionary.js';
+export type { Dictionary, FieldDescription, TypeWarning } from './client/dictionary.js';
+export { comparisonWarnings } from './compile/type-warnings.js';
+export { splitResourceName } from './client/resource-names.js';
+export type { ActionOptions, Download } from './client/types.js';
+export type { FieldDictionary, ResourceMeta, DatasetMeta } from './datastore/types.js';
+export { readDeclaration, readDataPackage, cellValue, INFER_MODES } from './engine/declared.js';
+export type { Declaration, DeclaredField, InferMode } from './engine/declared.js';
+export type { DatastoreInfo, ColumnSchema } from './engine/types.js';
+export { exportRecords, exportFormatOf, fieldsFileOf } from './session/export.js';
+export type { ExportOptions, ExportSummary, ExportProgress, ExportFormat, ExportPath } from './session/export.js';
+
 // The language service: diagnose, complete, hover, format, highlight (what the REPL, the playground
 // and the language server share), as one namespace beside `format` and the rest above
 export * as languageService from './language-service/index.js';

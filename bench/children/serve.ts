@@ -2,6 +2,8 @@
  * A server in its own process, for the load and client benchmarks.
  *
  *   serve.ts ckql <file>…        startServer over the resource files
+ *   serve.ts db <postgres-url>   startServer over a PostgreSQL datastore, as
+ *                                `ckql serve --db postgres://…` serves it
  *   serve.ts floor <body-file> <headers-json>
  *                                plain node:http answering every request with
  *                                the same precomputed headers and bytes (the floor)
@@ -29,6 +31,16 @@ async function serveCkql(files: readonly string[]): Promise<void> {
   const tables = await Promise.all(files.map((file) => loadTable(file)));
   const server = await startServer({ tables, port: 0 });
   process.once('SIGTERM', () => { void Promise.resolve(server.close()).then(() => process.exit(0)); });
+  process.stdout.write(`READY ${server.url}\n`);
+}
+
+async function serveDb(url: string): Promise<void> {
+  const [{ startServer }, { openEngine }] = await Promise.all([ckqlModules.server(), ckqlModules.open()]);
+  const engine = await openEngine({ db: url });
+  const server = await startServer({ engine, port: 0 });
+  process.once('SIGTERM', () => {
+    void Promise.resolve(server.close()).then(() => engine.close()).then(() => process.exit(0));
+  });
   process.stdout.write(`READY ${server.url}\n`);
 }
 
@@ -63,5 +75,6 @@ function serveFloor(bodyFile: string, headersJson: string, withJson: boolean): v
 }
 
 if (kind === 'ckql') await serveCkql(rest);
+else if (kind === 'db') await serveDb(rest[0] as string);
 else if (kind === 'floor' || kind === 'floor-json') serveFloor(rest[0] as string, rest[1] as string, kind === 'floor-json');
-else throw new Error(`serve.ts: first argument must be ckql or floor, got ${kind}`);
+else throw new Error(`serve.ts: first argument must be ckql, db or floor, got ${kind}`);

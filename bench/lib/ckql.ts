@@ -22,6 +22,9 @@ import type * as ServerModule from '../../src/server/server.js';
 import type * as MemoryEngineModule from '../../src/engine/memory/engine.js';
 import type * as ClientModule from '../../src/client/connect.js';
 import type * as ResponseModule from '../../src/client/response.js';
+import type * as OpenModule from '../../src/engine/open.js';
+import type * as PostgresDbModule from '../../src/engine/postgres/db.js';
+import type * as LoadFilesModule from '../../src/engine/sql/load-files.js';
 
 export const distDir = path.join(cacheDir, 'dist');
 const fromSource = process.env.CKQL_BENCH_SOURCE === 'src';
@@ -60,4 +63,7 @@ export const ckqlModules = {
   memoryEngine: () => load<typeof MemoryEngineModule>('engine/memory/engine.js'),
   client: () => load<typeof ClientModule>('client/connect.js'),
   response: () => load<typeof ResponseModule>('client/response.js'),
+  open: () => load<typeof OpenModule>('engine/open.js'),
+  postgresDb: () => load<typeof PostgresDbModule>('engine/postgres/db.js'),
+  loadFiles: () => load<typeof LoadFilesModule>('engine/sql/load-files.js'),
 };

@@ -14,6 +14,12 @@ export const exitCodes = {
   query: 3,
   /** the portal cannot be reached, or did not answer in time */
   network: 4,
+  /**
+   * the source refused access (403): no token was sent where one is needed,
+   * or the token is not accepted for the resource; the fix is a credential,
+   * neither the query nor the command line
+   */
+  forbidden: 5,
   /** Ctrl-C (128 + SIGINT) */
   interrupted: 130,
 } as const;
@@ -48,11 +54,13 @@ const isUnknownResource = (error: DatastoreError): boolean =>
  * @example exitCodeFor(parseError) // 3
  * @example exitCodeFor(new DatastoreError('VALIDATION_ERROR', 'unknown field')) // 3
  * @example exitCodeFor(new DatastoreError('TIMEOUT', '…')) // 4
+ * @example exitCodeFor(new DatastoreError('FORBIDDEN', '…')) // 5
  */
 export function exitCodeFor(error: unknown): number {
   if (error instanceof QueryError) return exitCodes.query;
   if (error instanceof DatastoreError) {
     if (error.code === 'ABORTED') return exitCodes.interrupted;
+    if (error.code === 'FORBIDDEN') return exitCodes.forbidden;
     if (refusedRequestCodes.has(error.code) || isUnknownResource(error)) return exitCodes.query;
     return networkErrorCodes.has(error.code) ? exitCodes.network : exitCodes.data;
   }

@@ -36,6 +36,8 @@ export function addSourceOptions(command: Command): Command {
     .option('--timeout <seconds>', 'how long a request may take, for the headers and again for the body (default 30)', secondsOption('--timeout'))
     .option('--target <target>', "the portal's dialect: ckan-2.11, ckan-2.12 or sql (default: asked of the portal when a query needs more than 2.11); local data is served as that CKAN (sql: with --engine pglite or postgres)")
     .option('--max-scan <records>', 'the most records ckql reads to finish a query the portal cannot answer whole (default 100000)', countOption('--max-scan'))
+    .option('--fields <file>', "local data: the declared types of the one data file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
+    .option('--infer <mode>', 'local data: how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)')
     .addOption(new Option('--token <token>').hideHelp());
 }
 

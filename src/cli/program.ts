@@ -7,6 +7,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerCheck } from './commands/check.js';
 import { registerCompile } from './commands/compile.js';
+import { registerDatasets } from './commands/datasets.js';
+import { registerExport } from './commands/export.js';
 import { registerExplain } from './commands/explain.js';
 import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
@@ -45,7 +47,8 @@ export function createProgram(context: CliContext, onExit: (code: number) => voi
       `
 Exit status: 0 ok, 1 data or server error, 2 usage or config error, 3 query error
 (including a request the source refuses: unknown field or resource, bad value),
-4 network error (unreachable, timeout), 130 interrupted.
+4 network error (unreachable, timeout), 5 access refused (403: no token, or
+one not accepted for the resource), 130 interrupted.
 
 Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
     );
@@ -67,6 +70,8 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerLoad(program, run);
   registerFields(program, run);
   registerResources(program, run);
+  registerDatasets(program, run);
+  registerExport(program, run);
   registerCheck(program, run);
   registerLsp(program, run);
   return program;

@@ -64,3 +64,31 @@ export function reportError(error: unknown, context: Pick<CliContext, 'err' | 'c
   context.err(`ckql: unexpected error: ${message}\n(this is a bug in ckql; CKQL_DEBUG=1 shows where it happened)`);
   return exitCodes.data;
 }
+
+/**
+ * Reports each data file a command skipped (a file that cannot be read, in a
+ * folder of others that can): the error as any other is rendered, with
+ * what became of the file. `count` says how many there were, for the exit
+ * status of commands whose job is the files themselves.
+ * @example
+ * const bad = badFileReporter(context, 'the other files are served');
+ * await loadResources(dir, { onBadFile: bad.report }); // error[DATA_INVALID]: …/bad.csv: … --> …/bad.csv:2 = skipped: the other files are served
+ */
+export function badFileReporter(
+  context: Pick<CliContext, 'err' | 'color'>,
+  outcome: string,
+  /** whether a file is the one a one-shot command asks for: its failing is the command's error, not a skip */
+  asked?: (file: string) => boolean,
+): { report: (error: ToolError) => void; readonly count: number } {
+  let count = 0;
+  return {
+    report: (error) => {
+      if (asked !== undefined && error.file !== undefined && asked(error.file)) throw error;
+      count += 1;
+      context.err(`${renderError(error, { color: context.color.stderr }).replace(/\n+$/, '')}\n  = skipped: ${outcome}`);
+    },
+    get count() {
+      return count;
+    },
+  };
+}

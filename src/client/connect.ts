@@ -26,6 +26,10 @@ import { actionUrl, queryStringFor } from './encode.js';
 import { sendSearch } from './transport.js';
 import type { Exchanger, TransportOptions, WireRequest } from './transport.js';
 import type { Http } from './http.js';
+import { callAction, downloadFile } from './action.js';
+import { withResourceNames } from './resource-names.js';
+import type { ActionContext } from './action.js';
+import { DEFAULT_MAX_IN_FLIGHT, hostLimiter, limitExchange, limitStream } from './politeness.js';
 import type {
   ClientOptions, DatastoreClient, Explanation, PreparedRequest, RecordStream, SearchAllOptions, SearchInput, SearchOptions, StreamOptions,
 } from './types.js';
@@ -77,12 +81,15 @@ export function connect(options: ClientOptions): DatastoreClient {
   // HTTP (undici) is loaded on the first request, and not at all for a server in the process.
   const maxResponseBytes = positive(options.maxResponseBytes, DEFAULTS.maxResponseBytes, 'maxResponseBytes');
   let http: Promise<Http> | undefined;
-  const exchange: Exchanger =
-    options.inProcess ??
-    (async (wire, signal) => {
-      http ??= import('./http.js').then(({ openHttp }) => openHttp({ timeout, maxResponseBytes, origin: base.origin }));
-      return (await http).exchange(wire, signal);
-    });
+  // Politeness (politeness.ts): at most `maxInFlight` requests to the portal's host at once.
+  const maxInFlight = positive(options.maxInFlight, DEFAULT_MAX_IN_FLIGHT, 'maxInFlight');
+  const limiter = hostLimiter(base.origin, maxInFlight);
+  const openedHttp = (): Promise<Http> =>
+    (http ??= import('./http.js').then(({ openHttp }) => openHttp({ timeout, maxResponseBytes, origin: base.origin, maxInFlight })));
+  const exchange: Exchanger = options.inProcess ?? limitExchange(async (wire, signal) => (await openedHttp()).exchange(wire, signal), limiter);
+  const streamer = options.inProcess === undefined
+    ? limitStream(async (wire, signal) => (await openedHttp()).stream(wire, signal), limiter)
+    : options.inProcessStream;
   const transport: TransportOptions = {
     exchange,
     timeout,
@@ -92,9 +99,11 @@ export function connect(options: ClientOptions): DatastoreClient {
     origin: base.origin,
     token,
     onRetry: options.onRetry,
+    history: { succeeded: 0 },
   };
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': options.userAgent ?? DEFAULTS.userAgent };
-  if (token !== undefined) headers.authorization = token;
+  const tokenHeader = tokenHeaderOf(options.tokenHeader);
+  if (token !== undefined) headers[tokenHeader] = token;
   const postHeaders = { ...headers, 'content-type': 'application/json' };
   let closed = false;
 
@@ -102,6 +111,8 @@ export function connect(options: ClientOptions): DatastoreClient {
     method === 'GET'
       ? { method, url: `${endpoint}?${queryStringFor(request)}`, headers }
       : { method, url: endpoint, headers: postHeaders, body: JSON.stringify(request) };
+
+  const actions: ActionContext = { base, language, method, headers, transport, stream: streamer, closed: () => closed };
 
   const send = (request: SearchRequest, signal: AbortSignal | undefined): Promise<SearchResult> => {
     if (closed) throw new DatastoreError('ABORTED', 'this client is closed; connect() again to send more requests');
@@ -112,7 +123,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   let target: Target | undefined = options.target;
   let detected: Promise<Target> | undefined;
   let found: Target | undefined;
-  const maxScan = options.maxScan;
+  let maxScan = options.maxScan;
   const statusUrl = endpoint.replace(/datastore_search$/, 'status_show');
   const sqlUrl = endpoint.replace(/datastore_search$/, 'datastore_search_sql');
   const targetFor = (resourceId: string, signal: AbortSignal | undefined): Promise<Target> => {
@@ -216,7 +227,7 @@ export function connect(options: ClientOptions): DatastoreClient {
       ? plan(input, { target: (target ?? found) === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11', ...(params === undefined ? {} : { params }) })
       : undefined;
     const request = planned === undefined ? requestOf(input, params) : (planned.request as SearchRequest);
-    return redacted(wireFor(request), request);
+    return redacted(wireFor(request), request, tokenHeader);
   };
 
   /**
@@ -244,12 +255,20 @@ export function connect(options: ClientOptions): DatastoreClient {
     const steps = describeTree(treeFor(planned, input, explainOptions.params, false, false, DEFAULTS.pageSize, await sideCounts(planned, explainOptions.signal)));
     if (planned.target === 'sql') return { plan: planned, chosen, steps, sql: { url: sqlUrl, text: (planned.request as SqlRequest).sql } };
     const request = planned.request as SearchRequest;
-    return { plan: planned, chosen, steps, request: redacted(wireFor(request), request) };
+    return { plan: planned, chosen, steps, request: redacted(wireFor(request), request, tokenHeader) };
   };
 
-  return {
+  // `dataset/resource` names are resolved to ids before anything else sees them (resource-names.ts).
+  return withResourceNames({
     get target() {
       return target ?? found;
+    },
+    get maxScan() {
+      return maxScan ?? DEFAULT_MAX_SCAN;
+    },
+    setMaxScan: (next: number | undefined) => {
+      if (next !== undefined && (!Number.isSafeInteger(next) || next < 1)) throw toolError('USAGE', [`maxScan must be a whole number of records, 1 or more, not ${String(next)}`]);
+      maxScan = next;
     },
     setTarget: (next: Target | undefined) => {
       target = next;
@@ -266,26 +285,36 @@ export function connect(options: ClientOptions): DatastoreClient {
     stream,
     prepare,
     explain,
-    withLanguage: (next) => connect({ ...options, ...(next === undefined ? { language: '' } : { language: next }) }),
+    withLanguage: (next) => connect({ ...options, ...(maxScan === undefined ? {} : { maxScan }), ...(next === undefined ? { language: '' } : { language: next }) }),
+    action: (name, body, actionOptions) => callAction(actions, name, body, actionOptions),
+    download: (path, params, downloadOptions) => downloadFile(actions, path, params, downloadOptions),
     close: async () => {
       if (closed) return;
       closed = true;
       if (http !== undefined) await (await http).close();
     },
-  };
+  });
 }
 
-/** A request as it goes over the wire, with `Authorization` shown as `<redacted>`. */
-function redacted(wire: WireRequest, request: SearchRequest): PreparedRequest {
+/** A request as it goes over the wire, with the token's header shown as `<redacted>`. */
+function redacted(wire: WireRequest, request: SearchRequest, tokenHeader: string): PreparedRequest {
   const shown = { ...wire.headers };
-  if (shown.authorization !== undefined) shown.authorization = '<redacted>';
+  if (shown[tokenHeader] !== undefined) shown[tokenHeader] = '<redacted>';
   return {
     method: wire.method,
     url: wire.url,
     headers: shown,
     ...(wire.body === undefined ? {} : { body: wire.body }),
     request,
+    ...(tokenHeader === 'authorization' ? {} : { tokenHeader }),
   };
+}
+
+/** The token's header name in lower case (CKAN's `apitoken_header_name`); `authorization` by default. */
+function tokenHeaderOf(name: string | undefined): string {
+  if (name === undefined || name === '') return 'authorization';
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw toolError('USAGE', [`${JSON.stringify(name)} is not an HTTP header name`]);
+  return name.toLowerCase();
 }
 
 function portalUrl(text: string): URL {

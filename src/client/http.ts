@@ -11,9 +11,9 @@ import { Agent, EnvHttpProxyAgent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 
 import { parseRetryAfter, tooLarge } from './transport.js';
-import type { Exchange, WireRequest } from './transport.js';
+import type { Exchange, StreamExchange, WireRequest } from './transport.js';
 
-/** Connections per client: a REPL or CLI session sends one request at a time, plus a cancelled one draining. */
+/** Connections per client unless more requests may be in flight: the politeness limit (3), plus a cancelled one draining. */
 const CONNECTIONS = 4;
 
 export interface HttpOptions {
@@ -23,10 +23,18 @@ export interface HttpOptions {
   readonly maxResponseBytes: number;
   /** `https://host[:port]`, for messages */
   readonly origin: string;
+  /** requests the client may have in flight at once (politeness.ts); the pool holds one more */
+  readonly maxInFlight?: number;
 }
 
 export interface Http {
   exchange(wire: WireRequest, signal: AbortSignal | undefined): Promise<Exchange>;
+  /**
+   * The answer as soon as its headers are in, its body read as it arrives:
+   * `timeout` bounds the headers and each pause in the body, not the whole
+   * body (a dump of a large table takes as long as it takes).
+   */
+  stream(wire: WireRequest, signal: AbortSignal | undefined): Promise<StreamExchange>;
   /** closes the connections; requests in flight fail */
   close(): Promise<void>;
 }
@@ -40,17 +48,18 @@ export interface Http {
  * await http.close();
  */
 export function openHttp(options: HttpOptions): Http {
-  const dispatcher = createDispatcher(options.timeout);
+  const dispatcher = createDispatcher(options.timeout, Math.max(CONNECTIONS, (options.maxInFlight ?? 0) + 1));
   return {
     exchange: (wire, signal) => exchange(dispatcher, wire, options, signal),
+    stream: (wire, signal) => stream(dispatcher, wire, options, signal),
     close: () => dispatcher.destroy(),
   };
 }
 
 /** Proxy variables are read when the client is made; lower-case names win, as undici reads them. */
-function createDispatcher(timeout: number): Dispatcher {
+function createDispatcher(timeout: number, connections: number): Dispatcher {
   const agentOptions = {
-    connections: CONNECTIONS,
+    connections,
     keepAliveTimeout: 10_000,
     headersTimeout: timeout,
     bodyTimeout: timeout,
@@ -92,6 +101,30 @@ async function exchange(dispatcher: Dispatcher, wire: WireRequest, options: Http
   } finally {
     clearTimeout(deadline);
   }
+}
+
+async function stream(dispatcher: Dispatcher, wire: WireRequest, options: HttpOptions, signal: AbortSignal | undefined): Promise<StreamExchange> {
+  const response = await request(wire.url, {
+    dispatcher,
+    method: wire.method,
+    headers: wire.headers,
+    body: wire.body,
+    signal,
+    headersTimeout: options.timeout,
+    bodyTimeout: options.timeout,
+  });
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) headers[name.toLowerCase()] = first;
+  }
+  return {
+    status: response.statusCode,
+    headers,
+    retryAfter: parseRetryAfter(response.headers['retry-after']),
+    body: response.body as AsyncIterable<Uint8Array>,
+    cancel: () => response.body.destroy(),
+  };
 }
 
 /**

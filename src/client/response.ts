@@ -39,13 +39,43 @@ export interface ResponseContext {
 export function readResponse(status: number, text: string, context: ResponseContext): SearchResult {
   const json = parseJson(text);
   const envelope = isObject(json) ? json : undefined;
+  if (status >= 200 && status < 300 && envelope?.success === true && isObject(envelope.result) && Array.isArray(envelope.result.records)) {
+    const { records, fields } = envelope.result;
+    return checkedResult(roundsIntegers(records, fields) ? exactResult(text, envelope.result) : envelope.result, context);
+  }
+  return failure(status, text, json, context, 'a datastore_search response (no result.records)', 'datastore_search');
+}
+
+/**
+ * Reads a complete response of any CKAN action: its `result`, or the typed
+ * `DatastoreError` its envelope (or its absence) says.
+ * @example
+ * readActionResponse(200, '{"success": true, "result": {"count": 0, "results": []}}', ctx) // → { count: 0, results: [] }
+ * readActionResponse(404, '{"success": false, "error": {"__type": "Not Found Error", "message": "Not found"}}', ctx)
+ * // throws DatastoreError { code: "NOT_FOUND", status: 404 }
+ */
+export function readActionResponse(status: number, text: string, context: ResponseContext): unknown {
+  const json = parseJson(text);
+  if (status >= 200 && status < 300 && isObject(json) && json.success === true && 'result' in json) return json.result;
+  return failure(status, text, json, context, "a CKAN action's response (no result)", 'CKAN');
+}
+
+/**
+ * Whether a body is CKAN's own error envelope (`{"success": false, "error": {"__type": …}}`).
+ * @example hasCkanError('{"success": false, "error": {"__type": "Authorization Error"}}') // true
+ * @example hasCkanError('<html>403 Forbidden</html>') // false
+ */
+export function hasCkanError(text: string): boolean {
+  const json = parseJson(text);
+  return isObject(json) && isErrorBody(json.error);
+}
+
+/** The error an answer that is not a success stands for (`expected`: what a success would have been). */
+function failure(status: number, text: string, json: unknown, context: ResponseContext, expected: string, service: string): never {
+  const envelope = isObject(json) ? json : undefined;
   if (status >= 200 && status < 300) {
-    if (envelope?.success === true && isObject(envelope.result) && Array.isArray(envelope.result.records)) {
-      const { records, fields } = envelope.result;
-      return checkedResult(roundsIntegers(records, fields) ? exactResult(text, envelope.result) : envelope.result, context);
-    }
     if (envelope?.success === false && isErrorBody(envelope.error)) throw errorFromBody(status, envelope.error, context);
-    const what = json === undefined ? 'not JSON' : 'JSON, but not a datastore_search response (no result.records)';
+    const what = json === undefined ? 'not JSON' : `JSON, but not ${expected}`;
     throw new DatastoreError(
       'INVALID_RESPONSE',
       `${context.origin} answered HTTP ${status}, but the body is ${what}; is the URL the portal's base URL, without /api/…? Body starts: ${bodyExcerpt(text)}`,
@@ -67,7 +97,7 @@ export function readResponse(status: number, text: string, context: ResponseCont
   }
   throw new DatastoreError(
     'HTTP_ERROR',
-    `${context.origin} answered HTTP ${status} without a datastore_search error body${text.trim() === '' ? '' : `: ${bodyExcerpt(text)}`}`,
+    `${context.origin} answered HTTP ${status} without a ${service} error body${text.trim() === '' ? '' : `: ${bodyExcerpt(text)}`}`,
     { status, body: bodyExcerpt(text, 2_000) },
   );
 }

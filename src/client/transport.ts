@@ -11,10 +11,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DatastoreError } from '../errors.js';
 import type { SearchResult } from '../datastore/types.js';
-import { readResponse } from './response.js';
-import type { Exchanger, RetryInfo, WireRequest } from './types.js';
+import { hasCkanError, readResponse } from './response.js';
+import type { ResponseContext } from './response.js';
+import type { Download, Exchanger, RetryInfo, StreamExchange, StreamExchanger, WireRequest } from './types.js';
 
-export type { Exchange, Exchanger, WireRequest } from './types.js';
+export type { Exchange, Exchanger, StreamExchange, StreamExchanger, WireRequest } from './types.js';
 
 export interface TransportOptions {
   readonly exchange: Exchanger;
@@ -32,7 +33,17 @@ export interface TransportOptions {
   readonly onRetry?: ((info: RetryInfo) => void) | undefined;
   /** in [0, 1): the jitter source, replaceable in tests */
   readonly random?: () => number;
+  /**
+   * answers that succeeded so far on this client: after one, a 403 that is
+   * not CKAN's own Authorization Error is taken for throttling (a front end
+   * limiting the rate; see ../shared/reference/portals-and-users.md §2.2) and
+   * retried like a 429
+   */
+  readonly history?: { succeeded: number };
 }
+
+/** Reads a complete answer into a result, or throws its typed error. */
+export type ReadAnswer<T> = (status: number, text: string, context: ResponseContext) => T;
 
 const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
@@ -57,7 +68,18 @@ const TIMEOUT_ERRORS: ReadonlySet<string> = new Set([
  *   { exchange: http.exchange, timeout: 30_000, retries: 3, retryDelay: 500, maxRetryDelay: 30_000, origin: 'http://127.0.0.1:8080', token: undefined });
  * // → { resource_id: "…", fields: [ … ], records: [ … ], total: 320, … }
  */
-export async function sendSearch(wire: WireRequest, options: TransportOptions, signal?: AbortSignal): Promise<SearchResult> {
+export function sendSearch(wire: WireRequest, options: TransportOptions, signal?: AbortSignal): Promise<SearchResult> {
+  return sendRequest(wire, options, signal, readResponse);
+}
+
+/**
+ * Sends `wire` as `sendSearch` does (retries, backoff, cancellation) and
+ * reads the answer with `read`: any action's envelope, not only a search's.
+ * @example
+ * await sendRequest({ method: 'GET', url: 'http://127.0.0.1:8080/api/action/package_show?id=demo', headers: {} }, transport, undefined, readActionResponse)
+ * // → { name: "demo", resources: [ … ], … }
+ */
+export async function sendRequest<T>(wire: WireRequest, options: TransportOptions, signal: AbortSignal | undefined, read: ReadAnswer<T>): Promise<T> {
   const random = options.random ?? Math.random;
   for (let attempt = 0; ; attempt++) {
     if (signal?.aborted === true) throw aborted(options.origin, signal.reason);
@@ -75,16 +97,115 @@ export async function sendSearch(wire: WireRequest, options: TransportOptions, s
       }
       throw attempt === 0 ? failure.error : withAttempts(failure.error, attempt + 1);
     }
-    if (RETRY_STATUSES.has(status) && attempt < options.retries) {
-      await wait(backoff(attempt, retryAfter, options, random), attempt, `HTTP ${status}`, options, signal);
+    const throttled = isThrottling(status, text, options);
+    if ((RETRY_STATUSES.has(status) || throttled) && attempt < options.retries) {
+      await wait(backoff(attempt, retryAfter, options, random), attempt, throttled ? 'HTTP 403 (rate limited?)' : `HTTP ${status}`, options, signal);
       continue;
     }
-    return readResponse(status, scrub(text, options.token), {
+    if (throttled) throw throttledError(options, attempt + 1);
+    if (status >= 200 && status < 300 && options.history !== undefined) options.history.succeeded++;
+    return read(status, scrub(text, options.token), {
       origin: options.origin,
       sentToken: options.token !== undefined,
       ...(location === undefined ? {} : { location: scrub(location, options.token) }),
     });
   }
+}
+
+/**
+ * A 403 after earlier successes that is not CKAN's own Authorization Error:
+ * a front end limiting the rate answers so (ckan/ckanext-harvest#371), and a
+ * portal that answered a moment ago has not changed its mind about the token.
+ */
+export function isThrottling(status: number, text: string, options: Pick<TransportOptions, 'history'>): boolean {
+  return status === 403 && (options.history?.succeeded ?? 0) > 0 && !hasCkanError(text);
+}
+
+/** The error for a 403 that went on after the retries: most likely a rate limit, said with what to do. */
+export function throttledError(options: Pick<TransportOptions, 'origin' | 'history'>, attempts: number): DatastoreError {
+  const earlier = options.history?.succeeded ?? 0;
+  return new DatastoreError(
+    'HTTP_ERROR',
+    `${options.origin} answered HTTP 403 without CKAN's error body after ${earlier} request${earlier === 1 ? '' : 's'} had succeeded (${attempts} attempt${attempts === 1 ? '' : 's'}): ` +
+      'a front end is most likely limiting the request rate; wait a while and try again (an export goes on with --resume), or ask fewer requests at once (a profile\'s max_in_flight:)',
+    { status: 403 },
+  );
+}
+
+/** The most of an error page a download reads for its message. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * A streamed download (`/datastore/dump/<id>`): retried as a search is while
+ * no byte of the body has been taken (429/502/503/504, a throttling 403,
+ * broken connections), then handed over as it arrives. A 404 is the dump's
+ * answer both for a missing resource and for one the token does not open.
+ */
+export async function sendDownload(wire: WireRequest, options: TransportOptions, stream: StreamExchanger, signal?: AbortSignal): Promise<Download> {
+  const random = options.random ?? Math.random;
+  for (let attempt = 0; ; attempt++) {
+    if (signal?.aborted === true) throw aborted(options.origin, signal.reason);
+    let answer: StreamExchange;
+    try {
+      answer = await stream(wire, signal);
+    } catch (error) {
+      const failure = classify(error, options, signal);
+      if (failure.retry && attempt < options.retries) {
+        await wait(backoff(attempt, undefined, options, random), attempt, failure.reason, options, signal);
+        continue;
+      }
+      throw attempt === 0 ? failure.error : withAttempts(failure.error, attempt + 1);
+    }
+    if (answer.status >= 200 && answer.status < 300) {
+      if (options.history !== undefined) options.history.succeeded++;
+      const disposition = answer.headers['content-disposition'];
+      const filename = disposition === undefined ? undefined : /filename="?([^";]+)"?/i.exec(disposition)?.[1];
+      return { contentType: answer.headers['content-type'], filename, body: answer.body, cancel: () => answer.cancel() };
+    }
+    const text = scrub(await bodyText(answer), options.token);
+    const throttled = isThrottling(answer.status, text, options);
+    if ((RETRY_STATUSES.has(answer.status) || throttled) && attempt < options.retries) {
+      await wait(backoff(attempt, answer.retryAfter, options, random), attempt, throttled ? 'HTTP 403 (rate limited?)' : `HTTP ${answer.status}`, options, signal);
+      continue;
+    }
+    if (throttled) throw throttledError(options, attempt + 1);
+    const path = new URL(wire.url).pathname;
+    if (answer.status === 404) {
+      throw new DatastoreError(
+        'NOT_FOUND',
+        `${options.origin} has nothing at ${path} (404): the resource is missing, or it is private and ${options.token === undefined ? 'no token was sent' : 'the token does not open it'} (the dump answers 404 for both)`,
+        { status: 404, body: excerptOf(text) },
+      );
+    }
+    throw new DatastoreError('HTTP_ERROR', `${options.origin} answered HTTP ${answer.status} for ${path}${text.trim() === '' ? '' : `: ${excerptOf(text, 200)}`}`, {
+      status: answer.status,
+      body: excerptOf(text),
+    });
+  }
+}
+
+/** The start of an error answer's body as text; the rest is given up. */
+async function bodyText(answer: StreamExchange): Promise<string> {
+  let text = '';
+  let bytes = 0;
+  try {
+    for await (const piece of answer.body) {
+      const chunk = typeof piece === 'string' ? piece : Buffer.from(piece).toString('utf8');
+      text += chunk;
+      bytes += chunk.length;
+      if (bytes >= ERROR_BODY_BYTES) break;
+    }
+  } catch {
+    // What came is enough for a message.
+  } finally {
+    answer.cancel();
+  }
+  return text;
+}
+
+function excerptOf(text: string, max = 2_000): string {
+  const folded = text.replace(/\s+/g, ' ').trim();
+  return folded.length > max ? `${folded.slice(0, max)}…` : folded;
 }
 
 /**

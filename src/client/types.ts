@@ -32,6 +32,40 @@ export interface Exchange {
  */
 export type Exchanger = (wire: WireRequest, signal: AbortSignal | undefined) => Promise<Exchange>;
 
+/** An answer whose body is read as it arrives (a dump of a whole table). */
+export interface StreamExchange {
+  readonly status: number;
+  /** header names in lower case, the first value of each */
+  readonly headers: Readonly<Record<string, string>>;
+  /** ms, from a `Retry-After` header */
+  readonly retryAfter: number | undefined;
+  /** the body in pieces; reading it to its end (or `cancel`) frees the connection */
+  readonly body: AsyncIterable<Uint8Array | string>;
+  /** gives the body up unread */
+  cancel(): void;
+}
+
+/** Sends one request and gives its answer as soon as the headers are in. */
+export type StreamExchanger = (wire: WireRequest, signal: AbortSignal | undefined) => Promise<StreamExchange>;
+
+/** A file the portal streams (`/datastore/dump/<id>`), once its status said yes. */
+export interface Download {
+  /** `content-type` as sent, e.g. `text/csv; charset=utf-8` */
+  readonly contentType: string | undefined;
+  /** the file name of `content-disposition`, when it names one */
+  readonly filename: string | undefined;
+  readonly body: AsyncIterable<Uint8Array | string>;
+  /** gives the body up unread */
+  cancel(): void;
+}
+
+/** Options of `action` and `download`. */
+export interface ActionOptions {
+  readonly signal?: AbortSignal;
+  /** default: the client's method (a GET sends each parameter in the query string, objects as JSON text) */
+  readonly method?: 'GET' | 'POST';
+}
+
 /** What `search` accepts: a parsed query, query text, or a request. */
 export type SearchInput = Query | string | SearchRequest;
 
@@ -53,7 +87,15 @@ export interface ClientOptions {
   readonly maxResponseBytes?: number;
   /** retries for 429/502/503/504 and connection failures; default 3 */
   readonly retries?: number;
+  /** the `User-Agent` header; default `ckql` */
   readonly userAgent?: string;
+  /**
+   * the header the token is sent in: CKAN's `apitoken_header_name`,
+   * `Authorization` unless the portal set another (`X-CKAN-API-Key`)
+   */
+  readonly tokenHeader?: string;
+  /** requests in flight to the portal's host at once, across this process's clients; default 3 */
+  readonly maxInFlight?: number;
   /** ms: the first retry waits up to this (full jitter), doubling per attempt; default 500 */
   readonly retryDelay?: number;
   /** ms: the longest wait between attempts, also the cap on `Retry-After`; default 30 000 */
@@ -77,6 +119,8 @@ export interface ClientOptions {
    * URLs the client shows, and no socket is opened.
    */
   readonly inProcess?: Exchanger;
+  /** the same, for answers read as they arrive (`download`); without it, local data has no dump to download */
+  readonly inProcessStream?: StreamExchanger;
 }
 
 /** What a retry wait is about. */
@@ -139,6 +183,8 @@ export interface PreparedRequest {
   /** JSON text for POST */
   readonly body?: string;
   readonly request: SearchRequest;
+  /** the header the token goes in, when not `Authorization` (for curl lines) */
+  readonly tokenHeader?: string;
 }
 
 /**
@@ -169,6 +215,10 @@ export interface DatastoreClient {
   readonly target: Target | undefined;
   /** sets the target (undefined: detect it again on the next query that needs it) */
   setTarget(target: Target | undefined): void;
+  /** the most records a plan may read (`ClientOptions.maxScan`; default 100 000) */
+  readonly maxScan: number;
+  /** sets it (undefined: the default) for the queries from now on */
+  setMaxScan(max: number | undefined): void;
   /** the portal's target, detected once (status_show, else the 2.12 probe on this resource) unless one is set */
   detectTarget(resourceId: string, signal?: AbortSignal): Promise<Target>;
   readonly url: string;
@@ -211,5 +261,19 @@ export interface DatastoreClient {
    * own connections: close it too.
    */
   withLanguage(language: string | undefined): DatastoreClient;
+  /**
+   * Any other CKAN action (`package_search`, `package_show`, `datastore_info`, …):
+   * its `result`, or the typed error of its answer, with the same token,
+   * retries and politeness as a search.
+   * @example
+   * await client.action('package_show', { id: 'air-quality' })
+   * // POST https://data.example.org/api/action/package_show {"id":"air-quality"} → { name: "air-quality", resources: [ … ], … }
+   */
+  action(name: string, body: Readonly<Record<string, unknown>>, options?: ActionOptions): Promise<unknown>;
+  /**
+   * A file below the portal's root, streamed (`datastore/dump/<id>` with its
+   * parameters): resolves once the portal said 200, and fails as an action does.
+   */
+  download(path: string, params: Readonly<Record<string, string>>, options?: { readonly signal?: AbortSignal }): Promise<Download>;
   close(): Promise<void>;
 }

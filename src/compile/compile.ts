@@ -9,6 +9,7 @@
 import type { Condition, Query } from '../ast.js';
 import { QueryError, queryError } from '../errors.js';
 import type { SearchRequest } from '../datastore/types.js';
+import { MAX_FIELDS, MAX_SORT_ITEMS } from '../datastore/validate.js';
 import { parse } from '../syntax/parse.js';
 import { firstParameter } from '../syntax/walk.js';
 import { bind } from './bind.js';
@@ -67,6 +68,7 @@ export function compile(query: Query | string, options?: Params | CompileOptions
 export function compile(query: Query | string, options?: Params | CompileOptions): SearchRequest | SqlRequest {
   const { params, target } = readOptions(options);
   return withQuery(query, params, (bound) => {
+    checkNameCounts(bound, target);
     const planned = planQuery(bound, { target, distinctOnPortal: true });
     if (planned.residual === undefined) return planned.request;
     throw refusal(planned.residual.where!.condition, planned.target);
@@ -85,7 +87,29 @@ export function compile(query: Query | string, options?: Params | CompileOptions
  * //     local: { where: true, select: false, limit: true, order: false }, maxScan: 100000 }
  */
 export function plan(query: Query | string, options: PlanOptions & { readonly params?: Params } = {}): Plan {
-  return withQuery(query, options.params, (bound) => planQuery(bound, options));
+  return withQuery(query, options.params, (bound) => {
+    checkNameCounts(bound, options.target);
+    return planQuery(bound, options);
+  });
+}
+
+/**
+ * A request names at most `MAX_FIELDS` fields and `MAX_SORT_ITEMS` sort
+ * items (the bounds `normalizeRequest`, `fromRequest` and `ckql serve`
+ * hold a request to): a query past them is refused here, where its clause
+ * can be pointed at, not by the portal. The `sql` target has no such list.
+ */
+function checkNameCounts(query: Query, target: Target | undefined): void {
+  if (target === 'sql') return;
+  // the request lists each name as the select does, repeats included
+  const selected = query.select?.items.length ?? 0;
+  if (query.select !== undefined && selected > MAX_FIELDS) {
+    throw queryError('TOO_MANY_NAMES', query.select.span, ['select', selected, MAX_FIELDS], { hint: 'select fewer fields, or leave select out for every field' });
+  }
+  const keys = query.order?.keys.length ?? 0;
+  if (query.order !== undefined && keys > MAX_SORT_ITEMS) {
+    throw queryError('TOO_MANY_NAMES', query.order.span, ['order by', keys, MAX_SORT_ITEMS], { hint: 'order by fewer fields' });
+  }
 }
 
 /** Options of `compile`: the target (default `ckan-2.11`) and parameter values. */

@@ -12,18 +12,30 @@ const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 export function hasPrefixWord(text: string): boolean {
   let letter = false;
   for (let i = 0; i < text.length; ) {
-    const ch = String.fromCodePoint(text.codePointAt(i)!);
-    i += ch.length;
-    if (ch === '*') {
-      if (letter && (i >= text.length || WHITE_SPACE.test(String.fromCodePoint(text.codePointAt(i)!)))) return true;
+    const code = text.codePointAt(i) as number;
+    i += code > 0xffff ? 2 : 1;
+    if (code === 42 /* * */) {
+      if (letter && (i >= text.length || isWhiteSpace(text.codePointAt(i) as number))) return true;
       letter = false;
-    } else if (WHITE_SPACE.test(ch)) {
+    } else if (isWhiteSpace(code)) {
       letter = false;
-    } else if (LETTER_OR_DIGIT.test(ch)) {
+    } else if (!letter && isLetterOrDigit(code)) {
       letter = true;
     }
   }
   return false;
+}
+
+/** `\s` of a `u` regular expression, without a string per character for ASCII. */
+function isWhiteSpace(code: number): boolean {
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
+  return WHITE_SPACE.test(String.fromCodePoint(code));
+}
+
+/** `[\p{L}\p{N}]`, without a string per character for ASCII. */
+function isLetterOrDigit(code: number): boolean {
+  if (code < 128) return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+  return LETTER_OR_DIGIT.test(String.fromCodePoint(code));
 }
 
 /**

@@ -65,6 +65,23 @@ export function sqlRequest(query: PlainQuery, resource: string): SqlRequest {
 }
 
 /**
+ * One page of a query by `_id` keyset, for `datastore_search_sql`: the
+ * query's conditions and search, `_id` above the last one read, in `_id`
+ * order, no total (a window count would read every match on every page).
+ * @example
+ * keysetSql(parse('from r where year >= 2020'), 'r', ['_id', 'year'], 1000, 500)
+ * // → SELECT "_id", "year" FROM "r" WHERE ("year" >= '2020') AND "_id" > 1000 ORDER BY "_id" LIMIT 500
+ */
+export function keysetSql(query: Query, resource: string, columns: readonly string[], after: number | undefined, limit: number): string {
+  const where: string[] = [];
+  const matching = whereSql(query, stringLiteral);
+  if (matching !== undefined) where.push(`(${matching})`);
+  if (after !== undefined) where.push(`"_id" > ${Math.floor(after)}`);
+  const whereText = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+  return `SELECT ${columns.map(identifier).join(', ')} FROM ${identifier(resource)}${whereText} ORDER BY "_id" LIMIT ${Math.max(0, Math.floor(limit))}`;
+}
+
+/**
  * An identifier in double quotes, `"` doubled, `:` written `\:`.
  * @example identifier('say "hi"') // → '"say ""hi"""'
  */

@@ -63,6 +63,18 @@ export const urlProfileSchema = z
     target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional().describe('the CKAN dialect: ckan-2.11, ckan-2.12 or sql'),
     /** the most records a plan may read to finish a query locally */
     max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional().describe('the most records a plan may read to finish a query locally (default 100000)'),
+    token_header: nonEmptyText
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'must be an HTTP header name such as X-CKAN-API-Key' })
+      .optional()
+      .describe("the header the portal reads the API token from (CKAN's apitoken_header_name; default Authorization), e.g. X-CKAN-API-Key"),
+    user_agent: nonEmptyText.optional().describe('the User-Agent header sent (default ckql); some portals\' firewalls refuse unknown ones'),
+    max_in_flight: z
+      .number({ error: 'must be a number of requests' })
+      .int({ error: 'must be a whole number' })
+      .min(1, { error: 'must be 1 or more' })
+      .max(32, { error: 'must be 32 or fewer' })
+      .optional()
+      .describe('requests in flight to the portal at once (default 3)'),
   })
   .refine((profile) => tokenKeys.filter((key) => profile[key] !== undefined).length <= 1, {
     error: `give at most one of ${tokenKeys.join(', ')}`,
@@ -84,6 +96,10 @@ export const dataProfileSchema = z
     target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional().describe('the CKAN dialect: ckan-2.11, ckan-2.12 or sql'),
     /** the most records a plan may read to finish a query locally */
     max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional().describe('the most records a plan may read to finish a query locally (default 100000)'),
+    infer: z
+      .enum(['ckql', 'xloader', 'datapusher'], { error: 'must be ckql, xloader or datapusher' })
+      .optional()
+      .describe('how columns no fields file declares are typed: ckql (the default), xloader (all text) or datapusher'),
   })
   .refine((profile) => profile.data !== undefined || profile.db !== undefined, { error: 'give data (files) or db (a database)' });
 

@@ -25,6 +25,11 @@ export type Profile =
       readonly target?: 'ckan-2.11' | 'ckan-2.12' | 'sql';
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** the header the token is sent in (CKAN's `apitoken_header_name`) */
+      readonly tokenHeader?: string;
+      readonly userAgent?: string;
+      /** requests in flight to the portal at once */
+      readonly maxInFlight?: number;
     }
   | {
       readonly kind: 'data';
@@ -39,6 +44,8 @@ export type Profile =
       readonly target?: 'ckan-2.11' | 'ckan-2.12' | 'sql';
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** how columns no fields file declares are typed */
+      readonly infer?: 'ckql' | 'xloader' | 'datapusher';
     };
 
 /** A named query's default for one parameter: a value, or a list for `field in $list`. */

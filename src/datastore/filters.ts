@@ -281,13 +281,14 @@ function parse212(filters: unknown, fields: readonly FieldInfo[] | undefined): F
     if (Array.isArray(filters)) throw validationError('filters', 'Filters must hold at least one filter operation');
     return undefined;
   }
-  return toNode(root);
+  const types = fields === undefined ? undefined : new Map(fields.map((f) => [f.id, f.type]));
+  return toNode(root, types);
 }
 
 /** CKAN's tree as a `FilterNode`; an operation CKAN's SQL builder does not know is its error (F9). */
-function toNode(op: Op): FilterNode {
+function toNode(op: Op, types: ReadonlyMap<string, string> | undefined): FilterNode {
   if (op.field === null) {
-    return { op: op.op === '$or' ? 'or' : 'and', of: (op.value as readonly Op[]).map(toNode) };
+    return { op: op.op === '$or' ? 'or' : 'and', of: (op.value as readonly Op[]).map((child) => toNode(child, types)) };
   }
   switch (op.op) {
     case 'eq':
@@ -295,16 +296,43 @@ function toNode(op: Op): FilterNode {
     case 'gte':
     case 'lt':
     case 'lte':
-      return { op: op.op, field: op.field, value: op.value as JsonValue };
+      return { op: op.op, field: op.field, value: operand(op.value as JsonValue, op.field, op.op, types) };
     case 'in':
       if (!Array.isArray(op.value)) {
         // CKAN iterates over the operand: a 500 for a number, characters for a text. Both refused here.
         throw validationError('filters', `Filter operation "in" must be given a list: ${opRepr(op)}`);
       }
-      return { op: 'in', field: op.field, values: op.value as readonly JsonValue[] };
+      return { op: 'in', field: op.field, values: (op.value as readonly JsonValue[]).map((v) => operand(v, op.field as string, 'eq', types)) };
     default:
       throw validationError('filters', `Unknown filter operation: ${opRepr(op)}`);
   }
+}
+
+const SQL_OPERATORS: Readonly<Record<string, string>> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' };
+const PG_TYPE_NAMES: Readonly<Record<string, string>> = {
+  int: 'integer', int4: 'integer', int8: 'bigint', float8: 'double precision', float: 'double precision', bool: 'boolean', timestamp: 'timestamp without time zone',
+};
+
+/**
+ * An operand as CKAN 2.12 binds it (`_where_clauses`' `placeholder`): on a
+ * column of type `text` through Python's `str()`, so a list or an object is
+ * its `repr` (`"['a']"`); on an array column a list is an array, compared
+ * whole; on any other column psycopg2 sends a list as an array and cannot
+ * send an object, and PostgreSQL refuses either: CKAN's 409 `Invalid query`.
+ * Without the table's fields, the operand is left as it is.
+ */
+function operand(value: JsonValue, field: string, op: string, types: ReadonlyMap<string, string> | undefined): JsonValue {
+  const type = types?.get(field);
+  if (type === undefined || typeof value !== 'object' || value === null) return value;
+  if (type === 'text') return pythonRepr(value);
+  if (!Array.isArray(value)) throw invalidQuery("can't adapt type 'dict'");
+  if (type.startsWith('_')) return value;
+  const list = value as readonly JsonValue[];
+  const pgType = PG_TYPE_NAMES[type] ?? type;
+  if (list.length === 0) throw invalidQuery(`invalid input syntax for type ${pgType}: "{}"`);
+  if (list.some((item) => typeof item === 'object' && item !== null && !Array.isArray(item))) throw invalidQuery("can't adapt type 'dict'");
+  const element = list.every((item) => typeof item === 'boolean') ? 'boolean' : list.every((item) => typeof item === 'number') ? (list.every((item) => Number.isInteger(item)) ? 'integer' : 'numeric') : 'text';
+  throw invalidQuery(`operator does not exist: ${pgType} ${SQL_OPERATORS[op] ?? '='} ${element}[]`);
 }
 
 function combine(ops: readonly Op[], parent: string): Op[] {

@@ -209,6 +209,44 @@ export function timestampText(value: string, ckan: CkanVersion): string {
   return ckan === '2.11' ? seconds : `${seconds}.${(m[5] ?? '').padEnd(3, '0').slice(0, 3)}`;
 }
 
+/**
+ * Records as CKAN's `records_format: csv` (or `tsv`) writes them: PostgreSQL's
+ * `COPY … csv` text, a line per record, no header (the dump's body).
+ * @example delimitedText([{ id: 'a', type: 'text' }], [{ a: 'x,y' }], '2.11', ',') // → '"x,y"\n'
+ */
+export function delimitedText(fields: readonly FieldInfo[], records: readonly Row[], ckan: CkanVersion, delimiter: ',' | '\t'): string {
+  let out = '';
+  for (const record of records) {
+    for (let k = 0; k < fields.length; k++) {
+      if (k > 0) out += delimiter;
+      out += cellText(fields[k] as FieldInfo, record, ckan, delimiter);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+/**
+ * One record as a JSON list, each value as CKAN's JSON writes it (the dump's `json` records).
+ * @example recordListJson([{ id: '_id', type: 'int' }, { id: 'a', type: 'text' }], { _id: 1, a: 'x' }, '2.11') // → '[1,"x"]'
+ */
+export function recordListJson(fields: readonly FieldInfo[], record: Row, ckan: CkanVersion): string {
+  let out = '[';
+  for (let k = 0; k < fields.length; k++) {
+    if (k > 0) out += ',';
+    out += valueJson(fields[k] as FieldInfo, record, ckan);
+  }
+  return `${out}]`;
+}
+
+/**
+ * One value as CKAN's JSON writes it (exact numbers as written, timestamps as `to_char` gives them), or undefined for none.
+ * @example valueText({ id: 't', type: 'timestamp' }, { t: '2023-09-07' }, '2.12') // → '"2023-09-07T00:00:00.000"'
+ */
+export function valueText(field: FieldInfo, record: Row, ckan: CkanVersion): string {
+  return valueJson(field, record, ckan);
+}
+
 /** PostgreSQL's `COPY … csv` text of a page: no header, `\n` after each line. */
 function delimited(parts: ResultParts, delimiter: string, from: number, to: number): string {
   let out = '';

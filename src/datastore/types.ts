@@ -29,6 +29,53 @@ export type FieldType = ScalarFieldType | `_${ScalarFieldType}`;
 export interface FieldInfo {
   readonly id: string;
   readonly type: FieldType;
+  /** the data dictionary, when the resource has one for this field (CKAN's `info`) */
+  readonly info?: FieldDictionary;
+}
+
+/**
+ * CKAN's data dictionary of one field (`info` in `datastore_create` and in
+ * `datastore_search`'s `fields`): the documented `label`, `notes` (markdown)
+ * and `type_override`, and any other keys a portal's plugins keep.
+ */
+export interface FieldDictionary {
+  readonly label?: string;
+  readonly notes?: string;
+  /** the type the publisher says the column holds (xloader loads every column as `text` unless this says otherwise) */
+  readonly type_override?: string;
+  readonly [key: string]: JsonValue | undefined;
+}
+
+/**
+ * What a catalogue says of a resource besides its table: its name and
+ * description as a person reads them, and the dataset (CKAN's package) it
+ * belongs to. Local data gets it from a `datapackage.json`, else from its
+ * folder (one dataset per folder).
+ */
+export interface ResourceMeta {
+  /** the resource's name in its dataset, e.g. `measurements 2023` */
+  readonly name?: string;
+  readonly description?: string;
+  /** `CSV`, `JSON`, … */
+  readonly format?: string;
+  /** ISO timestamp of the last change */
+  readonly modified?: string;
+  readonly dataset?: DatasetMeta;
+  /** the fields of the declared primary key (a unique index, as CKAN's `primary_key`) */
+  readonly primaryKey?: readonly string[];
+}
+
+/** A dataset (CKAN's package) as local data describes it. */
+export interface DatasetMeta {
+  /** CKAN's package name: lower-case letters, digits, `-` and `_` */
+  readonly name: string;
+  readonly title?: string;
+  /** the description (CKAN's `notes`) */
+  readonly notes?: string;
+  /** the organisation's name, when one is given */
+  readonly organization?: string;
+  /** ISO timestamp of the last change */
+  readonly modified?: string;
 }
 
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -168,6 +215,8 @@ export interface Table {
   readonly private?: boolean;
   /** where it was loaded from, for messages */
   readonly source?: string;
+  /** its name, description and dataset, for a catalogue (`package_show`) */
+  readonly meta?: ResourceMeta;
 }
 
 /** The error body of a failed response (`error` in the envelope); defined with the error classes. */

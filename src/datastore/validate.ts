@@ -185,7 +185,7 @@ export function validateSearch(raw: unknown, options: NormalizeOptions = {}): Va
   if (offset !== undefined && offset >= 0) request.offset = offset;
   if (includeTotal === false) request.include_total = false;
   if (typeof threshold === 'number') request.total_estimation_threshold = threshold;
-  if (recordsFormat !== undefined && recordsFormat !== '' && recordsFormat !== 'objects') request.records_format = recordsFormat as RecordsFormat;
+  if (recordsFormat !== undefined && recordsFormat !== 'objects') request.records_format = recordsFormat as RecordsFormat;
   if (includeNextPage === true) request.include_next_page = true;
 
   const extras: string[] = [];
@@ -306,6 +306,7 @@ export function checkAgainstTable(validated: ValidatedSearch, fields: readonly F
     }
   }
   if (ckan === '2.11' && request.filters !== undefined) tree = parseFilters(request.filters, { ckan, fields });
+  if (ckan === '2.12' && tree !== undefined) refuseUnknownListFields(tree, fields);
   if (ckan === '2.12' && tree === undefined && request.filters !== undefined) {
     // Operators that produced no operation at all (`{"$or": []}`) are left over as keys, and refused.
     const first = Array.isArray(request.filters) ? undefined : Object.keys(request.filters).find((key) => !known.has(key));
@@ -351,6 +352,30 @@ function fieldIdsOf(fields: readonly FieldInfo[]): ReadonlySet<string> {
 function tableFreeExtras(validated: ValidatedSearch): void {
   const first = validated.extras[0];
   if (first !== undefined) throw validationError('__extras', `invalid value ${quote(first)}`);
+}
+
+/**
+ * CKAN 2.12's parser checks the field of every operation but a list of
+ * values (`{"f": [1, 2]}`); its `datastore_validate` then refuses the fields
+ * the table does not have, as 2.11 words it: `invalid value "f"` (the first,
+ * in the tree's order).
+ * @example
+ * refuseUnknownListFields(tree of { _full_text: ['a', 'b'] }, fields) // throws filters: invalid value "_full_text"
+ */
+export function refuseUnknownListFields(tree: FilterNode, fields: readonly FieldInfo[]): void {
+  const known = fieldIdsOf(fields);
+  const first = (node: FilterNode): string | undefined => {
+    if ('of' in node) {
+      for (const child of node.of) {
+        const found = first(child);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    return known.has(node.field) ? undefined : node.field;
+  };
+  const unknown = first(tree);
+  if (unknown !== undefined) throw validationError('filters', `invalid value ${quote(unknown)}`);
 }
 
 /**
@@ -513,9 +538,8 @@ function frozenCopy(value: JsonValue): JsonValue {
  */
 function validQ(value: unknown, fail: Fail): string | Readonly<Record<string, JsonValue>> | undefined {
   if (value === undefined || value === null) return undefined;
-  // A text stays a text here: JSON text of an object arrives over GET or a form, whose reader
-  // (`readQ` in src/server/params.ts) makes it the object, as CKAN does.
-  if (typeof value === 'string') return value;
+  // JSON text of an object is that object, however it came (a JSON body too): CKAN's validator parses every text
+  if (typeof value === 'string') return jsonObjectOf(value) ?? value;
   if (typeof value === 'object') {
     if (exceedsDepth(value, MAX_VALUE_DEPTH)) return fail('q', 'nested too deep');
     if (!Array.isArray(value)) return value as Record<string, JsonValue>;
@@ -523,6 +547,17 @@ function validQ(value: unknown, fail: Fail): string | Readonly<Record<string, Js
   }
   if (typeof value === 'boolean') return value ? 'True' : 'False';
   return String(value);
+}
+
+/** The object a text is the JSON of (Python's `json.loads` allows white space around it), else undefined. */
+function jsonObjectOf(text: string): Record<string, JsonValue> | undefined {
+  if (!text.trimStart().startsWith('{')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, JsonValue>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function canonicalQOf(q: string | Readonly<Record<string, JsonValue>>): string | FieldSearch | undefined {
@@ -543,8 +578,9 @@ function validBoolean(value: unknown, key: string, fail: Fail): boolean | undefi
 }
 
 function validRecordsFormat(value: unknown, fail: Fail): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (value === '' || (typeof value === 'string' && RECORDS_FORMATS.has(value))) return value as string;
+  // CKAN's `default('objects')` replaces a missing, None or empty value
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'string' && RECORDS_FORMATS.has(value)) return value;
   return fail('records_format', "Value must be one of ['objects', 'lists', 'csv', 'tsv']");
 }
 

@@ -116,7 +116,9 @@ function typeRank(value: unknown): number {
  * - numbers numerically (NaN after every other number);
  * - text by code point ({@link compareText});
  * - booleans `false < true`;
- * - JSON values (arrays, objects) by the code points of their JSON text;
+ * - arrays element by element, a shorter one first when it is the start of
+ *   the other (PostgreSQL's array order); other JSON values (objects) by the
+ *   code points of their JSON text;
  * - values of different types by type: boolean < number < text < JSON;
  * - `null` and missing after everything.
  *
@@ -141,7 +143,18 @@ export function compareValues(a: unknown, b: unknown): number {
   if (ra !== rb) return ra - rb;
   if (ra === 4) return 0;
   if (ra === 1) return compareNumbers(Number(a), Number(b));
+  if (Array.isArray(a) && Array.isArray(b)) return compareArrays(a, b);
   return compareText(canonicalText(a) ?? '', canonicalText(b) ?? '');
+}
+
+/** Arrays as PostgreSQL orders them: element by element, then the shorter first (`["one"]` before `["one", "two"]`). */
+function compareArrays(a: readonly unknown[], b: readonly unknown[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const c = compareValues(a[i], b[i]);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
 }
 
 /**

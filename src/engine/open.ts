@@ -5,9 +5,11 @@
  * is its URL; unset parts come from the `PG*` environment variables).
  */
 import { toolError } from '../errors.js';
+import type { ToolError } from '../errors.js';
 import { memoryEngine } from './memory/engine.js';
 import { loadResources } from './memory/load.js';
 import type { Engine, EngineKind } from './types.js';
+import type { InferMode } from './declared.js';
 
 export interface OpenEngineOptions {
   /** default `memory`, or `postgres` when `db` is a `postgres://` URL */
@@ -18,6 +20,10 @@ export interface OpenEngineOptions {
   readonly db?: string;
   /** resources (ids or aliases) to mark private */
   readonly private?: readonly string[];
+  /** a fields file declaring the one data file (engine/declared.ts); default: a `<name>.fields.json` beside each */
+  readonly fields?: string;
+  /** how columns nobody declared are typed: `ckql` (default), `xloader` or `datapusher` */
+  readonly infer?: InferMode;
   /** `statement_timeout` of a search on a PostgreSQL engine, ms */
   readonly statementTimeout?: number;
   /**
@@ -26,6 +32,11 @@ export interface OpenEngineOptions {
    * default CKAN's own list
    */
   readonly allowedSqlFunctions?: Iterable<string>;
+  /**
+   * told of each data file that cannot be read: it is skipped and the others
+   * are served (`loadResources`' option); without it the first stops the open
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 /**
@@ -39,7 +50,12 @@ export interface OpenEngineOptions {
 export async function openEngine(options: OpenEngineOptions = {}): Promise<Engine> {
   const kind = options.engine ?? (options.db !== undefined && /^postgres(ql)?:\/\//.test(options.db) ? 'postgres' : 'memory');
   const paths = options.data ?? [];
-  const loadOptions = options.private === undefined ? {} : { private: options.private };
+  const loadOptions = {
+    ...(options.private === undefined ? {} : { private: options.private }),
+    ...(options.fields === undefined ? {} : { fields: options.fields }),
+    ...(options.infer === undefined ? {} : { infer: options.infer }),
+    ...(options.onBadFile === undefined ? {} : { onBadFile: options.onBadFile }),
+  };
   const timeout = {
     ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
     ...(options.allowedSqlFunctions === undefined ? {} : { allowedSqlFunctions: options.allowedSqlFunctions }),

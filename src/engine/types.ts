@@ -6,7 +6,7 @@
  * (a server by URL).
  */
 import type { Query } from '../ast.js';
-import type { CkanVersion, Facets, FieldInfo, Row, SearchResult } from '../datastore/types.js';
+import type { CkanVersion, Facets, FieldInfo, ResourceMeta, Row, SearchResult } from '../datastore/types.js';
 
 export type EngineKind = 'memory' | 'pglite' | 'postgres';
 
@@ -25,6 +25,35 @@ export interface ResourceInfo {
   readonly total?: number;
   /** where it was loaded from, for messages */
   readonly source?: string;
+  /** its name, description and dataset, for a catalogue (`package_show`) */
+  readonly meta?: ResourceMeta;
+}
+
+/**
+ * `datastore_info`'s result for one resource (CKAN 2.11's
+ * `resource_fields`): `meta` and the fields other than `_id`, each with its
+ * `info` and its column's `schema`.
+ */
+export interface DatastoreInfo {
+  readonly meta: {
+    readonly id: string;
+    readonly count: number;
+    readonly table_type: string;
+    readonly size: number;
+    readonly db_size: number;
+    readonly idx_size: number;
+    readonly aliases: readonly string[];
+  };
+  readonly fields: readonly (FieldInfo & { readonly schema: ColumnSchema })[];
+}
+
+/** A column as `datastore_info` describes it (PostgreSQL's catalogue). */
+export interface ColumnSchema {
+  readonly native_type: string;
+  readonly notnull: boolean;
+  readonly index_name: string | null;
+  readonly is_index: boolean;
+  readonly uniquekey: boolean;
 }
 
 export interface EngineSearchOptions {
@@ -105,6 +134,11 @@ export interface Engine {
    * `search`. Unknown resources and fields fail as `search` fails for them.
    */
   query(query: Query, options?: EngineQueryOptions): Promise<QueryStream>;
+  /**
+   * `datastore_info` from the database's own catalogue (sizes, indexes); absent where there is none
+   * (the server then describes the resource from `resource`)
+   */
+  info?(idOrAlias: string, options?: { readonly signal?: AbortSignal }): Promise<DatastoreInfo | undefined>;
   /** `datastore_search_sql`; absent where the engine cannot run SQL (a portal with it disabled) */
   searchSql?(sql: string, options?: SearchSqlOptions): Promise<SqlResult>;
   close(): Promise<void>;

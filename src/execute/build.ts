@@ -118,7 +118,7 @@ function recordsTree(plan: Plan, query: Query, portal: Portal, options: RunOptio
             plan.target === 'ckan-2.11'
               ? 'narrow it with "=" or "in" conditions, or a search, that the portal answers itself'
               : 'narrow it with "=", "in", "<", "<=", ">", ">=" or "between" conditions that the portal answers itself',
-            '; or raise the limit (--max-scan, maxScan); or, where the portal enables datastore_search_sql, use the sql target, which answers it in one request',
+            '; or raise the limit (--max-scan N, .max-scan N in the REPL, maxScan in the library); or, where the portal enables datastore_search_sql, the sql target (--target sql, .target sql) answers it in one request',
           ].join(''),
         }),
     },

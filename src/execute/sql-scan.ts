@@ -31,7 +31,8 @@ export const SQL_MAX_ROWS = 32_000;
 export function sqlScan(query: Query, options: { readonly pageSize: number; readonly all: boolean; readonly send: SendSql }): Operator {
   const start = numberOf(query.offset?.value, 0);
   const wanted = numberOf(query.limit?.value, options.all ? Number.POSITIVE_INFINITY : 100);
-  const pageSize = Math.max(1, Math.min(options.pageSize, SQL_MAX_ROWS));
+  // One SELECT says a bounded query whole (up to the portal's rows_max); every record is read page by page.
+  const pageSize = Math.max(1, Math.min(options.all ? options.pageSize : Math.max(options.pageSize, wanted), SQL_MAX_ROWS));
   const ordered = query.select?.distinct && isPlainQuery(query) ? withTies(query) : query;
   const sqlOf = (limit: number, offset: number): string => (plan(page(ordered, limit, offset), { target: 'sql' }).request as SqlRequest).sql;
   return {

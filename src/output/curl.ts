@@ -11,7 +11,9 @@ export function curlCommand(prepared: PreparedRequest, tokenShell: string | unde
   if (prepared.method === 'POST') parts.push('-X POST');
   parts.push(shellQuote(prepared.url));
   if (prepared.method === 'POST') parts.push(`-H ${shellQuote('content-type: application/json')}`);
-  if (tokenShell !== undefined) parts.push(`-H "Authorization: ${tokenShell.replaceAll('"', '\\"')}"`);
+  // The portal's token header (CKAN's apitoken_header_name), Authorization unless the profile names another.
+  const header = prepared.tokenHeader ?? 'Authorization';
+  if (tokenShell !== undefined) parts.push(`-H "${header}: ${tokenShell.replaceAll('"', '\\"')}"`);
   if (prepared.method === 'POST') parts.push(`--data-binary ${shellQuote(prepared.body ?? JSON.stringify(prepared.request))}`);
   return parts.join(' ');
 }

@@ -6,6 +6,7 @@
  */
 
 import type { FileProgress } from '../engine/memory/load.js';
+import { countText } from './count-text.js';
 
 /** How far a job is: `fraction` of it done (0…1), `rows` so far, of `totalRows` when known. */
 export interface Progress {
@@ -13,6 +14,11 @@ export interface Progress {
   readonly rows: number;
   readonly fraction: number;
   readonly totalRows?: number;
+  /**
+   * what the job does when rows do not measure it (`index 2 of 4`): shown
+   * instead of the rows and their rate, with the seconds spent on it
+   */
+  readonly detail?: string;
 }
 
 export interface ProgressBar {
@@ -75,10 +81,13 @@ export function progressBar(stream: ProgressStream, env: NodeJS.ProcessEnv, now:
 export function progressLine(progress: Progress, seconds: number): string {
   const fraction = Math.min(1, Math.max(0, progress.fraction));
   const filled = Math.round(fraction * BAR_WIDTH);
-  const rows = progress.totalRows === undefined ? count(progress.rows) : `${count(progress.rows)}/${count(progress.totalRows)}`;
+  if (progress.detail !== undefined) {
+    return `${progress.label} [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${progress.detail}, ${Math.floor(seconds)} s`;
+  }
+  const rows = progress.totalRows === undefined ? countText(progress.rows, 'row') : `${count(progress.rows)}/${countText(progress.totalRows, 'row')}`;
   const rate = seconds > 0 ? progress.rows / seconds : 0;
   const left = fraction > 0 && fraction < 1 && seconds > 0 ? `, ${Math.ceil((seconds * (1 - fraction)) / fraction)} s left` : '';
-  return `${progress.label} [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${rows} rows${rate > 0 ? `, ${count(Math.round(rate))} rows/s` : ''}${left}`;
+  return `${progress.label} [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${rows}${rate > 0 ? `, ${count(Math.round(rate))} rows/s` : ''}${left}`;
 }
 
 function count(n: number): string {

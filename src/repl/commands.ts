@@ -9,10 +9,18 @@ import type { SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
 import { readParamValue, refuseUnknownParams } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
-import { toolError } from '../errors.js';
+import { ToolError, toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
+import { countText } from '../output/count-text.js';
 import type { Session } from './session.js';
+import { readDictionary } from '../client/dictionary.js';
+import { allDatasets, datastoreTables, searchDatasets } from '../client/discovery.js';
+import type { DatasetSummary } from '../client/discovery.js';
+import { resourceName } from '../client/resource-names.js';
+import { datasetsText } from '../output/datasets.js';
+import { valueText } from './complete.js';
+import { shortNotes } from '../output/dictionary.js';
 import type { renderInfoTable as RenderInfoTableFunction } from '../output/table/render.js';
 
 type RenderInfoTable = typeof RenderInfoTableFunction;
@@ -93,6 +101,11 @@ export function readRunParams(words: readonly string[]): Params {
   return params;
 }
 
+/** A resource typed with or without quotes: `.fields "air-quality/measurements 2023"`. */
+function unquoted(text: string): string {
+  return /^"(?:[^"\\]|\\.)*"$/.test(text) ? (JSON.parse(text) as string) : text;
+}
+
 /** Splits `a b="x y" c` into words; double quotes keep spaces and stay part of the word. */
 function words(text: string): string[] {
   return [...text.matchAll(/(?:[^\s"]+|"(?:[^"\\]|\\.)*")+/g)].map((match) => match[0]);
@@ -109,32 +122,80 @@ export const dotCommands: readonly DotCommand[] = [
     name: 'resources',
     usage: '',
     help: 'list the resources (aliases, ids, record counts)',
-    run: async (session) => {
-      const resources = await session.resources(true);
+    run: async (session, _, io) => {
+      const resources = [...(await session.resources(true))];
+      // A portal: also every table its _table_metadata lists, where anyone may read it.
+      if (session.source.spec.kind === 'url') {
+        for (const table of (await datastoreTables(session.client, io.signal)) ?? []) {
+          if (!resources.some((r) => r.id === table.id)) resources.push({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) });
+        }
+      }
       if (resources.length === 0) return 'no resources known yet: a portal lists the ones you have queried';
-      return renderInfoTable(
+      const table = await renderInfoTable(
         ['alias', 'id', 'records'],
-        resources.map((r) => [r.alias ?? '', r.id, r.total === undefined ? '' : String(r.total)]),
+        resources.map((r) => [r.alias ?? '', r.id, r.unreadable !== undefined ? 'unreadable' : r.total === undefined ? '' : String(r.total)]),
         { width: session.width(), color: session.color, numeric: [2] },
       );
+      // Why a file could not be read, under the table: the others are listed and served all the same.
+      const problems = resources.flatMap((r) => (r.unreadable === undefined ? [] : [session.renderFailure(r.unreadable)]));
+      return [table, ...problems].join('\n');
     },
   },
   {
     name: 'fields',
     usage: '[resource]',
-    help: 'list the fields of a resource (default: the last queried)',
+    help: 'the fields of a resource: types, label, notes, type_override; the record count (default: the last queried)',
     words: async (session) => (await session.resources().catch(() => [])).map((r) => r.alias ?? r.id),
     run: async (session, argument, io) => {
-      const resource = argument.trim() === '' ? session.lastResource : argument.trim();
+      const resource = argument.trim() === '' ? session.lastResource : unquoted(argument.trim());
       if (resource === undefined) {
         throw toolError('USAGE', ['.fields needs a resource until a query has run'], { hint: 'for example .fields courses' });
       }
-      const fields = await session.fields(resource, io.signal);
+      const dictionary = await readDictionary(session.client, resource, io.signal);
+      const described = dictionary.fields.some((f) => f.label !== undefined || f.notes !== undefined || f.typeOverride !== undefined);
+      const count = dictionary.total === undefined ? '' : `, ${countText(dictionary.total, 'record')}`;
       return renderInfoTable(
-        ['field', 'type'],
-        fields.map((field) => [field.id, field.type]),
-        { width: session.width(), color: session.color, note: `${fields.length} fields of ${resource}` },
+        described ? ['field', 'type', 'label', 'notes', 'type_override'] : ['field', 'type'],
+        dictionary.fields.map((field) =>
+          described ? [field.id, field.type, field.label ?? '', field.notes === undefined ? '' : shortNotes(field.notes), field.typeOverride ?? ''] : [field.id, field.type],
+        ),
+        { width: session.width(), color: session.color, note: `${countText(dictionary.fields.length, 'field')} of ${resource}${count}` },
       );
+    },
+  },
+  {
+    name: 'datasets',
+    usage: '[words] [org:NAME] [--all]',
+    help: "search the portal's catalogue; resources complete as \"dataset/resource\" afterwards",
+    run: async (session, argument, io) => {
+      const words: string[] = [];
+      let organization: string | undefined;
+      let all = false;
+      for (const word of argument.trim().split(/\s+/).filter((each) => each !== '')) {
+        if (word === '--all') all = true;
+        else if (/^(org|organization):/.test(word)) organization = word.slice(word.indexOf(':') + 1);
+        else words.push(word);
+      }
+      const text = words.join(' ');
+      const query = { ...(text === '' ? {} : { text }), ...(organization === undefined ? {} : { organization }), signal: io.signal };
+      // Local data read as it is asked for: the catalogue needs every file read first.
+      if (session.source.spec.kind === 'data') await session.source.listResources({ totals: true });
+      let datasets: DatasetSummary[];
+      let count: number;
+      if (all) {
+        datasets = [];
+        for await (const dataset of allDatasets(session.client, query)) datasets.push(dataset);
+        count = datasets.length;
+      } else {
+        const page = await searchDatasets(session.client, query);
+        datasets = [...page.datasets];
+        count = page.count;
+      }
+      session.rememberDatasets(datasets);
+      const body = await datasetsText(datasets, session.settings.format, { color: session.color, width: session.width(), pretty: true });
+      const example = datasets.flatMap((dataset) => dataset.resources.filter((r) => r.datastoreActive).map((r) => resourceName(dataset.name, r.name)))[0];
+      const footer = `${datasets.length} of ${count} datasets${datasets.length < count ? ' (.datasets … --all for every one)' : ''}${example === undefined ? '' : ` — query one: from ${valueText(example) ?? example}`}`;
+      return `${body.replace(/\n$/, '')}\n${session.color ? `\x1b[2m${footer}\x1b[22m` : footer}`;
     },
   },
   {
@@ -164,6 +225,25 @@ export const dotCommands: readonly DotCommand[] = [
     },
   },
   {
+    name: 'max-scan',
+    usage: 'N|default',
+    help: 'the most records a plan may read to finish a query itself (default 100000)',
+    words: async () => ['default'],
+    run: async (session, argument) => {
+      const text = argument.trim();
+      if (text !== '') {
+        const max = Number(text);
+        if (text !== 'default' && (!/^\d+$/.test(text) || !Number.isSafeInteger(max) || max < 1)) {
+          throw toolError('USAGE', [`.max-scan takes a whole number of records, 1 or more, or default; found ${JSON.stringify(text)}`]);
+        }
+        // The source's client and a language client beside it read the same setting.
+        session.source.client.setMaxScan(text === 'default' ? undefined : max);
+        if (session.client !== session.source.client) session.client.setMaxScan(text === 'default' ? undefined : max);
+      }
+      return `max-scan ${session.client.maxScan} (records a plan may read)`;
+    },
+  },
+  {
     name: 'timing',
     usage: 'on|off',
     help: 'show how long each query took',
@@ -186,7 +266,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'target',
     usage: 'ckan-2.11|ckan-2.12|sql|auto',
-    help: "the portal's dialect (auto: asked of the portal when a query needs more than 2.11); local data with none is answered whole by its engine, with one as that CKAN would answer",
+    help: "the portal's dialect; local data answers as that CKAN",
     words: async () => ['ckan-2.11', 'ckan-2.12', 'sql', 'auto'],
     run: async (session, argument) => {
       const word = argument.trim();
@@ -196,7 +276,11 @@ export const dotCommands: readonly DotCommand[] = [
           throw toolError('USAGE', [`.target takes ckan-2.11, ckan-2.12, sql or auto, not ${JSON.stringify(word)}`]);
         }
         // Local data is answered as that CKAN from now on; sql is refused where the engine runs no SQL.
-        await session.source.setTarget(target);
+        try {
+          await session.source.setTarget(target);
+        } catch (error) {
+          throw target === 'sql' ? sqlNeedsAnEngine(session, error) : error;
+        }
         if (session.client !== session.source.client) session.client.setTarget(target);
       }
       const target = session.client.target;
@@ -209,7 +293,7 @@ export const dotCommands: readonly DotCommand[] = [
   {
     name: 'lang',
     usage: 'LANG|none',
-    help: 'language segment of the portal URL (/de/api/…); local data offers en and de',
+    help: 'language segment of the portal URL (/de/api/…)',
     words: async () => ['en', 'de', 'none'],
     run: async (session, argument) => {
       const word = argument.trim();
@@ -242,7 +326,8 @@ export const dotCommands: readonly DotCommand[] = [
     help: 'query a portal (token from CKQL_TOKEN), or local files',
     run: async (session, argument, io) => {
       if (argument.trim() === '') {
-        return `connected to ${session.source.label}`;
+        // Nothing is reconnected: say where queries go, and how to change that.
+        return `queries go to ${session.source.label}; .connect URL or .connect DIR changes that (a portal's token from CKQL_TOKEN)`;
       }
       const source = await session.connectTo(sourceSpecFor(argument), io.signal);
       const names = (await session.resources().catch(() => [])).map((r) => r.alias ?? r.id);
@@ -298,9 +383,23 @@ export const dotCommands: readonly DotCommand[] = [
   },
 ];
 
+/**
+ * `.target sql` on an engine that runs no SQL: the source's message, with
+ * advice a person at the prompt can follow (the engine is chosen when ckql
+ * starts; the REPL can change the target, not the engine).
+ */
+function sqlNeedsAnEngine(session: Session, error: unknown): unknown {
+  if (!(error instanceof ToolError) || error.code !== 'USAGE') return error;
+  const engine = session.source.spec.kind === 'data' ? (session.source.spec.engine ?? 'memory') : undefined;
+  return toolError('USAGE', [error.message], {
+    hint: `the ${engine ?? 'current'} engine answers datastore_search only: start ckql with --engine pglite for sql, or stay here with .target ckan-2.12 (operators and $or) or .target ckan-2.11`,
+  });
+}
+
 function helpText(session: Session): string {
   const settings = session.settings;
   const now: Partial<Record<string, string>> = {
+    target: session.client.target ?? 'auto (not yet asked)',
     format: settings.format,
     limit: String(settings.limit),
     timing: state(settings.timing),
@@ -326,6 +425,6 @@ function helpText(session: Session): string {
     '',
     ...lines,
     '',
-    `Source: ${session.source.label}`,
+    `Source: ${session.source.label}, target ${now.target ?? ''}`,
   ].map((line) => truncate(line, width - 1)).join('\n');
 }

@@ -16,6 +16,7 @@ import { renderError } from '../diagnostics.js';
 import { DatastoreError, QueryError, toolError } from '../errors.js';
 import { createRecordWriter, facetsText, formatRecords, type OutputFormat } from '../output/format-records.js';
 import { inPlace, splitStatements, type Statement } from './statements.js';
+import { countText } from '../output/count-text.js';
 
 export interface ScriptOptions {
   readonly source: Source;
@@ -96,11 +97,39 @@ export async function runScript(script: string, options: ScriptOptions): Promise
       succeeded += 1;
     } catch (error) {
       errors.push(error);
-      await write(errorOutput, `${renderError(error, { color }).replace(/\n+$/, '')}\n`);
-      if (options.bail !== false || (error instanceof DatastoreError && error.code === 'ABORTED')) break;
+      const where = statementPlace(script, statement, statements.indexOf(statement), statements.length);
+      await write(errorOutput, `${renderError(error, { color }).replace(/\n+$/, '')}\n  = in: ${where}\n`);
+      const stopping = options.bail !== false || (error instanceof DatastoreError && error.code === 'ABORTED');
+      const left = statements.length - statements.indexOf(statement) - 1;
+      if (stopping && left > 0) {
+        await write(errorOutput, `stopped: ${countText(left, 'statement')} after it ${left === 1 ? 'was' : 'were'} not run\n`);
+      }
+      if (stopping) break;
     }
   }
   return { statements: statements.length, succeeded, errors };
+}
+
+/**
+ * Where a statement stands, for an error's `in:` line: its number, the line
+ * its first word is on, and that line's start.
+ * @example statementPlace('from a;\n-- b\nfrom b where x = 1', second, 1, 2) // 'statement 2 of 2, line 3: from b where x = 1'
+ */
+export function statementPlace(script: string, statement: Statement, index: number, count: number): string {
+  // The first character that is neither blank nor part of a `--` comment.
+  let at = statement.start;
+  const end = statement.start + statement.text.length;
+  while (at < end) {
+    if (/\s/.test(script[at] ?? '')) at += 1;
+    else if (script.startsWith('--', at)) {
+      const newline = script.indexOf('\n', at);
+      at = newline === -1 || newline > end ? end : newline + 1;
+    } else break;
+  }
+  const line = script.slice(0, at).split('\n').length;
+  const text = (script.slice(at, end).split('\n')[0] ?? '').trim();
+  const shown = text.length > 60 ? `${text.slice(0, 59)}…` : text;
+  return `statement ${index + 1} of ${count}, line ${line}: ${shown}`;
 }
 
 /**

@@ -8,6 +8,9 @@
  * lives in `index.ts`.
  */
 import type { DatastoreClient } from '../client/types.js';
+import type { DatasetSummary } from '../client/discovery.js';
+import { resourceName } from '../client/resource-names.js';
+import { typeWarnings } from '../client/dictionary.js';
 import { unknownFieldHint } from '../session/field-hint.js';
 import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
@@ -92,6 +95,8 @@ export class Session {
   readonly #samples = new Map<string, Promise<readonly JsonValue[]>>();
   /** resources queries have answered for, as they were named */
   readonly #seen = new Set<string>();
+  /** `dataset/resource` names of the datastore resources `.datasets` showed, with their ids (for completion) */
+  readonly #datasetNames = new Map<string, string>();
   #last: { readonly resource: string; readonly result: SearchResult } | undefined;
   /** the resource of the last statement, for `.fields` with no argument */
   lastResource: string | undefined;
@@ -128,7 +133,9 @@ export class Session {
       const asked = this.#source.listResources(refresh ? { totals: true } : {}).then((all) => {
         const listed = all.filter((r) => r.id !== connectionCheck);
         const known = new Set(listed.flatMap((r) => [r.id, ...(r.alias === undefined ? [] : [r.alias])]));
-        return [...listed, ...[...this.#seen].filter((id) => !known.has(id)).map((id) => ({ id }))];
+        const named = [...this.#datasetNames].filter(([name]) => !known.has(name)).map(([name, id]) => ({ id, alias: name }));
+        for (const { id } of named) known.add(id);
+        return [...listed, ...named, ...[...this.#seen].filter((id) => !known.has(id)).map((id) => ({ id }))];
       });
       this.#resources = asked;
       asked.catch(() => {
@@ -136,6 +143,17 @@ export class Session {
       });
     }
     return this.#resources;
+  }
+
+  /**
+   * Keeps the `dataset/resource` names of the datastore resources of
+   * datasets `.datasets` showed, so Tab completes them after `from`.
+   */
+  rememberDatasets(datasets: readonly DatasetSummary[]): void {
+    for (const dataset of datasets) {
+      for (const resource of dataset.resources) if (resource.datastoreActive) this.#datasetNames.set(resourceName(dataset.name, resource.name), resource.id);
+    }
+    this.#resources = undefined;
   }
 
   /** The fields of a resource, learned with a `limit: 0` request and kept. */
@@ -257,6 +275,7 @@ export class Session {
       const result = await this.#client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
       const elapsedMs = performance.now() - started;
       this.#remember(request, result);
+      for (const warning of await this.#typeWarnings(text, options)) parts.push(warning);
       parts.push(await this.render(result, elapsedMs));
     } catch (error) {
       if (error instanceof QueryError && options.unboundHint !== undefined) {
@@ -267,6 +286,18 @@ export class Session {
       parts.push(this.renderFailure(error, options.signal, hint));
     }
     return parts.join('\n');
+  }
+
+  /** The type warnings of a statement (compile/type-warnings.ts), rendered; the fields come from the session's cache. */
+  async #typeWarnings(text: string, options: { readonly signal?: AbortSignal; readonly params?: Params }): Promise<string[]> {
+    const found = await typeWarnings(this.#client, text, {
+      ...(options.params === undefined ? {} : { params: options.params }),
+      fields: (resource) => this.fields(resource, options.signal),
+    }).catch(() => []);
+    return found.map((warning) => {
+      const line = `warning[${warning.code}]: ${warning.message}`;
+      return this.color ? `\x1b[33m${line}\x1b[39m` : line;
+    });
   }
 
   /**
@@ -398,6 +429,7 @@ export class Session {
     this.#fields.clear();
     this.#samples.clear();
     this.#seen.clear();
+    this.#datasetNames.clear();
     this.#last = undefined;
     this.lastResource = undefined;
     const old = this.#ownClient;

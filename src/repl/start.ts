@@ -86,6 +86,10 @@ function readVersion(): string {
 }
 
 
+/** Bracketed paste mode on and off (xterm's DECSET 2004): the terminal marks what is pasted. */
+const BRACKETED_PASTE_ON = '\x1b[?2004h';
+const BRACKETED_PASTE_OFF = '\x1b[?2004l';
+
 /** Whether the parser stops at the end of `text` wanting more: the REPL then reads another line. */
 function endsEarly(text: string): boolean {
   try {
@@ -143,6 +147,12 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     }
   }
 
+  // Bracketed paste: the terminal marks a pasted block (ESC[200~ … ESC[201~), and readline
+  // reports the marks as `paste-start` and `paste-end` keys. Lines of the block are buffered
+  // as a continued statement (the eval above); at the end of the block, a block that ended
+  // with a line break is run as one input, as if Enter had been pressed on its last line.
+  const paste = { active: false, endedWithReturn: false };
+
   const prompt = 'ckql> ';
   // A statement continued over several lines: completion needs the earlier
   // lines too. node:repl keeps them privately; while it does, its prompt is
@@ -180,12 +190,14 @@ export async function startRepl(options: ReplOptions): Promise<void> {
         callback(null, undefined);
         return;
       }
-      if (!last.terminated && endsEarly(last.text)) {
+      // A pasted block is one input: its lines are held until the paste ends (see `onKeypress`).
+      if (paste.active || (!last.terminated && endsEarly(last.text))) {
         callback(new repl.Recoverable(new Error('the statement continues on the next line')), undefined);
         return;
       }
       if (text.includes('\n')) mergeStatementHistory(server, text);
-      void cancellable(async (signal) => {
+      // In input order: a statement typed while another runs waits for it, and so does its answer.
+      void inTurn(async (signal) => {
         const printed: string[] = [];
         for (const statement of statements) {
           if (signal.aborted) break;
@@ -208,15 +220,63 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   const server: REPLServer = repl.start(replOptions);
   server.on('SIGINT', () => session.cancelLookups());
 
+  const onKeypress = (_text: string | undefined, key: { name?: string } | undefined): void => {
+    if (key?.name === 'paste-start') {
+      paste.active = true;
+      paste.endedWithReturn = false;
+    } else if (key?.name === 'paste-end') {
+      paste.active = false;
+      // A Return of our own, after readline has handled the block's last key.
+      if (paste.endedWithReturn) setImmediate(() => server.write('\r'));
+    } else if (paste.active) {
+      paste.endedWithReturn = key?.name === 'return' || key?.name === 'enter';
+    }
+  };
+  input.on('keypress', onKeypress);
+  if (terminal) output.write(BRACKETED_PASTE_ON);
+  server.once('exit', () => {
+    input.off('keypress', onKeypress);
+    if (terminal) output.write(BRACKETED_PASTE_OFF);
+  });
+
+  /**
+   * Statements and dot commands run one at a time, in the order they were
+   * entered, each printing when its turn ends: a line typed while a query
+   * runs waits for it. Ctrl-C cancels the one that runs and the ones waiting.
+   */
+  let turns: Promise<unknown> = Promise.resolve();
+  let busy = 0;
+  let cancelledUpTo = 0;
+  let entered = 0;
+  function inTurn<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T | string> {
+    const number = ++entered;
+    const waited = busy > 0;
+    busy += 1;
+    const turn = turns.then((): T | string | Promise<T> => {
+      // The answer before this one has printed the prompt again: this answer takes its line.
+      if (waited && terminal) output.write('\r\x1b[K');
+      return number <= cancelledUpTo
+        ? session.renderFailure(new DatastoreError('ABORTED', 'cancelled'))
+        : cancellable(work, () => {
+            cancelledUpTo = entered;
+          });
+    });
+    turns = turn.finally(() => (busy -= 1)).catch(() => undefined);
+    return turn;
+  }
+
   /**
    * Runs `work` with a signal that Ctrl-C aborts, showing the spinner on a
    * terminal; the REPL's own SIGINT listeners are back when it settles.
    */
-  async function cancellable<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async function cancellable<T>(work: (signal: AbortSignal) => Promise<T>, onCancel?: () => void): Promise<T> {
     const controller = new AbortController();
     const saved = server.rawListeners('SIGINT') as ((...args: unknown[]) => void)[];
     server.removeAllListeners('SIGINT');
-    const onSigint = (): void => controller.abort(new DatastoreError('ABORTED', 'cancelled'));
+    const onSigint = (): void => {
+      onCancel?.();
+      controller.abort(new DatastoreError('ABORTED', 'cancelled'));
+    };
     server.on('SIGINT', onSigint);
     const spinner = startSpinner(errorOutput, () => options.status?.() ?? 'running');
     try {
@@ -306,7 +366,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     server.defineCommand(command.name, {
       help: command.help,
       action(argument: string) {
-        void cancellable((signal) => command.run(session, argument, { signal }))
+        void inTurn((signal) => command.run(session, argument, { signal }))
           .then(
             (text) => (text === undefined || text === '' ? undefined : output.write(`${text}\n`)),
             (error: unknown) => output.write(`${session.renderFailure(error)}\n`),

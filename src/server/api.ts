@@ -23,6 +23,9 @@ import { TABLE_METADATA, TABLE_METADATA_FIELDS, statusResult, tableMetadata } fr
 import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
 import { SQL_ACTION, sqlResultJson } from './search-sql.js';
 import { buildRoutes, unknownAction, unknownPath } from './routes.js';
+import { datastoreInfoResult, packageSearch, packageShow, resourceShow } from './catalog.js';
+import type { CatalogAccess } from './catalog.js';
+import { answerDump, dumpResourceOf } from './dump.js';
 import type { Route } from './routes.js';
 
 /** What the API answers from: an engine, or tables to serve with the memory engine. */
@@ -69,6 +72,12 @@ export interface ApiAnswer {
   readonly more?: Iterator<string>;
   /** headers besides type, length and CORS origin */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The rest of a body made page by page from the engine (a dump): written
+   * after `text` as the client reads it; a server stops asking for pages
+   * when its client goes away.
+   */
+  readonly stream?: AsyncIterable<string>;
   /** the error behind a 500, for the server's log; never sent */
   readonly internal?: unknown;
 }
@@ -185,16 +194,44 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
       delete raw.callback;
       authorization = undefined;
     }
+    const access: CatalogAccess = { authorized: authorized(authorization), privateIds };
     const pieces =
       route.action === 'status_show'
         ? [JSON.stringify(statusResult(ckan, publicUrl))].values()
         : route.action === SQL_ACTION
           ? [await searchSql(authorization, raw, signal)].values()
-          : await search(authorization, route, raw, query, signal);
+          : route.action === 'datastore_search'
+            ? await search(authorization, route, raw, query, signal)
+            : [JSON.stringify(await catalogAction(route.action, raw, access, signal))].values();
     const [head, tail] = envelopes(route.language, route.action).successAround;
     return callback !== undefined && request.method === 'GET'
       ? { status: 200, type: JAVASCRIPT_TYPE, text: `${escapeHtml(callback)}(${head}`, more: followedBy(pieces, `${tail});`) }
       : { status: 200, type: JSON_TYPE, text: head, more: followedBy(pieces, tail) };
+  };
+
+  // What CKAN keeps beside the datastore, for the resources served (catalog.ts).
+  const catalogAction = (action: Route['action'], raw: Record<string, unknown>, access: CatalogAccess, signal: AbortSignal | undefined): Promise<unknown> => {
+    switch (action) {
+      case 'package_search':
+        return packageSearch(engine, raw, access, publicUrl);
+      case 'package_show':
+        return packageShow(engine, raw, access, publicUrl);
+      case 'resource_show':
+        return resourceShow(engine, raw, access, publicUrl);
+      default:
+        return datastoreInfoResult(engine, raw, access, ckan, signal);
+    }
+  };
+
+  // `/datastore/dump/<id>`: the whole resource as a file (dump.ts).
+  const dump = async (request: ApiRequest, id: string, query: string, signal: AbortSignal | undefined): Promise<ApiAnswer> => {
+    if (request.method !== 'GET') {
+      return { status: 405, type: HTML_TYPE, text: 'Method not allowed: the dump is read with GET\n', headers: { allow: 'GET' } };
+    }
+    // A private resource the token does not open is as missing as one that is not there (CKAN answers 404 for both).
+    const info = await engine.resource(id);
+    const allowed = info !== undefined && (!(info.private || privateIds.has(info.id)) || authorized(request.authorization));
+    return answerDump(engine, id, new URLSearchParams(query), { ckan, maxLimit, readable: () => allowed }, signal);
   };
 
   const routeOf = (url: string): { route: Route; query: string } => {
@@ -216,6 +253,9 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
   const answer = async (request: ApiRequest, signal?: AbortSignal): Promise<ApiAnswer> => {
     let route: Route | undefined;
     try {
+      const mark = request.url.indexOf('?');
+      const dumped = dumpResourceOf(mark === -1 ? request.url : request.url.slice(0, mark), languages);
+      if (dumped !== undefined) return await dump(request, dumped, mark === -1 ? '' : request.url.slice(mark + 1), signal);
       const found = routeOf(request.url);
       route = found.route;
       const { query } = found;
@@ -259,6 +299,44 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
 function* followedBy(pieces: Iterator<string>, tail: string): Generator<string, void, undefined> {
   for (let next = pieces.next(); next.done !== true; next = pieces.next()) yield next.value;
   yield tail;
+}
+
+/**
+ * An answer as a client reads a streamed one (the in-process stand-in for
+ * HTTP): its status, headers, and body piece by piece.
+ * @example
+ * const stream = streamOf(await api.answer({ method: 'GET', url: '/datastore/dump/courses' }));
+ * for await (const piece of stream.body) process.stdout.write(piece);
+ */
+export function streamOf(answer: ApiAnswer): {
+  status: number;
+  headers: Record<string, string>;
+  retryAfter: undefined;
+  body: AsyncIterable<string>;
+  cancel: () => void;
+} {
+  let cancelled = false;
+  const headers: Record<string, string> = { 'content-type': answer.type };
+  for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = value;
+  return {
+    status: answer.status,
+    headers,
+    retryAfter: undefined,
+    body: (async function* () {
+      if (answer.text !== '') yield answer.text;
+      if (answer.stream !== undefined) {
+        for await (const piece of answer.stream) {
+          if (cancelled) return;
+          yield piece;
+        }
+      }
+      if (answer.more === undefined) return;
+      for (let next = answer.more.next(); next.done !== true && !cancelled; next = answer.more.next()) yield next.value;
+    })(),
+    cancel: () => {
+      cancelled = true;
+    },
+  };
 }
 
 /**

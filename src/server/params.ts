@@ -147,13 +147,14 @@ export function requestFromJson(text: string, ckan: CkanVersion): Record<string,
     const reason = error instanceof Error ? error.message : String(error);
     throw jsonError(ckan, `Error decoding JSON data. Error: BadRequest('400 Bad Request: Failed to decode JSON object: ${excerpt(reason, 200)}') JSON data extracted from the request: {}`);
   }
+  // Nesting deeper than MAX_BODY_DEPTH takes more than that many opening and as many closing brackets,
+  // so a shorter text cannot be too deep and needs no walk. Checked first: nothing below (the message's
+  // text of an array) may walk a value nested thousands deep.
+  if (json.length > 2 * MAX_BODY_DEPTH && typeof value === 'object' && value !== null && exceedsDepth(value, MAX_BODY_DEPTH)) {
+    throw jsonError(ckan, `Request data is nested more than ${MAX_BODY_DEPTH} levels deep`);
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw jsonError(ckan, `Request data JSON decoded to ${excerpt(pythonish(value), 200)} but it needs to be a dictionary.`);
-  }
-  // Nesting deeper than MAX_BODY_DEPTH takes more than that many opening and as many closing brackets,
-  // so a shorter text cannot be too deep and needs no walk.
-  if (json.length > 2 * MAX_BODY_DEPTH && exceedsDepth(value, MAX_BODY_DEPTH)) {
-    throw jsonError(ckan, `Request data is nested more than ${MAX_BODY_DEPTH} levels deep`);
   }
   return value as Record<string, unknown>;
 }

@@ -10,7 +10,9 @@ import type { DatastoreError } from '../errors.js';
 
 export const ACTION = 'datastore_search';
 /** The actions this server answers. */
-export const ACTIONS = ['datastore_search', 'datastore_search_sql', 'status_show'] as const;
+export const ACTIONS = [
+  'datastore_search', 'datastore_search_sql', 'status_show', 'datastore_info', 'package_search', 'package_show', 'resource_show',
+] as const;
 export type Action = (typeof ACTIONS)[number];
 const API_PREFIXES = ['/api/action/', '/api/3/action/'] as const;
 

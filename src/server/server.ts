@@ -141,6 +141,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
+/** Resolves when `res` can take more, or when it closed. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve, reject) => {
     server.close((error) => (error ? reject(error) : resolve()));
@@ -170,6 +183,10 @@ function handlerFor(
       if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} 204`);
       return;
     }
+    if (answer.stream !== undefined) {
+      sendStream(req, res, answer, answer.stream);
+      return;
+    }
     // A small answer goes out whole with its length; a large one as its client reads it (chunked),
     // so a client that stops reading holds one piece of its answer in the server, not all of it.
     let text = answer.text;
@@ -194,8 +211,31 @@ function handlerFor(
     if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${answer.status}`);
   };
 
+  /**
+   * A body made page by page (a dump): each piece written when the client
+   * has taken the last one, and no page asked for once the client is gone.
+   */
+  const sendStream = (req: IncomingMessage, res: ServerResponse, answer: ApiAnswer, stream: AsyncIterable<string>): void => {
+    res.writeHead(answer.status, ['content-type', answer.type, 'access-control-allow-origin', '*', ...Object.entries(answer.headers ?? {}).flat()]);
+    void (async () => {
+      try {
+        if (answer.text !== '' && !res.write(answer.text)) await drained(res);
+        for await (const piece of stream) {
+          if (res.destroyed) return;
+          if (!res.write(piece)) await drained(res);
+        }
+        res.end();
+        if (log !== undefined) log(`${req.method ?? '?'} ${pathOf(req.url)} ${answer.status}`);
+      } catch (error) {
+        // The status is sent: cut the answer short, so the client sees it broken rather than whole.
+        logError(error);
+        res.destroy();
+      }
+    })();
+  };
+
   const sendPieces = (req: IncomingMessage, res: ServerResponse, answer: ApiAnswer, first: string, more: Iterator<string>): void => {
-    res.writeHead(answer.status, ['content-type', answer.type, 'access-control-allow-origin', '*']);
+    res.writeHead(answer.status, ['content-type', answer.type, 'access-control-allow-origin', '*', ...Object.entries(answer.headers ?? {}).flat()]);
     let text = first;
     const pump = (): void => {
       try {

@@ -15,6 +15,8 @@ import { didYouMean } from './nearest.js';
 import { demoDataDir } from './source.js';
 import type { SourceSpec } from './source.js';
 import { parseTarget, type Target } from '../compile/plan.js';
+import { INFER_MODES } from '../engine/declared.js';
+import type { InferMode } from '../engine/declared.js';
 
 /** The source options every source-using command accepts (commander's camel-cased names). */
 export interface SourceFlags {
@@ -36,6 +38,10 @@ export interface SourceFlags {
   readonly target?: string;
   /** `--max-scan N`; wins over the profile's `max_scan` */
   readonly maxScan?: number;
+  /** `--fields FILE`: the declared types of the one data file (engine/declared.ts) */
+  readonly fields?: string;
+  /** `--infer ckql|xloader|datapusher`: how undeclared columns of local data are typed; wins over the profile's `infer` */
+  readonly infer?: string;
 }
 
 export interface SelectSourceOptions {
@@ -80,6 +86,7 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
 
   if (flags.url !== undefined) {
     checkUrl(flags.url);
+    if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, '--url');
     const token = await flagToken(flags, env);
     return {
       spec: {
@@ -97,14 +104,14 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
   const engine = engineFlags(flags, cwd);
   if ((flags.data !== undefined && flags.data.length > 0) || engine.db !== undefined || engine.engine === 'postgres') {
     refusePortalFlags(flags, 'with --data');
-    return { spec: { kind: 'data', paths: (flags.data ?? []).map((path) => resolve(cwd, path)), ...engine, ...timeoutOf(flags.timeout), ...planningOf(flags) } };
+    return { spec: { kind: 'data', paths: (flags.data ?? []).map((path) => resolve(cwd, path)), ...engine, ...timeoutOf(flags.timeout), ...planningOf(flags), ...typingOf(flags, cwd) } };
   }
 
   const config = await options.config();
   const name = flags.profile ?? options.preferredProfile ?? config.defaultProfile;
   if (name === undefined) {
     refusePortalFlags(flags, 'with the demo data');
-    return { spec: { kind: 'data', paths: [demoDataDir], demo: true, ...engine, ...timeoutOf(flags.timeout), ...planningOf(flags) } };
+    return { spec: { kind: 'data', paths: [demoDataDir], demo: true, ...engine, ...timeoutOf(flags.timeout), ...planningOf(flags), ...typingOf(flags, cwd) } };
   }
   const profile = config.profiles.get(name);
   if (profile === undefined) {
@@ -116,7 +123,7 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
         (names.length === 0 ? 'no profiles are defined: add them under profiles: in a config file' : `profiles: ${names.join(', ')}`),
     });
   }
-  return fromProfile(profile, flags, config, env);
+  return fromProfile(profile, flags, config, env, cwd);
 }
 
 const ENGINES = ['memory', 'pglite', 'postgres'] as const;
@@ -135,10 +142,11 @@ function engineFlags(flags: SourceFlags, cwd: string): { engine?: (typeof ENGINE
   return { ...(engine === undefined ? {} : { engine }), ...(db === undefined ? {} : { db }) };
 }
 
-async function fromProfile(profile: Profile, flags: SourceFlags, config: Config, env: NodeJS.ProcessEnv): Promise<SelectedSource> {
+async function fromProfile(profile: Profile, flags: SourceFlags, config: Config, env: NodeJS.ProcessEnv, cwd: string): Promise<SelectedSource> {
   if (profile.kind === 'data') {
     refusePortalFlags(flags, `with the data profile ${JSON.stringify(profile.name)}`);
     const engine = profile.engine ?? (profile.db === undefined ? undefined : /^postgres(ql)?:\/\//.test(profile.db) ? 'postgres' : 'pglite');
+    const typing = typingOf(flags, cwd, profile.infer);
     return {
       spec: {
         kind: 'data',
@@ -147,9 +155,11 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
         ...(profile.db === undefined ? {} : { db: profile.db }),
         ...timeoutOf(flags.timeout),
         ...planningOf(flags, profile),
+        ...typing,
       },
     };
   }
+  if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
   let token = await flagToken({ tokenFile: flags.tokenFile }, {});
   if (token === undefined && profile.token !== undefined) {
     const secret = await readToken(profile.token, {
@@ -178,6 +188,9 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
       ...timeoutOf(flags.timeout ?? profile.timeout),
       resources: profile.resources,
       ...planningOf(flags, profile),
+      ...(profile.tokenHeader === undefined ? {} : { tokenHeader: profile.tokenHeader }),
+      ...(profile.userAgent === undefined ? {} : { userAgent: profile.userAgent }),
+      ...(profile.maxInFlight === undefined ? {} : { maxInFlight: profile.maxInFlight }),
     },
     ...(token === undefined ? {} : { tokenShell: token.shell }),
   };
@@ -192,6 +205,23 @@ function planningOf(flags: SourceFlags, profile?: { readonly target?: Target; re
   }
   const maxScan = flags.maxScan ?? profile?.maxScan;
   return { ...(target === undefined ? {} : { target }), ...(maxScan === undefined ? {} : { maxScan }) };
+}
+
+/** `--fields` and `--infer` (over a data profile's `infer`), for local data. */
+function typingOf(flags: SourceFlags, cwd: string, profileInfer?: InferMode): { fields?: string; infer?: InferMode } {
+  let infer = profileInfer;
+  if (flags.infer !== undefined) {
+    if (!(INFER_MODES as readonly string[]).includes(flags.infer)) {
+      throw toolError('USAGE', [`--infer must be one of ${INFER_MODES.join(', ')}, found ${JSON.stringify(flags.infer)}`]);
+    }
+    infer = flags.infer as InferMode;
+  }
+  return { ...(flags.fields === undefined ? {} : { fields: resolve(cwd, flags.fields) }), ...(infer === undefined ? {} : { infer }) };
+}
+
+function refuseTypingFlags(flags: SourceFlags, where: string): void {
+  const given = [flags.fields === undefined ? undefined : '--fields', flags.infer === undefined ? undefined : '--infer'].filter((flag) => flag !== undefined);
+  throw toolError('USAGE', [`${given.join(', ')} declare the types of local data files, not of ${where}`], { hint: 'a portal says its own types; use --data or a data profile' });
 }
 
 /** Seconds as the source spec's milliseconds. */

@@ -6,9 +6,11 @@
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, recordStream } from '../client/connect.js';
-import type { DatastoreClient, Exchange, SearchInput, WireRequest } from '../client/types.js';
-import { listDataFiles, loadResources } from '../engine/memory/load.js';
+import { withResourceNames } from '../client/resource-names.js';
+import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
+import { datasetResourceName, isBadFile, listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
+import type { InferMode } from '../engine/declared.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
@@ -17,7 +19,7 @@ import { parse } from '../syntax/parse.js';
 import { openEngine } from '../engine/open.js';
 import type { Engine, EngineKind } from '../engine/types.js';
 import { memoryEngine } from '../engine/memory/engine.js';
-import { openApi, wholeText } from '../server/api.js';
+import { openApi, streamOf, wholeText } from '../server/api.js';
 import type { Api } from '../server/api.js';
 import type { CkanVersion, Row, SearchRequest, SearchResult, Table } from '../datastore/types.js';
 import type { Query } from '../ast.js';
@@ -25,6 +27,7 @@ import { engineTree } from '../execute/build.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
 import type { Execution } from '../execute/run.js';
 import { toolError } from '../errors.js';
+import type { ToolError } from '../errors.js';
 import type { Target } from '../compile/plan.js';
 
 export type SourceSpec =
@@ -42,6 +45,10 @@ export type SourceSpec =
       readonly target?: Target;
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** a fields file declaring the one data file (engine/declared.ts) */
+      readonly fields?: string;
+      /** how columns nobody declared are typed; default `ckql` */
+      readonly infer?: InferMode;
     }
   | {
       readonly kind: 'url';
@@ -57,6 +64,10 @@ export type SourceSpec =
       readonly target?: Target;
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** the header the token is sent in (CKAN's `apitoken_header_name`), the User-Agent, requests in flight at once */
+      readonly tokenHeader?: string;
+      readonly userAgent?: string;
+      readonly maxInFlight?: number;
     };
 
 export interface ResourceSummary {
@@ -64,6 +75,8 @@ export interface ResourceSummary {
   readonly alias?: string;
   /** number of records, when known */
   readonly total?: number;
+  /** local data: why its file could not be read (then it has no total) */
+  readonly unreadable?: ToolError;
 }
 
 export interface Source {
@@ -112,6 +125,12 @@ export interface OpenSourceOptions {
   readonly lazy?: boolean;
   /** told as local data files are read (a progress bar), and when reading is over */
   readonly progress?: { update(progress: FileProgress): void; done(): void };
+  /**
+   * Local data read whole (not `lazy`): told of each file that cannot be
+   * read; it is skipped and the others are served. Without it, the first
+   * such file fails the open.
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 export async function openSource(spec: SourceSpec, options: OpenSourceOptions = {}): Promise<Source> {
@@ -124,6 +143,9 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
       ...(spec.target === undefined ? {} : { target: spec.target }),
       ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
+      ...(spec.tokenHeader === undefined ? {} : { tokenHeader: spec.tokenHeader }),
+      ...(spec.userAgent === undefined ? {} : { userAgent: spec.userAgent }),
+      ...(spec.maxInFlight === undefined ? {} : { maxInFlight: spec.maxInFlight }),
       onWarning: (message) => void process.stderr.write(`warning: ${message}\n`),
     });
     const seen = new Set<string>(spec.resources ?? []);
@@ -138,17 +160,20 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
     };
   }
 
-  if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec);
+  if ((spec.engine !== undefined && spec.engine !== 'memory') || spec.db !== undefined) return openEngineSource(spec, options.onBadFile);
   if (options.lazy === true) return openLazyData(spec, options.progress);
   const onProgress = options.progress?.update;
+  const onBadFile = options.onBadFile;
   const tables = await loadResources(spec.paths, {
+    ...typingOf(spec),
     ...(options.resources === undefined ? {} : { only: options.resources }),
     ...(onProgress === undefined ? {} : { onProgress }),
+    ...(onBadFile === undefined ? {} : { onBadFile }),
   }).finally(() => options.progress?.done());
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
-    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec.paths, tables, options.progress));
+    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec, tables, options.progress, onBadFile));
   const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
@@ -169,11 +194,13 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
 }
 
 /** Local data or a database answered by a PostgreSQL engine, served in-process like the memory engine's tables. */
-async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Promise<Source> {
+async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>, onBadFile: OpenSourceOptions['onBadFile']): Promise<Source> {
   const engine = await openEngine({
     ...(spec.engine === undefined ? {} : { engine: spec.engine }),
     data: spec.paths,
     ...(spec.db === undefined ? {} : { db: spec.db }),
+    ...typingOf(spec),
+    ...(onBadFile === undefined ? {} : { onBadFile }),
   });
   const client = await localClient(engine, spec).catch(async (error: unknown) => {
     await engine.close();
@@ -205,17 +232,18 @@ async function openEngineSource(spec: Extract<SourceSpec, { kind: 'data' }>): Pr
  * sending it.
  */
 async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progress: OpenSourceOptions['progress']): Promise<Source> {
-  const files = await listDataFiles(spec.paths);
+  const files = await listDataFiles(spec.paths, typingOf(spec));
   const loaded = new Map<string, Promise<Table>>();
   const ready = new Map<string, Table>();
-  const entryFor = (name: string) => files.find((each) => each.alias === name || each.id === name);
+  const entryFor = (name: string) => files.find((each) => each.alias === name || each.id === name || datasetResourceName(each) === name);
   const lookup: TableLookup = {
     find: (name) => {
       const entry = entryFor(name);
       return entry === undefined ? undefined : ready.get(entry.id);
     },
+    // In the files' order (a catalogue lists a dataset's resources so), whatever order they were read in.
     get tables() {
-      return [...ready.values()];
+      return files.flatMap((each) => ready.get(each.id) ?? []);
     },
   };
   const read = (name: string): Promise<unknown> => {
@@ -223,7 +251,7 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
     if (entry === undefined) return Promise.resolve();
     let table = loaded.get(entry.id);
     if (table === undefined) {
-      table = loadResources(entry.file, progress === undefined ? {} : { onProgress: progress.update }).finally(() => progress?.done()).then(([only]) => {
+      table = loadResources(entry.file, { ...typingOf(spec), ...(progress === undefined ? {} : { onProgress: progress.update }) }).finally(() => progress?.done()).then(([only]) => {
         if (only === undefined) throw new Error(`${entry.file} gave no table`);
         ready.set(entry.id, only);
         return only;
@@ -277,10 +305,18 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
       },
     })),
     listResources: async (listOptions) => {
-      if (listOptions?.totals === true) await Promise.all(files.map((each) => read(each.id)));
+      // A file that cannot be read is listed with why; the others are still counted.
+      const unreadable = new Map<string, ToolError>();
+      if (listOptions?.totals === true) {
+        await Promise.all(files.map((each) => read(each.id).catch((error: unknown) => {
+          if (!isBadFile(error)) throw error;
+          unreadable.set(each.id, error);
+        })));
+      }
       return files.map((each) => {
         const table = ready.get(each.id);
-        return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }) };
+        const problem = unreadable.get(each.id);
+        return { id: each.id, alias: each.alias, ...(table === undefined ? {} : { total: table.rows.length }), ...(problem === undefined ? {} : { unreadable: problem }) };
       });
     },
     setTarget: async (target) => client.setTarget(target),
@@ -305,11 +341,28 @@ async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined
 }
 
 /** Every table of `paths`, reading the files not read yet (only listings and "did you mean" after a partial load come here). */
-async function everyTableBut(paths: readonly string[], loaded: readonly Table[], progress: OpenSourceOptions['progress']): Promise<readonly Table[]> {
-  const files = await listDataFiles(paths);
+async function everyTableBut(
+  spec: Extract<SourceSpec, { kind: 'data' }>,
+  loaded: readonly Table[],
+  progress: OpenSourceOptions['progress'],
+  onBadFile: OpenSourceOptions['onBadFile'],
+): Promise<readonly Table[]> {
+  const files = await listDataFiles(spec.paths, { ...typingOf(spec), ...(onBadFile === undefined ? {} : { onDuplicate: onBadFile }) });
   const unread = files.filter((file) => !loaded.some((table) => table.id === file.id)).map((file) => file.id);
-  const read = unread.length === 0 ? [] : await loadResources(paths, { only: unread, ...(progress === undefined ? {} : { onProgress: progress.update }) }).finally(() => progress?.done());
+  const read = unread.length === 0
+    ? []
+    : await loadResources(spec.paths, {
+        ...typingOf(spec),
+        only: unread,
+        ...(progress === undefined ? {} : { onProgress: progress.update }),
+        ...(onBadFile === undefined ? {} : { onBadFile }),
+      }).finally(() => progress?.done());
   return files.flatMap((file) => loaded.find((table) => table.id === file.id) ?? read.find((table) => table.id === file.id) ?? []);
+}
+
+/** The declared types of local data (`--fields`, `--infer`), as the loaders take them. */
+function typingOf(spec: Extract<SourceSpec, { kind: 'data' }>): { fields?: string; infer?: InferMode } {
+  return { ...(spec.fields === undefined ? {} : { fields: spec.fields }), ...(spec.infer === undefined ? {} : { infer: spec.infer }) };
 }
 
 /**
@@ -369,6 +422,10 @@ function clientWith(
     get target() {
       return client.target;
     },
+    get maxScan() {
+      return client.maxScan;
+    },
+    setMaxScan: (max) => client.setMaxScan(max),
     setTarget: overrides.setTarget ?? ((target) => client.setTarget(target)),
     detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
     search: overrides.search ?? ((input, options) => client.search(input, options)),
@@ -377,6 +434,8 @@ function clientWith(
     prepare: (input, params) => client.prepare(input, params),
     explain: overrides.explain ?? ((input, options) => client.explain(input, options)),
     withLanguage: (language) => clientWith(client.withLanguage(language), overridesOf),
+    action: (name, body, options) => client.action(name, body, options),
+    download: (path, params, options) => client.download(path, params, options),
     close: () => client.close(),
   };
 }
@@ -436,18 +495,28 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
     const answer = await withDeadline(spec.timeout, signal, (bounded) => api.answer(request, bounded));
     return { status: answer.status, text: wholeText(answer), retryAfter: undefined, location: undefined };
   };
+  // The same API, its answer read piece by piece (a dump of a whole table).
+  const inProcessStream = async (wire: WireRequest, signal: AbortSignal | undefined): Promise<StreamExchange> => {
+    const url = new URL(wire.url);
+    const api = await apiFor(ckan);
+    const answer = await withDeadline(spec.timeout, signal, (bounded) =>
+      api.answer({ method: wire.method, url: url.pathname + url.search, authorization: wire.headers.authorization }, bounded));
+    return streamOf(answer);
+  };
   const client = connect({
     url: LOCAL_URL,
     ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
     ...(spec.target === undefined ? {} : { target: spec.target }),
     ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
     inProcess,
+    inProcessStream,
   });
   // No dialect asked for: the engine answers a whole query itself (docs/executor.md). A target set by
   // --target or .target pages the data through the API as that portal would be (its fidelity, its limits).
   let asked = spec.target;
   const direct = (input: SearchInput): input is Query | string => asked === undefined && !isRequest(input);
-  return clientWith(client, (inner) => ({
+  // The engine's own answers too take `dataset/resource` names (client/resource-names.ts).
+  return withResourceNames(clientWith(client, (inner) => ({
     setTarget: (target) => {
       checkSql(target);
       ckan = ckanOf(target);
@@ -482,7 +551,7 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
       const query = boundQuery(input, options.params);
       return { chosen: 'local', steps: describeTree(engineTree(engine, query, { all: false, total: true })) };
     },
-  }));
+  })));
 }
 
 function isRequest(input: SearchInput): input is SearchRequest {

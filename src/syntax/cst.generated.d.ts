@@ -408,6 +408,7 @@ export type ValueCstChildren = {
   Number?: IToken[];
   Bareword?: IToken[];
   Uuid?: IToken[];
+  DateTime?: IToken[];
   True?: IToken[];
   False?: IToken[];
   Null?: IToken[];

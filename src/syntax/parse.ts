@@ -329,8 +329,11 @@ function hintFor(
 
   if (token.tokenType === NumberLiteral && previous?.tokenType === NumberLiteral && tokenSpan(previous).end === token.startOffset) {
     // `00012` lexes as 0, 0, 0, 12: a code with leading zeros is text.
-    const end = /^[0-9A-Za-z_.:-]*/.exec(source.slice(token.startOffset))![0].length + token.startOffset;
-    return `a number with leading zeros is text: quote it: ${JSON.stringify(source.slice(previous.startOffset, end))}`;
+    const end = /^[0-9A-Za-z_.:+-]*/.exec(source.slice(token.startOffset))![0].length + token.startOffset;
+    const text = source.slice(previous.startOffset, end);
+    // `2025-9-1` lexes as 2025, -9, -1: a date not written as YYYY-MM-DD.
+    if (/^\d{4}-\d/.test(text)) return `a date is written YYYY-MM-DD, such as 2025-09-01 (a timestamp 2025-09-01T08:30:00); other text is quoted: ${JSON.stringify(text)}`;
+    return `a number with leading zeros is text: quote it: ${JSON.stringify(text)}`;
   }
   if (token.tokenType === StringLiteral && previous?.tokenType === StringLiteral && tokenSpan(previous).end === token.startOffset) {
     const quote = image[0]!;

@@ -10,8 +10,8 @@
  */
 import { CstParser, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type TokenType } from 'chevrotain';
 import {
-  allTokens, And, As, Asc, Avg, BacktickField, Between, Bucket, By, Comma, Count, Day, Desc, Distinct, Equals, Facet, False,
-  First, From, Greater, GreaterEquals, Group, Having, Ilike, In, Is, Join, Keyword, Language, Last, Left, Less, LessEquals,
+  allTokens, And, As, Asc, Avg, BacktickField, Between, Bucket, By, Comma, Count, DateTime, Day, Desc, Distinct, Equals, Facet,
+  False, First, From, Greater, GreaterEquals, Group, Having, Ilike, In, Is, Join, Keyword, Language, Last, Left, Less, LessEquals,
   Like, Limit, LParen, Max, Min, Month, Not, NotEquals, Null, Nulls, NumberLiteral, Offset, On, Or, Order, Parameter,
   Qualifier, RParen, Search, Select, Semicolon, Star, StringLiteral, Sum, Top, True, Uuid, Week, Where, Bareword, Year,
 } from './tokens.js';
@@ -524,6 +524,7 @@ export class QueryParser extends CstParser {
       { ALT: () => this.CONSUME(NumberLiteral) },
       { ALT: () => this.CONSUME(Bareword) },
       { ALT: () => this.CONSUME(Uuid) },
+      { ALT: () => this.CONSUME(DateTime) },
       { ALT: () => this.CONSUME(True) },
       { ALT: () => this.CONSUME(False) },
       { ALT: () => this.CONSUME(Null) },

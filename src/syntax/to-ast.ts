@@ -291,7 +291,7 @@ function readResource(c: ResourceCstChildren, source: string): StringValue | Par
   return parameterOf(c.Parameter![0]!);
 }
 
-/** A bareword or UUID: its text is the value. */
+/** A bareword, UUID or date: its text is the value. */
 function textOf(token: IToken): StringValue {
   return { kind: 'string', span: tokenSpan(token), value: token.image };
 }
@@ -335,6 +335,7 @@ function readValue(node: ValueCstNode, source: string): Value {
   if (c.Number !== undefined) return readNumber(c.Number[0]!, source);
   if (c.String !== undefined) return stringOf(c.String[0]!, source);
   if (c.Uuid !== undefined) return textOf(c.Uuid[0]!);
+  if (c.DateTime !== undefined) return textOf(c.DateTime[0]!);
   if (c.True !== undefined) return { kind: 'boolean', span: tokenSpan(c.True[0]!), value: true };
   if (c.False !== undefined) return { kind: 'boolean', span: tokenSpan(c.False[0]!), value: false };
   if (c.Null !== undefined) return { kind: 'null', span: tokenSpan(c.Null[0]!) };
@@ -357,7 +358,8 @@ function readNumber(token: IToken, source: string): NumberValue {
   }
   // A number a double cannot hold (an int8 id beyond 2^53, a decimal with 18 digits) would silently
   // compare as its neighbour; quoted, it reaches the portal (and the engines) as the text it is.
-  if (compareDecimal(value, token.image) !== 0) {
+  // Written as the double prints (nearly every literal: `5`, `2.5`), it is exact without a closer look.
+  if (String(value) !== token.image && compareDecimal(value, token.image) !== 0) {
     throw queryError('NUMBER_NOT_EXACT', span, [token.image, String(value)], {
       source,
       found: token.image,

@@ -12,7 +12,7 @@
  * and `parse` must give a `QueryError`, never a `RangeError`, for any input.
  */
 import {
-  createToken, Lexer, type CustomPatternMatcherFunc, type CustomPatternMatcherReturn, type ICustomPattern, type TokenType,
+  createToken, Lexer, type CustomPatternMatcherFunc, type CustomPatternMatcherReturn, type ICustomPattern, type ILexingResult, type TokenType,
 } from 'chevrotain';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -53,20 +53,6 @@ export function scanBareword(text: string, offset: number): number {
   let end = offset + 1;
   while (continuesBareword(text, end)) end++;
   return end;
-}
-
-/**
- * The end of `word` (lower-case letters) at `offset` when it stands there as
- * a whole word in any case, else `offset`: `index` and `from_year` are
- * barewords, not the keyword `in` or `from` and a remainder.
- */
-function scanKeyword(text: string, offset: number, word: string): number {
-  for (let i = 0; i < word.length; i++) {
-    // `| 32` lower-cases an ASCII letter and maps no other character onto one.
-    if ((text.charCodeAt(offset + i) | 32) !== word.charCodeAt(i)) return offset;
-  }
-  const end = offset + word.length;
-  return continuesBareword(text, end) ? offset : end;
 }
 
 function isHexDigit(code: number): boolean {
@@ -166,6 +152,50 @@ export function scanBacktick(text: string, offset: number): { readonly end: numb
   }
 }
 
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
+/** Whether `count` digits stand at `offset`. */
+function digitsAt(text: string, offset: number, count: number): boolean {
+  for (let i = 0; i < count; i++) if (!isDigit(text.charCodeAt(offset + i))) return false;
+  return true;
+}
+
+/**
+ * The end of the ISO 8601 date or timestamp starting at `offset`, or
+ * `offset` when there is none: `YYYY-MM-DD`, then optionally `THH:MM`,
+ * `:SS`, a fraction `.S…`, and a zone `Z` or `±HH:MM` (`±HHMM`, `±HH`). The
+ * shape only: the field's type judges the value, as for any other text.
+ * Nothing that may continue a bareword or a number may follow (`2025-09-01x`
+ * and `2025-09-012` are not dates).
+ */
+export function scanDateTime(text: string, offset: number): number {
+  if (!digitsAt(text, offset, 4) || text.charCodeAt(offset + 4) !== 45 || !digitsAt(text, offset + 5, 2)) return offset;
+  if (text.charCodeAt(offset + 7) !== 45 || !digitsAt(text, offset + 8, 2)) return offset;
+  let end = offset + 10;
+  const code = text.charCodeAt(end);
+  if ((code === 84 || code === 116) /* T t */ && digitsAt(text, end + 1, 2) && text.charCodeAt(end + 3) === 58 && digitsAt(text, end + 4, 2)) {
+    end += 6;
+    if (text.charCodeAt(end) === 58 && digitsAt(text, end + 1, 2)) {
+      end += 3;
+      if (text.charCodeAt(end) === 46 && isDigit(text.charCodeAt(end + 1))) {
+        end += 2;
+        while (isDigit(text.charCodeAt(end))) end++;
+      }
+    }
+    const zone = text.charCodeAt(end);
+    if (zone === 90 || zone === 122) end += 1; // Z z
+    else if ((zone === 43 || zone === 45) && digitsAt(text, end + 1, 2)) {
+      end += 3;
+      if (text.charCodeAt(end) === 58 && digitsAt(text, end + 1, 2)) end += 3;
+      else if (digitsAt(text, end, 2)) end += 2;
+    }
+  }
+  const next = text.charCodeAt(end);
+  return isNamePart(next) || (next === 45 && text.charCodeAt(end + 1) !== 45) ? offset : end;
+}
+
 function match(text: string, offset: number, end: number): CustomPatternMatcherReturn | null {
   return end > offset ? [text.slice(offset, end)] : null;
 }
@@ -230,16 +260,18 @@ export const Uuid = createToken({
 /** The category of every keyword: errors use it to say "quote it". */
 export const Keyword = createToken({ name: 'Keyword', pattern: Lexer.NA });
 
+/**
+ * A keyword's token type. Keywords are not lexed on their own: every word is
+ * read by the one bareword scanner, and `queryLexer.tokenize` then gives the
+ * words that are keywords (in any case, as a whole word: `index` and
+ * `from_year` are barewords) their keyword's type. One scan per word replaces
+ * a matcher per keyword that begins with its first letter.
+ */
 function keyword(word: string, category: TokenType = Keyword): TokenType {
   return createToken({
     name: word[0]!.toUpperCase() + word.slice(1),
     label: word,
-    // Case-insensitive, and only as a whole word (see scanKeyword). This
-    // does what `/word/i` with `longer_alt: Bareword` would, without running
-    // the bareword scanner after every keyword.
-    pattern: matcherFor(word, (text, offset) => match(text, offset, scanKeyword(text, offset, word))),
-    start_chars_hint: [word[0]!, word[0]!.toUpperCase()],
-    line_breaks: false,
+    pattern: Lexer.NA,
     categories: [category],
   });
 }
@@ -325,7 +357,24 @@ export const Qualifier = createToken({
   line_breaks: false,
 });
 
-/** JSON numbers: `-3`, `2.5`, `1e3`. After `Uuid` (see there) and `Comment` (`--`). */
+/**
+ * An ISO date or timestamp as a value: `2025-09-01`, `2025-09-01T08:30:00Z`
+ * (see `scanDateTime`). It is text, as if quoted; before `Number`, which
+ * would read `2025` and then stop at `-09`. `Uuid` comes first, and neither
+ * reads what the other does (a UUID has eight characters before its `-`).
+ */
+export const DateTime = createToken({
+  name: 'DateTime',
+  label: 'date',
+  pattern: matcherFor(
+    '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?',
+    (text, offset) => match(text, offset, scanDateTime(text, offset)),
+  ),
+  start_chars_hint: [...'0123456789'],
+  line_breaks: false,
+});
+
+/** JSON numbers: `-3`, `2.5`, `1e3`. After `Uuid` (see there), `DateTime` and `Comment` (`--`). */
 export const NumberLiteral = createToken({
   name: 'Number',
   label: 'number',
@@ -442,6 +491,7 @@ export const allTokens: TokenType[] = [
   ...softKeywordTokens,
   Qualifier,
   Bareword,
+  DateTime,
   NumberLiteral,
   StringLiteral,
   BadEscapeString,
@@ -467,13 +517,57 @@ export const allTokens: TokenType[] = [
  * silently running slower) if a token's first characters cannot be computed;
  * only start offsets are tracked, as spans need nothing else; and it stops
  * at the first unexpected character, the only one `parse` reports, rather
- * than collecting a million of them from a megabyte of junk.
+ * than collecting a million of them from a megabyte of junk. Keywords are
+ * given their types after the scan (see `keyword`).
  */
-export const queryLexer = new Lexer(allTokens, {
+const lexer = new Lexer(allTokens, {
   ensureOptimizations: true,
   positionTracking: 'onlyOffset',
   recoveryEnabled: false,
 });
+
+/**
+ * Keyword token types by the code of their first letter (lower case), for
+ * the pass after the scan: a bareword is compared with the few keywords that
+ * start like it, by length first, without making a lower-case copy.
+ */
+const keywordsByFirst: ReadonlyMap<number, readonly TokenType[]> = (() => {
+  const table = new Map<number, TokenType[]>();
+  for (const type of [...keywordTokens, ...softKeywordTokens]) {
+    const first = type.LABEL!.charCodeAt(0);
+    table.set(first, [...(table.get(first) ?? []), type]);
+  }
+  return table;
+})();
+
+/** The keyword a bareword spells, in any case, or undefined. */
+function keywordOf(image: string): TokenType | undefined {
+  // `| 32` lower-cases an ASCII letter, and a bareword starts with one (or `_`, which no keyword does).
+  const candidates = keywordsByFirst.get(image.charCodeAt(0) | 32);
+  if (candidates === undefined) return undefined;
+  for (const type of candidates) {
+    const word = type.LABEL!;
+    if (word.length !== image.length) continue;
+    let i = 1;
+    while (i < word.length && (image.charCodeAt(i) | 32) === word.charCodeAt(i)) i++;
+    if (i === word.length) return type;
+  }
+  return undefined;
+}
+
+export const queryLexer = {
+  tokenize(text: string): ILexingResult {
+    const lexed = lexer.tokenize(text);
+    for (const token of lexed.tokens) {
+      if (token.tokenType !== Bareword) continue;
+      const type = keywordOf(token.image);
+      if (type === undefined) continue;
+      token.tokenType = type;
+      token.tokenTypeIdx = type.tokenTypeIdx!;
+    }
+    return lexed;
+  },
+};
 
 /** The words the lexer reads as keywords, lower-case. */
 export const keywords: ReadonlySet<string> = new Set(keywordTokens.map((t) => t.LABEL!.toLowerCase()));

@@ -61,7 +61,7 @@ beforeAll(async () => {
   server212 = await startServer({ tables: Object.values(tables), port: 0, ckan: '2.12' });
   client212 = connect({ url: server212.url, retries: 0 });
   ckanSql = await openCkanSql(Object.values(tables));
-}, 30_000);
+}, 120_000); // PGlite starts here: slow when the machine is busy
 
 afterAll(async () => {
   await client?.close();

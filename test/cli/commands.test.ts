@@ -3,6 +3,7 @@
  * the exit status for success and for each class of error; the built bin for
  * what only a process shows (its exit status, SIGINT).
  */
+import { serveCommand } from '../../src/cli/commands/explain.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -288,6 +289,24 @@ describe('fields, resources, explain', () => {
     expect(rows[0]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
 
+  it('resources lists the files it can read beside those it cannot, reports each bad one with its line, and exits 1', async () => {
+    const mixed = join(root, 'mixed');
+    await mkdir(mixed, { recursive: true });
+    await writeFile(join(mixed, 'good.csv'), 'x\n1\n2\n');
+    await writeFile(join(mixed, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
+    await writeFile(join(mixed, 'worse.ndjson'), '{"a": 1}\n{"a": 2}\n{oops\n');
+    const result = await ckql(['resources', '--data', mixed, '--format', 'json']);
+    expect((JSON.parse(result.stdout) as { alias: string; total: number }[]).map(({ alias, total }) => ({ alias, total }))).toEqual([{ alias: 'good', total: 2 }]);
+    expect(result.stderr).toMatch(/ --> \S*bad\.csv:3\n/);
+    expect(result.stderr).toMatch(/ --> \S*worse\.ndjson:3\n/);
+    expect(result.stderr.match(/= skipped: not listed; the other files are/g)).toHaveLength(2);
+    expect(result.code).toBe(1);
+    // a query of the good file does not read the bad ones
+    const good = await ckql(['query', 'from good', '--data', mixed]);
+    expect(good.code).toBe(0);
+    expect(good.stderr).toBe('');
+  });
+
   it('fields lists one resource, or every resource when none is named', async () => {
     const one = await ckql(['fields', 'courses', '--data', data]);
     expect(one.code).toBe(0);
@@ -325,7 +344,18 @@ describe('fields, resources, explain', () => {
     expect(get.stdout).toContain("curl 'http://portal.test/api/action/datastore_search?resource_id=courses&limit=1'");
     const local = await ckql(['explain', 'from courses limit 1', '--data', data]);
     expect(local.stdout).toContain('http://127.0.0.1:8080/api/action/datastore_search');
-    expect(local.stdout).toContain('ckql serve');
+    expect(local.stdout).toMatch(/^# local data: start the server first with: ckql serve \S*\/data --port 8080$/m);
+    // a kept database: the command names it (it lost the path once: "ckql serve  --port 8080")
+    const kept = await ckql(['explain', 'from courses limit 1', '--db', '/srv/ckql db'], { cwd: '/' });
+    expect(kept.stdout).toContain("# local data: start the server first with: ckql serve --db '/srv/ckql db' --port 8080");
+    const sql = await ckql(['explain', 'from courses where level > 1', '--data', data, '--engine', 'pglite', '--target', 'sql']);
+    expect(sql.stdout).toMatch(/ckql serve \S*\/data --engine pglite --port 8080$/m);
+  });
+
+  it('explain names a server database without its password', () => {
+    expect(serveCommand({ kind: 'data', paths: [], db: 'postgres://reader:pw@db.example.org/datastore', engine: 'postgres' }, 'ckan-2.12')).toBe(
+      'ckql serve --db postgres://reader@db.example.org/datastore --ckan 2.12 --port 8080   # the password from PGPASSWORD',
+    );
   });
 });
 
@@ -341,20 +371,21 @@ describe('network and interruption', () => {
     expectNoStack(result.stderr);
   });
 
-  it('a server error with the CKAN envelope exits 1', async () => {
-    const server = createServer((_request, response) => {
-      response.writeHead(403, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ success: false, error: { __type: 'Authorization Error', message: 'Access denied' } }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  it('a resource the portal refuses (403) exits 5, with a token or without; the right token reads it', async () => {
+    const server = await startServer({ tables: await loadResources([data]), privateResources: ['courses'], tokens: ['s3cret-right'] });
     try {
-      const { port } = server.address() as AddressInfo;
-      const result = await ckql(['query', 'from courses', '--url', `http://127.0.0.1:${port}`]);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain('FORBIDDEN');
+      const none = await ckql(['query', 'from courses limit 1', '--url', server.url]);
+      expect(none.stderr).toContain('FORBIDDEN');
+      expect(none.stderr).toContain('no token was sent; this resource needs one');
+      expect(none.code).toBe(5);
+      const wrong = await ckql(['query', 'from courses limit 1', '--url', server.url], { env: { CKQL_TOKEN: 's3cret-wrong' } });
+      expect(wrong.stderr).toContain('the token that was sent is not accepted for this resource');
+      expect(wrong.stderr).not.toContain('s3cret-wrong');
+      expect(wrong.code).toBe(5);
+      const right = await ckql(['query', 'from courses limit 1', '--url', server.url], { env: { CKQL_TOKEN: 's3cret-right' } });
+      expect(right.code).toBe(0);
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     }
   });
 

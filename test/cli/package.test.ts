@@ -1,9 +1,9 @@
 /**
  * What an installer and an embedder get: the package's files (a LICENSE, no
- * source maps pointing at the unshipped `src/`, no install-time build), and a
- * strict `tsc --module nodenext` check of the README's embedding sample
+ * source maps pointing at the unshipped `src/`, no install-time build), a
+ * strict `--module nodenext` type check of the README's embedding sample
  * against the built `.d.ts` files, with and without `@types/node` in the
- * embedder's project.
+ * embedder's project, and the sample run as written against a local server.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -11,6 +11,10 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import ts from 'typescript';
+import { loadResources } from '../../src/engine/memory/load.js';
+import { startServer } from '../../src/server/server.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from './run-ckql.js';
 
@@ -58,6 +62,11 @@ function embeddingSample(): string {
   return sample;
 }
 
+/**
+ * An embedder's project: `node_modules/ckql` is this package (its `dist/`),
+ * `@types/node` only when asked for. Without it, the sample's
+ * `process.env` is declared as a bundler for a browser provides it.
+ */
 async function embedderProject(withNodeTypes: boolean): Promise<string> {
   const project = await mkdtemp(join(tmpdir(), 'ckql-embedder-'));
   temp.push(project);
@@ -65,39 +74,77 @@ async function embedderProject(withNodeTypes: boolean): Promise<string> {
   await symlink(repoRoot, join(project, 'node_modules', 'ckql'), 'dir');
   if (withNodeTypes) await symlink(join(repoRoot, 'node_modules', '@types', 'node'), join(project, 'node_modules', '@types', 'node'), 'dir');
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'embedder', private: true, type: 'module' }));
-  await writeFile(
-    join(project, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        target: 'es2022',
-        noEmit: true,
-        skipLibCheck: false,
-        types: withNodeTypes ? ['node'] : [],
-        // Node's types bring console; the DOM library (large, slow to check) is only needed without them.
-        ...(withNodeTypes ? { lib: ['es2022'] } : {}),
-      },
-      files: ['sample.ts'],
-    }),
-  );
-  await writeFile(join(project, 'sample.ts'), embeddingSample());
+  const preamble = withNodeTypes ? '' : 'declare const process: { readonly env: Record<string, string | undefined> };\n';
+  await writeFile(join(project, 'sample.ts'), preamble + embeddingSample());
   return project;
 }
 
-describe('an embedder type-checks the README sample against dist/', () => {
-  it.concurrent.each([
+/**
+ * Type-checks the sample as `tsc --strict --module nodenext` would, in this
+ * process: the sample's diagnostics and those of every `.d.ts` of `dist/`
+ * (an embedder's `skipLibCheck: false` reports those), not the
+ * dependencies' own declarations, which are theirs to check. Files read
+ * once serve both projects.
+ */
+const sourceFiles = new Map<string, ts.SourceFile | undefined>();
+function typeErrors(project: string, withNodeTypes: boolean): string[] {
+  const options: ts.CompilerOptions = {
+    strict: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    noEmit: true,
+    types: withNodeTypes ? ['node'] : [],
+    // Node's types bring console; the DOM library is only needed without them.
+    ...(withNodeTypes ? { lib: ['lib.es2022.d.ts'] } : {}),
+  };
+  const host = ts.createCompilerHost(options);
+  const read = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, ...rest) => {
+    const key = `${fileName}\0${JSON.stringify(languageVersion)}`;
+    if (!sourceFiles.has(key) || fileName.startsWith(project)) sourceFiles.set(key, read(fileName, languageVersion, ...rest));
+    return sourceFiles.get(key);
+  };
+  const program = ts.createProgram([join(project, 'sample.ts')], options, host);
+  // The package's files resolve through the symlink to this checkout's dist/.
+  const dist = `${join(repoRoot, 'dist')}/`;
+  const ours = program.getSourceFiles().filter((file) => file.fileName.startsWith(dist) || file.fileName === join(project, 'sample.ts'));
+  const diagnostics = [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...ours.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
+  ];
+  expect(ours.filter((file) => file.fileName.startsWith(dist)).length, 'the sample reached the built declarations').toBeGreaterThan(10);
+  return diagnostics.map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+}
+
+describe('an embedder type-checks the README sample against dist/, and runs it', () => {
+  it.each([
     ['without @types/node', false],
     ['with @types/node', true],
   ])('%s', { timeout: 90_000 }, async (_name, withNodeTypes) => {
     expect(existsSync(join(repoRoot, 'dist', 'index.d.ts'))).toBe(true);
     const project = await embedderProject(withNodeTypes);
-    const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await promisify(execFile)(process.execPath, [tsc, '-p', project], { cwd: project }).then(
-      ({ stdout }) => stdout,
-      (error: { stdout?: string }) => `failed: ${error.stdout ?? String(error)}`,
-    );
-    expect(result).toBe('');
+    expect(typeErrors(project, withNodeTypes)).toEqual([]);
+    // and the check sees a mistake: a query is text, not a number
+    await writeFile(join(project, 'sample.ts'), `${readFileSync(join(project, 'sample.ts'), 'utf8')}\ncompile(42);\n`);
+    expect(typeErrors(project, withNodeTypes).join('\n')).toMatch(/sample\.ts: Argument of type 'number' is not assignable/);
+  });
+
+  it('runs as written, against ckql serve on the demo data for the portal', { timeout: 90_000 }, async () => {
+    const project = await embedderProject(true);
+    const server = await startServer({ tables: await loadResources(join(repoRoot, 'examples', 'data')) });
+    try {
+      const sample = embeddingSample();
+      expect(sample).toContain("'https://data.example.org'");
+      await writeFile(join(project, 'sample.ts'), sample.replace("'https://data.example.org'", JSON.stringify(server.url)));
+      const tsx = pathToFileURL(join(repoRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs')).href;
+      const env = { ...process.env };
+      delete env.PORTAL_TOKEN;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', tsx, 'sample.ts'], { cwd: project, env });
+      expect(stdout).toBe('from courses\nwhere stage in (a, b)\nfrom courses\nwhere level >= 3\nlimit 100\n');
+    } finally {
+      await server.close();
+    }
   });
 });

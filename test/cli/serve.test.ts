@@ -3,7 +3,7 @@
  * `listening on` line, query it with `ckql query --url`, compare with
  * `ckql query --data`, then stop it with SIGTERM or SIGINT (exit 0).
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ckql, ndjson, startCkql, waitForLine } from './run-ckql.js';
@@ -24,14 +24,19 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function serve(args: readonly string[]): Promise<{ url: string; stop: (signal: NodeJS.Signals) => Promise<{ code: number | null; stdout: string }> }> {
+async function serve(
+  args: readonly string[],
+): Promise<{ url: string; stderr: () => string; stop: (signal: NodeJS.Signals) => Promise<{ code: number | null; stdout: string }> }> {
   const child = startCkql(['serve', ...args, '--port', '0']);
   let stdout = '';
+  let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
   const [, url] = await waitForLine(child, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
   return {
     url: url ?? '',
+    stderr: () => stderr,
     stop: async (signal) => {
       child.kill(signal);
       return { code: await closed, stdout };
@@ -75,10 +80,20 @@ describe('ckql serve', () => {
     expect(wrong.stderr).toContain('use 2.11 or 2.12');
   });
 
-  it('stops cleanly on SIGINT too', async () => {
-    const server = await serve([join(data, 'numbers.json')]);
+  it('serves the files it can read beside one it cannot, reporting each bad file with its line; stops cleanly on SIGINT', async () => {
+    const mixed = join(root, 'mixed');
+    await mkdir(mixed);
+    await copyFile(join(data, 'numbers.json'), join(mixed, 'numbers.json'));
+    await writeFile(join(mixed, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
+    await writeFile(join(mixed, 'broken.json'), '[{"a": 1},');
+    const server = await serve([mixed]);
     const result = await ckql(['query', 'from numbers where n = 7', '--url', server.url]);
     expect(ndjson(result.stdout)).toEqual([{ _id: 7, n: 7, even: false }]);
+    const said = server.stderr();
+    expect(said).toMatch(/error\[DATA_INVALID\]: \S*bad\.csv: not valid CSV[^\n]*\n --> \S*bad\.csv:3\n/);
+    expect(said).toMatch(/error\[DATA_INVALID\]: \S*broken\.json: not valid JSON/);
+    expect(said.match(/= skipped: the other files are served without it/g)).toHaveLength(2);
+    expect(said).toContain('serving 1 resource');
     expect((await server.stop('SIGINT')).code).toBe(0);
   });
 
@@ -88,7 +103,7 @@ describe('ckql serve', () => {
     try {
       const query = ['query', 'from courses where code = C1 select code', '--url', server.url];
       const anonymous = await ckql(query);
-      expect(anonymous.code).toBe(1);
+      expect(anonymous.code).toBe(5);
       expect(anonymous.stderr).toContain('FORBIDDEN');
 
       const withEnv = await ckql(query, { env: { CKQL_TOKEN: 'tok-b' } });
@@ -100,7 +115,7 @@ describe('ckql serve', () => {
       expect(ndjson(withFile.stdout)).toEqual([{ code: 'C1' }]);
 
       const wrong = await ckql(query, { env: { CKQL_TOKEN: 'tok-wrong' } });
-      expect(wrong.code).toBe(1);
+      expect(wrong.code).toBe(5);
       expect(wrong.stderr).not.toContain('tok-wrong');
     } finally {
       expect((await server.stop('SIGTERM')).code).toBe(0);

@@ -99,7 +99,8 @@ describe('request shapes of service.md, by POST and by GET', () => {
   it('GET finds what POST finds for a q that looks like JSON or holds a lone surrogate', async () => {
     const byPost = open({ method: 'POST' });
     const byGet = open({ method: 'GET' });
-    for (const q of ['\ud800', '"quoted"', '"quoted', '{x}', '{"title": "x"}', ' "spaced', '\ufffd']) {
+    // (JSON text of an object is no text: CKAN reads it as a per-field search, test/engine/sql/fidelity.test.ts)
+    for (const q of ['\ud800', '"quoted"', '"quoted', '{x}', ' "spaced', '\ufffd']) {
       const request: SearchRequest = { resource_id: 'texts', q };
       const posted = await byPost.search(request);
       const got = await byGet.search(request);

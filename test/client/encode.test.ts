@@ -73,10 +73,14 @@ describe('queryStringFor and requestFromQueryString are inverse', () => {
   });
 
   it('keeps texts that look like JSON, or are JSON, as texts', () => {
-    for (const q of ['"quoted"', '{x}', '{"title": "x"}', ' "a"', '"', '{', '"\\ud800"', '\ud800', 'a\udc00b', '[1]', 'plain']) {
+    for (const q of ['"quoted"', '{x}', ' "a"', '"', '{', '"\\ud800"', '\ud800', 'a\udc00b', '[1]', 'plain']) {
       const request = normalizeRequest({ resource_id: 'courses', q });
       expect(roundTrip(request).q, JSON.stringify(q)).toBe(q);
     }
+    // but JSON text of an object is that object (a per-field search), as CKAN reads any q text
+    const request = normalizeRequest({ resource_id: 'courses', q: '{"title": "x"}' });
+    expect(request.q).toEqual({ title: 'x' });
+    expect(roundTrip(request).q).toEqual({ title: 'x' });
   });
 
   it('sends plain text as it is (as CKAN reads it) and the rest as JSON text', () => {

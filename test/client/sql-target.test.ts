@@ -70,6 +70,13 @@ it.each([
   expect(bySql.fields.map((f) => f.id)).not.toContain('_ckql_total');
 });
 
+it('answers a search up to the portal\'s rows_max with one SELECT', async () => {
+  log.length = 0;
+  const result = await sql.search('from enrolments where grade >= 1 limit 5000');
+  expect(result.records).toHaveLength(5000);
+  expect(log.filter((line) => line.includes('datastore_search_sql'))).toHaveLength(1);
+});
+
 describe('searchAll with the sql target', () => {
   const all = async (client: DatastoreClient, query: string, pageSize: number): Promise<Row[]> => {
     const rows: Row[] = [];

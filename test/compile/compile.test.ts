@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compile } from '../../src/compile/compile.js';
+import { compile, plan } from '../../src/compile/compile.js';
+import { fromRequest } from '../../src/compile/from-request.js';
 import { QueryError } from '../../src/errors.js';
 import { parse } from '../../src/syntax/parse.js';
 import type { Filters, SearchRequest } from '../../src/datastore/types.js';
@@ -331,5 +332,43 @@ describe('errors carry the source text', () => {
       expect((error as QueryError).code).toBe('OR_ACROSS_FIELDS');
       expect((error as QueryError).source).toBeUndefined();
     }
+  });
+});
+
+describe('a request names at most 10,000 fields and 1,000 sort items, so a query does too', () => {
+  const names = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+  it('up to the bounds: compiles, and the request reads back into the same request', () => {
+    for (const text of [`from t select ${names(10_000, 'f').join(', ')}`, `from t order by ${names(1_000, 'k').join(', ')}`]) {
+      const request = compile(text);
+      expect(compile(fromRequest(request))).toEqual(request);
+    }
+  });
+
+  it.each([
+    [`from t select ${names(10_001, 'f').join(', ')}`, 'select', 'select names 10001 fields, more than the 10000'],
+    [`from t order by ${names(1_001, 'k').join(', ')}`, 'order by', 'order by names 1001 fields, more than the 1000'],
+  ])('one past: TOO_MANY_NAMES at the clause, from compile and plan alike (%#)', (text, clause, message) => {
+    for (const run of [() => compile(text), () => compile(text, { target: 'ckan-2.12' }), () => plan(text)]) {
+      const error = (() => {
+        try {
+          run();
+        } catch (e) {
+          return e as QueryError;
+        }
+        throw new Error('compiled');
+      })();
+      expect(error).toBeInstanceOf(QueryError);
+      expect(error.code).toBe('TOO_MANY_NAMES');
+      expect(error.message).toContain(message);
+      expect(text.slice(error.span.start, error.span.start + clause.length)).toBe(clause);
+    }
+    // the sql target has no such list
+    expect(compile(text, { target: 'sql' }).sql.length).toBeGreaterThan(text.length / 2);
+  });
+
+  it('repeated names count, as the request lists them each time', () => {
+    const text = `from t select ${[...names(9_999, 'f'), 'f0', 'f1'].join(', ')}`;
+    expect(() => compile(text)).toThrow('select names 10001 fields');
   });
 });

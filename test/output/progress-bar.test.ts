@@ -31,6 +31,8 @@ describe('progressLine', () => {
     expect(progressLine({ label: 'big', rows: 500_000, fraction: 0.5 }, 2)).toBe('big [############............] 500,000 rows, 250,000 rows/s, 2 s left');
     expect(progressLine({ label: 'big', rows: 250, totalRows: 1_000, fraction: 0.25 }, 1)).toBe('big [######..................] 250/1,000 rows, 250 rows/s, 3 s left');
     expect(progressLine({ label: 'big', rows: 0, fraction: 0 }, 0)).toBe('big [........................] 0 rows');
+    expect(progressLine({ label: 'one', rows: 1, fraction: 1 }, 0)).toBe('one [########################] 1 row');
+    expect(progressLine({ label: 'one', rows: 1, totalRows: 1, fraction: 1 }, 0)).toBe('one [########################] 1/1 row');
   });
 });
 

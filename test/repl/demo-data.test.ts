@@ -30,7 +30,7 @@ describe('scripts/generate-demo-data.ts', () => {
     const out = join(scratch, 'again');
     await generateDemoData({ ...defaultDemoDataOptions, out });
     const names = readdirSync(committed).sort();
-    expect(names).toEqual(['courses.csv', 'enrolments.csv', 'schools.json']);
+    expect(names).toEqual(['courses.csv', 'datapackage.json', 'enrolments.csv', 'schools.json']);
     for (const name of names) {
       expect(readFileSync(join(out, name)).equals(readFileSync(join(committed, name))), name).toBe(true);
     }

@@ -17,6 +17,8 @@ export interface Driver {
   readonly input: PassThrough;
   /** everything written so far, escape codes removed */
   text(): string;
+  /** everything written so far, as written */
+  raw(): string;
   /** output since the last `send` */
   since(): string;
   send(text: string): void;
@@ -73,6 +75,7 @@ export function startDriver(options: Partial<ReplOptions> & { source: Source }):
     input,
     done,
     text: clean,
+    raw: () => raw,
     since: () => clean().slice(mark),
     send: (text) => {
       mark = clean().length;
@@ -118,6 +121,8 @@ export interface SlowPortal {
   readonly arrived: Promise<void>;
   /** resolves when the client closed that request's connection */
   readonly abandoned: Promise<void>;
+  /** answers the requests for `slow` held so far, with one record named `slow` */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -143,32 +148,38 @@ export async function startSlowPortal(): Promise<SlowPortal> {
         arrive();
         return;
       }
-      const records = request.limit === 0 ? [] : [{ _id: 1, name: 'quick' }];
-      res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify({
-          help: 'x',
-          success: true,
-          result: {
-            resource_id: request.resource_id,
-            fields: [{ id: '_id', type: 'int' }, { id: 'name', type: 'text' }],
-            records,
-            total: 1,
-            total_was_estimated: false,
-            limit: request.limit ?? 100,
-            include_total: true,
-            records_format: 'objects',
-          },
-        }),
-      );
+      answer(res, request, 'quick');
     });
   });
+  const answer = (res: ServerResponse, request: { resource_id: string; limit?: number }, name: string): void => {
+    const records = request.limit === 0 ? [] : [{ _id: 1, name }];
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      JSON.stringify({
+        help: 'x',
+        success: true,
+        result: {
+          resource_id: request.resource_id,
+          fields: [{ id: '_id', type: 'int' }, { id: 'name', type: 'text' }],
+          records,
+          total: 1,
+          total_was_estimated: false,
+          limit: request.limit ?? 100,
+          include_total: true,
+          records_format: 'objects',
+        },
+      }),
+    );
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     arrived,
     abandoned,
+    release: () => {
+      for (const res of held.splice(0)) answer(res, { resource_id: 'slow' }, 'slow');
+    },
     close: async () => {
       for (const res of held) res.destroy();
       server.closeAllConnections();

@@ -73,7 +73,8 @@ describe('examples/', () => {
   });
 
   it('embed.ts runs and shows a compiled config query, the client, the template and paging', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/embed.ts'], { cwd: root });
+    // as the README says to run it
+    const { stdout } = await promisify(execFile)('npx', ['tsx', 'examples/embed.ts'], { cwd: root });
     const lines = stdout.trimEnd().split('\n');
     expect(JSON.parse(lines[0] ?? '')).toEqual({
       resource_id: 'courses',

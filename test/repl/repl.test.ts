@@ -4,13 +4,14 @@
  * commands) and what they see.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
-import { demoDataDir, type Source } from '../../src/session/source.js';
+import { demoDataDir, openSource, type Source } from '../../src/session/source.js';
 import { startSpinner } from '../../src/repl/spinner.js';
 import { configWith, openDemo, portalSource, prompt, startDriver, startSlowPortal, type Driver } from './driver.js';
 
@@ -370,6 +371,27 @@ describe('dot commands', () => {
     }
   });
 
+  it('.max-scan bounds what a plan reads, and says how to change it where SCAN_TOO_LARGE is met', async () => {
+    const own = await openDemo();
+    try {
+      const driver = startDriver({ source: own });
+      await driver.waitFor(prompt);
+      await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+      expect(await ask(driver, '.max-scan', 'max-scan 100000')).toContain('records a plan may read');
+      await ask(driver, '.max-scan 500', 'max-scan 500');
+      const refused = await ask(driver, 'from enrolments where status != withdrawn limit 1000', 'SCAN_TOO_LARGE');
+      expect(refused).toContain('read 500 of them');
+      expect(refused).toContain('.max-scan N in the REPL');
+      expect(refused).toContain('.target sql');
+      expect(await ask(driver, '.max-scan lots', 'error[USAGE]')).toContain('whole number');
+      await ask(driver, '.max-scan default', 'max-scan 100000');
+      await ask(driver, 'from enrolments where status != withdrawn limit 1000', '1000 records, more match');
+      await driver.exit();
+    } finally {
+      await own.close();
+    }
+  });
+
   it('.explain asks a portal its target before the first query that needs it', async () => {
     const portal = await startServer({ tables: await loadResources(demoDataDir, { only: ['enrolments'] }), ckan: '2.12' });
     const source = portalSource(portal.url);
@@ -524,6 +546,31 @@ describe('Ctrl-C', () => {
     } finally {
       await source.close();
       await portal.close();
+    }
+  });
+
+  it('cancels a query on local data at once, while its file is still being read, and the next query gets the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ckql-repl-big-'));
+    const file = join(dir, 'many.csv');
+    await writeFile(file, ['n,word', ...Array.from({ length: 200_000 }, (_, i) => `${i},w${i % 97}`)].join('\n'));
+    let reading: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (reading = resolve));
+    let read = false;
+    const source = await openSource({ kind: 'data', paths: [file] }, { lazy: true, progress: { update: () => reading(), done: () => (read = true) } });
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      driver.send('from many where word != w3\r');
+      await started;
+      driver.send('\x03');
+      await driver.waitFor('cancelled');
+      // Cancelled before the file was read: the query did not wait for it.
+      expect(read).toBe(false);
+      await ask(driver, 'from many where word != w3 limit 2', '2 of 197938 records');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
@@ -754,6 +801,27 @@ describe('local data read on demand (the REPL\'s source)', () => {
     }
   });
 
+  it('.resources lists a file that cannot be read as unreadable, with why, and the others as usual', async () => {
+    const { openSource } = await import('../../src/session/source.js');
+    const folder = mkdtempSync(join(tmpdir(), 'ckql-repl-bad-'));
+    writeFileSync(join(folder, 'good.csv'), 'x\n1\n2\n');
+    writeFileSync(join(folder, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
+    const lazy = await openSource({ kind: 'data', paths: [folder] }, { lazy: true });
+    try {
+      const driver = startDriver({ source: lazy, timing: false });
+      await driver.waitFor(prompt);
+      const listed = await ask(driver, '.resources', 'error[DATA_INVALID]');
+      expect(listed).toMatch(/bad +│ [0-9a-f-]{36} +│ unreadable/);
+      expect(listed).toMatch(/good +│ [0-9a-f-]{36} +│ +2/);
+      expect(listed).toMatch(/ --> \S*bad\.csv:3/);
+      await ask(driver, 'from good', '2 of 2 records');
+      await driver.exit();
+    } finally {
+      await lazy.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('reads the file of a query that runs as a plan (a range the portal cannot say whole)', async () => {
     const { openSource, demoDataDir } = await import('../../src/session/source.js');
     const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
@@ -776,6 +844,106 @@ describe('a large answer in the REPL', () => {
     const answer = await ask(driver, 'from enrolments limit 20000', '20000 of 20000 records, 500 shown');
     expect(answer).toContain('… 19500 more records not shown');
     expect(answer.split('\n').filter((line) => /^\s+\d+ │/.test(line))).toHaveLength(500);
+    await driver.exit();
+  });
+});
+
+describe('pasted blocks and the order of answers', () => {
+  it('runs a pasted block of several lines as one input (bracketed paste), also without a line break at its end', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    // The terminal is asked to mark pastes.
+    expect(driver.raw()).toContain('\x1b[?2004h');
+    // The README's first query, pasted with its line breaks: `from courses` alone is a whole query too.
+    const block = 'from enrolments\rwhere grade >= 5 and status != withdrawn and (course = MATH-106 or term = "2024-autumn")\rorder by grade desc limit 10\r';
+    driver.send(`\x1b[200~${block}\x1b[201~`);
+    const answer = await driver.waitFor(/\b10 (of \d+ )?records\b[\s\S]*ckql> $/);
+    expect(answer).not.toContain('error');
+    expect(answer.match(/\brecords?\b/g)).toHaveLength(1);
+    // Without the final line break, the block waits for Enter as a typed statement would.
+    driver.send('\x1b[200~from schools\rwhere country = NO\x1b[201~');
+    await driver.waitFor('where country = NO');
+    expect(driver.since()).not.toMatch(/\brecords?\b/);
+    driver.send('\r');
+    const second = await driver.waitFor(/\brecords?\b[\s\S]*ckql> $/);
+    expect(second).not.toContain('error');
+    await driver.exit();
+    expect(driver.raw().endsWith('\x1b[?2004l')).toBe(true);
+  });
+
+  it('prints answers in the order the lines were entered: a dot command or an error typed while a query runs waits for it', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      driver.send('from slow\r');
+      await portal.arrived;
+      // typed while `from slow` runs: a format change (which must not reach the slow answer) and a broken query
+      driver.send('.format json\r');
+      driver.send('from quick where = 1\r');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(driver.text()).not.toMatch(/[\r\n]format json\r?\n/);
+      expect(driver.text()).not.toContain('error[');
+      portal.release();
+      const after = await driver.waitFor(/error\[[\s\S]*ckql> $/);
+      const table = after.indexOf('│ slow');
+      const format = after.search(/[\r\n]format json\r?\n/);
+      const error = after.indexOf('error[');
+      expect(table).toBeGreaterThanOrEqual(0);
+      expect(format).toBeGreaterThan(table);
+      expect(error).toBeGreaterThan(format);
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+
+  it('Ctrl-C cancels the running query and the lines waiting behind it', async () => {
+    const portal = await startSlowPortal();
+    const source = portalSource(portal.url);
+    try {
+      const driver = startDriver({ source });
+      await driver.waitFor(prompt);
+      driver.send('from slow\r');
+      await portal.arrived;
+      driver.send('from quick\r');
+      driver.send('\x03');
+      await driver.waitFor(/cancelled[\s\S]*cancelled/);
+      expect(driver.since()).not.toContain('1 of 1 record');
+      await ask(driver, 'from quick', '1 of 1 record');
+      await driver.exit();
+    } finally {
+      await source.close();
+      await portal.close();
+    }
+  });
+});
+
+describe('dot commands that say where things stand', () => {
+  it('.help shows the current target, and .target sql on the memory engine says what to do at the prompt', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const help = await ask(driver, '.help', 'Source:');
+    expect(help).toMatch(/^\.target \S+ +.*\(now (auto \(not yet asked\)|ckan-2\.11)\)\r?$/m);
+    expect(help).toMatch(/^Source: demo data .*, target (auto \(not yet asked\)|ckan-2\.11)\r?$/m);
+    await ask(driver, '.target ckan-2.12', 'target ckan-2.12');
+    expect(await ask(driver, '.help', 'Source:')).toMatch(/\(now ckan-2\.12\)/);
+    const refused = await ask(driver, '.target sql', 'error[USAGE]');
+    expect(refused).toContain('start ckql with --engine pglite for sql, or stay here with .target ckan-2.12');
+    expect(refused).not.toMatch(/hint: add --engine/);
+    await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
+    await driver.exit();
+  });
+
+  it('.connect with no argument says where queries go and how to change that; it connects nothing', async () => {
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const said = await ask(driver, '.connect', 'changes that');
+    expect(said).toContain('queries go to demo data');
+    expect(said).toContain('.connect URL or .connect DIR changes that');
+    expect(said).not.toContain('connected to');
     await driver.exit();
   });
 });

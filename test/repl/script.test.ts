@@ -80,6 +80,17 @@ describe('runScript', () => {
     expect(err).toContain(' --> 3:12');
     expect(err).toContain('3 | where id = limit 1');
     expect(err).toMatch(/\n +\| {12}\^{5}\n/);
+    expect(err).toContain('  = in: statement 2 of 3, line 2: from schools\n');
+    expect(err).toContain('stopped: 1 statement after it was not run\n');
+  });
+
+  it('names the statement and its line for an error the source gives, too', async () => {
+    const script = 'from schools limit 1;\n\n-- a typo in a field\nfrom courses where subjet = math;\nfrom schools limit 1;\nfrom schools limit 2';
+    const { result, err } = await run(script);
+    expect(result.succeeded).toBe(1);
+    expect(err).toContain('error[VALIDATION_ERROR]');
+    expect(err).toContain('  = in: statement 2 of 4, line 4: from courses where subjet = math\n');
+    expect(err).toContain('stopped: 2 statements after it were not run\n');
   });
 
   it('goes on after an error with bail: false, and reports each', async () => {
@@ -88,7 +99,10 @@ describe('runScript', () => {
     expect(result.errors.map((e) => (e as { code?: string }).code)).toEqual(['NOT_FOUND', 'VALIDATION_ERROR']);
     expect(out).toBe('{"id":"harbour"}\n');
     expect(err).toContain('error[NOT_FOUND]');
+    expect(err).toContain('  = in: statement 1 of 3, line 1: from nowhere');
     expect(err).toContain('error[VALIDATION_ERROR]');
+    expect(err).toContain('  = in: statement 3 of 3, line 1: from courses where x = 1');
+    expect(err).not.toContain('stopped');
   });
 
   it('pages through every record with all: true', async () => {

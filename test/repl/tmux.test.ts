@@ -3,6 +3,9 @@
  * keys typed, the screen read back. This covers what stream tests cannot:
  * raw mode, the TTY's own Ctrl-C, terminal width, colour decisions.
  *
+ * ckql runs as the built bin (`dist/`, built once by test/global-setup.ts), as
+ * a person runs it after `npm start`.
+ *
  * tmux runs on a private socket (`-S`, in a temporary folder), so it never
  * touches a person's own sessions. Without tmux the test cannot run: in CI that is a failure (the CI
  * script installs tmux); elsewhere it is skipped and says so.
@@ -95,7 +98,7 @@ describe.skipIf(!installed && !inCi)('ckql in a terminal (tmux)', () => {
       `CKQL_CONFIG=${config}`,
       'TERM=xterm-256color',
     ];
-    const command = `env -u NO_COLOR -u CI ${env.join(' ')} ${process.execPath} --import tsx src/cli/main.ts`;
+    const command = `env -u NO_COLOR -u CI ${env.join(' ')} ${process.execPath} dist/bin/ckql.js`;
     await tmux('new-session', '-d', '-s', session, '-x', '110', '-y', '40', '-c', root, command);
   });
 
@@ -112,6 +115,19 @@ describe.skipIf(!installed && !inCi)('ckql in a terminal (tmux)', () => {
     const table = await enter('from courses where subject = math limit 3', /3 of \d+ records, [\d.]+ m?s/);
     expect(table).toMatch(/_id │ code +│ title/);
     expect(table.match(/│ MATH-\d+ │/g)).toHaveLength(3);
+
+    // A pasted block is one input (bracketed paste): the README's first query, pasted with its
+    // line breaks, runs whole; `from enrolments` alone would have run on its own line.
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const headline = /```\n(from [\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    expect(headline.split('\n').length).toBeGreaterThan(2);
+    await tmux('set-buffer', '--', headline);
+    const records = /\b10 (of \d+ )?records\b.*, [\d.]+ m?s/;
+    const shown = count(await screen(), records);
+    await tmux('paste-buffer', '-p', '-t', session);
+    const pasted = await waitForScreen((text) => count(text, records) > shown, 'the pasted query answered');
+    expect(pasted).not.toContain('error[');
+    await waitForScreen((text) => inputLine(text) === 'ckql>', 'the prompt after the pasted query');
 
     // Tab completes a resource, then values seen in a sample of the field. Each Tab waits
     // for the screen to change: a person does not press Tab twice within a few

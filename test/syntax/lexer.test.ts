@@ -37,6 +37,21 @@ describe('lexer', () => {
     ]);
   });
 
+  it('reads an ISO date or timestamp as one DateTime token, and nothing else as one', () => {
+    expect(lex('2025-09-01 2025-09-01T08:30 2025-09-01t08:30:59 2025-09-01T08:30:00.123Z 2025-09-01T08:30:00+02:00 2025-09-01T08:30-0530 2025-09-01T08:30+02').tokens).toEqual([
+      'DateTime:2025-09-01', 'DateTime:2025-09-01T08:30', 'DateTime:2025-09-01t08:30:59', 'DateTime:2025-09-01T08:30:00.123Z',
+      'DateTime:2025-09-01T08:30:00+02:00', 'DateTime:2025-09-01T08:30-0530', 'DateTime:2025-09-01T08:30+02',
+    ]);
+    // a date ends where a value may end: before a comma, a parenthesis, a comment
+    expect(lex('(2025-09-01,2025-09-02)--x').tokens).toEqual(['LParen:(', 'DateTime:2025-09-01', 'Comma:,', 'DateTime:2025-09-02', 'RParen:)']);
+    // not dates: the shape is not YYYY-MM-DD, or more follows that would continue a word or a number
+    expect(lex('2025-9-01').tokens).toEqual(['Number:2025', 'Number:-9', 'Number:-0', 'Number:1']);
+    expect(lex('2025-09-012').tokens[0]).toBe('Number:2025');
+    expect(lex('2025-09-01x').tokens[0]).toBe('Number:2025');
+    expect(lex('2025-09-01T08').tokens[0]).toBe('Number:2025');
+    expect(lex('20250901-1234-1234-1234-123456789abc').tokens).toEqual(['Uuid:20250901-1234-1234-1234-123456789abc']);
+  });
+
   it('hands a longer bareword that starts like a UUID back to Bareword', () => {
     expect(lex('abcdef01-abcd-abcd-abcd-abcdefabcdef.csv').tokens).toEqual([
       'Bareword:abcdef01-abcd-abcd-abcd-abcdefabcdef.csv',

@@ -16,6 +16,8 @@ import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { selectSource, shellQuote } from '../../session/select-source.js';
 import { curlCommand } from '../../output/curl.js';
 import { relativeLabel } from '../../session/source.js';
+import type { SourceSpec } from '../../session/source.js';
+import type { Target } from '../../compile/plan.js';
 
 /** Where `ckql serve` listens by default; explain's URLs for local data point there. */
 export const defaultServeUrl = 'http://127.0.0.1:8080';
@@ -81,11 +83,7 @@ Examples:
         whole: '(CKAN 2.11\'s request says the whole query; every portal answers it)',
         local: '',
       }[explained.chosen];
-      const serveLine = (): string => {
-        const paths = spec.kind === 'data' ? spec.paths.map((path) => shellQuote(relativeLabel(path))).join(' ') : '';
-        const as = planned.target === 'ckan-2.12' ? ' --ckan 2.12' : planned.target === 'sql' ? ` --engine ${spec.kind === 'data' && spec.engine !== undefined && spec.engine !== 'memory' ? spec.engine : 'pglite'}` : '';
-        return `# local data: start the server first with: ckql serve ${paths}${as} --port 8080`;
-      };
+      const serveLine = (): string => (spec.kind === 'data' ? `# local data: start the server first with: ${serveCommand(spec, planned.target)}` : '');
       // Local data with no target: the engine answers the query itself; what follows is how a portal would be asked.
       const localLines = (): string[] =>
         spec.kind === 'data' && spec.target === undefined
@@ -136,4 +134,40 @@ Examples:
       return 0;
     }),
   );
+}
+
+/**
+ * The `ckql serve` command that answers as `explain` assumes: the same files
+ * or database, as the CKAN the target names, on the default port. A
+ * password in a database URL is left out (PostgreSQL reads `PGPASSWORD`).
+ * @example serveCommand({ kind: 'data', paths: [], db: '/home/ann/ckql-db', engine: 'pglite' }, 'ckan-2.11')
+ * // 'ckql serve --db /home/ann/ckql-db --port 8080'
+ */
+export function serveCommand(spec: Extract<SourceSpec, { kind: 'data' }>, target: Target): string {
+  const words = ['ckql', 'serve', ...spec.paths.map((path) => shellQuote(relativeLabel(path)))];
+  let passwordLeftOut = false;
+  if (spec.db !== undefined) {
+    let db = spec.db;
+    if (/^postgres(ql)?:\/\//.test(db)) {
+      try {
+        const url = new URL(db);
+        passwordLeftOut = url.password !== '';
+        url.password = '';
+        db = url.href;
+      } catch {
+        // not a URL after all: shown as given
+      }
+    } else {
+      db = relativeLabel(db);
+    }
+    words.push('--db', shellQuote(db));
+  }
+  // --db names its engine (a directory: pglite; a postgres:// URL: postgres); files need --engine for SQL.
+  const engine = spec.engine ?? (spec.db === undefined ? undefined : /^postgres(ql)?:\/\//.test(spec.db) ? 'postgres' : 'pglite');
+  const implied = spec.db === undefined ? 'memory' : /^postgres(ql)?:\/\//.test(spec.db) ? 'postgres' : 'pglite';
+  const wanted = target === 'sql' && (engine === undefined || engine === 'memory') ? 'pglite' : engine;
+  if (wanted !== undefined && wanted !== implied) words.push('--engine', wanted);
+  if (target === 'ckan-2.12') words.push('--ckan', '2.12');
+  words.push('--port', '8080');
+  return `${words.join(' ')}${passwordLeftOut ? '   # the password from PGPASSWORD' : ''}`;
 }

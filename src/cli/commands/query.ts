@@ -6,8 +6,9 @@ import { parse } from '../../syntax/parse.js';
 import { queryResources } from '../../ast.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
+import { isFileOf } from '../../engine/memory/load.js';
 import type { CommandRun } from '../context.js';
-import { withParamHint } from '../report.js';
+import { badFileReporter, withParamHint } from '../report.js';
 import {
   addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, readQueryArgument,
   refuseTokenArgument,
@@ -15,6 +16,7 @@ import {
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { printQuery } from '../print-query.js';
+import { startTypeWarnings } from '../type-warnings.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
@@ -65,8 +67,14 @@ Examples:
       }
       const request = planned.request as SearchRequest;
       const bound = bind(parse(queryText), params);
-      const opened = await openSource(source.spec, { resources: [request.resource_id, ...queryResources(bound)], progress: fileProgressBar(context.stderr, context.env) });
+      const resources = [request.resource_id, ...queryResources(bound)];
+      const opened = await openSource(source.spec, {
+        resources,
+        progress: fileProgressBar(context.stderr, context.env),
+        onBadFile: badFileReporter(context, 'the other files are read', (file) => resources.some((resource) => isFileOf(resource, file))).report,
+      });
       try {
+        const warnings = startTypeWarnings(context, opened.client, queryText, params);
         await printQuery(context, opened, request, {
           // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
           query: bound,
@@ -76,6 +84,7 @@ Examples:
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           escapeFormulas: options.escapeFormulas,
         });
+        await warnings.print();
       } finally {
         await opened.close();
       }

@@ -10,6 +10,7 @@ import { emptyConfig } from '../../config/types.js';
 import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { didYouMean } from '../../session/nearest.js';
+import { badFileReporter } from '../report.js';
 import type { CommandRun } from '../context.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { interruptible } from '../interrupt.js';
@@ -78,7 +79,9 @@ Examples:
       // At the prompt the spinner shows a file's reading; a script gets the bar.
       const loading = fileProgressText();
       const progress = script === undefined ? loading : fileProgressBar(context.stderr, context.env);
-      const openLazily = (each: SourceSpec): Promise<Source> => openSource(each, { lazy: true, progress });
+      // A file that cannot be read is reported once it is read (at once with a PostgreSQL engine); the others are served.
+      const onBadFile = badFileReporter(context, 'the other files are read').report;
+      const openLazily = (each: SourceSpec): Promise<Source> => openSource(each, { lazy: true, progress, onBadFile });
       const source = await openLazily(spec);
       try {
         // The session and the script runner only: ink comes with the first table drawn.

@@ -4,12 +4,16 @@ import type { Row } from '../../datastore/types.js';
 import { formatRecords } from '../../output/format-records.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import type { CommandRun } from '../context.js';
+import { exitCodes } from '../exit-codes.js';
+import { badFileReporter } from '../report.js';
 import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { listing } from './fields.js';
+import { datastoreTables } from '../../client/discovery.js';
+import { interruptible } from '../interrupt.js';
 
 interface ResourcesOptions extends SourceOptionValues {
   readonly format?: OutputFormat;
@@ -18,7 +22,7 @@ interface ResourcesOptions extends SourceOptionValues {
 export function registerResources(program: Command, run: CommandRun): void {
   const command = program
     .command('resources')
-    .description('list the resources of the source: every local table, or the ones a portal profile names');
+    .description("list the resources of the source: every local table, or on a portal the ones the profile names and every table its _table_metadata lists");
   addFormatOption(command, 'the resources').addHelpText(
     'after',
     `
@@ -30,9 +34,24 @@ Example:
       const { context } = run;
       refuseTokenArgument(options);
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
-      const source = await openSource(spec, { progress: fileProgressBar(context.stderr, context.env) });
+      const progress = fileProgressBar(context.stderr, context.env);
+      // Each file that cannot be read is reported, the others listed; the status says some failed.
+      const bad = badFileReporter(context, 'not listed; the other files are');
+      const source = await openSource(spec, {
+        progress,
+        onBadFile: (error) => {
+          progress.done();
+          bad.report(error);
+        },
+      });
       try {
-        const resources = await source.listResources();
+        const resources = [...(await source.listResources())];
+        // A portal: what the profile names, then every table `_table_metadata` lists where anyone may read it.
+        const tables = spec.kind === 'url' ? await interruptible((signal) => datastoreTables(source.client, signal)) : undefined;
+        for (const table of tables ?? []) {
+          if (resources.some((each) => each.id === table.id || (table.aliases[0] !== undefined && each.id === table.aliases[0]))) continue;
+          resources.push({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) });
+        }
         const records: Row[] = resources.map((each) => ({ id: each.id, alias: each.alias ?? null, total: each.total ?? null }));
         const result = listing(
           [
@@ -50,12 +69,12 @@ Example:
           }),
         );
         if (resources.length === 0 && spec.kind === 'url') {
-          context.err('a portal lists no resources here: name them under resources: in the profile, or query one by id');
+          context.err("this portal does not let its _table_metadata be read: name resources under resources: in the profile, or find them with ckql datasets");
         }
       } finally {
         await source.close();
       }
-      return 0;
+      return bad.count > 0 ? exitCodes.data : exitCodes.ok;
     }),
   );
 }

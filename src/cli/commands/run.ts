@@ -16,14 +16,16 @@ import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { formatRecords } from '../../output/format-records.js';
 import { didYouMean } from '../../session/nearest.js';
+import { isFileOf } from '../../engine/memory/load.js';
 import type { CommandRun } from '../context.js';
 import {
   addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, refuseTokenArgument,
 } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
-import { attachOrigin, withParamHint } from '../report.js';
+import { badFileReporter, attachOrigin, withParamHint } from '../report.js';
 import { printQuery } from '../print-query.js';
+import { startTypeWarnings } from '../type-warnings.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
@@ -124,8 +126,14 @@ Example (ckql.config.yaml):
         cwd: context.cwd,
         ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
       });
-      const source = await openSource(spec, { resources: [request.resource_id, ...(query === undefined ? [] : queryResources(query))], progress: fileProgressBar(context.stderr, context.env) });
+      const resources = [request.resource_id, ...(query === undefined ? [] : queryResources(query))];
+      const source = await openSource(spec, {
+        resources,
+        progress: fileProgressBar(context.stderr, context.env),
+        onBadFile: badFileReporter(context, 'the other files are read', (file) => resources.some((resource) => isFileOf(resource, file))).report,
+      });
       try {
+        const warnings = startTypeWarnings(context, source.client, named.query, { ...named.params, ...given });
         await printQuery(context, source, request, {
           ...(query === undefined ? {} : { query }),
           format: options.format ?? defaultFormat(context),
@@ -134,6 +142,7 @@ Example (ckql.config.yaml):
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
           escapeFormulas: options.escapeFormulas,
         });
+        await warnings.print();
       } finally {
         await source.close();
       }

@@ -13,6 +13,9 @@ import { toolError } from '../../errors.js';
 import { startServer } from '../../server/server.js';
 import type { CommandRun } from '../context.js';
 import { integerOption, readOptionFile } from '../options.js';
+import { INFER_MODES } from '../../engine/declared.js';
+import type { InferMode } from '../../engine/declared.js';
+import { badFileReporter } from '../report.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { memoryEngine } from '../../engine/memory/engine.js';
 import { servedSource } from '../playground-sources.js';
@@ -33,6 +36,8 @@ interface ServeOptions {
   readonly db?: string;
   readonly dbDir?: string;
   readonly ckan?: '2.11' | '2.12';
+  readonly fields?: string;
+  readonly infer?: InferMode;
   readonly playground: boolean;
   readonly allowHost?: readonly string[];
 }
@@ -55,6 +60,8 @@ export function registerServe(program: Command, run: CommandRun): void {
     .option('--private <names>', 'resource ids or aliases that need a token (comma-separated)', listOption('--private'))
     .option('--log', 'print one line per request on stderr (never headers or tokens)')
     .option('--ckan <version>', 'answer as CKAN 2.11 (default: _links, total_estimation_threshold) or 2.12 (filter operators, next_page)', ckanOption)
+    .option('--fields <file>', "the declared types of the one data file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
+    .option('--infer <mode>', 'how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)', inferOption)
     .option('--no-playground', 'serve the API only, without the playground page at /')
     .option('--allow-host <names>', 'host names the playground answers to besides IP addresses and localhost, e.g. this machine\'s name with --host 0.0.0.0 (comma-separated)', listOption('--allow-host'))
     .addHelpText(
@@ -75,16 +82,34 @@ Example:
         if (data.length === 0 && db === undefined && engineName !== 'postgres') {
           throw toolError('USAGE', ['ckql serve needs files or folders to serve, or --db'], { hint: 'ckql serve examples/data, or ckql serve --db postgres://…' });
         }
+        const typing = { ...(options.fields === undefined ? {} : { fields: resolve(context.cwd, options.fields) }), ...(options.infer === undefined ? {} : { infer: options.infer }) };
         const sqlFunctions = options.sqlFunctions === undefined ? undefined : (await readOptionFile('--sql-functions', resolve(context.cwd, options.sqlFunctions))).split(/\r?\n/);
         if (sqlFunctions !== undefined && engineName === 'memory' && db === undefined) {
           throw toolError('USAGE', ['--sql-functions applies to datastore_search_sql, which the memory engine does not serve'], { hint: 'add --engine pglite, or --db postgres://…' });
         }
+        // A file that cannot be read is reported and left out; the others are served.
+        const bad = badFileReporter(context, 'the other files are served without it');
         const engine =
           engineName === 'memory' && db === undefined
             ? undefined
-            : await openEngine({ engine: engineName, data, ...(db === undefined ? {} : { db }), ...(sqlFunctions === undefined ? {} : { allowedSqlFunctions: sqlFunctions }) });
+            : await openEngine({
+                engine: engineName,
+                data,
+                onBadFile: bad.report,
+                ...(db === undefined ? {} : { db }),
+                ...(sqlFunctions === undefined ? {} : { allowedSqlFunctions: sqlFunctions }),
+                ...typing,
+              });
         const bar = fileProgressBar(context.stderr, context.env);
-        const tables = engine === undefined ? await loadResources(data, { onProgress: bar.update }).finally(bar.done) : [];
+        const tables = engine === undefined ? await loadResources(data, { onProgress: bar.update, ...typing, onBadFile: (error) => {
+          // the bar's line is cleared first, and drawn again under the report
+          bar.done();
+          bad.report(error);
+        } }).finally(bar.done) : [];
+        if (bad.count > 0 && (engine === undefined ? tables.length === 0 : (await engine.resources()).length === 0)) {
+          await engine?.close();
+          throw toolError('DATA_INVALID', [data.join(', '), 'no file could be read, so there is nothing to serve'], { hint: 'fix the files above' });
+        }
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
         // One engine for the API and the playground's queries (which go to the API in this process).
         const answering = engine ?? memoryEngine(tables);
@@ -141,6 +166,12 @@ Example:
         return 0;
       }),
     );
+}
+
+/** `--infer ckql|xloader|datapusher`. */
+export function inferOption(value: string): InferMode {
+  if (!(INFER_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`use one of ${INFER_MODES.join(', ')}, not ${JSON.stringify(value)}`);
+  return value as InferMode;
 }
 
 function relativeTo(cwd: string, path: string): string {

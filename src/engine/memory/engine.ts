@@ -43,6 +43,7 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         private: table.private === true,
         total: table.rows.length,
         ...(table.source === undefined ? {} : { source: table.source }),
+        ...(table.meta === undefined ? {} : { meta: table.meta }),
       };
       info.set(table, known);
     }

@@ -24,6 +24,7 @@ import { parse } from '../../syntax/parse.js';
 import { canonicalText, compareNumberColumn, compareValues, foldCase, normalizeQueryText, searchableText, typeReading, valuesEqual } from '../../datastore/values.js';
 import { conditionFields, firstParameter } from '../../syntax/walk.js';
 import { hasPrefixWord } from '../../compile/search-text.js';
+import type { PlainRecord } from './evaluate.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 32000;
@@ -65,7 +66,10 @@ const MAX_LIMIT = 32000;
  * evaluateQuery('from courses where (subject = math or year = 2021) order by year desc select title', courses);
  * // → { …, records: [{ title: "Poetry" }, { title: "Geometry" }, { title: "Algebra" }], total: 3, … }
  */
-export function evaluateQuery(query: Query | string, source: Table | readonly Row[] | TableFinder, params?: Params): SearchResult {
+export function evaluateQuery(query: Query | string, source: Table | TableFinder, params?: Params): SearchResult;
+export function evaluateQuery<R extends PlainRecord<R>>(query: Query | string, rows: readonly R[], params?: Params): SearchResult;
+export function evaluateQuery(query: Query | string, source: Table | readonly Row[] | TableFinder, params?: Params): SearchResult;
+export function evaluateQuery(query: Query | string, source: Table | readonly object[] | TableFinder, params?: Params): SearchResult {
   const parsed = typeof query === 'string' ? parse(query) : query;
   const q = params === undefined ? parsed : bind(parsed, params);
   const unbound = firstParameter(q);
@@ -80,8 +84,9 @@ export function evaluateQuery(query: Query | string, source: Table | readonly Ro
     throw queryError('EMPTY_RESOURCE', q.from.resource.span, [], typeof query === 'string' ? { source: query } : {});
   }
   const records = withoutFacet(q);
-  if (!isPlainQuery(records)) return evaluateShaped(q, source);
-  const found = sourceTable(source, resource);
+  const tables = source as Table | readonly Row[] | TableFinder;
+  if (!isPlainQuery(records)) return evaluateShaped(q, tables);
+  const found = sourceTable(tables, resource);
   const result = evaluatePlain(records, found, resource);
   if (q.facet === undefined) return result;
   return { ...result, facets: referenceFacets(shapeOf(q), [found], [fieldsOf(found)]) };

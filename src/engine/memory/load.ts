@@ -13,12 +13,17 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { open, readdir, stat } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { parse as csvParser } from 'csv-parse';
-import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
-import { DatastoreError, toolError } from '../../errors.js';
+import type { Options as CsvParseOptions } from 'csv-parse';
+import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
+import { DatastoreError, ToolError, toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
 import { exceedsDepth } from '../../datastore/values.js';
+import {
+  CellError, cellValue, DatapusherInference, fieldTypeOf, jsonValueOf, packageName, readDataPackage, readDeclaration, xloaderHeader,
+} from '../declared.js';
+import type { Declaration, DeclaredField, InferMode } from '../declared.js';
 
 /**
  * Options of `loadResources`.
@@ -39,6 +44,24 @@ export interface LoadOptions {
    * (64 KiB) and once at its end (so a bar throttles its own drawing)
    */
   readonly onProgress?: (progress: FileProgress) => void;
+  /** a fields file declaring the one data file loaded (engine/declared.ts); default: a `<name>.fields.json` beside each */
+  readonly fields?: string;
+  /** how columns nobody declared are typed; default `ckql` */
+  readonly infer?: InferMode;
+  /**
+   * told of each file that cannot be read (`DATA_INVALID` with its file and
+   * line, a second file with a taken name): the file is skipped and the
+   * others are read. Without it, the first such file stops the load.
+   */
+  readonly onBadFile?: (error: ToolError) => void;
+}
+
+/**
+ * Whether an error is about one data file (its text, its name), so a loader
+ * may skip that file and read the others.
+ */
+export function isBadFile(error: unknown): error is ToolError {
+  return error instanceof ToolError && (error.code === 'DATA_INVALID' || error.code === 'DATA_DUPLICATE_ALIAS' || error.code === 'DATA_UNSUPPORTED');
 }
 
 /**
@@ -56,7 +79,18 @@ export interface FileProgress {
   readonly totalBytes: number;
 }
 
-const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.jsonl']);
+const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.tsv', '.json', '.ndjson', '.jsonl']);
+
+/** A data file as found: its resource's alias and id, what is declared about it, and its place in a catalogue. */
+export interface DataFile {
+  readonly file: string;
+  readonly alias: string;
+  readonly id: string;
+  /** every alias (the declared ones, then the file's name); `alias` is the first */
+  readonly aliases: readonly string[];
+  readonly declaration?: Declaration;
+  readonly meta: ResourceMeta;
+}
 
 /**
  * Loads every resource named by `paths`: a directory gives its `.csv`,
@@ -64,6 +98,12 @@ const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.j
  * others and hidden files skipped), a file gives itself. Each file is one
  * table: alias = the file name without extension, id = `resourceIdFor(alias)`,
  * `source` = the path.
+ *
+ * Declared types (engine/declared.ts): a `<name>.fields.json` beside a data
+ * file (or `fields`, for one file) gives its columns' types, data
+ * dictionary, and, when it names them, its id, aliases and `_id` values; a
+ * folder with a `datapackage.json` gives the package's resources with their
+ * Table Schemas; columns nobody declared are typed by `infer`.
  *
  * CSV files are read with a real parser (quotes, `""` escapes, newlines in
  * quoted cells, CRLF, a BOM); the delimiter is `,`, or `;` or a tab when the
@@ -84,16 +124,20 @@ const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.j
  * strings → `date`/`timestamp` as in CSV else `text`, arrays of texts
  * (numbers, booleans) → `_text` (`_int4`, `_numeric`, `_bool`), other
  * objects/arrays → `json`, a mix of kinds → `text` (or `json` if an object
- * or array is among them). Every table gets `_id` (its 1-based row position,
- * type `int`) as its first field; an `_id` column in a file is replaced by it.
+ * or array is among them). Every table gets `_id` (type `int`) as its first
+ * field: a file's own `_id` column (a datastore dump has one) is kept, as
+ * CKAN's datastore keeps the `_id` a record is given, and the rows are
+ * ordered by it; its values must be whole numbers in `int4`'s range, each
+ * once (`FileIds`). Without one, `_id` is the 1-based row position.
  * A value nested more than `MAX_NESTING` levels deep is refused: no answer
  * could be written for it.
  *
  * Throws `ToolError`: `DATA_NOT_FOUND` (no such path), `DATA_UNSUPPORTED`
  * (a file with another extension), `DATA_INVALID` (unparsable file, with the
  * `line` of the bad CSV record or NDJSON line; a directory without data
- * files), `DATA_DUPLICATE_ALIAS` (two files with one name, e.g. `a.csv` and
- * `a.json`), `USAGE` (a `private` name that no loaded resource has).
+ * files; a cell that is not of its declared type), `DATA_DUPLICATE_ALIAS`
+ * (two files with one name, e.g. `a.csv` and `a.json`), `USAGE` (a
+ * `private` name that no loaded resource has).
  *
  * @example
  * const tables = await loadResources('examples/data', { private: ['enrolments'] });
@@ -101,56 +145,78 @@ const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.json', '.ndjson', '.j
  * evaluate(compile('from courses where subject = math limit 5'), tables[0]);
  */
 export async function loadResources(paths: string | readonly string[], options: LoadOptions = {}): Promise<Table[]> {
-  const files: string[] = [];
-  for (const path of typeof paths === 'string' ? [paths] : paths) {
-    for (const file of await dataFiles(path)) files.push(file);
-  }
-  const byAlias = new Map<string, string>();
-  for (const file of files) {
-    const alias = aliasOf(file);
-    const first = byAlias.get(alias);
-    if (first !== undefined) throw toolError('DATA_DUPLICATE_ALIAS', [alias, first, file], { file });
-    byAlias.set(alias, file);
-  }
+  const skip = (error: ToolError): void => {
+    if (options.onBadFile === undefined) throw error;
+    options.onBadFile(error);
+  };
+  const files = await listDataFiles(paths, { ...(options.fields === undefined ? {} : { fields: options.fields }), onDuplicate: skip });
   const privateNames = new Set(options.private ?? []);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const tables: Table[] = [];
-  for (const file of files) {
-    const alias = aliasOf(file);
-    const id = resourceIdFor(alias);
-    const isPrivate = privateNames.delete(alias) || privateNames.delete(id);
-    if (only !== undefined && !only.has(alias) && !only.has(id)) continue;
-    tables.push(await loadFile(file, { id, alias, private: isPrivate }, options.onProgress));
+  for (const found of files) {
+    const isPrivate = privateNames.delete(found.alias) || privateNames.delete(found.id);
+    if (only !== undefined && !found.aliases.some((alias) => only.has(alias)) && !only.has(found.id) && !only.has(datasetResourceName(found))) continue;
+    try {
+      tables.push(await loadFile(found, isPrivate, options));
+    } catch (error) {
+      if (!isBadFile(error)) throw error;
+      skip(error);
+    }
   }
   const [unknown] = privateNames;
   if (unknown !== undefined) {
     throw toolError('USAGE', [
-      `--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${[...byAlias.keys()].join(', ') || 'none'})`,
+      `--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${files.map((f) => f.alias).join(', ') || 'none'})`,
     ]);
   }
   return tables;
 }
 
 /**
- * The data files `paths` name, with the alias and id each would get, without
- * reading them (a REPL lists resources before loading any). Throws as
- * `loadResources` does for a missing path or two files with one name.
+ * Whether `file` is the file of the resource `name` (its alias or its id).
+ * @example isFileOf('courses', '/data/courses.csv') // true
+ */
+export function isFileOf(name: string, file: string): boolean {
+  const alias = aliasOf(file);
+  return alias === name || resourceIdFor(alias) === name;
+}
+
+/**
+ * The data files `paths` name, with the alias, id, declaration and
+ * catalogue place each gets, without reading them (a REPL lists resources
+ * before loading any). Throws as `loadResources` does for a missing path or
+ * two files with one name (or, given `onDuplicate`, tells it and skips the
+ * second file); `fields` declares the one file given.
  * @example (await listDataFiles('examples/data')).map((f) => f.alias) // → ["courses", "enrolments", "schools"]
  */
-export async function listDataFiles(paths: string | readonly string[]): Promise<{ file: string; alias: string; id: string }[]> {
-  const found: { file: string; alias: string; id: string }[] = [];
+export async function listDataFiles(
+  paths: string | readonly string[],
+  options: { readonly fields?: string; readonly onDuplicate?: (error: ToolError) => void } = {},
+): Promise<DataFile[]> {
+  const found: DataFile[] = [];
+  const duplicate = (error: ToolError): void => {
+    if (options.onDuplicate === undefined) throw error;
+    options.onDuplicate(error);
+  };
   for (const path of typeof paths === 'string' ? [paths] : paths) {
-    for (const file of await dataFiles(path)) {
-      const alias = aliasOf(file);
-      const first = found.find((each) => each.alias === alias);
-      if (first !== undefined) throw toolError('DATA_DUPLICATE_ALIAS', [alias, first.file, file], { file });
-      found.push({ file, alias, id: resourceIdFor(alias) });
+    for (const each of await dataFiles(path)) {
+      const first = found.find((other) => other.aliases.some((alias) => each.aliases.includes(alias)));
+      const clash = found.find((other) => other.id === each.id);
+      if (first !== undefined) duplicate(toolError('DATA_DUPLICATE_ALIAS', [first.aliases.find((alias) => each.aliases.includes(alias)) as string, first.file, each.file], { file: each.file }));
+      else if (clash !== undefined) duplicate(toolError('DATA_DUPLICATE_ALIAS', [each.id, clash.file, each.file], { file: each.file }));
+      else found.push(each);
     }
+  }
+  if (options.fields !== undefined) {
+    if (found.length !== 1) throw toolError('USAGE', [`--fields declares one data file, but ${found.length} are loaded`], { hint: 'or put a <name>.fields.json beside each data file' });
+    const only = found[0] as DataFile;
+    found[0] = withDeclaration(only, await readDeclaration(options.fields));
   }
   return found;
 }
 
-async function dataFiles(path: string): Promise<string[]> {
+/** The data files of one path: a folder's (its `datapackage.json`'s when it has one), or the file itself. */
+async function dataFiles(path: string): Promise<DataFile[]> {
   let info;
   try {
     info = await stat(path);
@@ -158,7 +224,9 @@ async function dataFiles(path: string): Promise<string[]> {
     throw toolError('DATA_NOT_FOUND', [path], { file: path, cause: error });
   }
   if (info.isDirectory()) {
-    const names = (await readdir(path)).filter((name) => !name.startsWith('.') && EXTENSIONS.has(extname(name).toLowerCase()));
+    const all = await readdir(path);
+    if (all.includes(DATA_PACKAGE)) return packagedFiles(join(path, DATA_PACKAGE));
+    const names = all.filter((name) => !name.startsWith('.') && isDataName(name));
     names.sort(compareNames);
     const files: string[] = [];
     for (const name of names) {
@@ -166,12 +234,109 @@ async function dataFiles(path: string): Promise<string[]> {
       if ((await stat(file)).isFile()) files.push(file);
     }
     if (files.length === 0) {
-      throw toolError('DATA_INVALID', [path, 'this directory holds no .csv, .json, .ndjson or .jsonl file'], { file: path });
+      throw toolError('DATA_INVALID', [path, 'this directory holds no .csv, .tsv, .json, .ndjson or .jsonl file'], { file: path });
     }
-    return files;
+    const dataset = await folderDataset(path, files);
+    return Promise.all(files.map((file) => looseFile(file, dataset)));
   }
-  if (!EXTENSIONS.has(extname(path).toLowerCase())) throw toolError('DATA_UNSUPPORTED', [path], { file: path });
-  return [path];
+  if (basename(path) === DATA_PACKAGE) return packagedFiles(path);
+  if (!EXTENSIONS.has(extname(path).toLowerCase()) || !isDataName(basename(path))) throw toolError('DATA_UNSUPPORTED', [path], { file: path });
+  // A file of a package, named on its own, is still read with its package's schema.
+  const packaged = await packageOf(path);
+  if (packaged !== undefined) return [packaged];
+  return [await looseFile(path, await folderDataset(dirname(path), [path]))];
+}
+
+const DATA_PACKAGE = 'datapackage.json';
+const FIELDS_SUFFIX = '.fields.json';
+
+/**
+ * The `dataset/resource` name a data file is found by (client/resource-names.ts), e.g. `data/courses`.
+ * @example datasetResourceName((await listDataFiles('examples/data'))[0]) // → 'data/courses'
+ */
+export function datasetResourceName(found: Pick<DataFile, 'meta' | 'alias'>): string {
+  return `${found.meta.dataset?.name ?? ''}/${found.meta.name ?? found.alias}`;
+}
+
+/** A data file's name: not a package, not a fields file. */
+function isDataName(name: string): boolean {
+  return EXTENSIONS.has(extname(name).toLowerCase()) && name !== DATA_PACKAGE && !name.toLowerCase().endsWith(FIELDS_SUFFIX);
+}
+
+/** A folder as a dataset: its name, its title, and the newest of its files' times. */
+async function folderDataset(folder: string, files: readonly string[]): Promise<DatasetMeta> {
+  let newest = 0;
+  for (const file of files) newest = Math.max(newest, (await stat(file)).mtimeMs);
+  const title = basename(resolve(folder));
+  return { name: packageName(title), title, modified: isoTime(newest) };
+}
+
+/** A data file outside a package: named after itself, declared by a `<name>.fields.json` beside it. */
+async function looseFile(file: string, dataset: DatasetMeta): Promise<DataFile> {
+  const alias = aliasOf(file);
+  const mtime = (await stat(file)).mtimeMs;
+  const entry: DataFile = {
+    file,
+    alias,
+    id: resourceIdFor(alias),
+    aliases: [alias],
+    meta: { name: alias, format: extname(file).slice(1).toUpperCase(), modified: isoTime(mtime), dataset },
+  };
+  const beside = join(dirname(file), `${alias}${FIELDS_SUFFIX}`);
+  const declared = await stat(beside).then((found) => found.isFile(), () => false);
+  return declared ? withDeclaration(entry, await readDeclaration(beside)) : entry;
+}
+
+/** The resources of a `datapackage.json`, as data files of one dataset. */
+async function packagedFiles(packageFile: string): Promise<DataFile[]> {
+  const resources = await readDataPackage(packageFile);
+  const files: DataFile[] = [];
+  let newest = 0;
+  for (const resource of resources) {
+    const info = await stat(resource.file).catch((error: unknown) => {
+      throw toolError('DATA_NOT_FOUND', [resource.file], { file: packageFile, cause: error });
+    });
+    newest = Math.max(newest, info.mtimeMs);
+  }
+  for (const resource of resources) {
+    const mtime = (await stat(resource.file)).mtimeMs;
+    const dataset = { ...(resource.meta.dataset as DatasetMeta), modified: isoTime(Math.max(newest, (await stat(packageFile)).mtimeMs)) };
+    const entry: DataFile = {
+      file: resource.file,
+      alias: resource.alias,
+      id: resourceIdFor(resource.alias),
+      aliases: [resource.alias],
+      meta: { format: extname(resource.file).slice(1).toUpperCase(), ...resource.meta, modified: isoTime(mtime), dataset },
+    };
+    files.push(resource.declaration === undefined ? entry : withDeclaration(entry, resource.declaration));
+  }
+  return files;
+}
+
+/** The package entry of a data file whose folder holds a `datapackage.json` listing it. */
+async function packageOf(file: string): Promise<DataFile | undefined> {
+  const packageFile = join(dirname(file), DATA_PACKAGE);
+  const exists = await stat(packageFile).then((found) => found.isFile(), () => false);
+  if (!exists) return undefined;
+  return (await packagedFiles(packageFile)).find((entry) => resolve(entry.file) === resolve(file));
+}
+
+/** A data file with what a declaration says: the id and aliases it names (the file's own name kept as an alias). */
+function withDeclaration(entry: DataFile, declaration: Declaration): DataFile {
+  const id = declaration.resourceId ?? entry.id;
+  const aliases = [...new Set([...(declaration.aliases ?? []), ...entry.aliases])].filter((alias) => alias !== id);
+  return {
+    ...entry,
+    id,
+    alias: aliases[0] ?? id,
+    aliases,
+    declaration,
+    meta: { ...entry.meta, ...(declaration.primaryKey === undefined ? {} : { primaryKey: declaration.primaryKey }) },
+  };
+}
+
+function isoTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.000Z$/, '');
 }
 
 function compareNames(a: string, b: string): number {
@@ -183,12 +348,14 @@ function aliasOf(file: string): string {
   return name.slice(0, name.length - extname(name).length);
 }
 
-async function loadFile(file: string, meta: { id: string; alias: string; private: boolean }, onProgress?: (progress: FileProgress) => void): Promise<Table> {
-  const ext = extname(file).toLowerCase();
-  const where = { id: meta.id, alias: meta.alias, source: file, private: meta.private };
-  if (ext === '.csv') return tableFromCsvFile(file, where, onProgress);
-  if (ext !== '.json') return buildTable(await ndjsonFileRows(file, meta.alias, onProgress), where);
-  return buildTable(await jsonArrayFileRows(file, meta.alias, onProgress), where);
+async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOptions): Promise<Table> {
+  const ext = extname(found.file).toLowerCase();
+  const where: TableMeta = { id: found.id, aliases: found.aliases, source: found.file, private: isPrivate, meta: found.meta };
+  const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
+  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, options.onProgress);
+  const alias = found.alias;
+  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, options.onProgress) : await ndjsonFileRows(found.file, alias, options.onProgress);
+  return buildTable(rows, where, typing);
 }
 
 function stripBom(text: string): string {
@@ -436,37 +603,37 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
  * inferred, and rows are built once the types are known. Neither the
  * file's text nor a list of parsed records is ever held whole.
  */
-async function tableFromCsvFile(file: string, meta: TableMeta, onProgress?: (progress: FileProgress) => void): Promise<Table> {
+async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, onProgress?: (progress: FileProgress) => void): Promise<Table> {
   const totalBytes = (await stat(file)).size;
-  const parser = csvParser({
-    bom: true,
-    skip_empty_lines: true,
-    // relax_quotes: a stray `"` inside an unquoted cell (`5" screen`) is kept as text, as spreadsheets write it.
-    relax_quotes: true,
-    delimiter: delimiterOf(await headText(file)),
-  });
+  const parser = csvParser(csvOptions(delimiterOf(await headText(file)), typing.declaration !== undefined));
   const input = createReadStream(file);
-  let header: string[] | undefined;
-  let columns: { name: string; index: number }[] = [];
+  const trim = typing.infer === 'xloader';
+  let plan: CsvPlan | undefined;
   let cells: string[][] = [];
-  let inference: ColumnInference[] = [];
+  let inference: Inference[] = [];
   let pools: ColumnStrings[] = [];
+  const ids = new FileIds(file);
   let rows = 0;
   const takeHeader = (record: string[]): void => {
-    columns = csvColumns(record, file);
-    header = record;
-    cells = columns.map(() => []);
-    inference = columns.map(() => new ColumnInference());
-    pools = columns.map(() => new ColumnStrings());
+    plan = planCsvColumns(record, file, typing);
+    cells = plan.columns.map(() => []);
+    inference = plan.columns.map((column) => inferenceFor(column, typing));
+    pools = plan.columns.map(() => new ColumnStrings());
   };
   const take = (record: string[]): void => {
-    if (header === undefined) return takeHeader(record);
+    if (plan === undefined) return takeHeader(record);
+    const { columns, idIndex } = plan;
     for (let k = 0; k < columns.length; k++) {
-      const cell = record[(columns[k] as { index: number }).index] ?? '';
-      (inference[k] as ColumnInference).see(cell);
+      const index = (columns[k] as ColumnPlan).index;
+      let cell = index < 0 ? '' : (record[index] ?? '');
+      if (trim) cell = cell.trim();
+      // Only a declared text column keeps an empty text apart from null.
+      if (cell === QUOTED_EMPTY && (columns[k] as ColumnPlan).declared === undefined) cell = '';
+      (inference[k] as Inference).see(cell);
       (cells[k] as string[]).push(cell === '' ? '' : (pools[k] as ColumnStrings).intern(cell));
     }
     rows++;
+    if (idIndex !== undefined) ids.see(record[idIndex] ?? '', rows);
   };
   await new Promise<void>((resolve, reject) => {
     const fail = (error: unknown): void => {
@@ -488,29 +655,177 @@ async function tableFromCsvFile(file: string, meta: TableMeta, onProgress?: (pro
     parser.on('end', resolve);
     input.on('error', fail);
     if (onProgress !== undefined) {
-      const alias = meta.alias ?? meta.id;
+      const alias = meta.aliases[0] ?? meta.id;
       input.on('data', () => onProgress({ resource: alias, rows, bytes: input.bytesRead, totalBytes }));
     }
     input.pipe(parser);
   });
-  if (header === undefined) csvColumns(undefined, file);
-  onProgress?.({ resource: meta.alias ?? meta.id, rows, bytes: totalBytes, totalBytes });
-  const types = inference.map((column) => column.type());
-  const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType }))];
+  // No record at all: the file is empty (csvColumns says so).
+  if (plan === undefined) csvColumns(undefined, file);
+  const { columns } = plan as CsvPlan;
+  onProgress?.({ resource: meta.aliases[0] ?? meta.id, rows, bytes: totalBytes, totalBytes });
+  const types = columns.map((column, k) => column.declared ?? (inference[k] as Inference).type());
+  // A declared column's cells are read as PostgreSQL reads them; an inferred one's as its inference saw them.
+  const converted = columns.map((column, k) => {
+    const type = types[k] as FieldType;
+    if (column.declared === undefined) return undefined;
+    const values = (cells[k] as string[]).map((cell, r) => (cell === '' ? null : cell === QUOTED_EMPTY ? (type === 'text' ? '' : null) : declaredCell(cell, type, file, r, column.name)));
+    if (type === 'int') types[k] = integerWidth(values);
+    return values;
+  });
+  const fields: FieldInfo[] = [
+    { id: '_id', type: 'int' },
+    ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType, ...(c.info === undefined ? {} : { info: c.info }) })),
+  ];
   const make = rowFactory(fields.map((f) => f.id));
+  const keptIds = plan?.idIndex === undefined ? undefined : ids.values();
   // Generic elements from the start: a scratch array that turned into a double array would hand
   // every number to the row as a boxed double, and each row field would hold its own box.
   const values: unknown[] = new Array<unknown>(fields.length).fill(null);
   const out: Row[] = new Array<Row>(rows);
   for (let r = 0; r < rows; r++) {
-    values[0] = r + 1;
+    values[0] = keptIds === undefined ? r + 1 : keptIds[r];
     for (let k = 0; k < columns.length; k++) {
+      const done = converted[k];
+      if (done !== undefined) {
+        values[k + 1] = done[r] ?? null;
+        continue;
+      }
       const cell = (cells[k] as string[])[r] as string;
       values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings);
     }
     out[r] = make(values) as Row;
   }
-  return finishTable(out, fields, meta);
+  return finishTable(keptIds === undefined ? out : ids.ordered(out), fields, meta);
+}
+
+/** How columns are typed: what is declared, and how the rest is inferred. */
+export interface Typing {
+  readonly declaration: Declaration | undefined;
+  readonly infer: InferMode;
+}
+
+/** One column of a data file as it becomes a table column: its name, where its cells are, its declared type and dictionary. */
+export interface ColumnPlan {
+  readonly name: string;
+  /** the cell index in a CSV record (-1: declared, but not in the file: every cell null) */
+  readonly index: number;
+  readonly declared?: FieldType;
+  readonly info?: FieldDictionary;
+}
+
+/** A CSV file's columns, in the order the table has them, and where its own `_id` is when it is kept. */
+export interface CsvPlan {
+  readonly columns: readonly ColumnPlan[];
+  /** the index of the file's own `_id` column (its values become the rows' `_id`) */
+  readonly idIndex?: number;
+}
+
+/**
+ * The columns of a CSV header under a typing: declared fields first in
+ * their declared order, then the file's other columns in its order; with
+ * xloader's inference, names as xloader makes them (blank ones dropped).
+ * The file's own `_id` column is kept (as `idIndex`): it gives the rows their `_id`.
+ * @example planCsvColumns(['_id', 'b', 'a'], 'x.csv', { declaration: undefined, infer: 'ckql' }).columns.map((c) => c.name) // → ['b', 'a']
+ */
+export function planCsvColumns(header: readonly string[], file: string, typing: Typing): CsvPlan {
+  const xloader = typing.infer === 'xloader';
+  const named = xloader ? header.map((name) => xloaderHeader(name)) : [...header];
+  const kept = xloader ? named.map((name, index) => ({ name, index })).filter((c) => c.name !== '') : csvColumnsWithId(named, file);
+  if (xloader) {
+    const seen = new Set<string>();
+    for (const { name } of kept) {
+      if (seen.has(name)) throw toolError('DATA_INVALID', [file, `the header names the column ${JSON.stringify(name)} twice (after cutting names to 63 characters, as xloader does)`], { file, line: 1 });
+      seen.add(name);
+    }
+  }
+  const idColumn = kept.find((c) => c.name === '_id');
+  const columns: ColumnPlan[] = [];
+  const declared = typing.declaration?.fields ?? [];
+  for (const field of declared) {
+    const at = kept.find((c) => c.name === field.id);
+    const type = field.type ?? overrideOf(field, typing);
+    columns.push({ name: field.id, index: at?.index ?? -1, ...(type === undefined ? {} : { declared: type }), ...(field.info === undefined ? {} : { info: field.info }) });
+  }
+  for (const column of kept) {
+    if (column.name === '_id' || declared.some((field) => field.id === column.name)) continue;
+    columns.push({ name: column.name, index: column.index });
+  }
+  return { columns, ...(idColumn === undefined ? {} : { idIndex: idColumn.index }) };
+}
+
+/** The type a loader takes from a field's data dictionary (`type_override`), as xloader and DataPusher do. */
+export function overrideOf(field: DeclaredField, typing: Typing): FieldType | undefined {
+  const override = field.info?.type_override;
+  if (typing.infer === 'ckql' || typeof override !== 'string' || override === '') return undefined;
+  return fieldTypeOf(override);
+}
+
+/** A column's inference under a typing. */
+export interface Inference {
+  see(cell: string): void;
+  type(): FieldType;
+}
+
+const TEXT_INFERENCE: Inference = { see: () => undefined, type: () => 'text' };
+
+/** The inference of a CSV column that is not declared (declared ones: none needed). */
+export function inferenceFor(column: ColumnPlan, typing: Typing): Inference {
+  if (column.declared !== undefined) return TEXT_INFERENCE;
+  switch (typing.infer) {
+    case 'xloader':
+      return TEXT_INFERENCE;
+    case 'datapusher':
+      return new DatapusherInference();
+    default:
+      return new ColumnInference();
+  }
+}
+
+/** One cell read as its declared type; a cell that is not one is `DATA_INVALID`, naming the record and column. */
+export function declaredCell(cell: string, type: FieldType, file: string, record: number, column: string): JsonValue {
+  try {
+    return cellValue(cell, type);
+  } catch (error) {
+    if (!(error instanceof CellError)) throw error;
+    throw toolError('DATA_INVALID', [file, `record ${record + 1}, column ${JSON.stringify(column)}: ${error.message}, its declared type`], { file, line: record + 2 });
+  }
+}
+
+/**
+ * The type of a column declared a Table Schema `integer`: `int4` when every
+ * value fits it, else `int8`.
+ * @example integerWidth([1, 2 ** 40]) // → 'int8'
+ */
+export function integerWidth(values: Iterable<JsonValue | undefined>): 'int4' | 'int8' {
+  for (const v of values) if (typeof v === 'string' || (typeof v === 'number' && (v > INT4_MAX || v < INT4_MIN))) return 'int8';
+  return 'int4';
+}
+
+/**
+ * A quoted empty cell (`""`) of a file whose types are declared: an empty
+ * text, where an unquoted empty cell is null (PostgreSQL's `COPY … csv`
+ * tells them apart so, and CKAN's dump writes them so). NUL cannot be in a
+ * text PostgreSQL holds, so it cannot be a cell's own text.
+ */
+export const QUOTED_EMPTY = '\u0000';
+
+/**
+ * The CSV reader's options, shared by every loader: `relax_quotes` keeps a
+ * stray `"` inside an unquoted cell (`5" screen`) as text, as spreadsheets
+ * write it; records end at `\r\n`, `\n` or `\r`, each on its own (CKAN's
+ * dump ends its header with `\r\n` and its records with `\n`); with
+ * `quotedEmpty`, a quoted empty cell is `QUOTED_EMPTY`.
+ */
+export function csvOptions(delimiter: string, quotedEmpty: boolean): CsvParseOptions {
+  return {
+    bom: true,
+    skip_empty_lines: true,
+    relax_quotes: true,
+    delimiter,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    ...(quotedEmpty ? { cast: (value: string, context: { quoting: boolean }) => (value === '' && context.quoting ? QUOTED_EMPTY : value) } : {}),
+  };
 }
 
 /** The start of a file, enough to hold its header line (the delimiter is read from it). */
@@ -526,13 +841,18 @@ async function headText(file: string): Promise<string> {
 }
 
 /**
- * The columns of a CSV header, with each one's cell index; the file's own
- * `_id` column (a datastore dump has one) is left out, as `_id` is the row's
- * position. Throws `DATA_INVALID` for a missing header, an empty or a
- * repeated name.
+ * The data columns of a CSV header, with each one's cell index; the file's
+ * own `_id` column (a datastore dump has one) is not among them: it gives the
+ * rows their `_id` (`FileIds`). Throws `DATA_INVALID` for a missing header,
+ * an empty or a repeated name.
  * @example csvColumns(['_id', 'a', 'b'], 'x.csv') // → [{ name: 'a', index: 1 }, { name: 'b', index: 2 }]
  */
 export function csvColumns(header: readonly string[] | undefined, file: string): { name: string; index: number }[] {
+  return csvColumnsWithId(header, file).filter((c) => c.name !== '_id');
+}
+
+/** `csvColumns` with the file's own `_id` column kept. */
+function csvColumnsWithId(header: readonly string[] | undefined, file: string): { name: string; index: number }[] {
   if (header === undefined) throw toolError('DATA_INVALID', [file, 'the file is empty: a CSV file needs a header line'], { file, line: 1 });
   const seen = new Set<string>();
   header.forEach((name, i) => {
@@ -540,7 +860,7 @@ export function csvColumns(header: readonly string[] | undefined, file: string):
     if (seen.has(name)) throw toolError('DATA_INVALID', [file, `the header names the column ${JSON.stringify(name)} twice`], { file, line: 1 });
     seen.add(name);
   });
-  return header.map((name, index) => ({ name, index })).filter((c) => c.name !== '_id');
+  return header.map((name, index) => ({ name, index }));
 }
 
 /**
@@ -745,9 +1065,10 @@ class ColumnStrings {
 
 interface TableMeta {
   readonly id: string;
-  readonly alias?: string | undefined;
+  readonly aliases: readonly string[];
   readonly source?: string | undefined;
   readonly private?: boolean | undefined;
+  readonly meta?: ResourceMeta | undefined;
 }
 
 /**
@@ -765,42 +1086,89 @@ interface TableMeta {
  */
 export function tableFromRows(rows: readonly Row[], options: { id?: string; alias?: string } = {}): Table {
   const id = options.id ?? resourceIdFor(options.alias ?? '');
-  return buildTable(rows, { id, alias: options.alias });
+  return buildTable(rows, { id, aliases: options.alias === undefined ? [] : [options.alias] }, { declaration: undefined, infer: 'ckql' });
 }
 
-function buildTable(rows: readonly Row[], meta: TableMeta): Table {
-  const names: string[] = [];
-  const columns = new Map<string, JsonColumnInference>();
-  for (const row of rows) {
+/** A JSON column's inference under a typing (xloader: text; DataPusher: numbers, timestamps, else text). */
+export interface JsonInference {
+  see(value: unknown): void;
+  type(): FieldType;
+}
+
+export function jsonInferenceFor(typing: Typing): JsonInference {
+  if (typing.infer === 'xloader') return { see: () => undefined, type: () => 'text' };
+  if (typing.infer === 'ckql') return new JsonColumnInference();
+  const cells = new DatapusherInference();
+  return { see: (value) => cells.see(value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value)), type: () => cells.type() };
+}
+
+function buildTable(rows: readonly Row[], meta: TableMeta, typing: Typing): Table {
+  const where = meta.source ?? meta.aliases[0] ?? meta.id;
+  const declared = typing.declaration?.fields ?? [];
+  const names: string[] = declared.map((field) => field.id);
+  const columns = new Map<string, JsonInference>();
+  const ids = rows.some((row) => Object.hasOwn(row, '_id')) ? new FileIds(where) : undefined;
+  for (const [r, row] of rows.entries()) {
+    ids?.see(Object.hasOwn(row, '_id') ? row['_id'] : undefined, r + 1);
     for (const key in row) {
       if (!Object.hasOwn(row, key) || key === '_id') continue;
       let column = columns.get(key);
       if (column === undefined) {
-        names.push(key);
-        column = new JsonColumnInference();
+        if (!names.includes(key)) names.push(key);
+        column = jsonInferenceFor(typing);
         columns.set(key, column);
       }
       column.see(row[key]);
     }
   }
-  const types = names.map((name) => (columns.get(name) as JsonColumnInference).type());
-  const fields: FieldInfo[] = [{ id: '_id', type: 'int' }, ...names.map((name, k) => ({ id: name, type: types[k] as FieldType }))];
+  const declaredType = (name: string): FieldType | undefined => {
+    const field = declared.find((each) => each.id === name);
+    return field === undefined ? undefined : (field.type ?? overrideOf(field, typing));
+  };
+  const types = names.map((name) => declaredType(name) ?? columns.get(name)?.type() ?? 'text');
+  // Values are read as their types say, as PostgreSQL's COPY would read them, except a plain inferred column's (kept as given).
+  const typed = names.map((name) => declaredType(name) !== undefined || typing.infer !== 'ckql');
+  const converted = names.map((name, k) => {
+    if (!typed[k]) return undefined;
+    const type = types[k] as FieldType;
+    const values = rows.map((row, r) => {
+      const v = Object.hasOwn(row, name) ? row[name] : undefined;
+      try {
+        return jsonValueOf(v, type === 'int' ? 'int8' : type);
+      } catch (error) {
+        if (!(error instanceof CellError)) throw error;
+        throw toolError('DATA_INVALID', [where, `record ${r + 1}, field ${JSON.stringify(name)}: ${error.message}, its declared type`], { ...(meta.source === undefined ? {} : { file: meta.source }) });
+      }
+    });
+    if (type === 'int') types[k] = integerWidth(values);
+    return values;
+  });
+  const infoOf = (name: string): FieldDictionary | undefined => declared.find((field) => field.id === name)?.info;
+  const fields: FieldInfo[] = [
+    { id: '_id', type: 'int' },
+    ...names.map((name, k) => {
+      const info = infoOf(name);
+      return { id: name, type: types[k] as FieldType, ...(info === undefined ? {} : { info }) };
+    }),
+  ];
   const make = rowFactory(fields.map((f) => f.id));
   const pools = names.map(() => new ColumnStrings());
   // Generic elements from the start: a scratch array that turned into a double array would hand
   // every number to the row as a boxed double, and each row field would hold its own box.
   const values: unknown[] = new Array<unknown>(fields.length).fill(null);
   const out: Row[] = new Array<Row>(rows.length);
+  const keptIds = ids?.values();
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] as Row;
-    values[0] = r + 1;
+    values[0] = keptIds === undefined ? r + 1 : keptIds[r];
     for (let k = 0; k < names.length; k++) {
       const name = names[k] as string;
-      const v = Object.hasOwn(row, name) ? row[name] : undefined;
+      const done = converted[k];
+      const v = done !== undefined ? done[r] : Object.hasOwn(row, name) ? row[name] : undefined;
       if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(types[k] === 'timestamp' ? timestampValue(v) : v);
       else {
         if (typeof v === 'object' && v !== null && exceedsDepth(v, MAX_NESTING)) {
-          throw toolError('DATA_INVALID', [meta.source ?? meta.alias ?? meta.id, `record ${r + 1}: the value of ${JSON.stringify(name)} is nested more than ${MAX_NESTING} levels deep`], {
+          throw toolError('DATA_INVALID', [where, `record ${r + 1}: the value of ${JSON.stringify(name)} is nested more than ${MAX_NESTING} levels deep`], {
             ...(meta.source === undefined ? {} : { file: meta.source }),
           });
         }
@@ -809,7 +1177,72 @@ function buildTable(rows: readonly Row[], meta: TableMeta): Table {
     }
     out[r] = make(values) as Row;
   }
-  return finishTable(out, fields, meta);
+  return finishTable(ids === undefined ? out : ids.ordered(out), fields, meta);
+}
+
+const INT4_TEXT = /^\s*[+-]?\d{1,10}\s*$/;
+
+/**
+ * A data file's own `_id` column, checked as its records go by: each value a
+ * whole number in `int4`'s range (PostgreSQL's `serial`, CKAN's `_id`; a
+ * number or its text), each value once. A record without one, or with
+ * another value, is `DATA_INVALID` naming the file and the record (its
+ * 1-based number among the data records); so is a repeated value, naming
+ * both records.
+ * @example
+ * const ids = new FileIds('prices.csv');
+ * ids.see('9', 1); ids.see(7, 2);
+ * ids.values() // Int32Array [9, 7]
+ * ids.see('7', 3) // later, values() or ordered(): throws prices.csv: record 3: _id 7 is record 2's too …
+ */
+export class FileIds {
+  private ids = new Int32Array(1024);
+  private count = 0;
+  private ascending = true;
+
+  constructor(private readonly file: string) {}
+
+  /** Checks record `record`'s `_id` value and keeps it. */
+  see(value: unknown, record: number): number {
+    const id = typeof value === 'number' ? value : typeof value === 'string' && INT4_TEXT.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isInteger(id) || id < INT4_MIN || id > INT4_MAX) {
+      const what = value === undefined || value === null || value === '' ? 'has no _id' : `has the _id ${JSON.stringify(value)}, which is no whole number from ${INT4_MIN} to ${INT4_MAX}`;
+      throw toolError('DATA_INVALID', [this.file, `record ${record} ${what}: a file's own _id column gives each record its _id, so each needs a different whole number (or leave the column out, and _id is the row's position)`], { file: this.file });
+    }
+    if (this.count === this.ids.length) {
+      const bigger = new Int32Array(this.ids.length * 2);
+      bigger.set(this.ids);
+      this.ids = bigger;
+    }
+    if (this.count > 0 && id <= (this.ids[this.count - 1] as number)) this.ascending = false;
+    this.ids[this.count++] = id;
+    return id;
+  }
+
+  /** Every `_id` seen, in record order, once each is known to be different. */
+  values(): Int32Array {
+    const ids = this.ids.subarray(0, this.count);
+    if (!this.ascending) {
+      const sorted = Int32Array.from(ids).sort();
+      for (let k = 1; k < sorted.length; k++) {
+        if (sorted[k] === sorted[k - 1]) {
+          const twice = sorted[k] as number;
+          const first = ids.indexOf(twice);
+          const second = ids.indexOf(twice, first + 1);
+          throw toolError('DATA_INVALID', [this.file, `record ${second + 1} has the _id ${twice}, as record ${first + 1} has: each record's _id must be different`], { file: this.file });
+        }
+      }
+    }
+    return ids;
+  }
+
+  /** The rows (one per `_id` seen, in record order) in `_id` order, the order a table keeps. */
+  ordered(rows: Row[]): Row[] {
+    if (this.ascending) return rows;
+    const ids = this.values();
+    const order = Array.from(rows.keys()).sort((a, b) => (ids[a] as number) - (ids[b] as number));
+    return order.map((k) => rows[k] as Row);
+  }
 }
 
 /** How deep a record's value may nest: deeper cannot be written as an answer (JSON.stringify recurses). */
@@ -908,15 +1341,32 @@ export class JsonColumnInference {
 }
 
 function finishTable(rows: Row[], fields: readonly FieldInfo[], meta: TableMeta): Table {
+  if (meta.meta?.primaryKey !== undefined) checkUnique(rows, meta.meta.primaryKey, meta.source ?? meta.id);
   const table: Table = {
     id: meta.id,
-    aliases: meta.alias === undefined ? [] : [meta.alias],
+    aliases: meta.aliases,
     fields,
     rows,
     ...(meta.private === true ? { private: true } : {}),
     ...(meta.source === undefined ? {} : { source: meta.source }),
+    ...(meta.meta === undefined ? {} : { meta: meta.meta }),
   };
   return table;
+}
+
+/** A declared primary key holds: no two records share its values (PostgreSQL's unique index refuses them too). */
+function checkUnique(rows: readonly Row[], key: readonly string[], where: string): void {
+  const seen = new Map<string, number>();
+  rows.forEach((row, r) => {
+    const values = key.map((name) => row[name] ?? null);
+    if (values.some((value) => value === null)) return;
+    const text = JSON.stringify(values);
+    const first = seen.get(text);
+    if (first !== undefined) {
+      throw toolError('DATA_INVALID', [where, `records ${first + 1} and ${r + 1} have the same primary key (${key.join(', ')}) ${text}`], { file: where });
+    }
+    seen.set(text, r);
+  });
 }
 
 // ---------------------------------------------------------------------------

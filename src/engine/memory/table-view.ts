@@ -31,6 +31,8 @@ export interface TableView {
   readonly equalityUses: Map<string, number>;
   /** the text `q` searches, built on the first `q` */
   search: readonly SearchChunk[] | undefined;
+  /** whether every row's `_id` is a number above the row before's, so `_id` order is row order (found on the first sort by `_id`) */
+  idAscending?: boolean;
 }
 
 /** For one field, the ascending row positions of each canonical text (null for null or missing): equality-index.ts. */

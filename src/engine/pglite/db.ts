@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db, PgError, SqlRows, SqlSession } from '../sql/db.js';
 import { SQLSTATE } from '../sql/db.js';
+import { DATASTORE_SETUP_MARK, DATASTORE_SETUP_MARK_SQL, DATASTORE_SETUP_SQL } from '../sql/layout.js';
 
 /** Every type PGlite would parse, read as text instead. */
 const TEXT_PARSERS: Record<number, (text: string) => string> = Object.fromEntries(
@@ -20,11 +21,89 @@ const TEXT_PARSERS: Record<number, (text: string) => string> = Object.fromEntrie
 );
 
 /**
- * A fresh in-memory database. Most of PGlite's start-up is `initdb`; a new
- * cluster is the same every time, so its files are kept once in the user's
- * cache (`$XDG_CACHE_HOME/ckql` or `~/.cache/ckql`, per PGlite version) and
- * later starts load them instead (about 5x faster). Any trouble with the
- * cache falls back to a plain start.
+ * Every type PGlite would serialize, with a text sent as it is: PostgreSQL
+ * then reads it into the parameter's type and refuses what the type cannot
+ * hold with its own error (`invalid input syntax for type boolean`), as it
+ * does for `pg` and the `postgres` engine. PGlite's own serializers throw a
+ * plain `Error` for a text they do not take (`"maybe"` for a boolean).
+ */
+const DEFAULT_SERIALIZERS = types.serializers as Record<number | string, (value: unknown) => string>;
+const TEXT_SERIALIZERS: Record<number, (value: unknown) => string> = Object.fromEntries(
+  Object.keys(DEFAULT_SERIALIZERS)
+    .filter((key) => /^\d+$/.test(key))
+    .map((key) => {
+      const serialize = DEFAULT_SERIALIZERS[key] as (value: unknown) => string;
+      return [Number(key), (value: unknown) => (typeof value === 'string' ? value : serialize(value))];
+    }),
+);
+
+/**
+ * PostgreSQL's settings for PGlite, beyond PGlite's own. Start-up zeroes the
+ * whole buffer pool inside WebAssembly: PostgreSQL's default 128 MB cost
+ * most of a start's time and memory, and a pool over files that live in
+ * memory (or the page cache) saves little (searches took as long with 1 MB
+ * as with 128 MB). `wal_level=minimal` lets a
+ * `COPY` into a table created in the same transaction (every load here)
+ * skip the write-ahead log. Figures: BENCHMARKS.md, PGlite start-up.
+ */
+const START_PARAMS: readonly string[] = [
+  ...PGlite.defaultStartParams,
+  '-c', 'shared_buffers=8MB',
+  '-c', 'wal_level=minimal',
+  '-c', 'max_wal_senders=0',
+];
+
+/**
+ * How the cached cluster is made: `initdb` with 1 MB WAL segments (16 MB by
+ * default, nearly all zeros), then the template databases dropped (nothing
+ * here creates a database) and the log recycled. The tar is then 14 MB
+ * instead of 40, and every start unpacks that much less. CKAN's set-up
+ * (`DATASTORE_SETUP_SQL`) is made in it too. The name changes when the
+ * recipe or the set-up does.
+ */
+const TEMPLATE_RECIPE = `template-2-${DATASTORE_SETUP_MARK.split(' ').at(-1) ?? ''}`;
+
+async function makeTemplate(dataDir: string | undefined): Promise<PGlite> {
+  const pg = await PGlite.create({
+    ...(dataDir === undefined ? {} : { dataDir }),
+    parsers: TEXT_PARSERS,
+    serializers: TEXT_SERIALIZERS,
+    initDbStartParams: ['--wal-segsize=1'],
+    startParams: [...START_PARAMS, '-c', 'min_wal_size=2MB'],
+  });
+  for (const name of ['template0', 'template1']) {
+    await pg.exec(`ALTER DATABASE ${name} IS_TEMPLATE false`);
+    await pg.exec(`DROP DATABASE ${name}`);
+  }
+  // CKAN's set-up, made once here rather than at every start.
+  await pg.transaction(async (tx) => {
+    for (const sql of [...DATASTORE_SETUP_SQL, DATASTORE_SETUP_MARK_SQL]) await tx.query(sql);
+  });
+  // Each checkpoint lets the next one recycle the segments before it.
+  for (let round = 0; round < 2; round++) {
+    await pg.query('SELECT pg_switch_wal()');
+    await pg.exec('CHECKPOINT');
+  }
+  return pg;
+}
+
+/**
+ * A tar held in memory, as PGlite's `loadDataDir` reads it (it asks only
+ * for the bytes and the type). Node's own `Blob` hands its bytes back
+ * through a stream in small pieces, which cost most of a second for 14 MB.
+ */
+function tarOf(bytes: Buffer): Blob {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  const buffer = (whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer;
+  return { type: 'application/x-tar', size: bytes.byteLength, arrayBuffer: async () => buffer } as Blob;
+}
+
+/**
+ * A fresh database (in memory, or in `dataDir` when it holds none yet).
+ * Most of PGlite's start-up is `initdb`; a new cluster is the same every
+ * time, so one is kept in the user's cache (`$XDG_CACHE_HOME/ckql` or
+ * `~/.cache/ckql`, per PGlite version and recipe) and later starts load it.
+ * Any trouble with the cache falls back to a plain start.
  */
 async function freshDatabase(dataDir?: string): Promise<PGlite> {
   const where = dataDir === undefined ? {} : { dataDir };
@@ -32,12 +111,12 @@ async function freshDatabase(dataDir?: string): Promise<PGlite> {
   if (file !== undefined) {
     try {
       const template = await readFile(file);
-      return await PGlite.create({ ...where, loadDataDir: new Blob([template]), parsers: TEXT_PARSERS });
+      return await PGlite.create({ ...where, loadDataDir: tarOf(template), parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS, startParams: [...START_PARAMS] });
     } catch {
       // a missing or broken template: start from initdb (and write a new one)
     }
   }
-  const pg = await PGlite.create({ ...where, parsers: TEXT_PARSERS });
+  const pg = await makeTemplate(dataDir);
   if (file !== undefined) {
     try {
       const dump = await pg.dumpDataDir('none');
@@ -67,7 +146,7 @@ async function templateFile(): Promise<string | undefined> {
     const main = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
     const pkg = JSON.parse(await readFile(join(dirname(main), '..', 'package.json'), 'utf8')) as { version?: string };
     const cache = process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache');
-    return join(cache, 'ckql', `pglite-${pkg.version ?? 'unknown'}-initdb.tar`);
+    return join(cache, 'ckql', `pglite-${pkg.version ?? 'unknown'}-${TEMPLATE_RECIPE}.tar`);
   } catch {
     return undefined;
   }
@@ -90,7 +169,9 @@ function cancelled(signal: AbortSignal): PgError {
  * const kept = await openPglite('./ckql-db'); // kept between runs
  */
 export async function openPglite(dataDir?: string): Promise<Db> {
-  const pg = dataDir === undefined || !(await holdsDatabase(dataDir)) ? await freshDatabase(dataDir) : await PGlite.create({ dataDir, parsers: TEXT_PARSERS });
+  const pg = dataDir === undefined || !(await holdsDatabase(dataDir))
+    ? await freshDatabase(dataDir)
+    : await PGlite.create({ dataDir, parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS, startParams: [...START_PARAMS] });
   const session = (run: Pick<PGlite, 'query'>): SqlSession => ({
     query: async (sql, params = []) => {
       const result = await run.query<Record<string, unknown>>(sql, params as unknown[]);

@@ -20,6 +20,7 @@ import { buildSearch, copyCsv } from './search.js';
 import { databaseError, invalidQuery } from './errors.js';
 import { runSearchSql } from './search-sql.js';
 import { parseRecords } from './records.js';
+import { datastoreInfo } from './info.js';
 
 /** Options of `sqlEngine`. */
 export interface SqlEngineOptions {
@@ -74,6 +75,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
     fields: entry.fields,
     private: entry.note.private === true,
     ...(entry.note.source === undefined ? {} : { source: entry.note.source }),
+    ...(entry.note.meta === undefined ? {} : { meta: entry.note.meta }),
   });
 
   const search = async (raw: unknown, searchOptions: EngineSearchOptions = {}): Promise<SearchResult> => {
@@ -160,6 +162,12 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
       return entry === undefined ? undefined : describe(entry);
     },
     search,
+    info: async (idOrAlias, infoOptions = {}) => {
+      const entry = await find(idOrAlias);
+      if (entry === undefined) return undefined;
+      const signal = infoOptions.signal;
+      return db.transaction((tx) => datastoreInfo(tx, entry.id, entry.fields), { readOnly: true, statementTimeout: timeout, ...(signal === undefined ? {} : { signal }) });
+    },
     searchSql: async (sql, sqlOptions = {}): Promise<SqlResult> => {
       const all = await entries();
       return runSearchSql(db, sql, {

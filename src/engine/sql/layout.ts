@@ -7,7 +7,7 @@
  * `_build_fts_indexes`, `create_alias`).
  */
 import { createHash } from 'node:crypto';
-import type { FieldInfo, FieldType } from '../../datastore/types.js';
+import type { FieldDictionary, FieldInfo, FieldType, ResourceMeta } from '../../datastore/types.js';
 import type { SqlSession } from './db.js';
 import { quoteIdentifier } from './db.js';
 
@@ -51,10 +51,28 @@ export const DATASTORE_SETUP_SQL = [
      ORDER BY dependee.oid DESC`,
 ] as const;
 
+/**
+ * A mark of this version of `DATASTORE_SETUP_SQL`, kept as the comment of
+ * the trigger function: a database that carries it is set up already, and
+ * a load skips the set-up (its first run in a fresh PGlite costs most of a
+ * second). A database set up otherwise (CKAN's) lacks it and is set up again,
+ * as before: every statement is idempotent.
+ */
+export const DATASTORE_SETUP_MARK = `ckql datastore set-up ${createHash('sha1').update(DATASTORE_SETUP_SQL.join('\n'), 'utf8').digest('hex').slice(0, 12)}`;
+
+/** Whether the database holds this version's set-up (`DATASTORE_SETUP_MARK`). */
+export const DATASTORE_SETUP_CHECK_SQL =
+  `SELECT obj_description(to_regprocedure('populate_full_text_trigger()'), 'pg_proc') = '${DATASTORE_SETUP_MARK}' AND to_regclass('"_table_metadata"') IS NOT NULL AND to_regtype('"nested"') IS NOT NULL AS ready`;
+
+/** The set-up's last statement: the mark. */
+export const DATASTORE_SETUP_MARK_SQL = `COMMENT ON FUNCTION populate_full_text_trigger() IS '${DATASTORE_SETUP_MARK}'`;
+
 /** ckql's own note on a table (its comment): not CKAN's, which keeps this in its main database. */
 export interface TableNote {
   readonly private?: boolean;
   readonly source?: string;
+  /** the resource's name, description and dataset, for a catalogue */
+  readonly meta?: ResourceMeta;
 }
 
 /**
@@ -135,7 +153,7 @@ export async function readCatalog(session: SqlSession): Promise<CatalogEntry[]> 
   }
   if (entries.size === 0) return [];
   const columns = await session.query(
-    `SELECT c.relname AS table, a.attname AS name, t.typname AS type
+    `SELECT c.relname AS table, a.attname AS name, t.typname AS type, col_description(c.oid, a.attnum) AS comment
        FROM pg_attribute a
        JOIN pg_class c ON c.oid = a.attrelid
        JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -149,7 +167,8 @@ export async function readCatalog(session: SqlSession): Promise<CatalogEntry[]> 
     if (entry === undefined) continue;
     const type = String(row['type']);
     // CKAN renames its `nested` composite back to `json` in `fields` (`_unrename_json_field`).
-    entry.fields.push({ id: String(row['name']), type: (type === 'nested' ? 'json' : type) as FieldType });
+    const info = columnInfo(row['comment']);
+    entry.fields.push({ id: String(row['name']), type: (type === 'nested' ? 'json' : type) as FieldType, ...(info === undefined ? {} : { info }) });
   }
   const aliases = await session.query(
     `SELECT DISTINCT v.relname AS alias, t.relname AS table, v.oid
@@ -173,6 +192,45 @@ function parseNote(comment: unknown): TableNote {
   } catch {
     return {};
   }
+}
+
+/**
+ * A column's data dictionary as CKAN 2.11 keeps it: the column comment is
+ * JSON whose `_info` key holds `info` (`description::json -> '_info'`,
+ * ckanext/datastore/backend/postgres.py `_get_field_info`). A comment that
+ * is not JSON, or has no `_info` object (a 2.10 comment before `ckan
+ * datastore upgrade`), gives none, as CKAN 2.11 gives none.
+ * @example columnInfo(' {"_info":{"label":"Year"}}') // → { label: 'Year' }
+ */
+export function columnInfo(comment: unknown): FieldDictionary | undefined {
+  if (typeof comment !== 'string') return undefined;
+  try {
+    const parsed = JSON.parse(comment) as { _info?: unknown };
+    const info = typeof parsed === 'object' && parsed !== null ? parsed._info : undefined;
+    return typeof info === 'object' && info !== null && !Array.isArray(info) && Object.keys(info).length > 0 ? (info as FieldDictionary) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The comment CKAN 2.11's `datastore_create` writes on a column with `info`:
+ * a space (its mark of the 2.11 layout), then `{"_info": …}` as compact JSON.
+ * @example columnCommentSql('r', 'year', { label: 'Year' }) // → `COMMENT ON COLUMN "r"."year" IS ' {"_info":{"label":"Year"}}'`
+ */
+export function columnCommentSql(id: string, column: string, info: FieldDictionary): string {
+  const literal = `' ${JSON.stringify({ _info: info }).replaceAll("'", "''")}'`;
+  return `COMMENT ON COLUMN ${quoteIdentifier(id)}.${quoteIdentifier(column)} IS ${literal}`;
+}
+
+/**
+ * CKAN's `primary_key`: not a primary key (`_id` is one) but a unique index,
+ * named as `create_indexes` names it (the SHA-1 of the id and the quoted columns).
+ */
+export function primaryKeySql(id: string, key: readonly string[]): string {
+  const columns = key.map((name) => quoteIdentifier(name)).join(', ');
+  const name = createHash('sha1').update(id + columns, 'utf8').digest('hex');
+  return `CREATE UNIQUE INDEX ${quoteIdentifier(name)} ON ${quoteIdentifier(id)} (${columns})`;
 }
 
 /** ckql's note as a table comment: JSON under a `ckql` key, so another tool's comment is never mistaken for it. */

@@ -13,7 +13,15 @@ import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
-import { ColumnInference, csvColumns, delimiterOf, jsonArrayRecords, JsonColumnInference, listDataFiles, MAX_NESTING, resourceIdFor } from '../memory/load.js';
+import type { ToolError } from '../../errors.js';
+import {
+  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, isBadFile, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING,
+  overrideOf, planCsvColumns, QUOTED_EMPTY, resourceIdFor, csvOptions,
+} from '../memory/load.js';
+import type { ColumnPlan, CsvPlan, Inference, JsonInference, Typing } from '../memory/load.js';
+import { CellError, cellValue, jsonValueOf } from '../declared.js';
+import type { InferMode } from '../declared.js';
+import type { FieldDictionary, FieldType, JsonValue } from '../../datastore/types.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
@@ -30,6 +38,16 @@ export interface LoadFilesOptions extends LoadTablesOptions {
   readonly alias?: string;
   /** mark every loaded resource private (`true`), or those named (ids or aliases) */
   readonly private?: true | readonly string[];
+  /** a fields file declaring the one data file loaded (engine/declared.ts); default: a `<name>.fields.json` beside each */
+  readonly fields?: string;
+  /** how columns nobody declared are typed; default `ckql` */
+  readonly infer?: InferMode;
+  /**
+   * told of each file that cannot be loaded (its text, its column names):
+   * its transaction rolls back and the other files are loaded. Without it,
+   * the first such file stops the load (those before it stay loaded).
+   */
+  readonly onBadFile?: (error: ToolError) => void;
 }
 
 /** What one loaded resource became. */
@@ -41,17 +59,18 @@ export interface LoadedResource {
 
 /**
  * Loads every data file `paths` name (files, or folders of files) into `db`,
- * one resource per file, in CKAN's layout.
+ * one resource per file, in CKAN's layout, with the types, data dictionary,
+ * ids and `_id`s they declare (as the memory loader reads them).
  * @example
  * const db = await openPglite('./ckql-db');
  * await loadFiles(db, ['examples/data'], { replace: true }); // → [{ id: '…', alias: 'courses', rows: 12 }, …]
  */
 export async function loadFiles(db: Db, paths: readonly string[], options: LoadFilesOptions = {}): Promise<LoadedResource[]> {
-  const files = await listDataFiles(paths);
+  const files = await listDataFiles(paths, options.fields === undefined ? {} : { fields: options.fields });
   if (options.alias !== undefined && files.length !== 1) throw toolError('USAGE', [`--alias names one resource, but ${files.length} files are loaded`]);
   const privateNames = new Set(options.private === true || options.private === undefined ? [] : options.private);
   // Checked before anything is loaded.
-  const unknown = [...privateNames].find((name) => !files.some((f) => f.alias === name || f.id === name));
+  const unknown = [...privateNames].find((name) => !files.some((f) => f.aliases.includes(name) || f.id === name));
   if (unknown !== undefined) {
     throw toolError('USAGE', [`--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${files.map((f) => f.alias).join(', ') || 'none'})`]);
   }
@@ -59,39 +78,74 @@ export async function loadFiles(db: Db, paths: readonly string[], options: LoadF
   const loaded: LoadedResource[] = [];
   for (const found of files) {
     const alias = options.alias ?? found.alias;
-    const id = options.alias === undefined ? found.id : resourceIdFor(options.alias);
+    const id = options.alias === undefined ? found.id : found.declaration?.resourceId ?? resourceIdFor(options.alias);
+    const aliases = options.alias === undefined ? found.aliases : [options.alias];
     const isPrivate = options.private === true || privateNames.has(found.alias) || privateNames.has(found.id);
-    const meta = { id, aliases: [alias], source: found.file, ...(isPrivate ? { private: true } : {}) };
+    const meta = { id, aliases, source: found.file, meta: found.meta, ...(isPrivate ? { private: true } : {}) };
+    const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
     const ext = extname(found.file).toLowerCase();
-    if (ext === '.csv') {
-      loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, options) });
-    } else {
-      // NDJSON line by line, a JSON array element by element: both streamed, in the same two passes.
-      const recordsOf = ext === '.json' ? jsonArrayRecords : ndjsonRecords;
-      loaded.push({ id, alias, rows: await loadJsonFile(db, found.file, meta, options, recordsOf) });
+    try {
+      if (ext === '.csv' || ext === '.tsv') {
+        loaded.push({ id, alias, rows: await loadCsvFile(db, found.file, meta, typing, options) });
+      } else {
+        // NDJSON line by line, a JSON array element by element: both streamed, in the same two passes.
+        const recordsOf = ext === '.json' ? jsonArrayRecords : ndjsonRecords;
+        loaded.push({ id, alias, rows: await loadJsonFile(db, found.file, meta, typing, options, recordsOf) });
+      }
+    } catch (error) {
+      if (options.onBadFile === undefined || !isBadFile(error)) throw error;
+      options.onBadFile(error);
     }
   }
   return loaded;
 }
 
-async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions): Promise<number> {
+/** A declared type's PostgreSQL type (a Table Schema `integer` is `int4` or `int8` by its values). */
+function declaredSqlType(type: FieldType, widest: 'int4' | 'int8'): { type: FieldType; sqlType: string } {
+  const resolved = type === 'int' ? widest : type;
+  return { type: resolved, sqlType: sqlTypeOf(resolved) };
+}
+
+/** Whether a declared column's cells must be converted for COPY: `json` (CKAN's `nested`) and arrays. */
+function convertsForCopy(type: FieldType): boolean {
+  return type === 'json' || type.startsWith('_');
+}
+
+async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadTablesOptions): Promise<number> {
   const delimiter = delimiterOf(await head(file));
-  // Pass 1: the header and each column's type, as the memory loader infers them.
-  let columns: { name: string; index: number }[] | undefined;
-  let inference: ColumnInference[] = [];
+  const trim = typing.infer === 'xloader';
+  // Pass 1: the header and each column's type, as the memory loader infers them; declared cells are checked as it reads them.
+  let plan: CsvPlan | undefined;
+  let inference: Inference[] = [];
+  let widest: ('int4' | 'int8')[] = [];
   let rows = 0;
+  // the file's own `_id` column gives the rows their `_id` (checked as the memory loader checks it)
+  const ids = new FileIds(file);
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
-  const reading = csvRecords(file, delimiter, options.signal);
+  const quoted = typing.declaration !== undefined;
+  const reading = csvRecords(file, delimiter, quoted, options.signal);
   let reported = 0;
   for await (const record of reading.records) {
-    if (columns === undefined) {
-      columns = csvColumns(record, file);
-      inference = columns.map(() => new ColumnInference());
+    if (plan === undefined) {
+      plan = planCsvColumns(record, file, typing);
+      inference = plan.columns.map((column) => inferenceFor(column, typing));
+      widest = plan.columns.map(() => 'int4');
       continue;
     }
+    for (let k = 0; k < plan.columns.length; k++) {
+      const column = plan.columns[k] as ColumnPlan;
+      let cell = column.index < 0 ? '' : (record[column.index] ?? '');
+      if (trim) cell = cell.trim();
+      if (cell === QUOTED_EMPTY && column.declared === undefined) cell = '';
+      if (column.declared === undefined) (inference[k] as Inference).see(cell);
+      else if (cell !== '' && cell !== QUOTED_EMPTY) {
+        const value = declaredCell(cell, column.declared === 'int' ? 'int8' : column.declared, file, rows, column.name);
+        if (column.declared === 'int' && integerWidth([value]) === 'int8') widest[k] = 'int8';
+      }
+    }
     rows++;
-    for (let k = 0; k < columns.length; k++) (inference[k] as ColumnInference).see(record[(columns[k] as { index: number }).index] ?? '');
+    if (plan.idIndex !== undefined) ids.see(record[plan.idIndex] ?? '', rows);
     // A report per block the stream reads: the rows are not counted yet, the bytes are.
     const bytes = reading.bytesRead();
     if (bytes !== reported) {
@@ -100,28 +154,37 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
     }
   }
   // No record at all: the file is empty (csvColumns says so).
-  const header = columns ?? csvColumns(undefined, file);
+  if (plan === undefined) csvColumns(undefined, file);
+  const { columns, idIndex } = plan as CsvPlan;
+  if (idIndex !== undefined) ids.values();
   const shape: TableShape = {
     ...meta,
-    columns: header.map((c, k) => {
-      const type = (inference[k] as ColumnInference).type();
-      return { id: c.name, type, sqlType: sqlTypeOf(type) };
+    ...(idIndex === undefined ? {} : { keepIds: true }),
+    columns: columns.map((c, k) => {
+      const typed = c.declared === undefined ? { type: (inference[k] as Inference).type(), sqlType: '' } : declaredSqlType(c.declared, widest[k] as 'int4' | 'int8');
+      return { id: c.name, type: typed.type, sqlType: typed.sqlType || sqlTypeOf(typed.type), ...(c.info === undefined ? {} : { info: c.info }) };
     }),
   };
   // Pass 2: COPY in batches.
   async function* lines(): AsyncIterable<string> {
     let first = true;
-    for await (const record of csvRecords(file, delimiter, options.signal).records) {
+    for await (const record of csvRecords(file, delimiter, quoted, options.signal).records) {
       if (first) {
         first = false;
         continue;
       }
-      let line = '';
-      for (let k = 0; k < header.length; k++) {
-        const cell = record[(header[k] as { index: number }).index] ?? '';
-        if (k > 0) line += ',';
-        // An empty cell is null, as the memory loader reads it; any other is copied as written.
-        if (cell !== '') line += csvCell(cell, 'text');
+      let line = idIndex === undefined ? '' : csvCell(Number(String(record[idIndex]).trim()), 'int4');
+      for (let k = 0; k < columns.length; k++) {
+        const column = columns[k] as ColumnPlan;
+        const { type, sqlType } = shape.columns[k] as TableShape['columns'][number];
+        let cell = column.index < 0 ? '' : (record[column.index] ?? '');
+        if (trim) cell = cell.trim();
+        if (cell === QUOTED_EMPTY && column.declared === undefined) cell = '';
+        if (k > 0 || idIndex !== undefined) line += ',';
+        // An empty cell is null, as the memory loader reads it (a quoted one an empty text, where the types are declared);
+        // any other is copied as written (json and arrays as PostgreSQL's text of them).
+        if (cell === QUOTED_EMPTY) line += type === 'text' ? '""' : '';
+        else if (cell !== '') line += column.declared !== undefined && convertsForCopy(type) ? csvCell(cellValue(cell, type), sqlType) : csvCell(cell, 'text');
       }
       yield line;
     }
@@ -136,24 +199,47 @@ type RecordsOf = (file: string, signal: AbortSignal | undefined) => { records: A
 /**
  * An NDJSON or JSON array file in two streamed passes, as a CSV file: the
  * types of its keys (the memory loader's `JsonColumnInference`, keys in the
- * order first seen), then `COPY` in batches.
+ * order first seen, after the declared ones), then `COPY` in batches.
  */
-async function loadJsonFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, options: LoadTablesOptions, recordsOf: RecordsOf): Promise<number> {
+async function loadJsonFile(
+  db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadTablesOptions, recordsOf: RecordsOf,
+): Promise<number> {
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
-  const names: string[] = [];
-  const columns = new Map<string, JsonColumnInference>();
+  const declared = typing.declaration?.fields ?? [];
+  const names: string[] = declared.map((field) => field.id);
+  const declaredType = (name: string): FieldType | undefined => {
+    const field = declared.find((each) => each.id === name);
+    return field === undefined ? undefined : (field.type ?? overrideOf(field, typing));
+  };
+  const columns = new Map<string, JsonInference>();
+  const widest = new Map<string, 'int4' | 'int8'>();
   let rows = 0;
   let reported = 0;
+  // records with `_id` keep it (checked as the memory loader checks it); then every record needs one
+  const ids = new FileIds(file);
+  let withId = 0;
+  let firstWithout: number | undefined;
   const reading = recordsOf(file, options.signal);
-  for await (const { record } of reading.records) {
+  for await (const { record, line } of reading.records) {
     rows++;
+    if (Object.hasOwn(record, '_id')) {
+      withId++;
+      ids.see(record['_id'], rows);
+    } else firstWithout ??= rows;
+    if (withId > 0 && firstWithout !== undefined) ids.see(undefined, firstWithout);
     for (const key in record) {
       if (!Object.hasOwn(record, key) || key === '_id') continue;
+      const type = declaredType(key);
+      if (type !== undefined) {
+        const value = typedJson(record[key] as JsonValue, type, file, line, key);
+        if (type === 'int' && integerWidth([value]) === 'int8') widest.set(key, 'int8');
+        continue;
+      }
       let column = columns.get(key);
       if (column === undefined) {
-        names.push(key);
-        column = new JsonColumnInference();
+        if (!names.includes(key)) names.push(key);
+        column = jsonInferenceFor(typing);
         columns.set(key, column);
       }
       column.see(record[key]);
@@ -164,23 +250,32 @@ async function loadJsonFile(db: Db, file: string, meta: Omit<TableShape, 'column
       options.onProgress?.({ resource, rows, totalRows: 0, reading: { bytes, totalBytes } });
     }
   }
+  const keepIds = withId > 0;
+  if (keepIds) ids.values();
+  const infoOf = (name: string): FieldDictionary | undefined => declared.find((field) => field.id === name)?.info;
   const shape: TableShape = {
     ...meta,
+    ...(keepIds ? { keepIds: true } : {}),
     columns: names.map((name) => {
-      const type = (columns.get(name) as JsonColumnInference).type();
-      return { id: name, type, sqlType: sqlTypeOf(type) };
+      const type = declaredType(name);
+      const typed = type === undefined ? { type: columns.get(name)?.type() ?? 'text', sqlType: '' } : declaredSqlType(type, widest.get(name) ?? 'int4');
+      const info = infoOf(name);
+      return { id: name, type: typed.type, sqlType: typed.sqlType || sqlTypeOf(typed.type), ...(info === undefined ? {} : { info }) };
     }),
   };
+  // Columns read as their type says (declared, or another loader's inference); a ckql-inferred one's values go as they are.
+  const converted = names.map((name) => declaredType(name) !== undefined || typing.infer !== 'ckql');
   async function* lines(): AsyncIterable<string> {
     for await (const { record, line } of recordsOf(file, options.signal).records) {
-      let cells = '';
+      let cells = keepIds ? csvCell(Number(String(record['_id']).trim()), 'int4') : '';
       for (let k = 0; k < shape.columns.length; k++) {
         const column = shape.columns[k] as TableShape['columns'][number];
-        const value = Object.hasOwn(record, column.id) ? record[column.id] : null;
+        const raw = Object.hasOwn(record, column.id) ? record[column.id] : null;
+        const value = converted[k] === true ? typedJson(raw as JsonValue, column.type, file, line, column.id) : raw;
         if (typeof value === 'object' && value !== null && exceedsDepth(value, MAX_NESTING)) {
           throw toolError('DATA_INVALID', [file, `line ${line}: the value of ${JSON.stringify(column.id)} is nested more than ${MAX_NESTING} levels deep`], { file, line });
         }
-        if (k > 0) cells += ',';
+        if (k > 0 || withId > 0) cells += ',';
         cells += csvCell(value, column.sqlType);
       }
       yield cells;
@@ -188,6 +283,16 @@ async function loadJsonFile(db: Db, file: string, meta: Omit<TableShape, 'column
   }
   await copyLines(db, shape, rows, lines(), options);
   return rows;
+}
+
+/** A JSON value read as its declared type, or `DATA_INVALID` naming the line and field. */
+function typedJson(value: JsonValue | undefined, type: FieldType, file: string, line: number, field: string): JsonValue {
+  try {
+    return jsonValueOf(value, type === 'int' ? 'int8' : type);
+  } catch (error) {
+    if (!(error instanceof CellError)) throw error;
+    throw toolError('DATA_INVALID', [file, `line ${line}, field ${JSON.stringify(field)}: ${error.message}, its declared type`], { file, line });
+  }
 }
 
 /**
@@ -214,7 +319,7 @@ async function copyLines(db: Db, shape: TableShape, totalRows: number, lines: As
       if (++inBatch === batchRows) await flush();
     }
     if (inBatch > 0 || done === 0) await flush();
-    await finishTable(tx, shape, options);
+    await finishTable(tx, shape, options, done);
   });
 }
 
@@ -254,10 +359,10 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
 }
 
 /** The CSV records of a file, as a parser reads them from a stream (the first is the header), and the bytes read so far. */
-function csvRecords(file: string, delimiter: string, signal: AbortSignal | undefined): { records: AsyncIterable<string[]>; bytesRead: () => number } {
+function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signal: AbortSignal | undefined): { records: AsyncIterable<string[]>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   // The memory loader's options: relax_quotes keeps a stray `"` inside an unquoted cell (`5" screen`) as text.
-  const parser = parse({ bom: true, skip_empty_lines: true, relax_quotes: true, delimiter });
+  const parser = parse(csvOptions(delimiter, quotedEmpty));
   input.on('error', (error) => parser.destroy(error));
   const piped = input.pipe(parser);
   const records = (async function* () {

@@ -6,11 +6,14 @@
  * Types come from the memory loader's inference (`loadResources`), so the
  * engines agree on them.
  */
-import type { FieldInfo, FieldType, Table } from '../../datastore/types.js';
+import type { FieldDictionary, FieldInfo, FieldType, ResourceMeta, Table } from '../../datastore/types.js';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { Db, SqlSession } from './db.js';
 import { quoteIdentifier } from './db.js';
-import { createAliasSql, createTableSql, DATASTORE_SETUP_SQL, fullTextIndexSql, sqlTypeOf, tableNoteSql } from './layout.js';
+import {
+  columnCommentSql, createAliasSql, createTableSql, DATASTORE_SETUP_CHECK_SQL, DATASTORE_SETUP_MARK_SQL, DATASTORE_SETUP_SQL, fullTextIndexSql, primaryKeySql,
+  sqlTypeOf, tableNoteSql,
+} from './layout.js';
 
 /** How far a load is, for a progress bar. */
 export interface LoadProgress {
@@ -19,6 +22,11 @@ export interface LoadProgress {
   readonly totalRows: number;
   /** set while a CSV file's types are read (before its rows are copied): how much of it is read */
   readonly reading?: { readonly bytes: number; readonly totalBytes: number };
+  /**
+   * set once the rows are in, while CKAN's full-text indexes are built (each
+   * one a statement that reports nothing until it ends): `done` of `total`
+   */
+  readonly indexing?: { readonly done: number; readonly total: number };
 }
 
 /**
@@ -41,13 +49,16 @@ export interface LoadTablesOptions {
 /** Runs CKAN's set-up statements (type, trigger function, `_table_metadata`); idempotent. */
 export async function setUpDatastore(db: Db): Promise<void> {
   await db.transaction(async (tx) => {
-    for (const sql of DATASTORE_SETUP_SQL) await tx.query(sql);
+    // Values come back as PostgreSQL's text (db.ts): a boolean is `t`.
+    if (String((await tx.query(DATASTORE_SETUP_CHECK_SQL)).rows[0]?.['ready']) === 't') return;
+    for (const sql of [...DATASTORE_SETUP_SQL, DATASTORE_SETUP_MARK_SQL]) await tx.query(sql);
   });
 }
 
 /**
  * Creates one table per resource in CKAN's layout and copies its rows in
- * (`_id` = the row's position). Each resource is one transaction.
+ * (with their `_id`s), its data dictionary as CKAN 2.11's column comments.
+ * Each resource is one transaction.
  * @example
  * const db = await openPglite();
  * await loadTables(db, await loadResources('examples/data'));
@@ -66,20 +77,25 @@ export interface TableShape {
   readonly private?: boolean;
   readonly source?: string;
   readonly columns: readonly Column[];
+  /** the rows bring their own `_id` (the first cell of each COPY line); the sequence goes on after the largest */
+  readonly keepIds?: boolean;
+  /** the resource's name, dataset and primary key (kept in ckql's note; the key as CKAN's unique index) */
+  readonly meta?: ResourceMeta;
 }
 
-/** A data column: its CKAN type and the PostgreSQL type it is created with. */
+/** A data column: its CKAN type, the PostgreSQL type it is created with, and its data dictionary. */
 export interface Column {
   readonly id: string;
   readonly type: FieldType;
   readonly sqlType: string;
+  readonly info?: FieldDictionary;
 }
 
 async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOptions): Promise<void> {
   const columns = table.fields
     .filter((f) => f.id !== '_id')
-    .map((f) => ({ id: f.id, type: f.type, sqlType: sqlTypeOf(f.type, valuesOf(table, f)) }));
-  const shape: TableShape = { ...table, columns };
+    .map((f) => ({ id: f.id, type: f.type, sqlType: sqlTypeOf(f.type, valuesOf(table, f)), ...(f.info === undefined ? {} : { info: f.info }) }));
+  const shape: TableShape = { ...table, columns, keepIds: true };
   const copy = await createTable(tx, shape, options);
   const batch = Math.max(1, options.batchRows ?? 10_000);
   const total = table.rows.length;
@@ -88,10 +104,10 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
     let csv = '';
     for (let r = start; r < end; r++) {
       const row = table.rows[r] as Readonly<Record<string, unknown>>;
-      let line = '';
+      let line = csvCell(row['_id'] ?? r + 1, 'int4');
       for (let k = 0; k < columns.length; k++) {
         const column = columns[k] as (typeof columns)[number];
-        if (k > 0) line += ',';
+        line += ',';
         line += csvCell(row[column.id], column.sqlType);
       }
       csv += line + '\n';
@@ -99,8 +115,8 @@ async function loadTable(tx: SqlSession, table: Table, options: LoadTablesOption
     await copy(csv, end - start);
     options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: end, totalRows: total });
   }
-  await finishTable(tx, shape, options);
   if (total === 0) options.onProgress?.({ resource: table.aliases[0] ?? table.id, rows: 0, totalRows: 0 });
+  await finishTable(tx, shape, options, total);
 }
 
 /**
@@ -129,21 +145,39 @@ export async function createTable(tx: SqlSession, table: TableShape, options: Lo
     await tx.query(`DROP TABLE ${quoteIdentifier(table.id)} CASCADE`);
   }
   for (const sql of createTableSql(table.id, columns)) await tx.query(sql);
-  const names = columns.map((c) => quoteIdentifier(c.id)).join(', ');
+  const names = [...(table.keepIds === true ? ['"_id"'] : []), ...columns.map((c) => quoteIdentifier(c.id))].join(', ');
   const copy = `COPY ${quoteIdentifier(table.id)} (${names}) FROM STDIN (FORMAT csv)`;
   return async (csv, rows) => {
     if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
-    if (columns.length > 0) await tx.copyFrom(copy, csv);
+    if (columns.length > 0 || table.keepIds === true) await tx.copyFrom(copy, csv);
     // A table with no columns but `_id`: COPY needs a column, so the rows are inserted.
     else for (let r = 0; r < rows; r++) await tx.query(`INSERT INTO ${quoteIdentifier(table.id)} DEFAULT VALUES`);
   };
 }
 
 /** After the rows: CKAN's indexes, the aliases (views), the table's note and its statistics. */
-export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions): Promise<void> {
+export async function finishTable(tx: SqlSession, table: TableShape, options: LoadTablesOptions, rows: number): Promise<void> {
+  const resource = table.aliases[0] ?? table.id;
+  const interrupted = (): DatastoreError => new DatastoreError('ABORTED', `loading ${resource} was interrupted; nothing of it was kept`);
+  const stopped = (): boolean => options.signal?.aborted === true;
   // Interrupted after the last batch: still nothing is kept.
-  if (options.signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${table.aliases[0] ?? table.id} was interrupted; nothing of it was kept`);
-  if (options.indexes !== false) for (const sql of fullTextIndexSql(table.id, table.columns)) await tx.query(sql);
+  if (stopped()) throw interrupted();
+  if (options.indexes !== false) {
+    // On a large table these take longer than the copy: each is announced, so a bar says what is going on.
+    const statements = fullTextIndexSql(table.id, table.columns);
+    for (const [done, sql] of statements.entries()) {
+      options.onProgress?.({ resource, rows, totalRows: rows, indexing: { done, total: statements.length } });
+      await tx.query(sql);
+      if (stopped()) throw interrupted();
+    }
+    options.onProgress?.({ resource, rows, totalRows: rows, indexing: { done: statements.length, total: statements.length } });
+  }
+  if (table.meta?.primaryKey !== undefined && table.meta.primaryKey.length > 0) await tx.query(primaryKeySql(table.id, table.meta.primaryKey));
+  for (const column of table.columns) if (column.info !== undefined) await tx.query(columnCommentSql(table.id, column.id, column.info));
+  // Rows that brought their `_id`s: new rows (a datastore_upsert) go on after the largest.
+  if (table.keepIds === true) {
+    await tx.query(`SELECT setval(pg_get_serial_sequence($1, '_id'), GREATEST(COALESCE(max("_id"), 0), 1), max("_id") IS NOT NULL) FROM ${quoteIdentifier(table.id)}`, [quoteIdentifier(table.id)]);
+  }
   for (const alias of table.aliases) {
     if (alias === table.id) continue;
     const other = await tx.query(`SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = $1`, [alias]);
@@ -155,7 +189,11 @@ export async function finishTable(tx: SqlSession, table: TableShape, options: Lo
     }
     await tx.query(createAliasSql(alias, table.id));
   }
-  const note = { ...(table.private === true ? { private: true } : {}), ...(table.source === undefined ? {} : { source: table.source }) };
+  const note = {
+    ...(table.private === true ? { private: true } : {}),
+    ...(table.source === undefined ? {} : { source: table.source }),
+    ...(table.meta === undefined ? {} : { meta: table.meta }),
+  };
   await tx.query(tableNoteSql(table.id, note));
   // Statistics, as a portal's loader leaves them: the planner's estimates and 2.11's total_estimation_threshold read them.
   await tx.query(`ANALYZE ${quoteIdentifier(table.id)}`);

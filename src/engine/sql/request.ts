@@ -42,14 +42,15 @@ export function sqlSearchRequest(validated: ValidatedSearch): SqlSearchRequest {
   return {
     resource_id: request.resource_id,
     filters: request.filters as JsonValue | undefined,
-    q: fieldSearchOf(request.q),
+    q: request.q,
     full_text: request.full_text,
     plain: request.plain ?? true,
     language: request.language,
     distinct: request.distinct ?? false,
     fields: request.fields,
     sort,
-    limit: request.limit ?? 100,
+    // no limit sent: CKAN's rows_default (100), capped at rows_max like a sent one (the echo holds it)
+    limit: request.limit ?? (validated.echo.get('limit') as number | undefined) ?? 100,
     offset: request.offset ?? 0,
     include_total: request.include_total ?? true,
     total_estimation_threshold: request.total_estimation_threshold ?? null,
@@ -59,22 +60,6 @@ export function sqlSearchRequest(validated: ValidatedSearch): SqlSearchRequest {
   };
 }
 
-/**
- * CKAN's `unicode_or_json_validator`: a `q` text that is a JSON object is a
- * per-field search (the only way a GET can send one; docs/ckan-2.11-reference.md §1).
- */
-function fieldSearchOf(q: string | FieldSearch | undefined): string | FieldSearch | undefined {
-  if (typeof q !== 'string' || !q.trimStart().startsWith('{')) return q;
-  try {
-    const parsed: unknown = JSON.parse(q);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.values(parsed).every((v) => typeof v === 'string')) {
-      return parsed as FieldSearch;
-    }
-  } catch {
-    // not JSON: a text to search for
-  }
-  return q;
-}
 
 /**
  * Python's `str()` of a JSON value, as CKAN applies it to filter values on

@@ -191,7 +191,11 @@ export function buildSearch(
     records: { sql: recordsSql, params: params.values },
     count,
     mayEstimate: ckan === '2.11' && request.total_estimation_threshold !== null && whereSql === '' && !request.distinct,
-    fields: fieldIds.map((f) => ({ id: f, type: (resultTypes.get(f) ?? 'text') as FieldInfo['type'] })),
+    // The data dictionary comes along, as CKAN's `_result_fields` adds `info` to each field that has one.
+    fields: fieldIds.map((f) => {
+      const info = rankColumns.has(f) ? undefined : fields.find((field) => field.id === f)?.info;
+      return { id: f, type: (resultTypes.get(f) ?? 'text') as FieldInfo['type'], ...(info === undefined ? {} : { info }) };
+    }),
     keyset,
     page: `SELECT * FROM ${from} ${whereSql} ${sortSql} LIMIT ${limit} OFFSET ${offset}`,
   };

@@ -46,6 +46,14 @@ function compare(a: unknown, b: unknown): number {
   if (ra === 0) return Number(a) - Number(b);
   if (ra === 1) return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
   if (ra === 4) return 0;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    // PostgreSQL's array order: element by element, then the shorter first
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      const c = compare(a[i], b[i]);
+      if (c !== 0) return c;
+    }
+    return a.length - b.length;
+  }
   return byCodePoints(text(a) as string, text(b) as string);
 }
 

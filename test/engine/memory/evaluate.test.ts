@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
+import { evaluateQuery } from '../../../src/engine/memory/evaluate-query.js';
+import { compile } from '../../../src/compile/compile.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
 import type { Row, SearchRequest, SearchResult, Table } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
@@ -207,6 +209,15 @@ describe('order', () => {
 
   test('default order is _id', () => {
     expect(ids(run({}, sorting))).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  test('a sort led by _id pages by row order where rows ascend by _id, and sorts them where they do not (an embedder\'s table)', () => {
+    const filtered = { filters: { n: 2 } };
+    expect(ids(run({ sort: '_id desc, k', ...filtered }, sorting))).toEqual([6, 4, 1]);
+    expect(ids(run({ sort: '_id', offset: 1, limit: 1, ...filtered }, sorting))).toEqual([4]);
+    const shuffled: Table = { ...sorting, id: 'shuffled', rows: [3, 1, 2].map((id) => ({ _id: id, k: String(id) })), fields: [{ id: '_id', type: 'int' }, { id: 'k', type: 'text' }] };
+    expect(ids(run({ sort: '_id' }, shuffled))).toEqual([1, 2, 3]);
+    expect(ids(run({ sort: '_id desc', limit: 2 }, shuffled))).toEqual([3, 2]);
   });
 
   test('asc: text by code point, nulls last, ties keep _id order', () => {
@@ -523,6 +534,13 @@ describe('types and values of plain records', () => {
     expect(evaluate({ resource_id: 'c', filters: { year: 2021 } }, courses).records).toEqual([{ _id: 2, title: 'Poetry', year: 2021, level: 2 }]);
     // @ts-expect-error `limit` is a number
     expect(() => evaluate({ resource_id: 'c', limit: 'ten' }, courses)).toThrow(/limit/);
+  });
+
+  test('evaluateQuery takes the same interface-typed rows as evaluate', () => {
+    const courses: Course[] = [{ title: 'Algebra', year: 2020 }, { title: 'Poetry', year: 2021, level: 2 }];
+    const query = 'from c where year = 2021 select title';
+    expect(evaluateQuery(query, courses).records).toEqual([{ title: 'Poetry' }]);
+    expect(evaluateQuery(query, courses).records).toEqual(evaluate(compile(query), courses).records);
   });
 
   test('a Date is refused by the types and at run time: dates are ISO text', () => {

@@ -99,11 +99,34 @@ describe('CSV', () => {
     expect((await one('inch.csv', 'item,size\nscreen,15" wide\n')).rows).toEqual([{ _id: 1, item: 'screen', size: '15" wide' }]);
   });
 
-  test('a header only gives an empty table; an _id column gives way to the position', async () => {
+  test('a header only gives an empty table; a file\'s own _id column is kept, the rows in _id order', async () => {
     expect((await one('h.csv', 'a,b\n')).rows).toEqual([]);
     const dump = await one('dump.csv', '_id,a\n7,x\n9,y\n');
     expect(dump.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'a', type: 'text' }]);
-    expect(dump.rows).toEqual([{ _id: 1, a: 'x' }, { _id: 2, a: 'y' }]);
+    expect(dump.rows).toEqual([{ _id: 7, a: 'x' }, { _id: 9, a: 'y' }]);
+    // out of order in the file: the table (and every default order) goes by _id
+    expect((await one('shuffled.csv', 'a,_id\nx,9\ny, 7 \nz,-3\n')).rows).toEqual([{ _id: -3, a: 'z' }, { _id: 7, a: 'y' }, { _id: 9, a: 'x' }]);
+    expect((await one('ids.json', '[{"_id": 4, "a": "x"}, {"a": "y", "_id": "2"}]')).rows).toEqual([{ _id: 2, a: 'y' }, { _id: 4, a: 'x' }]);
+    expect((await one('ids.ndjson', '{"_id": 1, "a": "x"}\n{"_id": 2}\n')).rows).toEqual([{ _id: 1, a: 'x' }, { _id: 2, a: null }]);
+  });
+
+  test.each([
+    ['dump.csv', '_id,a\n7,x\nseven,y\n', 'record 2 has the _id "seven"'],
+    ['dump.csv', '_id,a\n7,x\n1.5,y\n', 'record 2 has the _id "1.5"'],
+    ['dump.csv', '_id,a\n7,x\n,y\n', 'record 2 has no _id'],
+    ['dump.csv', '_id,a\n3000000000,x\n', 'record 1 has the _id "3000000000"'],
+    ['dump.csv', '_id,a\n7,x\n8,y\n7,z\n', 'record 3 has the _id 7, as record 1 has'],
+    ['dump.json', '[{"_id": 1}, {"a": 2}]', 'record 2 has no _id'],
+    ['dump.ndjson', '{"a": 1}\n{"_id": 5}\n', 'record 1 has no _id'],
+    ['dump.json', '[{"_id": 2}, {"_id": 2.0}]', 'record 2 has the _id 2, as record 1 has'],
+    ['dump.json', '[{"_id": [1]}]', 'record 1 has the _id [1]'],
+  ])('%s %j: an _id that is no whole number, or is given twice, is DATA_INVALID naming the file and the record', async (name, content, says) => {
+    const path = await folder({ [name]: content });
+    const error = await loadError(join(path, name));
+    expect(error.code).toBe('DATA_INVALID');
+    expect(error.file).toBe(join(path, name));
+    expect(error.message).toContain(name);
+    expect(error.message).toContain(says);
   });
 
   test('a record with the wrong number of cells is DATA_INVALID with its line', async () => {
@@ -268,6 +291,28 @@ describe('resources', () => {
     expect(twice.message).toContain('"a"');
   });
 
+  test('onBadFile: every file that cannot be read is reported with its file and line and skipped; the others load', async () => {
+    const path = await folder({
+      'a.csv': 'x\n1\n',
+      'b.csv': 'x,y\n1,2\n3,4,5\n',
+      'c.json': '[{"x": 1},',
+      'c.csv': 'x\n2\n',
+      'd.ndjson': '{"x": 1}\nnot json\n',
+      'e.json': '[{"x": 3}]',
+    });
+    // without it, the first bad file stops the load
+    expect((await loadError(path)).code).toBe('DATA_DUPLICATE_ALIAS');
+    const bad: ToolError[] = [];
+    const tables = await loadResources(path, { onBadFile: (error) => bad.push(error) });
+    expect(tables.map((t) => t.aliases[0])).toEqual(['a', 'c', 'e']);
+    expect(tables.map((t) => t.source)).toEqual([join(path, 'a.csv'), join(path, 'c.csv'), join(path, 'e.json')]);
+    expect(bad.map((e) => [e.code, e.file, e.line])).toEqual([
+      ['DATA_DUPLICATE_ALIAS', join(path, 'c.json'), undefined],
+      ['DATA_INVALID', join(path, 'b.csv'), 3],
+      ['DATA_INVALID', join(path, 'd.ndjson'), 2],
+    ]);
+  });
+
   test('a loaded table evaluates', async () => {
     const table = await one('c.csv', 'subject,year\nmath,2020\narts,2021\nmath,2021\n');
     const result = evaluate({ resource_id: 'c', filters: { subject: 'math', year: '2021' } }, table);
@@ -277,8 +322,8 @@ describe('resources', () => {
 });
 
 describe('tableFromRows', () => {
-  test('infers fields, fills missing keys with null, numbers rows from 1, leaves the input alone', () => {
-    const input = [{ title: 'Algebra', year: 2020, _id: 99 }, { title: 'Poetry' }];
+  test('infers fields, fills missing keys with null, numbers rows from 1 (or keeps their own _id), leaves the input alone', () => {
+    const input = [{ title: 'Algebra', year: 2020 }, { title: 'Poetry' }];
     const copy = structuredClone(input);
     const table = tableFromRows(input, { alias: 'courses' });
     expect(table.id).toBe(resourceIdFor('courses'));
@@ -286,6 +331,9 @@ describe('tableFromRows', () => {
     expect(table.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'title', type: 'text' }, { id: 'year', type: 'int4' }]);
     expect(table.rows).toEqual([{ _id: 1, title: 'Algebra', year: 2020 }, { _id: 2, title: 'Poetry', year: null }]);
     expect(input).toEqual(copy);
+    const keyed = [{ title: 'Algebra', _id: 99 }, { _id: 5, title: 'Poetry' }];
+    expect(tableFromRows(keyed).rows).toEqual([{ _id: 5, title: 'Poetry' }, { _id: 99, title: 'Algebra' }]);
+    expect(() => tableFromRows([{ title: 'Algebra', _id: 99 }, { title: 'Poetry' }], { alias: 'courses' })).toThrow('courses: record 2 has no _id');
   });
 
   test('an explicit id wins; keys like __proto__ and constructor become ordinary fields', () => {

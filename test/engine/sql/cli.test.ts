@@ -3,7 +3,7 @@
  * in a directory is loaded once and queried by a later command; a server
  * that cannot be reached is exit 4 with no password in the message.
  */
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,10 +14,25 @@ const env = { XDG_CACHE_HOME: process.env['XDG_CACHE_HOME'] ?? join(homedir(), '
 
 describe('ckql load and --db', () => {
   it('loads a file into a kept PGlite database, refuses to load it twice without --replace, and queries it', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'ckql-db-')), 'db');
-    const loaded = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', dir, '--no-indexes'], { env });
+    const scratch = mkdtempSync(join(tmpdir(), 'ckql-db-'));
+    const dir = join(scratch, 'db');
+    // a folder with a file that cannot be loaded: it is reported with its line, the other is loaded, the status says so
+    const folder = join(scratch, 'data');
+    mkdirSync(folder);
+    copyFileSync('examples/data/schools.json', join(folder, 'schools.json'));
+    writeFileSync(join(folder, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
+    // --engine and --db-dir, as serve and query spell them; a terminal's bar says when the indexes are built
+    const loaded = await ckqlInProcess(['load', folder, '--engine', 'pglite', '--db-dir', dir], {
+      env: { ...env, CI: undefined, NO_COLOR: '1' },
+      tty: { stderr: true, columns: 120 },
+    });
     expect(loaded.stderr).toContain('loaded 1 resource (8 rows): schools');
-    expect(loaded.code).toBe(0);
+    expect(loaded.stderr).toMatch(/error\[DATA_INVALID\]: \S*bad\.csv: not valid CSV[^\n]*\n --> \S*bad\.csv:3\n/);
+    expect(loaded.stderr).toContain('= skipped: not loaded; the other files are');
+    expect(loaded.stderr).toContain('1 file could not be loaded (above)');
+    expect(loaded.code).toBe(1);
+    expect(loaded.stderr).toMatch(/indexing schools \[[#.]+\] full-text index 1 of \d+ \(--no-indexes skips them\), \d+ s/);
+    expect(loaded.stderr).toMatch(/indexing schools \[#+\] \d+ indexes built/);
     const again = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', dir], { env });
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('add --replace to replace it');
@@ -26,6 +41,21 @@ describe('ckql load and --db', () => {
     const names = ndjson(query.stdout).map((r) => (r as { name: string }).name);
     expect(names.length).toBe(2);
     expect([...names].sort()).toEqual(names);
+  });
+
+  it('load takes --engine and --db-dir as the other commands do, and refuses what cannot be loaded into', async () => {
+    const memory = await ckqlInProcess(['load', 'examples/data/schools.json', '--engine', 'memory', '--db-dir', 'x']);
+    expect(memory.code).toBe(2);
+    expect(memory.stderr).toContain('ckql load writes into a database; the memory engine reads the files each time it starts');
+    const mixed = await ckqlInProcess(['load', 'examples/data/schools.json', '--engine', 'postgres', '--db-dir', 'x']);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toContain('--engine postgres needs --db postgres://…, not a directory');
+    const both = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', 'x', '--db-dir', 'y']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--db and --db-dir both name a database');
+    const none = await ckqlInProcess(['load', 'examples/data/schools.json'], { env: { PGHOST: undefined, PGDATABASE: undefined } });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('ckql load needs a database');
   });
 
   it('a server that cannot be reached is exit 4, and the password is not shown', async () => {

@@ -86,17 +86,45 @@ describe.each(engineNames)('%s', (name) => {
     expect(last.records).toEqual([{ _id: 2001, n: '7.50', maybe: true, when: '2020-02-01T10:30:00', label: 'last, "quoted"' }]);
   });
 
-  it('copies cells as written: scale and digits kept, empty cells null, the file\'s _id replaced by the position', async () => {
+  it('copies cells as written: scale and digits kept, empty cells null, the file\'s own _id kept', async () => {
     const engine = engines.get(name);
     await loadFiles(engine.db, [prices], { replace: true, indexes: false, alias: 'priced' });
     await engine.refresh();
     const result = await engine.search({ resource_id: 'priced' });
     expect(result.records).toEqual([
-      { _id: 1, item: 'tea', price: '7.50' },
-      { _id: 2, item: 'cake', price: '2.0' },
-      { _id: 3, item: 'big', price: '9007199254740993' },
-      { _id: 4, item: 'none', price: null },
+      { _id: 6, item: 'none', price: null },
+      { _id: 7, item: 'big', price: '9007199254740993' },
+      { _id: 8, item: 'cake', price: '2.0' },
+      { _id: 9, item: 'tea', price: '7.50' },
     ]);
+    // the memory loader keeps the same _id values, in the same order
+    const [loaded] = await loadResources(prices);
+    expect(loaded!.rows.map((r) => [r['_id'], r['item']])).toEqual(result.records.map((r) => [r['_id'], r['item']]));
+    // and the sequence goes on after the largest, as after CKAN's own inserts
+    const table = `"${(await engine.resource('priced'))!.id}"`;
+    const next = await engine.db.transaction((tx) => tx.query(`SELECT nextval(pg_get_serial_sequence($1, '_id')) AS n`, [table]));
+    expect(Number(next.rows[0]!['n'])).toBe(10);
+  });
+
+  it('keeps the _id of NDJSON and JSON records, and refuses an _id that is no whole number or is given twice, naming the file and record', async () => {
+    const engine = engines.get(name);
+    const keyed = join(dir, 'keyed.ndjson');
+    writeFileSync(keyed, '{"_id": 30, "a": "x"}\n{"a": "y", "_id": "10"}\n{"_id": 20}\n');
+    await loadFiles(engine.db, [keyed], { replace: true, indexes: false });
+    await engine.refresh();
+    expect((await engine.search({ resource_id: 'keyed' })).records).toEqual([{ _id: 10, a: 'y' }, { _id: 20, a: null }, { _id: 30, a: 'x' }]);
+    for (const [file, content, says] of [
+      ['twice.csv', '_id,a\n1,x\n2,y\n1,z\n', 'record 3 has the _id 1, as record 1 has'],
+      ['word.csv', '_id,a\n1,x\nb,y\n', 'record 2 has the _id "b"'],
+      ['missing.ndjson', '{"_id": 1}\n{"a": 2}\n', 'record 2 has no _id'],
+    ] as const) {
+      const path = join(dir, file);
+      writeFileSync(path, content);
+      const error = await loadFiles(engine.db, [path], { replace: true, indexes: false }).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(ToolError);
+      expect({ code: (error as ToolError).code, file: (error as ToolError).file }).toEqual({ code: 'DATA_INVALID', file: path });
+      expect((error as ToolError).message).toContain(says);
+    }
   });
 
   it('reads a spreadsheet\'s CSV (BOM, `;`, CRLF, a line break in a cell) as the memory loader does', async () => {
@@ -191,7 +219,7 @@ it('marks the resources named private, and refuses a name no file has before loa
 it('openEngine loads files into PGlite through the same stream (ckql serve --engine pglite DIR)', async () => {
   const engine = await openEngine({ engine: 'pglite', data: [prices] });
   try {
-    expect((await engine.search({ resource_id: 'prices', limit: 1 })).records).toEqual([{ _id: 1, item: 'tea', price: '7.50' }]);
+    expect((await engine.search({ resource_id: 'prices', limit: 1 })).records).toEqual([{ _id: 6, item: 'none', price: null }]);
   } finally {
     await engine.close();
   }

@@ -1,0 +1,212 @@
+/**
+ * Resources named as a person reads them on a portal: the dataset's name,
+ * a `/`, and the resource's name in it, `from "air-quality/measurements 2023"`
+ * (grammar/README.md, Resources). A dataset name is CKAN's (2–100 of
+ * `a-z 0-9 _ -`) and holds no `/`, so the first `/` splits the two. Such a
+ * name is resolved once per client with `package_show` (or from a
+ * `package_search` already read) and sent as the resource's id; a text
+ * that is not of this form, or whose dataset the portal does not know, is
+ * sent as it is (an alias may hold a `/`).
+ */
+import type { Query } from '../ast.js';
+import { bind } from '../compile/bind.js';
+import type { Params } from '../compile/bind.js';
+import type { SearchRequest } from '../datastore/types.js';
+import { DatastoreError } from '../errors.js';
+import { parse } from '../syntax/parse.js';
+import { showDataset } from './discovery.js';
+import type { DatasetSummary } from './discovery.js';
+import type { DatastoreClient, SearchInput } from './types.js';
+
+const DATASET_NAME = /^[a-z0-9_-]{2,100}$/;
+
+/**
+ * The dataset and resource parts of a `dataset/resource` name, or undefined
+ * for any other text.
+ * @example splitResourceName('air-quality/measurements 2023') // → { dataset: 'air-quality', resource: 'measurements 2023' }
+ * @example splitResourceName('courses') // → undefined
+ */
+export function splitResourceName(text: string): { dataset: string; resource: string } | undefined {
+  const slash = text.indexOf('/');
+  if (slash < 0) return undefined;
+  const dataset = text.slice(0, slash);
+  const resource = text.slice(slash + 1);
+  return DATASET_NAME.test(dataset) && resource.trim() !== '' ? { dataset, resource } : undefined;
+}
+
+/**
+ * The name a resource of a dataset is written with.
+ * @example resourceName('air-quality', 'measurements 2023') // → 'air-quality/measurements 2023'
+ */
+export function resourceName(dataset: string, resource: string): string {
+  return `${dataset}/${resource}`;
+}
+
+/** A client's names of dataset resources: resolved ones, and those learned from searches. */
+export class ResourceNames {
+  readonly #resolved = new Map<string, Promise<string | undefined>>();
+  readonly #known = new Map<string, string>();
+
+  constructor(private readonly client: DatastoreClient) {}
+
+  /** Notes the resources of datasets a search returned (each `dataset/resource` → its id), for completion and resolution. */
+  remember(datasets: readonly DatasetSummary[]): void {
+    for (const dataset of datasets) {
+      const counts = new Map<string, number>();
+      for (const resource of dataset.resources) counts.set(resource.name, (counts.get(resource.name) ?? 0) + 1);
+      for (const resource of dataset.resources) {
+        // A name two resources share says no one resource: it is resolved (and refused) when used.
+        if (resource.datastoreActive && counts.get(resource.name) === 1) this.#known.set(resourceName(dataset.name, resource.name), resource.id);
+      }
+    }
+  }
+
+  /** Every `dataset/resource` name learned so far (datastore resources only), for completion. */
+  names(): string[] {
+    return [...this.#known.keys()];
+  }
+
+  /**
+   * The id a `dataset/resource` name stands for; undefined for a text that is
+   * not such a name or whose dataset the portal does not know.
+   */
+  resolve(text: string, signal?: AbortSignal): Promise<string | undefined> {
+    const known = this.#known.get(text);
+    if (known !== undefined) return Promise.resolve(known);
+    const parts = splitResourceName(text);
+    if (parts === undefined) return Promise.resolve(undefined);
+    let resolved = this.#resolved.get(text);
+    if (resolved === undefined) {
+      resolved = this.#lookUp(parts.dataset, parts.resource, signal);
+      this.#resolved.set(text, resolved);
+      // A failure (the network, a cancel) is asked again next time.
+      resolved.catch(() => this.#resolved.delete(text));
+    }
+    return resolved;
+  }
+
+  async #lookUp(datasetName: string, wanted: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+    let dataset: DatasetSummary;
+    try {
+      dataset = await showDataset(this.client, datasetName, signal);
+    } catch (error) {
+      // No such dataset (or no catalogue at all): the text may be an alias with a `/` in it.
+      if (error instanceof DatastoreError && ['NOT_FOUND', 'BAD_REQUEST', 'FORBIDDEN'].includes(error.code)) return undefined;
+      throw error;
+    }
+    this.remember([dataset]);
+    const exact = dataset.resources.filter((resource) => resource.name === wanted);
+    const matches = exact.length > 0 ? exact : dataset.resources.filter((resource) => resource.name.toLowerCase() === wanted.toLowerCase());
+    const listed = dataset.resources.map((resource) => `${JSON.stringify(resource.name)}${resource.datastoreActive ? '' : ' (not in the datastore)'}`).join(', ');
+    const named = JSON.stringify(resourceName(datasetName, wanted));
+    if (matches.length === 0) {
+      throw new DatastoreError('NOT_FOUND', `the dataset ${JSON.stringify(datasetName)} has no resource named ${JSON.stringify(wanted)}; its resources: ${listed || 'none'}`);
+    }
+    if (matches.length > 1) {
+      throw new DatastoreError('NOT_FOUND', `${named} names ${matches.length} resources of the dataset; use one of their ids: ${matches.map((resource) => resource.id).join(', ')}`);
+    }
+    const [match] = matches as [DatasetSummary['resources'][number]];
+    if (!match.datastoreActive) {
+      throw new DatastoreError('NOT_FOUND', `${named} is not in the portal's datastore (datastore_active is not set): its file can be downloaded, not searched; datastore resources of the dataset: ${dataset.resources.filter((r) => r.datastoreActive).map((r) => JSON.stringify(r.name)).join(', ') || 'none'}`);
+    }
+    return match.id;
+  }
+}
+
+/**
+ * A client that sends `dataset/resource` names as the ids they stand for
+ * (queries, query texts and requests alike); everything else as `client` does.
+ * @example
+ * const client = withResourceNames(connect({ url: 'https://data.example.org' }));
+ * await client.search('from "air-quality/measurements 2023" where pm10 > 40 limit 5');
+ * // package_show {"id":"air-quality"} once, then datastore_search {"resource_id":"<the resource's id>", …}
+ */
+export function withResourceNames(client: DatastoreClient, names: ResourceNames = new ResourceNames(client)): DatastoreClient {
+  const resolved = async <T extends { readonly params?: Params; readonly signal?: AbortSignal }>(
+    input: SearchInput,
+    options: T | undefined,
+  ): Promise<[SearchInput, T | undefined]> => {
+    const signal = options?.signal;
+    if (typeof input === 'object' && 'resource_id' in input) {
+      const id = await names.resolve(input.resource_id, signal);
+      return [id === undefined ? input : ({ ...input, resource_id: id } as SearchRequest), options];
+    }
+    const slashed = (value: unknown): boolean => typeof value === 'string' && value.includes('/');
+    if (typeof input === 'string' && !input.includes('/') && !Object.values(options?.params ?? {}).some(slashed)) return [input, options];
+    let query: Query;
+    try {
+      query = typeof input === 'string' ? parse(input) : input;
+    } catch {
+      return [input, options];
+    }
+    const resource = query.from.resource;
+    const params = options?.params;
+    let text: string | undefined;
+    if (resource.kind === 'string') text = resource.value;
+    else if (params !== undefined && typeof params[resource.name] === 'string') text = params[resource.name] as string;
+    if (text === undefined || !text.includes('/')) return [input, options];
+    const id = await names.resolve(text, signal);
+    if (id === undefined) return [input, options];
+    // The parameters are bound here, so the resource can be replaced by its id.
+    let bound: Query;
+    try {
+      bound = params === undefined ? query : bind(query, params);
+    } catch {
+      return [input, options];
+    }
+    const from = { ...bound.from, resource: { kind: 'string' as const, span: bound.from.resource.span, value: id } };
+    let rest: T | undefined;
+    if (options !== undefined) {
+      const { params: _bound, ...others } = options;
+      rest = others as T;
+    }
+    return [{ ...bound, from }, rest];
+  };
+  const wrapped: DatastoreClient = {
+    get url() {
+      return client.url;
+    },
+    get language() {
+      return client.language;
+    },
+    get method() {
+      return client.method;
+    },
+    get hasToken() {
+      return client.hasToken;
+    },
+    get target() {
+      return client.target;
+    },
+    setTarget: (target) => client.setTarget(target),
+    get maxScan() {
+      return client.maxScan;
+    },
+    setMaxScan: (max) => client.setMaxScan(max),
+    detectTarget: async (resourceId, signal) => client.detectTarget((await names.resolve(resourceId, signal)) ?? resourceId, signal),
+    search: async (input, options) => {
+      const [next, rest] = await resolved(input, options);
+      return client.search(next, rest);
+    },
+    searchAll: async function* (input, options) {
+      const [next, rest] = await resolved(input, options);
+      yield* client.searchAll(next, rest);
+    },
+    stream: async (input, options) => {
+      const [next, rest] = await resolved(input, options);
+      return client.stream(next, rest);
+    },
+    // `prepare` cannot wait: it shows the id of a name resolved already, else the name.
+    prepare: (input, params) => client.prepare(input, params),
+    explain: async (input, options) => {
+      const [next, rest] = await resolved(input, options);
+      return client.explain(next, rest);
+    },
+    // A client for another language comes from `connect`, which gives it names of its own.
+    withLanguage: (language) => client.withLanguage(language),
+    action: (name, body, options) => client.action(name, body, options),
+    download: (path, params, options) => client.download(path, params, options),
+    close: () => client.close(),
+  };
+  return wrapped;
+}

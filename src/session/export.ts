@@ -1,0 +1,666 @@
+/**
+ * `ckql export`: a whole resource, or every record of a query, written to a
+ * file by the cheapest path that gives every record exactly once
+ * (../shared/spec/portals.md, Taking it home):
+ *
+ * 1. `dump`: the portal's `/datastore/dump/<id>`, when the query says
+ *    nothing the dump's parameters cannot (`filters`, `q`, `fields`,
+ *    `sort`, `distinct`, `limit`, `offset`): one streamed request;
+ * 2. `next_page`: CKAN 2.12's keyset, for a query in `_id` order;
+ * 3. `sql`: `_id` keyset through `datastore_search_sql`, where the portal
+ *    enables it (the sql target, or a probe that answers);
+ * 4. `offset`: `datastore_search` pages whose sort ends in `_id`, so records
+ *    with equal keys keep one order between requests (a sort with ties
+ *    repeats and drops records across pages: ../shared/reference/portals-and-users.md §2.3);
+ *    what the portal cannot say (a plan's residual) is applied here.
+ *
+ * The records go to `<file>.part`, renamed to `<file>` at the end, so an
+ * interrupted export never leaves a file that looks complete; `resume`
+ * continues a `.part` after its last whole record. The fields file
+ * (`<name>.fields.json`, CKAN's `datastore_create` shape with the
+ * resource's id and aliases) goes beside it, so `ckql load` makes the same
+ * table again: types, data dictionary, aliases and `_id`s.
+ */
+import { createReadStream } from 'node:fs';
+import { open, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { parse as parseLossless } from 'lossless-json';
+import type { Query, SortKey } from '../ast.js';
+import { isPlainQuery, selectedNames } from '../ast.js';
+import { bind } from '../compile/bind.js';
+import type { Params } from '../compile/bind.js';
+import { plan } from '../compile/compile.js';
+import type { Target } from '../compile/plan.js';
+import { keysetSql } from '../compile/sql.js';
+import type { DatastoreClient } from '../client/types.js';
+import { delimitedText, valueText } from '../datastore/response.js';
+import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest } from '../datastore/types.js';
+import { canonicalText, isNumberType } from '../datastore/values.js';
+import { DatastoreError, toolError } from '../errors.js';
+import { residualTest } from '../engine/memory/evaluate-query.js';
+import { formatScalar } from '../format.js';
+import { parse } from '../syntax/parse.js';
+
+export const EXPORT_FORMATS = ['csv', 'tsv', 'json', 'ndjson'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const EXPORT_PATHS = ['dump', 'next_page', 'sql', 'offset'] as const;
+export type ExportPath = (typeof EXPORT_PATHS)[number];
+
+/** Records per request on the paging paths (CKAN answers up to 32,000; smaller pages keep each answer a few MB). */
+const PAGE_SIZE = 10_000;
+
+export interface ExportOptions {
+  readonly client: DatastoreClient;
+  /** a resource (id, alias, `dataset/resource` name) or a query (`from …`) */
+  readonly input: string;
+  readonly params?: Params;
+  readonly file: string;
+  /** default: from the file's extension, else csv */
+  readonly format?: ExportFormat;
+  /** go on from the `.part` of an export cut short */
+  readonly resume?: boolean;
+  /** write `<name>.fields.json` beside the file; default true */
+  readonly fieldsFile?: boolean;
+  /** csv/tsv: a UTF-8 BOM first, for spreadsheets (the dump's `bom`) */
+  readonly bom?: boolean;
+  /** records per request on the paging paths; default 10 000 */
+  readonly pageSize?: number;
+  /** this path, not the cheapest one */
+  readonly path?: ExportPath;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: ExportProgress) => void;
+}
+
+export interface ExportProgress {
+  readonly written: number;
+  /** records the export will write, when known */
+  readonly total: number | undefined;
+  readonly path: ExportPath;
+}
+
+export interface ExportSummary {
+  readonly file: string;
+  readonly fieldsFile: string | undefined;
+  readonly format: ExportFormat;
+  readonly path: ExportPath;
+  /** records in the file (with those a resumed export found there) */
+  readonly records: number;
+  /** requests this run sent */
+  readonly requests: number;
+  /** records the `.part` held when the export resumed */
+  readonly resumed: number | undefined;
+}
+
+/**
+ * The format a file name asks for: `.csv`, `.tsv`, `.json`, `.ndjson`/`.jsonl`; csv otherwise.
+ * @example exportFormatOf('measurements.ndjson') // → 'ndjson'
+ */
+export function exportFormatOf(file: string): ExportFormat {
+  const ext = extname(file).toLowerCase();
+  return ext === '.tsv' ? 'tsv' : ext === '.json' ? 'json' : ext === '.ndjson' || ext === '.jsonl' ? 'ndjson' : 'csv';
+}
+
+/**
+ * The fields file of an export: `<name>.fields.json` beside it (what the loaders read back).
+ * @example fieldsFileOf('out/measurements.csv') // → 'out/measurements.fields.json'
+ */
+export function fieldsFileOf(file: string): string {
+  const name = basename(file);
+  const ext = extname(name);
+  return join(dirname(file), `${ext === '' ? name : name.slice(0, -ext.length)}.fields.json`);
+}
+
+/**
+ * Exports a resource or a query to a file.
+ * @example
+ * const summary = await exportRecords({ client, input: 'air-quality/measurements 2023', file: 'measurements.csv' });
+ * // → { file: 'measurements.csv', fieldsFile: 'measurements.fields.json', path: 'dump', records: 120345, requests: 3, … }
+ */
+export async function exportRecords(options: ExportOptions): Promise<ExportSummary> {
+  const { client, signal } = options;
+  const format = options.format ?? exportFormatOf(options.file);
+  let requests = 0;
+  const query = queryOf(options.input, options.params);
+  if (!isPlainQuery(query)) {
+    throw toolError('USAGE', ['export writes the records of one resource; a grouped, joined, renamed or faceted query gives other rows'], {
+      hint: 'run it with ckql query … --all --format csv (or ndjson) > file',
+    });
+  }
+  const named = query.from.resource.kind === 'string' ? query.from.resource.value : '';
+  const head = await client.search({ resource_id: named, limit: 0 }, signal === undefined ? {} : { signal });
+  requests++;
+  const id = head.resource_id;
+  const selected = query.select === undefined ? undefined : selectedNames(query.select);
+  for (const name of selected ?? []) {
+    if (!head.fields.some((f) => f.id === name)) throw toolError('USAGE', [`select names ${JSON.stringify(name)}, which ${named} does not have (fields: ${head.fields.map((f) => f.id).join(', ')})`]);
+  }
+  const fields = selected === undefined ? head.fields : selected.map((name) => head.fields.find((f) => f.id === name) as FieldInfo);
+  const byId = fields[0]?.id === '_id';
+  const resolved: Query = { ...query, from: { ...query.from, resource: { kind: 'string', span: query.from.resource.span, value: id } } };
+  // Detection asks status_show (and, where it says nothing, the 2.12 probe): counted as one.
+  if (client.target === undefined) requests++;
+  const target: Target = client.target ?? (await client.detectTarget(id, signal));
+  const ckan: CkanVersion = target === 'ckan-2.12' ? '2.12' : '2.11';
+
+  // Resume: what the `.part` holds, and where it ends.
+  const part = `${options.file}.part`;
+  const marker = `${options.file}.part.json`;
+  const identity = JSON.stringify({ input: options.input, params: options.params ?? null, format, resource: id });
+  let resumed: { records: number; lastId: number | undefined } | undefined;
+  if (options.resume === true) {
+    const previous = await readFile(marker, 'utf8').catch(() => undefined);
+    if (previous !== undefined) {
+      if (previous !== identity) {
+        throw toolError('USAGE', [`${part} was written by another export (${previous}); give the same resource or query and format to resume it, or leave out --resume to start again`]);
+      }
+      if (!byId) throw toolError('USAGE', ['--resume needs _id as the first field of the export: select it first, or leave select out']);
+      resumed = await resumePoint(part, format);
+    }
+  }
+
+  const orderedById = isIdOrder(resolved.order?.keys) && resolved.select?.distinct !== true;
+  let path = options.path ?? (await choosePath(true));
+  async function choosePath(dump: boolean): Promise<ExportPath> {
+    if (dump && dumpParams(resolved, target, fields, format) !== undefined) return 'dump';
+    if (target === 'ckan-2.12' && orderedById && wholeOn(resolved, 'ckan-2.12') && resolved.search === undefined && resolved.offset === undefined) return 'next_page';
+    if (orderedById && resolved.offset === undefined && (target === 'sql' || (await sqlEnabled()))) return 'sql';
+    return 'offset';
+  }
+  async function sqlEnabled(): Promise<boolean> {
+    requests++;
+    try {
+      await client.action('datastore_search_sql', { sql: `SELECT "_id" FROM ${quoteName(id)} LIMIT 0` }, { method: 'POST', ...(signal === undefined ? {} : { signal }) });
+      return true;
+    } catch (error) {
+      if (error instanceof DatastoreError && error.code === 'ABORTED') throw error;
+      return false;
+    }
+  }
+
+  const wanted = limitOf(resolved);
+  // How many records the export writes, for progress: the resource's count, or the query's where it filters.
+  let matches = head.total;
+  if (resolved.where !== undefined || resolved.search !== undefined || resolved.select?.distinct === true) {
+    const planned = plan({ ...resolved, limit: undefined, offset: undefined }, { target: target === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11' });
+    matches = undefined;
+    if (planned.residual === undefined) {
+      requests++;
+      const counted = await client.search({ ...(planned.request as SearchRequest), limit: 0 }, signal === undefined ? {} : { signal }).catch(() => undefined);
+      matches = counted?.total;
+    }
+  }
+  const total = matches === undefined ? undefined : Math.min(Math.max(0, matches - (resolved.offset?.value.kind === 'number' ? resolved.offset.value.value : 0)), wanted);
+  const writer = writerFor(format, fields, ckan);
+  const handle = await open(part, resumed === undefined ? 'w+' : 'a+');
+  await writeFile(marker, identity);
+  let written = resumed?.records ?? 0;
+  const pageSize = Math.max(1, Math.floor(options.pageSize ?? PAGE_SIZE));
+  const report = (): void => options.onProgress?.({ written, total: total === undefined ? undefined : Math.max(total, written), path });
+  try {
+    if (resumed === undefined) await handle.write((options.bom === true && (format === 'csv' || format === 'tsv') ? '\ufeff' : '') + writer.head());
+    const emit = async (records: readonly Row[]): Promise<void> => {
+      if (records.length === 0) return;
+      await handle.write(writer.records(records, written));
+      written += records.length;
+      report();
+    };
+    const after = resumed?.lastId;
+    const already = resumed?.records ?? 0;
+    if (path === 'dump') {
+      try {
+        requests += await viaDump(client, resolved, target, fields, format, { after, already, bom: false, signal, emit, handle, onBytes: (records) => {
+          written += records;
+          report();
+        } });
+      } catch (error) {
+        // A portal without the dump (or one that refuses it) before a byte came: the next cheapest path.
+        const refused = error instanceof DatastoreError && ['NOT_FOUND', 'HTTP_ERROR', 'BAD_REQUEST', 'FORBIDDEN'].includes(error.code);
+        if (!refused || options.path === 'dump' || written !== already) throw error;
+        requests++;
+        path = await choosePath(false);
+      }
+    }
+    switch (path) {
+      case 'dump':
+        break;
+      case 'next_page':
+        requests += await viaNextPage(client, resolved, pageSize, after, wanted - already, signal, emit);
+        break;
+      case 'sql':
+        requests += await viaSql(client, resolved, id, fields, pageSize, after, wanted - already, signal, emit);
+        break;
+      case 'offset':
+        requests += await viaOffset(client, resolved, target, fields, pageSize, already, after, signal, emit);
+        break;
+    }
+    if (format === 'json') await finishJson(handle);
+    else await handle.write(writer.end(written));
+  } finally {
+    await handle.close();
+  }
+  let fieldsFile: string | undefined;
+  if (options.fieldsFile !== false) {
+    fieldsFile = fieldsFileOf(options.file);
+    let aliases: string[] = [];
+    try {
+      requests++;
+      const info = (await client.action('datastore_info', { id }, signal === undefined ? {} : { signal })) as { meta?: { aliases?: unknown } };
+      if (Array.isArray(info.meta?.aliases)) aliases = info.meta.aliases.filter((alias): alias is string => typeof alias === 'string');
+    } catch (error) {
+      if (error instanceof DatastoreError && error.code === 'ABORTED') throw error;
+    }
+    const declared = {
+      resource_id: id,
+      aliases,
+      fields: fields.filter((field) => field.id !== '_id').map((field) => ({ id: field.id, type: field.type, ...(field.info === undefined ? {} : { info: field.info }) })),
+    };
+    await writeFile(`${fieldsFile}.part`, `${JSON.stringify(declared, null, 2)}\n`);
+    await rename(`${fieldsFile}.part`, fieldsFile);
+  }
+  await rename(part, options.file);
+  await rm(marker, { force: true });
+  return { file: options.file, fieldsFile, format, path, records: written, requests, resumed: resumed?.records };
+}
+
+/** A resource name or a query as a bound query. */
+function queryOf(input: string, params: Params | undefined): Query {
+  const text = /^\s*(--[^\n]*\n\s*)*from\b/i.test(input) ? input : `from ${formatScalar(input.trim())}`;
+  const query = parse(text);
+  return params === undefined ? query : bind(query, params);
+}
+
+function quoteName(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** No sort, or `_id` ascending alone. */
+function isIdOrder(keys: readonly SortKey[] | undefined): boolean {
+  return keys === undefined || keys.length === 0 || (keys.length === 1 && keys[0]?.field.kind === 'field' && keys[0].field.name === '_id' && keys[0].direction === 'asc' && keys[0].nulls === undefined);
+}
+
+/** Whether the target's one request says the whole query (no residual). */
+function wholeOn(query: Query, target: Target): boolean {
+  return plan(query, { target: target === 'sql' ? 'ckan-2.11' : target }).residual === undefined;
+}
+
+function limitOf(query: Query): number {
+  return query.limit?.value.kind === 'number' ? query.limit.value.value : Number.POSITIVE_INFINITY;
+}
+
+/** The request's sort with `_id` last, so that equal keys keep one order between pages (none under distinct: `_id` is not selected). */
+function totalSort(request: SearchRequest): string | undefined {
+  if (request.distinct === true) return request.sort;
+  const sort = request.sort?.trim();
+  if (sort === undefined || sort === '') return '_id';
+  return /(^|,)\s*"?_id"?(\s+(asc|desc))?\s*$/i.test(sort) ? sort : `${sort}, _id`;
+}
+
+/**
+ * The dump's parameters for a query, or undefined when the dump cannot say it whole.
+ * @example dumpParams(parse('from r where a = 1'), 'ckan-2.11', fields, 'csv') // → { format: 'csv', filters: '{"a":1}', sort: '_id' }
+ */
+function dumpParams(query: Query, target: Target, fields: readonly FieldInfo[], format: ExportFormat): Record<string, string> | undefined {
+  const dialect = target === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
+  const planned = plan(query, { target: dialect });
+  if (planned.residual !== undefined) return undefined;
+  const request = planned.request as SearchRequest;
+  if (request.fields?.some((name) => name.includes(',')) === true) return undefined;
+  const params: Record<string, string> = { format: format === 'ndjson' ? 'json' : format };
+  if (request.filters !== undefined) params.filters = JSON.stringify(request.filters);
+  if (request.q !== undefined) params.q = typeof request.q === 'string' ? request.q : JSON.stringify(request.q);
+  if (request.plain !== undefined) params.plain = String(request.plain);
+  if (request.language !== undefined) params.language = request.language;
+  if (request.distinct === true) params.distinct = 'true';
+  if (request.fields !== undefined) params.fields = fields.map((f) => f.id).join(',');
+  const sort = totalSort(request);
+  if (sort !== undefined) params.sort = sort;
+  if (request.limit !== undefined) params.limit = String(request.limit);
+  if (request.offset !== undefined) params.offset = String(request.offset);
+  return params;
+}
+
+interface DumpRun {
+  /** the last `_id` the `.part` holds (a resumed export) */
+  readonly after: number | undefined;
+  /** records the `.part` holds */
+  readonly already: number;
+  readonly bom: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly emit: (records: readonly Row[]) => Promise<void>;
+  readonly handle: FileHandle;
+  /** records written as bytes (csv, tsv) */
+  readonly onBytes: (records: number) => void;
+}
+
+/**
+ * The dump path: csv and tsv are written as the portal sends them (its
+ * header left out), json and ndjson are read from the dump's json (a
+ * record per line, as CKAN's writer puts them). A resumed export asks
+ * 2.12 for `_id` above the last one written, 2.11 for the records after
+ * those written (`offset`; the dump is in `_id` order).
+ */
+async function viaDump(client: DatastoreClient, query: Query, target: Target, fields: readonly FieldInfo[], format: ExportFormat, run: DumpRun): Promise<number> {
+  const params = dumpParams(query, target, fields, format);
+  if (params === undefined) throw toolError('USAGE', ["the portal's dump cannot say this query whole; leave out --via dump"]);
+  const id = (query.from.resource as { value: string }).value;
+  if (run.after !== undefined) {
+    if (target === 'ckan-2.12') {
+      const filters = params.filters === undefined ? {} : (JSON.parse(params.filters) as Record<string, unknown>);
+      params.filters = JSON.stringify({ ...filters, _id: { gt: run.after } });
+      delete params.offset;
+    } else {
+      params.offset = String(Number(params.offset ?? 0) + run.already);
+    }
+    if (params.limit !== undefined) params.limit = String(Math.max(0, Number(params.limit) - run.already));
+  }
+  const download = await client.download(`datastore/dump/${id}`, params, run.signal === undefined ? {} : { signal: run.signal });
+  const decoder = new StringDecoder('utf8');
+  if (format === 'csv' || format === 'tsv') {
+    // The portal's bytes, but its header (ours is written) and a BOM; records counted as whole lines outside quotes.
+    let header = true;
+    let quoted = false;
+    let first = true;
+    for await (const piece of download.body) {
+      let text = typeof piece === 'string' ? piece : decoder.write(Buffer.from(piece));
+      if (first) {
+        first = false;
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      }
+      let from = 0;
+      let records = 0;
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 34) quoted = !quoted;
+        else if (c === 10 && !quoted) {
+          if (header) {
+            header = false;
+            from = i + 1;
+          } else records++;
+        }
+      }
+      if (header) continue;
+      await run.handle.write(text.slice(from));
+      run.onBytes(records);
+    }
+    return 1;
+  }
+  // json → records: the dump's records are one list per line.
+  let buffer = '';
+  let names: readonly string[] | undefined;
+  let batch: Row[] = [];
+  const numbers = new Set(fields.filter((f) => isNumberType(f.type)).map((f) => f.id));
+  const take = async (line: string): Promise<void> => {
+    const text = line.trim().replace(/,$/, '');
+    if (names === undefined) {
+      const found = /^"fields":\s*(\[.*\])$/.exec(text);
+      if (found !== null) names = (JSON.parse(found[1] as string) as { id: string }[]).map((f) => f.id);
+      return;
+    }
+    if (!text.startsWith('[')) return;
+    const values = exactJson(text, numbers.size > 0) as JsonValue[];
+    const record: Record<string, JsonValue> = {};
+    names.forEach((name, i) => {
+      record[name] = values[i] ?? null;
+    });
+    batch.push(record);
+    if (batch.length >= 1_000) {
+      await run.emit(batch);
+      batch = [];
+    }
+  };
+  for await (const piece of download.body) {
+    buffer += typeof piece === 'string' ? piece : decoder.write(Buffer.from(piece));
+    let end: number;
+    while ((end = buffer.indexOf('\n')) >= 0) {
+      await take(buffer.slice(0, end));
+      buffer = buffer.slice(end + 1);
+    }
+  }
+  buffer += decoder.end();
+  if (buffer.trim() !== '') await take(buffer);
+  if (names === undefined) throw new DatastoreError('INVALID_RESPONSE', `the dump of ${id} is not CKAN's json dump ({"fields": […], "records": […]})`);
+  await run.emit(batch);
+  return 1;
+}
+
+/** JSON text, integers beyond 2^53 kept as their digits (as the client reads a page holding one). */
+function exactJson(text: string, careful: boolean): unknown {
+  if (!careful || !/\d{16}/.test(text)) return JSON.parse(text);
+  return parseLossless(text, null, (digits) => {
+    const n = Number(digits);
+    return Number.isSafeInteger(n) || !/^-?\d+$/.test(digits) ? n : digits;
+  });
+}
+
+/** CKAN 2.12's keyset: `next_page` added to the filters of the next request. */
+async function viaNextPage(
+  client: DatastoreClient, query: Query, pageSize: number, after: number | undefined, wanted: number, signal: AbortSignal | undefined, emit: (records: readonly Row[]) => Promise<void>,
+): Promise<number> {
+  const request = plan({ ...query, limit: undefined, offset: undefined }, { target: 'ckan-2.12' }).request as SearchRequest;
+  let cursor: Record<string, unknown> | undefined = after === undefined ? undefined : { _id: { gt: after } };
+  let requests = 0;
+  let left = wanted;
+  while (left > 0) {
+    const limit = Math.min(pageSize, left);
+    const filters = cursor === undefined ? request.filters : withCursor(request.filters, cursor);
+    const page = await client.search(
+      { ...request, ...(filters === undefined ? {} : { filters: filters as SearchRequest['filters'] }), sort: '_id', limit, include_next_page: true, include_total: false },
+      signal === undefined ? {} : { signal },
+    );
+    requests++;
+    await emit(page.records);
+    left -= page.records.length;
+    const next = (page as { next_page?: unknown }).next_page;
+    if (page.records.length < Math.min(page.limit, limit) || typeof next !== 'object' || next === null) break;
+    cursor = next as Record<string, unknown>;
+  }
+  return requests;
+}
+
+function withCursor(filters: SearchRequest['filters'], cursor: Record<string, unknown>): Record<string, unknown> {
+  if (filters === undefined) return cursor;
+  if (!Array.isArray(filters) && !Object.hasOwn(filters, '_id')) return { ...(filters as Record<string, unknown>), ...cursor };
+  return { $and: [Array.isArray(filters) ? { $or: filters } : filters, cursor] };
+}
+
+/** `_id` keyset through `datastore_search_sql`: each page the records after the last `_id` read. */
+async function viaSql(
+  client: DatastoreClient, query: Query, id: string, fields: readonly FieldInfo[], pageSize: number, after: number | undefined,
+  wanted: number, signal: AbortSignal | undefined, emit: (records: readonly Row[]) => Promise<void>,
+): Promise<number> {
+  const columns = fields.map((f) => f.id);
+  // `_id` is read for the keyset even when the export does not write it.
+  const read = columns.includes('_id') ? columns : ['_id', ...columns];
+  let last = after;
+  let requests = 0;
+  let left = wanted;
+  while (left > 0) {
+    const limit = Math.min(pageSize, left);
+    const result = (await client.action('datastore_search_sql', { sql: keysetSql(query, id, read, last, limit) }, { method: 'POST', ...(signal === undefined ? {} : { signal }) })) as {
+      records?: unknown;
+      records_truncated?: unknown;
+    };
+    requests++;
+    const records = Array.isArray(result.records) ? (result.records as Row[]) : [];
+    await emit(read === columns ? records : records.map((record) => Object.fromEntries(columns.map((name) => [name, record[name] ?? null])) as Row));
+    left -= records.length;
+    const lastId = records[records.length - 1]?._id;
+    if (records.length === 0 || typeof lastId !== 'number' || (records.length < limit && result.records_truncated !== true)) break;
+    last = lastId;
+  }
+  return requests;
+}
+
+/**
+ * `datastore_search` pages by offset, the sort ending in `_id`; a residual
+ * (what the portal cannot say) is applied to each page here: its test,
+ * select, distinct, offset and limit.
+ */
+async function viaOffset(
+  client: DatastoreClient, query: Query, target: Target, fields: readonly FieldInfo[], pageSize: number, already: number, after: number | undefined,
+  signal: AbortSignal | undefined, emit: (records: readonly Row[]) => Promise<void>,
+): Promise<number> {
+  const planned = plan(query, { target: target === 'sql' ? 'ckan-2.11' : target });
+  const request = planned.request as SearchRequest;
+  const residual = planned.residual;
+  const sort = totalSort(request);
+  const names = fields.map((f) => f.id);
+  let requests = 0;
+  if (residual === undefined) {
+    // The request's own offset and limit, less what a resumed export holds.
+    let offset = (request.offset ?? 0) + already;
+    let left = (request.limit ?? Number.POSITIVE_INFINITY) - already;
+    while (left > 0) {
+      const limit = Math.min(pageSize, left);
+      const page = await client.search({ ...request, ...(sort === undefined ? {} : { sort }), limit, offset, include_total: false }, signal === undefined ? {} : { signal });
+      requests++;
+      // A resumed export in `_id` order drops what it holds already, should the table have changed meanwhile.
+      const records = after === undefined || sort !== '_id' ? page.records : page.records.filter((record) => typeof record._id !== 'number' || record._id > after);
+      await emit(records);
+      offset += page.records.length;
+      left -= page.records.length;
+      if (page.records.length < Math.min(page.limit, limit) || page.records.length === 0) break;
+    }
+    return requests;
+  }
+  // A residual: every record the request selects, in the total order, tested here.
+  const start = residual.offset?.value.kind === 'number' ? residual.offset.value.value : 0;
+  const wanted = residual.limit?.value.kind === 'number' ? residual.limit.value.value : Number.POSITIVE_INFINITY;
+  const distinct = residual.select?.distinct === true;
+  const seen = new Set<string>();
+  let matched = 0;
+  let kept = 0;
+  let offset = 0;
+  let test: ((row: Row, position: number) => boolean) | undefined;
+  for (;;) {
+    const page = await client.search({ ...request, ...(sort === undefined ? {} : { sort }), limit: pageSize, offset, include_total: false }, signal === undefined ? {} : { signal });
+    requests++;
+    test ??= residualTest(residual, page.fields);
+    const out: Row[] = [];
+    for (const [i, record] of page.records.entries()) {
+      if (!test(record, offset + i)) continue;
+      const row = Object.fromEntries(names.map((name) => [name, record[name] ?? null])) as Row;
+      if (distinct) {
+        const key = JSON.stringify(names.map((name) => canonicalText(row[name])));
+        if (seen.has(key)) continue;
+        seen.add(key);
+      }
+      matched++;
+      if (matched <= start) continue;
+      kept++;
+      if (kept > already) out.push(row);
+      if (kept >= wanted) break;
+    }
+    await emit(out);
+    offset += page.records.length;
+    if (kept >= wanted || page.records.length < Math.min(page.limit, pageSize) || page.records.length === 0) break;
+  }
+  return requests;
+}
+
+/** The end of a json export: the last record's comma taken back, the list closed. */
+async function finishJson(handle: FileHandle): Promise<void> {
+  const { size } = await handle.stat();
+  const tail = Buffer.alloc(Math.min(2, size));
+  await handle.read(tail, 0, tail.length, size - tail.length);
+  if (tail.toString('utf8') === ',\n') {
+    await handle.truncate(size - 2);
+    await handle.write('\n]\n', size - 2);
+  } else {
+    await handle.write(']\n', size);
+  }
+}
+
+interface Writer {
+  head(): string;
+  /** records, `before` of them in the file already */
+  records(records: readonly Row[], before: number): string;
+  /** the end of the file, `count` records in it */
+  end(count: number): string;
+}
+
+function writerFor(format: ExportFormat, fields: readonly FieldInfo[], ckan: CkanVersion): Writer {
+  const objectText = (record: Row): string => `{${fields.map((field) => `${JSON.stringify(field.id)}:${valueText(field, record, ckan)}`).join(',')}}`;
+  switch (format) {
+    case 'csv':
+    case 'tsv': {
+      const delimiter = format === 'csv' ? ',' : '\t';
+      // The header as CKAN's dump writes it (Python's csv module: `\r\n`), the records as PostgreSQL's COPY (`\n`).
+      const cell = (text: string): string => (text.includes(delimiter) || text.includes('"') || text.includes('\r') || text.includes('\n') ? `"${text.replaceAll('"', '""')}"` : text);
+      return { head: () => `${fields.map((f) => cell(f.id)).join(delimiter)}\r\n`, records: (records) => delimitedText(fields, records, ckan, delimiter), end: () => '' };
+    }
+    case 'json':
+      // A record per line, each line whole with its comma (a `.part` cut anywhere ends in whole lines): the
+      // last comma is taken back at the end (`finishJson`).
+      return { head: () => '[\n', records: (records) => records.map((record) => `${objectText(record)},\n`).join(''), end: () => '' };
+    case 'ndjson':
+      return { head: () => '', records: (records) => records.map((record) => `${objectText(record)}\n`).join(''), end: () => '' };
+  }
+}
+
+/**
+ * Where a `.part` ends: its whole records (a record cut off at the end is
+ * dropped from the file) and the last one's `_id` (the first field).
+ */
+async function resumePoint(part: string, format: ExportFormat): Promise<{ records: number; lastId: number | undefined }> {
+  const size = await stat(part).then((info) => info.size, () => undefined);
+  if (size === undefined) throw toolError('USAGE', [`--resume: ${part} is gone; leave out --resume to start again`]);
+  let records = 0;
+  let lastId: number | undefined;
+  let keep = 0;
+  let offset = 0;
+  const decoder = new StringDecoder('utf8');
+  if (format === 'csv' || format === 'tsv') {
+    const delimiter = format === 'csv' ? ',' : '\t';
+    let header = true;
+    let quoted = false;
+    let line = '';
+    for await (const chunk of createReadStream(part)) {
+      const buffer = chunk as Buffer;
+      const text = decoder.write(buffer);
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        line += text[i];
+        if (c === 34) quoted = !quoted;
+        else if (c === 10 && !quoted) {
+          if (header) header = false;
+          else {
+            records++;
+            const first = line.replace(/^\ufeff/, '').split(delimiter, 1)[0] ?? '';
+            lastId = Number(first.replaceAll('"', ''));
+          }
+          keep = offset + Buffer.byteLength(line);
+          offset = keep;
+          line = '';
+        }
+      }
+    }
+  } else {
+    let line = '';
+    for await (const chunk of createReadStream(part)) {
+      const text = decoder.write(chunk as Buffer);
+      for (let i = 0; i < text.length; i++) {
+        line += text[i];
+        if (text.charCodeAt(i) !== 10) continue;
+        const body = line.trim().replace(/,$/, '');
+        if (body.startsWith('{')) {
+          try {
+            const record = JSON.parse(body) as Row;
+            records++;
+            lastId = typeof record._id === 'number' ? record._id : undefined;
+            keep = offset + Buffer.byteLength(line);
+          } catch {
+            break;
+          }
+        } else if (records === 0) keep = offset + Buffer.byteLength(line);
+        offset += Buffer.byteLength(line);
+        line = '';
+      }
+    }
+  }
+  await truncate(part, keep);
+  return { records, lastId: Number.isFinite(lastId) ? lastId : undefined };
+}
