@@ -45,10 +45,14 @@ export function sqlScan(query: Query, options: { readonly pageSize: number; read
         context.stats.requests += 1;
         return options.send(sqlOf(limit, offset), context.signal);
       };
-      const firstLimit = Math.min(pageSize, wanted);
+      // `limit 0` asks for one row all the same: `count(*) OVER ()` rides on rows, so none would leave the count unknown.
+      const firstLimit = wanted === 0 ? 1 : Math.min(pageSize, wanted);
       const first = await ask(firstLimit, start);
       // `count(*) OVER ()` rides on every row: an empty first page from the start is a count of 0.
       const total = typeof first.total === 'number' ? first.total : first.records.length === 0 && start === 0 ? 0 : undefined;
+      if (wanted === 0) {
+        return { fields: first.fields, batches: (async function* () {})(), ...(total === undefined ? {} : { total }) };
+      }
       const inRange = total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted);
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         let fetched = 0;
