@@ -9,7 +9,7 @@ import type { ILexingResult, IToken, TokenType } from 'chevrotain';
 import { afterSource, queryParser, type RuleName } from './parser.js';
 import { tokenSpan, unescapeString } from './to-ast.js';
 import {
-  BacktickField, Bareword, Between, Comma, Join, Equals, Facet, False, From, Greater, GreaterEquals, Group, Having, In, Keyword, Less,
+  As, BacktickField, Bareword, Between, Comma, Join, Equals, Facet, False, From, Greater, GreaterEquals, Group, Having, In, Keyword, Less,
   LessEquals, Limit, LParen, NotEquals, Null, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select,
   softKeywordTokens, StringLiteral, True, Uuid, Where,
 } from './tokens.js';
@@ -20,8 +20,11 @@ export type Suggestion =
   | { readonly kind: 'punctuation'; readonly text: string }
   /** a resource id or alias */
   | { readonly kind: 'resource' }
-  /** a field of `resource` (the one named after `from`, when it is known) */
-  | { readonly kind: 'field'; readonly resource?: string }
+  /**
+   * a field of `resource` (the one named after `from`, when it is known);
+   * with `qualifier`, written `qualifier.field` (a joined resource's alias being typed: `c.`)
+   */
+  | { readonly kind: 'field'; readonly resource?: string; readonly qualifier?: string }
   /** a value of `field` in `resource` */
   | { readonly kind: 'value'; readonly field: string; readonly resource?: string };
 
@@ -119,7 +122,13 @@ function suggestAt(text: string, cursor: number): SuggestResult {
     // The parser reads an aggregate or a bucket in `where` only to say it belongs in `having` or `group by`.
     if ((rule === 'aggregate' || rule === 'bucket' || rule === 'unit') && path.ruleStack.includes('whereClause')) continue;
     if (rule === 'resource') add({ kind: 'resource' });
-    else if (rule === 'field') add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
+    else if (rule === 'field') {
+      // `c.su`: the fields of the resource `c` names (an alias, or a resource's own name) in a query with joins.
+      const dot = prefix.indexOf('.');
+      const named = dot > 0 ? declaredSources(tokens).get(prefix.slice(0, dot)) : undefined;
+      if (named !== undefined) add({ kind: 'field', resource: named, qualifier: prefix.slice(0, dot) });
+      else add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
+    }
     else if (rule === 'value') {
       const field = fieldBefore(before);
       if (field !== undefined) add(resource === undefined ? { kind: 'value', field } : { kind: 'value', field, resource });
@@ -215,6 +224,30 @@ function isKeyword(token: IToken): boolean {
 /** Whether the cursor (the end of `text`) sits in a `--` comment after the last token. */
 function inComment(text: string, lastEnd: number): boolean {
   return /--[^\r\n]*$/.test(text.slice(lastEnd));
+}
+
+/**
+ * The names that qualify fields, when the query joins resources: each
+ * source's alias (`from enrolments e`, `join courses as c`) and its
+ * resource's own name, mapped to the resource.
+ */
+function declaredSources(tokens: readonly IToken[]): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!tokens.some((t) => t.tokenType === Join)) return out;
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const opener = tokens[i]!.tokenType;
+    if (opener !== From && opener !== Join) continue;
+    const named = tokens[i + 1]!;
+    const resource = named.tokenType === StringLiteral ? unescapeString(named.image) : named.image;
+    out.set(resource, resource);
+    let next = i + 2;
+    if (tokens[next]?.tokenType === As) next++;
+    const alias = tokens[next];
+    if (alias !== undefined && (alias.tokenType === Bareword || (alias.tokenType.CATEGORIES?.includes(Bareword) === true && !afterSource.has(alias.tokenType)))) {
+      out.set(alias.image, resource);
+    }
+  }
+  return out;
 }
 
 /** The resource named after `from`, if it is written as text. */

@@ -40,6 +40,10 @@ describe('suggest', () => {
     expect(texts('from x facet ')).toEqual(['field']);
     expect(texts('from x join ')).toEqual(['resource']);
     expect(texts('from x join y on ')).toEqual(['field']);
+    // in a join, a declared alias (or resource name) and its dot ask for that resource's fields
+    expect(suggest('from enrolments e join courses as c on e.course = c.co').suggestions).toEqual([{ kind: 'field', resource: 'courses', qualifier: 'c' }]);
+    expect(suggest('from enrolments e join courses c on e.course = c.code select enrolments.').suggestions).toEqual([{ kind: 'field', resource: 'enrolments', qualifier: 'enrolments' }]);
+    expect(suggest('from t where x.').suggestions).toEqual([{ kind: 'field', resource: 't' }]);
     expect(texts('from courses c ')).toEqual(['left', 'join', 'where', 'search', 'select', 'group by', 'having', 'facet', 'order by', 'limit', 'offset']);
     expect(texts('from x search title "a", ')).toEqual(['field']);
   });
