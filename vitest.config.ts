@@ -1,7 +1,39 @@
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Under CI the JSON report feeds the plain `N passed, N failed` line that .ci/run prints last.
 const ci = process.env.CI === 'true' || process.env.CI === '1';
+
+/**
+ * The files that spend most of their time waiting on other processes (the
+ * built bin, npm, tmux, Chromium, tsx) or that run longest, in the order
+ * they start. A file's tests run one after another in one worker, so the
+ * suite ends no sooner than its longest file: these start first, and their
+ * waiting overlaps the other files' work. vitest's own order (by the last
+ * run's durations, kept in node_modules/.vite) follows; a clean clone (CI)
+ * has none.
+ */
+const startFirst = [
+  'test/readme.test.ts',
+  'test/e2e/playground.test.ts',
+  'test/repl/tmux.test.ts',
+  'test/cli/package.test.ts',
+  'test/client/sql-target.test.ts',
+  'test/cli/commands.test.ts',
+  'test/cli/serve.test.ts',
+  'test/cases/run.test.ts',
+];
+
+class LongFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification): number => {
+      const at = startFirst.indexOf(relative(spec.project.config.root, spec.moduleId).replaceAll('\\', '/'));
+      return at === -1 ? startFirst.length : at;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -10,9 +42,10 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Two cores on CI: keep workers few so property budgets and HTTP tests stay stable.
     pool: 'forks',
+    // Two cores: a third worker (tried) loads the project once more and gave no shorter run here.
     maxWorkers: 2,
+    sequence: { sequencer: LongFirst },
     // Test files share each worker's module cache: re-importing the project (Chevrotain's grammar,
     // undici, ink) for each of ~80 files was a third of the suite's time (66 s → 42 s here). Tests
     // keep no state in modules they do not reset; every file passes alone and in any order.

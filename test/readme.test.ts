@@ -475,7 +475,7 @@ describe('README.md', () => {
     expect(result.stderr.trimEnd()).toBe(shown.trimEnd().replace('ckql.config.yaml', file));
   });
 
-  it('the local server: the curl lines, 2.12 with next_page, and a private resource (exit 5)', { timeout: 120_000 }, async () => {
+  it.concurrent('the local server: the curl lines, 2.12 with next_page, and a private resource (exit 5)', { timeout: 120_000 }, async () => {
     writeFileSync(join(scratch, 'tokens.txt'), 'tok-readme\n', { mode: 0o600 });
     const [plain, v212, privately] = await Promise.all([
       serve(command('ckql serve examples/data --port 8080')),
@@ -510,7 +510,7 @@ describe('README.md', () => {
     }
   });
 
-  it('engines: PGlite served and kept, and a PostgreSQL server loaded and served', { timeout: 120_000 }, async () => {
+  it.concurrent('engines: PGlite served and kept', { timeout: 120_000 }, async () => {
     const pglite = serve(command('ckql serve --engine pglite examples/data/courses.csv'));
     const loaded = await run(command('ckql load examples/data/courses.csv --db ./ckql-db'));
     expect(loaded.stderr).toContain('loaded 1 resource (320 rows): courses');
@@ -531,6 +531,9 @@ describe('README.md', () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
+  });
+
+  it.concurrent('engines: a PostgreSQL server loaded and served', { timeout: 120_000 }, async () => {
     if (pgUrl === undefined) {
       expect(inCi, 'CKQL_TEST_PG_URL is set under CI').toBe(false);
       return;
@@ -561,7 +564,7 @@ describe('README.md', () => {
     }
   });
 
-  it('npm start: the REPL on the demo data, and the command line after --', { timeout: 120_000 }, async () => {
+  it.concurrent('npm start: the REPL on the demo data, and the command line after --', { timeout: 120_000 }, async () => {
     const npm = promisify(execFile);
     const started = await npm('npm', ['start', '--silent', '--', ...shellWords(command("npm start -- query 'from courses limit 3'")).slice(3)], { cwd: repoRoot });
     expect(ndjson(started.stdout)).toHaveLength(3);
@@ -594,7 +597,7 @@ describe('README.md', () => {
     }
   });
 
-  it('tests and benchmarks: the start-up floor is a plain node', async () => {
+  it.concurrent('tests and benchmarks: the start-up floor is a plain node', async () => {
     const [node, ...args] = shellWords(command('node -e 0'));
     expect(node).toBe('node');
     await promisify(execFile)(process.execPath, args);

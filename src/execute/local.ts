@@ -139,6 +139,8 @@ export function limit(input: Operator, options: LimitOptions): Operator {
       let outcome: Outcome = {};
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         try {
+          // Nothing asked for: the page read to open the source (its fields) is all (a filter would read on to its first match).
+          if (end === 0 && !count) return;
           for await (const batch of upstream.batches) {
             checkSignal(context);
             const from = Math.max(0, offset - seen);

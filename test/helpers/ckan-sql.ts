@@ -4,10 +4,10 @@
  * `_full_text` a tsvector of every field's text, each field with the
  * PostgreSQL type CKAN gives it (docs/ckan-2.11-reference.md §5).
  */
-import { PGlite } from '@electric-sql/pglite';
 import type { FieldType, Row, Table } from '../../src/datastore/types.js';
 import { TOTAL_COLUMN } from '../../src/compile/sql.js';
 import { readSqlText } from '../../src/datastore/sql-text.js';
+import { startPglite } from '../../src/engine/pglite/db.js';
 
 const pgTypes: Record<string, string> = {
   text: 'text',
@@ -35,9 +35,12 @@ export interface CkanSql {
   close(): Promise<void>;
 }
 
-/** A PGlite database holding the tables in CKAN's layout. */
+/**
+ * A PGlite database holding the tables in CKAN's layout (started from ckql's
+ * cached cluster: an initdb per file cost seconds), with PGlite's own parsers.
+ */
 export async function openCkanSql(tables: readonly Table[]): Promise<CkanSql> {
-  const db = new PGlite();
+  const db = await startPglite();
   for (const table of tables) {
     const fields = table.fields.filter((f) => f.id !== '_id');
     const name = table.aliases[0] ?? table.id;

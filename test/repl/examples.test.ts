@@ -1,15 +1,14 @@
 /**
  * The files in `examples/` work as their comments and the README say: the
  * config loads and every named query finds records on the demo data, the
- * script runs clean, and the embedding example runs.
+ * script runs clean, and the embedding example runs (in this process).
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { format } from 'node:util';
+import { describe, expect, it, vi } from 'vitest';
 import { openSource } from '../../src/session/source.js';
 import { readConfigFile } from '../../src/config/load.js';
 import { runScript } from '../../src/repl/index.js';
@@ -73,9 +72,16 @@ describe('examples/', () => {
   });
 
   it('embed.ts runs and shows a compiled config query, the client, the template and paging', async () => {
-    // as the README says to run it
-    const { stdout } = await promisify(execFile)('npx', ['tsx', 'examples/embed.ts'], { cwd: root });
-    const lines = stdout.trimEnd().split('\n');
+    // In this process: the README runs it with `npx tsx`, and a child process would spend seconds of CPU
+    // transpiling src/ again; test/cli/package.test.ts runs the README's sample under tsx as a child.
+    const printed: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void printed.push(format(...args)));
+    try {
+      await import('../../examples/embed.js');
+    } finally {
+      log.mockRestore();
+    }
+    const lines = printed.join('\n').split('\n');
     expect(JSON.parse(lines[0] ?? '')).toEqual({
       resource_id: 'courses',
       filters: { subject: 'physics', stage: ['active', 'survey'] },

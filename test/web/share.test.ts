@@ -45,5 +45,8 @@ describe('share links', () => {
     expect(readFragment('#v=2&q=from+courses')).toEqual({ error: expect.stringContaining('link version 2') });
     expect(readFragment('')).toEqual({ none: true });
     expect(readFragment('#results')).toEqual({ none: true });
+    // a parameter named like an object's own property is a parameter
+    const read = readFragment(`#${shareFragment({ query: 'q', params: JSON.parse('{"__proto__": "x", "constructor": "y"}') as Record<string, string> })}`) as { state: ShareState };
+    expect(Object.entries(read.state.params)).toEqual([['__proto__', 'x'], ['constructor', 'y']]);
   });
 });

@@ -56,7 +56,8 @@ export function readFragment(fragment: string): ReadFragment {
   let pageSize: number | undefined;
   let page: number | undefined;
   for (const [key, value] of values) {
-    if (key.startsWith('p.')) params[key.slice(2)] = value;
+    // defined, not assigned: a parameter named __proto__ is a parameter, not the object's prototype
+    if (key.startsWith('p.')) Object.defineProperty(params, key.slice(2), { value, enumerable: true, writable: true, configurable: true });
     else if (key === 'source') source = value;
     else if (key === 'target') target = value;
     else if (key === 'size') pageSize = wholeNumber(value);

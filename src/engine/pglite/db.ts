@@ -5,6 +5,7 @@
  * both PostgreSQL engines read one form.
  */
 import { PGlite, types } from '@electric-sql/pglite';
+import type { PGliteOptions } from '@electric-sql/pglite';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -53,6 +54,11 @@ const START_PARAMS: readonly string[] = [
   '-c', 'max_wal_senders=0',
 ];
 
+/** How values cross between JavaScript and PostgreSQL: PGlite's parsers and serializers. */
+type Values = Pick<PGliteOptions, 'parsers' | 'serializers'>;
+/** Values as PostgreSQL's text, both ways (what `openPglite` reads). */
+const TEXT_VALUES: Values = { parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS };
+
 /**
  * How the cached cluster is made: `initdb` with 1 MB WAL segments (16 MB by
  * default, nearly all zeros), then the template databases dropped (nothing
@@ -63,11 +69,10 @@ const START_PARAMS: readonly string[] = [
  */
 const TEMPLATE_RECIPE = `template-2-${DATASTORE_SETUP_MARK.split(' ').at(-1) ?? ''}`;
 
-async function makeTemplate(dataDir: string | undefined): Promise<PGlite> {
+async function makeTemplate(dataDir: string | undefined, values: Values): Promise<PGlite> {
   const pg = await PGlite.create({
     ...(dataDir === undefined ? {} : { dataDir }),
-    parsers: TEXT_PARSERS,
-    serializers: TEXT_SERIALIZERS,
+    ...values,
     initDbStartParams: ['--wal-segsize=1'],
     startParams: [...START_PARAMS, '-c', 'min_wal_size=2MB'],
   });
@@ -105,18 +110,18 @@ function tarOf(bytes: Buffer): Blob {
  * `~/.cache/ckql`, per PGlite version and recipe) and later starts load it.
  * Any trouble with the cache falls back to a plain start.
  */
-async function freshDatabase(dataDir?: string): Promise<PGlite> {
+async function freshDatabase(dataDir: string | undefined, values: Values): Promise<PGlite> {
   const where = dataDir === undefined ? {} : { dataDir };
   const file = await templateFile();
   if (file !== undefined) {
     try {
       const template = await readFile(file);
-      return await PGlite.create({ ...where, loadDataDir: tarOf(template), parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS, startParams: [...START_PARAMS] });
+      return await PGlite.create({ ...where, loadDataDir: tarOf(template), ...values, startParams: [...START_PARAMS] });
     } catch {
       // a missing or broken template: start from initdb (and write a new one)
     }
   }
-  const pg = await makeTemplate(dataDir);
+  const pg = await makeTemplate(dataDir, values);
   if (file !== undefined) {
     try {
       const dump = await pg.dumpDataDir('none');
@@ -162,6 +167,19 @@ function cancelled(signal: AbortSignal): PgError {
 }
 
 /**
+ * A fresh PGlite in memory, started from the cached cluster as `openPglite`'s
+ * are (CKAN's set-up included), with PGlite's own value parsers and
+ * serializers unless others are given: for code that talks to PGlite itself
+ * rather than through a `Db`.
+ * @example
+ * const pg = await startPglite();
+ * await pg.query('SELECT lower($1)', ['ÅB']);
+ */
+export function startPglite(values: Values = {}): Promise<PGlite> {
+  return freshDatabase(undefined, values);
+}
+
+/**
  * Opens PGlite: a fresh database in memory, or the one kept in `dataDir`
  * (created when missing).
  * @example
@@ -170,7 +188,7 @@ function cancelled(signal: AbortSignal): PgError {
  */
 export async function openPglite(dataDir?: string): Promise<Db> {
   const pg = dataDir === undefined || !(await holdsDatabase(dataDir))
-    ? await freshDatabase(dataDir)
+    ? await freshDatabase(dataDir, TEXT_VALUES)
     : await PGlite.create({ dataDir, parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS, startParams: [...START_PARAMS] });
   const session = (run: Pick<PGlite, 'query'>): SqlSession => ({
     query: async (sql, params = []) => {

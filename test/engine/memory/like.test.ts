@@ -14,13 +14,14 @@
  * asks PGlite which characters those are, checks that each is one that
  * PostgreSQL leaves as it is, and keeps them out of the `ilike` comparison.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Query } from '../../../src/ast.js';
 import { foldCase } from '../../../src/datastore/values.js';
 import { evaluateQuery } from '../../../src/engine/memory/evaluate-query.js';
 import { likeTest } from '../../../src/engine/memory/like.js';
+import { startPglite } from '../../../src/engine/pglite/db.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
 import { DatastoreError } from '../../../src/errors.js';
 import { propertyRuns, propertySeed } from '../../helpers/arbitraries.js';
@@ -30,7 +31,7 @@ let db: PGlite;
 let unfolded: ReadonlySet<string>;
 
 beforeAll(async () => {
-  db = await PGlite.create();
+  db = await startPglite();
   // The characters PostgreSQL lowers, as code points (the driver's UTF-8 decoding drops a leading U+FEFF).
   // Unicode has no case above U+1FFFF (the loop below checks that ckql folds nothing there).
   const { rows } = await db.query<{ i: number; lower: number }>(
