@@ -248,6 +248,8 @@ function expectedAt(before: IToken[]): string[] {
   for (const path of queryParser.computeContentAssist('query', before)) {
     const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
     const type = path.nextTokenType;
+    // An aggregate or a bucket is read in where only to say it belongs in having or group by: never expected there.
+    if ((rule === 'aggregate' || rule === 'bucket' || rule === 'unit') && path.ruleStack.includes('whereClause')) continue;
     const noun = rule === undefined ? undefined : ruleNouns[rule];
     if (noun) add(noun);
     else if (type === Semicolon) continue; // accepted, but not worth suggesting
