@@ -19,6 +19,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   escapeLength, False, keywordTokens, Null, NumberLiteral, Parameter, softKeywordTokens, True, Language, Nulls, First, Last,
+  As, Join, Left, On, Group, Having, Facet, Top, aggregateTokens, bucketTokens,
 } from '../src/syntax/tokens.js';
 
 type Grammar = Record<string, unknown>;
@@ -57,7 +58,7 @@ const PARAMETER = source(Parameter.PATTERN);
 
 /** The ckql grammar itself: `source.ckql`. */
 export function ckqlGrammar(): Grammar {
-  if (softKeywords.join() !== [Nulls, First, Last, Language].map(label).join()) {
+  if (softKeywords.join() !== [Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, ...aggregateTokens, ...bucketTokens].map(label).join()) {
     throw new Error(`the soft keywords changed (${softKeywords.join(', ')}): say in generate-textmate.ts where each is a keyword`);
   }
   const escapes = {
@@ -78,6 +79,8 @@ export function ckqlGrammar(): Grammar {
       { include: '#string' },
       { include: '#field' },
       { include: '#nulls' },
+      { include: '#function' },
+      { include: '#clause-word' },
       { include: '#keyword' },
       { include: '#constant' },
       { include: '#name' },
@@ -118,6 +121,17 @@ export function ckqlGrammar(): Grammar {
       nulls: {
         match: `${word(['nulls'])}(\\s+)${word(['first', 'last']).replace('(?i)', '')}`,
         captures: { 1: { name: 'keyword.other.ckql' }, 3: { name: 'keyword.other.ckql' } },
+      },
+      // `count(`, `month(`, `bucket(`: an aggregate or a bucket right before its parenthesis; elsewhere a name.
+      function: { name: 'support.function.ckql', match: `${word([...aggregateTokens, ...bucketTokens].map(label))}(?=\\s*\\()` },
+      // The words of grouping and joins where they start their part of a query (before a name, a
+      // parenthesis or a number); a field may be called any of them (`where group = 1` is a name).
+      'clause-word': {
+        patterns: [
+          { name: 'keyword.other.ckql', match: `${word(['group'])}(?=\\s+by(?!${NAME_PART}))` },
+          { name: 'keyword.other.ckql', match: `${word(['join', 'left', 'on', 'as', 'having', 'facet'])}(?=\\s+[A-Za-z_\`"'$(0-9])(?!\\s+(?:and|or)\\b)` },
+          { name: 'keyword.other.ckql', match: `${word(['top'])}(?=\\s+[0-9])` },
+        ],
       },
       keyword: { name: 'keyword.other.ckql', match: word(hardKeywords) },
       constant: { name: 'constant.language.ckql', match: word(constants) },

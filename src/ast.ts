@@ -44,29 +44,78 @@ export interface Parameter {
 export type Literal = StringValue | NumberValue | BooleanValue | NullValue;
 export type Value = Literal | Parameter;
 
-/** A field name, bare (`subject`) or backtick-quoted (`` `school year` ``). */
+/**
+ * A field name, bare (`subject`) or backtick-quoted (`` `school year` ``),
+ * and in a query that names more than one resource, qualified by the alias
+ * (or name) of the resource it belongs to: `c.subject`, `` c.`school year` ``.
+ * A dotted bareword is qualified only when the part before its first `.` is
+ * declared in `from` or `join`; otherwise the dot is part of the name.
+ */
 export interface Field {
   readonly kind: 'field';
   readonly span: Span;
   readonly name: string;
+  /** the alias or resource name before the dot, when the field is qualified */
+  readonly qualifier?: string;
 }
+
+/** A name the query gives: an `as` name of a select item, or the alias of a resource. */
+export interface Name {
+  readonly kind: 'name';
+  readonly span: Span;
+  readonly name: string;
+}
+
+export type AggregateFunction = 'count' | 'sum' | 'avg' | 'min' | 'max';
+
+/**
+ * `count(*)`, `count(f)`, `count(distinct f)`, `sum(f)`, `avg(f)`,
+ * `min(f)`, `max(f)`: PostgreSQL's meaning (docs/aggregates.md).
+ */
+export interface Aggregate {
+  readonly kind: 'aggregate';
+  readonly span: Span;
+  readonly fn: AggregateFunction;
+  /** absent for `count(*)` */
+  readonly field?: Field;
+  /** `count(distinct f)` */
+  readonly distinct?: true;
+}
+
+export type BucketFunction = 'year' | 'month' | 'week' | 'day' | 'bucket';
+
+/**
+ * `year(f)`, `month(f)`, `week(f)`, `day(f)`: the start of the period a date
+ * or timestamp falls in (`date_trunc`); `bucket(f, w)`: `floor(f / w) * w`.
+ */
+export interface Bucket {
+  readonly kind: 'bucket';
+  readonly span: Span;
+  readonly fn: BucketFunction;
+  readonly field: Field;
+  /** the width of `bucket(f, w)`; absent for the date buckets */
+  readonly width?: NumberValue;
+}
+
+/** What a `having` or `order by` may test or sort by: a field (or an output name), or an aggregate. */
+export type Operand = Field | Aggregate;
 
 /**
  * `field = value`. `f = null` means `f is null`: `=` keeps the canonical-text
  * equality of docs/semantics.md, where null equals only null.
  */
-export interface Equals {
+export interface Equals<F extends Operand = Field> {
   readonly kind: 'eq';
   readonly span: Span;
-  readonly field: Field;
+  readonly field: F;
   readonly value: Value;
 }
 
 /** `field in (v1, v2, …)`; `in ()` is the empty set and matches nothing. */
-export interface In {
+export interface In<F extends Operand = Field> {
   readonly kind: 'in';
   readonly span: Span;
-  readonly field: Field;
+  readonly field: F;
   readonly values: readonly Value[];
 }
 
@@ -77,74 +126,102 @@ export type CompareOperator = 'ne' | 'lt' | 'lte' | 'gt' | 'gte';
  * `field != value`, `field < value`, …: by the field's type (docs/beyond-the-request.md).
  * A null on either side makes the test unknown, except that `f != null` means `f is not null`.
  */
-export interface Compare {
+export interface Compare<F extends Operand = Field> {
   readonly kind: 'compare';
   readonly span: Span;
   readonly op: CompareOperator;
-  readonly field: Field;
+  readonly field: F;
   readonly value: Value;
 }
 
 /** `field between low and high`, inclusive; `between 5 and 1` is allowed and matches nothing. */
-export interface Between {
+export interface Between<F extends Operand = Field> {
   readonly kind: 'between';
   readonly span: Span;
-  readonly field: Field;
+  readonly field: F;
   readonly low: Value;
   readonly high: Value;
 }
 
 /** `field like "a%"` / `field ilike "a%"`: `%` any run, `_` one character, `\` escapes. */
-export interface Like {
+export interface Like<F extends Operand = Field> {
   readonly kind: 'like';
   readonly span: Span;
-  readonly field: Field;
+  readonly field: F;
   readonly pattern: StringValue | Parameter;
   /** `ilike`: case is ignored (Unicode lower case) */
   readonly ignoreCase: boolean;
 }
 
 /** `field is null`; `is not null` is a `Not` around it. */
-export interface IsNull {
+export interface IsNull<F extends Operand = Field> {
   readonly kind: 'is-null';
   readonly span: Span;
-  readonly field: Field;
+  readonly field: F;
 }
 
 /**
  * `not c`. The negated forms `f not in (…)`, `f not like …` and
  * `f is not null` are a `Not` around the positive test, so each has one AST.
  */
-export interface Not {
+export interface Not<F extends Operand = Field> {
   readonly kind: 'not';
   readonly span: Span;
-  readonly condition: Condition;
+  readonly condition: Condition<F>;
 }
 
 /**
  * A parenthesised group of two or more conditions joined by `and`, or the
  * top-level `where a and b`. A group of one condition is that condition.
  */
-export interface And {
+export interface And<F extends Operand = Field> {
   readonly kind: 'and';
   readonly span: Span;
-  readonly conditions: readonly Condition[];
+  readonly conditions: readonly Condition<F>[];
 }
 
 /** Two or more conditions joined by `or`: a group, or the whole `where`. */
-export interface Or {
+export interface Or<F extends Operand = Field> {
   readonly kind: 'or';
   readonly span: Span;
-  readonly conditions: readonly Condition[];
+  readonly conditions: readonly Condition<F>[];
 }
 
-export type Condition = Equals | In | Compare | Between | Like | IsNull | Not | And | Or;
+/**
+ * A test of records (`where`, whose operands are fields) or of groups
+ * (`having`, whose operands are output names, group keys and aggregates).
+ */
+export type Condition<F extends Operand = Field> =
+  | Equals<F> | In<F> | Compare<F> | Between<F> | Like<F> | IsNull<F> | Not<F> | And<F> | Or<F>;
 
-/** `from R`: a UUID, a name (alias), a quoted string or a parameter. */
+/**
+ * `from R [as a]`: a UUID, a name (alias), a quoted string or a parameter,
+ * and the alias that qualifies its fields in a join. A resource of another
+ * source is named `source:resource` (the session resolves it; docs/aggregates.md).
+ */
 export interface From {
   readonly kind: 'from';
   readonly span: Span;
   readonly resource: StringValue | Parameter;
+  readonly alias?: Name;
+}
+
+/** `l.f = r.g`: one pair of join keys. */
+export interface KeyPair {
+  readonly kind: 'key-pair';
+  readonly span: Span;
+  readonly left: Field;
+  readonly right: Field;
+}
+
+/** `[left] join R [as] a on a.k = b.k and …`: SQL's inner or left equality join. */
+export interface Join {
+  readonly kind: 'join';
+  readonly span: Span;
+  /** `left join`: every record of the left side, with nulls where nothing matches */
+  readonly left: boolean;
+  readonly source: From;
+  readonly on: readonly KeyPair[];
 }
 
 /** `where c1 and c2 …`: `condition` is an `And` when there are several. */
@@ -178,13 +255,59 @@ export interface Search {
   readonly language?: StringValue;
 }
 
-/** `select a, b`, `select distinct a, b` */
+/** One item of `select`: a field, an aggregate or a bucket, and the name it is given (`as n`). */
+export interface SelectItem {
+  readonly kind: 'select-item';
+  readonly span: Span;
+  readonly value: Field | Aggregate | Bucket;
+  readonly as?: Name;
+}
+
+/** `select a, b`, `select distinct a, b`, `select subject, count(*) as n` */
 export interface Select {
   readonly kind: 'select';
   readonly span: Span;
-  readonly fields: readonly Field[];
+  readonly items: readonly SelectItem[];
   /** present (true) only for `select distinct` */
   readonly distinct?: true;
+}
+
+/** `group by a, month(d), n`: a name that is a select item's `as` name stands for that item. */
+export interface Group {
+  readonly kind: 'group';
+  readonly span: Span;
+  readonly keys: readonly (Field | Bucket)[];
+}
+
+/** `having c1 and c2 …`: tests of the groups, over output names, group keys and aggregates. */
+export interface Having {
+  readonly kind: 'having';
+  readonly span: Span;
+  readonly condition: Condition<Operand>;
+}
+
+/** A facet's buckets: `by month` (a date unit) or `by 2.5` (a width). */
+export interface FacetUnit {
+  readonly kind: 'unit';
+  readonly span: Span;
+  readonly unit: 'year' | 'month' | 'week' | 'day';
+}
+
+/** `subject top 20`, `start_date by month`, `credits by 2.5`. */
+export interface FacetItem {
+  readonly kind: 'facet-item';
+  readonly span: Span;
+  readonly field: Field;
+  readonly by?: FacetUnit | NumberValue;
+  /** how many values to give, 1 to 1000; default 30 */
+  readonly top?: NumberValue;
+}
+
+/** `facet subject top 20, start_date by month`: value counts of the records the query keeps. */
+export interface Facet {
+  readonly kind: 'facet';
+  readonly span: Span;
+  readonly items: readonly FacetItem[];
 }
 
 export type SortDirection = 'asc' | 'desc';
@@ -192,7 +315,8 @@ export type SortDirection = 'asc' | 'desc';
 export interface SortKey {
   readonly kind: 'sort-key';
   readonly span: Span;
-  readonly field: Field;
+  /** a field (or an output name), or an aggregate in a grouped query */
+  readonly field: Operand;
   readonly direction: SortDirection;
   /** `nulls first|last`; absent: nulls last ascending, first descending */
   readonly nulls?: 'first' | 'last';
@@ -219,21 +343,100 @@ export interface Offset {
   readonly value: NumberValue | Parameter;
 }
 
-export type Clause = Where | Search | Select | Order | Limit | Offset;
+export type Clause = Where | Search | Select | Group | Having | Facet | Order | Limit | Offset;
 
 export interface Query {
   readonly kind: 'query';
   readonly span: Span;
   readonly from: From;
+  /** the joined resources, in order; absent when there are none */
+  readonly joins?: readonly Join[];
   readonly where?: Where;
   readonly search?: Search;
   readonly select?: Select;
+  readonly group?: Group;
+  readonly having?: Having;
+  readonly facet?: Facet;
   readonly order?: Order;
   readonly limit?: Limit;
   readonly offset?: Offset;
 }
 
-export type Node = Query | Clause | From | Condition | Value | Field | SortKey | FieldSearch;
+export type Node =
+  | Query | Clause | From | Join | KeyPair | Condition<Operand> | Value | Field | Name | Aggregate | Bucket | SelectItem
+  | SortKey | FieldSearch | FacetItem | FacetUnit;
+
+/** A select item that is a field as it stands: no aggregate, no bucket, no new name. */
+export interface PlainItem extends SelectItem {
+  readonly value: Field;
+  readonly as?: undefined;
+}
+
+export interface PlainSortKey extends SortKey {
+  readonly field: Field;
+}
+
+export interface PlainSelect extends Select {
+  readonly items: readonly PlainItem[];
+}
+
+export interface PlainOrder extends Order {
+  readonly keys: readonly PlainSortKey[];
+}
+
+/**
+ * A query of one resource whose `select` lists fields as they stand and
+ * whose `order by` names fields (a qualifier can only name that resource):
+ * what one `datastore_search` request (and a
+ * plan with a residual `where`) says. Anything else (a join, a group, a
+ * facet, a new name) is answered by the aggregate path (docs/aggregates.md).
+ */
+export interface PlainQuery extends Query {
+  readonly joins?: undefined;
+  readonly select?: PlainSelect;
+  readonly group?: undefined;
+  readonly having?: undefined;
+  readonly facet?: undefined;
+  readonly order?: PlainOrder;
+}
+
+/** Whether a query is a `PlainQuery`. */
+export function isPlainQuery(query: Query): query is PlainQuery {
+  return (
+    query.joins === undefined &&
+    query.group === undefined &&
+    query.having === undefined &&
+    query.facet === undefined &&
+    (query.select === undefined || query.select.items.every((item) => item.value.kind === 'field' && item.as === undefined)) &&
+    (query.order === undefined || query.order.keys.every((key) => key.field.kind === 'field'))
+  );
+}
+
+/**
+ * The field names a plain `select` lists, each once, in order.
+ * @example selectedNames(parse('from t select a, b, a').select) // → ['a', 'b']
+ */
+export function selectedNames(select: PlainQuery['select']): string[] | undefined {
+  return select === undefined ? undefined : [...new Set(select.items.map((item) => item.value.name))];
+}
+
+/**
+ * A `select` of fields as they stand (what a request's `fields` says).
+ * @example plainSelect([field], span) // select a
+ */
+export function plainSelect(fields: readonly Field[], span: Span, distinct = false): PlainSelect {
+  const items = fields.map((value): PlainItem => ({ kind: 'select-item', span: value.span, value }));
+  return distinct ? { kind: 'select', span, items, distinct: true } : { kind: 'select', span, items };
+}
+
+/**
+ * The resources a query reads, as written: `from`'s, then each join's (a parameter not yet bound is left out).
+ * @example queryResources(parse('from enrolments e join courses c on e.course = c.code')) // → ['enrolments', 'courses']
+ */
+export function queryResources(query: Query): string[] {
+  const sources = [query.from, ...(query.joins ?? []).map((join) => join.source)];
+  return [...new Set(sources.flatMap((source) => (source.resource.kind === 'string' ? [source.resource.value] : [])))];
+}
 
 /** Ends every switch over a union: a new kind breaks the build until handled. */
 export function assertNever(value: never, what = 'node'): never {

@@ -34,6 +34,23 @@ export const queryMessages = {
     `the number ${found} has more digits than a number here holds exactly: it would be read as ${nearest}`,
   EMPTY_FIELD_NAME: () => 'a field name cannot be empty',
   TOO_DEEPLY_NESTED: (limit: number) => `parentheses are nested more than ${limit} levels deep`,
+  // counting, grouping, facets and joins (docs/aggregates.md): the language's own rules
+  AGGREGATE_IN_WHERE: (what: string) =>
+    `${what} cannot be tested in where: where keeps records before they are grouped, so no group exists there yet`,
+  BUCKET_IN_CONDITION: (what: string) => `${what} cannot be tested in a condition; compare the field itself, or test the bucket's name in having`,
+  FACET_WITH_GROUP: () => 'a query cannot both group and facet: facets describe the records a query keeps, not its groups',
+  DISTINCT_WITH_GROUP: () => '"select distinct" cannot be combined with grouping: each group is already one row',
+  INVALID_BUCKET_WIDTH: (found: string) => `a bucket's width must be a number greater than 0, found ${found}`,
+  INVALID_TOP: (found: string) => `top must be a whole number from 1 to 1000, found ${found}`,
+  UNKNOWN_QUALIFIER: (qualifier: string) => `${q(qualifier)} is not the alias or name of a resource of this query`,
+  DUPLICATE_ALIAS: (alias: string) => `two resources of this query are called ${q(alias)}`,
+  DUPLICATE_NAME: (name: string) => `two columns of the result are named ${q(name)}`,
+  // compiling: the meaning of grouped and joined queries
+  NOT_GROUPED: (name: string) => `${name} is neither grouped nor aggregated, so a group has no one value of it`,
+  AMBIGUOUS_FIELD: (field: string, first: string, second: string) => `${q(field)} is a field of both ${q(first)} and ${q(second)}`,
+  JOIN_KEYS_ONE_SIDE: () => 'both keys of this pair name the same resource; a join pairs a field of each side',
+  AGGREGATE_NEEDS_NUMBER: (fn: string, field: string, type: string) => `${fn} needs a number field; ${q(field)} is ${type}`,
+  BUCKET_NEEDS_TYPE: (fn: string, field: string, type: string, wanted: string) => `${fn}() needs ${wanted} field; ${q(field)} is ${type}`,
   // compiling
   OR_ACROSS_FIELDS: (first: string, other: string) =>
     `"or" joins conditions on different fields (${q(first)} and ${q(other)}); a datastore_search request can only say "or" between values of one field`,

@@ -1,14 +1,14 @@
 /**
  * AST → canonical query text: lower-case keywords, one clause per line in the
- * order `from, select, where, search, order, limit, offset`, and quotes only
- * where the text would not read back as the same value. `parse(format(q))`
- * equals `q` apart from spans.
+ * order `from, join, select, where, search, group by, having, facet, order
+ * by, limit, offset`, and quotes only where the text would not read back as
+ * the same value. `parse(format(q))` equals `q` apart from spans.
  */
 import {
-  assertNever, type CompareOperator, type Condition, type Parameter, type Query, type Search, type SortKey, type StringValue,
-  type Value,
+  assertNever, type Aggregate, type Bucket, type CompareOperator, type Condition, type FacetItem, type Field, type From,
+  type Operand, type Parameter, type Query, type Search, type SortKey, type StringValue, type Value,
 } from './ast.js';
-import { keywords, scanBareword } from './syntax/tokens.js';
+import { keywords, scanBareword, softKeywordTokens } from './syntax/tokens.js';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
@@ -99,27 +99,30 @@ export function formatValue(value: Value): string {
 
 const operatorText = { ne: '!=', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const satisfies Record<CompareOperator, string>;
 
+/** How a query's fields are written: qualified ones as `alias.field`; others quoted where a dot would qualify them. */
+type FieldWriter = (operand: Operand) => string;
+
 /** A condition as text. `top`: the whole `where`, whose `and` list needs no parentheses. */
-function formatCondition(condition: Condition, top: boolean): string {
+function formatCondition<F extends Operand>(condition: Condition<F>, top: boolean, field: FieldWriter): string {
   switch (condition.kind) {
     case 'eq':
-      return `${formatField(condition.field.name)} = ${formatValue(condition.value)}`;
+      return `${field(condition.field)} = ${formatValue(condition.value)}`;
     case 'compare':
-      return `${formatField(condition.field.name)} ${operatorText[condition.op]} ${formatValue(condition.value)}`;
+      return `${field(condition.field)} ${operatorText[condition.op]} ${formatValue(condition.value)}`;
     case 'in':
-      return `${formatField(condition.field.name)} in (${condition.values.map(formatValue).join(', ')})`;
+      return `${field(condition.field)} in (${condition.values.map(formatValue).join(', ')})`;
     case 'between':
-      return `${formatField(condition.field.name)} between ${formatValue(condition.low)} and ${formatValue(condition.high)}`;
+      return `${field(condition.field)} between ${formatValue(condition.low)} and ${formatValue(condition.high)}`;
     case 'like':
-      return `${formatField(condition.field.name)} ${condition.ignoreCase ? 'ilike' : 'like'} ${formatPattern(condition.pattern)}`;
+      return `${field(condition.field)} ${condition.ignoreCase ? 'ilike' : 'like'} ${formatPattern(condition.pattern)}`;
     case 'is-null':
-      return `${formatField(condition.field.name)} is null`;
+      return `${field(condition.field)} is null`;
     case 'not':
-      return formatNot(condition.condition);
+      return formatNot(condition.condition, field);
     case 'and':
     case 'or': {
-      if (condition.conditions.length === 1) return formatCondition(condition.conditions[0]!, top);
-      const text = condition.conditions.map((c) => formatCondition(c, false)).join(` ${condition.kind} `);
+      if (condition.conditions.length === 1) return formatCondition(condition.conditions[0]!, top, field);
+      const text = condition.conditions.map((c) => formatCondition(c, false, field)).join(` ${condition.kind} `);
       // The where clause is itself an "and" list; an "or" keeps its parentheses even there, as people write it.
       return top && condition.kind === 'and' ? text : `(${text})`;
     }
@@ -129,24 +132,24 @@ function formatCondition(condition: Condition, top: boolean): string {
 }
 
 /** `not c`, with the negated forms of `in`, `like` and `is null` written the way people say them. */
-function formatNot(inner: Condition): string {
+function formatNot<F extends Operand>(inner: Condition<F>, field: FieldWriter): string {
   switch (inner.kind) {
     case 'in':
-      return `${formatField(inner.field.name)} not in (${inner.values.map(formatValue).join(', ')})`;
+      return `${field(inner.field)} not in (${inner.values.map(formatValue).join(', ')})`;
     case 'like':
-      return `${formatField(inner.field.name)} not ${inner.ignoreCase ? 'ilike' : 'like'} ${formatPattern(inner.pattern)}`;
+      return `${field(inner.field)} not ${inner.ignoreCase ? 'ilike' : 'like'} ${formatPattern(inner.pattern)}`;
     case 'is-null':
-      return `${formatField(inner.field.name)} is not null`;
+      return `${field(inner.field)} is not null`;
     case 'eq':
     case 'compare':
     case 'between':
-      return `not ${formatCondition(inner, false)}`;
+      return `not ${formatCondition(inner, false, field)}`;
     case 'not':
-      return `not (${formatNot(inner.condition)})`;
+      return `not (${formatNot(inner.condition, field)})`;
     case 'and':
     case 'or':
       // A one-member list (possible only in a built AST) is that member, which may need its own parentheses.
-      return inner.conditions.length === 1 ? formatNot(inner.conditions[0]!) : `not ${formatCondition(inner, false)}`;
+      return inner.conditions.length === 1 ? formatNot(inner.conditions[0]!, field) : `not ${formatCondition(inner, false, field)}`;
     default:
       return assertNever(inner, 'condition');
   }
@@ -156,19 +159,74 @@ function formatPattern(pattern: StringValue | Parameter): string {
   return pattern.kind === 'param' ? `$${pattern.name}` : formatString(pattern.value);
 }
 
-function formatSearch(search: Search): string {
+function formatSearch(search: Search, field: FieldWriter): string {
   const text = (value: StringValue | Parameter) => (value.kind === 'param' ? `$${value.name}` : formatString(value.value));
   const what =
     search.fields !== undefined
-      ? search.fields.map((f) => `${formatField(f.field.name)} ${text(f.text)}`).join(', ')
+      ? search.fields.map((f) => `${field(f.field)} ${text(f.text)}`).join(', ')
       : search.text !== undefined
         ? text(search.text)
         : '""';
   return `search ${what}${search.language === undefined ? '' : ` language ${formatText(search.language.value)}`}`;
 }
 
-function formatSortKey(key: SortKey): string {
-  return formatField(key.field.name) + (key.direction === 'desc' ? ' desc' : '') + (key.nulls === undefined ? '' : ` nulls ${key.nulls}`);
+function formatSortKey(key: SortKey, field: FieldWriter): string {
+  return field(key.field) + (key.direction === 'desc' ? ' desc' : '') + (key.nulls === undefined ? '' : ` nulls ${key.nulls}`);
+}
+
+const softWords: ReadonlySet<string> = new Set(softKeywordTokens.map((t) => t.LABEL!.toLowerCase()));
+
+/** `from R`, `from R e`; `as` before an alias that is itself a word of the grammar (`from t as group`). */
+function formatSource(from: From): string {
+  const resource = from.resource;
+  const text = resource.kind === 'param' ? `$${resource.name}` : formatText(resource.value);
+  if (from.alias === undefined) return text;
+  return `${text} ${softWords.has(from.alias.name.toLowerCase()) ? 'as ' : ''}${from.alias.name}`;
+}
+
+/**
+ * The writer of a query's fields: a qualified field as `alias.field`; an
+ * unqualified name whose part before a dot names a resource of the query
+ * in backticks, so it is not read as qualified.
+ */
+function fieldWriter(query: Query): FieldWriter {
+  const declared = new Set<string>();
+  for (const from of [query.from, ...(query.joins ?? []).map((j) => j.source)]) {
+    const name = from.alias?.name ?? (from.resource.kind === 'string' ? from.resource.value : undefined);
+    if (name !== undefined) declared.add(name);
+  }
+  const plain = (field: Field): string => {
+    if (field.qualifier !== undefined) {
+      const bare = formatField(field.name);
+      return `${field.qualifier}.${bare}`;
+    }
+    const dot = field.name.indexOf('.');
+    if (dot > 0 && declared.has(field.name.slice(0, dot))) return `\`${field.name.replaceAll('`', '``')}\``;
+    return formatField(field.name);
+  };
+  const write = (operand: Operand | Bucket): string => {
+    switch (operand.kind) {
+      case 'field':
+        return plain(operand);
+      case 'aggregate':
+        return formatAggregate(operand, plain);
+      case 'bucket':
+        return operand.fn === 'bucket' ? `bucket(${plain(operand.field)}, ${String(operand.width?.value)})` : `${operand.fn}(${plain(operand.field)})`;
+      default:
+        return assertNever(operand, 'operand');
+    }
+  };
+  return write;
+}
+
+function formatAggregate(aggregate: Aggregate, field: (field: Field) => string): string {
+  if (aggregate.field === undefined) return `${aggregate.fn}(*)`;
+  return `${aggregate.fn}(${aggregate.distinct ? 'distinct ' : ''}${field(aggregate.field)})`;
+}
+
+function formatFacetItem(item: FacetItem, field: FieldWriter): string {
+  const by = item.by === undefined ? '' : ` by ${item.by.kind === 'unit' ? item.by.unit : String(item.by.value)}`;
+  return `${field(item.field)}${by}${item.top === undefined ? '' : ` top ${String(item.top.value)}`}`;
 }
 
 /**
@@ -177,21 +235,38 @@ function formatSortKey(key: SortKey): string {
  * format(parse('FROM courses LIMIT 5 WHERE subject = "math"'))
  * // → 'from courses\nwhere subject = math\nlimit 5'
  * // (both compile to { resource_id: 'courses', filters: { subject: 'math' }, limit: 5 })
+ * @example
+ * format(parse('from courses select subject, count(*) as n group by subject having n > 3'))
+ * // → 'from courses\nselect subject, count(*) as n\ngroup by subject\nhaving n > 3'
  */
 export function format(query: Query): string {
-  const resource = query.from.resource;
-  const lines = [`from ${resource.kind === 'param' ? `$${resource.name}` : formatText(resource.value)}`];
+  const field = fieldWriter(query);
+  const write = field as (value: Operand | Bucket) => string;
+  const lines = [`from ${formatSource(query.from)}`];
+  for (const join of query.joins ?? []) {
+    const on = join.on.map((pair) => `${field(pair.left)} = ${field(pair.right)}`).join(' and ');
+    lines.push(`${join.left ? 'left ' : ''}join ${formatSource(join.source)} on ${on}`);
+  }
   if (query.select) {
-    lines.push(`select ${query.select.distinct ? 'distinct ' : ''}${query.select.fields.map((f) => formatField(f.name)).join(', ')}`);
+    const items = query.select.items.map((item) => write(item.value) + (item.as === undefined ? '' : ` as ${formatName(item.as.name)}`));
+    lines.push(`select ${query.select.distinct ? 'distinct ' : ''}${items.join(', ')}`);
   }
   const condition = query.where?.condition;
   // An empty "and" (possible only in a built AST) holds for every record: the same as no where clause.
   if (condition && !(condition.kind === 'and' && condition.conditions.length === 0)) {
-    lines.push(`where ${formatCondition(condition, true)}`);
+    lines.push(`where ${formatCondition(condition, true, field)}`);
   }
-  if (query.search) lines.push(formatSearch(query.search));
-  if (query.order) lines.push(`order by ${query.order.keys.map(formatSortKey).join(', ')}`);
+  if (query.search) lines.push(formatSearch(query.search, field));
+  if (query.group) lines.push(`group by ${query.group.keys.map(write).join(', ')}`);
+  if (query.having) lines.push(`having ${formatCondition(query.having.condition, true, field)}`);
+  if (query.facet) lines.push(`facet ${query.facet.items.map((item) => formatFacetItem(item, field)).join(', ')}`);
+  if (query.order) lines.push(`order by ${query.order.keys.map((key) => formatSortKey(key, field)).join(', ')}`);
   if (query.limit) lines.push(`limit ${formatValue(query.limit.value)}`);
   if (query.offset) lines.push(`offset ${formatValue(query.offset.value)}`);
   return lines.join('\n');
+}
+
+/** An `as` name: bare when it reads back as one bareword, else in backticks. */
+function formatName(name: string): string {
+  return formatField(name);
 }

@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from '../src/syntax/parse.js';
 import { renderError } from '../src/diagnostics.js';
@@ -177,6 +178,7 @@ const readmeCommands: Readonly<Record<string, How>> = {
   "ckql query 'from courses where level >= 3 limit 5' --db ./ckql-db": { testedIn: 'test/cli/portals.test.ts', runs: "readme.indexOf('## Portals: find the data')" },
   'ckql datasets course --data examples/data': { here: 'command line' },
   'ckql export courses -o courses.csv --data examples/data': { here: 'command line' },
+  "ckql query --data examples/data 'from courses group by subject select subject, count(*) as n, avg(credits) order by n desc, subject limit 3'": { here: 'the language' },
   'ckql check examples': { here: 'editors and CI' },
   'ckql check --schema examples/data examples': { here: 'editors and CI' },
   'ckql check --format json examples/queries.ckql': { here: 'editors and CI' },
@@ -368,6 +370,28 @@ describe('README.md', () => {
       rendered = renderError(error, { color: false });
     }
     expect(rendered.trimEnd()).toBe(block.trimEnd());
+    // a group by, against a count made here from the CSV itself
+    const grouped = await run(command("ckql query --data examples/data 'from courses group by subject select subject, count(*) as n, avg(credits) order by n desc, subject limit 3'"));
+    expect(grouped.code).toBe(0);
+    const rows = parseCsv(readFileSync(join(repoRoot, 'examples', 'data', 'courses.csv'), 'utf8'), { columns: true }) as { subject: string; credits: string }[];
+    const bySubject = new Map<string, { n: number; sum: number; count: number }>();
+    for (const row of rows) {
+      const g = bySubject.get(row.subject) ?? { n: 0, sum: 0, count: 0 };
+      g.n += 1;
+      if (row.credits !== '') {
+        g.sum += Number(row.credits);
+        g.count += 1;
+      }
+      bySubject.set(row.subject, g);
+    }
+    const top = [...bySubject].sort(([a, x], [b, y]) => y.n - x.n || (a < b ? -1 : 1)).slice(0, 3);
+    const got = ndjson(grouped.stdout) as { subject: string; n: number; avg_credits: number }[];
+    expect(got.map((r) => [r.subject, r.n])).toEqual(top.map(([subject, g]) => [subject, g.n]));
+    got.forEach((r, i) => expect(r.avg_credits).toBeCloseTo(top[i]![1].sum / top[i]![1].count, 9));
+    // the join on the first screen runs on the demo data
+    const first = /```\n(from enrolments e join[\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const joined = await ckql(['query', '--data', 'examples/data', first.trim()], { cwd: scratch });
+    expect([joined.code, ndjson(joined.stdout).length]).toEqual([0, 3]);
   });
 
   it('editors and CI: ckql check on the examples, and what it prints for a broken file', async () => {

@@ -25,6 +25,9 @@ import type * as ResponseModule from '../../src/client/response.js';
 import type * as OpenModule from '../../src/engine/open.js';
 import type * as PostgresDbModule from '../../src/engine/postgres/db.js';
 import type * as LoadFilesModule from '../../src/engine/sql/load-files.js';
+import type * as PgliteModule from '../../src/engine/pglite/engine.js';
+import type * as PostgresEngineModule from '../../src/engine/postgres/engine.js';
+import type * as SqlLoadModule from '../../src/engine/sql/load.js';
 
 export const distDir = path.join(cacheDir, 'dist');
 const fromSource = process.env.CKQL_BENCH_SOURCE === 'src';
@@ -66,4 +69,7 @@ export const ckqlModules = {
   open: () => load<typeof OpenModule>('engine/open.js'),
   postgresDb: () => load<typeof PostgresDbModule>('engine/postgres/db.js'),
   loadFiles: () => load<typeof LoadFilesModule>('engine/sql/load-files.js'),
+  pglite: () => load<typeof PgliteModule>('engine/pglite/engine.js'),
+  postgresEngine: () => load<typeof PostgresEngineModule>('engine/postgres/engine.js'),
+  sqlLoad: () => load<typeof SqlLoadModule>('engine/sql/load.js'),
 };

@@ -10,7 +10,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { stringify as yamlStringify } from 'yaml';
-import type { Condition, Query, Value } from '../ast.js';
+import type { Query } from '../ast.js';
+import { valueText } from '../compile/shape.js';
 import { queryStringFor } from '../client/encode.js';
 import type { DatastoreClient, Explanation } from '../client/types.js';
 import { bind } from '../compile/bind.js';
@@ -207,7 +208,7 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
       ...(typeof result.total === 'number' ? { size: Math.max(0, Math.min(window.limit, result.total - window.offset)) } : {}),
       elapsedMs,
       target: ranAs,
-      ...(bound.order === undefined ? {} : { order: bound.order.keys.map((key) => ({ field: key.field.name, direction: key.direction })) }),
+      ...(bound.order === undefined ? {} : { order: bound.order.keys.map((key) => ({ field: key.field.kind === 'field' ? key.field.name : valueText(key.field), direction: key.direction })) }),
     };
     return { status: 200, body: answer };
   };
@@ -227,27 +228,25 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
     const bound = boundQuery(input);
     const field = input.field;
     if (typeof field !== 'string' || field === '') throw new BadInput('field must name a field of the result');
+    if (bound.group !== undefined || bound.having !== undefined || bound.select?.items.some((item) => item.value.kind === 'aggregate')) {
+      throw new BadInput('the bars of a grouped query are its rows: a facet counts the records of a query without group by');
+    }
     const answer = await onSource(source, target, async (client): Promise<FacetAnswer> => {
-      const matching = withoutPaging(bound);
-      const distinct: Query = {
+      // One facet query: the portal's values of the field among the matching records, counted in one reading.
+      const span = bound.span;
+      const { select: _select, order: _order, ...matching } = withoutPaging(bound);
+      const faceted: Query = {
         ...matching,
-        select: { kind: 'select', span: bound.span, fields: [{ kind: 'field', span: bound.span, name: field }], distinct: true },
-        limit: { kind: 'limit', span: bound.span, value: { kind: 'number', span: bound.span, value: FACET_VALUES + 1 } },
+        facet: { kind: 'facet', span, items: [{ kind: 'facet-item', span, field: { kind: 'field', span, name: field }, top: { kind: 'number', span, value: FACET_VALUES } }] },
+        limit: zero(bound),
       };
-      const found = await client.search(distinct, { signal });
-      const values = found.records.slice(0, FACET_VALUES).map((record) => record[field] ?? null);
-      const counted: { value: unknown; count: number }[] = [];
-      // One count per value, one after another: a portal is asked politely.
-      for (const value of values) {
-        const test = equalsTest(field, value, bound);
-        if (test === undefined) throw new BadInput(`a facet counts text, number and boolean values; ${field} holds other values`);
-        const counting: Query = { ...matching, where: { kind: 'where', span: bound.span, condition: andAlso(matching.where?.condition, test, bound) }, limit: zero(bound) };
-        const result = await client.search(counting, { signal, total: true });
-        counted.push({ value, count: result.total ?? 0 });
-      }
+      const result = await client.search(faceted, { signal, total: true });
+      const facet = result.facets?.[field];
+      if (facet === undefined) throw new BadInput(`no facet of ${field} came back`);
+      const counted: { value: unknown; count: number }[] = [...facet.values];
+      if (facet.null_count > 0) counted.push({ value: null, count: facet.null_count });
       counted.sort((a, b) => b.count - a.count);
-      const all = await client.search({ ...matching, limit: zero(bound) }, { signal, total: true });
-      return { field, values: counted, more: found.records.length > FACET_VALUES, ...(typeof all.total === 'number' ? { total: all.total } : {}) };
+      return { field, values: counted.slice(0, FACET_VALUES), more: facet.more || counted.length > FACET_VALUES, ...(typeof result.total === 'number' ? { total: result.total } : {}) };
     });
     return { status: 200, body: answer };
   };
@@ -441,23 +440,6 @@ export function pageWindow(query: Query, page: number, pageSize: number): { quer
     offset,
     empty: count === 0,
   };
-}
-
-/** `field = value` (or `is null`) as a condition; undefined for a value a query cannot write. */
-function equalsTest(name: string, value: unknown, at: Query): Condition | undefined {
-  const field = { kind: 'field', span: at.span, name } as const;
-  if (value === null) return { kind: 'is-null', span: at.span, field };
-  let literal: Value;
-  if (typeof value === 'string') literal = { kind: 'string', span: at.span, value };
-  else if (typeof value === 'number') literal = { kind: 'number', span: at.span, value };
-  else if (typeof value === 'boolean') literal = { kind: 'boolean', span: at.span, value };
-  else return undefined;
-  return { kind: 'eq', span: at.span, field, value: literal };
-}
-
-function andAlso(condition: Condition | undefined, test: Condition, at: Query): Condition {
-  if (condition === undefined) return test;
-  return { kind: 'and', span: at.span, conditions: [...(condition.kind === 'and' ? condition.conditions : [condition]), test] };
 }
 
 const chosenText = {

@@ -6,7 +6,8 @@ import { performance } from 'node:perf_hooks';
 import type { Query } from '../ast.js';
 import type { SearchRequest, SearchResult } from '../datastore/types.js';
 import { DatastoreError } from '../errors.js';
-import { createRecordWriter, formatRecords } from '../output/format-records.js';
+import { createRecordWriter, facetsText, formatRecords } from '../output/format-records.js';
+import { renderFacets } from '../output/facets.js';
 import type { OutputFormat } from '../output/format-records.js';
 import type { CliContext } from './context.js';
 import { unknownFieldHint, unknownResourceHint } from '../session/field-hint.js';
@@ -72,6 +73,8 @@ export async function printQuery(
           await formatRecords(result, options.format, { ...formatOptions, elapsedMs, ...(inFooter && shortBy !== undefined ? { note: shortBy } : {}) }),
         );
         if (!inFooter && shortBy !== undefined) context.err(`note: ${shortBy}`);
+        const apart = facetsText(result, options.format, formatOptions);
+        if (apart !== undefined) context.err(apart.trimEnd());
         return;
       }
       // The run gives its fields before any record: the header is written first, then records as they come.
@@ -91,6 +94,12 @@ export async function printQuery(
         }
         progress.done();
         await writer.end({ total: count, elapsedMs: Math.round(performance.now() - started) });
+        // Streamed records leave no room for facets in the records' own format: a table follows them, else stderr has them.
+        if (run.facets !== undefined) {
+          const text = renderFacets(run.facets, formatOptions);
+          if (options.format === 'table') await context.out(`\n${text}`);
+          else context.err(text.trimEnd());
+        }
       } finally {
         progress.done();
       }

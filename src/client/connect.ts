@@ -148,7 +148,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     if (typeof input !== 'string' && !isQuery(input)) return undefined;
     const withMax = maxScan === undefined ? {} : { maxScan };
     const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
-    if (basic.residual === undefined) return basic;
+    if (basic.residual === undefined && !locallyFinished(basic)) return basic;
     const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
     return portal === 'ckan-2.11' ? basic : plan(input, { target: portal, params, ...withMax });
   };
@@ -167,22 +167,22 @@ export function connect(options: ClientOptions): DatastoreClient {
    * such, or a query CKAN 2.11 says whole, is one request (`search`) or its
    * pages (`searchAll`).
    */
-  const treeFor = (planned: Plan | undefined, input: SearchInput, params: Params | undefined, all: boolean, total: boolean, pageSize: number) => {
+  const treeFor = (planned: Plan | undefined, input: SearchInput, params: Params | undefined, all: boolean, total: boolean, pageSize: number, counts?: ReadonlyMap<string, number>) => {
     const known: Target = (target ?? found) === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
     // A request 2.11 says whole is also 2.12's: on a portal known to be 2.12 its pages may follow next_page.
-    const paged = planned !== undefined && planned.residual === undefined && planned.target === 'ckan-2.11' ? { ...planned, target: known } : planned;
+    const paged = planned !== undefined && planned.residual === undefined && !locallyFinished(planned) && planned.target === 'ckan-2.11' ? { ...planned, target: known } : planned;
     const whole: Plan = paged ?? {
       target: known,
       request: requestOf(input, params, target),
       local: { where: false, select: false, distinct: false, limit: false, order: false },
       maxScan: maxScan ?? DEFAULT_MAX_SCAN,
     };
-    return portalTree(whole, boundQuery(input, params), portal, { all, total, pageSize });
+    return portalTree(whole, boundQuery(input, params), portal, { all, total, pageSize, counts });
   };
 
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
     const planned = await planOf(input, searchOptions.params, searchOptions.signal);
-    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql')) {
+    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql' && !locallyFinished(planned))) {
       // One request says the whole query: the portal's own answer, as it is.
       const request = planned === undefined ? requestOf(input, searchOptions.params, target) : (planned.request as SearchRequest);
       if (answersEmptyItself(request, planned)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
@@ -204,7 +204,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     const all = streamOptions.all === true;
     const pageSize = Math.max(1, Math.floor(streamOptions.pageSize ?? DEFAULTS.pageSize));
     const planned = await planOf(input, streamOptions.params, streamOptions.signal);
-    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql')) {
+    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql' && !locallyFinished(planned))) {
       const request = planned === undefined ? requestOf(input, streamOptions.params, target) : (planned.request as SearchRequest);
       if (answersEmptyItself(request, planned)) {
         // Nothing to read, but the same errors as `search` (an unknown field, resource or token).
@@ -230,11 +230,29 @@ export function connect(options: ClientOptions): DatastoreClient {
     return redacted(wireFor(request), request, tokenHeader);
   };
 
+  /**
+   * The portal's count of each request a grouped, joined or faceted plan
+   * reads whole (a `limit: 0` request each), so explain can say how many
+   * pages they take; a count the portal refuses is left out.
+   */
+  const sideCounts = async (planned: Plan, signal: AbortSignal | undefined): Promise<Map<string, number>> => {
+    const counts = new Map<string, number>();
+    for (const side of [...(planned.shaped?.sides ?? []), ...(planned.facets?.sides ?? [])]) {
+      try {
+        const answer = await send({ ...side.request, limit: 0 }, signal);
+        if (answer.total !== undefined) counts.set(JSON.stringify(side.request), answer.total);
+      } catch {
+        // explain still shows the plan; the run will report the portal's error
+      }
+    }
+    return counts;
+  };
+
   const explain = async (input: SearchInput, explainOptions: SearchOptions = {}): Promise<Explanation> => {
     const planned = await planOf(input, explainOptions.params, explainOptions.signal);
     if (planned === undefined) return { chosen: target === undefined ? 'whole' : 'given', request: prepare(input, explainOptions.params) };
-    const chosen = planned.target === 'ckan-2.11' && planned.residual === undefined ? 'whole' : target === undefined ? 'detected' : 'given';
-    const steps = describeTree(treeFor(planned, input, explainOptions.params, false, false, DEFAULTS.pageSize));
+    const chosen = planned.target === 'ckan-2.11' && planned.residual === undefined && !locallyFinished(planned) ? 'whole' : target === undefined ? 'detected' : 'given';
+    const steps = describeTree(treeFor(planned, input, explainOptions.params, false, false, DEFAULTS.pageSize, await sideCounts(planned, explainOptions.signal)));
     if (planned.target === 'sql') return { plan: planned, chosen, steps, sql: { url: sqlUrl, text: (planned.request as SqlRequest).sql } };
     const request = planned.request as SearchRequest;
     return { plan: planned, chosen, steps, request: redacted(wireFor(request), request, tokenHeader) };
@@ -387,6 +405,7 @@ function planResult(planned: Plan, query: Query, run: Execution, records: Row[])
   if (total !== undefined) result.total = total;
   result.total_was_estimated = false;
   result.limit = limit;
+  if (run.facets !== undefined) result.facets = run.facets;
   if (query.offset?.value.kind === 'number') result.offset = query.offset.value.value;
   result.include_total = total !== undefined;
   result.records_format = 'objects';
@@ -395,11 +414,16 @@ function planResult(planned: Plan, query: Query, run: Execution, records: Row[])
 }
 
 /** A run as a client's record stream: its batches read record by record. */
+/** Whether ckql finishes a plan itself (a group, a join, facets): no one request says it, whatever its residual. */
+function locallyFinished(planned: Plan): boolean {
+  return planned.shaped !== undefined || planned.facets !== undefined || planned.facetRequest !== undefined;
+}
+
 export function recordStream(run: Execution): RecordStream {
   async function* records(): AsyncGenerator<Row, void, undefined> {
     for await (const batch of run.batches) yield* batch;
   }
-  return { fields: run.fields, records: records(), total: () => run.total(), read: () => run.summary() };
+  return { fields: run.fields, records: records(), total: () => run.total(), read: () => run.summary(), ...(run.facets === undefined ? {} : { facets: run.facets }) };
 }
 
 function resourceOfQuery(query: Query): string {

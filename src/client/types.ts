@@ -5,7 +5,7 @@
 import type { Query } from '../ast.js';
 import type { Params } from '../compile/bind.js';
 import type { Plan, Target } from '../compile/plan.js';
-import type { FieldInfo, ReadSummary, Row, SearchRequest, SearchResult } from '../datastore/types.js';
+import type { Facets, FieldInfo, ReadSummary, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 
 /** One request as it goes over the wire. */
 export interface WireRequest {
@@ -171,6 +171,8 @@ export interface RecordStream {
   total(): number | undefined;
   /** once the records have been read: what was read to give them */
   read(): ReadSummary;
+  /** a query with `facet`: its value counts (docs/aggregates.md) */
+  readonly facets?: Facets | undefined;
 }
 
 /** A request as it would go over the wire, for `explain` and curl lines; the token is redacted. */

@@ -104,7 +104,7 @@ export function plan(query: Query | string, options: PlanOptions & { readonly pa
 function checkNameCounts(query: Query, target: Target | undefined): void {
   if (target === 'sql') return;
   // the request lists each name as the select does, repeats included
-  const selected = query.select?.fields.length ?? 0;
+  const selected = query.select?.items.length ?? 0;
   if (query.select !== undefined && selected > MAX_FIELDS) {
     throw queryError('TOO_MANY_NAMES', query.select.span, ['select', selected, MAX_FIELDS], { hint: 'select fewer fields, or leave select out for every field' });
   }

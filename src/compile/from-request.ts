@@ -3,7 +3,7 @@
  * This is how a request found in a log or another program is shown as ckql.
  */
 import type { Condition, Equals, Field, FieldSearch, In, Literal, Query, Search, SortKey, StringValue } from '../ast.js';
-import { assertNever } from '../ast.js';
+import { assertNever, plainSelect } from '../ast.js';
 import { parseFilters, type FilterNode } from '../datastore/filters.js';
 import type { CkanVersion, Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
 import { normalizeRequest, parseSort } from '../datastore/validate.js';
@@ -123,7 +123,7 @@ function queryFromCanonical(request: SearchRequest, ckan: '2.11' | '2.12'): Quer
   if (search !== undefined) query.search = search;
   if (request.fields !== undefined && request.fields.length > 0) {
     const fields = request.fields.map((name) => field(name, 'fields'));
-    query.select = request.distinct === true ? { kind: 'select', span: NO_SPAN, fields, distinct: true } : { kind: 'select', span: NO_SPAN, fields };
+    query.select = plainSelect(fields, NO_SPAN, request.distinct === true);
   } else if (request.distinct === true) {
     throw validationError('distinct', 'ckql writes distinct as select distinct with the fields; give fields too');
   }

@@ -21,6 +21,7 @@
  *   `language`.
  */
 import type { Condition, Field, FieldSearch, Literal, Query, Search, SortKey, StringValue } from '../ast.js';
+import { plainSelect } from '../ast.js';
 import { queryError } from '../errors.js';
 import type { Span } from '../span.js';
 import { hasPrefixWord, searchWords } from './search-text.js';
@@ -604,9 +605,7 @@ function query(
   if (parts.where !== undefined) result.where = { kind: 'where', span: NO_SPAN, condition: parts.where };
   if (parts.search !== undefined) result.search = parts.search;
   if (parts.fields !== undefined) {
-    result.select = parts.distinct === true
-      ? { kind: 'select', span: NO_SPAN, fields: parts.fields, distinct: true }
-      : { kind: 'select', span: NO_SPAN, fields: parts.fields };
+    result.select = plainSelect(parts.fields, NO_SPAN, parts.distinct === true);
   }
   if (parts.order.length > 0) result.order = { kind: 'order', span: NO_SPAN, keys: parts.order };
   result.limit = { kind: 'limit', span: NO_SPAN, value: { kind: 'number', span: NO_SPAN, value: parts.limit } };

@@ -6,8 +6,13 @@
  * Pure, like `compile`: the plan is frozen plain data, and running it is the
  * client's business (`client/plan-run.ts`).
  */
-import type { Condition, Field, FieldSearch, Query, Search, SortKey, StringValue, Parameter, Value } from '../ast.js';
-import { assertNever } from '../ast.js';
+import type { Condition, Field, FieldSearch, Query, Search, StringValue, Parameter, Value } from '../ast.js';
+import type { Span } from '../span.js';
+import { fieldsOfValue, shapeOf, type Shape } from './shape.js';
+import { facetSql, shapedSqlRequest } from './sql-shaped.js';
+import { conditionFieldNodes } from '../syntax/walk.js';
+import { assertNever, isPlainQuery } from '../ast.js';
+import type { PlainQuery, PlainSortKey } from '../ast.js';
 import type { FieldSearch as FieldSearchRequest, Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
 import { queryError } from '../errors.js';
 import { sortText } from '../datastore/sort.js';
@@ -64,6 +69,37 @@ export interface LocalSteps {
   readonly limit: boolean;
   /** the order is always the portal's (`sort` is pushed down), so this is false */
   readonly order: false;
+  /** grouped queries: pages are folded into a hash aggregate as they arrive */
+  readonly aggregate?: boolean;
+  /** joins: one side hashed, the other streamed past it */
+  readonly join?: boolean;
+}
+
+/** One resource of a shaped plan: how its records are read. */
+export interface SidePlan {
+  /** the resource as written (`source:resource` across sources) */
+  readonly resource: string;
+  readonly qualifier: string;
+  /** its pushed-down where and search, the fields the query reads of it (and `_id`), paged in `_id` order */
+  readonly request: SearchRequest;
+  /** its conditions the target cannot say, tested on its records as they arrive */
+  readonly residual?: Condition;
+}
+
+/**
+ * A grouped, joined or faceted query on a portal that answers only
+ * `datastore_search` (docs/aggregates.md, How each target answers): each
+ * resource read in pages, then joined, filtered, aggregated, sorted and
+ * paged locally, as the executor's operators (execute/build.ts).
+ */
+export interface ShapedPlan {
+  /** the bound query this plan answers (a facet plan's: the query's records, its facets) */
+  readonly query: Query;
+  readonly sides: readonly SidePlan[];
+  /** conditions over records of several resources, or of a left join's optional side: tested after the join */
+  readonly joined?: Condition;
+  /** `count(*)` and nothing else to compute: the first side's `limit: 0` request answers it */
+  readonly countOnly: boolean;
 }
 
 /**
@@ -79,6 +115,12 @@ export interface Plan {
   readonly residual?: Query;
   readonly local: LocalSteps;
   readonly maxScan: number;
+  /** a grouped, joined or renamed query on a `ckan-*` target: how its records are read and finished */
+  readonly shaped?: ShapedPlan;
+  /** a query with `facet` on a `ckan-*` target: how the records its facets count are read */
+  readonly facets?: ShapedPlan;
+  /** a query with `facet` on the `sql` target: the facets' one statement */
+  readonly facetRequest?: SqlRequest;
 }
 
 /**
@@ -95,6 +137,153 @@ export interface Plan {
  * // → request: { resource_id: 'enrolments', filters: { grade: { gte: 5 } } }, residual: … where status != withdrawn
  */
 export function planQuery(query: Query, options: PlanOptions = {}): Plan {
+  const records = query.facet === undefined ? query : withoutFacet(query);
+  const planned = isPlainQuery(records) ? planPlain(records, options) : planShaped(records, options);
+  if (query.facet === undefined) return planned;
+  // The facets count the records the query keeps: on SQL one more statement, on a portal one more reading.
+  shapeOf(query);
+  if (planned.target === 'sql') return freeze({ ...planned, facetRequest: facetSql(query)! });
+  return freeze({ ...planned, facets: shapedPlan(facetReading(query), planned.target as Exclude<Target, 'sql'>) });
+}
+
+/** The query without its facets: the records a facet query gives are those it gives without them. */
+function withoutFacet(query: Query): Query {
+  const { facet: _facet, ...rest } = query;
+  return rest;
+}
+
+/** What a facet plan reads: the query's sources, where and search, and the faceted fields. */
+function facetReading(query: Query): Query {
+  const { facet, select: _select, order: _order, limit: _limit, offset: _offset, ...rest } = query;
+  const items = facet!.items.map((item) => ({ kind: 'select-item' as const, span: item.span, value: item.field }));
+  return { ...rest, select: { kind: 'select', span: facet!.span, items } };
+}
+
+/**
+ * A query one request cannot say: on the `sql` target one `SELECT`; on a
+ * portal, each resource read in pages (its where pushed down, its fields
+ * cut to those the query reads) and the rest done locally.
+ */
+function planShaped(query: Query, options: PlanOptions): Plan {
+  const target = options.target ?? 'ckan-2.11';
+  const maxScan = options.maxScan ?? DEFAULT_MAX_SCAN;
+  const shape = shapeOf(query);
+  if (target === 'sql') {
+    if (shape.sources.length > 1 && shape.sources.some((s) => sourceOf(s.resource) !== undefined)) refuseSources(shape);
+    return freeze({ target, request: shapedSqlRequest(query), local: NOTHING_LOCAL, maxScan });
+  }
+  const shaped = shapedPlan(query, target);
+  const first = shaped.sides[0]!.request;
+  const residual = shaped.joined !== undefined || shaped.sides.some((side) => side.residual !== undefined);
+  return freeze({
+    target,
+    request: shaped.countOnly ? { ...first, limit: 0 } : first,
+    local: {
+      where: residual,
+      select: true,
+      distinct: shape.distinct,
+      limit: true,
+      order: false,
+      aggregate: shape.grouped,
+      join: shape.joins.length > 0,
+    },
+    maxScan,
+    shaped,
+  });
+}
+
+/** The resource's source when it is written `source:resource` (a session resolves it; plain CKAN names hold no `:`). */
+function sourceOf(resource: string): string | undefined {
+  const colon = resource.indexOf(':');
+  return colon > 0 ? resource.slice(0, colon) : undefined;
+}
+
+function refuseSources(shape: Shape): never {
+  throw queryError('TARGET_CANNOT_EXPRESS', shape.joins[0]!.span, ['a join of resources of different sources', 'sql'], {
+    hint: 'datastore_search_sql joins the tables of one portal; across sources ckql joins them itself (any other target)',
+  });
+}
+
+/** The sides of a shaped query on a `ckan-*` target: which conditions each side's request says, and what is left. */
+function shapedPlan(query: Query, target: Exclude<Target, 'sql'>): ShapedPlan {
+  const shape = shapeOf(query);
+  const single = shape.sources.length === 1;
+  // Which side a field is of, where the query says so: its qualifier, or the only resource.
+  const sideOf = (field: Field): number | undefined => {
+    if (single) return 0;
+    if (field.qualifier === undefined) return undefined;
+    const side = shape.sources.findIndex((s) => s.qualifier === field.qualifier);
+    return side < 0 ? undefined : side;
+  };
+  const optional = new Set(shape.joins.flatMap((join, j) => (join.left ? [j + 1] : [])));
+  const members = query.where === undefined ? [] : query.where.condition.kind === 'and' ? query.where.condition.conditions : [query.where.condition];
+  const ofSide: Condition[][] = shape.sources.map(() => []);
+  const joined: Condition[] = [];
+  for (const member of members) {
+    const sides = new Set(conditionFieldNodes(member).map(sideOf));
+    const [side] = [...sides];
+    // A left join's optional side is tested after the join, where a record without a match has nulls.
+    if (sides.size === 1 && side !== undefined && !optional.has(side)) ofSide[side]!.push(member);
+    else joined.push(member);
+  }
+  const and = (list: Condition[], span: Span): Condition | undefined =>
+    list.length === 0 ? undefined : list.length === 1 ? list[0] : { kind: 'and', span, conditions: list };
+  const whereSpan = query.where?.span ?? query.span;
+
+  // The fields each side must give: every field the query reads, by side; a side with a field of unknown side gives all.
+  const wanted: (Set<string> | undefined)[] = shape.sources.map(() => new Set(['_id']));
+  const need = (field: Field): void => {
+    const side = sideOf(field);
+    if (side === undefined) {
+      for (let i = 0; i < wanted.length; i++) if (shape.sources.length > 1) wanted[i] = undefined;
+      return;
+    }
+    wanted[side]?.add(field.name);
+  };
+  for (const item of query.select?.items ?? []) fieldsOfValue(item.value).forEach(need);
+  for (const key of shape.keys) fieldsOfValue(key).forEach(need);
+  for (const aggregate of shape.aggregates) fieldsOfValue(aggregate).forEach(need);
+  for (const key of shape.order) if (key.by.kind === 'value') fieldsOfValue(key.by.value).forEach(need);
+  for (const join of shape.joins) for (const pair of join.on) [pair.left, pair.right].forEach(need);
+  for (const member of joined) conditionFieldNodes(member).forEach(need);
+  const noSelect = query.select === undefined && !shape.grouped;
+
+  const sides = shape.sources.map((source, side): SidePlan => {
+    const { pushed, rest } = split(and(ofSide[side]!, whereSpan), target);
+    if (rest !== undefined) conditionFieldNodes(rest).forEach(need);
+    const request: Record<string, unknown> = { resource_id: source.resource };
+    if (pushed !== undefined) {
+      const filters = target === 'ckan-2.11' ? dictFilters(pushed) : treeFilters(pushed);
+      if (filters !== undefined) request.filters = filters;
+    }
+    const search = searchOfSide(query.search, side, sideOf);
+    if (search !== undefined) Object.assign(request, searchKeys(search));
+    const fields = wanted[side];
+    if (fields !== undefined && !noSelect) request.fields = [...fields];
+    return {
+      resource: source.resource,
+      qualifier: source.qualifier,
+      request: request as unknown as SearchRequest,
+      ...(rest === undefined ? {} : { residual: rest }),
+    };
+  });
+  const joinedCondition = and(joined, whereSpan);
+  const countOnly =
+    shape.grouped && shape.keys.length === 0 && shape.sources.length === 1 && sides[0]!.residual === undefined &&
+    shape.aggregates.every((a) => a.fn === 'count' && a.field === undefined);
+  return { query, sides, ...(joinedCondition === undefined ? {} : { joined: joinedCondition }), countOnly };
+}
+
+/** The part of a search one side's request says: the whole-record text on the first resource; per-field texts on each field's. */
+function searchOfSide(search: Search | undefined, side: number, sideOf: (field: Field) => number | undefined): Search | undefined {
+  if (search === undefined) return undefined;
+  if (search.fields === undefined) return side === 0 ? search : undefined;
+  const fields = search.fields.filter((f) => (sideOf(f.field) ?? 0) === side);
+  return fields.length === 0 ? undefined : { ...search, fields };
+}
+
+/** A plain query's plan (see `planQuery`). */
+function planPlain(query: PlainQuery, options: PlanOptions): Plan {
   const target = options.target ?? 'ckan-2.11';
   const maxScan = options.maxScan ?? DEFAULT_MAX_SCAN;
   const resource = resourceOf(query);
@@ -112,7 +301,7 @@ export function planQuery(query: Query, options: PlanOptions = {}): Plan {
   const local = rest !== undefined || localDistinct;
   if (query.select?.distinct && !local) request.distinct = true;
   if (query.select !== undefined) {
-    const selected = query.select.fields.map((f) => f.name);
+    const selected = query.select.items.map((item) => item.value.name);
     // A local step reads the selected fields, those the residual tests, and `_id` (which tells pages apart);
     // nothing else need cross the wire.
     request.fields = local ? [...new Set([...selected, ...conditionFields(rest), '_id'])] : selected;
@@ -419,7 +608,7 @@ function searchText(value: StringValue | Parameter): string {
 }
 
 /** The `sort` text: every direction spelled out, `nulls first|last` kept. */
-export function sortValue(keys: readonly SortKey[]): string {
+export function sortValue(keys: readonly PlainSortKey[]): string {
   return keys.map((key) => sortText(key.field.name, key.direction) + (key.nulls === undefined ? '' : ` nulls ${key.nulls}`)).join(', ');
 }
 

@@ -15,8 +15,8 @@
  * Every literal is untyped text, which PostgreSQL reads as the column's type,
  * as the language reads a value as the field's type.
  */
-import type { Condition, Equals, IsNull, Query, SortKey, StringValue, Parameter, Value } from '../ast.js';
-import { assertNever } from '../ast.js';
+import type { Condition, Equals, IsNull, Operand, PlainQuery, PlainSortKey, Query, StringValue, Parameter, Value } from '../ast.js';
+import { assertNever, selectedNames } from '../ast.js';
 import { queryError } from '../errors.js';
 import { canonicalText } from '../datastore/values.js';
 import { escapeColons } from '../datastore/sql-text.js';
@@ -31,8 +31,9 @@ export interface SqlRequest {
 /** The column that carries the total of every record the query matches. */
 export const TOTAL_COLUMN = '_ckql_total';
 
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 32_000;
+/** The `limit` of a query without one, and the most rows `datastore_search_sql` gives (`rows_max`). */
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 32_000;
 
 /**
  * The `SELECT` of a query: the same records, order and total as
@@ -44,11 +45,11 @@ const MAX_LIMIT = 32_000;
  * // → SELECT *, count(*) OVER () AS "_ckql_total" FROM "courses"
  * //   WHERE ("year" >= '2020' AND "stage" <> 'retired') ORDER BY "year" DESC, "_id" LIMIT 5
  */
-export function sqlRequest(query: Query, resource: string): SqlRequest {
+export function sqlRequest(query: PlainQuery, resource: string): SqlRequest {
   const table = identifier(resource);
   const where = whereSql(query, stringLiteral);
   const whereText = where === undefined ? '' : ` WHERE ${where}`;
-  const columns = query.select === undefined ? '*' : [...new Set(query.select.fields.map((f) => f.name))].map(identifier).join(', ');
+  const columns = query.select === undefined ? '*' : selectedNames(query.select)!.map(identifier).join(', ');
   const limit = Math.min(count(query.limit?.value, DEFAULT_LIMIT), MAX_LIMIT);
   const offset = count(query.offset?.value, 0);
   const page = ` LIMIT ${limit}${offset > 0 ? ` OFFSET ${offset}` : ''}`;
@@ -115,15 +116,23 @@ export type LiteralWriter = (text: string) => string;
  * neither), each value written by `literal`.
  * @example whereSql(parse('from t where a != 1'), stringLiteral) // → `"a" <> '1'`
  */
-export function whereSql(query: Query, literal: LiteralWriter): string | undefined {
+export function whereSql(query: Query, literal: LiteralWriter, field: FieldSql = plainField, searched = '"_full_text"'): string | undefined {
   const where: string[] = [];
-  if (query.where !== undefined) where.push(conditionSql(query.where.condition, literal));
+  if (query.where !== undefined) where.push(conditionSql(query.where.condition, literal, field));
   if (query.search !== undefined) {
-    const search = searchSql(query, literal);
+    const search = searchSql(query, literal, field, searched);
     if (search !== undefined) where.push(search);
   }
   return where.length === 0 ? undefined : where.join(' AND ');
 }
+
+/** Writes what a condition tests: a field's column (`"f"`, `"c"."f"`), or in `having` an aggregate. */
+export type FieldSql<F extends Operand = Operand> = (operand: F) => string;
+
+const plainField: FieldSql = (operand) => {
+  if (operand.kind !== 'field') throw new Error('an aggregate outside a grouped query');
+  return identifier(operand.name);
+};
 
 function valueSql(value: Value, literal: LiteralWriter): string {
   if (value.kind === 'param') throw unboundError(value);
@@ -133,55 +142,60 @@ function valueSql(value: Value, literal: LiteralWriter): string {
 
 const operatorSql = { ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
 
-function conditionSql(condition: Condition, literal: LiteralWriter): string {
+/** A condition as SQL: each value written by `literal`, each field or aggregate by `field`. */
+export function conditionSql<F extends Operand>(condition: Condition<F>, literal: LiteralWriter, field: FieldSql<F>): string {
   const valueOf = (value: Value): string => valueSql(value, literal);
   switch (condition.kind) {
     case 'eq':
       return condition.value.kind === 'null'
-        ? `${identifier(condition.field.name)} IS NULL`
-        : `${identifier(condition.field.name)} = ${valueOf(condition.value)}`;
+        ? `${field(condition.field)} IS NULL`
+        : `${field(condition.field)} = ${valueOf(condition.value)}`;
     case 'compare':
       // `f != null` is `f is not null`, as `f = null` is `f is null`; any other comparison with null is unknown.
       if (condition.value.kind === 'null') {
-        return condition.op === 'ne' ? `${identifier(condition.field.name)} IS NOT NULL` : 'NULL';
+        return condition.op === 'ne' ? `${field(condition.field)} IS NOT NULL` : 'NULL';
       }
-      return `${identifier(condition.field.name)} ${operatorSql[condition.op]} ${valueOf(condition.value)}`;
+      return `${field(condition.field)} ${operatorSql[condition.op]} ${valueOf(condition.value)}`;
     case 'in': {
-      const field = identifier(condition.field.name);
+      const column = field(condition.field);
       const values = condition.values.filter((v) => v.kind !== 'null');
       if (values.length === condition.values.length && values.length === 0) {
         // `in ()` holds for no record; the field is still named, so an unknown one is refused as elsewhere.
-        return `(false AND ${field} IS NULL)`;
+        return `(false AND ${column} IS NULL)`;
       }
-      const list = values.length === 0 ? 'false' : `${field} IN (${values.map(valueOf).join(', ')})`;
-      return values.length < condition.values.length ? `(${field} IS NULL OR ${list})` : list;
+      const list = values.length === 0 ? 'false' : `${column} IN (${values.map(valueOf).join(', ')})`;
+      return values.length < condition.values.length ? `(${column} IS NULL OR ${list})` : list;
     }
     case 'between':
-      return `${identifier(condition.field.name)} BETWEEN ${valueOf(condition.low)} AND ${valueOf(condition.high)}`;
+      return `${field(condition.field)} BETWEEN ${valueOf(condition.low)} AND ${valueOf(condition.high)}`;
     case 'like':
-      return `${identifier(condition.field.name)} ${condition.ignoreCase ? 'ILIKE' : 'LIKE'} ${valueOf(condition.pattern)}`;
+      return `${field(condition.field)} ${condition.ignoreCase ? 'ILIKE' : 'LIKE'} ${valueOf(condition.pattern)}`;
     case 'is-null':
-      return `${identifier(condition.field.name)} IS NULL`;
+      return `${field(condition.field)} IS NULL`;
     case 'not':
       // `is not null` has its own SQL, as it has its own words in the language.
-      if (isNullTest(condition.condition)) return `${identifier(condition.condition.field.name)} IS NOT NULL`;
-      return `NOT (${conditionSql(condition.condition, literal)})`;
+      if (isNullTest(condition.condition)) return `${field(condition.condition.field)} IS NOT NULL`;
+      return `NOT (${conditionSql(condition.condition, literal, field)})`;
     case 'and':
     case 'or':
       if (condition.conditions.length === 0) return condition.kind === 'and' ? 'true' : 'false';
-      return `(${condition.conditions.map((member) => conditionSql(member, literal)).join(condition.kind === 'and' ? ' AND ' : ' OR ')})`;
+      return `(${condition.conditions.map((member) => conditionSql(member, literal, field)).join(condition.kind === 'and' ? ' AND ' : ' OR ')})`;
     default:
       return assertNever(condition, 'condition');
   }
 }
 
 /** `f is null`, also written `f = null`. */
-function isNullTest(condition: Condition): condition is IsNull | Equals {
+function isNullTest<F extends Operand>(condition: Condition<F>): condition is IsNull<F> | Equals<F> {
   return condition.kind === 'is-null' || (condition.kind === 'eq' && condition.value.kind === 'null');
 }
 
-/** CKAN's full-text search, in SQL: `_full_text` for the whole record, `to_tsvector` of a field for per-field search. */
-function searchSql(query: Query, literal: LiteralWriter): string | undefined {
+/**
+ * CKAN's full-text search, in SQL: `_full_text` for the whole record (of
+ * the first resource, in a join: `searched`), `to_tsvector` of a field for
+ * per-field search.
+ */
+function searchSql(query: Query, literal: LiteralWriter, field: FieldSql, searched: string): string | undefined {
   const search = query.search!;
   const language = literal(search.language?.value ?? 'english');
   const tsQuery = (text: StringValue | Parameter): string => {
@@ -192,16 +206,16 @@ function searchSql(query: Query, literal: LiteralWriter): string | undefined {
   };
   if (search.fields !== undefined) {
     return search.fields
-      .map((f) => `to_tsvector(${language}, CAST(${identifier(f.field.name)} AS text)) @@ ${tsQuery(f.text)}`)
+      .map((f) => `to_tsvector(${language}, CAST(${field(f.field)} AS text)) @@ ${tsQuery(f.text)}`)
       .join(' AND ');
   }
   const text = search.text!;
   if (text.kind === 'string' && /^\s*$/.test(text.value)) return undefined;
-  return `"_full_text" @@ ${tsQuery(text)}`;
+  return `${searched} @@ ${tsQuery(text)}`;
 }
 
 /** One `order by` key: its field, direction and `NULLS` placement. */
-export function sortKeySql(key: SortKey): string {
+export function sortKeySql(key: PlainSortKey): string {
   const nulls = key.nulls === undefined ? '' : ` NULLS ${key.nulls.toUpperCase()}`;
   return `${identifier(key.field.name)} ${key.direction.toUpperCase()}${nulls}`;
 }

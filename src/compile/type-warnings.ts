@@ -106,6 +106,7 @@ export function comparisonWarnings(query: Query, fields: readonly FieldInfo[]): 
   if (query.where !== undefined) visit(query.where.condition);
   // A sort on a text field the dictionary says holds numbers or dates orders texts.
   for (const key of query.order?.keys ?? []) {
+    if (key.field.kind !== 'field') continue;
     const field = byId.get(key.field.name);
     const override = field?.info?.type_override;
     if (field === undefined || !isText(field.type) || typeof override !== 'string') continue;

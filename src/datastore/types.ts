@@ -165,7 +165,32 @@ export interface SearchResult {
    * own answer to one request
    */
   readonly read?: ReadSummary;
+  /** ckql's: the value counts of a query with `facet`, by facet name (docs/aggregates.md) */
+  readonly facets?: Facets;
 }
+
+/** One value of a facet and how many records have it. */
+export interface FacetValue {
+  readonly value: JsonValue;
+  readonly count: number;
+}
+
+/** A facet of the records a query keeps: its top values by count, the records without a value, and whether more values exist. */
+export interface FacetResult {
+  /** the faceted field, as the query names it */
+  readonly field: string;
+  /** `month`, `2.5`: the buckets the values fall in, when the facet has `by` */
+  readonly by?: string;
+  /** the most common values first; ties by value */
+  readonly values: readonly FacetValue[];
+  /** records without a value (null or missing) */
+  readonly null_count: number;
+  /** whether other values exist beyond those given (`top`) */
+  readonly more: boolean;
+}
+
+/** Every facet of a query, by name (the field's, `_2` on a repeat). */
+export type Facets = Readonly<Record<string, FacetResult>>;
 
 /** What ckql read to answer a query (docs/executor.md, Results). */
 export interface ReadSummary {

@@ -6,7 +6,7 @@
  * (a server by URL).
  */
 import type { Query } from '../ast.js';
-import type { CkanVersion, FieldInfo, ResourceMeta, Row, SearchResult } from '../datastore/types.js';
+import type { CkanVersion, Facets, FieldInfo, ResourceMeta, Row, SearchResult } from '../datastore/types.js';
 
 export type EngineKind = 'memory' | 'pglite' | 'postgres';
 
@@ -103,6 +103,8 @@ export interface QueryStream {
   readonly total?: number;
   /** the records in the query's order; a reader that stops early releases what the engine holds */
   readonly batches: AsyncGenerator<readonly Row[], void, undefined>;
+  /** the value counts of a query with `facet` (docs/aggregates.md) */
+  readonly facets?: Facets;
 }
 
 /**

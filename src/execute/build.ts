@@ -3,7 +3,7 @@
  * target says, and the residual) becomes the tree that runs, and explain
  * prints that same tree.
  */
-import type { Query } from '../ast.js';
+import type { PlainQuery, Query } from '../ast.js';
 import type { Plan } from '../compile/plan.js';
 import type { SearchRequest } from '../datastore/types.js';
 import { DatastoreError, queryError, validationError } from '../errors.js';
@@ -15,6 +15,12 @@ import type { Operator } from './operator.js';
 import { engineQuery, oneRequest, pageScan } from './scan.js';
 import type { Paging, SendPage } from './scan.js';
 import { sqlScan } from './sql-scan.js';
+import { facetTree, shapedTree } from './shaped.js';
+import type { ShapedOptions } from './shaped.js';
+import { checkSignal } from './operator.js';
+import { shapeOf } from '../compile/shape.js';
+import { facetsFromRows } from '../compile/sql-shaped.js';
+import type { SqlRequest } from '../compile/sql.js';
 import type { SendSql } from './sql-scan.js';
 
 /** `limit` when a query has none, as datastore_search (`ckan.datastore.search.rows_default`). */
@@ -28,6 +34,8 @@ export interface RunOptions {
   readonly total: boolean;
   /** records per request to a portal */
   readonly pageSize: number;
+  /** explain: the portal's count of each request a plan pages through (by its JSON), to predict its pages */
+  readonly counts?: ReadonlyMap<string, number> | undefined;
 }
 
 /** How a plan reaches a portal. */
@@ -49,7 +57,38 @@ export interface Portal {
  * //    └─ scan {"resource_id":"enrolments","sort":"_id asc"}, pages by offset, 1000 records a request
  */
 export function portalTree(plan: Plan, query: Query, portal: Portal, options: RunOptions): Operator {
-  if (plan.target === 'sql') return sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql });
+  if (plan.target === 'sql') {
+    const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql });
+    return plan.facetRequest === undefined ? scan : sqlFacets(scan, plan.facetRequest, query, portal.sendSql);
+  }
+  const records = recordsTree(plan, query, portal, options);
+  return plan.facets === undefined ? records : facetTree(records, plan, query, portal, shapedOptions(plan, options));
+}
+
+function shapedOptions(plan: Plan, options: RunOptions): ShapedOptions {
+  return { all: options.all, pageSize: options.pageSize, counts: options.counts, paging: (request) => (plan.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset') };
+}
+
+/** The facets of a query on the sql target: its one facets statement, sent before the records are read. */
+function sqlFacets(records: Operator, request: SqlRequest, query: Query, sendSql: SendSql): Operator {
+  const shape = shapeOf(query);
+  return {
+    kind: 'facets',
+    detail: `one datastore_search_sql statement: ${request.sql}`,
+    inputs: [records],
+    open: async (context) => {
+      checkSignal(context);
+      context.stats.requests += 1;
+      const answer = await sendSql(request.sql, context.signal);
+      const facets = facetsFromRows(shape.facets, answer.records, () => undefined);
+      return { ...(await records.open(context)), facets };
+    },
+  };
+}
+
+/** The tree of a plan's records on a `ckan-*` target (a facet plan's, without its facets). */
+function recordsTree(plan: Plan, query: Query, portal: Portal, options: RunOptions): Operator {
+  if (plan.shaped !== undefined) return shapedTree(plan, portal, shapedOptions(plan, options));
   const request = plan.request as SearchRequest;
   const paging: Paging = plan.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset';
   const residual = plan.residual;
@@ -89,7 +128,7 @@ export function portalTree(plan: Plan, query: Query, portal: Portal, options: Ru
     const test = { kind: 'query', span: residual.span, from: residual.from, where } as const satisfies Query;
     tree = filter(tree, conditionText(test), (fields) => residualTest(test, fields));
   }
-  const selected = residual.select?.fields.map((f) => f.name);
+  const selected = (residual as PlainQuery).select?.items.map((item) => item.value.name);
   if (selected !== undefined && !sameList(selected, request.fields)) tree = project(tree, selected);
   if (plan.local.distinct) tree = distinct(tree);
   return limit(tree, { offset, limit: wanted, count: options.total });
@@ -107,7 +146,7 @@ export function engineTree(engine: Engine, query: Query, options: Pick<RunOption
  * one request with that filter would have said it.
  */
 function wordedAsWritten(send: SendPage, residual: Query): SendPage {
-  const selected = new Set(residual.select?.fields.map((f) => f.name) ?? []);
+  const selected = new Set((residual as PlainQuery).select?.items.map((item) => item.value.name) ?? []);
   return async (request, signal) => {
     try {
       return await send(request, signal);
@@ -131,7 +170,7 @@ function unquoted(text: string): string {
 }
 
 /** Whether a request can be paged with 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
-function keysetPageable(request: SearchRequest): boolean {
+export function keysetPageable(request: SearchRequest): boolean {
   if (request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
   return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
 }

@@ -162,6 +162,7 @@ export function limit(input: Operator, options: LimitOptions): Operator {
         fields: upstream.fields,
         batches: closing(batches(), () => upstream.batches.return()),
         ...(upstream.total === undefined ? {} : { total: upstream.total }),
+        ...(upstream.facets === undefined ? {} : { facets: upstream.facets }),
         // A source that counted up front (an engine, a whole request) says it all.
         outcome: () => (upstream.total === undefined ? outcome : { matched: upstream.total, more: upstream.total > end }),
       };

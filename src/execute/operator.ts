@@ -5,7 +5,7 @@
  * before a batch is asked for, and a reader that stops (a limit met, Ctrl-C)
  * returns the generators below it, which release what they hold.
  */
-import type { FieldInfo, Row } from '../datastore/types.js';
+import type { Facets, FieldInfo, Row } from '../datastore/types.js';
 import { DatastoreError } from '../errors.js';
 
 /** What every operator of one run shares: the signal that cancels it, and counters for explain and footers. */
@@ -42,10 +42,12 @@ export interface Stream {
   readonly total?: number | undefined;
   /** after `batches` has ended: what the stream learnt about the rest */
   outcome?(): Outcome;
+  /** a query with `facet`: the value counts of the records it keeps, known when the stream opens */
+  readonly facets?: Facets | undefined;
 }
 
 /** The names explain prints; one per operator type. */
-export type OperatorKind = 'request' | 'scan' | 'sql' | 'engine' | 'filter' | 'project' | 'distinct' | 'sort' | 'limit';
+export type OperatorKind = 'request' | 'scan' | 'sql' | 'engine' | 'filter' | 'project' | 'distinct' | 'sort' | 'limit' | 'aggregate' | 'join' | 'facets';
 
 /**
  * One step of a plan. `detail` is what explain prints beside the kind;

@@ -2,7 +2,7 @@
  * Running a tree: open its root, read its batches, and say afterwards what
  * was read and what is known of the rest (docs/executor.md, Results).
  */
-import type { FieldInfo, ReadSummary, Row } from '../datastore/types.js';
+import type { Facets, FieldInfo, ReadSummary, Row } from '../datastore/types.js';
 import { abortedBy } from './operator.js';
 import type { Operator, RunContext, RunStats } from './operator.js';
 
@@ -16,6 +16,8 @@ export interface Execution {
   total(): number | undefined;
   /** once the batches have ended: what was read */
   summary(): ReadSummary;
+  /** a query with `facet`: its value counts (docs/aggregates.md) */
+  readonly facets?: Facets | undefined;
 }
 
 /** Options of `execute`. */
@@ -42,6 +44,7 @@ export async function execute(tree: Operator, options: ExecuteOptions = {}): Pro
     resource: stream.resource,
     fields: stream.fields,
     batches: stream.batches,
+    facets: stream.facets,
     total: () => stream.outcome?.().matched ?? stream.total,
     summary: () => {
       const more = stream.outcome?.().more;

@@ -242,7 +242,13 @@ export function engineQuery(engine: Engine, query: Query, options: Omit<EngineQu
           await answer.batches.return(undefined);
         }
       }
-      return { resource: answer.resource, fields: answer.fields, batches: closing(batches(), () => answer.batches.return(undefined)), ...(answer.total === undefined ? {} : { total: answer.total }) };
+      return {
+        resource: answer.resource,
+        fields: answer.fields,
+        batches: closing(batches(), () => answer.batches.return(undefined)),
+        ...(answer.total === undefined ? {} : { total: answer.total }),
+        ...(answer.facets === undefined ? {} : { facets: answer.facets }),
+      };
     },
   };
 }

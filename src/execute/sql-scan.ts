@@ -5,7 +5,8 @@
  * neither repeat nor skip a record; a `select distinct` has no `_id`, so its
  * selected fields break the ties instead.
  */
-import type { Query, SortKey, Value } from '../ast.js';
+import type { PlainQuery, Query, SortKey, Value } from '../ast.js';
+import { isPlainQuery } from '../ast.js';
 import { plan } from '../compile/compile.js';
 import type { SqlRequest } from '../compile/sql.js';
 import type { Row, SearchResult } from '../datastore/types.js';
@@ -32,7 +33,7 @@ export function sqlScan(query: Query, options: { readonly pageSize: number; read
   const wanted = numberOf(query.limit?.value, options.all ? Number.POSITIVE_INFINITY : 100);
   // One SELECT says a bounded query whole (up to the portal's rows_max); every record is read page by page.
   const pageSize = Math.max(1, Math.min(options.all ? options.pageSize : Math.max(options.pageSize, wanted), SQL_MAX_ROWS));
-  const ordered = query.select?.distinct ? withTies(query) : query;
+  const ordered = query.select?.distinct && isPlainQuery(query) ? withTies(query) : query;
   const sqlOf = (limit: number, offset: number): string => (plan(page(ordered, limit, offset), { target: 'sql' }).request as SqlRequest).sql;
   return {
     kind: 'sql',
@@ -44,9 +45,14 @@ export function sqlScan(query: Query, options: { readonly pageSize: number; read
         context.stats.requests += 1;
         return options.send(sqlOf(limit, offset), context.signal);
       };
-      const firstLimit = Math.min(pageSize, wanted);
+      // `limit 0` asks for one row all the same: `count(*) OVER ()` rides on rows, so none would leave the count unknown.
+      const firstLimit = wanted === 0 ? 1 : Math.min(pageSize, wanted);
       const first = await ask(firstLimit, start);
-      const total = typeof first.total === 'number' ? first.total : undefined;
+      // `count(*) OVER ()` rides on every row: an empty first page from the start is a count of 0.
+      const total = typeof first.total === 'number' ? first.total : first.records.length === 0 && start === 0 ? 0 : undefined;
+      if (wanted === 0) {
+        return { fields: first.fields, batches: (async function* () {})(), ...(total === undefined ? {} : { total }) };
+      }
       const inRange = total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted);
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         let fetched = 0;
@@ -88,11 +94,11 @@ function page(query: Query, limit: number, offset: number): Query {
 }
 
 /** A `select distinct` ordered by its keys, then by every selected field not among them: distinct rows differ in one. */
-function withTies(query: Query): Query {
+function withTies(query: PlainQuery): Query {
   const keys = query.order?.keys ?? [];
   const ordered = new Set(keys.map((key) => key.field.name));
   const ties: SortKey[] = [];
-  for (const field of query.select!.fields) {
+  for (const field of query.select!.items.map((item) => item.value)) {
     if (ordered.has(field.name)) continue;
     ordered.add(field.name);
     ties.push({ kind: 'sort-key', span: field.span, field, direction: 'asc' });

@@ -111,7 +111,14 @@ export function complete(text: string, cursor: number, context: LanguageContext 
           pending.push({ kind: 'fields', resource: suggestion.resource });
           break;
         }
-        for (const field of fields) add(fieldItem(field), field.id);
+        const qualifier = suggestion.qualifier;
+        for (const field of fields) {
+          if (qualifier === undefined) add(fieldItem(field), field.id);
+          else {
+            const item = fieldItem(field);
+            add({ ...item, label: `${qualifier}.${field.id}`, insert: `${qualifier}.${item.insert}` }, `${qualifier}.${field.id}`);
+          }
+        }
         break;
       }
       case 'value': {

@@ -7,8 +7,9 @@
  * against their declared values, and what the target cannot say (which is
  * not an error: the query runs as a plan, and a note says what runs locally).
  */
-import type { Condition, Field, Parameter, Query, Value } from '../ast.js';
-import { assertNever } from '../ast.js';
+import type { Aggregate, Bucket, Condition, Field, Operand, Parameter, Query, Value } from '../ast.js';
+import { assertNever, isPlainQuery } from '../ast.js';
+import { shapeOf } from '../compile/shape.js';
 import { bind, type Params } from '../compile/bind.js';
 import { constructName, onlyEqualities, planQuery } from '../compile/plan.js';
 import { QueryError, queryError, type QueryErrorCode } from '../errors.js';
@@ -276,14 +277,59 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
       fixes: near.map((each) => replace(field.span, formatField(each))),
     });
   };
+  // In a join, only the fields of the resource in `from` are known here: those qualified by it.
+  const qualifier = query.from.alias?.name ?? name;
+  const joined = query.joins !== undefined;
+  const ours = (field: Field): boolean => (joined ? field.qualifier === qualifier : field.qualifier === undefined || field.qualifier === qualifier);
+  const check = (field: Field): void => {
+    if (ours(field)) checkField(field);
+  };
   if (query.where !== undefined) {
-    for (const field of conditionFieldNodes(query.where.condition)) checkField(field);
-    valueChecks(query.where.condition, known, out);
+    for (const field of conditionFieldNodes(query.where.condition)) check(field);
+    if (!joined) valueChecks(query.where.condition, known, out);
   }
-  for (const field of query.select?.fields ?? []) checkField(field);
-  for (const each of query.search?.fields ?? []) checkField(each.field);
-  for (const key of query.order?.keys ?? []) checkField(key.field);
+  // The names the answer's columns get (`as n`, `count`, `avg_credits`) are names in having and order by, not fields.
+  const outputs = outputNames(query);
+  const operand = (each: Field | Aggregate | Bucket): void => {
+    if (each.kind === 'field') {
+      if (!(each.qualifier === undefined && outputs.has(each.name))) check(each);
+    } else if (each.field !== undefined) {
+      check(each.field);
+    }
+  };
+  for (const item of query.select?.items ?? []) operand(item.value);
+  for (const each of query.search?.fields ?? []) check(each.field);
+  for (const key of query.group?.keys ?? []) operand(key);
+  if (query.having !== undefined) for (const each of conditionOperands(query.having.condition)) operand(each);
+  for (const key of query.order?.keys ?? []) operand(key.field);
+  for (const item of query.facet?.items ?? []) check(item.field);
+  for (const join of query.joins ?? []) for (const pair of join.on) [pair.left, pair.right].forEach(check);
   return out;
+}
+
+/** The names the answer of a grouped or renamed query gives its columns (empty where the query cannot be shaped). */
+function outputNames(query: Query): ReadonlySet<string> {
+  if (isPlainQuery(query) || query.facet !== undefined && query.select === undefined && query.group === undefined) return new Set();
+  try {
+    return new Set(shapeOf(query).columns?.map((c) => c.name) ?? []);
+  } catch {
+    return new Set((query.select?.items ?? []).flatMap((item) => (item.as === undefined ? [] : [item.as.name])));
+  }
+}
+
+/** Every operand a `having` tests. */
+function conditionOperands(condition: Condition<Operand>, out: Operand[] = []): Operand[] {
+  switch (condition.kind) {
+    case 'not':
+      return conditionOperands(condition.condition, out);
+    case 'and':
+    case 'or':
+      for (const member of condition.conditions) conditionOperands(member, out);
+      return out;
+    default:
+      out.push(condition.field);
+      return out;
+  }
 }
 
 function formatResource(name: string): string {

@@ -18,6 +18,7 @@ import type { FieldInfo, Row, SearchResult } from '../datastore/types.js';
 import { isNumberType } from '../datastore/values.js';
 import { cellText } from './cell-text.js';
 import { escapeInvisible, ownValue, stringifyJson } from './safe-text.js';
+import { facetsMarkdown, renderFacets } from './facets.js';
 
 export const outputFormats = ['table', 'json', 'ndjson', 'csv', 'markdown'] as const;
 export type OutputFormat = (typeof outputFormats)[number];
@@ -85,12 +86,32 @@ export async function formatRecords(
   format: OutputFormat,
   options: FormatOptions = {},
 ): Promise<string> {
-  if (format === 'table') return renderTable(result, { maxRows: tableRowLimit, ...options });
+  const facets = result.facets;
+  if (format === 'table') {
+    const table = await renderTable(result, { maxRows: tableRowLimit, ...options });
+    return facets === undefined ? table : `${table}\n${renderFacets(facets, options)}`;
+  }
   const parts: string[] = [];
   const writer = createRecordWriter(format, result.fields, (text) => void parts.push(text), options);
   for (const row of result.records) await writer.write(row);
   await writer.end();
-  return parts.join('');
+  const records = parts.join('');
+  if (facets === undefined) return records;
+  // json: one object, the records beside their facets; markdown: a table per facet after the records.
+  // csv and ndjson hold records only: their callers show facets apart (facetsText).
+  if (format === 'json') return `{"records": ${records.trimEnd()},\n"facets": ${options.pretty === true ? prettyJson(facets) : stringifyJson(facets)}}\n`;
+  if (format === 'markdown') return records + facetsMarkdown(facets);
+  return records;
+}
+
+/**
+ * The facets of a result in a format whose records cannot hold them (csv,
+ * ndjson): the tables a terminal shows, for stderr; `undefined` for the
+ * formats `formatRecords` writes them into, or when there are none.
+ */
+export function facetsText(result: Pick<SearchResult, 'facets'>, format: OutputFormat, options: FormatOptions = {}): string | undefined {
+  if (result.facets === undefined || format === 'table' || format === 'json' || format === 'markdown') return undefined;
+  return renderFacets(result.facets, options);
 }
 
 /**

@@ -14,7 +14,7 @@ import type { Query } from '../ast.js';
 import type { SearchRequest } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
 import { DatastoreError, QueryError, toolError } from '../errors.js';
-import { createRecordWriter, formatRecords, type OutputFormat } from '../output/format-records.js';
+import { createRecordWriter, facetsText, formatRecords, type OutputFormat } from '../output/format-records.js';
 import { inPlace, splitStatements, type Statement } from './statements.js';
 import { countText } from '../output/count-text.js';
 
@@ -90,6 +90,9 @@ export async function runScript(script: string, options: ScriptOptions): Promise
       } else {
         const result = await options.source.client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
         await write(output, await formatRecords(result, format, { color, width: options.width ?? Infinity, ...csv }));
+        // csv and ndjson hold records only: a query's facets go beside them, on stderr.
+        const apart = facetsText(result, format, { color });
+        if (apart !== undefined) await write(errorOutput, apart);
       }
       succeeded += 1;
     } catch (error) {

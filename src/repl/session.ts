@@ -24,7 +24,8 @@ import type { Config } from '../config/types.js';
 import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { renderError } from '../diagnostics.js';
 import { DatastoreError, QueryError } from '../errors.js';
-import { formatRecords, tableRowLimit, type OutputFormat } from '../output/format-records.js';
+import { facetsText, formatRecords, tableRowLimit, type OutputFormat } from '../output/format-records.js';
+import { renderFacets } from '../output/facets.js';
 import { ownValue } from '../output/safe-text.js';
 import type { CompletionContext } from './complete.js';
 import { explainText } from './explain.js';
@@ -357,11 +358,14 @@ export class Session {
         maxRows: tableRowLimit,
         ...(shownMs === undefined ? {} : { elapsedMs: shownMs }),
       });
-      return text + this.#verticalHint(result, width);
+      const facets = result.facets === undefined ? '' : `\n\n${renderFacets(result.facets, { width, color: this.color }).replace(/\n$/, '')}`;
+      return text + this.#verticalHint(result, width) + facets;
     }
     const body = await formatRecords(result, this.settings.format, { color: this.color, width, pretty: true });
     const footer = footerText({ returned: result.records.length, total: result.total, offset: result.offset, elapsedMs: shownMs, read: result.read });
-    return `${body.replace(/\n$/, '')}\n${this.#dim(footer)}`;
+    // csv and ndjson hold records only: the facets follow them as the terminal tables.
+    const apart = facetsText(result, this.settings.format, { color: this.color, width });
+    return `${body.replace(/\n$/, '')}\n${this.#dim(footer)}${apart === undefined ? '' : `\n\n${apart.replace(/\n$/, '')}`}`;
   }
 
   /** Said once: why records came out one by one, and how to get a table. */

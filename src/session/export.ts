@@ -28,6 +28,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { parse as parseLossless } from 'lossless-json';
 import type { Query, SortKey } from '../ast.js';
+import { isPlainQuery, selectedNames } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
 import { plan } from '../compile/compile.js';
@@ -123,11 +124,16 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   const format = options.format ?? exportFormatOf(options.file);
   let requests = 0;
   const query = queryOf(options.input, options.params);
+  if (!isPlainQuery(query)) {
+    throw toolError('USAGE', ['export writes the records of one resource; a grouped, joined, renamed or faceted query gives other rows'], {
+      hint: 'run it with ckql query … --all --format csv (or ndjson) > file',
+    });
+  }
   const named = query.from.resource.kind === 'string' ? query.from.resource.value : '';
   const head = await client.search({ resource_id: named, limit: 0 }, signal === undefined ? {} : { signal });
   requests++;
   const id = head.resource_id;
-  const selected = query.select === undefined ? undefined : [...new Set(query.select.fields.map((f) => f.name))];
+  const selected = query.select === undefined ? undefined : selectedNames(query.select);
   for (const name of selected ?? []) {
     if (!head.fields.some((f) => f.id === name)) throw toolError('USAGE', [`select names ${JSON.stringify(name)}, which ${named} does not have (fields: ${head.fields.map((f) => f.id).join(', ')})`]);
   }
@@ -272,7 +278,7 @@ function quoteName(name: string): string {
 
 /** No sort, or `_id` ascending alone. */
 function isIdOrder(keys: readonly SortKey[] | undefined): boolean {
-  return keys === undefined || keys.length === 0 || (keys.length === 1 && keys[0]?.field.name === '_id' && keys[0].direction === 'asc' && keys[0].nulls === undefined);
+  return keys === undefined || keys.length === 0 || (keys.length === 1 && keys[0]?.field.kind === 'field' && keys[0].field.name === '_id' && keys[0].direction === 'asc' && keys[0].nulls === undefined);
 }
 
 /** Whether the target's one request says the whole query (no residual). */

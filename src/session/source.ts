@@ -578,6 +578,7 @@ function engineResult(query: Query, run: Execution, records: Row[]): SearchResul
   result.include_total = total !== undefined;
   result.records_format = 'objects';
   result.read = run.summary();
+  if (run.facets !== undefined) result.facets = run.facets;
   return result as unknown as SearchResult;
 }
 

@@ -8,9 +8,45 @@ export interface QueryCstNode extends CstNode {
 
 export type QueryCstChildren = {
   From: IToken[];
-  resource: ResourceCstNode[];
+  source: SourceCstNode[];
+  joinClause?: JoinClauseCstNode[];
   clause?: ClauseCstNode[];
   Semicolon?: IToken[];
+};
+
+export interface SourceCstNode extends CstNode {
+  name: "source";
+  children: SourceCstChildren;
+}
+
+export type SourceCstChildren = {
+  resource: ResourceCstNode[];
+  As?: IToken[];
+  Bareword?: IToken[];
+};
+
+export interface JoinClauseCstNode extends CstNode {
+  name: "joinClause";
+  children: JoinClauseCstChildren;
+}
+
+export type JoinClauseCstChildren = {
+  Left?: IToken[];
+  Join: IToken[];
+  source: SourceCstNode[];
+  On: IToken[];
+  keyPair: (KeyPairCstNode)[];
+  And?: IToken[];
+};
+
+export interface KeyPairCstNode extends CstNode {
+  name: "keyPair";
+  children: KeyPairCstChildren;
+}
+
+export type KeyPairCstChildren = {
+  field: (FieldCstNode)[];
+  Equals: IToken[];
 };
 
 export interface ResourceCstNode extends CstNode {
@@ -34,6 +70,9 @@ export type ClauseCstChildren = {
   whereClause?: WhereClauseCstNode[];
   searchClause?: SearchClauseCstNode[];
   selectClause?: SelectClauseCstNode[];
+  groupClause?: GroupClauseCstNode[];
+  havingClause?: HavingClauseCstNode[];
+  facetClause?: FacetClauseCstNode[];
   orderClause?: OrderClauseCstNode[];
   limitClause?: LimitClauseCstNode[];
   offsetClause?: OffsetClauseCstNode[];
@@ -68,7 +107,7 @@ export interface ComparisonCstNode extends CstNode {
 }
 
 export type ComparisonCstChildren = {
-  field: FieldCstNode[];
+  operand: OperandCstNode[];
   operator?: OperatorCstNode[];
   value?: (ValueCstNode)[];
   Not?: (IToken)[];
@@ -149,6 +188,17 @@ export type FieldSearchCstChildren = {
   Parameter?: IToken[];
 };
 
+export interface OperandCstNode extends CstNode {
+  name: "operand";
+  children: OperandCstChildren;
+}
+
+export type OperandCstChildren = {
+  aggregate?: AggregateCstNode[];
+  bucket?: BucketCstNode[];
+  field?: FieldCstNode[];
+};
+
 export interface SelectClauseCstNode extends CstNode {
   name: "selectClause";
   children: SelectClauseCstChildren;
@@ -157,8 +207,134 @@ export interface SelectClauseCstNode extends CstNode {
 export type SelectClauseCstChildren = {
   Select: IToken[];
   Distinct?: IToken[];
-  field: FieldCstNode[];
+  selectItem: SelectItemCstNode[];
   Comma?: IToken[];
+};
+
+export interface SelectItemCstNode extends CstNode {
+  name: "selectItem";
+  children: SelectItemCstChildren;
+}
+
+export type SelectItemCstChildren = {
+  aggregate?: AggregateCstNode[];
+  bucket?: BucketCstNode[];
+  field?: FieldCstNode[];
+  As?: IToken[];
+  name?: NameCstNode[];
+};
+
+export interface AggregateCstNode extends CstNode {
+  name: "aggregate";
+  children: AggregateCstChildren;
+}
+
+export type AggregateCstChildren = {
+  Count?: IToken[];
+  LParen?: (IToken)[];
+  Star?: IToken[];
+  Distinct?: IToken[];
+  field?: (FieldCstNode)[];
+  RParen?: (IToken)[];
+  Sum?: IToken[];
+  Avg?: IToken[];
+  Min?: IToken[];
+  Max?: IToken[];
+};
+
+export interface BucketCstNode extends CstNode {
+  name: "bucket";
+  children: BucketCstChildren;
+}
+
+export type BucketCstChildren = {
+  unit?: UnitCstNode[];
+  LParen?: (IToken)[];
+  field?: (FieldCstNode)[];
+  RParen?: (IToken)[];
+  Bucket?: IToken[];
+  Comma?: IToken[];
+  Number?: IToken[];
+};
+
+export interface UnitCstNode extends CstNode {
+  name: "unit";
+  children: UnitCstChildren;
+}
+
+export type UnitCstChildren = {
+  Year?: IToken[];
+  Month?: IToken[];
+  Week?: IToken[];
+  Day?: IToken[];
+};
+
+export interface NameCstNode extends CstNode {
+  name: "name";
+  children: NameCstChildren;
+}
+
+export type NameCstChildren = {
+  Bareword?: IToken[];
+  BacktickField?: IToken[];
+};
+
+export interface GroupClauseCstNode extends CstNode {
+  name: "groupClause";
+  children: GroupClauseCstChildren;
+}
+
+export type GroupClauseCstChildren = {
+  Group: IToken[];
+  By: IToken[];
+  groupKey: GroupKeyCstNode[];
+  Comma?: IToken[];
+};
+
+export interface GroupKeyCstNode extends CstNode {
+  name: "groupKey";
+  children: GroupKeyCstChildren;
+}
+
+export type GroupKeyCstChildren = {
+  bucket?: BucketCstNode[];
+  field?: FieldCstNode[];
+};
+
+export interface HavingClauseCstNode extends CstNode {
+  name: "havingClause";
+  children: HavingClauseCstChildren;
+}
+
+export type HavingClauseCstChildren = {
+  Having: IToken[];
+  condition: (ConditionCstNode)[];
+  And?: IToken[];
+  Or?: IToken[];
+};
+
+export interface FacetClauseCstNode extends CstNode {
+  name: "facetClause";
+  children: FacetClauseCstChildren;
+}
+
+export type FacetClauseCstChildren = {
+  Facet: IToken[];
+  facetItem: FacetItemCstNode[];
+  Comma?: IToken[];
+};
+
+export interface FacetItemCstNode extends CstNode {
+  name: "facetItem";
+  children: FacetItemCstChildren;
+}
+
+export type FacetItemCstChildren = {
+  field: FieldCstNode[];
+  By?: IToken[];
+  unit?: UnitCstNode[];
+  Number?: (IToken)[];
+  Top?: IToken[];
 };
 
 export interface OrderClauseCstNode extends CstNode {
@@ -179,7 +355,8 @@ export interface SortKeyCstNode extends CstNode {
 }
 
 export type SortKeyCstChildren = {
-  field: FieldCstNode[];
+  aggregate?: AggregateCstNode[];
+  field?: FieldCstNode[];
   Asc?: IToken[];
   Desc?: IToken[];
   Nulls?: IToken[];
@@ -216,6 +393,7 @@ export interface FieldCstNode extends CstNode {
 
 export type FieldCstChildren = {
   Bareword?: IToken[];
+  Qualifier?: IToken[];
   BacktickField?: IToken[];
   Uuid?: IToken[];
 };

@@ -11,8 +11,8 @@ import { editDistance } from '../text.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
-  And, Bareword, BacktickField, Comma, Equals, In, Keyword, keywordTokens, LParen, NumberLiteral, Order,
-  Parameter, queryLexer, RParen, scanQuoted, Semicolon, StringLiteral, Uuid,
+  And, Bareword, BacktickField, Comma, Count, Equals, Group, In, Keyword, keywordTokens, LParen, NumberLiteral, Order,
+  Parameter, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid,
 } from './tokens.js';
 
 /**
@@ -159,6 +159,8 @@ const ruleNouns: Partial<Record<RuleName, string>> = {
   value: 'a value',
   field: 'a field name',
   resource: 'a resource id or name',
+  source: 'an alias',
+  name: 'a name',
 };
 
 function syntaxError(error: IRecognitionException, tokens: IToken[], source: string): QueryError {
@@ -199,11 +201,25 @@ const ASSIST_LIMIT = 2_000;
 
 const expectedInRule: Record<RuleName, readonly string[]> = {
   query: ['"from"'],
+  source: ['a resource id or name'],
   resource: ['a resource id or name'],
-  clause: ['"where"', '"search"', '"select"', '"order by"', '"limit"', '"offset"'],
+  joinClause: ['"join"'],
+  keyPair: ['a field name'],
+  clause: ['"where"', '"search"', '"select"', '"group by"', '"having"', '"facet"', '"order by"', '"limit"', '"offset"'],
   whereClause: ['a field name', '"("'],
   condition: ['a field name', '"("'],
   comparison: ['"="', '"!="', '"<"', '"<="', '">"', '">="', '"in"', '"not"', '"between"', '"like"', '"ilike"', '"is"'],
+  operand: ['a field name'],
+  selectItem: ['a field name', 'a function'],
+  aggregate: ['"("'],
+  bucket: ['"("'],
+  unit: ['"year"', '"month"', '"week"', '"day"'],
+  name: ['a name'],
+  groupClause: ['"by"'],
+  groupKey: ['a field name'],
+  havingClause: ['a field name', '"("'],
+  facetClause: ['a field name'],
+  facetItem: ['"by"', '"top"', '","'],
   operator: ['"="', '"!="', '"<"', '"<="', '">"', '">="'],
   valueList: ['a value', '","', '")"'],
   group: ['"and"', '"or"', '")"'],
@@ -232,10 +248,13 @@ function expectedAt(before: IToken[]): string[] {
   for (const path of queryParser.computeContentAssist('query', before)) {
     const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
     const type = path.nextTokenType;
+    // An aggregate or a bucket is read in where only to say it belongs in having or group by: never expected there.
+    if ((rule === 'aggregate' || rule === 'bucket' || rule === 'unit') && path.ruleStack.includes('whereClause')) continue;
     const noun = rule === undefined ? undefined : ruleNouns[rule];
     if (noun) add(noun);
     else if (type === Semicolon) continue; // accepted, but not worth suggesting
     else if (type === Order) add('"order by"');
+    else if (type === Group) add('"group by"');
     else if (type === NumberLiteral) add('a whole number');
     else if (type === StringLiteral) add('a quoted string');
     else if (type === Parameter) add('a parameter');
@@ -322,6 +341,9 @@ function hintFor(
     const quote = image[0]!;
     return `a quote inside a string is escaped with a backslash: \\${quote}, not ${quote}${quote}`;
   }
+  if (token.tokenType === Star && !(previous?.tokenType === LParen && beforePrevious?.tokenType === Count)) {
+    return previous?.tokenType === LParen ? '"*" stands only in count(*); other functions take a field' : 'leave out "select" to get every field';
+  }
   if (token.tokenType === Equals && previous?.tokenType === Equals) return 'compare with a single "="';
   if (token.tokenType === Comma && wants('"and"')) return 'join conditions with "and", not ","';
   if (token.tokenType === RParen && previous?.tokenType === Comma) return 'remove the "," before ")"';
@@ -357,4 +379,4 @@ function closestKeyword(word: string, expected: readonly string[]): string | und
   return best;
 }
 
-const keywordNames: ReadonlySet<string> = new Set(keywordTokens.map((t) => t.LABEL!));
+const keywordNames: ReadonlySet<string> = new Set([...keywordTokens, ...softKeywordTokens].map((t) => t.LABEL!));

@@ -8,13 +8,19 @@
  * - `and` and `or` may follow one another in any mix (MIXED_AND_OR);
  * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
  */
-import { CstParser, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt } from 'chevrotain';
+import { CstParser, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type TokenType } from 'chevrotain';
 import {
-  allTokens, And, Asc, BacktickField, Between, By, Comma, Desc, Distinct, Equals, False, First, From, Greater,
-  GreaterEquals, Ilike, In, Is, Language, Last, Less, LessEquals, Like, Limit, LParen, Not, NotEquals, Null, Nulls,
-  NumberLiteral, Offset, Or, Order, Parameter, RParen, Search, Select, Semicolon, StringLiteral, True, Uuid,
-  Where, Bareword, DateTime,
+  allTokens, And, As, Asc, Avg, BacktickField, Between, Bucket, By, Comma, Count, DateTime, Day, Desc, Distinct, Equals, Facet,
+  False, First, From, Greater, GreaterEquals, Group, Having, Ilike, In, Is, Join, Keyword, Language, Last, Left, Less, LessEquals,
+  Like, Limit, LParen, Max, Min, Month, Not, NotEquals, Null, Nulls, NumberLiteral, Offset, On, Or, Order, Parameter,
+  Qualifier, RParen, Search, Select, Semicolon, Star, StringLiteral, Sum, Top, True, Uuid, Week, Where, Bareword, Year,
 } from './tokens.js';
+
+/**
+ * The soft keywords that may follow a resource: an alias written without
+ * `as` is none of them (`from t group by x` groups; `from t g where …` names `t` `g`).
+ */
+export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Facet]);
 
 /** The alternatives of one `OR`, kept between calls. */
 type Alternatives = IOrAlt<unknown>[] | undefined;
@@ -30,6 +36,21 @@ export class QueryParser extends CstParser {
   // rules, so the parser's shape is fixed when it is built; what they hold
   // has no per-call state.
   private resourceAlternatives: Alternatives;
+  private aliasAlternatives: Alternatives;
+  private itemAlternatives: Alternatives;
+  private aggregateAlternatives: Alternatives;
+  private countAlternatives: Alternatives;
+  private aggregateNameAlternatives: Alternatives;
+  private bucketAlternatives: Alternatives;
+  private unitAlternatives: Alternatives;
+  private groupKeyAlternatives: Alternatives;
+  private havingJoinAlternatives: Alternatives;
+  private facetByAlternatives: Alternatives;
+  private operandAlternatives: Alternatives;
+  private sortOperandAlternatives: Alternatives;
+  private nameAlternatives: Alternatives;
+  private groupItems: ListItems;
+  private facetItems: ListItems;
   private clauseAlternatives: Alternatives;
   private whereJoinAlternatives: Alternatives;
   private conditionAlternatives: Alternatives;
@@ -76,12 +97,55 @@ export class QueryParser extends CstParser {
     this.CST_STACK.push({ name: fullRuleName, children: {} });
   }
 
-  /** `from R` then clauses in any order, and one optional `;` (the REPL's terminator). */
+  /** Whether the next token is an alias written without `as` (see `source`). */
+  private impliedAlias(): boolean {
+    const next = this.LA(1).tokenType;
+    return (next === Bareword || (next.CATEGORIES?.includes(Bareword) === true && !afterSource.has(next))) && endsSource(this.LA(2).tokenType);
+  }
+
+  /** `from R [as a]`, the joins, then clauses in any order, and one optional `;` (the REPL's terminator). */
   readonly query = this.RULE('query', () => {
     this.CONSUME(From);
-    this.SUBRULE(this.resource);
-    this.MANY(() => this.SUBRULE(this.clause));
+    this.SUBRULE(this.source);
+    this.MANY(() => this.SUBRULE(this.joinClause));
+    this.MANY2(() => this.SUBRULE(this.clause));
     this.OPTION(() => this.CONSUME(Semicolon));
+  });
+
+  /**
+   * A resource and its alias. Without `as`, a name is an alias only where a
+   * source may end (before a keyword, `join`, `on`, a clause, `;` or the
+   * end), so `from courses wher subject = math` is still a typo of `where`.
+   */
+  readonly source = this.RULE('source', () => {
+    this.SUBRULE(this.resource);
+    this.OPTION({
+      GATE: () => this.LA(1).tokenType === As || this.impliedAlias(),
+      DEF: () => {
+        this.OPTION2(() => this.CONSUME(As));
+        this.CONSUME(Bareword);
+      },
+    });
+  });
+
+  /** `[left] join R [as] a on a.k = b.k and …` */
+  readonly joinClause = this.RULE('joinClause', () => {
+    this.OPTION(() => this.CONSUME(Left));
+    this.CONSUME(Join);
+    this.SUBRULE(this.source);
+    this.CONSUME(On);
+    this.SUBRULE(this.keyPair);
+    this.MANY(() => {
+      this.CONSUME(And);
+      this.SUBRULE2(this.keyPair);
+    });
+  });
+
+  /** `e.course = c.code`: equality joins only. */
+  readonly keyPair = this.RULE('keyPair', () => {
+    this.SUBRULE(this.field);
+    this.CONSUME(Equals);
+    this.SUBRULE2(this.field);
   });
 
   readonly resource = this.RULE('resource', () => {
@@ -98,6 +162,9 @@ export class QueryParser extends CstParser {
       { ALT: () => this.SUBRULE(this.whereClause) },
       { ALT: () => this.SUBRULE(this.searchClause) },
       { ALT: () => this.SUBRULE(this.selectClause) },
+      { ALT: () => this.SUBRULE(this.groupClause) },
+      { ALT: () => this.SUBRULE(this.havingClause) },
+      { ALT: () => this.SUBRULE(this.facetClause) },
       { ALT: () => this.SUBRULE(this.orderClause) },
       { ALT: () => this.SUBRULE(this.limitClause) },
       { ALT: () => this.SUBRULE(this.offsetClause) },
@@ -130,7 +197,7 @@ export class QueryParser extends CstParser {
    * `between v and v`, `[not] like|ilike pattern`, `is [not] null`.
    */
   readonly comparison = this.RULE('comparison', () => {
-    this.SUBRULE(this.field);
+    this.SUBRULE(this.operand);
     this.OR((this.comparisonAlternatives ??= [
       {
         ALT: () => {
@@ -234,10 +301,161 @@ export class QueryParser extends CstParser {
     ]));
   });
 
+  /**
+   * What a condition tests: a field, or (in `having`) an aggregate. `where`
+   * takes only fields; the visitor says so (AGGREGATE_IN_WHERE), and a
+   * bucket is refused the same way.
+   */
+  readonly operand = this.RULE('operand', () => {
+    this.OR((this.operandAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.aggregate) },
+      { ALT: () => this.SUBRULE(this.bucket) },
+      { ALT: () => this.SUBRULE(this.field) },
+    ]));
+  });
+
   readonly selectClause = this.RULE('selectClause', () => {
     this.CONSUME(Select);
     this.OPTION(() => this.CONSUME(Distinct));
-    this.AT_LEAST_ONE_SEP((this.selectItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.field) }));
+    this.AT_LEAST_ONE_SEP((this.selectItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.selectItem) }));
+  });
+
+  /** `subject`, `count(*) as n`, `month(start_date) as month` */
+  readonly selectItem = this.RULE('selectItem', () => {
+    this.OR((this.itemAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.aggregate) },
+      { ALT: () => this.SUBRULE(this.bucket) },
+      { ALT: () => this.SUBRULE(this.field) },
+    ]));
+    this.OPTION(() => {
+      this.CONSUME(As);
+      this.SUBRULE(this.name);
+    });
+  });
+
+  /** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
+  readonly aggregate = this.RULE('aggregate', () => {
+    this.OR((this.aggregateAlternatives ??= [
+      {
+        ALT: () => {
+          this.CONSUME(Count);
+          this.CONSUME(LParen);
+          this.OR2((this.countAlternatives ??= [
+            { ALT: () => this.CONSUME(Star) },
+            {
+              ALT: () => {
+                this.OPTION(() => this.CONSUME(Distinct));
+                this.SUBRULE(this.field);
+              },
+            },
+          ]));
+          this.CONSUME(RParen);
+        },
+      },
+      {
+        ALT: () => {
+          this.OR3((this.aggregateNameAlternatives ??= [
+            { ALT: () => this.CONSUME(Sum) },
+            { ALT: () => this.CONSUME(Avg) },
+            { ALT: () => this.CONSUME(Min) },
+            { ALT: () => this.CONSUME(Max) },
+          ]));
+          this.CONSUME2(LParen);
+          this.SUBRULE2(this.field);
+          this.CONSUME2(RParen);
+        },
+      },
+    ]));
+  });
+
+  /** `year|month|week|day(f)`, `bucket(f, width)` */
+  readonly bucket = this.RULE('bucket', () => {
+    this.OR((this.bucketAlternatives ??= [
+      {
+        ALT: () => {
+          this.SUBRULE(this.unit);
+          this.CONSUME(LParen);
+          this.SUBRULE(this.field);
+          this.CONSUME(RParen);
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Bucket);
+          this.CONSUME2(LParen);
+          this.SUBRULE2(this.field);
+          this.CONSUME(Comma);
+          this.CONSUME(NumberLiteral);
+          this.CONSUME2(RParen);
+        },
+      },
+    ]));
+  });
+
+  /** A period of the calendar: the date buckets' names, and a facet's `by`. */
+  readonly unit = this.RULE('unit', () => {
+    this.OR((this.unitAlternatives ??= [
+      { ALT: () => this.CONSUME(Year) },
+      { ALT: () => this.CONSUME(Month) },
+      { ALT: () => this.CONSUME(Week) },
+      { ALT: () => this.CONSUME(Day) },
+    ]));
+  });
+
+  /** An `as` name: a bareword or a backtick-quoted name. */
+  readonly name = this.RULE('name', () => {
+    this.OR((this.nameAlternatives ??= [
+      { ALT: () => this.CONSUME(Bareword) },
+      { ALT: () => this.CONSUME(BacktickField) },
+    ]));
+  });
+
+  /** `group by subject, month(start_date)`; a name may be a select item's `as` name. */
+  readonly groupClause = this.RULE('groupClause', () => {
+    this.CONSUME(Group);
+    this.CONSUME(By);
+    this.AT_LEAST_ONE_SEP((this.groupItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.groupKey) }));
+  });
+
+  readonly groupKey = this.RULE('groupKey', () => {
+    this.OR((this.groupKeyAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.bucket) },
+      { ALT: () => this.SUBRULE(this.field) },
+    ]));
+  });
+
+  /** `having n > 3 and avg(credits) >= 5`: where's conditions, over names and aggregates. */
+  readonly havingClause = this.RULE('havingClause', () => {
+    this.CONSUME(Having);
+    this.SUBRULE(this.condition);
+    this.MANY(() => {
+      this.OR((this.havingJoinAlternatives ??= [
+        { ALT: () => this.CONSUME(And) },
+        { ALT: () => this.CONSUME(Or) },
+      ]));
+      this.SUBRULE2(this.condition);
+    });
+  });
+
+  /** `facet subject top 20, start_date by month` */
+  readonly facetClause = this.RULE('facetClause', () => {
+    this.CONSUME(Facet);
+    this.AT_LEAST_ONE_SEP((this.facetItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.facetItem) }));
+  });
+
+  readonly facetItem = this.RULE('facetItem', () => {
+    this.SUBRULE(this.field);
+    this.OPTION(() => {
+      this.CONSUME(By);
+      this.OR((this.facetByAlternatives ??= [
+        { ALT: () => this.SUBRULE(this.unit) },
+        { ALT: () => this.CONSUME(NumberLiteral) },
+      ]));
+    });
+    this.OPTION2(() => {
+      this.CONSUME(Top);
+      this.CONSUME2(NumberLiteral);
+    });
   });
 
   readonly orderClause = this.RULE('orderClause', () => {
@@ -247,7 +465,10 @@ export class QueryParser extends CstParser {
   });
 
   readonly sortKey = this.RULE('sortKey', () => {
-    this.SUBRULE(this.field);
+    this.OR3((this.sortOperandAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.aggregate) },
+      { ALT: () => this.SUBRULE(this.field) },
+    ]));
     this.OPTION(() => {
       this.OR((this.directionAlternatives ??= [
         { ALT: () => this.CONSUME(Asc) },
@@ -279,11 +500,20 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  /** A bareword or a backtick-quoted name; a UUID-shaped name lexes as one `Uuid` token, so it is a field too. */
+  /**
+   * A bareword or a backtick-quoted name; a UUID-shaped name lexes as one
+   * `Uuid` token, so it is a field too. `` c.`school year` `` is a qualified
+   * backtick name (a qualified bareword, `c.subject`, is one `Bareword`).
+   */
   readonly field = this.RULE('field', () => {
     this.OR((this.fieldAlternatives ??= [
       { ALT: () => this.CONSUME(Bareword) },
-      { ALT: () => this.CONSUME(BacktickField) },
+      {
+        ALT: () => {
+          this.OPTION(() => this.CONSUME(Qualifier));
+          this.CONSUME(BacktickField);
+        },
+      },
       { ALT: () => this.CONSUME(Uuid) },
     ]));
   });
@@ -303,11 +533,21 @@ export class QueryParser extends CstParser {
   });
 }
 
+/**
+ * The tokens that may follow a source (so a name before them is its alias):
+ * a hard keyword (`where`, `and` of a join's keys, …), a clause's soft
+ * keyword, `;`, or the end.
+ */
+function endsSource(type: TokenType): boolean {
+  return type.name === 'EOF' || type === Semicolon || (type.CATEGORIES?.includes(Keyword) ?? false) || afterSource.has(type);
+}
+
 /** The one parser instance: construction analyses the grammar (milliseconds), parsing reuses it. */
 export const queryParser = new QueryParser();
 
 /** The names of the grammar's rules, as `grammar/query.ebnf` spells them. */
 export type RuleName =
-  | 'query' | 'resource' | 'clause' | 'whereClause' | 'condition' | 'comparison' | 'operator' | 'valueList' | 'group'
-  | 'searchClause' | 'fieldSearch' | 'selectClause' | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause'
-  | 'field' | 'value';
+  | 'query' | 'source' | 'resource' | 'joinClause' | 'keyPair' | 'clause' | 'whereClause' | 'condition' | 'comparison'
+  | 'operand' | 'operator' | 'valueList' | 'group' | 'searchClause' | 'fieldSearch' | 'selectClause' | 'selectItem'
+  | 'aggregate' | 'bucket' | 'unit' | 'name' | 'groupClause' | 'groupKey' | 'havingClause' | 'facetClause' | 'facetItem'
+  | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause' | 'field' | 'value';

@@ -6,12 +6,12 @@
  * or the loaded data.
  */
 import type { ILexingResult, IToken, TokenType } from 'chevrotain';
-import { queryParser, type RuleName } from './parser.js';
+import { afterSource, queryParser, type RuleName } from './parser.js';
 import { tokenSpan, unescapeString } from './to-ast.js';
 import {
-  BacktickField, Bareword, Between, Comma, Equals, False, From, Greater, GreaterEquals, In, Keyword, Less, LessEquals, Limit,
-  LParen, NotEquals, Null, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select, softKeywordTokens,
-  StringLiteral, True, Uuid, Where,
+  As, BacktickField, Bareword, Between, Comma, Join, Equals, Facet, False, From, Greater, GreaterEquals, Group, Having, In, Keyword, Less,
+  LessEquals, Limit, LParen, NotEquals, Null, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select,
+  softKeywordTokens, StringLiteral, True, Uuid, Where,
 } from './tokens.js';
 import { MAX_NESTING } from './parse.js';
 
@@ -20,8 +20,11 @@ export type Suggestion =
   | { readonly kind: 'punctuation'; readonly text: string }
   /** a resource id or alias */
   | { readonly kind: 'resource' }
-  /** a field of `resource` (the one named after `from`, when it is known) */
-  | { readonly kind: 'field'; readonly resource?: string }
+  /**
+   * a field of `resource` (the one named after `from`, when it is known);
+   * with `qualifier`, written `qualifier.field` (a joined resource's alias being typed: `c.`)
+   */
+  | { readonly kind: 'field'; readonly resource?: string; readonly qualifier?: string }
   /** a value of `field` in `resource` */
   | { readonly kind: 'value'; readonly field: string; readonly resource?: string };
 
@@ -47,7 +50,10 @@ const punctuation: ReadonlySet<TokenType> = new Set([...comparisonOperators, LPa
  */
 const SUGGEST_TOKEN_LIMIT = 2_000;
 
-const clauseKeywords: ReadonlySet<TokenType> = new Set([Where, Search, Select, Order, Limit, Offset]);
+const clauseKeywords: ReadonlySet<TokenType> = new Set([Where, Search, Select, Group, Having, Facet, Order, Limit, Offset]);
+
+/** Clause keywords written as two words. */
+const twoWords: ReadonlyMap<TokenType, string> = new Map([[Order, 'order by'], [Group, 'group by']]);
 
 /**
  * Suggestions at `cursor` (default: the end of `source`). Never throws.
@@ -94,7 +100,7 @@ function suggestAt(text: string, cursor: number): SuggestResult {
   } else if (inComment(text, last ? tokenSpan(last).end : 0)) {
     return nothing;
   }
-  before = withShortLists(before);
+  before = withoutAliasReading(withShortLists(before));
   if (before.length > SUGGEST_TOKEN_LIMIT || nesting(before) > MAX_NESTING) return nothing;
   const prefix = text.slice(from);
   const resource = resourceOf(tokens);
@@ -113,14 +119,22 @@ function suggestAt(text: string, cursor: number): SuggestResult {
   for (const path of queryParser.computeContentAssist('query', before)) {
     const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
     const type = path.nextTokenType;
+    // The parser reads an aggregate or a bucket in `where` only to say it belongs in `having` or `group by`.
+    if ((rule === 'aggregate' || rule === 'bucket' || rule === 'unit') && path.ruleStack.includes('whereClause')) continue;
     if (rule === 'resource') add({ kind: 'resource' });
-    else if (rule === 'field') add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
+    else if (rule === 'field') {
+      // `c.su`: the fields of the resource `c` names (an alias, or a resource's own name) in a query with joins.
+      const dot = prefix.indexOf('.');
+      const named = dot > 0 ? declaredSources(tokens).get(prefix.slice(0, dot)) : undefined;
+      if (named !== undefined) add({ kind: 'field', resource: named, qualifier: prefix.slice(0, dot) });
+      else add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
+    }
     else if (rule === 'value') {
       const field = fieldBefore(before);
       if (field !== undefined) add(resource === undefined ? { kind: 'value', field } : { kind: 'value', field, resource });
     } else if (isKeywordType(type)) {
       if (clauseKeywords.has(type) && present.has(type)) continue; // each clause once
-      const word = type === Order ? 'order by' : type.LABEL!;
+      const word = twoWords.get(type) ?? type.LABEL!;
       if (word.startsWith(lower)) add({ kind: 'keyword', text: word });
     } else if (punctuation.has(type) && prefix === '') {
       add({ kind: 'punctuation', text: type.LABEL! });
@@ -146,6 +160,23 @@ function splitDigitWordStart(text: string, lexed: ILexingResult): number | undef
   if (!lexed.tokens.some((token) => token.startOffset === start)) return undefined;
   if (lexed.errors.some((error) => error.offset < start)) return undefined;
   return start;
+}
+
+/** `as _`: an alias put before a soft keyword that follows a resource (see `withoutAliasReading`). */
+const explicitAlias: readonly IToken[] = queryLexer.tokenize('as _').tokens;
+
+/**
+ * The tokens, with an alias given to a resource that a soft keyword
+ * (`join`, `on`, `group`, …) ends the input after. The parser's gate never
+ * reads such a keyword as the resource's alias (`source` in parser.ts), but
+ * content assist runs no gates and would offer what follows an alias too.
+ */
+function withoutAliasReading(tokens: IToken[]): IToken[] {
+  const n = tokens.length;
+  if (n < 3 || !afterSource.has(tokens[n - 1]!.tokenType)) return tokens;
+  const opener = tokens[n - 3]!.tokenType;
+  if (opener !== From && opener !== Join) return tokens;
+  return [...tokens.slice(0, -1), ...explicitAlias, tokens[n - 1]!];
 }
 
 function isKeywordType(type: TokenType): boolean {
@@ -193,6 +224,30 @@ function isKeyword(token: IToken): boolean {
 /** Whether the cursor (the end of `text`) sits in a `--` comment after the last token. */
 function inComment(text: string, lastEnd: number): boolean {
   return /--[^\r\n]*$/.test(text.slice(lastEnd));
+}
+
+/**
+ * The names that qualify fields, when the query joins resources: each
+ * source's alias (`from enrolments e`, `join courses as c`) and its
+ * resource's own name, mapped to the resource.
+ */
+function declaredSources(tokens: readonly IToken[]): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!tokens.some((t) => t.tokenType === Join)) return out;
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const opener = tokens[i]!.tokenType;
+    if (opener !== From && opener !== Join) continue;
+    const named = tokens[i + 1]!;
+    const resource = named.tokenType === StringLiteral ? unescapeString(named.image) : named.image;
+    out.set(resource, resource);
+    let next = i + 2;
+    if (tokens[next]?.tokenType === As) next++;
+    const alias = tokens[next];
+    if (alias !== undefined && (alias.tokenType === Bareword || (alias.tokenType.CATEGORIES?.includes(Bareword) === true && !afterSource.has(alias.tokenType)))) {
+      out.set(alias.image, resource);
+    }
+  }
+  return out;
 }
 
 /** The resource named after `from`, if it is written as text. */

@@ -13,13 +13,15 @@
 import { compareDecimal } from '../datastore/values.js';
 import type { CstNode, IToken } from 'chevrotain';
 import type {
-  CompareOperator, Condition, Field, FieldSearch, From, Limit, NumberValue, Offset, Order, Parameter, Query, Search,
-  Select, SortKey, StringValue, Value, Where,
+  Aggregate, AggregateFunction, Bucket, CompareOperator, Condition, Facet, FacetItem, Field, FieldSearch, From, Group, Having,
+  Join, KeyPair, Limit, Name, NumberValue, Offset, Operand, Order, Parameter, Query, Search, Select, SelectItem, SortKey,
+  StringValue, Value, Where,
 } from '../ast.js';
 import type {
-  ComparisonCstNode, ConditionCstNode, FieldCstNode, GroupCstChildren, LimitClauseCstChildren, OffsetClauseCstChildren,
-  OperatorCstNode, OrderClauseCstChildren, QueryCstNode, ResourceCstChildren, SearchClauseCstChildren,
-  SelectClauseCstChildren, ValueCstNode, WhereClauseCstChildren,
+  AggregateCstNode, BucketCstNode, ComparisonCstNode, ConditionCstNode, FacetClauseCstChildren, FieldCstNode, GroupClauseCstChildren,
+  GroupCstChildren, HavingClauseCstChildren, LimitClauseCstChildren, NameCstNode, OffsetClauseCstChildren, OperandCstNode,
+  OperatorCstNode, OrderClauseCstChildren, QueryCstNode, ResourceCstChildren, SearchClauseCstChildren, SelectClauseCstChildren,
+  SourceCstChildren, UnitCstNode, ValueCstNode, WhereClauseCstChildren,
 } from './cst.generated.js';
 import { queryError } from '../errors.js';
 import type { Span } from '../span.js';
@@ -67,12 +69,31 @@ export function toAst(cst: CstNode, source: string): Query {
   // The one place the tree's type is asserted: `queryParser.query()` returns the `query` rule's node.
   const c = (cst as QueryCstNode).children;
   const fromToken = c.From[0]!;
-  const resource = readResource(c.resource[0]!.children, source);
-  const from: From = { kind: 'from', span: { start: fromToken.startOffset, end: resource.span.end }, resource };
+  const first = readSource(c.source[0]!.children, source);
+  const from: From = { ...first, span: { start: fromToken.startOffset, end: first.span.end } };
+  const joinNodes = c.joinClause ?? [];
+  // Every resource is declared before any field is read: a join's keys may name a later alias only
+  // in error, and a clause may name any of them.
+  const sources = joinNodes.map((node) => readSource(node.children.source[0]!.children, source));
+  const reader = new FieldReader(source, [from, ...sources]);
   let end = from.span.end;
+  const joins: Join[] = joinNodes.map((node, i) => {
+    const j = node.children;
+    const on = j.keyPair.map((pair): KeyPair => {
+      const left = reader.field(pair.children.field[0]!);
+      const right = reader.field(pair.children.field[1]!);
+      return { kind: 'key-pair', span: { start: left.span.start, end: right.span.end }, left, right };
+    });
+    const start = (j.Left ?? j.Join)[0]!.startOffset;
+    end = on[on.length - 1]!.span.end;
+    return { kind: 'join', span: { start, end }, left: j.Left !== undefined, source: sources[i]!, on };
+  });
   let where: Where | undefined;
   let search: Search | undefined;
   let select: Select | undefined;
+  let group: Group | undefined;
+  let having: Having | undefined;
+  let facet: Facet | undefined;
   let order: Order | undefined;
   let limit: Limit | undefined;
   let offset: Offset | undefined;
@@ -80,22 +101,37 @@ export function toAst(cst: CstNode, source: string): Query {
   for (const clause of c.clause ?? []) {
     const inner = clause.children;
     if (inner.whereClause !== undefined) {
-      const node = readWhere(inner.whereClause[0]!.children, source);
+      const node = readWhere(inner.whereClause[0]!.children, reader);
       if (where) throw duplicateClause('where', node.span, source);
       where = node;
       end = node.span.end;
     } else if (inner.searchClause !== undefined) {
-      const node = readSearch(inner.searchClause[0]!.children, source);
+      const node = readSearch(inner.searchClause[0]!.children, reader);
       if (search) throw duplicateClause('search', node.span, source);
       search = node;
       end = node.span.end;
     } else if (inner.selectClause !== undefined) {
-      const node = readSelect(inner.selectClause[0]!.children, source);
+      const node = readSelect(inner.selectClause[0]!.children, reader);
       if (select) throw duplicateClause('select', node.span, source);
       select = node;
       end = node.span.end;
+    } else if (inner.groupClause !== undefined) {
+      const node = readGroupBy(inner.groupClause[0]!.children, reader);
+      if (group) throw duplicateClause('group by', node.span, source);
+      group = node;
+      end = node.span.end;
+    } else if (inner.havingClause !== undefined) {
+      const node = readHaving(inner.havingClause[0]!.children, reader);
+      if (having) throw duplicateClause('having', node.span, source);
+      having = node;
+      end = node.span.end;
+    } else if (inner.facetClause !== undefined) {
+      const node = readFacet(inner.facetClause[0]!.children, reader);
+      if (facet) throw duplicateClause('facet', node.span, source);
+      facet = node;
+      end = node.span.end;
     } else if (inner.orderClause !== undefined) {
-      const node = readOrder(inner.orderClause[0]!.children, source);
+      const node = readOrder(inner.orderClause[0]!.children, reader);
       if (order) throw duplicateClause('order by', node.span, source);
       order = node;
       end = node.span.end;
@@ -117,6 +153,15 @@ export function toAst(cst: CstNode, source: string): Query {
       throw new Error(`unknown clause ${Object.keys(inner).join()}`);
     }
   }
+  if (facet !== undefined && (group !== undefined || having !== undefined)) {
+    throw queryError('FACET_WITH_GROUP', facet.span, [], {
+      source,
+      hint: 'run two queries: one with facet for the records and their value counts, one with group by for the groups',
+    });
+  }
+  if (select?.distinct === true && group !== undefined) {
+    throw queryError('DISTINCT_WITH_GROUP', select.span, [], { source, hint: 'leave out "distinct": group by already gives each combination once' });
+  }
 
   // Only the clauses that are there: an absent clause is an absent key, so
   // deep equality ignores how a query was built.
@@ -125,13 +170,106 @@ export function toAst(cst: CstNode, source: string): Query {
     span: { start: fromToken.startOffset, end },
     from,
   };
+  if (joins.length > 0) query.joins = joins;
   if (where) query.where = where;
   if (search) query.search = search;
   if (select) query.select = select;
+  if (group) query.group = group;
+  if (having) query.having = having;
+  if (facet) query.facet = facet;
   if (order) query.order = order;
   if (limit) query.limit = limit;
   if (offset) query.offset = offset;
   return query;
+}
+
+/** `R [as a]` of `from` or `join`; the span covers the resource and its alias. */
+function readSource(c: SourceCstChildren, source: string): From {
+  const resource = readResource(c.resource[0]!.children, source);
+  const aliasToken = c.Bareword?.[0];
+  if (aliasToken === undefined) return { kind: 'from', span: resource.span, resource };
+  const alias: Name = { kind: 'name', span: tokenSpan(aliasToken), name: aliasToken.image };
+  if (alias.name.includes('.')) {
+    throw queryError('UNEXPECTED_TOKEN', alias.span, ['an alias without "."', JSON.stringify(alias.name)], {
+      source,
+      expected: ['an alias without "."'],
+      found: alias.name,
+      hint: `an alias qualifies fields as alias.field, so it cannot hold a dot: write e.g. ${alias.name.replaceAll('.', '_')}`,
+    });
+  }
+  return { kind: 'from', span: { start: resource.span.start, end: alias.span.end }, resource, alias };
+}
+
+/**
+ * The name that qualifies a source's fields: its alias, else its resource
+ * as written (a parameter qualifies nothing).
+ */
+export function qualifierOf(from: From): string | undefined {
+  if (from.alias !== undefined) return from.alias.name;
+  return from.resource.kind === 'string' ? from.resource.value : undefined;
+}
+
+/**
+ * Reads fields: a dotted bareword is qualified when the part before its
+ * first dot names a source of the query (docs/aggregates.md); every other
+ * piece of the tree that holds a field is read through it.
+ */
+class FieldReader {
+  readonly declared: ReadonlySet<string>;
+
+  constructor(
+    readonly source: string,
+    sources: readonly From[],
+  ) {
+    const declared = new Set<string>();
+    for (const from of sources) {
+      const name = qualifierOf(from);
+      if (name === undefined) continue;
+      if (declared.has(name) && sources.length > 1) {
+        const at = from.alias?.span ?? from.resource.span;
+        throw queryError('DUPLICATE_ALIAS', at, [name], {
+          source,
+          hint: 'give each resource its own alias: from enrolments e join enrolments f on …',
+        });
+      }
+      declared.add(name);
+    }
+    this.declared = declared;
+  }
+
+  field(node: FieldCstNode): Field {
+    const c = node.children;
+    const source = this.source;
+    if (c.BacktickField === undefined) {
+      const token = (c.Bareword ?? c.Uuid)![0]!;
+      const span = tokenSpan(token);
+      const dot = c.Bareword === undefined ? -1 : token.image.indexOf('.');
+      if (dot > 0 && this.declared.has(token.image.slice(0, dot))) {
+        const name = token.image.slice(dot + 1);
+        if (name === '') throw queryError('EMPTY_FIELD_NAME', span, [], { source, found: token.image, hint: `name the field after the dot: ${token.image}field` });
+        return { kind: 'field', span, name, qualifier: token.image.slice(0, dot) };
+      }
+      return { kind: 'field', span, name: token.image };
+    }
+    const token = c.BacktickField[0]!;
+    const qualifierToken = c.Qualifier?.[0];
+    const span = { start: (qualifierToken ?? token).startOffset, end: tokenEnd(token) };
+    const name = token.image.slice(1, -1).replaceAll('``', '`');
+    if (name === '') throw queryError('EMPTY_FIELD_NAME', tokenSpan(token), [], { source, found: token.image });
+    if (qualifierToken === undefined) return { kind: 'field', span, name };
+    const qualifier = qualifierToken.image.slice(0, -1);
+    if (!this.declared.has(qualifier)) {
+      throw queryError('UNKNOWN_QUALIFIER', tokenSpan(qualifierToken), [qualifier], {
+        source,
+        found: qualifierToken.image,
+        hint:
+          this.declared.size === 0
+            ? 'a field is qualified by the alias of a resource: from courses c … c.`school year`'
+            : `qualify it by ${[...this.declared].map((d) => JSON.stringify(d)).join(' or ')}, or quote the whole name: \`${qualifier}.${name.replaceAll('`', '``')}\``,
+      });
+    }
+    return { kind: 'field', span, name, qualifier };
+  }
 }
 
 function duplicateClause(name: string, span: Span, source: string) {
@@ -255,19 +393,6 @@ function readCount(c: LimitClauseCstChildren | OffsetClauseCstChildren, what: 'l
   return { kind: 'number', span, value: value === 0 ? 0 : value };
 }
 
-function readField(node: FieldCstNode, source: string): Field {
-  const c = node.children;
-  if (c.BacktickField === undefined) {
-    const token = (c.Bareword ?? c.Uuid)![0]!;
-    return { kind: 'field', span: tokenSpan(token), name: token.image };
-  }
-  const token = c.BacktickField[0]!;
-  const span = tokenSpan(token);
-  const name = token.image.slice(1, -1).replaceAll('``', '`');
-  if (name === '') throw queryError('EMPTY_FIELD_NAME', span, [], { source, found: token.image });
-  return { kind: 'field', span, name };
-}
-
 const operators = {
   Equals: undefined,
   NotEquals: 'ne',
@@ -283,20 +408,64 @@ function readOperator(node: OperatorCstNode): CompareOperator | undefined {
   throw new Error('an operator node without an operator');
 }
 
+/** Reads the operand of a comparison: a field in `where`, a field or an aggregate in `having`. */
+type OperandReader<F extends Operand> = (node: OperandCstNode) => F;
+
+/** `where` tests fields only: an aggregate or a bucket there is refused with a hint. */
+function whereOperand(reader: FieldReader): OperandReader<Field> {
+  return (node) => {
+    const c = node.children;
+    if (c.field !== undefined) return reader.field(c.field[0]!);
+    if (c.aggregate !== undefined) {
+      const aggregate = readAggregate(c.aggregate[0]!, reader);
+      throw queryError('AGGREGATE_IN_WHERE', aggregate.span, [reader.source.slice(aggregate.span.start, aggregate.span.end)], {
+        source: reader.source,
+        found: reader.source.slice(aggregate.span.start, aggregate.span.end),
+        hint: 'move the condition to having, which tests each group: … group by subject having count(*) > 3',
+      });
+    }
+    const bucket = readBucket(c.bucket![0]!, reader);
+    throw queryError('BUCKET_IN_CONDITION', bucket.span, [reader.source.slice(bucket.span.start, bucket.span.end)], {
+      source: reader.source,
+      hint: `compare the field itself, e.g. ${formatFieldText(bucket.field)} >= "2020-01-01" and ${formatFieldText(bucket.field)} < "2021-01-01"`,
+    });
+  };
+}
+
+/** `having` tests names (output names and group keys) and aggregates. */
+function havingOperand(reader: FieldReader): OperandReader<Operand> {
+  return (node) => {
+    const c = node.children;
+    if (c.field !== undefined) return reader.field(c.field[0]!);
+    if (c.aggregate !== undefined) return readAggregate(c.aggregate[0]!, reader);
+    const bucket = readBucket(c.bucket![0]!, reader);
+    throw queryError('BUCKET_IN_CONDITION', bucket.span, [reader.source.slice(bucket.span.start, bucket.span.end)], {
+      source: reader.source,
+      hint: 'name the bucket in select and test the name: select month(d) as m … having m >= "2020-01-01"',
+    });
+  };
+}
+
+/** A field as written, for hints. */
+function formatFieldText(field: Field): string {
+  return field.qualifier === undefined ? field.name : `${field.qualifier}.${field.name}`;
+}
+
 /** `[not] (comparison | group)`: a `not` wraps what follows it and starts its span. */
-function readCondition(node: ConditionCstNode, source: string): Condition {
+function readCondition<F extends Operand>(node: ConditionCstNode, reader: FieldReader, operand: OperandReader<F>): Condition<F> {
   const c = node.children;
-  const inner = c.comparison !== undefined ? readComparison(c.comparison[0]!, source) : readGroup(c.group![0]!.children, source);
+  const inner = c.comparison !== undefined ? readComparison(c.comparison[0]!, reader, operand) : readGroup(c.group![0]!.children, reader, operand);
   if (c.Not === undefined) return inner;
   const end = c.group !== undefined ? tokenEnd(c.group[0]!.children.RParen[0]!) : inner.span.end;
   return { kind: 'not', span: { start: c.Not[0]!.startOffset, end }, condition: inner };
 }
 
-function readComparison(node: ComparisonCstNode, source: string): Condition {
+function readComparison<F extends Operand>(node: ComparisonCstNode, reader: FieldReader, operand: OperandReader<F>): Condition<F> {
+  const source = reader.source;
   const c = node.children;
-  const field = readField(c.field[0]!, source);
+  const field = operand(c.operand[0]!);
   const start = field.span.start;
-  let test: Condition;
+  let test: Condition<F>;
   if (c.operator !== undefined) {
     const value = readValue(c.value![0]!, source);
     const op = readOperator(c.operator[0]!);
@@ -321,9 +490,9 @@ function readComparison(node: ComparisonCstNode, source: string): Condition {
   return c.Not === undefined ? test : { kind: 'not', span: test.span, condition: test };
 }
 
-function readGroup(group: GroupCstChildren, source: string): Condition {
-  const conditions = group.condition.map((member) => readCondition(member, source));
-  const connective = readConnective(group, source);
+function readGroup<F extends Operand>(group: GroupCstChildren, reader: FieldReader, operand: OperandReader<F>): Condition<F> {
+  const conditions = group.condition.map((member) => readCondition(member, reader, operand));
+  const connective = readConnective(group, reader.source);
   // A group of one condition is that condition: `(a = 1)` and `a = 1` give the same AST.
   if (connective === undefined) return conditions[0]!;
   return { kind: connective, span: { start: group.LParen[0]!.startOffset, end: tokenEnd(group.RParen[0]!) }, conditions };
@@ -333,7 +502,7 @@ function readGroup(group: GroupCstChildren, source: string): Condition {
  * The text a condition covers in the source, parentheses included: a group
  * of one condition is read as that condition, whose span leaves them out.
  */
-function outerSpan(node: ConditionCstNode, condition: Condition): Span {
+function outerSpan(node: ConditionCstNode, condition: Condition<Operand>): Span {
   const group = node.children.group;
   if (group === undefined) return condition.span;
   const g = group[0]!.children;
@@ -342,7 +511,7 @@ function outerSpan(node: ConditionCstNode, condition: Condition): Span {
 }
 
 /** The one connective of a list of conditions, or MIXED_AND_OR at the first that differs. */
-function readConnective(c: WhereClauseCstChildren | GroupCstChildren, source: string): 'and' | 'or' | undefined {
+function readConnective(c: WhereClauseCstChildren | GroupCstChildren | HavingClauseCstChildren, source: string): 'and' | 'or' | undefined {
   const and = c.And?.[0];
   const or = c.Or?.[0];
   if (and && or) {
@@ -356,18 +525,33 @@ function readConnective(c: WhereClauseCstChildren | GroupCstChildren, source: st
   return and ? 'and' : or ? 'or' : undefined;
 }
 
-function readWhere(c: WhereClauseCstChildren, source: string): Where {
-  const conditions = c.condition.map((member) => readCondition(member, source));
-  const connective = readConnective(c, source);
+/** The conditions of `where` or `having`, one list with one connective. */
+function readConditions<F extends Operand>(
+  c: WhereClauseCstChildren | HavingClauseCstChildren,
+  start: number,
+  reader: FieldReader,
+  operand: OperandReader<F>,
+): { span: Span; condition: Condition<F> } {
+  const conditions = c.condition.map((member) => readCondition(member, reader, operand));
+  const connective = readConnective(c, reader.source);
   const lastNode = c.condition[c.condition.length - 1]!;
   const last = outerSpan(lastNode, conditions[conditions.length - 1]!);
-  const span = { start: c.Where[0]!.startOffset, end: last.end };
-  if (connective === undefined) return { kind: 'where', span, condition: conditions[0]! };
+  const span = { start, end: last.end };
+  if (connective === undefined) return { span, condition: conditions[0]! };
   const first = outerSpan(c.condition[0]!, conditions[0]!);
-  return { kind: 'where', span, condition: { kind: connective, span: { start: first.start, end: last.end }, conditions } };
+  return { span, condition: { kind: connective, span: { start: first.start, end: last.end }, conditions } };
 }
 
-function readSearch(c: SearchClauseCstChildren, source: string): Search {
+function readWhere(c: WhereClauseCstChildren, reader: FieldReader): Where {
+  return { kind: 'where', ...readConditions(c, c.Where[0]!.startOffset, reader, whereOperand(reader)) };
+}
+
+function readHaving(c: HavingClauseCstChildren, reader: FieldReader): Having {
+  return { kind: 'having', ...readConditions(c, c.Having[0]!.startOffset, reader, havingOperand(reader)) };
+}
+
+function readSearch(c: SearchClauseCstChildren, reader: FieldReader): Search {
+  const source = reader.source;
   const start = c.Search[0]!.startOffset;
   const languageToken = c.Language?.[0];
   // The language name is the `Bareword` or the `String` after `language`.
@@ -382,7 +566,7 @@ function readSearch(c: SearchClauseCstChildren, source: string): Search {
   if (c.fieldSearch !== undefined) {
     const fields = c.fieldSearch.map((node): FieldSearch => {
       const f = node.children;
-      const field = readField(f.field[0]!, source);
+      const field = reader.field(f.field[0]!);
       const text = f.String !== undefined ? stringOf(f.String[0]!, source) : parameterOf(f.Parameter![0]!);
       return { kind: 'field-search', span: { start: field.span.start, end: text.span.end }, field, text };
     });
@@ -394,16 +578,118 @@ function readSearch(c: SearchClauseCstChildren, source: string): Search {
   return language === undefined ? search : { ...search, language };
 }
 
-function readSelect(c: SelectClauseCstChildren, source: string): Select {
-  const fields = c.field.map((f) => readField(f, source));
-  const span = { start: c.Select[0]!.startOffset, end: fields[fields.length - 1]!.span.end };
-  return c.Distinct === undefined ? { kind: 'select', span, fields } : { kind: 'select', span, fields, distinct: true };
+/** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
+function readAggregate(node: AggregateCstNode, reader: FieldReader): Aggregate {
+  const c = node.children;
+  const nameToken = (c.Count ?? c.Sum ?? c.Avg ?? c.Min ?? c.Max)![0]!;
+  const fn = nameToken.image.toLowerCase() as AggregateFunction;
+  const span = { start: nameToken.startOffset, end: tokenEnd(c.RParen![0]!) };
+  if (c.Star !== undefined) return { kind: 'aggregate', span, fn };
+  const field = reader.field(c.field![0]!);
+  return c.Distinct === undefined ? { kind: 'aggregate', span, fn, field } : { kind: 'aggregate', span, fn, field, distinct: true };
 }
 
-function readOrder(c: OrderClauseCstChildren, source: string): Order {
+/** `year|month|week|day(f)`, `bucket(f, w)` with `w` > 0 */
+function readBucket(node: BucketCstNode, reader: FieldReader): Bucket {
+  const c = node.children;
+  const field = reader.field(c.field![0]!);
+  const span = { start: (c.Bucket?.[0] ?? firstToken(c.unit![0]!.children))!.startOffset, end: tokenEnd(c.RParen![0]!) };
+  if (c.unit !== undefined) return { kind: 'bucket', span, fn: unitOf(c.unit[0]!), field };
+  return { kind: 'bucket', span, fn: 'bucket', field, width: readWidth(c.Number![0]!, reader.source) };
+}
+
+/** A bucket's or a facet's width: a number greater than 0. */
+function readWidth(token: IToken, source: string): NumberValue {
+  const width = readNumber(token, source);
+  if (width.value <= 0) {
+    throw queryError('INVALID_BUCKET_WIDTH', width.span, [token.image], { source, found: token.image, hint: 'buckets are floor(f / width) * width: give a width such as 10 or 0.5' });
+  }
+  return width;
+}
+
+function unitOf(node: UnitCstNode): 'year' | 'month' | 'week' | 'day' {
+  return firstToken(node.children)!.image.toLowerCase() as 'year' | 'month' | 'week' | 'day';
+}
+
+/** The one token of a rule node made of one `OR` of tokens. */
+function firstToken(children: Record<string, IToken[] | CstNode[] | undefined>): IToken | undefined {
+  for (const list of Object.values(children)) {
+    const first = list?.[0];
+    if (first !== undefined && 'image' in first) return first;
+  }
+  return undefined;
+}
+
+function readName(node: NameCstNode, source: string): Name {
+  const c = node.children;
+  if (c.Bareword !== undefined) {
+    const token = c.Bareword[0]!;
+    return { kind: 'name', span: tokenSpan(token), name: token.image };
+  }
+  const token = c.BacktickField![0]!;
+  const name = token.image.slice(1, -1).replaceAll('``', '`');
+  if (name === '') throw queryError('EMPTY_FIELD_NAME', tokenSpan(token), [], { source, found: token.image });
+  return { kind: 'name', span: tokenSpan(token), name };
+}
+
+function readSelect(c: SelectClauseCstChildren, reader: FieldReader): Select {
+  const items = c.selectItem.map((node): SelectItem => {
+    const i = node.children;
+    const value: Field | Aggregate | Bucket =
+      i.aggregate !== undefined ? readAggregate(i.aggregate[0]!, reader) : i.bucket !== undefined ? readBucket(i.bucket[0]!, reader) : reader.field(i.field![0]!);
+    if (i.name === undefined) return { kind: 'select-item', span: value.span, value };
+    const as = readName(i.name[0]!, reader.source);
+    return { kind: 'select-item', span: { start: value.span.start, end: as.span.end }, value, as };
+  });
+  const span = { start: c.Select[0]!.startOffset, end: items[items.length - 1]!.span.end };
+  return c.Distinct === undefined ? { kind: 'select', span, items } : { kind: 'select', span, items, distinct: true };
+}
+
+function readGroupBy(c: GroupClauseCstChildren, reader: FieldReader): Group {
+  const keys = c.groupKey.map((node) => (node.children.bucket !== undefined ? readBucket(node.children.bucket[0]!, reader) : reader.field(node.children.field![0]!)));
+  return { kind: 'group', span: { start: c.Group[0]!.startOffset, end: keys[keys.length - 1]!.span.end }, keys };
+}
+
+/** The most values a facet gives, and how many unless `top` says. */
+export const MAX_FACET_TOP = 1000;
+export const DEFAULT_FACET_TOP = 30;
+
+function readFacet(c: FacetClauseCstChildren, reader: FieldReader): Facet {
+  const source = reader.source;
+  const items = c.facetItem.map((node): FacetItem => {
+    const f = node.children;
+    const field = reader.field(f.field[0]!);
+    let end = field.span.end;
+    const item: { -readonly [K in keyof FacetItem]: FacetItem[K] } = { kind: 'facet-item', span: field.span, field };
+    const numbers = [...(f.Number ?? [])];
+    if (f.By !== undefined) {
+      if (f.unit !== undefined) {
+        const unitToken = firstToken(f.unit[0]!.children)!;
+        item.by = { kind: 'unit', span: tokenSpan(unitToken), unit: unitOf(f.unit[0]!) };
+      } else {
+        item.by = readWidth(numbers.shift()!, source);
+      }
+      end = item.by.span.end;
+    }
+    if (f.Top !== undefined) {
+      const token = numbers.shift()!;
+      const top = readNumber(token, source);
+      if (!Number.isInteger(top.value) || top.value < 1 || top.value > MAX_FACET_TOP) {
+        throw queryError('INVALID_TOP', top.span, [token.image], { source, found: token.image, hint: `give how many values to show, 1 to ${MAX_FACET_TOP} (${DEFAULT_FACET_TOP} unless top says)` });
+      }
+      item.top = top;
+      end = top.span.end;
+    }
+    item.span = { start: field.span.start, end };
+    return item;
+  });
+  return { kind: 'facet', span: { start: c.Facet[0]!.startOffset, end: items[items.length - 1]!.span.end }, items };
+}
+
+function readOrder(c: OrderClauseCstChildren, reader: FieldReader): Order {
   const keys = c.sortKey.map((node): SortKey => {
     const k = node.children;
-    const field = readField(k.field[0]!, source);
+    const field: Operand = k.aggregate !== undefined ? readAggregate(k.aggregate[0]!, reader) : reader.field(k.field![0]!);
     const last = k.First ?? k.Last ?? k.Desc ?? k.Asc;
     const key: SortKey = {
       kind: 'sort-key',

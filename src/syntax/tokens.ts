@@ -316,6 +316,47 @@ export const First = softKeyword('first');
 export const Last = softKeyword('last');
 export const Language = softKeyword('language');
 
+// Counting, grouping, facets and joins (docs/aggregates.md). Each is a word
+// of the grammar in one place only, and a name everywhere else: `count` is
+// a function only before `(`, `group` a clause only before `by`, `as` only
+// before a name, `top` only after a facet's field; a field may be called
+// any of them.
+export const As = softKeyword('as');
+export const Join = softKeyword('join');
+export const Left = softKeyword('left');
+export const On = softKeyword('on');
+export const Group = softKeyword('group');
+export const Having = softKeyword('having');
+export const Facet = softKeyword('facet');
+export const Top = softKeyword('top');
+export const Count = softKeyword('count');
+export const Sum = softKeyword('sum');
+export const Avg = softKeyword('avg');
+export const Min = softKeyword('min');
+export const Max = softKeyword('max');
+export const Year = softKeyword('year');
+export const Month = softKeyword('month');
+export const Week = softKeyword('week');
+export const Day = softKeyword('day');
+export const Bucket = softKeyword('bucket');
+
+/**
+ * `` c.`school year` ``: the alias of a joined resource and its dot, right
+ * before a backtick-quoted field name (a plain `c.subject` is one bareword,
+ * qualified by `to-ast.ts` when `c` is declared). Before `Bareword`, which
+ * would read the same `c.` and stop there.
+ */
+export const Qualifier = createToken({
+  name: 'Qualifier',
+  label: 'alias.',
+  pattern: matcherFor('[A-Za-z_][A-Za-z0-9_.:-]*\\.(?=`)', (text, offset) => {
+    const end = scanBareword(text, offset);
+    return end > offset + 1 && text.charCodeAt(end - 1) === 46 /* . */ && text.charCodeAt(end) === 96 /* ` */ ? match(text, offset, end) : null;
+  }),
+  start_chars_hint: [...LETTERS, '_'],
+  line_breaks: false,
+});
+
 /**
  * An ISO date or timestamp as a value: `2025-09-01`, `2025-09-01T08:30:00Z`
  * (see `scanDateTime`). It is text, as if quoted; before `Number`, which
@@ -417,6 +458,8 @@ export const Greater = createToken({ name: 'Greater', label: '>', pattern: '>' }
 export const LParen = createToken({ name: 'LParen', label: '(', pattern: '(' });
 export const RParen = createToken({ name: 'RParen', label: ')', pattern: ')' });
 export const Comma = createToken({ name: 'Comma', label: ',', pattern: ',' });
+/** `count(*)`: every record. */
+export const Star = createToken({ name: 'Star', label: '*', pattern: '*' });
 /** The REPL ends a statement with `;`; the parser accepts one at the very end. */
 export const Semicolon = createToken({ name: 'Semicolon', label: ';', pattern: ';' });
 
@@ -427,7 +470,16 @@ export const keywordTokens: readonly TokenType[] = [
 ];
 
 /** Words with a meaning in one place only; elsewhere they are names (see `softKeyword`). */
-export const softKeywordTokens: readonly TokenType[] = [Nulls, First, Last, Language];
+export const softKeywordTokens: readonly TokenType[] = [
+  Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, Count, Sum, Avg, Min, Max, Year, Month, Week, Day,
+  Bucket,
+];
+
+/** The aggregate functions, by their token. */
+export const aggregateTokens: readonly TokenType[] = [Count, Sum, Avg, Min, Max];
+
+/** The bucket functions, by their token. */
+export const bucketTokens: readonly TokenType[] = [Year, Month, Week, Day, Bucket];
 
 /** In lexing order; see the comment on each token for why it sits where it does. */
 export const allTokens: TokenType[] = [
@@ -437,6 +489,7 @@ export const allTokens: TokenType[] = [
   Keyword,
   ...keywordTokens,
   ...softKeywordTokens,
+  Qualifier,
   Bareword,
   DateTime,
   NumberLiteral,
@@ -455,6 +508,7 @@ export const allTokens: TokenType[] = [
   LParen,
   RParen,
   Comma,
+  Star,
   Semicolon,
 ];
 

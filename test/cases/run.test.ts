@@ -11,7 +11,7 @@
  * of a case is in `README.md` beside this file. The test's title is the query.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Query } from '../../src/ast.js';
+import type { Field, Query } from '../../src/ast.js';
 import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/types.js';
 import { compile, plan } from '../../src/compile/compile.js';
@@ -248,7 +248,7 @@ for (const [topic, topicCases] of byTopic) {
           expectResult(evaluateQuery(query, dataset.rows, c.params), c, request);
           return;
         }
-        const projected = (query.select === undefined ? request : { ...request, fields: query.select.fields.map((f) => f.name) }) as SearchRequest;
+        const projected = (query.select === undefined ? request : { ...request, fields: query.select.items.map((item) => (item.value as Field).name) }) as SearchRequest;
         if (local) {
           expectResult(evaluatePlan(plans['ckan-2.11'], table), c, projected);
         } else {
@@ -273,7 +273,7 @@ for (const [topic, topicCases] of byTopic) {
         const plan212 = plans['ckan-2.12'];
         const projected212 = (query.select === undefined || plan212.residual === undefined
           ? plan212.request
-          : { ...(plan212.request as SearchRequest), fields: query.select.fields.map((f) => f.name) }) as SearchRequest;
+          : { ...(plan212.request as SearchRequest), fields: query.select.items.map((item) => (item.value as Field).name) }) as SearchRequest;
         if (query.search === undefined) expectResult(evaluatePlan(plan212, table), c, projected212);
         expectResult(withoutRank(await client212.search(query, { params: c.params, total: true })), c, projected212);
         if (local) expect(client212.target, 'the client found CKAN 2.12').toBe('ckan-2.12');

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Query } from '../../src/ast.js';
+import type { Field, Query } from '../../src/ast.js';
 import type { Row } from '../../src/datastore/types.js';
 import { DatastoreError } from '../../src/errors.js';
 import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
@@ -49,8 +49,8 @@ function answerOf(outcome: { ok: { records: readonly Row[]; total?: number | und
 /** A query whose `distinct` orders only by selected fields (PostgreSQL refuses others, and so does the memory engine). */
 const queries: fc.Arbitrary<Query> = fc.tuple(typedQuery, fc.boolean()).map(([query, distinct]) => {
   if (!distinct || query.select === undefined) return query;
-  const selected = new Set(query.select.fields.map((f) => f.name));
-  const keys = query.order?.keys.filter((key) => selected.has(key.field.name)) ?? [];
+  const selected = new Set(query.select.items.map((item) => (item.value as Field).name));
+  const keys = query.order?.keys.filter((key) => selected.has((key.field as Field).name)) ?? [];
   const { order: _order, ...rest } = query;
   return {
     ...rest,

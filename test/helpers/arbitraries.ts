@@ -14,6 +14,7 @@ import type {
   Between, Compare, CompareOperator, Condition, Equals, Field, FieldSearch, In, IsNull, Like, Limit, Literal, Offset, Or,
   Order, Parameter, Query, Search, Select, SortKey, StringValue, Value, Where,
 } from '../../src/ast.js';
+import { plainSelect } from '../../src/ast.js';
 import type { Params } from '../../src/compile/bind.js';
 import type { JsonValue, Row, Scalar } from '../../src/datastore/types.js';
 
@@ -346,7 +347,7 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
       if (parts.where) query.where = { kind: 'where', span, condition: parts.where } satisfies Where;
       if (parts.search) query.search = parts.search;
       if (parts.select) {
-        query.select = { kind: 'select', span, fields: parts.select.map(field), ...(parts.distinct ? { distinct: true as const } : {}) } satisfies Select;
+        query.select = plainSelect(parts.select.map(field), span, parts.distinct === true) satisfies Select;
       }
       if (parts.order) {
         const keys = parts.order.map(([f, direction, n]): SortKey => ({

@@ -3,6 +3,7 @@
  * every record the request selects, in its order, then the residual's test,
  * select, distinct, offset and limit.
  */
+import type { Field } from '../../src/ast.js';
 import type { Plan } from '../../src/compile/plan.js';
 import type { Row, SearchRequest, SearchResult, Table } from '../../src/datastore/types.js';
 import { canonicalText } from '../../src/datastore/values.js';
@@ -17,7 +18,7 @@ export function evaluatePlan(p: Plan, table: Table | readonly Row[]): SearchResu
   const fetched = evaluate({ ...request, limit: 32_000 }, table, options);
   const residual = p.residual;
   const keep = residualTest(residual, fetched.fields);
-  const names = residual.select === undefined ? undefined : [...new Set(residual.select.fields.map((f) => f.name))];
+  const names = residual.select === undefined ? undefined : [...new Set(residual.select.items.map((item) => (item.value as Field).name))];
   let records = fetched.records
     .filter((row, i) => keep(row, i))
     .map((row) => (names === undefined ? row : (Object.fromEntries(names.map((n) => [n, row[n] ?? null])) as Row)));

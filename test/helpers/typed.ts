@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import type { Condition, Field, Query, Value } from '../../src/ast.js';
+import { plainSelect } from '../../src/ast.js';
 import type { FieldInfo, Row, Table } from '../../src/datastore/types.js';
 import { literalOf } from './arbitraries.js';
 
@@ -72,7 +73,7 @@ export const typedQuery: fc.Arbitrary<Query> = fc
       kind: 'query', span, from: { kind: 'from', span, resource: { kind: 'string', span, value: 'typed' } },
     };
     if (parts.where) query.where = { kind: 'where', span, condition: parts.where };
-    if (parts.select) query.select = { kind: 'select', span, fields: parts.select.map(node) };
+    if (parts.select) query.select = plainSelect(parts.select.map(node), span);
     if (parts.order) {
       query.order = {
         kind: 'order', span,

@@ -173,6 +173,9 @@ describe('complete', () => {
     expect(fields[0]!.documentation).toBe('Subject area\n\nThe department that teaches it.');
     // Soft keywords are fields where a field stands.
     expect(complete('from courses select la', 22, context).items.map((i) => i.insert)).toEqual(['language']);
+    // In a join, `c.` offers the fields of the resource c names, qualified (a quoted name after the dot).
+    const joined = 'from schools s join courses c on s.code = c.subject where c.s';
+    expect(complete(joined, joined.length, context).items.map((i) => i.insert)).toEqual(['c.subject', 'c.start_date', 'c.`school year`']);
 
     const values = complete('from courses where subject = ', 29, context).items;
     expect(values.filter((i) => i.kind === 'value').map((i) => i.insert)).toEqual(['"Köln"', '2020', 'math', 'physics']);

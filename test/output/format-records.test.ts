@@ -205,3 +205,40 @@ describe('hostile records', () => {
     expect(text.split('\n').length).toBeLessThan(520);
   });
 });
+
+describe('facets', () => {
+  const facets = {
+    subject: { field: 'subject', values: [{ value: 'math', count: 8 }, { value: 'art | craft', count: 4 }, { value: '数学', count: 1 }], null_count: 2, more: true },
+    credits: { field: 'credits', by: '2.5', values: [{ value: 5, count: 3 }], null_count: 0, more: false },
+  };
+  const withFacets: SearchResult = { ...result(records.slice(0, 1)), facets };
+
+  it('draws a table per facet after the records, with bars of █ in proportion to the counts', async () => {
+    const text = await formatRecords(withFacets, 'table', { width: 80 });
+    const lines = text.split('\n');
+    const at = lines.findIndex((line) => line.startsWith('facet subject'));
+    expect(lines[at]).toBe('facet subject: 3 values, the most common first; more exist (raise top to see them), 2 without a value');
+    const bars = lines.slice(at + 2, at + 6).map((line) => line.split('│')[2]!.trim());
+    // 8 is the longest bar (40 columns at most); 4 half of it; 1 an eighth; the 2 nulls a quarter
+    expect(bars.map((b) => [...b].length)).toEqual([40, 20, 5, 10]);
+    expect(bars[0]).toBe('█'.repeat(40));
+    expect(lines[at + 4]).toMatch(/^ 数学 +│ +1 │ █████$/);
+    expect(lines[at + 5]).toMatch(/^ ∅ +│ +2 │/);
+    expect(text).toContain('facet credits by 2.5: 1 value\n');
+  });
+
+  it('puts a facets object beside the records in json', async () => {
+    const parsed = JSON.parse(await formatRecords(withFacets, 'json')) as { records: unknown[]; facets: unknown };
+    expect(parsed.records).toHaveLength(1);
+    expect(parsed.facets).toEqual(facets);
+    expect(JSON.parse(await formatRecords(withFacets, 'json', { pretty: true }))).toEqual(parsed);
+  });
+
+  it('writes Markdown tables after the records, and leaves csv and ndjson to records only', async () => {
+    const markdown = await formatRecords(withFacets, 'markdown');
+    expect(markdown).toContain('**facet subject** (more values not shown)\n\n| value | count |\n| --- | ---: |\n| math | 8 |\n| art \\| craft | 4 |');
+    expect(markdown).toContain('| *null* | 2 |');
+    expect(await formatRecords(withFacets, 'ndjson')).toBe(await formatRecords(result(records.slice(0, 1)), 'ndjson'));
+    expect(await formatRecords(withFacets, 'csv')).toBe(await formatRecords(result(records.slice(0, 1)), 'csv'));
+  });
+});

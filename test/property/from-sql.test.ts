@@ -10,7 +10,8 @@
  */
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import type { Condition, Literal, Query, Search, Value } from '../../src/ast.js';
+import type { Condition, Field, Literal, Query, Search, Value } from '../../src/ast.js';
+import { plainSelect } from '../../src/ast.js';
 import { compile, plan } from '../../src/compile/compile.js';
 import { fromRequest } from '../../src/compile/from-request.js';
 import type { SearchRequest, Table } from '../../src/datastore/types.js';
@@ -106,8 +107,8 @@ function normalized(q: Query): Query {
   const s = q.search === undefined ? undefined : search(q.search);
   if (s !== undefined) out.search = s;
   if (q.select !== undefined) {
-    const fields = [...new Set(q.select.fields.map((f) => f.name))].map(field);
-    out.select = { ...q.select, fields };
+    const fields = [...new Set(q.select.items.map((item) => (item.value as Field).name))].map(field);
+    out.select = plainSelect(fields, q.select.span, q.select.distinct === true);
   }
   if (q.order !== undefined) out.order = q.order;
   const limit = Math.min(q.limit?.value.kind === 'number' ? q.limit.value.value : 100, 32_000);

@@ -46,6 +46,17 @@ function escape(text: string): string {
 }
 
 describe('a session on the demo data', () => {
+  it('answers a group by as a table, and draws the facets of a query with bars', async () => {
+    const active = (await demo.client.search('from courses where stage = active limit 0')).total;
+    const driver = startDriver({ source: demo });
+    await driver.waitFor(prompt);
+    const grouped = await ask(driver, 'from courses group by subject select subject, count(*) as n order by n desc, subject limit 7', /of 7 records/);
+    expect(grouped).toMatch(new RegExp(`\\n math +│ +${totals.math}\\n`));
+    const faceted = await ask(driver, 'from courses facet stage top 2 limit 0', /facet stage: 2 values[^\n]*\n[^\n]*\n[^\n]*\n/);
+    expect(faceted).toMatch(new RegExp(`\\n active +│ +${active} │ █{40}\\n`));
+    await driver.exit();
+  });
+
   it('prints a banner naming the source and a query to try, then runs it as a table', async () => {
     const driver = startDriver({ source: demo });
     await driver.waitFor(prompt);

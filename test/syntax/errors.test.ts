@@ -73,7 +73,7 @@ describe('syntax errors', () => {
   it('lists everything that could come next, and end of input where the query could stop', () => {
     const error = failure('from x where a = 1 foo');
     expect(error.expected).toEqual([
-      '"and"', '"or"', '"where"', '"search"', '"select"', '"order by"', '"limit"', '"offset"', 'end of input',
+      '"and"', '"or"', '"where"', '"search"', '"select"', '"group by"', '"having"', '"facet"', '"order by"', '"limit"', '"offset"', 'end of input',
     ]);
   });
 
@@ -118,7 +118,7 @@ describe('hints', () => {
   });
 
   it('does not guess a keyword for a word that is not close to one', () => {
-    expect(failure('from x elephant').hint).toBeUndefined();
+    expect(failure('from x limit 5 elephant').hint).toBeUndefined();
   });
 });
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Condition, Field, Query, Value } from '../../src/ast.js';
+import { plainSelect } from '../../src/ast.js';
 import { format, formatField, formatScalar, formatString, formatText, formatValue } from '../../src/format.js';
 import { parse } from '../../src/syntax/parse.js';
 import { withoutSpans } from './ast-helpers.js';
@@ -138,7 +139,7 @@ const query: fc.Arbitrary<Query> = fc
     const q: { -readonly [K in keyof Query]: Query[K] } = { kind: 'query', span, from: { kind: 'from', span, resource: parts.resource } };
     if (parts.where) q.where = { kind: 'where', span, condition: parts.where };
     if (parts.search) q.search = { kind: 'search', span, text: parts.search };
-    if (parts.select) q.select = { kind: 'select', span, fields: parts.select };
+    if (parts.select) q.select = plainSelect(parts.select, span);
     if (parts.order) q.order = { kind: 'order', span, keys: parts.order.map((k) => ({ kind: 'sort-key', span, ...k })) };
     if (parts.limit) q.limit = { kind: 'limit', span, value: parts.limit };
     if (parts.offset) q.offset = { kind: 'offset', span, value: parts.offset };

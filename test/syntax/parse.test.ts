@@ -107,7 +107,7 @@ describe('parse: other clauses', () => {
       kind: 'query',
       from: { kind: 'from', resource: str('x') },
       search: { kind: 'search', text: str('linear algebra') },
-      select: { kind: 'select', fields: [field('a'), field('b c')] },
+      select: { kind: 'select', items: [{ kind: 'select-item', value: field('a') }, { kind: 'select-item', value: field('b c') }] },
       order: {
         kind: 'order',
         keys: [
@@ -177,7 +177,7 @@ describe('the syntax tree', () => {
     const cst = queryParser.query();
     expect(queryParser.errors).toEqual([]);
     expect(Object.getPrototypeOf(cst.children)).toBe(Object.prototype);
-    expect(Object.keys(cst.children)).toEqual(['From', 'resource', 'clause']);
+    expect(Object.keys(cst.children)).toEqual(['From', 'source', 'clause']);
     const clause = cst.children['clause']![0] as CstNode;
     expect(Object.getPrototypeOf(clause.children)).toBe(Object.prototype);
     expect(Object.keys(clause.children)).toEqual(['whereClause']);

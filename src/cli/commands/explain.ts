@@ -103,6 +103,7 @@ Examples:
           '',
           '# GET URL',
           `${sql.url}?${new URLSearchParams({ sql: sql.text }).toString()}`,
+          ...(planned.facetRequest === undefined ? [] : ['', '# facets: one more statement, sent first', planned.facetRequest.sql]),
         ];
         if (spec.kind === 'data') lines.push('', serveLine());
         await context.out(`${lines.join('\n')}\n`);
@@ -122,7 +123,10 @@ Examples:
         '# curl',
         curlCommand(chosen, spec.kind === 'url' ? tokenShell : undefined),
       ];
-      if (planned.residual !== undefined && explained.steps !== undefined) {
+      if (planned.shaped !== undefined || planned.facets !== undefined) {
+        // A group, a join or facets: every resource is read in pages (each request in the tree) and finished here.
+        if (explained.steps !== undefined) lines.push('', '# plan: each request paged in _id order, then these steps here (the last step first)', ...explained.steps);
+      } else if (planned.residual !== undefined && explained.steps !== undefined) {
         lines.push('', '# steps: ckql pages through the records above and runs these over them (the last step first)', ...explained.steps);
       }
       if (spec.kind === 'data') lines.push('', serveLine());

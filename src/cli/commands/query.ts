@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { plan } from '../../compile/compile.js';
 import { bind } from '../../compile/bind.js';
 import { parse } from '../../syntax/parse.js';
+import { queryResources } from '../../ast.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { isFileOf } from '../../engine/memory/load.js';
@@ -65,16 +66,18 @@ Examples:
         throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
       }
       const request = planned.request as SearchRequest;
+      const bound = bind(parse(queryText), params);
+      const resources = [request.resource_id, ...queryResources(bound)];
       const opened = await openSource(source.spec, {
-        resources: [request.resource_id],
+        resources,
         progress: fileProgressBar(context.stderr, context.env),
-        onBadFile: badFileReporter(context, 'the other files are read', (file) => isFileOf(request.resource_id, file)).report,
+        onBadFile: badFileReporter(context, 'the other files are read', (file) => resources.some((resource) => isFileOf(resource, file))).report,
       });
       try {
         const warnings = startTypeWarnings(context, opened.client, queryText, params);
         await printQuery(context, opened, request, {
           // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
-          query: bind(parse(queryText), params),
+          query: bound,
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
           ...(options.total === true ? { total: true } : {}),

@@ -10,6 +10,7 @@ import { plan } from '../../compile/compile.js';
 import { bind } from '../../compile/bind.js';
 import { parse } from '../../syntax/parse.js';
 import type { Query } from '../../ast.js';
+import { queryResources } from '../../ast.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
@@ -125,10 +126,11 @@ Example (ckql.config.yaml):
         cwd: context.cwd,
         ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
       });
+      const resources = [request.resource_id, ...(query === undefined ? [] : queryResources(query))];
       const source = await openSource(spec, {
-        resources: [request.resource_id],
+        resources,
         progress: fileProgressBar(context.stderr, context.env),
-        onBadFile: badFileReporter(context, 'the other files are read', (file) => isFileOf(request.resource_id, file)).report,
+        onBadFile: badFileReporter(context, 'the other files are read', (file) => resources.some((resource) => isFileOf(resource, file))).report,
       });
       try {
         const warnings = startTypeWarnings(context, source.client, named.query, { ...named.params, ...given });

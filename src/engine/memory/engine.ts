@@ -9,6 +9,8 @@ import type { Engine, EngineSearchOptions, ResourceInfo } from '../types.js';
 import { Catalog } from './catalog.js';
 import { evaluate } from './evaluate.js';
 import { queryTable } from './query.js';
+import { queryShaped } from './shaped.js';
+import { isPlainQuery } from '../../ast.js';
 import { normalizeRequest } from '../../datastore/validate.js';
 
 /**
@@ -73,6 +75,7 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         if (resource.value === '') throw queryError('EMPTY_RESOURCE', resource.span, []);
         const table = lookup.find(resource.value);
         if (table === undefined) throw resourceNotFound(resource.value);
+        if (!isPlainQuery(query)) return Promise.resolve(queryShaped(query, lookup, options));
         return Promise.resolve({ ...queryTable(query, table, options), resource: table.id });
       } catch (error) {
         return Promise.reject(error as Error);

@@ -8,10 +8,15 @@
  * Slow on purpose (every record, every condition, every time); use
  * `evaluate` for real work.
  */
-import type { Condition, Query, SortKey, Value } from '../../ast.js';
-import { assertNever } from '../../ast.js';
-import type { FieldInfo, FieldType, JsonValue, Row, SearchResult, Table } from '../../datastore/types.js';
-import { likePatternError, queryError, validationError } from '../../errors.js';
+import type { Aggregate, Bucket, Condition, Field, PlainQuery, PlainSortKey, Query, SortKey, Value } from '../../ast.js';
+import { assertNever, isPlainQuery, selectedNames } from '../../ast.js';
+import type { FacetResult, Facets, FieldInfo, FieldType, JsonValue, Row, SearchResult, Table } from '../../datastore/types.js';
+import { likePatternError, queryError, resourceNotFound, validationError } from '../../errors.js';
+import { bindShape, mapCondition, shapeOf } from '../../compile/shape.js';
+import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
+import { addDecimal, decimalOf, decimalText, decimalValue } from '../../datastore/decimal.js';
+import type { Decimal } from '../../datastore/decimal.js';
+import { bucketFunction } from '../../datastore/buckets.js';
 import { bind } from '../../compile/bind.js';
 import type { Params } from '../../compile/bind.js';
 import { quoteSortField } from '../../datastore/sort.js';
@@ -61,10 +66,10 @@ const MAX_LIMIT = 32000;
  * evaluateQuery('from courses where (subject = math or year = 2021) order by year desc select title', courses);
  * // → { …, records: [{ title: "Poetry" }, { title: "Geometry" }, { title: "Algebra" }], total: 3, … }
  */
-export function evaluateQuery(query: Query | string, source: Table, params?: Params): SearchResult;
+export function evaluateQuery(query: Query | string, source: Table | TableFinder, params?: Params): SearchResult;
 export function evaluateQuery<R extends PlainRecord<R>>(query: Query | string, rows: readonly R[], params?: Params): SearchResult;
-export function evaluateQuery(query: Query | string, source: Table | readonly Row[], params?: Params): SearchResult;
-export function evaluateQuery(query: Query | string, source: Table | readonly object[], params?: Params): SearchResult {
+export function evaluateQuery(query: Query | string, source: Table | readonly Row[] | TableFinder, params?: Params): SearchResult;
+export function evaluateQuery(query: Query | string, source: Table | readonly object[] | TableFinder, params?: Params): SearchResult {
   const parsed = typeof query === 'string' ? parse(query) : query;
   const q = params === undefined ? parsed : bind(parsed, params);
   const unbound = firstParameter(q);
@@ -78,14 +83,52 @@ export function evaluateQuery(query: Query | string, source: Table | readonly ob
   if (resource === '') {
     throw queryError('EMPTY_RESOURCE', q.from.resource.span, [], typeof query === 'string' ? { source: query } : {});
   }
+  const records = withoutFacet(q);
+  const tables = source as Table | readonly Row[] | TableFinder;
+  if (!isPlainQuery(records)) return evaluateShaped(q, tables);
+  const found = sourceTable(tables, resource);
+  const result = evaluatePlain(records, found, resource);
+  if (q.facet === undefined) return result;
+  return { ...result, facets: referenceFacets(shapeOf(q), [found], [fieldsOf(found)]) };
+}
 
+/** Finds a table by id or alias (a `Catalog` is one): what a join's resources are looked up in. */
+export interface TableFinder {
+  find(idOrAlias: string): Table | undefined;
+}
+
+function isFinder(source: Table | readonly Row[] | TableFinder): source is TableFinder {
+  return !Array.isArray(source) && typeof (source as TableFinder).find === 'function' && !('rows' in source);
+}
+
+/** The table a resource names: the one given, or found by the finder. */
+function sourceTable(source: Table | readonly Row[] | TableFinder, resource: string): Table | readonly Row[] {
+  if (!isFinder(source)) return source;
+  const table = source.find(resource);
+  if (table === undefined) throw resourceNotFound(resource);
+  return table;
+}
+
+function fieldsOf(source: Table | readonly Row[]): readonly FieldInfo[] {
+  return Array.isArray(source) ? fieldsOfRows(source as readonly Row[]) : withId((source as Table).fields);
+}
+
+/** The query without its facets: the records a facet query gives are those it gives without them. */
+export function withoutFacet(query: Query): Query {
+  if (query.facet === undefined) return query;
+  const { facet: _facet, ...rest } = query;
+  return rest;
+}
+
+/** A plain query (see `isPlainQuery`) over one table or plain records. */
+function evaluatePlain(q: PlainQuery, source: Table | readonly Row[], resource: string): SearchResult {
   const table = Array.isArray(source) ? undefined : (source as Table);
   const rows: readonly Row[] = table === undefined ? (source as readonly Row[]) : table.rows;
   const fields = table === undefined ? fieldsOfRows(rows) : withId(table.fields);
   const known = new Map(fields.map((f) => [f.id, f]));
 
-  const selected = q.select === undefined ? undefined : [...new Set(q.select.fields.map((f) => f.name))];
-  const keys: readonly SortKey[] = q.order?.keys ?? [];
+  const selected = selectedNames(q.select);
+  const keys: readonly PlainSortKey[] = q.order?.keys ?? [];
   for (const name of selected ?? []) if (!known.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   for (const name of conditionFields(q.where?.condition)) {
     if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
@@ -159,12 +202,12 @@ export function evaluateQuery(query: Query | string, source: Table | readonly ob
   return result as unknown as SearchResult;
 }
 
-function sortClause(key: SortKey): string {
+function sortClause(key: PlainSortKey): string {
   return `${quoteSortField(key.field.name)} ${key.direction}${key.nulls === undefined ? '' : ` nulls ${key.nulls}`}`;
 }
 
 /** One sort key's order of two values: nulls where `nulls` says, else last ascending and first descending. */
-function compareKey(key: SortKey, a: JsonValue, b: JsonValue, order: (a: unknown, b: unknown) => number): number {
+function compareKey(key: Pick<SortKey, 'direction' | 'nulls'>, a: JsonValue, b: JsonValue, order: (a: unknown, b: unknown) => number): number {
   if (key.nulls !== undefined && (a === null) !== (b === null)) return (a === null) === (key.nulls === 'first') ? -1 : 1;
   const c = order(a, b);
   return key.direction === 'desc' ? -c : c;
@@ -464,7 +507,7 @@ export function residualTest(residual: Query, fields: readonly FieldInfo[]): (ro
   for (const name of conditionFields(residual.where?.condition)) {
     if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
   }
-  for (const name of residual.select?.fields.map((f) => f.name) ?? []) {
+  for (const name of selectedNames((residual as PlainQuery).select) ?? []) {
     if (!known.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
   const context: Context = { types: new Map(fields.map((f) => [f.id, f.type])), typed: true };
@@ -482,10 +525,10 @@ export function residualTest(residual: Query, fields: readonly FieldInfo[]): (ro
  * text field. The PostgreSQL engines check a query so before writing its SQL.
  * @example checkQuery(parse('from t where nope = 1'), fields) // throws VALIDATION_ERROR: filters: invalid value "nope"
  */
-export function checkQuery(query: Query, fields: readonly FieldInfo[]): void {
+export function checkQuery(query: PlainQuery, fields: readonly FieldInfo[]): void {
   const known = new Set(fields.map((f) => f.id));
-  for (const field of query.select?.fields ?? []) {
-    if (!known.has(field.name)) throw validationError('fields', `invalid value ${JSON.stringify(field.name)}`);
+  for (const name of selectedNames(query.select) ?? []) {
+    if (!known.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
   for (const name of conditionFields(query.where?.condition)) {
     if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
@@ -497,4 +540,279 @@ export function checkQuery(query: Query, fields: readonly FieldInfo[]): void {
     if (!known.has(key.field.name)) throw validationError('sort', `invalid value ${JSON.stringify(sortClause(key))}`);
   }
   if (query.where !== undefined) checkCondition(query.where.condition, { types: new Map(fields.map((f) => [f.id, f.type])), typed: true });
+}
+
+// ---------------------------------------------------------------- grouped, joined, faceted (docs/aggregates.md)
+
+/** A record of the joined sources, each field under `side\0name`, with the record of each side. */
+interface Tuple {
+  readonly flat: Record<string, JsonValue>;
+  /** each side's position (-1: no record matched a left join) */
+  readonly positions: readonly number[];
+}
+
+const flatKey = (side: number, name: string): string => `${side}\u0000${name}`;
+
+/**
+ * The records of a shaped query's sources: joined (nested loops, key
+ * against key by canonical text, a null key matching nothing), then kept by
+ * `where` and `search`. In the order of the first source's records, then of
+ * each joined one's.
+ */
+function keptTuples(shape: Shape, tables: readonly (Table | readonly Row[])[], bound: BoundShape): { tuples: Tuple[]; context: Context } {
+  const flat = (field: Field): string => {
+    const ref = bound.ref(field);
+    return flatKey(ref.side, ref.info.id);
+  };
+  const types = new Map<string, FieldType>();
+  bound.fields.forEach((list, side) => list.forEach((f) => types.set(flatKey(side, f.id), f.type)));
+  const context: Context = { types, typed: tables.every((t) => !Array.isArray(t)) };
+  const rowsOf = (side: number): readonly Row[] => {
+    const t = tables[side]!;
+    return Array.isArray(t) ? (t as readonly Row[]) : (t as Table).rows;
+  };
+  const addSide = (into: Record<string, JsonValue>, side: number, row: Row | undefined, position: number): void => {
+    for (const f of bound.fields[side]!) into[flatKey(side, f.id)] = row === undefined ? null : valueOf(row, f.id, position);
+  };
+  let tuples: Tuple[] = rowsOf(0).map((row, i) => {
+    const flatRow: Record<string, JsonValue> = {};
+    addSide(flatRow, 0, row, i);
+    return { flat: flatRow, positions: [i] };
+  });
+  shape.joins.forEach((join, j) => {
+    const side = j + 1;
+    const rows = rowsOf(side);
+    const pairs = join.on.map((pair) => {
+      const [mine, other] = bound.ref(pair.left).side === side ? [pair.left, pair.right] : [pair.right, pair.left];
+      return { mine: bound.ref(mine).info.id, other: flat(other) };
+    });
+    const next: Tuple[] = [];
+    for (const tuple of tuples) {
+      let matched = false;
+      rows.forEach((row, i) => {
+        const equal = pairs.every(({ mine, other }) => {
+          const a = valueOf(row, mine, i);
+          const b = tuple.flat[other] ?? null;
+          return a !== null && b !== null && canonicalText(a) === canonicalText(b);
+        });
+        if (!equal) return;
+        matched = true;
+        const flatRow = { ...tuple.flat };
+        addSide(flatRow, side, row, i);
+        next.push({ flat: flatRow, positions: [...tuple.positions, i] });
+      });
+      if (!matched && join.left) {
+        const flatRow = { ...tuple.flat };
+        addSide(flatRow, side, undefined, -1);
+        next.push({ flat: flatRow, positions: [...tuple.positions, -1] });
+      }
+    }
+    tuples = next;
+  });
+  const where = shape.query.where === undefined ? undefined : mapCondition(shape.query.where.condition, (f) => ({ ...f, name: flat(f), qualifier: undefined }) as Field);
+  if (where !== undefined) checkCondition(where, context);
+  // `search "…"` searches the first resource's record; `search f "…"` each named field.
+  const search = shape.query.search;
+  const searched = bound.fields[0]!.filter((f) => f.id !== '_id').map((f) => flatKey(0, f.id));
+  const searchQuery: Query | undefined =
+    search === undefined
+      ? undefined
+      : {
+          ...shape.query,
+          search: search.fields === undefined ? search : { ...search, fields: search.fields.map((f) => ({ ...f, field: { ...f.field, name: flat(f.field) } })) },
+        };
+  const test = searchQuery === undefined ? undefined : searchTest(searchQuery, searched);
+  const kept = tuples.filter((tuple) => (where === undefined || truth(where, tuple.flat, 0, context) === true) && (test === undefined || test(tuple.flat, 0)));
+  return { tuples: kept, context };
+}
+
+/** A group's key value, or a record's value of a field or bucket. */
+function valueIn(value: Field | Bucket, flat: Record<string, JsonValue>, bound: BoundShape): JsonValue {
+  const field = value.kind === 'field' ? value : value.field;
+  const ref = bound.ref(field);
+  const raw = flat[flatKey(ref.side, ref.info.id)] ?? null;
+  if (value.kind === 'field') return raw;
+  return bucketFunction(value.fn === 'bucket' ? { width: value.width!.value } : { unit: value.fn })(raw);
+}
+
+/** An aggregate over a group's records, plainly (exact sums of integers and numeric, as PostgreSQL). */
+function aggregateOver(aggregate: Aggregate, group: readonly Tuple[], bound: BoundShape): JsonValue {
+  if (aggregate.field === undefined) return group.length;
+  const ref = bound.ref(aggregate.field);
+  const key = flatKey(ref.side, ref.info.id);
+  const values = group.map((t) => t.flat[key] ?? null).filter((v) => v !== null);
+  switch (aggregate.fn) {
+    case 'count':
+      return aggregate.distinct ? new Set(values.map((v) => canonicalText(v))).size : values.length;
+    case 'sum':
+    case 'avg': {
+      if (values.length === 0) return null;
+      const float = ref.info.type === 'float8' || ref.info.type === 'float';
+      if (float) {
+        const total = values.reduce<number>((sum, v) => sum + Number(v), 0);
+        return aggregate.fn === 'sum' ? total : total / values.length;
+      }
+      let sum: Decimal = { int: 0n, scale: 0 };
+      for (const v of values) {
+        const d = decimalOf(v);
+        if (d === undefined) throw validationError('query', `invalid input syntax for type numeric: ${JSON.stringify(canonicalText(v))}`);
+        sum = addDecimal(sum, d);
+      }
+      return aggregate.fn === 'sum' ? decimalValue(sum) : Number(decimalText(sum)) / values.length;
+    }
+    case 'min':
+    case 'max': {
+      if (values.length === 0) return null;
+      const reading = typeReading(ref.info.type);
+      const order = (a: JsonValue, b: JsonValue): number => {
+        const x = reading?.read(a);
+        const y = reading?.read(b);
+        return reading !== undefined && x !== undefined && y !== undefined ? reading.compare(x, y) : compareValues(a, b);
+      };
+      let best = values[0]!;
+      for (const v of values.slice(1)) if (aggregate.fn === 'min' ? order(v, best) < 0 : order(v, best) > 0) best = v;
+      return best;
+    }
+    default:
+      return assertNever(aggregate.fn, 'aggregate');
+  }
+}
+
+/** The order of a column's values: numbers of a number type by value (kept text included), else `compareValues`. */
+function orderOf(type: FieldType | undefined): (a: unknown, b: unknown) => number {
+  return type !== undefined && NUMERIC.has(type) ? compareNumberColumn : compareValues;
+}
+
+/**
+ * A query that one request cannot say, walked plainly: the records of its
+ * sources joined and kept, grouped (one row of slots per group), tested by
+ * `having`, ordered (then by the group keys, or the records' order), made
+ * distinct, paged and named (docs/aggregates.md).
+ */
+function evaluateShaped(q: Query, source: Table | readonly Row[] | TableFinder): SearchResult {
+  const shape = shapeOf(q);
+  const tables = shape.sources.map((s) => sourceTable(source, s.resource));
+  const bound = bindShape(shape, tables.map(fieldsOf));
+  const { tuples } = keptTuples(shape, tables, bound);
+
+  interface Out {
+    readonly values: Record<string, JsonValue>;
+    readonly sortValues: readonly JsonValue[];
+  }
+  let out: Out[];
+  const sortTypes: (FieldType | undefined)[] = [];
+  const directions: Pick<SortKey, 'direction' | 'nulls'>[] = [];
+  if (shape.grouped) {
+    const groups = new Map<string, Tuple[]>();
+    for (const tuple of tuples) {
+      const key = JSON.stringify(shape.keys.map((k) => canonicalText(valueIn(k, tuple.flat, bound))));
+      const list = groups.get(key);
+      if (list === undefined) groups.set(key, [tuple]);
+      else list.push(tuple);
+    }
+    // Without group by, no records are still one group (count 0, the rest null).
+    if (shape.keys.length === 0 && groups.size === 0) groups.set('[]', []);
+    const slotRows = [...groups.values()].map((group) => {
+      const row: Record<string, JsonValue> = {};
+      shape.keys.forEach((k, i) => (row[`k${i}`] = group.length === 0 ? null : valueIn(k, group[0]!.flat, bound)));
+      shape.aggregates.forEach((a, i) => (row[`a${i}`] = aggregateOver(a, group, bound)));
+      return row;
+    });
+    const slotContext: Context = { types: bound.slotTypes, typed: true };
+    const having = shape.having;
+    if (having !== undefined) checkCondition(having, slotContext);
+    const kept = having === undefined ? slotRows : slotRows.filter((row) => truth(having, row, 0, slotContext) === true);
+    const slots = [...shape.order.map((key) => (key.by as { slot: string }).slot), ...shape.keys.map((_, i) => `k${i}`)];
+    for (const key of shape.order) directions.push(key);
+    for (const _ of shape.keys) directions.push({ direction: 'asc' });
+    for (const slot of slots) sortTypes.push(bound.slotTypes.get(slot));
+    out = kept.map((row) => ({
+      values: Object.fromEntries(bound.columns.map((c) => [c.name, row[c.slot!] ?? null])),
+      sortValues: slots.map((slot) => row[slot] ?? null),
+    }));
+  } else {
+    for (const key of shape.order) {
+      directions.push(key);
+      const value = (key.by as { value: Field | Bucket }).value;
+      sortTypes.push(value.kind === 'bucket' ? (value.fn === 'bucket' ? 'numeric' : 'timestamp') : bound.ref(value).info.type);
+    }
+    out = tuples.map((tuple) => ({
+      values: Object.fromEntries(bound.columns.map((c) => [c.name, valueIn(c.value as Field | Bucket, tuple.flat, bound)])),
+      sortValues: shape.order.map((key) => valueIn((key.by as { value: Field | Bucket }).value, tuple.flat, bound)),
+    }));
+    if (shape.distinct) {
+      const seen = new Set<string>();
+      out = out.filter((row) => {
+        const key = JSON.stringify(bound.columns.map((c) => canonicalText(row.values[c.name])));
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      });
+    }
+  }
+  const indexed = out.map((row, i) => ({ row, i }));
+  indexed.sort((a, b) => {
+    for (let k = 0; k < directions.length; k++) {
+      const c = compareKey(directions[k]!, a.row.sortValues[k] ?? null, b.row.sortValues[k] ?? null, orderOf(sortTypes[k]));
+      if (c !== 0) return c;
+    }
+    return a.i - b.i;
+  });
+  const matched = indexed.map(({ row }) => row.values as Row);
+  const offset = shape.offset;
+  const limit = Math.min(shape.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
+  const first = tables[0]!;
+  const result: Record<string, unknown> = {
+    resource_id: Array.isArray(first) ? shape.sources[0]!.resource : (first as Table).id,
+    fields: bound.columns.map((c) => ({ id: c.name, type: c.type })),
+    records: matched.slice(offset, offset + limit),
+    total: matched.length,
+    total_was_estimated: false,
+    limit,
+  };
+  if (q.offset !== undefined) result.offset = offset;
+  result.include_total = true;
+  result.records_format = 'objects';
+  if (shape.facets.length > 0) result.facets = facetsOver(shape.facets, tuples, bound);
+  return result as unknown as SearchResult;
+}
+
+/** The facets of a plain query over one table (its records are `evaluatePlain`'s). */
+function referenceFacets(shape: Shape, tables: readonly (Table | readonly Row[])[], fields: readonly (readonly FieldInfo[])[]): Facets {
+  const bound = bindShape(shape, fields);
+  return facetsOver(shape.facets, keptTuples(shape, tables, bound).tuples, bound);
+}
+
+/** Each facet's values counted over the kept records: by count, then by value; nulls apart. */
+function facetsOver(facets: readonly FacetSpec[], tuples: readonly Tuple[], bound: BoundShape): Facets {
+  const out: Record<string, FacetResult> = {};
+  for (const facet of facets) {
+    const ref = bound.ref(facet.field);
+    const bucket = facet.by === undefined ? undefined : bucketFunction(facet.by);
+    const counts = new Map<string, { value: JsonValue; count: number }>();
+    let nulls = 0;
+    for (const tuple of tuples) {
+      const raw = tuple.flat[flatKey(ref.side, ref.info.id)] ?? null;
+      const value = bucket === undefined ? raw : bucket(raw);
+      if (value === null) {
+        nulls++;
+        continue;
+      }
+      const key = canonicalText(value)!;
+      const known = counts.get(key);
+      if (known === undefined) counts.set(key, { value, count: 1 });
+      else known.count++;
+    }
+    const type = facet.by === undefined ? ref.info.type : 'unit' in facet.by ? 'timestamp' : 'numeric';
+    const order = orderOf(type);
+    const values = [...counts.values()].sort((a, b) => b.count - a.count || order(a.value, b.value));
+    out[facet.name] = {
+      field: facet.field.name,
+      ...(facet.by === undefined ? {} : { by: 'unit' in facet.by ? facet.by.unit : String(facet.by.width) }),
+      values: values.slice(0, facet.top),
+      null_count: nulls,
+      more: values.length > facet.top,
+    };
+  }
+  return out;
 }

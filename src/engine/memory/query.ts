@@ -13,8 +13,8 @@
  * questions, so "unknown" can be read as "no" everywhere: `not (a > 1)` asks
  * "is `a > 1` false", which a null `a` is not.
  */
-import type { Condition as QueryCondition, FieldSearch, Query, SortKey, Value } from '../../ast.js';
-import { assertNever } from '../../ast.js';
+import type { Condition as QueryCondition, FieldSearch, PlainQuery, PlainSortKey, Query, Value } from '../../ast.js';
+import { assertNever, selectedNames } from '../../ast.js';
 import { hasPrefixWord, tsQueryText } from '../../compile/search-text.js';
 import type { FieldInfo, JsonValue, Row, Table } from '../../datastore/types.js';
 import type { SortItem } from '../../datastore/validate.js';
@@ -48,14 +48,14 @@ export const DEFAULT_BATCH_SIZE = 1000;
  * const stream = queryTable(parse('from courses where subject != math order by credits desc limit 2'), courses);
  * for await (const batch of stream.batches) console.log(batch); // [{ _id: 7, … }, { _id: 3, … }]
  */
-export function queryTable(query: Query, table: Table, options: EngineQueryOptions = {}): QueryStream {
+export function queryTable(query: PlainQuery, table: Table, options: EngineQueryOptions = {}): QueryStream {
   const unbound = firstParameter(query);
   if (unbound !== undefined) throw queryError('UNBOUND_PARAMETER', unbound.span, [unbound.name]);
   stopIfAborted(options.signal);
   const view = tableView(table);
   const known = view.fieldById;
-  const selected = query.select === undefined ? undefined : [...new Set(query.select.fields.map((f) => f.name))];
-  const keys: readonly SortKey[] = query.order?.keys ?? [];
+  const selected = selectedNames(query.select);
+  const keys: readonly PlainSortKey[] = query.order?.keys ?? [];
   for (const name of selected ?? []) if (!known.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   for (const name of conditionFields(query.where?.condition)) {
     if (!known.has(name)) throw validationError('filters', `invalid value ${JSON.stringify(name)}`);
@@ -104,7 +104,7 @@ function stopIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) throw new DatastoreError('ABORTED', 'the search was cancelled', { cause: signal.reason });
 }
 
-function sortClause(key: SortKey): string {
+function sortClause(key: PlainSortKey): string {
   return `${quoteSortField(key.field.name)} ${key.direction}${key.nulls === undefined ? '' : ` nulls ${key.nulls}`}`;
 }
 
@@ -119,7 +119,7 @@ function count(value: NonNullable<Query['limit']>['value']): number {
 // ---------------------------------------------------------------- where
 
 /** The question of `normalForm` as the members of its top-level `and`, each an index may answer. */
-function conjunctsOf(condition: QueryCondition, truth: boolean, fields: ReadonlyMap<string, FieldInfo>): Conjunct[] {
+export function conjunctsOf(condition: QueryCondition, truth: boolean, fields: ReadonlyMap<string, FieldInfo>): Conjunct[] {
   if (condition.kind === 'not') return conjunctsOf(condition.condition, !truth, fields);
   if ((condition.kind === 'and' && truth) || (condition.kind === 'or' && !truth)) return condition.conditions.flatMap((c) => conjunctsOf(c, truth, fields));
   return [normalForm(condition, truth, fields)];
@@ -229,7 +229,7 @@ function literalText(value: Query['from']['resource']): string {
  * word ending in `*` is its words, each a term of its own (as a portal is
  * asked: `tsQueryText`), else it is one phrase.
  */
-function searchesOf(query: Query): { searches: TsQuery[]; byField: Condition[] } {
+export function searchesOf(query: Query): { searches: TsQuery[]; byField: Condition[] } {
   const search = query.search;
   if (search === undefined) return { searches: [], byField: [] };
   if (search.fields !== undefined) {

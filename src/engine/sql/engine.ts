@@ -7,8 +7,10 @@
 import type { FieldInfo, SearchResult } from '../../datastore/types.js';
 import { resourceNotFound } from '../../errors.js';
 import type { Query } from '../../ast.js';
+import { isPlainQuery } from '../../ast.js';
 import type { Engine, EngineKind, EngineQueryOptions, EngineSearchOptions, QueryStream, ResourceInfo, SqlResult } from '../types.js';
-import { querySql, runQuery } from './query.js';
+import { querySql, runQuery, shapedQuerySql } from './query.js';
+import type { QuerySql } from './query.js';
 import type { Db } from './db.js';
 import { checkAgainstTable, validateSearch } from '../../datastore/validate.js';
 import type { CatalogEntry } from './layout.js';
@@ -131,7 +133,19 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
     const resource = bound.from.resource.kind === 'param' ? '' : bound.from.resource.value;
     const entry = await find(resource);
     if (entry === undefined) throw resourceNotFound(resource);
-    const statements = querySql(bound, entry, queryOptions);
+    let statements: QuerySql;
+    if (isPlainQuery(bound)) {
+      statements = querySql(bound, entry, queryOptions);
+    } else {
+      const sources = [bound.from, ...(bound.joins ?? []).map((join) => join.source)];
+      const found = await Promise.all(sources.map(async (source) => {
+        const name = source.resource.kind === 'param' ? '' : source.resource.value;
+        const each = await find(name);
+        if (each === undefined) throw resourceNotFound(name);
+        return each;
+      }));
+      statements = shapedQuerySql(bound, found, queryOptions);
+    }
     const signal = queryOptions.signal;
     return runQuery(db, statements, { ...queryOptions, statementTimeout: timeout }, (error, statement) =>
       databaseError(error, signal, () => invalidQuery(pgMessage(error), statement, statements.params), 'Query took too long'));

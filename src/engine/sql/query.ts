@@ -5,7 +5,12 @@
  * values bound as parameters, read through a cursor a batch at a time, so
  * that a reader who stops early stops the statement's work too.
  */
-import type { Query, Value } from '../../ast.js';
+import type { Field, PlainQuery, Query, Value } from '../../ast.js';
+import { isPlainQuery, selectedNames } from '../../ast.js';
+import { bindShape, shapeOf } from '../../compile/shape.js';
+import type { BoundShape, Shape } from '../../compile/shape.js';
+import { facetsFromRows, facetStatement, shapedSql } from '../../compile/sql-shaped.js';
+import type { Facets } from '../../datastore/types.js';
 import type { FieldInfo, Row } from '../../datastore/types.js';
 import { whereSql, sortKeySql } from '../../compile/sql.js';
 import { quoteIdentifier as id } from './db.js';
@@ -28,6 +33,78 @@ export interface QuerySql {
   readonly count: string | undefined;
   readonly params: readonly unknown[];
   readonly fields: readonly FieldInfo[];
+  /** a query with `facet`: the facets' statement, run before the records, and how its rows are read */
+  readonly facets?: { readonly sql: string; readonly params: readonly unknown[]; read(rows: readonly Readonly<Record<string, unknown>>[]): Facets };
+}
+
+/**
+ * The SQL of a grouped, joined, renamed or faceted query over its
+ * resources' tables (`entries`, in the order of its sources): the sql
+ * target's statement (compile/sql-shaped.ts) with its values bound, its
+ * names checked first as the memory engine checks them.
+ * @example
+ * shapedQuerySql(parse('from courses group by subject select subject, count(*) as n'), [entry], {}).records
+ * // SELECT row_to_json(r)::text AS r FROM (SELECT "courses"."subject" AS "subject", count(*) AS "n" FROM "…" AS "courses" GROUP BY … LIMIT 100) AS r
+ */
+export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
+  const shape = shapeOf(query);
+  const bound = bindShape(shape, entries.map((entry) => entry.fields));
+  const records = withoutFacetQuery(query);
+  const tableOf = (resource: string): string => {
+    const at = shape.sources.findIndex((s) => s.resource === resource);
+    return id(entries[at]!.id);
+  };
+  const types = (field: Field | undefined): string | undefined => (field === undefined ? undefined : bound.ref(field).info.type);
+  const binder = (params: unknown[]) => (text: string): string => {
+    params.push(text);
+    return `$${params.length}`;
+  };
+  let facets: QuerySql['facets'];
+  if (shape.facets.length > 0) {
+    const params: unknown[] = [];
+    const sql = facetStatement(shape, { literal: binder(params), table: tableOf, bound, total: false });
+    facets = { sql, params, read: (rows) => readFacetRows(shape, bound, rows) };
+  }
+  if (isPlainQuery(records)) {
+    return { ...querySql(records, entries[0]!, options), ...(facets === undefined ? {} : { facets }) };
+  }
+  const params: unknown[] = [];
+  const recordShape = shapeOf(records);
+  const body = shapedSql(recordShape, {
+    literal: binder(params),
+    table: tableOf,
+    bound: bindShape(recordShape, entries.map((entry) => entry.fields)),
+    total: false,
+    page: false,
+    // A value as datastore_search writes it (a json column's value, a timestamp without its fraction).
+    column: (sql, field) => {
+      const type = types(field);
+      if (type === 'json') return `coalesce((${sql}).json, 'null')`;
+      if (type === 'timestamp') return `to_char(${sql}, 'YYYY-MM-DD"T"HH24:MI:SS')`;
+      if (type?.startsWith('_')) return `coalesce(array_to_json(${sql}), 'null')`;
+      return sql;
+    },
+  });
+  const limit = shape.limit ?? (options.all === true ? undefined : DEFAULT_LIMIT);
+  const page = `${limit === undefined ? '' : ` LIMIT ${limit}`}${shape.offset > 0 ? ` OFFSET ${shape.offset}` : ''}`;
+  return {
+    resource: entries[0]!.id,
+    records: `SELECT row_to_json(r)::text AS r FROM (${body}${page}) AS r`,
+    count: options.total === true ? `SELECT count(*) AS n FROM (${body}) AS c` : undefined,
+    params,
+    fields: bound.columns.map((c) => ({ id: c.name, type: c.type })),
+    ...(facets === undefined ? {} : { facets }),
+  };
+}
+
+function withoutFacetQuery(query: Query): Query {
+  const { facet: _facet, ...rest } = query;
+  return rest;
+}
+
+/** The facets statement's rows as facets: per facet its values (given back their type), nulls, and whether more exist. */
+function readFacetRows(shape: Shape, bound: BoundShape, rows: readonly Readonly<Record<string, unknown>>[]): Facets {
+  return facetsFromRows(shape.facets, rows, (facet) => (facet.by === undefined ? bound.ref(facet.field).info.type : 'unit' in facet.by ? 'timestamp' : 'numeric'));
 }
 
 /**
@@ -38,7 +115,7 @@ export interface QuerySql {
  * querySql(parse('from courses where credits >= 7 order by title limit 2'), entry, {})
  * // records: SELECT row_to_json(r)::text AS r FROM (SELECT "_id", … FROM "…" WHERE "credits" >= $1 ORDER BY "title" ASC, "_id" LIMIT 2) AS r
  */
-export function querySql(query: Query, entry: CatalogEntry, options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
+export function querySql(query: PlainQuery, entry: CatalogEntry, options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
   checkQuery(query, entry.fields);
   const params: unknown[] = [];
   const bind = (text: string): string => {
@@ -49,7 +126,7 @@ export function querySql(query: Query, entry: CatalogEntry, options: Pick<Engine
   const whereText = where === undefined ? '' : ` WHERE ${where}`;
   const table = id(entry.id);
   const types = new Map(entry.fields.map((f) => [f.id, f.type as string]));
-  const selected = query.select === undefined ? entry.fields.map((f) => f.id) : [...new Set(query.select.fields.map((f) => f.name))];
+  const selected = selectedNames(query.select) ?? entry.fields.map((f) => f.id);
   const fields = selected.map((name) => entry.fields.find((f) => f.id === name)!);
   const columns = selected.map((name) => `${valueExpr(name, types.get(name) ?? 'text')} AS ${id(name)}`).join(', ');
   const keys = query.order?.keys ?? [];
@@ -109,12 +186,18 @@ export async function runQuery(db: Db, statements: QuerySql, options: EngineQuer
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH));
   const channel = new Channel<readonly Row[]>();
   let total: number | undefined;
+  let facets: Facets | undefined;
   let opened!: () => void;
   const ready = new Promise<void>((resolve) => (opened = resolve));
   let statement = statements.count ?? statements.records;
   const work = db
     .transaction(
       async (tx: SqlSession) => {
+        if (statements.facets !== undefined) {
+          statement = statements.facets.sql;
+          facets = statements.facets.read((await tx.query(statements.facets.sql, statements.facets.params)).rows);
+          statement = statements.count ?? statements.records;
+        }
         if (statements.count !== undefined) total = Number((await tx.query(statements.count, statements.params)).rows[0]?.['n']);
         statement = statements.records;
         await tx.query(`DECLARE ckql_query NO SCROLL CURSOR FOR ${statements.records}`, statements.params);
@@ -155,7 +238,13 @@ export async function runQuery(db: Db, statements: QuerySql, options: EngineQuer
       await stop();
     }
   }
-  return { resource: statements.resource, fields: statements.fields, batches: closing(batches(), stop), ...(total === undefined ? {} : { total }) };
+  return {
+    resource: statements.resource,
+    fields: statements.fields,
+    batches: closing(batches(), stop),
+    ...(total === undefined ? {} : { total }),
+    ...(facets === undefined ? {} : { facets }),
+  };
 }
 
 /**

@@ -1,0 +1,52 @@
+/**
+ * Rows for the aggregates section, made in the process from a seeded
+ * generator (no file to read, so every figure is the query's): enrolments
+ * with a subject (20 values), a grade (0-100, 5 % null), a course key
+ * (`C-0000` … of `courses` courses) and a student; and the courses.
+ */
+export interface EnrolmentRow {
+  readonly _id: number;
+  readonly subject: string;
+  readonly grade: number | null;
+  readonly credits: number;
+  readonly course: string;
+  readonly student: string;
+}
+
+const SUBJECTS = Array.from({ length: 20 }, (_, i) => `subject-${String(i).padStart(2, '0')}`);
+
+/** A small seeded generator (mulberry32), so runs compare. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function courseCode(i: number): string {
+  return `C-${String(i).padStart(4, '0')}`;
+}
+
+export function enrolmentRows(n: number, courses = 2_000): EnrolmentRow[] {
+  const next = random(17);
+  const rows: EnrolmentRow[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    rows[i] = {
+      _id: i + 1,
+      subject: SUBJECTS[Math.floor(next() * SUBJECTS.length)]!,
+      grade: next() < 0.05 ? null : Math.floor(next() * 101),
+      credits: Math.floor(next() * 20) / 2,
+      course: courseCode(Math.floor(next() * courses)),
+      student: `S-${String(Math.floor(next() * 50_000)).padStart(5, '0')}`,
+    };
+  }
+  return rows;
+}
+
+export function courseRows(n: number): { _id: number; code: string; title: string; level: number }[] {
+  return Array.from({ length: n }, (_, i) => ({ _id: i + 1, code: courseCode(i), title: `Course ${i}`, level: 1 + (i % 4) }));
+}

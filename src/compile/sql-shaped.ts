@@ -1,0 +1,291 @@
+/**
+ * Grouped, joined and faceted queries as SQL (docs/aggregates.md): one
+ * `SELECT … FROM … JOIN … WHERE … GROUP BY … HAVING … ORDER BY … LIMIT`,
+ * with `count(*) OVER ()` for the total, and the facets of a query as one
+ * statement, a `UNION ALL` of a group per facet.
+ *
+ * Written to pass CKAN's checks of `datastore_search_sql`
+ * (docs/ckan-2.11-reference.md, ../shared/reference/aggregation-and-joins.md §3):
+ * only functions on its allow-list (`count sum avg min max date_trunc floor
+ * to_char`; casts as `::`, never `cast(`), every column named with `AS`
+ * (CKAN keeps one of two equal names), expressions, not output names, in
+ * `GROUP BY`, `HAVING` and `ORDER BY` (PostgreSQL refuses names there), and
+ * every `:` of a literal or name as `\:` (through `stringLiteral`).
+ */
+import type { Aggregate, Bucket, Field, Operand, Query } from '../ast.js';
+import type { FacetResult, Facets, FieldType, JsonValue } from '../datastore/types.js';
+import { decimalOf, decimalValue } from '../datastore/decimal.js';
+import { isNumberType } from '../datastore/values.js';
+import { assertNever } from '../ast.js';
+import { queryError } from '../errors.js';
+import { conditionSql, DEFAULT_LIMIT, identifier, MAX_LIMIT, stringLiteral, TOTAL_COLUMN, whereSql } from './sql.js';
+import type { FieldSql, LiteralWriter, SqlRequest } from './sql.js';
+import { keySlot, shapeOf } from './shape.js';
+import type { BoundShape, FacetSpec, Shape } from './shape.js';
+
+/** How the SQL is written for its reader: CKAN (quoted literals), or an engine (bound parameters, its own tables). */
+export interface ShapedSqlOptions {
+  /** writes a text value: a quoted literal for CKAN, a `$n` parameter for an engine */
+  readonly literal: LiteralWriter;
+  /** the table of a resource: CKAN names it by the resource id (or alias) */
+  readonly table: (resource: string) => string;
+  /** the shape met with its fields, when they are known: join keys of different types compare as text, and a join without select lists every field */
+  readonly bound?: BoundShape;
+  /** count every row of the answer in each row (`count(*) OVER ()` as `_ckql_total`) */
+  readonly total: boolean;
+  /** write the query's `LIMIT` and `OFFSET` (default); an engine pages itself */
+  readonly page?: boolean;
+  /** an engine's formatting of a column's value (a timestamp as CKAN writes it); default the value */
+  readonly column?: (sql: string, field: Field | undefined) => string;
+}
+
+/**
+ * The `SELECT` of a shaped query for `datastore_search_sql`.
+ * @example
+ * shapedSqlRequest(parse('from courses group by subject select subject, count(*) as n having n > 3 order by n desc limit 10')).sql
+ * // SELECT "courses"."subject" AS "subject", count(*) AS "n", count(*) OVER () AS "_ckql_total" FROM "courses" AS "courses"
+ * // GROUP BY "courses"."subject" HAVING count(*) > '3' ORDER BY count(*) DESC, "courses"."subject" LIMIT 10
+ */
+export function shapedSqlRequest(query: Query, bound?: BoundShape): SqlRequest {
+  return { sql: shapedSql(shapeOf(query), { literal: stringLiteral, table: identifier, total: true, ...(bound === undefined ? {} : { bound }) }) };
+}
+
+/** The parts every statement of a shape shares: FROM with its joins, and how a field is written. */
+function fromClause(shape: Shape, options: ShapedSqlOptions): { from: string; field: (field: Field) => string } {
+  const qualifier = (side: number): string => identifier(shape.sources[side]!.qualifier);
+  const sideOf = (field: Field): number | undefined => {
+    if (options.bound !== undefined) return options.bound.ref(field).side;
+    if (shape.sources.length === 1) return 0;
+    if (field.qualifier === undefined) return undefined;
+    const side = shape.sources.findIndex((s) => s.qualifier === field.qualifier);
+    return side < 0 ? undefined : side;
+  };
+  // Unqualified in a join whose fields are not known here: PostgreSQL finds the one table that has it (or refuses).
+  const field = (f: Field): string => {
+    const side = sideOf(f);
+    return side === undefined ? identifier(f.name) : `${qualifier(side)}.${identifier(f.name)}`;
+  };
+  let from = `${options.table(shape.sources[0]!.resource)} AS ${qualifier(0)}`;
+  shape.joins.forEach((join, j) => {
+    const on = join.on.map((pair) => {
+      const left = field(pair.left);
+      const right = field(pair.right);
+      // Keys compare by canonical text: columns of different types meet as text; of one type, as they are (an index serves).
+      const types = options.bound === undefined ? undefined : [pair.left, pair.right].map((f) => options.bound!.ref(f).info.type);
+      return types !== undefined && types[0] !== types[1] ? `${left}::text = ${right}::text` : `${left} = ${right}`;
+    });
+    from += ` ${join.left ? 'LEFT JOIN' : 'JOIN'} ${options.table(shape.sources[j + 1]!.resource)} AS ${qualifier(j + 1)} ON ${on.join(' AND ')}`;
+  });
+  return { from, field };
+}
+
+/** The shape's `where` and `search` as one condition; each call writes its values anew (an engine binds each use). */
+function whereClause(shape: Shape, options: ShapedSqlOptions, field: (field: Field) => string): string | undefined {
+  const operand: FieldSql = (o) => {
+    if (o.kind !== 'field') throw new Error('an aggregate in where');
+    return field(o);
+  };
+  return whereSql(shape.query, options.literal, operand, `${identifier(shape.sources[0]!.qualifier)}."_full_text"`);
+}
+
+/** A bucket as SQL: `date_trunc` of the value read as a timestamp, or `floor(f / w) * w` in numeric. */
+function bucketSql(bucket: Bucket, field: (field: Field) => string): string {
+  if (bucket.fn === 'bucket') {
+    const width = String(bucket.width!.value);
+    // In parentheses: a cast after it (`::text`) must apply to the product, not to the width.
+    return `(floor(${field(bucket.field)}::numeric / ${width}) * ${width})`;
+  }
+  return `date_trunc('${bucket.fn}', ${field(bucket.field)}::timestamp)`;
+}
+
+/**
+ * An aggregate as SQL. PostgreSQL has no `min`/`max` of booleans; where the
+ * field is known to be one (an engine's own tables) they are `bool_and` and
+ * `bool_or`, which order false before true as the memory engine does.
+ */
+function aggregateSql(aggregate: Aggregate, field: (field: Field) => string, bound?: BoundShape): string {
+  if (aggregate.field === undefined) return 'count(*)';
+  const boolean = bound !== undefined && (aggregate.fn === 'min' || aggregate.fn === 'max') && bound.ref(aggregate.field).info.type === 'bool';
+  const fn = boolean ? (aggregate.fn === 'min' ? 'bool_and' : 'bool_or') : aggregate.fn;
+  return `${fn}(${aggregate.distinct ? 'DISTINCT ' : ''}${field(aggregate.field)})`;
+}
+
+function valueSql(value: Field | Bucket | Aggregate, field: (field: Field) => string): string {
+  switch (value.kind) {
+    case 'field':
+      return field(value);
+    case 'bucket':
+      return bucketSql(value, field);
+    case 'aggregate':
+      return aggregateSql(value, field);
+    default:
+      return assertNever(value, 'value');
+  }
+}
+
+/** The SQL of a shape (its facets aside): one statement. */
+export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
+  const { from, field } = fromClause(shape, options);
+  const where = whereClause(shape, options, field);
+  const columns = options.bound?.columns ?? shape.columns;
+  if (columns === undefined) {
+    throw queryError('TARGET_CANNOT_EXPRESS', shape.query.span, ['a join without select', 'sql'], {
+      hint: 'list the fields to return: select e.student, c.title (the SQL must name every column, as CKAN keeps one of two equal names)',
+    });
+  }
+  const format = options.column ?? ((sql: string) => sql);
+  const whereText = where === undefined ? '' : ` WHERE ${where}`;
+  const total = options.total ? `, count(*) OVER () AS ${identifier(TOTAL_COLUMN)}` : '';
+  const limit = Math.min(shape.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
+  const page = options.page === false ? '' : ` LIMIT ${limit}${shape.offset > 0 ? ` OFFSET ${shape.offset}` : ''}`;
+  const nulls = (key: { readonly nulls?: 'first' | 'last' }): string => (key.nulls === undefined ? '' : ` NULLS ${key.nulls.toUpperCase()}`);
+
+  if (shape.grouped) {
+    const slotSql = (slot: string): string => {
+      const i = Number(slot.slice(1));
+      return slot.startsWith('k') ? valueSql(shape.keys[i]!, field) : aggregateSql(shape.aggregates[i]!, field, options.bound);
+    };
+    const select = columns.map((c) => `${format(slotSql(c.slot!), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');
+    const group = shape.keys.length === 0 ? '' : ` GROUP BY ${shape.keys.map((k) => valueSql(k, field)).join(', ')}`;
+    const having = shape.having === undefined ? '' : ` HAVING ${conditionSql(shape.having, options.literal, (o: Operand) => slotSql((o as Field).name))}`;
+    // The keys last: without order by, groups come in key order; with it, ties do (the same on every engine).
+    const order = [
+      ...shape.order.map((key) => `${slotSql((key.by as { slot: string }).slot)} ${key.direction.toUpperCase()}${nulls(key)}`),
+      ...shape.keys.map((_, i) => slotSql(keySlot(i))),
+    ];
+    const orderText = order.length === 0 ? '' : ` ORDER BY ${order.join(', ')}`;
+    return `SELECT ${select}${total} FROM ${from}${whereText}${group}${having}${orderText}${page}`;
+  }
+
+  const ids = shape.sources.map((_, side) => `${identifier(shape.sources[side]!.qualifier)}."_id"`);
+  const sortValue = (key: Shape['order'][number]): string => valueSql((key.by as { value: Field | Bucket }).value, field);
+  if (!shape.distinct) {
+    const select = columns.map((c) => `${format(valueSql(c.value, field), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');
+    // Without order by, the records of the first resource in their order, each with its matches in theirs.
+    const order = [...shape.order.map((key) => `${sortValue(key)} ${key.direction.toUpperCase()}${nulls(key)}`), ...ids];
+    return `SELECT ${select}${total} FROM ${from}${whereText} ORDER BY ${order.join(', ')}${page}`;
+  }
+  // Distinct: the first record (in the records' order) of each combination, then ordered by the keys and that record.
+  const values = columns.map((c) => valueSql(c.value, field));
+  const inner = [
+    ...columns.map((c, i) => `${format(values[i]!, c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`),
+    ...ids.map((id, side) => `${id} AS ${identifier(`_ckql_id${side}`)}`),
+  ];
+  const outerOrder = shape.order.map((key) => {
+    const value = (key.by as { value: Field | Bucket }).value;
+    const at = columns.findIndex((c) => c.value.kind !== 'aggregate' && sameExpression(c.value, value));
+    if (at < 0) {
+      throw queryError('TARGET_CANNOT_EXPRESS', key.span, ['order by a value not selected, with select distinct', 'sql'], {
+        hint: 'select the value you order by',
+      });
+    }
+    return `${identifier(columns[at]!.name)} ${key.direction.toUpperCase()}${nulls(key)}`;
+  });
+  const distinctOn = `SELECT DISTINCT ON (${values.join(', ')}) ${inner.join(', ')} FROM ${from}${whereText} ORDER BY ${[...values, ...ids].join(', ')}`;
+  const names = columns.map((c) => identifier(c.name)).join(', ');
+  const order = [...outerOrder, ...ids.map((_, side) => identifier(`_ckql_id${side}`))].join(', ');
+  return `SELECT ${names}${total} FROM (${distinctOn}) AS "_ckql" ORDER BY ${order}${page}`;
+}
+
+function sameExpression(a: Field | Bucket, b: Field | Bucket): boolean {
+  if (a.kind === 'field' && b.kind === 'field') return a.name === b.name && (a.qualifier === b.qualifier || a.qualifier === undefined || b.qualifier === undefined);
+  if (a.kind === 'bucket' && b.kind === 'bucket') return a.fn === b.fn && a.width?.value === b.width?.value && sameExpression(a.field, b.field);
+  return false;
+}
+
+/** The columns of the facets statement: which facet (its position), a value as text, its count. */
+export const FACET_COLUMNS = { facet: '_ckql_facet', value: 'value', count: 'count' } as const;
+
+/**
+ * Every facet of a query as one statement: per facet, its `top + 1`
+ * commonest values (count descending, then value; one more than asked says
+ * whether more exist) and the count of records without a value, joined by
+ * `UNION ALL`. Values are text (a timestamp as `YYYY-MM-DDTHH:MI:SS`); the
+ * reader gives them back their type.
+ * @example
+ * facetSql(parse('from courses where stage = active facet subject top 20'))?.sql
+ * // (SELECT 0 AS "_ckql_facet", "courses"."subject"::text AS "value", count(*) AS "count" FROM "courses" AS "courses"
+ * //  WHERE ("courses"."stage" = 'active') AND "courses"."subject" IS NOT NULL GROUP BY "courses"."subject"
+ * //  ORDER BY count(*) DESC, "courses"."subject" LIMIT 21)
+ * // UNION ALL (SELECT 0, NULL, count(*) … AND "courses"."subject" IS NULL)
+ */
+export function facetSql(query: Query, options: Partial<ShapedSqlOptions> = {}): SqlRequest | undefined {
+  const shape = shapeOf(query);
+  if (shape.facets.length === 0) return undefined;
+  return { sql: facetStatement(shape, { literal: stringLiteral, table: identifier, total: false, ...options }) };
+}
+
+/** The facets statement of a shape (see `facetSql`). */
+export function facetStatement(shape: Shape, options: ShapedSqlOptions): string {
+  const { from, field } = fromClause(shape, options);
+  const parts = shape.facets.map((facet: FacetSpec, i) => {
+    const value = facetValueSql(facet, field);
+    const timestamp = (facet.by !== undefined && 'unit' in facet.by) || (facet.by === undefined && options.bound?.ref(facet.field).info.type === 'timestamp');
+    // As JSON text: one column type for every facet, and each value's own type read back from it.
+    const text = timestamp ? `to_json(to_char(${value}, 'YYYY-MM-DD"T"HH24:MI:SS'))::text` : `to_json(${value})::text`;
+    // Each part writes the where anew, so an engine binds its values once per use.
+    const also = (test: string): string => {
+      const where = whereClause(shape, options, field);
+      return ` WHERE ${where === undefined ? test : `(${where}) AND ${test}`}`;
+    };
+    const top = `(SELECT ${i} AS ${identifier(FACET_COLUMNS.facet)}, ${text} AS ${identifier(FACET_COLUMNS.value)}, count(*) AS ${identifier(FACET_COLUMNS.count)} FROM ${from}${also(`${value} IS NOT NULL`)} GROUP BY ${value} ORDER BY count(*) DESC, ${value} LIMIT ${facet.top + 1})`;
+    const nulls = `(SELECT ${i}, NULL, count(*) FROM ${from}${also(`${value} IS NULL`)})`;
+    return `${top} UNION ALL ${nulls}`;
+  });
+  return parts.join(' UNION ALL ');
+}
+
+function facetValueSql(facet: FacetSpec, field: (field: Field) => string): string {
+  const column = field(facet.field);
+  if (facet.by === undefined) return column;
+  if ('unit' in facet.by) return `date_trunc('${facet.by.unit}', ${column}::timestamp)`;
+  const width = String(facet.by.width);
+  return `(floor(${column}::numeric / ${width}) * ${width})`;
+}
+
+/**
+ * The facets statement's rows as facets: per facet, its values (read back
+ * as the facet's type: numbers as numbers, booleans as booleans), its count
+ * of records without a value, and whether more values exist (the `top + 1`st).
+ */
+export function facetsFromRows(
+  facets: readonly FacetSpec[],
+  rows: readonly Readonly<Record<string, unknown>>[],
+  typeOf: (facet: FacetSpec) => FieldType | undefined,
+): Facets {
+  const out: Record<string, FacetResult> = {};
+  facets.forEach((facet, i) => {
+    const mine = rows.filter((row) => Number(row[FACET_COLUMNS.facet]) === i);
+    const type = typeOf(facet);
+    const values = mine
+      .filter((row) => row[FACET_COLUMNS.value] !== null && row[FACET_COLUMNS.value] !== undefined)
+      .map((row) => ({ value: facetJson(String(row[FACET_COLUMNS.value]), type), count: Number(row[FACET_COLUMNS.count]) }));
+    const nulls = mine.find((row) => row[FACET_COLUMNS.value] === null || row[FACET_COLUMNS.value] === undefined);
+    out[facet.name] = {
+      field: facet.field.name,
+      ...(facet.by === undefined ? {} : { by: 'unit' in facet.by ? facet.by.unit : String(facet.by.width) }),
+      values: values.slice(0, facet.top),
+      null_count: nulls === undefined ? 0 : Number(nulls[FACET_COLUMNS.count]),
+      more: values.length > facet.top,
+    };
+  });
+  return out;
+}
+
+/** A facet's value as the statement writes it (JSON text): a number exactly (`facetValue`), anything else as JSON reads it. */
+function facetJson(text: string, type: FieldType | undefined): JsonValue {
+  if (/^-?\d/.test(text)) return facetValue(text, type ?? 'numeric');
+  const value = JSON.parse(text) as JsonValue;
+  return typeof value === 'string' ? facetValue(value, type) : value;
+}
+
+/** A facet's value as text, given back its type (a number kept as text where a double would not hold it). */
+export function facetValue(text: string, type: FieldType | undefined): JsonValue {
+  if (type !== undefined && isNumberType(type)) {
+    const d = decimalOf(text);
+    return d === undefined ? text : decimalValue(d);
+  }
+  if (type === 'bool') return text === 'true' || text === 't';
+  if (type === 'timestamp') return text.replace(' ', 'T');
+  return text;
+}

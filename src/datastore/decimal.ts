@@ -1,0 +1,102 @@
+/**
+ * Exact decimal arithmetic for the aggregates PostgreSQL computes exactly
+ * (`sum` of integers and `numeric`, `bucket(f, w)` = `floor(f / w) * w` on
+ * `numeric`): a decimal is an integer and a power of ten. Values a double
+ * holds come back as numbers; the others as their decimal text, as the
+ * loaders keep an `int8` or `numeric` beyond a double (docs/semantics.md).
+ */
+
+/** `int / 10^scale` */
+export interface Decimal {
+  readonly int: bigint;
+  readonly scale: number;
+}
+
+const DECIMAL = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/;
+
+/**
+ * A number, or the decimal text of one, as a decimal; undefined for
+ * anything else (NaN, infinities, other text).
+ * @example decimalOf(0.1) // { int: 1n, scale: 1 }; decimalOf('9007199254740993') // { int: 9007199254740993n, scale: 0 }
+ */
+export function decimalOf(value: unknown): Decimal | undefined {
+  let text: string;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return undefined;
+    if (Number.isSafeInteger(value)) return { int: BigInt(value), scale: 0 };
+    text = String(value);
+  } else if (typeof value === 'string') {
+    text = value;
+  } else {
+    return undefined;
+  }
+  const m = DECIMAL.exec(text);
+  if (m === null || ((m[2] ?? '') === '' && (m[3] ?? '') === '')) return undefined;
+  const fraction = m[3] ?? '';
+  const exponent = Number(m[4] ?? 0);
+  let int = BigInt(`${m[1] === '-' ? '-' : ''}${m[2] || '0'}${fraction}`);
+  let scale = fraction.length - exponent;
+  if (scale < 0) {
+    int *= 10n ** BigInt(-scale);
+    scale = 0;
+  }
+  return { int, scale };
+}
+
+function rescale(d: Decimal, scale: number): bigint {
+  return scale === d.scale ? d.int : d.int * 10n ** BigInt(scale - d.scale);
+}
+
+/** `a + b`, exactly. */
+export function addDecimal(a: Decimal, b: Decimal): Decimal {
+  const scale = Math.max(a.scale, b.scale);
+  return { int: rescale(a, scale) + rescale(b, scale), scale };
+}
+
+/** Floor division of integers (BigInt's `/` truncates toward zero). */
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+}
+
+/**
+ * `floor(f / w) * w`, exactly (PostgreSQL's on `numeric`).
+ * @example floorBucket(decimalOf(0.3)!, decimalOf(0.1)!) // 0.3 (doubles give 0.2)
+ */
+export function floorBucket(f: Decimal, w: Decimal): Decimal {
+  const scale = Math.max(f.scale, w.scale);
+  const width = rescale(w, scale);
+  return { int: floorDiv(rescale(f, scale), width) * width, scale };
+}
+
+/**
+ * The decimal's text, without trailing zeros after the point.
+ * @example decimalText({ int: 1230n, scale: 3 }) // "1.23"
+ */
+export function decimalText(d: Decimal): string {
+  const negative = d.int < 0n;
+  let digits = (negative ? -d.int : d.int).toString();
+  if (d.scale > 0) {
+    digits = digits.padStart(d.scale + 1, '0');
+    const whole = digits.slice(0, digits.length - d.scale);
+    const fraction = digits.slice(digits.length - d.scale).replace(/0+$/, '');
+    digits = fraction === '' ? whole : `${whole}.${fraction}`;
+  }
+  return negative && digits !== '0' ? `-${digits}` : digits;
+}
+
+/**
+ * The decimal as a value: a number when a double holds it exactly, else
+ * its text (as the loaders keep such a number).
+ * @example decimalValue({ int: 3n, scale: 1 }) // 0.3; decimalValue({ int: 9007199254740993n, scale: 0 }) // '9007199254740993'
+ */
+export function decimalValue(d: Decimal): number | string {
+  const text = decimalText(d);
+  const n = Number(text);
+  return decimalOf(n) !== undefined && sameDecimal(decimalOf(n)!, d) ? n : text;
+}
+
+function sameDecimal(a: Decimal, b: Decimal): boolean {
+  const scale = Math.max(a.scale, b.scale);
+  return rescale(a, scale) === rescale(b, scale);
+}

@@ -1,0 +1,432 @@
+/**
+ * The hash aggregate (docs/aggregates.md, Meaning): items are folded into
+ * one group per distinct key as they come, each group holding only its
+ * accumulators, so memory grows with the groups and not with the items.
+ * The memory engine folds table rows (or joined rows) into it; a plan's
+ * `aggregate` operator folds a portal's pages as they arrive
+ * (execute/aggregate.ts). Both then finish the groups here: `having`, the
+ * order (the keys last, so ties and an absent `order by` are the same on
+ * every engine), and the slots of each group.
+ *
+ * PostgreSQL's meaning: nulls form one group; keys compare as `=` does (by
+ * canonical text, so 2020 and "2020" are one group, which keeps the value
+ * seen first); `count(*)` counts rows, `count(f)` values, `count(distinct f)`
+ * distinct values; `sum`, `avg`, `min`, `max` ignore nulls and are null over
+ * no value. `sum` is exact over integers and decimals (a double's sum
+ * rounded to the decimals the values have, or decimal arithmetic past
+ * 2^53 and for numbers kept as text); over `float8` it is a double's, as
+ * PostgreSQL's.
+ */
+import type { Aggregate, Condition } from '../../ast.js';
+import type { FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
+import { addDecimal, decimalOf, decimalText, decimalValue } from '../../datastore/decimal.js';
+import type { Decimal } from '../../datastore/decimal.js';
+import { canonicalText, compareNumberColumn, compareValues, isNumberType, typeReading } from '../../datastore/values.js';
+import { validationError } from '../../errors.js';
+import type { BoundShape, Shape } from '../../compile/shape.js';
+import { aggregateSlot, keySlot } from '../../compile/shape.js';
+import { residualTest } from './evaluate-query.js';
+
+/** Reads a value of an item (a table row by its position, a fetched record, a joined pair). */
+export type Read<T> = (item: T) => JsonValue | null | undefined;
+
+/** What to aggregate: the key of each item, and each aggregate's function, value and type. */
+export interface AggregateSpec<T> {
+  readonly keys: readonly Read<T>[];
+  readonly aggregates: readonly { readonly aggregate: Aggregate; readonly read?: Read<T>; readonly type: FieldType | undefined }[];
+}
+
+/** One aggregate's running state over a group. */
+interface Accumulator {
+  add(value: JsonValue | null | undefined): void;
+  merge(other: Accumulator): void;
+  result(): JsonValue;
+}
+
+/** One group: its key values (as first seen), the rows it counted, its accumulators. */
+interface Group {
+  readonly keys: (JsonValue | null)[];
+  rows: number;
+  readonly accumulators: Accumulator[];
+}
+
+/** Folds items into groups; `groups()` once they are all in. */
+export interface Aggregator<T> {
+  add(item: T): void;
+  /** the slot rows of the groups (`k0…`, `a0…`), in no particular order */
+  groups(): Row[];
+  /** how many groups so far */
+  readonly size: number;
+}
+
+/**
+ * An aggregator for a spec. With one key, groups are found by the key's own
+ * value (no text is made per item); keys of different types with one
+ * canonical text are merged at the end. With several, by their texts.
+ * @example
+ * const agg = makeAggregator({ keys: [(r) => r.subject], aggregates: [{ aggregate: count, type: undefined }] });
+ * rows.forEach((r) => agg.add(r));
+ * agg.groups() // [{ k0: 'math', a0: 6 }, { k0: 'history', a0: 1 }]
+ */
+export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
+  const makers = spec.aggregates.map(({ aggregate, type }) => accumulatorOf(aggregate, type));
+  const reads = spec.aggregates.map(({ read }) => read);
+  const fresh = (keys: (JsonValue | null)[]): Group => ({ keys, rows: 0, accumulators: makers.map((make) => make()) });
+  const keyReads = spec.keys;
+  const n = makers.length;
+  const fold = (group: Group, item: T): void => {
+    group.rows++;
+    for (let i = 0; i < n; i++) {
+      const read = reads[i];
+      if (read !== undefined) group.accumulators[i]!.add(read(item));
+    }
+  };
+  let groups: Map<unknown, Group>;
+  let add: (item: T) => void;
+  if (keyReads.length === 0) {
+    const only = fresh([]);
+    groups = new Map([[null, only]]);
+    add = (item) => fold(only, item);
+  } else if (keyReads.length === 1) {
+    const read = keyReads[0]!;
+    groups = new Map();
+    add = (item) => {
+      let key: unknown = read(item) ?? null;
+      // A JSON value groups by its text; every other value by itself (merged by text at the end).
+      if (typeof key === 'object' && key !== null) key = canonicalText(key);
+      let group = groups.get(key);
+      if (group === undefined) {
+        group = fresh([(read(item) ?? null) as JsonValue | null]);
+        groups.set(key, group);
+      }
+      fold(group, item);
+    };
+  } else {
+    groups = new Map();
+    add = (item) => {
+      const values = keyReads.map((read) => (read(item) ?? null) as JsonValue | null);
+      const key = JSON.stringify(values.map((v) => canonicalText(v)));
+      let group = groups.get(key);
+      if (group === undefined) {
+        group = fresh(values);
+        groups.set(key, group);
+      }
+      fold(group, item);
+    };
+  }
+  return {
+    add,
+    get size() {
+      return groups.size;
+    },
+    groups: () => {
+      let list = [...groups.values()];
+      if (keyReads.length === 1) list = mergeByText(list);
+      return list.map((group) => {
+        const row: Record<string, JsonValue> = {};
+        group.keys.forEach((value, i) => (row[keySlot(i)] = value));
+        group.accumulators.forEach((acc, i) => (row[aggregateSlot(i)] = acc instanceof RowCount ? group.rows : acc.result()));
+        return row as Row;
+      });
+    },
+  };
+}
+
+/** Groups whose one key has the same canonical text (2020 and "2020", true and "true") are one group. */
+function mergeByText(groups: Group[]): Group[] {
+  const byText = new Map<string | null, Group>();
+  let merged = false;
+  for (const group of groups) {
+    const text = canonicalText(group.keys[0]);
+    const known = byText.get(text);
+    if (known === undefined) {
+      byText.set(text, group);
+      continue;
+    }
+    merged = true;
+    known.rows += group.rows;
+    known.accumulators.forEach((acc, i) => acc.merge(group.accumulators[i]!));
+  }
+  return merged ? [...byText.values()] : groups;
+}
+
+// ---------------------------------------------------------------- accumulators
+
+function accumulatorOf(aggregate: Aggregate, type: FieldType | undefined): () => Accumulator {
+  switch (aggregate.fn) {
+    case 'count':
+      if (aggregate.field === undefined) return () => new RowCount();
+      return aggregate.distinct ? () => new DistinctCount() : () => new ValueCount();
+    case 'sum':
+    case 'avg': {
+      const float = type === 'float8' || type === 'float';
+      const average = aggregate.fn === 'avg';
+      return float ? () => new FloatSum(average) : () => new ExactSum(average);
+    }
+    case 'min':
+    case 'max':
+      return () => new Extreme(aggregate.fn === 'max', type);
+    default:
+      throw new Error(`unknown aggregate ${String(aggregate.fn)}`);
+  }
+}
+
+/** `count(*)`: the group counts its rows itself (`Group.rows`); this one holds nothing. */
+class RowCount implements Accumulator {
+  add(): void {}
+  merge(): void {}
+  result(): JsonValue {
+    throw new Error('count(*) is the group\'s own count');
+  }
+}
+
+class ValueCount implements Accumulator {
+  n = 0;
+  add(value: JsonValue | null | undefined): void {
+    if (value !== null && value !== undefined) this.n++;
+  }
+  merge(other: Accumulator): void {
+    this.n += (other as ValueCount).n;
+  }
+  result(): JsonValue {
+    return this.n;
+  }
+}
+
+class DistinctCount implements Accumulator {
+  readonly seen = new Set<string>();
+  add(value: JsonValue | null | undefined): void {
+    if (value === null || value === undefined) return;
+    this.seen.add(typeof value === 'string' ? value : canonicalText(value)!);
+  }
+  merge(other: Accumulator): void {
+    for (const text of (other as DistinctCount).seen) this.seen.add(text);
+  }
+  result(): JsonValue {
+    return this.seen.size;
+  }
+}
+
+/** `sum`/`avg` of `float8`: a double's sum, in the order the values come (as PostgreSQL's). */
+class FloatSum implements Accumulator {
+  n = 0;
+  sum = 0;
+  constructor(private readonly average: boolean) {}
+  add(value: JsonValue | null | undefined): void {
+    if (value === null || value === undefined) return;
+    this.n++;
+    this.sum += typeof value === 'number' ? value : Number(value);
+  }
+  merge(other: Accumulator): void {
+    this.n += (other as FloatSum).n;
+    this.sum += (other as FloatSum).sum;
+  }
+  result(): JsonValue {
+    if (this.n === 0) return null;
+    return this.average ? this.sum / this.n : this.sum;
+  }
+}
+
+const SAFE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The decimal places of a double that came from decimal text (up to 15),
+ * or -1 when it has more than a double's decimal digits say exactly.
+ */
+function placesOf(value: number): number {
+  let scaled = value;
+  for (let places = 1; places <= 15; places++) {
+    scaled = value * 10 ** places;
+    if (Number.isInteger(scaled) && Math.abs(scaled) <= SAFE) return places;
+  }
+  return -1;
+}
+
+/**
+ * `sum`/`avg` of integers and `numeric`, exact as PostgreSQL's: integers in
+ * a double while they are below 2^53; decimals in a double with Neumaier's
+ * compensation, rounded at the end to the most decimal places a value had;
+ * past either, and for a number kept as text, in decimal arithmetic.
+ */
+class ExactSum implements Accumulator {
+  n = 0;
+  sum = 0;
+  compensation = 0;
+  places = 0;
+  exact: Decimal | undefined;
+  constructor(private readonly average: boolean) {}
+
+  add(value: JsonValue | null | undefined): void {
+    if (value === null || value === undefined) return;
+    this.n++;
+    if (this.exact === undefined && typeof value === 'number') {
+      if (!Number.isInteger(value)) {
+        const places = placesOf(value);
+        if (places < 0) return this.addExact(value);
+        if (places > this.places) this.places = places;
+      }
+      const t = this.sum + value;
+      // Neumaier: the low-order bits each addition loses, kept apart.
+      this.compensation += Math.abs(this.sum) >= Math.abs(value) ? this.sum - t + value : value - t + this.sum;
+      this.sum = t;
+      if (t > SAFE || t < -SAFE) this.toExact();
+      return;
+    }
+    this.addExact(value);
+  }
+
+  private addExact(value: JsonValue): void {
+    this.toExact();
+    const d = decimalOf(value);
+    if (d === undefined) throw validationError('query', `invalid input syntax for type numeric: ${JSON.stringify(canonicalText(value))}`);
+    this.exact = addDecimal(this.exact!, d);
+  }
+
+  /** The double sum so far as a decimal, and decimal arithmetic from now on. */
+  private toExact(): void {
+    if (this.exact !== undefined) return;
+    this.exact = decimalOf(this.doubleResult()) ?? { int: 0n, scale: 0 };
+    this.sum = 0;
+    this.compensation = 0;
+  }
+
+  /** The double sum, rounded to the places its values had (the exact decimal sum, while it fits a double). */
+  private doubleResult(): number {
+    const total = this.sum + this.compensation;
+    if (this.places === 0) return total;
+    const scale = 10 ** this.places;
+    const scaled = total * scale;
+    return Math.abs(scaled) < SAFE ? Math.round(scaled) / scale : total;
+  }
+
+  merge(other: Accumulator): void {
+    const o = other as ExactSum;
+    this.n += o.n;
+    if (this.exact === undefined && o.exact === undefined) {
+      this.places = Math.max(this.places, o.places);
+      this.add2(o.sum);
+      this.add2(o.compensation);
+      return;
+    }
+    this.toExact();
+    this.exact = addDecimal(this.exact!, o.exact ?? decimalOf(o.doubleResult()) ?? { int: 0n, scale: 0 });
+  }
+
+  private add2(value: number): void {
+    const t = this.sum + value;
+    this.compensation += Math.abs(this.sum) >= Math.abs(value) ? this.sum - t + value : value - t + this.sum;
+    this.sum = t;
+  }
+
+  result(): JsonValue {
+    if (this.n === 0) return null;
+    if (this.exact !== undefined) return this.average ? Number(decimalText(this.exact)) / this.n : decimalValue(this.exact);
+    const sum = this.doubleResult();
+    return this.average ? sum / this.n : sum === 0 ? 0 : sum;
+  }
+}
+
+/** `min`/`max` in the field's order (numbers by value, text by code point, dates in time); the value as it is. */
+class Extreme implements Accumulator {
+  best: JsonValue | undefined;
+  private readonly order: (a: JsonValue, b: JsonValue) => number;
+  constructor(
+    private readonly max: boolean,
+    type: FieldType | undefined,
+  ) {
+    this.order = valueOrder(type);
+  }
+  add(value: JsonValue | null | undefined): void {
+    if (value === null || value === undefined) return;
+    if (this.best === undefined) {
+      this.best = value;
+      return;
+    }
+    const c = typeof value === 'number' && typeof this.best === 'number' ? value - this.best : this.order(value, this.best);
+    if (this.max ? c > 0 : c < 0) this.best = value;
+  }
+  merge(other: Accumulator): void {
+    const best = (other as Extreme).best;
+    if (best !== undefined) this.add(best);
+  }
+  result(): JsonValue {
+    return this.best ?? null;
+  }
+}
+
+/** Two values of a field in its type's order (`typeReading`), else `compareValues`'. */
+export function valueOrder(type: FieldType | undefined): (a: JsonValue, b: JsonValue) => number {
+  if (type === undefined) return compareValues;
+  if (isNumberType(type)) return compareNumberColumn;
+  const reading = typeReading(type);
+  if (reading === undefined || type === 'text') return compareValues;
+  return (a, b) => {
+    const x = reading.read(a);
+    const y = reading.read(b);
+    return x === undefined || y === undefined ? compareValues(a, b) : reading.compare(x, y);
+  };
+}
+
+// ---------------------------------------------------------------- finishing the groups
+
+/**
+ * The groups a grouped shape answers with, in its order: those `having`
+ * keeps, sorted by the order keys and then the group keys (ascending, nulls
+ * last), so groups come in key order without `order by`.
+ */
+export function finishGroups(bound: BoundShape, groups: readonly Row[]): Row[] {
+  const shape = bound.shape;
+  const slotFields: FieldInfo[] = [...bound.slotTypes].map(([id, type]) => ({ id, type }));
+  const kept = shape.having === undefined ? groups : groups.filter(havingTest(shape.having, slotFields));
+  const keys = [
+    ...shape.order.map((key) => ({ slot: (key.by as { slot: string }).slot, direction: key.direction, nulls: key.nulls })),
+    ...shape.keys.map((_, i) => ({ slot: keySlot(i), direction: 'asc' as const, nulls: undefined })),
+  ];
+  return sortRows(kept, keys.map((key) => ({ ...key, type: bound.slotTypes.get(key.slot) })));
+}
+
+/** `having` as a test of slot rows, checked as `where` is (a value that cannot be read as its slot's type is refused). */
+export function havingTest(having: Condition, slotFields: readonly FieldInfo[]): (row: Row) => boolean {
+  const test = residualTest({ kind: 'query', span: having.span, from: { kind: 'from', span: having.span, resource: { kind: 'string', span: having.span, value: '' } }, where: { kind: 'where', span: having.span, condition: having } }, slotFields);
+  return (row) => test(row, 0);
+}
+
+/** A stable sort of rows by keys: each by its type's order, nulls last ascending and first descending unless told. */
+export function sortRows<R extends Readonly<Record<string, JsonValue | undefined>>>(
+  rows: readonly R[],
+  keys: readonly { readonly slot: string; readonly direction: 'asc' | 'desc'; readonly nulls?: 'first' | 'last' | undefined; readonly type: FieldType | undefined }[],
+): R[] {
+  if (keys.length === 0) return [...rows];
+  const parts = keys.map((key) => {
+    const order = valueOrder(key.type);
+    const desc = key.direction === 'desc';
+    const nullSign = (key.nulls ?? (desc ? 'first' : 'last')) === 'first' ? -1 : 1;
+    return (a: R, b: R): number => {
+      const x = a[key.slot] ?? null;
+      const y = b[key.slot] ?? null;
+      if (x === null || y === null) return x === y ? 0 : x === null ? nullSign : -nullSign;
+      return desc ? order(y, x) : order(x, y);
+    };
+  });
+  const indexed = rows.map((row, i) => ({ row, i }));
+  indexed.sort((a, b) => {
+    for (const part of parts) {
+      const c = part(a.row, b.row);
+      if (c !== 0) return c;
+    }
+    return a.i - b.i;
+  });
+  return indexed.map(({ row }) => row);
+}
+
+/** The slot rows of a shape's groups as records, its columns named. */
+export function namedColumns(bound: BoundShape): (row: Row) => Row {
+  const columns = bound.columns.map((c) => [c.name, c.slot!] as const);
+  return (row) => {
+    const out: Record<string, JsonValue> = {};
+    for (const [name, slot] of columns) Object.defineProperty(out, name, { value: row[slot] ?? null, enumerable: true, writable: true, configurable: true });
+    return out as Row;
+  };
+}
+
+export type { Shape };
