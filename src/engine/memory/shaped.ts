@@ -151,6 +151,12 @@ function sideRows(shape: Shape, view: TableView, side: number, conditions: reado
       for (const test of found.byField) conjuncts.push({ condition: test });
     }
   }
+  if (conjuncts.length === 0 && searches.length === 0) {
+    // Nothing to test: every row, in order.
+    const all = new Int32Array(view.rows.length);
+    for (let j = 0; j < all.length; j++) all[j] = j;
+    return all;
+  }
   const answer = answerWork(view, { conjuncts, searches, sortItems: [], projection: undefined, distinct: false, offset: 0, limit: Infinity, count: true });
   const out = new Int32Array(answer.page.length);
   for (let j = 0; j < out.length; j++) out[j] = answer.page.at(j);
@@ -363,6 +369,9 @@ function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
     // `_id` may be the row's position rather than a key it holds: read it as the joined rows do.
     const idRows = rows.map((row, i) => (Object.hasOwn(row, '_id') ? row : ({ ...row, _id: readField(row, '_id', i) } as Row)));
     for (let j = 0; j < joined.length; j++) aggregator.add(idRows[positions[j]!]!);
+  } else if (joined.length === rows.length) {
+    // Every row kept (no where, no search): read them in order, without the positions.
+    for (const row of rows) aggregator.add(row);
   } else {
     for (let j = 0; j < joined.length; j++) aggregator.add(rows[positions[j]!]!);
   }
