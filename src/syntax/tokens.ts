@@ -675,6 +675,10 @@ function scanTokens(text: string): ILexingResult | undefined {
         end = i + 1;
         type = Semicolon;
         break;
+      case 42: // *
+        end = i + 1;
+        type = Star;
+        break;
       default:
         if (isDigit(code)) {
           // Uuid, then DateTime, then Number (a bareword never starts with a digit)
@@ -695,7 +699,8 @@ function scanTokens(text: string): ILexingResult | undefined {
           if (end > i && word <= end) type = Uuid;
           else {
             end = word;
-            type = Bareword;
+            // an alias and its dot right before a backtick-quoted field (`Qualifier`); else a bareword
+            type = word > i + 1 && text.charCodeAt(word - 1) === 46 /* . */ && text.charCodeAt(word) === 96 /* ` */ ? Qualifier : Bareword;
           }
         } else {
           return undefined;

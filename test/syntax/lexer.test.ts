@@ -140,6 +140,7 @@ describe('the lexer and Chevrotain\'s', () => {
     '2025-09-01', '2025-09-01T08:30', '2025-09-01T08:30:00.5Z', '2025-09-01t08:30+02:00', '2025-09-01T08:30-0200', '2025-13-1',
     '0', '007', '12', '-3', '2.5', '1e3', '1E-2', '1e', '1.', '.5', '-0.0e+1', '"a b"', "'c'", '"\\n\\u0041"', '"\\q"', '"open', "'", '`f g`', '`a``b`', '`open',
     '$p', '$_1', '$', '$1', '=', '!=', '!', '<>', '<=', '<', '>=', '>', '(', ')', ',', ';', '.', ':', '€', 'é', '*', '#', '0x1f',
+    'c.', 'e.`f`', 'count', 'group', 'by', 'having', 'join', 'left', 'on', 'as', 'facet', 'top', 'sum', 'avg', 'month', 'bucket',
   ];
   const texts = [
     ...readFileSync(new URL('../../examples/queries.ckql', import.meta.url), 'utf8').split(/\n(?=from )/i),
