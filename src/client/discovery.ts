@@ -1,6 +1,6 @@
 /**
  * Finding data before querying it: a portal's catalogue through
- * `package_search` and `package_show` (../shared/reference/portals-and-users.md §1).
+ * `package_search` and `package_show` (docs/portals-reference.md §1).
  * `package_search` gives at most `ckan.search.rows_max` rows per call (1,000
  * by default) and says nothing when it cuts `rows` down, so a client asks
  * for at most 1,000 and follows `start` until the count is reached, as
@@ -117,7 +117,7 @@ export interface DatastoreTable {
 
 /**
  * Every table and alias of the portal's datastore, from `_table_metadata`
- * (CKAN lets anyone search it; ../shared/reference/portals-and-users.md §1.1),
+ * (CKAN lets anyone search it; docs/portals-reference.md §1.1),
  * 1,000 rows a request in `name` order (unique: a total order); undefined
  * where the portal does not let it be read.
  * @example (await datastoreTables(client))?.find((t) => t.aliases.includes('courses'))?.id // → '5b3f…'

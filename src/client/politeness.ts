@@ -1,7 +1,7 @@
 /**
  * How many requests a client keeps in flight to one host: at most 3 by
  * default, as ckanapi limits its parallel CLI workers for any site that is
- * not the user's own (../shared/reference/portals-and-users.md §2.2). The
+ * not the user's own (docs/portals-reference.md §2.2). The
  * limit is per host, shared by every client of this process that talks to
  * it with the same limit (a REPL's language clients, an export beside a
  * completion lookup), and a request waiting for its turn can be cancelled.

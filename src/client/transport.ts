@@ -36,7 +36,7 @@ export interface TransportOptions {
   /**
    * answers that succeeded so far on this client: after one, a 403 that is
    * not CKAN's own Authorization Error is taken for throttling (a front end
-   * limiting the rate; see ../shared/reference/portals-and-users.md §2.2) and
+   * limiting the rate; see docs/portals-reference.md §2.2) and
    * retried like a 429
    */
   readonly history?: { succeeded: number };

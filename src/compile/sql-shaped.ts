@@ -5,7 +5,7 @@
  * statement, a `UNION ALL` of a group per facet.
  *
  * Written to pass CKAN's checks of `datastore_search_sql`
- * (docs/ckan-2.11-reference.md, ../shared/reference/aggregation-and-joins.md §3):
+ * (docs/ckan-2.11-reference.md, docs/aggregates-reference.md §3):
  * only functions on its allow-list (`count sum avg min max date_trunc floor
  * to_char`; casts as `::`, never `cast(`), every column named with `AS`
  * (CKAN keeps one of two equal names), expressions, not output names, in

@@ -1,6 +1,6 @@
 /**
  * Warnings about comparisons that mean something else than they seem: most
- * portals load every column as `text` (xloader; ../shared/reference/portals-and-users.md
+ * portals load every column as `text` (xloader; docs/portals-reference.md
  * §3.1), so `year >= 2020` compares texts there (`"900" > "2020"`), on
  * every target: 2.12's filters and the SQL alike. The warning names the
  * field, its stored type and what the data dictionary's `type_override`

@@ -1,6 +1,6 @@
 /**
  * Declared types: what a data file's columns are, said beside it rather than
- * guessed, so a local table is a portal's table (../shared/reference/portals-and-users.md §3).
+ * guessed, so a local table is a portal's table (docs/portals-reference.md §3).
  *
  * - CKAN's own `datastore_create` fields (`[{id, type, info}]`), in a
  *   `--fields FILE` or a `<name>.fields.json` beside the data file; the

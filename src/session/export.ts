@@ -1,7 +1,7 @@
 /**
  * `ckql export`: a whole resource, or every record of a query, written to a
  * file by the cheapest path that gives every record exactly once
- * (../shared/spec/portals.md, Taking it home):
+ * (docs/portals.md, Taking it home):
  *
  * 1. `dump`: the portal's `/datastore/dump/<id>`, when the query says
  *    nothing the dump's parameters cannot (`filters`, `q`, `fields`,
@@ -11,7 +11,7 @@
  *    enables it (the sql target, or a probe that answers);
  * 4. `offset`: `datastore_search` pages whose sort ends in `_id`, so records
  *    with equal keys keep one order between requests (a sort with ties
- *    repeats and drops records across pages: ../shared/reference/portals-and-users.md §2.3);
+ *    repeats and drops records across pages: docs/portals-reference.md §2.3);
  *    what the portal cannot say (a plan's residual) is applied here.
  *
  * The records go to `<file>.part`, renamed to `<file>` at the end, so an
