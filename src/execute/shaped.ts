@@ -16,7 +16,7 @@ import { bucketFunction } from '../datastore/buckets.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, Filters, JsonValue, Row, SearchRequest } from '../datastore/types.js';
 import { canonicalText } from '../datastore/values.js';
 import { closing } from '../engine/stream.js';
-import { finishGroups, makeAggregator, namedColumns, sortRows, valueOrder } from '../engine/memory/aggregate.js';
+import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from '../engine/memory/aggregate.js';
 import type { Read } from '../engine/memory/aggregate.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
 import { queryError } from '../errors.js';
@@ -593,43 +593,13 @@ function columns(input: Operator, shape: Shape, holds: boolean): Operator {
 /** Each facet's values over every record the stream gives: by count, then value; nulls apart. */
 async function countFacets(stream: Stream, shape: Shape, context: RunContext): Promise<Facets> {
   const bound = bindShape({ ...shape, columns: [], grouped: false, aggregates: [], keys: [], order: [], having: undefined } as Shape, sideFields(stream.fields, shape.sources.length));
-  const counters = shape.facets.map((facet) => ({
-    facet,
-    read: fieldReader(bound, facet.field),
-    bucket: facet.by === undefined ? undefined : bucketFunction(facet.by),
-    counts: new Map<unknown, { value: JsonValue; count: number }>(),
-    nulls: 0,
-  }));
+  const counters = shape.facets.map((facet) => ({ read: fieldReader(bound, facet.field), counter: new FacetCounter(facet) }));
   for await (const batch of stream.batches) {
     await breathe(context);
-    for (const row of batch) {
-      for (const counter of counters) {
-        const raw = counter.read(row) ?? null;
-        const value = counter.bucket === undefined ? raw : counter.bucket(raw);
-        if (value === null) {
-          counter.nulls++;
-          continue;
-        }
-        const key = typeof value === 'string' ? value : canonicalText(value);
-        const known = counter.counts.get(key);
-        if (known === undefined) counter.counts.set(key, { value, count: 1 });
-        else known.count++;
-      }
-    }
+    for (const row of batch) for (const { read, counter } of counters) counter.see(read(row));
   }
   const out: Record<string, FacetResult> = {};
-  for (const { facet, counts, nulls } of counters) {
-    const type = facet.by === undefined ? bound.ref(facet.field).info.type : 'unit' in facet.by ? 'timestamp' : 'numeric';
-    const order = valueOrder(type);
-    const values = [...counts.values()].sort((a, b) => b.count - a.count || order(a.value, b.value));
-    out[facet.name] = {
-      field: facet.field.name,
-      ...(facet.by === undefined ? {} : { by: 'unit' in facet.by ? facet.by.unit : String(facet.by.width) }),
-      values: values.slice(0, facet.top),
-      null_count: nulls,
-      more: values.length > facet.top,
-    };
-  }
+  for (const { counter } of counters) out[counter.facet.name] = counter.result(bound.ref(counter.facet.field).info.type);
   return out;
 }
 

@@ -18,12 +18,13 @@
  * PostgreSQL's.
  */
 import type { Aggregate, Condition } from '../../ast.js';
-import type { FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
+import type { FacetResult, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
+import { bucketFunction } from '../../datastore/buckets.js';
 import { addDecimal, decimalOf, decimalText, decimalValue } from '../../datastore/decimal.js';
 import type { Decimal } from '../../datastore/decimal.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType, typeReading } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
-import type { BoundShape, Shape } from '../../compile/shape.js';
+import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { aggregateSlot, keySlot } from '../../compile/shape.js';
 import { residualTest } from './evaluate-query.js';
 
@@ -430,3 +431,47 @@ export function namedColumns(bound: BoundShape): (row: Row) => Row {
 }
 
 export type { Shape };
+
+// ---------------------------------------------------------------- facets
+
+/**
+ * One facet's counts as the kept records go by (values by canonical text,
+ * nulls apart), and its answer: by count, then value in the field's order
+ * (a bucket's values are timestamps or numbers). The memory engine and the
+ * executor's plans count facets with it.
+ */
+export class FacetCounter {
+  private readonly counts = new Map<unknown, { value: JsonValue; count: number }>();
+  private nulls = 0;
+  private readonly bucket: ((value: unknown) => string | number | null) | undefined;
+
+  constructor(readonly facet: FacetSpec) {
+    this.bucket = facet.by === undefined ? undefined : bucketFunction(facet.by);
+  }
+
+  see(raw: JsonValue | undefined): void {
+    const value = this.bucket === undefined ? (raw ?? null) : this.bucket(raw ?? null);
+    if (value === null) {
+      this.nulls++;
+      return;
+    }
+    const key = typeof value === 'string' ? value : canonicalText(value);
+    const known = this.counts.get(key);
+    if (known === undefined) this.counts.set(key, { value, count: 1 });
+    else known.count++;
+  }
+
+  /** The facet's answer; `fieldType` is the faceted field's type. */
+  result(fieldType: FieldType | undefined): FacetResult {
+    const { facet } = this;
+    const order = valueOrder(facet.by === undefined ? fieldType : 'unit' in facet.by ? 'timestamp' : 'numeric');
+    const values = [...this.counts.values()].sort((a, b) => b.count - a.count || order(a.value, b.value));
+    return {
+      field: facet.field.name,
+      ...(facet.by === undefined ? {} : { by: 'unit' in facet.by ? facet.by.unit : String(facet.by.width) }),
+      values: values.slice(0, facet.top),
+      null_count: this.nulls,
+      more: values.length > facet.top,
+    };
+  }
+}

@@ -18,7 +18,7 @@ import { canonicalText } from '../../datastore/values.js';
 import { DatastoreError, queryError, resourceNotFound } from '../../errors.js';
 import { firstParameter } from '../../syntax/walk.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
-import { finishGroups, makeAggregator, namedColumns, sortRows, valueOrder } from './aggregate.js';
+import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from './aggregate.js';
 import type { Read } from './aggregate.js';
 import { answerWork, DEFAULT_LIMIT } from './evaluate.js';
 import type { Conjunct } from './evaluate.js';
@@ -415,31 +415,9 @@ function facetsOf(facets: readonly FacetSpec[], joined: Joined, bound: BoundShap
   const out: Record<string, FacetResult> = {};
   for (const facet of facets) {
     const read = reader(joined, bound, facet.field);
-    const bucket = facet.by === undefined ? undefined : bucketFunction(facet.by);
-    const counts = new Map<unknown, { value: JsonValue; count: number }>();
-    let nulls = 0;
-    for (let j = 0; j < joined.length; j++) {
-      const raw = read(j) ?? null;
-      const value = bucket === undefined ? raw : bucket(raw);
-      if (value === null) {
-        nulls++;
-        continue;
-      }
-      const key = typeof value === 'string' ? value : canonicalText(value);
-      const known = counts.get(key);
-      if (known === undefined) counts.set(key, { value, count: 1 });
-      else known.count++;
-    }
-    const type = facet.by === undefined ? bound.ref(facet.field).info.type : 'unit' in facet.by ? 'timestamp' : 'numeric';
-    const order = valueOrder(type);
-    const values = [...counts.values()].sort((a, b) => b.count - a.count || order(a.value, b.value));
-    out[facet.name] = {
-      field: facet.field.name,
-      ...(facet.by === undefined ? {} : { by: 'unit' in facet.by ? facet.by.unit : String(facet.by.width) }),
-      values: values.slice(0, facet.top),
-      null_count: nulls,
-      more: values.length > facet.top,
-    };
+    const counter = new FacetCounter(facet);
+    for (let j = 0; j < joined.length; j++) counter.see(read(j));
+    out[facet.name] = counter.result(bound.ref(facet.field).info.type);
   }
   return out;
 }
