@@ -35,6 +35,15 @@ const constants = [True, False, Null].map(label);
 const hardKeywords = keywordTokens.map(label).filter((w) => !constants.includes(w));
 const softKeywords = softKeywordTokens.map(label);
 
+/**
+ * What cannot follow a soft keyword that is a keyword: a hard keyword as a whole word (`allowed`
+ * aside), `not like`/`not in`, or `nulls first`/`nulls last`.
+ */
+function notAfter(allowed: readonly string[]): string {
+  const hard = hardKeywords.filter((w) => !allowed.includes(w));
+  return `\\s+(?:(?i:${hard.join('|')})|(?i:not)\\s+(?i:like|ilike|in|between)|(?i:nulls)\\s+(?i:first|last))(?!${NAME_PART})`;
+}
+
 function source(pattern: unknown): string {
   if (!(pattern instanceof RegExp)) throw new Error(`a token pattern that is not a regular expression: ${String(pattern)}`);
   return pattern.source;
@@ -129,7 +138,14 @@ export function ckqlGrammar(): Grammar {
       'clause-word': {
         patterns: [
           { name: 'keyword.other.ckql', match: `${word(['group'])}(?=\\s+by(?!${NAME_PART}))` },
-          { name: 'keyword.other.ckql', match: `${word(['join', 'left', 'on', 'as', 'having', 'facet'])}(?=\\s+[A-Za-z_\`"'$(0-9])(?!\\s+(?:and|or)\\b)` },
+          // What follows one of them as a keyword is a name, a parenthesis or a number (a string
+          // only after `join`), never a hard keyword (`where as between 1 and 2` keeps `as` a
+          // field) and never `nulls first` (`order by having nulls last`); only `having` may open
+          // with `not`. A word after `search ` or `, ` is a per-field search's field, or an item of a list.
+          { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['on', 'as', 'facet'])}(?=\\s+[A-Za-z_\`$(0-9])(?!${notAfter([])})` },
+          { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['having'])}(?=\\s+[A-Za-z_\`$(0-9])(?!${notAfter(['not'])})` },
+          { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['join'])}(?=\\s+[A-Za-z_\`"'$(0-9])(?!${notAfter([])})` },
+          { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['left'])}(?=\\s+(?i:join)(?!${NAME_PART}))` },
           { name: 'keyword.other.ckql', match: `${word(['top'])}(?=\\s+[0-9])` },
         ],
       },

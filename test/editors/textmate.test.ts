@@ -52,7 +52,7 @@ function fromTextmate(tokens: readonly ScopedToken[]): { start: number; end: num
 }
 
 const names = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('language', 'first', 'last', 'nulls', 'count', 'FIRST', 'Language', 'school year', 'a`b') },
+  { weight: 3, arbitrary: fc.constantFrom('language', 'first', 'last', 'nulls', 'count', 'FIRST', 'Language', 'school year', 'a`b', 'as', 'aS', 'on', 'join', 'left', 'having', 'facet', 'top', 'group', 'month') },
   { weight: 2, arbitrary: fieldName },
 );
 
