@@ -58,6 +58,8 @@ export const queryMessages = {
   TARGET_CANNOT_EXPRESS: (construct: string, target: string) =>
     `${construct} cannot be sent to a ${target} portal in one request; plan the query to run the rest locally`,
   EMPTY_RESOURCE: () => 'the resource id or name is empty',
+  // sources: a resource written `source:resource` (docs/aggregates.md, joins across sources)
+  UNKNOWN_SOURCE: (name: string) => `no source named ${q(name)}: the name before ":" in ${q(`${name}:…`)} must name a source of this session`,
   TOO_MANY_NAMES: (clause: string, count: number, max: number) =>
     `${clause} names ${count} fields, more than the ${max} a datastore_search request may name`,
   SEARCH_READ_AS_FIELDS: () => 'a portal reads this search text as a JSON object (a search per field), not as the text',

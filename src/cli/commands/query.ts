@@ -19,6 +19,7 @@ import { printQuery } from '../print-query.js';
 import { startTypeWarnings } from '../type-warnings.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { localResources, namesSources, otherSources } from '../../session/sources.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 
 interface QueryOptions extends SourceOptionValues {
@@ -54,7 +55,8 @@ Examples:
     run(async (text: string, options: QueryOptions) => {
       const { context } = run;
       refuseTokenArgument(options);
-      const source = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
+      const loadConfig = configLoader(options, context);
+      const source = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
       const queryText = await readQueryArgument(text, context);
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
@@ -67,15 +69,28 @@ Examples:
       }
       const request = planned.request as SearchRequest;
       const bound = bind(parse(queryText), params);
-      const resources = [request.resource_id, ...queryResources(bound)];
+      // A join across sources (docs/aggregates.md): local data reads only its own resources; the others are read from their sources.
+      const across = namesSources(bound);
+      const named = [request.resource_id, ...queryResources(bound)];
+      const resources = across ? localResources(named) : named;
       const opened = await openSource(source.spec, {
         resources,
         progress: fileProgressBar(context.stderr, context.env),
         onBadFile: badFileReporter(context, 'the other files are read', (file) => resources.some((resource) => isFileOf(resource, file))).report,
       });
+      const others = across
+        ? otherSources({
+            config: await loadConfig(),
+            current: opened,
+            profile: source.profile,
+            open: (spec) => openSource(spec, { lazy: true }),
+            env: context.env,
+            cwd: context.cwd,
+          })
+        : undefined;
       try {
-        const warnings = startTypeWarnings(context, opened.client, queryText, params);
-        await printQuery(context, opened, request, {
+        const warnings = others === undefined ? startTypeWarnings(context, opened.client, queryText, params) : { print: async () => undefined };
+        await printQuery(context, others === undefined ? opened : { ...opened, client: others.client }, request, {
           // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
           query: bound,
           format: options.format ?? defaultFormat(context),
@@ -86,6 +101,7 @@ Examples:
         });
         await warnings.print();
       } finally {
+        await others?.close();
         await opened.close();
       }
       return 0;
