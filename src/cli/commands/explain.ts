@@ -19,6 +19,8 @@ import { openSource, relativeLabel } from '../../session/source.js';
 import { namesSources, otherSources } from '../../session/sources.js';
 import { sourcesText } from '../../repl/explain.js';
 import { bind } from '../../compile/bind.js';
+import { withSource } from '../../compile/compile.js';
+import { QueryError } from '../../errors.js';
 import { parse } from '../../syntax/parse.js';
 import type { SourceSpec } from '../../session/source.js';
 import type { Target } from '../../compile/plan.js';
@@ -68,7 +70,9 @@ Examples:
         const opened = await openSource(spec, { lazy: true });
         const others = otherSources({ config: await loadConfig(), current: opened, profile: selected.profile, open: (each) => openSource(each, { lazy: true }), env: context.env, cwd: context.cwd });
         try {
-          const explained = await others.client.explain(query);
+          const explained = await others.client.explain(query).catch((error: unknown) => {
+            throw error instanceof QueryError ? withSource(error, queryText) : error;
+          });
           await context.out(`${sourcesText(explained).map((line) => (line.startsWith('side ') || line.startsWith('target:') || line.startsWith('steps') ? `# ${line}` : line)).join('\n')}\n`);
         } finally {
           await others.close();

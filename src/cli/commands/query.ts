@@ -1,6 +1,7 @@
 /** `ckql query '<query>'`: run one query and print its records. */
 import type { Command } from 'commander';
-import { plan } from '../../compile/compile.js';
+import { plan, withSource } from '../../compile/compile.js';
+import { QueryError } from '../../errors.js';
 import { bind } from '../../compile/bind.js';
 import { parse } from '../../syntax/parse.js';
 import { queryResources } from '../../ast.js';
@@ -100,6 +101,9 @@ Examples:
           escapeFormulas: options.escapeFormulas,
         });
         await warnings.print();
+      } catch (error) {
+        // A source's name the session does not know, a scan past --max-scan: shown under the query's text.
+        throw error instanceof QueryError ? withSource(error, queryText) : error;
       } finally {
         await others?.close();
         await opened.close();
