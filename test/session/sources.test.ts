@@ -34,7 +34,7 @@ let dir: string;
 let configFile: string;
 
 function recording(engine: Engine, log: SearchRequest[]): Engine {
-  return { ...engine, search: (request, options) => (log.push(request), engine.search(request, options)) };
+  return { ...engine, search: (request, options) => (log.push(request as SearchRequest), engine.search(request, options)) };
 }
 
 beforeAll(async () => {
