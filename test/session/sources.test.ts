@@ -56,6 +56,10 @@ beforeAll(async () => {
       `  pb: { url: "${b!.url}" }`,
       `  private: { url: "${c!.url}", token_env: PRIVATE_TOKEN }`,
       `  anonymous: { url: "${c!.url}" }`,
+      'queries:',
+      '  per-level:',
+      '    query: from enrolments e join pb:courses c on e.course = c.code where c.subject = $s group by c.level',
+      '    params: { s: math }',
       '',
     ].join('\n'),
   );
@@ -234,6 +238,17 @@ describe('ckql query and explain with profiles and local files', () => {
     expect(result.stdout).toMatch(/scan from local: \{"resource_id":"enrolments".*the count says 20000 records/);
     // explain asks each side's count, and reads nothing
     expect(seen.b).toEqual([{ resource_id: 'courses', filters: { subject: 'math' }, fields: ['_id', 'level', 'code'], limit: 0 }]);
+  });
+
+  it('ckql run of a named query and a -c script join across sources too', async () => {
+    const perLevel = (subject: string) =>
+      countBy(hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.subject === subject), ([, c]) => String(c!.level)).map((g) => ({ level: Number(g.key), count: g.n }));
+    const run = await ckql(['run', 'per-level', '--param', 's=physics', '--format', 'ndjson', ...args(data)]);
+    expect(run.stderr).toBe('');
+    expect(ndjson(run.stdout)).toEqual(perLevel('physics'));
+    const script = await ckql(['-c', 'from enrolments e join pb:courses c on e.course = c.code where c.subject = history group by c.level; from local:courses where code = MATH-101', ...args(data)]);
+    expect(script.stderr).toBe('');
+    expect(ndjson(script.stdout)).toEqual([...perLevel('history'), ...courses().filter((c) => c.code === 'MATH-101')]);
   });
 
   it('an unknown source name: exit 3, UNKNOWN_SOURCE under the query, the known names in the hint', async () => {
