@@ -164,6 +164,23 @@ describe('the library: connect({ sources })', () => {
     }
   });
 
+  it('facets of a join across sources count the joined records', async () => {
+    const other = connect({ url: servers[1]!.url });
+    const client = connect({ url: servers[0]!.url, sources: { pb: other } });
+    try {
+      const result = await client.search('from enrolments e join pb:courses c on e.course = c.code where c.subject = math facet c.level limit 1');
+      const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.subject === 'math');
+      const want = countBy(pairs, ([, c]) => String(c!.level))
+        .map((g) => ({ value: Number(g.key), count: g.n }))
+        .sort((x, y) => y.count - x.count || x.value - y.value);
+      expect(result.facets?.level).toEqual({ field: 'level', values: want, null_count: 0, more: false });
+      expect(result.records).toHaveLength(1);
+    } finally {
+      await client.close();
+      await other.close();
+    }
+  });
+
   it('a query whose resources are all of one named source goes there whole; an unknown name is UNKNOWN_SOURCE listing the known ones', async () => {
     const other = connect({ url: servers[1]!.url });
     const client = connect({ url: servers[0]!.url, sources: { pb: other } });
