@@ -102,6 +102,8 @@ describe('diagnose', () => {
     expect(applied('from corses limit 1', resource[0]!)).toBe('from courses limit 1');
     // Without the whole list (a portal lists few), an unknown name is not an error; nor are fields not known yet.
     expect(diagnose('from corses limit 1', { resources: [courses] })).toEqual([]);
+    // A resource of another source (`name:resource`) is not this source's to know.
+    expect(diagnose('from portal:corses e join courses c on e.code = c.code limit 1', context)).toEqual([]);
     expect(diagnose('from schools where anything = 1', context)).toEqual([]);
     // `_id` is always a field; `rank` is one with a search.
     expect(diagnose('from courses where _id = 1 order by rank', context).map((d) => d.code)).toEqual(['UNKNOWN_FIELD']);
