@@ -87,7 +87,9 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
       across.sides.map(async (side, i): Promise<Exclude<Target, 'sql'>> => {
         const resource = froms[i]!.resource.kind === 'string' ? splitSource(froms[i]!.resource.value).resource : '';
         // A side is read with datastore_search: an sql portal is read as 2.11 reads it (every CKAN answers that).
-        const target = side.client.target ?? (await side.client.detectTarget(resource, signal));
+        const target = side.client.target ?? (await side.client.detectTarget(resource, signal).catch((error: unknown) => {
+          throw ofSource(error, side.name, side.client);
+        }));
         return target === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
       }),
     );
@@ -192,15 +194,20 @@ function sideSend(name: string, client: DatastoreClient): SidePortal['send'] {
     try {
       return await client.search(request, signal === undefined ? {} : { signal });
     } catch (error) {
-      if (!(error instanceof DatastoreError) || error.code === 'ABORTED') throw error;
-      const token = error.code === 'FORBIDDEN' && !client.hasToken ? ' (no token is configured for this source: give its profile token_env, token_file or token_cmd)' : '';
-      throw new DatastoreError(error.code, `source ${JSON.stringify(name)} (${client.url}): ${error.message}${token}`, {
-        ...(error.status === undefined ? {} : { status: error.status }),
-        ...(error.body === undefined ? {} : { body: error.body }),
-        cause: error,
-      });
+      throw ofSource(error, name, client);
     }
   };
+}
+
+/** A source's error, saying which source it is (and, refused access, whether a token was sent there); the code kept. */
+function ofSource(error: unknown, name: string, client: DatastoreClient): unknown {
+  if (!(error instanceof DatastoreError) || error.code === 'ABORTED') return error;
+  const token = error.code === 'FORBIDDEN' && !client.hasToken ? ' (no token is configured for this source: give its profile token_env, token_file or token_cmd)' : '';
+  return new DatastoreError(error.code, `source ${JSON.stringify(name)} (${client.url}): ${error.message}${token}`, {
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.body === undefined ? {} : { body: error.body }),
+    cause: error,
+  });
 }
 
 function unknownSource(name: string, from: From, known: readonly string[], text: string | undefined) {

@@ -56,6 +56,7 @@ beforeAll(async () => {
       `  pb: { url: "${b!.url}" }`,
       `  private: { url: "${c!.url}", token_env: PRIVATE_TOKEN }`,
       `  anonymous: { url: "${c!.url}" }`,
+      '  down: { url: "http://127.0.0.1:9", timeout: 5 }',
       'queries:',
       '  per-level:',
       '    query: from enrolments e join pb:courses c on e.course = c.code where c.subject = $s group by c.level',
@@ -273,14 +274,14 @@ describe('ckql query and explain with profiles and local files', () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('error[UNKNOWN_SOURCE]: no source named "pz"');
     expect(result.stderr).toContain('^^^');
-    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, local');
+    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, down, local');
   });
 
   it('local: on a portal session is unknown, and the hint does not offer it', async () => {
     const result = await ckql(['query', 'from enrolments e join local:courses c on e.course = c.code', '--profile', 'pa', '--config', configFile]);
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('error[UNKNOWN_SOURCE]: no source named "local"');
-    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous;');
+    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, down;');
   });
 
   it('a profile whose token variable is unset: TOKEN_UNAVAILABLE naming the profile and the variable', async () => {
@@ -307,6 +308,26 @@ describe('ckql query and explain with profiles and local files', () => {
     const explained = await ckql(['explain', withToken, ...args(data)], { env });
     expect(explained.code).toBe(0);
     for (const output of [refused, joined, explained]) expect(output.stdout + output.stderr).not.toContain(TOKEN);
+  });
+
+  it('a source nothing answers at: exit 4, saying which source', async () => {
+    const result = await ckql(['query', 'from enrolments e join down:courses c on e.course = c.code', ...args(data)]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('source "down" (http://127.0.0.1:9)');
+  });
+
+  it('--all streams every joined record, and --total counts them', async () => {
+    const text = 'from enrolments e join pb:courses c on e.course = c.code where c.subject = chemistry and c.level = 2 select e.student, c.code order by e.student, c.code';
+    const want = hashJoin(enrolments(), courses(), 'course', 'code')
+      .filter(([, c]) => c!.subject === 'chemistry' && c!.level === 2)
+      .map(([e, c]) => ({ student: e.student, code: c!.code }))
+      .sort((x, y) => (x.student !== y.student ? (String(x.student) < String(y.student) ? -1 : 1) : String(x.code) < String(y.code) ? -1 : x.code === y.code ? 0 : 1));
+    expect(want.length).toBeGreaterThan(100);
+    const all = await ckql(['query', text, '--all', '--format', 'ndjson', ...args(data)]);
+    expect(all.stderr).toBe('');
+    expect(ndjson(all.stdout)).toEqual(want);
+    const counted = await ckql(['query', text, '--total', '--format', 'json', ...args(data)]);
+    expect(counted.stderr).toContain(`100 of ${want.length} records`);
   });
 
   it('everything a join across sources reads counts against --max-scan, refused before a record is read', async () => {
