@@ -80,6 +80,13 @@ export interface SidePortal extends ShapedPortal {
  * whose sides are each read from their own source (`sides`, in the order
  * of the query's resources), joined, then finished as a join of one
  * source's resources is.
+ * @example
+ * sourcesTree(planQuery(query, { target: 'ckan-2.11', sideTargets: ['ckan-2.11', 'ckan-2.12'] }), query, [portalA, portalB], options)
+ * // limit 100, then count the rest
+ * // └─ aggregate group by c.level: count(*), …
+ * //    └─ join join c on e.course = c.code; the smaller side hashed (by the count), …
+ * //       ├─ scan from local: {"resource_id":"enrolments","fields":["_id","course"]}, pages by offset, …
+ * //       └─ scan from portal: {"resource_id":"courses","filters":{"subject":"math"},…}, pages by 2.12's next_page, …
  */
 export function sourcesTree(plan: Plan, query: Query, sides: readonly SidePortal[], options: RunOptions): Operator {
   const shaped: ShapedOptions = {

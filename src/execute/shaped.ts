@@ -158,7 +158,10 @@ function described(request: SearchRequest, pageSize: number | undefined, counts:
   return { ...scan, detail: `${from}${JSON.stringify(request)}, ${scan.detail}${predicted}` };
 }
 
-/** The key of a side's count in `ShapedOptions.counts`: its request's JSON, after its source's name across sources. */
+/**
+ * The key of a side's count in `ShapedOptions.counts`: its request's JSON, after its source's name across sources.
+ * @example countKey('portal', { resource_id: 'courses' }) // 'portal\u0000{"resource_id":"courses"}'
+ */
 export function countKey(source: string | undefined, request: SearchRequest): string {
   return source === undefined ? JSON.stringify(request) : `${source}\u0000${JSON.stringify(request)}`;
 }

@@ -75,7 +75,10 @@ export function otherSources(options: OtherSourcesOptions): OtherSources {
   };
 }
 
-/** Whether a query names a resource of another source (`name:resource`). */
+/**
+ * Whether a query names a resource of another source (`name:resource`).
+ * @example namesSources(parse('from enrolments e join portal:courses c on e.course = c.code')) // true
+ */
 export function namesSources(query: Query): boolean {
   return queryResources(query).some((resource) => splitSource(resource).source !== undefined);
 }
