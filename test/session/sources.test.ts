@@ -57,6 +57,7 @@ beforeAll(async () => {
       `  private: { url: "${c!.url}", token_env: PRIVATE_TOKEN }`,
       `  anonymous: { url: "${c!.url}" }`,
       '  down: { url: "http://127.0.0.1:9", timeout: 5 }',
+      `  files: { data: "${demoDataDir}" }`,
       'queries:',
       '  per-level:',
       '    query: from enrolments e join pb:courses c on e.course = c.code where c.subject = $s group by c.level',
@@ -103,6 +104,7 @@ function hashJoin(left: readonly Row[], right: readonly Row[], leftKey: string, 
 
 /** `count(*)` and `count(distinct student)` of joined pairs, per key, in key order. */
 function countBy(pairs: readonly [Row, Row | null][], key: (pair: [Row, Row | null]) => string): { key: string; n: number; students: number }[] {
+  expect(pairs.length, 'a case that joins nothing proves nothing').toBeGreaterThan(0);
   const groups = new Map<string, { n: number; students: Set<string> }>();
   for (const pair of pairs) {
     const k = key(pair);
@@ -236,6 +238,18 @@ describe('ckql query and explain with profiles and local files', () => {
     expect(seen.a.length + seen.b.length).toBe(5);
   });
 
+  it('a portal session joins a data profile’s files', async () => {
+    const text = 'from enrolments e join files:courses c on e.course = c.code where c.stage = survey group by c.subject select c.subject, count(*) as n, count(distinct e.student) as students';
+    const result = await ckql(['query', text, '--format', 'ndjson', '--profile', 'pb', '--config', configFile]);
+    expect(result.stderr).toBe('');
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.stage === 'survey');
+    expect(pairs.length).toBeGreaterThan(100);
+    expect(ndjson(result.stdout)).toEqual(countBy(pairs, ([, c]) => String(c!.subject)).map((g) => ({ subject: g.key, n: g.n, students: g.students })));
+    // pb: enrolments only, narrowed to the survey courses' codes
+    expect(seen.b.every((r) => r.resource_id === 'enrolments')).toBe(true);
+    expect(seen.b.at(-1)!.filters).toHaveProperty('course');
+  });
+
   it('a bare resource is the current source’s, and local: names it too', async () => {
     const text = 'from local:courses c join enrolments e on c.code = e.course where c.subject = chemistry group by c.level select c.level, count(*) as n, count(distinct e.student) as students';
     const result = await ckql(['query', text, '--format', 'ndjson', ...args(data)]);
@@ -274,14 +288,14 @@ describe('ckql query and explain with profiles and local files', () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('error[UNKNOWN_SOURCE]: no source named "pz"');
     expect(result.stderr).toContain('^^^');
-    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, down, local');
+    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, down, files, local');
   });
 
   it('local: on a portal session is unknown, and the hint does not offer it', async () => {
     const result = await ckql(['query', 'from enrolments e join local:courses c on e.course = c.code', '--profile', 'pa', '--config', configFile]);
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('error[UNKNOWN_SOURCE]: no source named "local"');
-    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, down;');
+    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, down, files;');
   });
 
   it('a profile whose token variable is unset: TOKEN_UNAVAILABLE naming the profile and the variable', async () => {
