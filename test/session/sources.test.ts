@@ -192,6 +192,9 @@ describe('the library: connect({ sources })', () => {
       expect(result.records).toEqual(courses().filter((c) => c.subject === 'math').slice(0, 2));
       expect(seen.a).toHaveLength(0);
       expect(seen.b).toEqual([{ resource_id: 'courses', filters: { subject: 'math' }, limit: 2 }]);
+      // quoted whole, a dataset/resource name of that source
+      const named = await client.search('from "pb:university/courses" where subject = math limit 2');
+      expect(named.records).toEqual(result.records);
       const error = await client.search('from enrolments e join pc:courses c on e.course = c.code').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(QueryError);
       expect(error).toMatchObject({ code: 'UNKNOWN_SOURCE', span: { start: 23, end: 26 } });
