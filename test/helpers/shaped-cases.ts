@@ -21,6 +21,7 @@ import { bind } from '../../src/compile/bind.js';
 import { plan } from '../../src/compile/compile.js';
 import type { Plan, Target } from '../../src/compile/plan.js';
 import { shapeOf } from '../../src/compile/shape.js';
+import { TOTAL_COLUMN } from '../../src/compile/sql.js';
 import type { SqlRequest } from '../../src/compile/sql.js';
 import type { FacetResult, Facets, FieldInfo, Row, Table } from '../../src/datastore/types.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
@@ -238,6 +239,18 @@ export async function runShapedCase(c: Case, parsed: Query, targets: ShapedTarge
       },
     ]),
   ];
+  if (offline !== undefined) {
+    // What `ckql compile --target sql` prints, sent as it is to datastore_search_sql (the client above sent the text it planned with the fields).
+    answers.push([
+      'the --target sql text through datastore_search_sql',
+      async () => {
+        const result = (await targets.sql.action('datastore_search_sql', { sql: (offline.request as SqlRequest).sql })) as { records: Row[] };
+        const total = result.records[0]?.[TOTAL_COLUMN];
+        const records = result.records.map((record) => Object.fromEntries(Object.entries(record).filter(([key]) => key !== TOTAL_COLUMN && key !== '_full_text')));
+        return { records, total: total === undefined ? (records.length === 0 ? 0 : undefined) : Number(total), facets: c.facets };
+      },
+    ]);
+  }
   for (const [name, answer] of answers) {
     const got = await answer();
     expectSameRows(got.records, expected, `${name}: ${c.query}`);
