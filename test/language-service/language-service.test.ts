@@ -157,6 +157,13 @@ describe('diagnose', () => {
   });
 });
 
+describe('diagnose on the sql target', () => {
+  it('leaves an unqualified field of a join to the run, which reads the fields and qualifies it', () => {
+    const text = 'from courses c join schools s on c.subject = s.code where level > 1 group by c.subject select c.subject, count(*)';
+    expect(diagnose(text, { target: 'sql' }).map((d) => d.code)).not.toContain('UNQUALIFIED_FIELD');
+  });
+});
+
 describe('complete', () => {
   it('offers what the grammar allows, with the names of the context, quoted as the lexer reads them', () => {
     const keywords = complete('from courses wh', 15, context);
