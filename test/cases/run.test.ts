@@ -167,6 +167,23 @@ test('the suite has at least 100 cases', () => {
   expect(cases.length).toBeGreaterThanOrEqual(100);
 });
 
+test('the shaped sections cover every aggregate construct', () => {
+  const shapedCases = cases.filter((c) => c.mode === 'shaped');
+  const text = shapedCases.map((c) => c.query).join('\n');
+  const constructs = [
+    'group by', 'count(*)', 'count(credits)', 'count(distinct', 'sum(', 'avg(', 'min(', 'max(', ' as ', 'having', 'year(', 'month(', 'week(', 'day(',
+    'bucket(', 'facet', ' top ', ' by month', ' by 5', 'left join', ' join ', 'r.student',
+  ];
+  for (const construct of constructs) expect(text, construct).toContain(construct);
+  expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins']));
+  // each section states the sql target's text and a portal's plan somewhere
+  for (const topic of new Set(shapedCases.map((c) => c.topic))) {
+    const mine = shapedCases.filter((c) => c.topic === topic);
+    expect(mine.some((c) => c.targets?.sql !== undefined), `${topic}: an sql text`).toBe(true);
+    expect(mine.some((c) => c.plans !== undefined), `${topic}: a plan`).toBe(true);
+  }
+});
+
 for (const [topic, topicCases] of byTopic) {
   describe(topic, () => {
     for (const c of topicCases) {
