@@ -48,6 +48,7 @@ export const queryMessages = {
   // compiling: the meaning of grouped and joined queries
   NOT_GROUPED: (name: string) => `${name} is neither grouped nor aggregated, so a group has no one value of it`,
   AMBIGUOUS_FIELD: (field: string, first: string, second: string) => `${q(field)} is a field of both ${q(first)} and ${q(second)}`,
+  UNQUALIFIED_FIELD: (field: string) => `which resource of the join has ${q(field)} is not known here, and the SQL must name it`,
   JOIN_KEYS_ONE_SIDE: () => 'both keys of this pair name the same resource; a join pairs a field of each side',
   AGGREGATE_NEEDS_NUMBER: (fn: string, field: string, type: string) => `${fn} needs a number field; ${q(field)} is ${type}`,
   BUCKET_NEEDS_TYPE: (fn: string, field: string, type: string, wanted: string) => `${fn}() needs ${wanted} field; ${q(field)} is ${type}`,

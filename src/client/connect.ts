@@ -20,7 +20,7 @@ import { TOTAL_COLUMN } from '../compile/sql.js';
 import { fetchCkanVersion, probeNextPage, targetOfVersion } from './target-detect.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, toolError } from '../errors.js';
-import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
+import type { FieldInfo, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { normalizeRequest } from '../datastore/validate.js';
 import { answerEmpty, hasEmptyListFilter } from './empty.js';
 import { actionUrl, queryStringFor } from './encode.js';
@@ -152,7 +152,22 @@ export function connect(options: ClientOptions): DatastoreClient {
     const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
     if (basic.residual === undefined && !locallyFinished(basic)) return basic;
     const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
-    return portal === 'ckan-2.11' ? basic : plan(input, { target: portal, params, ...withMax });
+    if (portal === 'ckan-2.11') return basic;
+    return plan(input, { target: portal, params, ...withMax, ...(portal === 'sql' ? await joinFields(basic, signal) : {}) });
+  };
+
+  /**
+   * The sql target names each field's table; in a join, which resource has
+   * an unqualified field is the portal's to say, so each resource's fields
+   * are read first (a `limit: 0` request each, as a plan counts each side).
+   */
+  const joinFields = async (basic: Plan, signal: AbortSignal | undefined): Promise<{ fields?: FieldInfo[][] }> => {
+    const sides = basic.shaped?.sides ?? [];
+    // Across sources the sql target refuses the join itself.
+    if (sides.length < 2 || sides.some((side) => side.resource.includes(':'))) return {};
+    const fields: FieldInfo[][] = [];
+    for (const side of sides) fields.push([...((await send({ resource_id: side.resource, limit: 0 }, signal)).fields ?? [])]);
+    return { fields };
   };
 
   /** `datastore_search_sql` with the sql target's text, read back as a search result. */

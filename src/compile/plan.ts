@@ -8,12 +8,12 @@
  */
 import type { Condition, Field, FieldSearch, Query, Search, StringValue, Parameter, Value } from '../ast.js';
 import type { Span } from '../span.js';
-import { fieldsOfValue, shapeOf, type Shape } from './shape.js';
+import { bindShape, fieldsOfValue, shapeOf, type BoundShape, type Shape } from './shape.js';
 import { facetSql, shapedSqlRequest } from './sql-shaped.js';
 import { conditionFieldNodes } from '../syntax/walk.js';
 import { assertNever, isPlainQuery } from '../ast.js';
 import type { PlainQuery, PlainSortKey } from '../ast.js';
-import type { FieldSearch as FieldSearchRequest, Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
+import type { FieldInfo, FieldSearch as FieldSearchRequest, Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
 import { queryError } from '../errors.js';
 import { sortText } from '../datastore/sort.js';
 import { dictFilters, literal, unboundError } from './dict-filters.js';
@@ -61,6 +61,16 @@ export interface PlanOptions {
    * what its own portal can; `target` is then the first side's.
    */
   readonly sideTargets?: readonly Exclude<Target, 'sql'>[];
+  /**
+   * The `sql` target: the fields of each resource a grouped, joined or
+   * faceted query reads, in the order it names them (what the client reads
+   * from the portal before a join). With them every field is written with
+   * its table (an unqualified one both have is AMBIGUOUS_FIELD), join keys
+   * of different types meet as text, and `min`/`max` of a boolean is
+   * `bool_and`/`bool_or`; without them an unqualified field in a join is
+   * UNQUALIFIED_FIELD.
+   */
+  readonly fields?: readonly (readonly FieldInfo[])[];
 }
 
 /** What the client does locally after fetching the pushed-down records. */
@@ -127,6 +137,8 @@ export interface Plan {
   readonly facets?: ShapedPlan;
   /** a query with `facet` on the `sql` target: the facets' one statement */
   readonly facetRequest?: SqlRequest;
+  /** the `sql` target: the fields it was planned with (`PlanOptions.fields`), to plan each page of its records with */
+  readonly fields?: readonly (readonly FieldInfo[])[];
 }
 
 /**
@@ -148,8 +160,13 @@ export function planQuery(query: Query, options: PlanOptions = {}): Plan {
   if (query.facet === undefined) return planned;
   // The facets count the records the query keeps: on SQL one more statement, on a portal one more reading.
   shapeOf(query);
-  if (planned.target === 'sql') return freeze({ ...planned, facetRequest: facetSql(query)! });
+  if (planned.target === 'sql') return freeze({ ...planned, facetRequest: facetSql(query, boundOptions(query, options))! });
   return freeze({ ...planned, facets: shapedPlan(facetReading(query), planned.target as Exclude<Target, 'sql'>, options.sideTargets) });
+}
+
+/** The facets statement's options on the `sql` target: the shape met with the fields, when they are known. */
+function boundOptions(query: Query, options: PlanOptions): { bound?: BoundShape } {
+  return options.fields === undefined ? {} : { bound: bindShape(shapeOf(query), options.fields) };
 }
 
 /** The query without its facets: the records a facet query gives are those it gives without them. */
@@ -176,7 +193,8 @@ function planShaped(query: Query, options: PlanOptions): Plan {
   const shape = shapeOf(query);
   if (target === 'sql') {
     if (shape.sources.length > 1 && shape.sources.some((s) => sourceOf(s.resource) !== undefined)) refuseSources(shape);
-    return freeze({ target, request: shapedSqlRequest(query), local: NOTHING_LOCAL, maxScan });
+    const bound = options.fields === undefined ? undefined : bindShape(shape, options.fields);
+    return freeze({ target, request: shapedSqlRequest(query, bound), local: NOTHING_LOCAL, maxScan, ...(options.fields === undefined ? {} : { fields: options.fields }) });
   }
   const shaped = shapedPlan(query, target, options.sideTargets);
   const first = shaped.sides[0]!.request;

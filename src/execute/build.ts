@@ -58,7 +58,7 @@ export interface Portal {
  */
 export function portalTree(plan: Plan, query: Query, portal: Portal, options: RunOptions): Operator {
   if (plan.target === 'sql') {
-    const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql });
+    const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql, fields: plan.fields });
     return plan.facetRequest === undefined ? scan : sqlFacets(scan, plan.facetRequest, query, portal.sendSql);
   }
   const records = recordsTree(plan, query, portal, options);

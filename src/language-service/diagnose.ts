@@ -433,6 +433,8 @@ function targetDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
     planned = planQuery(standIn, { target });
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
+    // A run reads the joined resources' fields and qualifies the field (or says AMBIGUOUS_FIELD): only the printed SQL needs it written.
+    if (error.code === 'UNQUALIFIED_FIELD') return [];
     return [fromQueryError(error, 'error')];
   }
   const rest = planned.residual?.where?.condition;
