@@ -266,8 +266,8 @@ describe('ckql query and explain with profiles and local files', () => {
     const text = 'from enrolments e join pb:courses c on e.course = c.code where c.subject = math group by c.level';
     const result = await ckql(['explain', text, ...args(data)]);
     expect(result.stderr).toBe('');
-    expect(result.stdout).toContain('# side e: from local (ckan-2.11)');
-    expect(result.stdout).toContain('# side c: from pb (ckan-2.12)');
+    expect(result.stdout).toContain('side e: from local (ckan-2.11)');
+    expect(result.stdout).toContain('side c: from pb (ckan-2.12)');
     expect(result.stdout).toContain(`POST ${servers[1]!.url}/api/action/datastore_search {"resource_id":"courses","filters":{"subject":"math"},"fields":["_id","level","code"]}`);
     expect(result.stdout).toMatch(/scan from pb: .*pages by 2\.12's next_page.*the count says 65 records: 2 requests/);
     expect(result.stdout).toMatch(/scan from local: \{"resource_id":"enrolments".*the count says 20000 records/);
@@ -284,6 +284,15 @@ describe('ckql query and explain with profiles and local files', () => {
     const script = await ckql(['-c', 'from enrolments e join pb:courses c on e.course = c.code where c.subject = history group by c.level; from local:courses where code = MATH-101', ...args(data)]);
     expect(script.stderr).toBe('');
     expect(ndjson(script.stdout)).toEqual([...perLevel('history'), ...courses().filter((c) => c.code === 'MATH-101')]);
+  });
+
+  it('explain of a query whose resources are all of one named source is that source’s', async () => {
+    const result = await ckql(['explain', 'from pb:courses where level >= 3 and stage != retired limit 2', ...args(data)]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('target: ckan-2.12');
+    expect(result.stdout).toContain(`POST ${servers[1]!.url}/api/action/datastore_search`);
+    expect(result.stdout).toContain('"level": {');
+    expect(result.stdout).toContain('filter stage != retired');
   });
 
   it('an unknown source name: exit 3, UNKNOWN_SOURCE under the query, the known names in the hint', async () => {

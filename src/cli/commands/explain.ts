@@ -17,7 +17,7 @@ import { selectSource, shellQuote } from '../../session/select-source.js';
 import { curlCommand } from '../../output/curl.js';
 import { openSource, relativeLabel } from '../../session/source.js';
 import { namesSources, otherSources } from '../../session/sources.js';
-import { sourcesText } from '../../repl/explain.js';
+import { explainText } from '../../repl/explain.js';
 import { bind } from '../../compile/bind.js';
 import { withSource } from '../../compile/compile.js';
 import { QueryError } from '../../errors.js';
@@ -73,7 +73,8 @@ Examples:
           const explained = await others.client.explain(query).catch((error: unknown) => {
             throw error instanceof QueryError ? withSource(error, queryText) : error;
           });
-          await context.out(`${sourcesText(explained).map((line) => (line.startsWith('side ') || line.startsWith('target:') || line.startsWith('steps') ? `# ${line}` : line)).join('\n')}\n`);
+          // Every resource of one named source: that source's explanation (no curl line: its token is its profile's).
+          await context.out(`${explainText(explained, undefined)}\n`);
         } finally {
           await others.close();
           await opened.close();
