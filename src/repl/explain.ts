@@ -62,9 +62,9 @@ export function explainText(explained: Explanation, tokenShell: string | undefin
  * curl line: each source has its own token), then the steps that run.
  * @example
  * sourcesText(await client.explain('from enrolments e join b:courses c on e.course = c.code'))
- * // side e: local (ckan-2.11)
- * // POST http://127.0.0.1:8080/api/action/datastore_search {"resource_id":"enrolments","fields":["course","_id"]}
- * // side c: b (ckan-2.12)
+ * // side e: from local (the local data, read in this process as ckan-2.11 answers; nothing is sent)
+ * // request {"resource_id":"enrolments","fields":["course","_id"]}
+ * // side c: from b (ckan-2.12)
  * // POST https://b.example.org/api/action/datastore_search {"resource_id":"courses","fields":["code","_id"]}
  * // steps (what runs, the last step first): …
  */
@@ -72,8 +72,14 @@ export function sourcesText(explained: Explanation): string[] {
   const lines = [`target: each side's own (${chosenText.sources})`];
   const sides = explained.plan?.shaped?.sides ?? explained.plan?.facets?.sides ?? [];
   for (const [i, side] of (explained.sides ?? []).entries()) {
+    const name = sides[i]?.qualifier ?? i + 1;
+    // Local data is read in this process: printing a URL would send a reader to a port where nothing listens.
+    if (side.source === 'local') {
+      lines.push(`side ${name}: from local (the local data, read in this process as ${side.target} answers; nothing is sent)`, `request ${JSON.stringify(side.request.request)}`);
+      continue;
+    }
     const base = side.request.url.split('?')[0] ?? side.request.url;
-    lines.push(`side ${sides[i]?.qualifier ?? i + 1}: from ${side.source} (${side.target})`, `${side.request.method} ${base} ${JSON.stringify(side.request.request)}`);
+    lines.push(`side ${name}: from ${side.source} (${side.target})`, `${side.request.method} ${base} ${JSON.stringify(side.request.request)}`);
   }
   if (explained.steps !== undefined) lines.push('steps (what runs, the last step first):', ...explained.steps);
   return lines;

@@ -266,7 +266,10 @@ describe('ckql query and explain with profiles and local files', () => {
     const text = 'from enrolments e join pb:courses c on e.course = c.code where c.subject = math group by c.level';
     const result = await ckql(['explain', text, ...args(data)]);
     expect(result.stderr).toBe('');
-    expect(result.stdout).toContain('side e: from local (ckan-2.11)');
+    expect(result.stdout).toContain('side e: from local (the local data, read in this process as ckan-2.11 answers; nothing is sent)');
+    expect(result.stdout).toContain('request {"resource_id":"enrolments","fields":["_id","course"]}');
+    // no URL for the local side: nothing listens there
+    expect(result.stdout).not.toContain('127.0.0.1:8080');
     expect(result.stdout).toContain('side c: from pb (ckan-2.12)');
     expect(result.stdout).toContain(`POST ${servers[1]!.url}/api/action/datastore_search {"resource_id":"courses","filters":{"subject":"math"},"fields":["_id","level","code"]}`);
     expect(result.stdout).toMatch(/scan from pb: .*pages by 2\.12's next_page.*the count says 65 records: 2 requests/);
@@ -400,7 +403,7 @@ describe('the REPL', () => {
     try {
       const explained = await session.run(text);
       expect(explained).toContain('side c: from pa (ckan-2.11)');
-      expect(explained).toContain('side e: from local (ckan-2.11)');
+      expect(explained).toContain('side e: from local (the local data, read in this process as ckan-2.11 answers; nothing is sent)');
     } finally {
       session.settings.explain = false;
     }
