@@ -19,8 +19,8 @@ import type { RunConfig } from './lib/config.js';
 import { blackhole, formatBytes, formatRatio } from './lib/harness.js';
 import type { SectionResult, Table, Target } from './lib/report.js';
 
-const GROUP_QUERY = 'from enrolments group by subject select subject, count(*) as n, sum(grade), avg(grade)';
-const JOIN_QUERY = 'from enrolments e join courses c on e.course = c.code select e.student, c.title, e.grade';
+export const GROUP_QUERY = 'from enrolments group by subject select subject, count(*) as n, sum(grade), avg(grade)';
+export const JOIN_QUERY = 'from enrolments e join courses c on e.course = c.code select e.student, c.title, e.grade';
 
 interface Timed { readonly median: number; readonly min: number }
 
@@ -40,7 +40,7 @@ async function time(runs: number, run: () => unknown): Promise<Timed> {
 const ms = (t: Timed | undefined): string => (t === undefined ? 'no server' : t.median < 10 ? `${t.median.toFixed(2)} ms` : `${t.median.toFixed(0)} ms`);
 
 /** The floor: one pass, a Map from the key to its running count, sum and non-null count. */
-function handGroup(rows: readonly EnrolmentRow[]): unknown {
+export function handGroup(rows: readonly EnrolmentRow[]): unknown {
   const groups = new Map<string, { n: number; sum: number; count: number }>();
   for (const row of rows) {
     let g = groups.get(row.subject);
@@ -55,7 +55,7 @@ function handGroup(rows: readonly EnrolmentRow[]): unknown {
 }
 
 /** The floor of a join: a Map of the small side by key, the large side streamed past it. */
-function handJoin(enrolments: readonly EnrolmentRow[], courses: readonly { code: string; title: string }[]): unknown {
+export function handJoin(enrolments: readonly EnrolmentRow[], courses: readonly { code: string; title: string }[]): unknown {
   const byCode = new Map<string, { code: string; title: string }[]>();
   for (const c of courses) {
     const list = byCode.get(c.code);

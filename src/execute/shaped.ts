@@ -451,11 +451,20 @@ function aggregate(input: Operator, shape: Shape): Operator {
         await upstream.batches.return();
         throw error;
       }
+      // One read per field, so aggregates of one field share their state (sum and avg).
+      const reads = new Map<string, Read<Row>>();
+      const read = (field: Field): Read<Row> => {
+        const { side, info } = bound.ref(field);
+        const key = joinedKey(side, info.id);
+        let made = reads.get(key);
+        if (made === undefined) reads.set(key, (made = fieldReader(bound, field)));
+        return made;
+      };
       const aggregator = makeAggregator<Row>({
         keys: shape.keys.map((key) => valueReader(bound, key)),
         aggregates: shape.aggregates.map((a) => ({
           aggregate: a,
-          ...(a.field === undefined ? {} : { read: fieldReader(bound, a.field) }),
+          ...(a.field === undefined ? {} : { read: read(a.field) }),
           type: a.field === undefined ? undefined : bound.ref(a.field).info.type,
         })),
       });

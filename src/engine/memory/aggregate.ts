@@ -27,6 +27,7 @@ import { validationError } from '../../errors.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { aggregateSlot, keySlot } from '../../compile/shape.js';
 import { residualTest } from './evaluate-query.js';
+import { fieldReadName, generate } from './row-shape.js';
 
 /** Reads a value of an item (a table row by its position, a fetched record, a joined pair). */
 export type Read<T> = (item: T) => JsonValue | null | undefined;
@@ -37,98 +38,146 @@ export interface AggregateSpec<T> {
   readonly aggregates: readonly { readonly aggregate: Aggregate; readonly read?: Read<T>; readonly type: FieldType | undefined }[];
 }
 
-/** One aggregate's running state over a group. */
+/** One aggregate's running state over a group; `sum` and `avg` of one value share one. */
 interface Accumulator {
   add(value: JsonValue | null | undefined): void;
   merge(other: Accumulator): void;
-  result(): JsonValue;
+  /** the aggregate's value; `average`: `avg` rather than `sum` (other states ignore it) */
+  result(average: boolean): JsonValue;
 }
 
 /** One group: its key values (as first seen), the rows it counted, its accumulators. */
 interface Group {
   readonly keys: (JsonValue | null)[];
   rows: number;
-  readonly accumulators: Accumulator[];
+  readonly states: Accumulator[];
 }
 
 /** Folds items into groups; `groups()` once they are all in. */
 export interface Aggregator<T> {
   add(item: T): void;
+  /** adds `items[positions[j]]` for each j, or every item in order without `positions` */
+  addAll(items: readonly T[], positions?: Int32Array): void;
   /** the slot rows of the groups (`k0…`, `a0…`), in no particular order */
   groups(): Row[];
   /** how many groups so far */
   readonly size: number;
 }
 
+/** The fold of one item into its group, as `makeAggregator` builds it. */
+type Fold<T> = { add(item: T): void; addAll(items: readonly T[], positions?: Int32Array): void };
+
 /**
- * An aggregator for a spec. With one key, groups are found by the key's own
- * value (no text is made per item); keys of different types with one
- * canonical text are merged at the end. With several, by their texts.
+ * An aggregator for a spec. Each distinct value is read once per item, and
+ * aggregates that need the same state of the same value (`sum` and `avg`,
+ * a repeated `min`) share one accumulator. With one key, groups are found
+ * by the key's own value (no text is made per item); keys of different
+ * types with one canonical text are merged at the end. With several, by
+ * their texts. The fold is generated code (see `fieldRead`); without code
+ * generation the same steps run as closures.
  * @example
- * const agg = makeAggregator({ keys: [(r) => r.subject], aggregates: [{ aggregate: count, type: undefined }] });
- * rows.forEach((r) => agg.add(r));
+ * const agg = makeAggregator({ keys: [fieldRead('subject')], aggregates: [{ aggregate: count, type: undefined }] });
+ * agg.addAll(rows);
  * agg.groups() // [{ k0: 'math', a0: 6 }, { k0: 'history', a0: 1 }]
  */
 export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
-  const makers = spec.aggregates.map(({ aggregate, type }) => accumulatorOf(aggregate, type));
-  const reads = spec.aggregates.map(({ read }) => read);
-  const fresh = (keys: (JsonValue | null)[]): Group => ({ keys, rows: 0, accumulators: makers.map((make) => make()) });
-  const keyReads = spec.keys;
-  const n = makers.length;
-  const fold = (group: Group, item: T): void => {
-    group.rows++;
-    for (let i = 0; i < n; i++) {
-      const read = reads[i];
-      if (read !== undefined) group.accumulators[i]!.add(read(item));
-    }
-  };
-  let groups: Map<unknown, Group>;
-  let add: (item: T) => void;
-  if (keyReads.length === 0) {
-    const only = fresh([]);
-    groups = new Map([[null, only]]);
-    add = (item) => fold(only, item);
-  } else if (keyReads.length === 1) {
-    const read = keyReads[0]!;
-    groups = new Map();
-    add = (item) => {
-      let key: unknown = read(item) ?? null;
-      // A JSON value groups by its text; every other value by itself (merged by text at the end).
-      if (typeof key === 'object' && key !== null) key = canonicalText(key);
-      let group = groups.get(key);
-      if (group === undefined) {
-        group = fresh([(read(item) ?? null) as JsonValue | null]);
-        groups.set(key, group);
-      }
-      fold(group, item);
-    };
-  } else {
-    groups = new Map();
-    add = (item) => {
-      const values = keyReads.map((read) => (read(item) ?? null) as JsonValue | null);
-      const key = JSON.stringify(values.map((v) => canonicalText(v)));
-      let group = groups.get(key);
-      if (group === undefined) {
-        group = fresh(values);
-        groups.set(key, group);
-      }
-      fold(group, item);
-    };
-  }
+  // The distinct values read, the distinct states over them, and where each aggregate finds its result.
+  const inputs: Read<T>[] = [];
+  const states: { readonly input: number; readonly make: () => Accumulator; readonly id: string }[] = [];
+  const slots = spec.aggregates.map(({ aggregate, read, type }) => {
+    if (read === undefined) return { state: -1, average: false };
+    let input = inputs.indexOf(read);
+    if (input < 0) input = inputs.push(read) - 1;
+    const { family, make } = accumulatorOf(aggregate, type);
+    const id = `${input}:${family}`;
+    let state = states.findIndex((s) => s.id === id);
+    if (state < 0) state = states.push({ input, make, id }) - 1;
+    return { state, average: aggregate.fn === 'avg' };
+  });
+  const fresh = (keys: (JsonValue | null)[]): Group => ({ keys, rows: 0, states: states.map((s) => s.make()) });
+  const groups = new Map<unknown, Group>();
+  if (spec.keys.length === 0) groups.set(null, fresh([]));
+  const fold = generatedFold(spec.keys, inputs, states.map((s) => s.input), groups, fresh) ?? closureFold(spec.keys, inputs, states.map((s) => s.input), groups, fresh);
   return {
-    add,
+    add: fold.add,
+    addAll: fold.addAll,
     get size() {
       return groups.size;
     },
     groups: () => {
       let list = [...groups.values()];
-      if (keyReads.length === 1) list = mergeByText(list);
+      if (spec.keys.length === 1) list = mergeByText(list);
       return list.map((group) => {
         const row: Record<string, JsonValue> = {};
         group.keys.forEach((value, i) => (row[keySlot(i)] = value));
-        group.accumulators.forEach((acc, i) => (row[aggregateSlot(i)] = acc instanceof RowCount ? group.rows : acc.result()));
+        slots.forEach(({ state, average }, i) => (row[aggregateSlot(i)] = state < 0 ? group.rows : group.states[state]!.result(average)));
         return row as Row;
       });
+    },
+  };
+}
+
+/**
+ * The fold as one generated function: each value read once into a local
+ * (a `fieldRead` (row-shape.ts) as a literal property load, any other read called), the
+ * group found, each state given its value. Names enter the code only as
+ * JSON string literals, so no name can add code (as in row-shape.ts).
+ */
+function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], stateInputs: readonly number[], groups: Map<unknown, Group>, fresh: (keys: (JsonValue | null)[]) => Group): Fold<T> | undefined {
+  const value = (read: Read<T>, call: string): string => {
+    const name = fieldReadName(read);
+    if (name === undefined) return `${call}(r)`;
+    const literal = JSON.stringify(name);
+    return name in Object.prototype ? `(Object.hasOwn(r, ${literal}) ? (r[${literal}] ?? null) : null)` : `(r[${literal}] ?? null)`;
+  };
+  const lines: string[] = [];
+  keys.forEach((read, i) => lines.push(`let k${i} = ${value(read, `keys[${i}]`)}; if (k${i} === undefined) k${i} = null;`));
+  inputs.forEach((read, i) => lines.push(`const v${i} = ${value(read, `inputs[${i}]`)};`));
+  if (keys.length === 0) lines.push('const key = null;');
+  // A JSON value groups by its text; every other value by itself (merged by text at the end).
+  else if (keys.length === 1) lines.push(`let key = k0; if (typeof key === 'object' && key !== null) key = canonical(key);`);
+  else lines.push(`const key = JSON.stringify([${keys.map((_, i) => `canonical(k${i})`).join(', ')}]);`);
+  lines.push(
+    'let g = groups.get(key);',
+    `if (g === undefined) { g = fresh([${keys.map((_, i) => `k${i}`).join(', ')}]); groups.set(key, g); }`,
+    'g.rows++;',
+  );
+  if (stateInputs.length > 0) lines.push('const s = g.states;');
+  stateInputs.forEach((input, i) => lines.push(`s[${i}].add(v${input});`));
+  const body = [
+    'function add(r) {',
+    ...lines,
+    '}',
+    'function addAll(items, positions) {',
+    'if (positions === undefined) { for (let j = 0; j < items.length; j++) add(items[j]); }',
+    'else { for (let j = 0; j < positions.length; j++) add(items[positions[j]]); }',
+    '}',
+    'return { add, addAll };',
+  ].join('\n');
+  type Make = (keys: readonly Read<T>[], inputs: readonly Read<T>[], groups: Map<unknown, Group>, fresh: (keys: (JsonValue | null)[]) => Group, canonical: typeof canonicalText) => Fold<T>;
+  return generate<Make>(['keys', 'inputs', 'groups', 'fresh', 'canonical'], body)?.(keys, inputs, groups, fresh, canonicalText);
+}
+
+/** The fold of `generatedFold` as closures, where code generation is disabled. */
+function closureFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], stateInputs: readonly number[], groups: Map<unknown, Group>, fresh: (keys: (JsonValue | null)[]) => Group): Fold<T> {
+  const add = (item: T): void => {
+    const ks = keys.map((read) => (read(item) ?? null) as JsonValue | null);
+    const vs = inputs.map((read) => read(item));
+    let key: unknown = ks.length === 0 ? null : ks.length === 1 ? ks[0] : JSON.stringify(ks.map((k) => canonicalText(k)));
+    if (ks.length === 1 && typeof key === 'object' && key !== null) key = canonicalText(key);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = fresh(ks);
+      groups.set(key, group);
+    }
+    group.rows++;
+    stateInputs.forEach((input, i) => group.states[i]!.add(vs[input]));
+  };
+  return {
+    add,
+    addAll: (items, positions) => {
+      if (positions === undefined) for (const item of items) add(item);
+      else for (const j of positions) add(items[j]!);
     },
   };
 }
@@ -146,38 +195,28 @@ function mergeByText(groups: Group[]): Group[] {
     }
     merged = true;
     known.rows += group.rows;
-    known.accumulators.forEach((acc, i) => acc.merge(group.accumulators[i]!));
+    known.states.forEach((acc, i) => acc.merge(group.states[i]!));
   }
   return merged ? [...byText.values()] : groups;
 }
 
 // ---------------------------------------------------------------- accumulators
 
-function accumulatorOf(aggregate: Aggregate, type: FieldType | undefined): () => Accumulator {
+/** An aggregate's state: its family (aggregates of one value and family share one state) and how to make it. */
+function accumulatorOf(aggregate: Aggregate, type: FieldType | undefined): { family: string; make: () => Accumulator } {
   switch (aggregate.fn) {
     case 'count':
-      if (aggregate.field === undefined) return () => new RowCount();
-      return aggregate.distinct ? () => new DistinctCount() : () => new ValueCount();
+      return aggregate.distinct ? { family: 'distinct', make: () => new DistinctCount() } : { family: 'count', make: () => new ValueCount() };
     case 'sum':
-    case 'avg': {
-      const float = type === 'float8' || type === 'float';
-      const average = aggregate.fn === 'avg';
-      return float ? () => new FloatSum(average) : () => new ExactSum(average);
-    }
+    case 'avg':
+      return type === 'float8' || type === 'float' ? { family: 'float', make: () => new FloatSum() } : { family: 'exact', make: () => new ExactSum() };
     case 'min':
-    case 'max':
-      return () => new Extreme(aggregate.fn === 'max', type);
+    case 'max': {
+      const max = aggregate.fn === 'max';
+      return { family: aggregate.fn, make: () => new Extreme(max, type) };
+    }
     default:
       throw new Error(`unknown aggregate ${String(aggregate.fn)}`);
-  }
-}
-
-/** `count(*)`: the group counts its rows itself (`Group.rows`); this one holds nothing. */
-class RowCount implements Accumulator {
-  add(): void {}
-  merge(): void {}
-  result(): JsonValue {
-    throw new Error('count(*) is the group\'s own count');
   }
 }
 
@@ -212,7 +251,6 @@ class DistinctCount implements Accumulator {
 class FloatSum implements Accumulator {
   n = 0;
   sum = 0;
-  constructor(private readonly average: boolean) {}
   add(value: JsonValue | null | undefined): void {
     if (value === null || value === undefined) return;
     this.n++;
@@ -222,9 +260,9 @@ class FloatSum implements Accumulator {
     this.n += (other as FloatSum).n;
     this.sum += (other as FloatSum).sum;
   }
-  result(): JsonValue {
+  result(average: boolean): JsonValue {
     if (this.n === 0) return null;
-    return this.average ? this.sum / this.n : this.sum;
+    return average ? this.sum / this.n : this.sum;
   }
 }
 
@@ -255,12 +293,19 @@ class ExactSum implements Accumulator {
   compensation = 0;
   places = 0;
   exact: Decimal | undefined;
-  constructor(private readonly average: boolean) {}
 
   add(value: JsonValue | null | undefined): void {
     if (value === null || value === undefined) return;
     this.n++;
     if (this.exact === undefined && typeof value === 'number') {
+      if (this.places === 0 && Number.isInteger(value)) {
+        // Integers only so far: their sum is exact in a double while it stays below 2^53 (no compensation to keep).
+        const t = this.sum + value;
+        if (t <= SAFE && t >= -SAFE) {
+          this.sum = t;
+          return;
+        }
+      }
       if (!Number.isInteger(value)) {
         const places = placesOf(value);
         if (places < 0) return this.addExact(value);
@@ -319,11 +364,11 @@ class ExactSum implements Accumulator {
     this.sum = t;
   }
 
-  result(): JsonValue {
+  result(average: boolean): JsonValue {
     if (this.n === 0) return null;
-    if (this.exact !== undefined) return this.average ? Number(decimalText(this.exact)) / this.n : decimalValue(this.exact);
+    if (this.exact !== undefined) return average ? Number(decimalText(this.exact)) / this.n : decimalValue(this.exact);
     const sum = this.doubleResult();
-    return this.average ? sum / this.n : sum === 0 ? 0 : sum;
+    return average ? sum / this.n : sum === 0 ? 0 : sum;
   }
 }
 

@@ -11,6 +11,8 @@
  * defines an own property instead of setting the prototype.
  */
 
+import type { JsonValue } from '../../datastore/types.js';
+
 /** Builds `{ [keys[0]]: values[0], … }` from an array of values. */
 export type RowFactory = (values: readonly unknown[]) => Record<string, unknown>;
 
@@ -99,6 +101,25 @@ export function recordFactory(keys: readonly string[]): RecordFactory {
 }
 
 /**
+ * A record with `keys` from an item, each value given by the read at its
+ * index (null for undefined): one generated object literal, so the records
+ * share a hidden class (see the module comment).
+ * @example
+ * const make = recordOfReads(['n', 'twice'], [(x: number) => x, (x: number) => 2 * x]);
+ * make(3) // → { n: 3, twice: 6 }
+ */
+export function recordOfReads<T>(keys: readonly string[], reads: readonly ((item: T) => unknown)[]): (item: T) => Record<string, unknown> {
+  const body = `return function (x) { return {${keys.map((key, i) => `${keyLiteral(key)}: reads[${i}](x) ?? null`).join(', ')}}; };`;
+  const made = generate<(reads: readonly ((item: T) => unknown)[]) => (item: T) => Record<string, unknown>>(['reads'], body);
+  if (made !== undefined) return made(reads);
+  return (item) => {
+    const out: Record<string, unknown> = {};
+    keys.forEach((key, i) => Object.defineProperty(out, key, { value: reads[i]!(item) ?? null, enumerable: true, writable: true, configurable: true }));
+    return out;
+  };
+}
+
+/**
  * The text of a row for search: for each of `keys` whose value is not null,
  * the value's text (`text(v)` for non-strings) followed by `separator`.
  * Generated so each key is a fixed property load, not a lookup by a
@@ -163,4 +184,33 @@ export function rowSome(keys: readonly string[], test: (value: unknown) => boole
     }
     return false;
   };
+}
+
+/** A row's own field, null when it has none (see `fieldRead`). */
+export type FieldRead = (row: Readonly<Record<string, unknown>>) => JsonValue | null;
+
+/** The field name of each function `fieldRead` made: code generated over rows inlines it as `r["name"]`. */
+const fieldReads = new WeakMap<object, string>();
+
+/**
+ * A read of a row object's own field, null when the row has none (a field
+ * named `constructor` is not Object.prototype's). Generated per name for the
+ * reason `rowText` is; code that generates a loop over rows (the hash
+ * aggregate's fold) writes it inline instead of calling it (`fieldReadName`).
+ * @example
+ * fieldRead('subject')({ subject: 'math' }) // → "math"
+ */
+export function fieldRead(name: string): FieldRead {
+  const literal = JSON.stringify(name);
+  const risky = name in Object.prototype;
+  const read =
+    generate<FieldRead>(['r'], risky ? `return Object.hasOwn(r, ${literal}) ? (r[${literal}] ?? null) : null;` : `return r[${literal}] ?? null;`) ??
+    ((row) => (Object.hasOwn(row, name) ? ((row[name] ?? null) as JsonValue | null) : null));
+  fieldReads.set(read, name);
+  return read;
+}
+
+/** The field a function made by `fieldRead` reads; undefined for any other function. */
+export function fieldReadName(read: object): string | undefined {
+  return fieldReads.get(read);
 }
