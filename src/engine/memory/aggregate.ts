@@ -331,9 +331,20 @@ class ExactSum implements Accumulator {
   /** The double sum so far as a decimal, and decimal arithmetic from now on. */
   private toExact(): void {
     if (this.exact !== undefined) return;
-    this.exact = decimalOf(this.doubleResult()) ?? { int: 0n, scale: 0 };
+    this.exact = this.doubleDecimal();
     this.sum = 0;
     this.compensation = 0;
+  }
+
+  /**
+   * The double sum as a decimal: of integers, the sum and its compensation
+   * added as decimals (past 2^53 their double sum would round); of
+   * decimals, the double sum rounded to their places.
+   */
+  private doubleDecimal(): Decimal {
+    const zero = { int: 0n, scale: 0 };
+    if (this.places === 0) return addDecimal(decimalOf(this.sum) ?? zero, decimalOf(this.compensation) ?? zero);
+    return decimalOf(this.doubleResult()) ?? zero;
   }
 
   /** The double sum, rounded to the places its values had (the exact decimal sum, while it fits a double). */
@@ -355,7 +366,7 @@ class ExactSum implements Accumulator {
       return;
     }
     this.toExact();
-    this.exact = addDecimal(this.exact!, o.exact ?? decimalOf(o.doubleResult()) ?? { int: 0n, scale: 0 });
+    this.exact = addDecimal(this.exact!, o.exact ?? o.doubleDecimal());
   }
 
   private add2(value: number): void {
