@@ -19,6 +19,7 @@ import { closing } from '../engine/stream.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from '../engine/memory/aggregate.js';
 import type { Read } from '../engine/memory/aggregate.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
+import { fieldRead } from '../engine/memory/row-shape.js';
 import { queryError } from '../errors.js';
 import { format } from '../format.js';
 import { filter, limit } from './local.js';
@@ -191,7 +192,8 @@ function fieldReader(bound: BoundShape, field: Field): Read<Row> {
       return typeof value === 'string' ? value.replace(ZERO_FRACTION, '') : value;
     };
   }
-  return (row) => (Object.hasOwn(row, key) ? (row[key] ?? null) : null);
+  // A generated read with the key as a literal, which the aggregate's fold writes inline.
+  return fieldRead(key);
 }
 
 const ZERO_FRACTION = /\.0+$/;
