@@ -5,7 +5,8 @@
  *   tsx bench/profile/top-frames.ts /tmp/prof/<file>.cpuprofile 30
  *
  * Interleaves ckql (the tsc build in bench/.cache/dist; run `npm run bench -- --only aggregates` once
- * to build it) with the hand-written loops of bench/aggregates.ts and prints each one's median and minimum.
+ * to build it) with the hand-written loops of bench/aggregates.ts and prints each one's median and minimum,
+ * with a full GC before each turn (CKQL_PROFILE_GC=0: without).
  */
 import { ckqlModules } from '../lib/ckql.js';
 import { courseRows, enrolmentRows } from '../lib/agg-data.js';
@@ -14,6 +15,8 @@ import { blackhole, collectGarbage } from '../lib/harness.js';
 
 const [which = 'both', roundsText = '9'] = process.argv.slice(2);
 const rounds = Number(roundsText);
+// CKQL_PROFILE_GC=0: no full GC before each turn (as bench/aggregates.ts runs them), so each pays for its own garbage.
+const forceGc = process.env['CKQL_PROFILE_GC'] !== '0';
 const [{ memoryEngine }, { tableFromRows }, { parse }] = await Promise.all([ckqlModules.memoryEngine(), ckqlModules.load(), ckqlModules.parse()]);
 
 async function drain(stream: { batches: AsyncGenerator<readonly unknown[], void, undefined> }): Promise<number> {
@@ -26,7 +29,7 @@ async function compare(name: string, contenders: Record<string, () => unknown>):
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     for (const [who, run] of Object.entries(contenders)) {
-      collectGarbage();
+      if (forceGc) collectGarbage();
       const t0 = performance.now();
       blackhole(await run());
       times[who]!.push(performance.now() - t0);

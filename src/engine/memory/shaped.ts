@@ -24,7 +24,8 @@ import { answerWork, DEFAULT_LIMIT } from './evaluate.js';
 import type { Conjunct } from './evaluate.js';
 import { residualTest, withoutFacet } from './evaluate-query.js';
 import { conjunctsOf, DEFAULT_BATCH_SIZE, queryTable, searchesOf } from './query.js';
-import { fieldRead, recordOfReads } from './row-shape.js';
+import { fieldRead, joinedRecords } from './row-shape.js';
+import type { FieldRead, JoinedColumn } from './row-shape.js';
 import { readField, tableView } from './table-view.js';
 import type { TableView } from './table-view.js';
 
@@ -189,67 +190,17 @@ function joinSide(
 ): Int32Array[] {
   const view = views[side]!;
   const sideCount = rows?.length ?? view.rows.length;
-  const mineReads = keys.map((k) => positionRead(view.rows, undefined, k.mine));
-  const otherReads = keys.map(({ other }) => positionRead(views[other.side]!.rows, positions[other.side], other.name));
-  const mineKey = (i: number): string | null => {
-    if (keys.length === 1) return keyText(mineReads[0]!(i));
-    const texts = mineReads.map((read) => keyText(read(i)));
-    return texts.includes(null) ? null : JSON.stringify(texts);
-  };
-  const otherKey = (j: number): string | null => {
-    if (keys.length === 1) return keyText(otherReads[0]!(j));
-    const texts = otherReads.map((read) => keyText(read(j)));
-    return texts.includes(null) ? null : JSON.stringify(texts);
-  };
+  const mineKey = keys.map((k): KeySource => ({ rows: view.rows as readonly Row[], through: undefined, name: k.mine, read: fieldRead(k.mine) }));
+  const otherKey = keys.map(({ other }): KeySource => ({ rows: views[other.side]!.rows as readonly Row[], through: positions[other.side], name: other.name, read: fieldRead(other.name) }));
   const outJ: number[] = [];
   const outI: number[] = [];
   if (left || sideCount <= count) {
-    const index = new Map<string, number[]>();
-    for (let k = 0; k < sideCount; k++) {
-      const i = rows === undefined ? k : rows[k]!;
-      const key = mineKey(i);
-      if (key === null) continue;
-      const list = index.get(key);
-      if (list === undefined) index.set(key, [i]);
-      else list.push(i);
-    }
-    for (let j = 0; j < count; j++) {
-      const key = otherKey(j);
-      const matches = key === null ? undefined : index.get(key);
-      if (matches === undefined) {
-        if (left) {
-          outJ.push(j);
-          outI.push(-1);
-        }
-        continue;
-      }
-      for (const i of matches) {
-        outJ.push(j);
-        outI.push(i);
-      }
-    }
+    probeKeys(count, undefined, otherKey, hashKeys(sideCount, rows, mineKey), left, outJ, outI);
   } else {
     // The joined rows are fewer: hash them, read the side past them, then restore the rows' order.
-    const index = new Map<string, number[]>();
-    for (let j = 0; j < count; j++) {
-      const key = otherKey(j);
-      if (key === null) continue;
-      const list = index.get(key);
-      if (list === undefined) index.set(key, [j]);
-      else list.push(j);
-    }
-    const pairsJ: number[] = [];
     const pairsI: number[] = [];
-    for (let k = 0; k < sideCount; k++) {
-      const i = rows === undefined ? k : rows[k]!;
-      const key = mineKey(i);
-      const matches = key === null ? undefined : index.get(key);
-      if (matches === undefined) continue;
-      for (const j of matches) {
-        pairsJ.push(j);
-        pairsI.push(i);
-      }
-    }
+    const pairsJ: number[] = [];
+    probeKeys(sideCount, rows, mineKey, hashKeys(count, undefined, otherKey), false, pairsI, pairsJ);
     // A counting sort by joined row keeps each row's matches in the side's order.
     const starts = new Int32Array(count + 1);
     for (const j of pairsJ) starts[j + 1]!++;
@@ -263,13 +214,86 @@ function joinSide(
       outI[to] = pairsI[k]!;
     }
   }
-  const next = positions.map((list) => {
-    const out = new Int32Array(outJ.length);
-    for (let k = 0; k < out.length; k++) out[k] = list === undefined ? outJ[k]! : list[outJ[k]!]!;
-    return out;
-  });
+  const next = positions.map((list) => gather(list, outJ));
   next.push(Int32Array.from(outI));
   return next;
+}
+
+/*
+ * The loops of a join are small functions of their own over data (no
+ * closure made per query): V8 optimizes each once and keeps it for every
+ * later query. One large function run once per query, calling closures made
+ * for it, started each time in the interpreter (on-stack replacement, then
+ * a deoptimization on a branch it had not seen, or when the closures it had
+ * inlined were collected).
+ */
+
+/** A join key's field: its rows, read at `through[p]` (or `p`; -1: no row), by `read` (or as `readField` reads `_id`). */
+interface KeySource {
+  readonly rows: readonly Row[];
+  readonly through: Positions;
+  readonly name: string;
+  readonly read: FieldRead;
+}
+
+/** The text a join key compares by at position `p` (canonical text; null for null or no row, which match nothing). */
+function keyAt(sources: readonly KeySource[], p: number): string | null {
+  if (sources.length === 1) return keyText(valueAt(sources[0]!, p));
+  const texts = sources.map((source) => keyText(valueAt(source, p)));
+  return texts.includes(null) ? null : JSON.stringify(texts);
+}
+
+function valueAt(source: KeySource, p: number): JsonValue | null {
+  const i = source.through === undefined ? p : source.through[p]!;
+  if (i < 0) return null;
+  const row = source.rows[i]!;
+  return source.name === '_id' ? readField(row, '_id', i) : source.read(row);
+}
+
+/** The positions `at[k]` (or `k`) for k < n, by their key's text (null keys left out). */
+function hashKeys(n: number, at: Positions, key: readonly KeySource[]): Map<string, number[]> {
+  const index = new Map<string, number[]>();
+  for (let k = 0; k < n; k++) {
+    const i = at === undefined ? k : at[k]!;
+    const text = keyAt(key, i);
+    if (text === null) continue;
+    const list = index.get(text);
+    if (list === undefined) index.set(text, [i]);
+    else list.push(i);
+  }
+  return index;
+}
+
+/**
+ * For each position `at[k]` (or `k`), k < n, in order: a pair (it, match)
+ * per match of its key in `index`, in the index's order; `left`: (it, -1)
+ * when none matches.
+ */
+function probeKeys(n: number, at: Positions, key: readonly KeySource[], index: Map<string, number[]>, left: boolean, outProbe: number[], outMatch: number[]): void {
+  for (let k = 0; k < n; k++) {
+    const p = at === undefined ? k : at[k]!;
+    const text = keyAt(key, p);
+    const matches = text === null ? undefined : index.get(text);
+    if (matches === undefined) {
+      if (left) {
+        outProbe.push(p);
+        outMatch.push(-1);
+      }
+      continue;
+    }
+    for (let m = 0; m < matches.length; m++) {
+      outProbe.push(p);
+      outMatch.push(matches[m]!);
+    }
+  }
+}
+
+/** `list[j]` (or `j` itself, without a list) for each `j` of `at`. */
+function gather(list: Positions, at: readonly number[]): Int32Array {
+  const out = new Int32Array(at.length);
+  if (list === undefined) for (let k = 0; k < out.length; k++) out[k] = at[k]!;
+  else for (let k = 0; k < out.length; k++) out[k] = list[at[k]!]!;
+  return out;
 }
 
 /**
@@ -393,26 +417,25 @@ function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
 /** An ungrouped shape: each joined row as a record of its columns, distinct when asked, in the order asked (then the rows'). */
 function plainRows(bound: BoundShape, joined: Joined): Row[] {
   const shape = bound.shape;
-  const reads = bound.columns.map((c) => ({ name: c.name, read: valueReader(joined, bound, c.value as Field) }));
+  const columns = bound.columns.map((c): JoinedColumn => {
+    const value = c.value as Field | { readonly kind: 'bucket'; readonly fn: string; readonly field: Field; readonly width?: { readonly value: number } };
+    if (value.kind !== 'field') return { key: c.name, value: valueReader(joined, bound, value) };
+    const { side, info } = bound.ref(value);
+    return { key: c.name, side, field: info.id };
+  });
+  const records = joinedRecords(columns)(joined.views.map((view) => view.rows), joined.positions, 0, joined.length) as Record<string, JsonValue>[];
+  // In the joined rows' order: the records alone.
+  if (!shape.distinct && shape.order.length === 0) return records as Row[];
   const sortReads = shape.order.map((key) => valueReader(joined, bound, (key.by as { value: Field }).value));
   const sortTypes: (FieldType | undefined)[] = shape.order.map((key) => {
     const value = (key.by as { value: Field | { kind: 'bucket'; fn: string; field: Field } }).value;
     return value.kind === 'bucket' ? (value.fn === 'bucket' ? 'numeric' : 'timestamp') : bound.ref(value).info.type;
   });
-  const make = recordOfReads(reads.map((r) => r.name), reads.map((r) => r.read)) as (j: number) => Record<string, JsonValue>;
-  if (!shape.distinct && shape.order.length === 0) {
-    // In the joined rows' order: the records alone.
-    const records = new Array<Row>(joined.length);
-    for (let j = 0; j < joined.length; j++) records[j] = make(j) as Row;
-    return records;
-  }
-  let rows: { record: Record<string, JsonValue>; sort: Record<string, JsonValue> }[] = [];
-  for (let j = 0; j < joined.length; j++) {
-    const record = make(j);
+  let rows = records.map((record, j) => {
     const sort: Record<string, JsonValue> = {};
     sortReads.forEach((read, k) => (sort[`s${k}`] = read(j) ?? null));
-    rows.push({ record, sort });
-  }
+    return { record, sort };
+  });
   if (shape.distinct) {
     const seen = new Set<string>();
     rows = rows.filter(({ record }) => {
