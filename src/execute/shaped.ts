@@ -476,7 +476,7 @@ function aggregate(input: Operator, shape: Shape): Operator {
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         for await (const batch of upstream.batches) {
           await breathe(context);
-          for (const row of batch) aggregator.add(row);
+          aggregator.addAll(batch);
         }
         groups.push(...finishGroups(bound, aggregator.groups()).map(namedColumns(bound)));
         for (let from = 0; from < groups.length; from += 1000) yield groups.slice(from, from + 1000);

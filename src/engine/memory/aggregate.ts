@@ -55,17 +55,30 @@ interface Group {
 
 /** Folds items into groups; `groups()` once they are all in. */
 export interface Aggregator<T> {
-  add(item: T): void;
   /** adds `items[positions[j]]` for each j, or every item in order without `positions` */
   addAll(items: readonly T[], positions?: Int32Array): void;
+  /** adds the numbers 0 … count − 1 as items (joined rows by their position) */
+  addCount(this: Aggregator<number>, count: number): void;
   /** the slot rows of the groups (`k0…`, `a0…`), in no particular order */
   groups(): Row[];
   /** how many groups so far */
   readonly size: number;
 }
 
-/** The fold of one item into its group, as `makeAggregator` builds it. */
-type Fold<T> = { add(item: T): void; addAll(items: readonly T[], positions?: Int32Array): void };
+/** What the fold works on: the groups so far, how to make one, the reads. */
+interface FoldState<T> {
+  readonly groups: Map<unknown, Group>;
+  readonly fresh: (keys: (JsonValue | null)[]) => Group;
+  readonly keys: readonly Read<T>[];
+  readonly inputs: readonly Read<T>[];
+  readonly canonical: typeof canonicalText;
+}
+
+/**
+ * Folds `items[positions[j]]` (each item without `positions`; without
+ * items, the numbers 0 … count − 1) into the state's groups.
+ */
+type Fold<T> = (state: FoldState<T>, items: readonly T[] | undefined, positions: Int32Array | undefined, count: number) => void;
 
 /**
  * An aggregator for a spec. Each distinct value is read once per item, and
@@ -97,10 +110,15 @@ export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
   const fresh = (keys: (JsonValue | null)[]): Group => ({ keys, rows: 0, states: states.map((s) => s.make()) });
   const groups = new Map<unknown, Group>();
   if (spec.keys.length === 0) groups.set(null, fresh([]));
-  const fold = generatedFold(spec.keys, inputs, states.map((s) => s.input), groups, fresh) ?? closureFold(spec.keys, inputs, states.map((s) => s.input), groups, fresh);
+  const stateInputs = states.map((s) => s.input);
+  const state: FoldState<T> = { groups, fresh, keys: spec.keys, inputs, canonical: canonicalText };
+  const fold = generatedFold(spec.keys, inputs, stateInputs) ?? closureFold(spec.keys.length, stateInputs);
   return {
-    add: fold.add,
-    addAll: fold.addAll,
+    addAll: (items, positions) => fold(state, items, positions, positions === undefined ? items.length : positions.length),
+    addCount(count) {
+      // Only an Aggregator<number> has addCount (its `this`): its items are the numbers themselves.
+      fold(state, undefined, undefined, count);
+    },
     get size() {
       return groups.size;
     },
@@ -119,11 +137,16 @@ export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
 
 /**
  * The fold as one generated function: each value read once into a local
- * (a `fieldRead` (row-shape.ts) as a literal property load, any other read called), the
- * group found, each state given its value. Names enter the code only as
- * JSON string literals, so no name can add code (as in row-shape.ts).
+ * (a `fieldRead` (row-shape.ts) as a literal property load, any other read
+ * called), the group found, each state given its value. It is one function
+ * per source, shared by every aggregator with the same keys and values, so
+ * V8 optimizes it once for every query: it takes everything per query as
+ * arguments (a closure made per aggregator was optimized with the previous
+ * query's functions inlined, and deoptimized on the next). Names enter the
+ * code only as JSON string literals, so no name can add code (as in
+ * row-shape.ts).
  */
-function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], stateInputs: readonly number[], groups: Map<unknown, Group>, fresh: (keys: (JsonValue | null)[]) => Group): Fold<T> | undefined {
+function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], stateInputs: readonly number[]): Fold<T> | undefined {
   const value = (read: Read<T>, call: string): string => {
     const name = fieldReadName(read);
     if (name === undefined) return `${call}(r)`;
@@ -145,40 +168,33 @@ function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], 
   if (stateInputs.length > 0) lines.push('const s = g.states;');
   stateInputs.forEach((input, i) => lines.push(`s[${i}].add(v${input});`));
   const body = [
-    'function add(r) {',
+    'const { groups, fresh, keys, inputs, canonical } = state;',
+    'for (let j = 0; j < count; j++) {',
+    'const r = items === undefined ? j : positions === undefined ? items[j] : items[positions[j]];',
     ...lines,
     '}',
-    'function addAll(items, positions) {',
-    'if (positions === undefined) { for (let j = 0; j < items.length; j++) add(items[j]); }',
-    'else { for (let j = 0; j < positions.length; j++) add(items[positions[j]]); }',
-    '}',
-    'return { add, addAll };',
   ].join('\n');
-  type Make = (keys: readonly Read<T>[], inputs: readonly Read<T>[], groups: Map<unknown, Group>, fresh: (keys: (JsonValue | null)[]) => Group, canonical: typeof canonicalText) => Fold<T>;
-  return generate<Make>(['keys', 'inputs', 'groups', 'fresh', 'canonical'], body)?.(keys, inputs, groups, fresh, canonicalText);
+  return generate<Fold<T>>(['state', 'items', 'positions', 'count'], body);
 }
 
 /** The fold of `generatedFold` as closures, where code generation is disabled. */
-function closureFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], stateInputs: readonly number[], groups: Map<unknown, Group>, fresh: (keys: (JsonValue | null)[]) => Group): Fold<T> {
-  const add = (item: T): void => {
-    const ks = keys.map((read) => (read(item) ?? null) as JsonValue | null);
-    const vs = inputs.map((read) => read(item));
-    let key: unknown = ks.length === 0 ? null : ks.length === 1 ? ks[0] : JSON.stringify(ks.map((k) => canonicalText(k)));
-    if (ks.length === 1 && typeof key === 'object' && key !== null) key = canonicalText(key);
-    let group = groups.get(key);
-    if (group === undefined) {
-      group = fresh(ks);
-      groups.set(key, group);
+function closureFold<T>(keyCount: number, stateInputs: readonly number[]): Fold<T> {
+  return (state, items, positions, count) => {
+    const { groups, fresh, keys, inputs } = state;
+    for (let j = 0; j < count; j++) {
+      const item = (items === undefined ? j : positions === undefined ? items[j] : items[positions[j]!]) as T;
+      const ks = keys.map((read) => (read(item) ?? null) as JsonValue | null);
+      const vs = inputs.map((read) => read(item));
+      let key: unknown = keyCount === 0 ? null : keyCount === 1 ? ks[0] : JSON.stringify(ks.map((k) => canonicalText(k)));
+      if (keyCount === 1 && typeof key === 'object' && key !== null) key = canonicalText(key);
+      let group = groups.get(key);
+      if (group === undefined) {
+        group = fresh(ks);
+        groups.set(key, group);
+      }
+      group.rows++;
+      stateInputs.forEach((input, i) => group.states[i]!.add(vs[input]));
     }
-    group.rows++;
-    stateInputs.forEach((input, i) => group.states[i]!.add(vs[input]));
-  };
-  return {
-    add,
-    addAll: (items, positions) => {
-      if (positions === undefined) for (const item of items) add(item);
-      else for (const j of positions) add(items[j]!);
-    },
   };
 }
 

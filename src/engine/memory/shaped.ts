@@ -376,7 +376,7 @@ function groupedRows(bound: BoundShape, joined: Joined): Row[] {
       type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
     })),
   });
-  for (let j = 0; j < joined.length; j++) aggregator.add(j);
+  aggregator.addCount(joined.length);
   const name = namedColumns(bound);
   return finishGroups(bound, aggregator.groups()).map(name);
 }

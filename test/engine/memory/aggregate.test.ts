@@ -125,7 +125,7 @@ const aggregator = makeAggregator({
   ],
 });
 aggregator.addAll(rows);
-aggregator.add({ k: 'b', j: 1, n: 5 });
+aggregator.addAll([{ k: 'b', j: 1, n: 5 }]);
 console.log(JSON.stringify(aggregator.groups().sort((a, b) => JSON.stringify([a.k0, a.k1]).localeCompare(JSON.stringify([b.k0, b.k1])))));`;
     const source = program({ aggregate: path.join(root, 'src/engine/memory/aggregate.ts'), rowShape: path.join(root, 'src/engine/memory/row-shape.ts') });
     const run = (flags: string[]): unknown => JSON.parse(execFileSync(process.execPath, [...flags, '--import', 'tsx', '--input-type=module', '-e', source], { cwd: root, encoding: 'utf8' }));
