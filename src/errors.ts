@@ -48,6 +48,7 @@ export const queryMessages = {
   // compiling: the meaning of grouped and joined queries
   NOT_GROUPED: (name: string) => `${name} is neither grouped nor aggregated, so a group has no one value of it`,
   AMBIGUOUS_FIELD: (field: string, first: string, second: string) => `${q(field)} is a field of both ${q(first)} and ${q(second)}`,
+  UNQUALIFIED_FIELD: (field: string) => `which resource of the join has ${q(field)} is not known here, and the SQL must name it`,
   JOIN_KEYS_ONE_SIDE: () => 'both keys of this pair name the same resource; a join pairs a field of each side',
   AGGREGATE_NEEDS_NUMBER: (fn: string, field: string, type: string) => `${fn} needs a number field; ${q(field)} is ${type}`,
   BUCKET_NEEDS_TYPE: (fn: string, field: string, type: string, wanted: string) => `${fn}() needs ${wanted} field; ${q(field)} is ${type}`,
@@ -58,6 +59,8 @@ export const queryMessages = {
   TARGET_CANNOT_EXPRESS: (construct: string, target: string) =>
     `${construct} cannot be sent to a ${target} portal in one request; plan the query to run the rest locally`,
   EMPTY_RESOURCE: () => 'the resource id or name is empty',
+  // sources: a resource written `source:resource` (docs/aggregates.md, joins across sources)
+  UNKNOWN_SOURCE: (name: string) => `no source named ${q(name)}: the name before ":" in ${q(`${name}:…`)} must name a source of this session`,
   TOO_MANY_NAMES: (clause: string, count: number, max: number) =>
     `${clause} names ${count} fields, more than the ${max} a datastore_search request may name`,
   SEARCH_READ_AS_FIELDS: () => 'a portal reads this search text as a JSON object (a search per field), not as the text',

@@ -73,6 +73,11 @@ export { connect } from './client/connect.js';
 export type {
   ClientOptions, DatastoreClient, SearchOptions, SearchAllOptions, SearchInput, PreparedRequest, RetryInfo, Explanation,
 } from './client/connect.js';
+// Joins across sources: a query naming `name:resource` reads it from that source (docs/aggregates.md)
+export { withSources } from './client/sources.js';
+export type { WithSourcesOptions } from './client/sources.js';
+export type { SourceDirectory } from './client/types.js';
+export { splitSource } from './compile/plan.js';
 export { startServer } from './server/server.js';
 export type { ServerOptions, RunningServer } from './server/server.js';
 

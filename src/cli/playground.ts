@@ -447,6 +447,7 @@ const chosenText = {
   given: 'chosen in the playground, or set by the source',
   detected: 'asked of the portal: status_show, else the 2.12 probe',
   whole: "CKAN 2.11's request says the whole query; every portal answers it",
+  sources: "a join across sources: each side's target is its own source's",
 } as const;
 
 /** The explain panel's content: the request, what runs locally, and the query as a config entry and as TypeScript. */

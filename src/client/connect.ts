@@ -11,7 +11,8 @@ import type { Plan, Target } from '../compile/plan.js';
 import { portalTree } from '../execute/build.js';
 import type { Portal } from '../execute/build.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
-import type { Execution } from '../execute/run.js';
+import { planResult, recordStream } from './results.js';
+import { withSources } from './sources.js';
 import { bind } from '../compile/bind.js';
 import { parse } from '../syntax/parse.js';
 import type { SqlRequest } from '../compile/sql.js';
@@ -19,7 +20,7 @@ import { TOTAL_COLUMN } from '../compile/sql.js';
 import { fetchCkanVersion, probeNextPage, targetOfVersion } from './target-detect.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, toolError } from '../errors.js';
-import type { Row, SearchRequest, SearchResult } from '../datastore/types.js';
+import type { FieldInfo, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { normalizeRequest } from '../datastore/validate.js';
 import { answerEmpty, hasEmptyListFilter } from './empty.js';
 import { actionUrl, queryStringFor } from './encode.js';
@@ -34,6 +35,7 @@ import type {
   ClientOptions, DatastoreClient, Explanation, PreparedRequest, RecordStream, SearchAllOptions, SearchInput, SearchOptions, StreamOptions,
 } from './types.js';
 
+export { recordStream } from './results.js';
 export type {
   ClientOptions, DatastoreClient, Explanation, PreparedRequest, RecordStream, RetryInfo, SearchAllOptions, SearchInput, SearchOptions, StreamOptions,
 } from './types.js';
@@ -150,7 +152,22 @@ export function connect(options: ClientOptions): DatastoreClient {
     const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
     if (basic.residual === undefined && !locallyFinished(basic)) return basic;
     const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
-    return portal === 'ckan-2.11' ? basic : plan(input, { target: portal, params, ...withMax });
+    if (portal === 'ckan-2.11') return basic;
+    return plan(input, { target: portal, params, ...withMax, ...(portal === 'sql' ? await joinFields(basic, signal) : {}) });
+  };
+
+  /**
+   * The sql target names each field's table; in a join, which resource has
+   * an unqualified field is the portal's to say, so each resource's fields
+   * are read first (a `limit: 0` request each, as a plan counts each side).
+   */
+  const joinFields = async (basic: Plan, signal: AbortSignal | undefined): Promise<{ fields?: FieldInfo[][] }> => {
+    const sides = basic.shaped?.sides ?? [];
+    // Across sources the sql target refuses the join itself.
+    if (sides.length < 2 || sides.some((side) => side.resource.includes(':'))) return {};
+    const fields: FieldInfo[][] = [];
+    for (const side of sides) fields.push([...((await send({ resource_id: side.resource, limit: 0 }, signal)).fields ?? [])]);
+    return { fields };
   };
 
   /** `datastore_search_sql` with the sql target's text, read back as a search result. */
@@ -258,8 +275,9 @@ export function connect(options: ClientOptions): DatastoreClient {
     return { plan: planned, chosen, steps, request: redacted(wireFor(request), request, tokenHeader) };
   };
 
-  // `dataset/resource` names are resolved to ids before anything else sees them (resource-names.ts).
-  return withResourceNames({
+  // `dataset/resource` names are resolved to ids before anything else sees them (resource-names.ts);
+  // a query naming other sources (`name:resource`) reads each resource from its own (sources.ts).
+  const own = withResourceNames({
     get target() {
       return target ?? found;
     },
@@ -294,6 +312,7 @@ export function connect(options: ClientOptions): DatastoreClient {
       if (http !== undefined) await (await http).close();
     },
   });
+  return options.sources === undefined ? own : withSources(own, options.sources);
 }
 
 /** A request as it goes over the wire, with the token's header shown as `<redacted>`. */
@@ -388,45 +407,7 @@ function boundQuery(input: SearchInput, params: Params | undefined): Query {
   return { kind: 'query', span: { start: 0, end: 0 }, from: { kind: 'from', span: { start: 0, end: 0 }, resource: { kind: 'string', span: { start: 0, end: 0 }, value: input.resource_id } } };
 }
 
-/**
- * A plan's records as a search result: the query's limit and offset, the
- * total only when it was counted (asked for, or every match read anyway),
- * and what was read (`read`).
- */
-function planResult(planned: Plan, query: Query, run: Execution, records: Row[]): SearchResult {
-  const total = run.total();
-  const limit = query.limit?.value.kind === 'number' ? query.limit.value.value : 100;
-  const summary = run.summary();
-  const result: Record<string, unknown> = {
-    resource_id: planned.target === 'sql' ? resourceOfQuery(query) : (planned.request as SearchRequest).resource_id,
-    fields: run.fields,
-    records,
-  };
-  if (total !== undefined) result.total = total;
-  result.total_was_estimated = false;
-  result.limit = limit;
-  if (run.facets !== undefined) result.facets = run.facets;
-  if (query.offset?.value.kind === 'number') result.offset = query.offset.value.value;
-  result.include_total = total !== undefined;
-  result.records_format = 'objects';
-  result.read = summary;
-  return result as unknown as SearchResult;
-}
-
-/** A run as a client's record stream: its batches read record by record. */
 /** Whether ckql finishes a plan itself (a group, a join, facets): no one request says it, whatever its residual. */
 function locallyFinished(planned: Plan): boolean {
   return planned.shaped !== undefined || planned.facets !== undefined || planned.facetRequest !== undefined;
-}
-
-export function recordStream(run: Execution): RecordStream {
-  async function* records(): AsyncGenerator<Row, void, undefined> {
-    for await (const batch of run.batches) yield* batch;
-  }
-  return { fields: run.fields, records: records(), total: () => run.total(), read: () => run.summary(), ...(run.facets === undefined ? {} : { facets: run.facets }) };
-}
-
-function resourceOfQuery(query: Query): string {
-  const resource = query.from.resource;
-  return resource.kind === 'param' ? '' : resource.value;
 }

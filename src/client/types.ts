@@ -121,7 +121,21 @@ export interface ClientOptions {
   readonly inProcess?: Exchanger;
   /** the same, for answers read as they arrive (`download`); without it, local data has no dump to download */
   readonly inProcessStream?: StreamExchanger;
+  /**
+   * Other sources a query may name, as `name:resource` (docs/aggregates.md,
+   * joins across sources): `from enrolments e join other:courses c on …`
+   * reads `enrolments` here and `courses` from `other`, and joins them.
+   */
+  readonly sources?: SourceDirectory;
 }
+
+/**
+ * The sources a query may name as `name:resource`: a client each, or a
+ * function that opens one when a query first names it (it is opened once).
+ * @example
+ * { local: connect({ url: 'http://127.0.0.1:8080' }), archive: async () => connect({ url: 'https://archive.example.org' }) }
+ */
+export type SourceDirectory = Readonly<Record<string, DatastoreClient | (() => Promise<DatastoreClient>)>>;
 
 /** What a retry wait is about. */
 export interface RetryInfo {
@@ -199,9 +213,16 @@ export interface Explanation {
    * how the plan's target was chosen: `given` (an option, `setTarget`),
    * `detected` (status_show or the 2.12 probe, once per client), or `whole`
    * (CKAN 2.11's request says the whole query, which every portal answers), or `local` (local data
-   * with no target asked for: its engine answers the whole query in the process; `steps` says how)
+   * with no target asked for: its engine answers the whole query in the process; `steps` says how),
+   * or `sources` (a join across sources: each side's target is its own source's, in `sides`)
    */
-  readonly chosen: 'given' | 'detected' | 'whole' | 'local';
+  readonly chosen: 'given' | 'detected' | 'whole' | 'local' | 'sources';
+  /**
+   * a join across sources (`chosen: 'sources'`): each resource's source as the
+   * query names it, the target its request is written for, and its first
+   * request as it would go over the wire (the token redacted)
+   */
+  readonly sides?: readonly { readonly source: string; readonly target: Target; readonly request: PreparedRequest }[];
   /** the datastore_search request (a plan's pushed-down part, which is paged through); absent for the sql target */
   readonly request?: PreparedRequest;
   /** the sql target's SELECT and the datastore_search_sql URL it is posted to */

@@ -8,12 +8,12 @@
  */
 import type { Condition, Field, FieldSearch, Query, Search, StringValue, Parameter, Value } from '../ast.js';
 import type { Span } from '../span.js';
-import { fieldsOfValue, shapeOf, type Shape } from './shape.js';
+import { bindShape, fieldsOfValue, shapeOf, type BoundShape, type Shape } from './shape.js';
 import { facetSql, shapedSqlRequest } from './sql-shaped.js';
 import { conditionFieldNodes } from '../syntax/walk.js';
 import { assertNever, isPlainQuery } from '../ast.js';
 import type { PlainQuery, PlainSortKey } from '../ast.js';
-import type { FieldSearch as FieldSearchRequest, Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
+import type { FieldInfo, FieldSearch as FieldSearchRequest, Filters, JsonValue, Scalar, SearchRequest } from '../datastore/types.js';
 import { queryError } from '../errors.js';
 import { sortText } from '../datastore/sort.js';
 import { dictFilters, literal, unboundError } from './dict-filters.js';
@@ -55,6 +55,22 @@ export interface PlanOptions {
    * they apply it locally instead.
    */
   readonly distinctOnPortal?: boolean;
+  /**
+   * A join across sources (docs/aggregates.md): the target of each resource
+   * of the query (`from`'s, then each join's), so each side's request says
+   * what its own portal can; `target` is then the first side's.
+   */
+  readonly sideTargets?: readonly Exclude<Target, 'sql'>[];
+  /**
+   * The `sql` target: the fields of each resource a grouped, joined or
+   * faceted query reads, in the order it names them (what the client reads
+   * from the portal before a join). With them every field is written with
+   * its table (an unqualified one both have is AMBIGUOUS_FIELD), join keys
+   * of different types meet as text, and `min`/`max` of a boolean is
+   * `bool_and`/`bool_or`; without them an unqualified field in a join is
+   * UNQUALIFIED_FIELD.
+   */
+  readonly fields?: readonly (readonly FieldInfo[])[];
 }
 
 /** What the client does locally after fetching the pushed-down records. */
@@ -121,6 +137,8 @@ export interface Plan {
   readonly facets?: ShapedPlan;
   /** a query with `facet` on the `sql` target: the facets' one statement */
   readonly facetRequest?: SqlRequest;
+  /** the `sql` target: the fields it was planned with (`PlanOptions.fields`), to plan each page of its records with */
+  readonly fields?: readonly (readonly FieldInfo[])[];
 }
 
 /**
@@ -142,8 +160,13 @@ export function planQuery(query: Query, options: PlanOptions = {}): Plan {
   if (query.facet === undefined) return planned;
   // The facets count the records the query keeps: on SQL one more statement, on a portal one more reading.
   shapeOf(query);
-  if (planned.target === 'sql') return freeze({ ...planned, facetRequest: facetSql(query)! });
-  return freeze({ ...planned, facets: shapedPlan(facetReading(query), planned.target as Exclude<Target, 'sql'>) });
+  if (planned.target === 'sql') return freeze({ ...planned, facetRequest: facetSql(query, boundOptions(query, options))! });
+  return freeze({ ...planned, facets: shapedPlan(facetReading(query), planned.target as Exclude<Target, 'sql'>, options.sideTargets) });
+}
+
+/** The facets statement's options on the `sql` target: the shape met with the fields, when they are known. */
+function boundOptions(query: Query, options: PlanOptions): { bound?: BoundShape } {
+  return options.fields === undefined ? {} : { bound: bindShape(shapeOf(query), options.fields) };
 }
 
 /** The query without its facets: the records a facet query gives are those it gives without them. */
@@ -170,9 +193,10 @@ function planShaped(query: Query, options: PlanOptions): Plan {
   const shape = shapeOf(query);
   if (target === 'sql') {
     if (shape.sources.length > 1 && shape.sources.some((s) => sourceOf(s.resource) !== undefined)) refuseSources(shape);
-    return freeze({ target, request: shapedSqlRequest(query), local: NOTHING_LOCAL, maxScan });
+    const bound = options.fields === undefined ? undefined : bindShape(shape, options.fields);
+    return freeze({ target, request: shapedSqlRequest(query, bound), local: NOTHING_LOCAL, maxScan, ...(options.fields === undefined ? {} : { fields: options.fields }) });
   }
-  const shaped = shapedPlan(query, target);
+  const shaped = shapedPlan(query, target, options.sideTargets);
   const first = shaped.sides[0]!.request;
   const residual = shaped.joined !== undefined || shaped.sides.some((side) => side.residual !== undefined);
   return freeze({
@@ -192,10 +216,21 @@ function planShaped(query: Query, options: PlanOptions): Plan {
   });
 }
 
-/** The resource's source when it is written `source:resource` (a session resolves it; plain CKAN names hold no `:`). */
+/**
+ * The source a resource is written with (`source:resource`; a session
+ * resolves it, docs/aggregates.md), and the resource without it. The name
+ * holds no `/` and no white space; a UUID, a plain CKAN name and a
+ * `dataset/resource` name hold no `:` before their first `/`, so have none.
+ * @example splitSource('portal:enrolments') // → { source: 'portal', resource: 'enrolments' }
+ * @example splitSource('courses') // → { resource: 'courses' }
+ */
+export function splitSource(written: string): { readonly source?: string; readonly resource: string } {
+  const match = /^([^:/\s]+):(.+)$/s.exec(written);
+  return match === null ? { resource: written } : { source: match[1]!, resource: match[2]! };
+}
+
 function sourceOf(resource: string): string | undefined {
-  const colon = resource.indexOf(':');
-  return colon > 0 ? resource.slice(0, colon) : undefined;
+  return splitSource(resource).source;
 }
 
 function refuseSources(shape: Shape): never {
@@ -205,8 +240,9 @@ function refuseSources(shape: Shape): never {
 }
 
 /** The sides of a shaped query on a `ckan-*` target: which conditions each side's request says, and what is left. */
-function shapedPlan(query: Query, target: Exclude<Target, 'sql'>): ShapedPlan {
+function shapedPlan(query: Query, target: Exclude<Target, 'sql'>, sideTargets?: readonly Exclude<Target, 'sql'>[]): ShapedPlan {
   const shape = shapeOf(query);
+  const targetOf = (side: number): Exclude<Target, 'sql'> => sideTargets?.[side] ?? target;
   const single = shape.sources.length === 1;
   // Which side a field is of, where the query says so: its qualifier, or the only resource.
   const sideOf = (field: Field): number | undefined => {
@@ -249,11 +285,12 @@ function shapedPlan(query: Query, target: Exclude<Target, 'sql'>): ShapedPlan {
   const noSelect = query.select === undefined && !shape.grouped;
 
   const sides = shape.sources.map((source, side): SidePlan => {
-    const { pushed, rest } = split(and(ofSide[side]!, whereSpan), target);
+    const { pushed, rest } = split(and(ofSide[side]!, whereSpan), targetOf(side));
     if (rest !== undefined) conditionFieldNodes(rest).forEach(need);
-    const request: Record<string, unknown> = { resource_id: source.resource };
+    // Across sources each side's request goes to its own source, which knows the resource without the source's name.
+    const request: Record<string, unknown> = { resource_id: sideTargets === undefined ? source.resource : splitSource(source.resource).resource };
     if (pushed !== undefined) {
-      const filters = target === 'ckan-2.11' ? dictFilters(pushed) : treeFilters(pushed);
+      const filters = targetOf(side) === 'ckan-2.11' ? dictFilters(pushed) : treeFilters(pushed);
       if (filters !== undefined) request.filters = filters;
     }
     const search = searchOfSide(query.search, side, sideOf);

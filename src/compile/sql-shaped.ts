@@ -60,10 +60,18 @@ function fromClause(shape: Shape, options: ShapedSqlOptions): { from: string; fi
     const side = shape.sources.findIndex((s) => s.qualifier === field.qualifier);
     return side < 0 ? undefined : side;
   };
-  // Unqualified in a join whose fields are not known here: PostgreSQL finds the one table that has it (or refuses).
+  // Unqualified in a join whose fields are not known here: which table has it is the portal's to say, so it is refused
+  // (the client reads each resource's fields first, and plans with them: bindShape qualifies it or says AMBIGUOUS_FIELD).
   const field = (f: Field): string => {
     const side = sideOf(f);
-    return side === undefined ? identifier(f.name) : `${qualifier(side)}.${identifier(f.name)}`;
+    if (side === undefined) {
+      const names = shape.sources.map((s) => `${s.qualifier}.${f.name}`).join(' or ');
+      throw queryError('UNQUALIFIED_FIELD', f.span, [f.name], {
+        found: f.name,
+        hint: `qualify it: ${names}; a query run against the portal is qualified by ckql, which reads each resource's fields first`,
+      });
+    }
+    return `${qualifier(side)}.${identifier(f.name)}`;
   };
   let from = `${options.table(shape.sources[0]!.resource)} AS ${qualifier(0)}`;
   shape.joins.forEach((join, j) => {
@@ -100,14 +108,25 @@ function bucketSql(bucket: Bucket, field: (field: Field) => string): string {
 
 /**
  * An aggregate as SQL. PostgreSQL has no `min`/`max` of booleans; where the
- * field is known to be one (an engine's own tables) they are `bool_and` and
- * `bool_or`, which order false before true as the memory engine does.
+ * field is known to be one (an engine's own tables, or a portal's whose
+ * fields the client read) they are `bool_and` and `bool_or`, which order
+ * false before true as the memory engine does. Where the type is not known
+ * (`ckql compile --target sql`), `min`/`max` of a one-element array of each
+ * non-null value, then its element: PostgreSQL orders arrays by their
+ * elements for every type that has an order, booleans included, and
+ * `ARRAY[…]` and `[1]` are syntax, not functions CKAN's allow-list checks.
+ * @example
+ * // max(online), its type unknown:
+ * // (max(CASE WHEN "courses"."online" IS NOT NULL THEN ARRAY["courses"."online"] END))[1]
  */
 function aggregateSql(aggregate: Aggregate, field: (field: Field) => string, bound?: BoundShape): string {
   if (aggregate.field === undefined) return 'count(*)';
-  const boolean = bound !== undefined && (aggregate.fn === 'min' || aggregate.fn === 'max') && bound.ref(aggregate.field).info.type === 'bool';
+  const column = field(aggregate.field);
+  const ordered = aggregate.fn === 'min' || aggregate.fn === 'max';
+  if (ordered && bound === undefined) return `(${aggregate.fn}(CASE WHEN ${column} IS NOT NULL THEN ARRAY[${column}] END))[1]`;
+  const boolean = ordered && bound!.ref(aggregate.field).info.type === 'bool';
   const fn = boolean ? (aggregate.fn === 'min' ? 'bool_and' : 'bool_or') : aggregate.fn;
-  return `${fn}(${aggregate.distinct ? 'DISTINCT ' : ''}${field(aggregate.field)})`;
+  return `${fn}(${aggregate.distinct ? 'DISTINCT ' : ''}${column})`;
 }
 
 function valueSql(value: Field | Bucket | Aggregate, field: (field: Field) => string): string {

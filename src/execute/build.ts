@@ -4,7 +4,7 @@
  * prints that same tree.
  */
 import type { PlainQuery, Query } from '../ast.js';
-import type { Plan } from '../compile/plan.js';
+import type { Plan, Target } from '../compile/plan.js';
 import type { SearchRequest } from '../datastore/types.js';
 import { DatastoreError, queryError, validationError } from '../errors.js';
 import { format } from '../format.js';
@@ -16,7 +16,7 @@ import { engineQuery, oneRequest, pageScan } from './scan.js';
 import type { Paging, SendPage } from './scan.js';
 import { sqlScan } from './sql-scan.js';
 import { facetTree, shapedTree } from './shaped.js';
-import type { ShapedOptions } from './shaped.js';
+import type { ShapedOptions, ShapedPortal } from './shaped.js';
 import { checkSignal } from './operator.js';
 import { shapeOf } from '../compile/shape.js';
 import { facetsFromRows } from '../compile/sql-shaped.js';
@@ -58,7 +58,7 @@ export interface Portal {
  */
 export function portalTree(plan: Plan, query: Query, portal: Portal, options: RunOptions): Operator {
   if (plan.target === 'sql') {
-    const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql });
+    const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql, fields: plan.fields });
     return plan.facetRequest === undefined ? scan : sqlFacets(scan, plan.facetRequest, query, portal.sendSql);
   }
   const records = recordsTree(plan, query, portal, options);
@@ -67,6 +67,37 @@ export function portalTree(plan: Plan, query: Query, portal: Portal, options: Ru
 
 function shapedOptions(plan: Plan, options: RunOptions): ShapedOptions {
   return { all: options.all, pageSize: options.pageSize, counts: options.counts, paging: (request) => (plan.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset') };
+}
+
+/** One side of a join across sources: its source's portal, named as the query names it, and the target its requests are written for. */
+export interface SidePortal extends ShapedPortal {
+  readonly name: string;
+  readonly target: Target;
+}
+
+/**
+ * The tree of a join across sources (docs/aggregates.md): a shaped plan
+ * whose sides are each read from their own source (`sides`, in the order
+ * of the query's resources), joined, then finished as a join of one
+ * source's resources is.
+ * @example
+ * sourcesTree(planQuery(query, { target: 'ckan-2.11', sideTargets: ['ckan-2.11', 'ckan-2.12'] }), query, [portalA, portalB], options)
+ * // limit 100, then count the rest
+ * // └─ aggregate group by c.level: count(*), …
+ * //    └─ join join c on e.course = c.code; the smaller side hashed (by the count), …
+ * //       ├─ scan from local: {"resource_id":"enrolments","fields":["_id","course"]}, pages by offset, …
+ * //       └─ scan from portal: {"resource_id":"courses","filters":{"subject":"math"},…}, pages by 2.12's next_page, …
+ */
+export function sourcesTree(plan: Plan, query: Query, sides: readonly SidePortal[], options: RunOptions): Operator {
+  const shaped: ShapedOptions = {
+    all: options.all,
+    pageSize: options.pageSize,
+    counts: options.counts,
+    portals: sides,
+    paging: (request, side) => (sides[side]?.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset'),
+  };
+  const records = shapedTree(plan, sides[0]!, shaped);
+  return plan.facets === undefined ? records : facetTree(records, plan, query, sides[0]!, shaped);
 }
 
 /** The facets of a query on the sql target: its one facets statement, sent before the records are read. */

@@ -42,6 +42,8 @@ export const MAX_PUSHED_KEYS = 1_000;
 export interface ShapedPortal {
   readonly send: SendPage;
   readonly origin: string;
+  /** a join across sources: the source's name as the query writes it (`portal` in `portal:enrolments`), for explain */
+  readonly name?: string;
 }
 
 /** Options of `shapedTree`. */
@@ -50,8 +52,10 @@ export interface ShapedOptions {
   readonly all: boolean;
   /** records per request; a plan that reads whole resources uses `SHAPED_PAGE_SIZE` at least */
   readonly pageSize: number;
-  /** whether CKAN 2.12's cursor pages a side (a request without `q` or `offset`) */
-  readonly paging: (request: SearchRequest) => Paging;
+  /** whether CKAN 2.12's cursor pages a side (a request without `q` or `offset`); `side` counts from `from`'s resource */
+  readonly paging: (request: SearchRequest, side: number) => Paging;
+  /** a join across sources (docs/aggregates.md): the portal of each side, in place of the one given */
+  readonly portals?: readonly ShapedPortal[];
   /** explain: the portal's count of each side's request (by its JSON), to say how many pages it will take */
   readonly counts?: ReadonlyMap<string, number> | undefined;
 }
@@ -115,13 +119,15 @@ function recordsTree(shaped: ShapedPlan, shape: Shape, plan: Plan, portal: Shape
   const pageSize = whole ? Math.max(options.pageSize, SHAPED_PAGE_SIZE) : options.pageSize;
   const maxScan = plan.maxScan;
   const scan = (side: SidePlan, request: SearchRequest = side.request): Operator => {
-    let tree: Operator = described(request, whole ? pageSize : undefined, options.counts, pageScan({
+    const index = shaped.sides.indexOf(side);
+    const source = options.portals?.[index] ?? portal;
+    let tree: Operator = described(request, whole ? pageSize : undefined, options.counts, source.name, pageScan({
       request,
-      send: portal.send,
+      send: source.send,
       pageSize,
-      paging: options.paging(request),
+      paging: options.paging(request, index),
       countFirst: whole,
-      origin: portal.origin,
+      origin: source.origin,
       maxScan: { max: maxScan, refuse: (count, read) => tooLarge(shape, plan, count, read) },
     }));
     if (side.residual !== undefined) {
@@ -145,11 +151,20 @@ function recordsTree(shaped: ShapedPlan, shape: Shape, plan: Plan, portal: Shape
  * count is known) how many records and requests that takes: a `limit: 0`
  * count, then a page per `pageSize` records.
  */
-function described(request: SearchRequest, pageSize: number | undefined, counts: ReadonlyMap<string, number> | undefined, scan: Operator): Operator {
-  const total = counts?.get(JSON.stringify(request));
+function described(request: SearchRequest, pageSize: number | undefined, counts: ReadonlyMap<string, number> | undefined, source: string | undefined, scan: Operator): Operator {
+  const total = counts?.get(countKey(source, request));
   const pages = total === undefined || pageSize === undefined ? undefined : Math.max(1, Math.ceil(total / pageSize));
   const predicted = pages === undefined ? '' : `; the count says ${total} records: ${pages + 1} requests (the count, then ${pages} page${pages === 1 ? '' : 's'})`;
-  return { ...scan, detail: `${JSON.stringify(request)}, ${scan.detail}${predicted}` };
+  const from = source === undefined ? '' : `from ${source}: `;
+  return { ...scan, detail: `${from}${JSON.stringify(request)}, ${scan.detail}${predicted}` };
+}
+
+/**
+ * The key of a side's count in `ShapedOptions.counts`: its request's JSON, after its source's name across sources.
+ * @example countKey('portal', { resource_id: 'courses' }) // 'portal\u0000{"resource_id":"courses"}'
+ */
+export function countKey(source: string | undefined, request: SearchRequest): string {
+  return source === undefined ? JSON.stringify(request) : `${source}\u0000${JSON.stringify(request)}`;
 }
 
 function tooLarge(shape: Shape, plan: Plan, count: number, read: number | undefined): Error {

@@ -18,7 +18,7 @@ import { findResource, type FieldSchema, type LanguageContext } from './context.
 import { keywordHelp } from './keyword-help.js';
 import { statementAt } from './script.js';
 
-export type CompletionKind = 'keyword' | 'punctuation' | 'resource' | 'field' | 'value' | 'parameter';
+export type CompletionKind = 'keyword' | 'punctuation' | 'resource' | 'field' | 'name' | 'value' | 'parameter';
 
 export interface CompletionItem {
   /** what a list shows: the name or word itself */
@@ -121,6 +121,10 @@ export function complete(text: string, cursor: number, context: LanguageContext 
         }
         break;
       }
+      case 'name':
+        // A select item's `as` name, where group by, having and order by may use it.
+        add({ label: suggestion.name, kind: 'name', insert: formatField(suggestion.name), detail: 'output name (select … as)' }, suggestion.name);
+        break;
       case 'value': {
         const resource = suggestion.resource;
         const field = resource === undefined ? undefined : findResource(context, resource)?.fields?.find((f) => f.id === suggestion.field);

@@ -11,7 +11,7 @@ import type { Aggregate, Bucket, Condition, Field, Operand, Parameter, Query, Va
 import { assertNever, isPlainQuery } from '../ast.js';
 import { shapeOf } from '../compile/shape.js';
 import { bind, type Params } from '../compile/bind.js';
-import { constructName, onlyEqualities, planQuery } from '../compile/plan.js';
+import { constructName, onlyEqualities, planQuery, splitSource } from '../compile/plan.js';
 import { QueryError, queryError, type QueryErrorCode } from '../errors.js';
 import { formatField, formatString } from '../format.js';
 import type { Span } from '../span.js';
@@ -240,6 +240,8 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
   const resourceNode = query.from.resource;
   if (resourceNode.kind === 'param' || context.resources === undefined) return [];
   const name = resourceNode.value;
+  // A resource of another source (`portal:courses`, docs/aggregates.md): the context knows this source's only.
+  if (splitSource(name).source !== undefined) return [];
   const resource = findResource(context, name);
   if (resource === undefined) {
     if (context.allResources !== true || name === '_table_metadata') return [];
@@ -431,6 +433,8 @@ function targetDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
     planned = planQuery(standIn, { target });
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
+    // A run reads the joined resources' fields and qualifies the field (or says AMBIGUOUS_FIELD): only the printed SQL needs it written.
+    if (error.code === 'UNQUALIFIED_FIELD') return [];
     return [fromQueryError(error, 'error')];
   }
   const rest = planned.residual?.where?.condition;

@@ -54,6 +54,7 @@ const completionKind: Record<CompletionKind, CompletionItemKind> = {
   punctuation: CompletionItemKind.Operator,
   resource: CompletionItemKind.Module,
   field: CompletionItemKind.Field,
+  name: CompletionItemKind.Variable,
   value: CompletionItemKind.Value,
   parameter: CompletionItemKind.Variable,
 };

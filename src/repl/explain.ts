@@ -14,6 +14,7 @@ const chosenText = {
   detected: "asked of the portal: status_show, else the 2.12 probe; CKAN 2.11 when it does not say",
   whole: "CKAN 2.11's request says the whole query",
   local: 'local data: no target asked for',
+  sources: "a join across sources: each side's target is its own source's",
 } as const;
 
 /**
@@ -36,6 +37,7 @@ export function explainText(explained: Explanation, tokenShell: string | undefin
       'as a portal would be asked: .target ckan-2.11, ckan-2.12 or sql, then .explain again',
     ].join('\n');
   }
+  if (explained.chosen === 'sources') return sourcesText(explained).join('\n');
   const target = explained.plan?.target ?? 'ckan-2.11';
   const lines = [`target: ${target} (${chosenText[explained.chosen]})`];
   if (explained.sql !== undefined) {
@@ -53,4 +55,26 @@ export function explainText(explained: Explanation, tokenShell: string | undefin
   // A plan: the request above is paged through, and the steps run over its records (docs/executor.md).
   if (explained.plan?.residual !== undefined && explained.steps !== undefined) lines.push('steps (what runs, the last step first):', ...explained.steps);
   return lines.join('\n');
+}
+
+/**
+ * A join across sources: each side's source, target and first request (no
+ * curl line: each source has its own token), then the steps that run.
+ * @example
+ * sourcesText(await client.explain('from enrolments e join b:courses c on e.course = c.code'))
+ * // side e: local (ckan-2.11)
+ * // POST http://127.0.0.1:8080/api/action/datastore_search {"resource_id":"enrolments","fields":["course","_id"]}
+ * // side c: b (ckan-2.12)
+ * // POST https://b.example.org/api/action/datastore_search {"resource_id":"courses","fields":["code","_id"]}
+ * // steps (what runs, the last step first): …
+ */
+export function sourcesText(explained: Explanation): string[] {
+  const lines = [`target: each side's own (${chosenText.sources})`];
+  const sides = explained.plan?.shaped?.sides ?? explained.plan?.facets?.sides ?? [];
+  for (const [i, side] of (explained.sides ?? []).entries()) {
+    const base = side.request.url.split('?')[0] ?? side.request.url;
+    lines.push(`side ${sides[i]?.qualifier ?? i + 1}: from ${side.source} (${side.target})`, `${side.request.method} ${base} ${JSON.stringify(side.request.request)}`);
+  }
+  if (explained.steps !== undefined) lines.push('steps (what runs, the last step first):', ...explained.steps);
+  return lines;
 }

@@ -14,6 +14,8 @@ import { typeWarnings } from '../client/dictionary.js';
 import { unknownFieldHint } from '../session/field-hint.js';
 import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
+import { namesSources, otherSources } from '../session/sources.js';
+import type { OtherSources } from '../session/sources.js';
 import { withParamHint } from '../session/params.js';
 import type { ResourceSummary, Source, SourceSpec } from '../session/source.js';
 import { compile, plan } from '../compile/compile.js';
@@ -102,6 +104,8 @@ export class Session {
   lastResource: string | undefined;
   /** the vertical view's hint is given once per session */
   #toldAboutVertical = false;
+  /** the sources queries name as `name:resource` (docs/aggregates.md), for the client they were made for */
+  #others: { readonly client: DatastoreClient; readonly others: OtherSources } | undefined;
 
   constructor(options: SessionOptions) {
     this.config = options.config;
@@ -265,17 +269,19 @@ export class Session {
       const query = this.queryFor(text, options.params);
       request = planned.residual === undefined ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
       this.lastResource = request.resource_id;
+      const client = this.#clientFor(query);
       if (this.settings.explain) {
         // The plan the search runs: the client asks the portal's dialect first when it needs to.
-        const explained = await this.#client.explain(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
+        const explained = await client.explain(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
         const tokenShell = this.#client.hasToken ? this.#tokenShell : undefined;
         parts.push(this.#dim(explainText(explained, tokenShell)));
       }
       const started = performance.now();
-      const result = await this.#client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
+      const result = await client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
       const elapsedMs = performance.now() - started;
       this.#remember(request, result);
-      for (const warning of await this.#typeWarnings(text, options)) parts.push(warning);
+      // A query naming other sources: the session's fields are of its own source only, so no warnings are looked for.
+      if (client === this.#client) for (const warning of await this.#typeWarnings(text, options)) parts.push(warning);
       parts.push(await this.render(result, elapsedMs));
     } catch (error) {
       if (error instanceof QueryError && options.unboundHint !== undefined) {
@@ -286,6 +292,23 @@ export class Session {
       parts.push(this.renderFailure(error, options.signal, hint));
     }
     return parts.join('\n');
+  }
+
+  /**
+   * The client a query goes to: the session's, or, for a query that names
+   * other sources (`portal:enrolments`, `local:courses`), one that reads each
+   * resource from its source; a profile's source is opened when first named
+   * and kept until the session changes source or ends.
+   */
+  #clientFor(query: Query): DatastoreClient {
+    if (!namesSources(query)) return this.#client;
+    if (this.#others?.client !== this.#client) {
+      void this.#others?.others.close();
+      const open = this.#openSource ?? (() => Promise.reject(new Error('this session cannot open other sources')));
+      const others = otherSources({ config: this.config, current: { ...this.#source, client: this.#client }, open });
+      this.#others = { client: this.#client, others };
+    }
+    return this.#others.others.client;
   }
 
   /** The type warnings of a statement (compile/type-warnings.ts), rendered; the fields come from the session's cache. */
@@ -448,6 +471,8 @@ export class Session {
   async close(): Promise<void> {
     const closing: Promise<unknown>[] = [];
     if (this.#ownClient !== undefined) closing.push(this.#ownClient.close());
+    if (this.#others !== undefined) closing.push(this.#others.others.close());
+    this.#others = undefined;
     for (const source of this.#ownSources) closing.push(source.close());
     this.#ownClient = undefined;
     this.#ownSources.length = 0;

@@ -55,6 +55,8 @@ export interface SelectSourceOptions {
 
 export interface SelectedSource {
   readonly spec: SourceSpec;
+  /** the profile of the config file it comes from, when one (a query may name it as `profile:resource`) */
+  readonly profile?: string;
   /**
    * How a shell can produce the token, for curl lines: `$CKQL_TOKEN`,
    * `$PORTAL_TOKEN`, `$(cat '/path')`, `$(pass portal)`. Never the token.
@@ -123,7 +125,7 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
         (names.length === 0 ? 'no profiles are defined: add them under profiles: in a config file' : `profiles: ${names.join(', ')}`),
     });
   }
-  return fromProfile(profile, flags, config, env, cwd);
+  return { ...(await fromProfile(profile, flags, config, env, cwd)), profile: name };
 }
 
 const ENGINES = ['memory', 'pglite', 'postgres'] as const;

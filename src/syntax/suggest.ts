@@ -26,7 +26,9 @@ export type Suggestion =
    */
   | { readonly kind: 'field'; readonly resource?: string; readonly qualifier?: string }
   /** a value of `field` in `resource` */
-  | { readonly kind: 'value'; readonly field: string; readonly resource?: string };
+  | { readonly kind: 'value'; readonly field: string; readonly resource?: string }
+  /** an output name a select item gives with `as`, where a name may stand for it (group by, having, order by) */
+  | { readonly kind: 'name'; readonly name: string };
 
 export interface SuggestResult {
   /** where the word being completed starts; a completion replaces `[from, cursor)` */
@@ -66,13 +68,13 @@ const twoWords: ReadonlyMap<TokenType, string> = new Map([[Order, 'order by'], [
 export function suggest(source: string, cursor: number = source.length): SuggestResult {
   const at = Number.isFinite(cursor) ? Math.min(Math.max(0, Math.trunc(cursor)), source.length) : source.length;
   try {
-    return suggestAt(source.slice(0, at), at);
+    return suggestAt(source.slice(0, at), at, source);
   } catch {
     return { from: at, prefix: '', suggestions: [] };
   }
 }
 
-function suggestAt(text: string, cursor: number): SuggestResult {
+function suggestAt(text: string, cursor: number, source: string): SuggestResult {
   const nothing: SuggestResult = { from: cursor, prefix: '', suggestions: [] };
   const lexed = queryLexer.tokenize(text);
   const tokens = lexed.tokens;
@@ -128,6 +130,8 @@ function suggestAt(text: string, cursor: number): SuggestResult {
       const named = dot > 0 ? declaredSources(tokens).get(prefix.slice(0, dot)) : undefined;
       if (named !== undefined) add({ kind: 'field', resource: named, qualifier: prefix.slice(0, dot) });
       else add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
+      // In group by, having and order by a select item's `as` name stands for its value (select may follow: clauses come in any order).
+      if (named === undefined && path.ruleStack.some((r) => namedClauses.has(r))) for (const name of outputNames(source)) add({ kind: 'name', name });
     }
     else if (rule === 'value') {
       const field = fieldBefore(before);
@@ -141,6 +145,33 @@ function suggestAt(text: string, cursor: number): SuggestResult {
     }
   }
   return { from, prefix, suggestions };
+}
+
+/** The rules whose fields may be a select item's `as` name instead. */
+const namedClauses: ReadonlySet<string> = new Set<RuleName>(['groupKey', 'havingClause', 'sortKey']);
+
+/** The clause keywords (and `from`, `join`) that end a select clause. */
+const afterSelect: ReadonlySet<TokenType> = new Set([...clauseKeywords, From, Join]);
+
+/**
+ * The `as` names of the select items of a query (the whole text, the cursor
+ * aside), in their order: `select count(*) as n, month(d) as m` → n, m. A
+ * resource's alias (`from courses as c`) is not one.
+ */
+function outputNames(source: string): string[] {
+  const tokens = queryLexer.tokenize(source).tokens;
+  const names: string[] = [];
+  let inSelect = false;
+  tokens.forEach((token, i) => {
+    if (token.tokenType === Select) inSelect = true;
+    else if (afterSelect.has(token.tokenType)) inSelect = false;
+    else if (inSelect && token.tokenType === As) {
+      const next = tokens[i + 1];
+      if (next?.tokenType === Bareword) names.push(next.image);
+      else if (next?.tokenType === BacktickField && next.image.length > 2) names.push(next.image.slice(1, -1).replaceAll('``', '`'));
+    }
+  });
+  return [...new Set(names)];
 }
 
 /**

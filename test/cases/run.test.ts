@@ -37,6 +37,8 @@ import type { Case, CaseError } from '../helpers/cases.js';
 import { tableOf } from '../helpers/tables.js';
 import { isDeepFrozen, spanInside, spanProblems, stripSpans } from '../helpers/spans.js';
 import { withoutRank } from '../helpers/rank.js';
+import { openShapedTargets, runShapedCase } from '../helpers/shaped-cases.js';
+import type { ShapedTargets } from '../helpers/shaped-cases.js';
 
 const cases = loadCases();
 const datasets = loadDatasets();
@@ -53,6 +55,11 @@ let client: DatastoreClient;
 let server212: RunningServer;
 let client212: DatastoreClient;
 let ckanSql: CkanSql;
+let shaped: ShapedTargets;
+/** The datasets shaped cases read (typed fields: PostgreSQL holds one type per column). */
+const shapedTables = [...new Set(cases.filter((c) => c.mode === 'shaped').flatMap((c) => [c.data!, ...joinedNames(c.query)]))]
+  .filter((name) => tables[name] !== undefined)
+  .map((name) => tables[name]!);
 
 beforeAll(async () => {
   server = await startServer({ tables: Object.values(tables), port: 0 });
@@ -61,6 +68,7 @@ beforeAll(async () => {
   server212 = await startServer({ tables: Object.values(tables), port: 0, ckan: '2.12' });
   client212 = connect({ url: server212.url, retries: 0 });
   ckanSql = await openCkanSql(Object.values(tables));
+  shaped = await openShapedTargets(shapedTables, ckanSql);
 }, 120_000); // PGlite starts here: slow when the machine is busy
 
 afterAll(async () => {
@@ -68,8 +76,14 @@ afterAll(async () => {
   await server?.close();
   await client212?.close();
   await server212?.close();
+  await shaped?.close();
   await ckanSql?.close();
 });
+
+/** The resources a query joins, by the name after each `join`. */
+function joinedNames(query: string): string[] {
+  return [...query.matchAll(/\bjoin\s+(\w+)/g)].map((m) => m[1]!);
+}
 
 function title(c: Case): string {
   const text = c.query === '' ? '(empty query)' : c.query.replace(/\r/g, '\\r').replace(/\n/g, '\\n').replace(/\t/g, '\\t');
@@ -153,6 +167,23 @@ test('the suite has at least 100 cases', () => {
   expect(cases.length).toBeGreaterThanOrEqual(100);
 });
 
+test('the shaped sections cover every aggregate construct', () => {
+  const shapedCases = cases.filter((c) => c.mode === 'shaped');
+  const text = shapedCases.map((c) => c.query).join('\n');
+  const constructs = [
+    'group by', 'count(*)', 'count(credits)', 'count(distinct', 'sum(', 'avg(', 'min(', 'max(', ' as ', 'having', 'year(', 'month(', 'week(', 'day(',
+    'bucket(', 'facet', ' top ', ' by month', ' by 5', 'left join', ' join ', 'r.student',
+  ];
+  for (const construct of constructs) expect(text, construct).toContain(construct);
+  expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins']));
+  // each section states the sql target's text and a portal's plan somewhere
+  for (const topic of new Set(shapedCases.map((c) => c.topic))) {
+    const mine = shapedCases.filter((c) => c.topic === topic);
+    expect(mine.some((c) => c.targets?.sql !== undefined), `${topic}: an sql text`).toBe(true);
+    expect(mine.some((c) => c.plans !== undefined), `${topic}: a plan`).toBe(true);
+  }
+});
+
 for (const [topic, topicCases] of byTopic) {
   describe(topic, () => {
     for (const c of topicCases) {
@@ -161,7 +192,7 @@ for (const [topic, topicCases] of byTopic) {
         const expected = c.error;
 
         // 1. parse
-        if (expected !== undefined && !compileCodes.has(expected.code)) {
+        if (expected !== undefined && !compileCodes.has(expected.code) && c.mode !== 'shaped') {
           const error = thrown(() => parse(source));
           expectQueryError(error, expected, source);
           expect((error as QueryError).source, 'a parse error carries its source').toBe(source);
@@ -175,6 +206,12 @@ for (const [topic, topicCases] of byTopic) {
         expect(stripSpans(parse(text)), `parse(format(q)) equals q; format gave:\n${text}`).toEqual(stripSpans(query));
         expect(format(parse(text)), 'format is idempotent').toBe(text);
         if (c.format !== undefined) expect(text).toBe(c.format);
+
+        // A grouped, joined or faceted query: every target's plan and answer (helpers/shaped-cases.ts).
+        if (c.mode === 'shaped') {
+          await runShapedCase(c, query, shaped, shapedTables);
+          return;
+        }
 
         // 3. compile, and plan for every target
         if (expected !== undefined) {

@@ -20,6 +20,8 @@ import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { parse } from '../../src/syntax/parse.js';
 import { cases, expectSameRows, tables } from '../helpers/aggregate-fixtures.js';
+import { engineNames, openTestEngines } from '../engine/sql/engines.js';
+import type { TestEngines } from '../engine/sql/engines.js';
 
 const memory = memoryEngine(tables);
 /** Every datastore_search request the 2.11 and 2.12 servers answered, in order. */
@@ -33,8 +35,10 @@ const recording = {
 };
 
 let servers: RunningServer[] = [];
-let clients: Record<'ckan-2.11' | 'ckan-2.12' | 'sql', DatastoreClient>;
+let clients: Record<'ckan-2.11' | 'ckan-2.12' | 'sql', DatastoreClient> & { 'sql on postgres'?: DatastoreClient };
 let sqlEngine: Engine & { close(): Promise<void> };
+/** a real PostgreSQL server's engine (CKQL_TEST_PG_URL), to run the sql target's text on PostgreSQL itself */
+let engines: TestEngines | undefined;
 
 beforeAll(async () => {
   sqlEngine = await pgliteEngine({ tables, load: { indexes: false } });
@@ -49,12 +53,19 @@ beforeAll(async () => {
     'ckan-2.12': connect({ url: v212!.url, target: 'ckan-2.12' }),
     sql: connect({ url: sql!.url, target: 'sql' }),
   };
+  if (engineNames.includes('postgres')) {
+    engines = await openTestEngines(tables);
+    const onPostgres = await startServer({ engine: engines.get('postgres'), ckan: '2.11', port: 0 });
+    servers.push(onPostgres);
+    clients['sql on postgres'] = connect({ url: onPostgres.url, target: 'sql' });
+  }
 });
 
 afterAll(async () => {
   for (const client of Object.values(clients ?? {})) await client.close();
   for (const server of servers) await server.close();
   await sqlEngine?.close();
+  await engines?.close();
 });
 
 async function expected(text: string): Promise<{ rows: Row[]; total: number | undefined }> {
@@ -64,13 +75,13 @@ async function expected(text: string): Promise<{ rows: Row[]; total: number | un
   return { rows, total: stream.total };
 }
 
-const targets = ['ckan-2.11', 'ckan-2.12', 'sql'] as const;
+/** The sql target runs on PGlite, and on a real PostgreSQL server where CKQL_TEST_PG_URL names one. */
+const targets = ['ckan-2.11', 'ckan-2.12', 'sql', ...(engineNames.includes('postgres') ? (['sql on postgres'] as const) : [])] as const;
 
 describe.each(cases.map(([text]) => text))('%s', (text) => {
-  // The sql target knows no field types: min/max of a boolean is PostgreSQL's max(boolean), which does not exist.
-  it.each(targets.filter((t) => t !== 'sql' || !/m(in|ax)\(online\)/.test(text)))('on %s gives the memory engine’s rows and total', async (target) => {
+  it.each(targets)('on %s gives the memory engine’s rows and total', async (target) => {
     const want = await expected(text);
-    const got = await clients[target].search(text, { total: true });
+    const got = await clients[target]!.search(text, { total: true });
     expectSameRows(got.records as Row[], want.rows, `${target}: ${text}`);
     expect(got.total, 'total').toBe(want.total);
   });
@@ -147,6 +158,42 @@ describe('the sql target on a real CKAN’s checks', () => {
     // the server checks it as CKAN does, and answers it
     const result = await clients.sql.search(text, { total: true });
     expect(result.records.length).toBeGreaterThan(0);
+  });
+
+  it('writes min and max of a value of unknown type so PostgreSQL answers them for booleans too (it has no max(boolean))', async () => {
+    const text = 'from courses group by level select level, max(online), min(online), min(code)';
+    const sql = (plan(text, { target: 'sql' }).request as SqlRequest).sql;
+    expect(sql).toContain('(max(CASE WHEN "courses"."online" IS NOT NULL THEN ARRAY["courses"."online"] END))[1] AS "max_online"');
+    expect(sql).not.toMatch(/bool_|coalesce|FILTER/);
+    // the text as `ckql compile --target sql` prints it, through datastore_search_sql (allow-list and all), is PostgreSQL's bool_or/bool_and
+    const { records } = (await clients.sql.action('datastore_search_sql', { sql })) as { records: Row[] };
+    const want = await expected(text);
+    expectSameRows(records.map(({ _ckql_total: _total, ...rest }) => rest), want.rows, 'datastore_search_sql');
+    expect(want.rows.some((r) => r['max_online'] === true) && want.rows.some((r) => r['min_online'] === false)).toBe(true);
+  });
+
+  it('qualifies every field of a join, reading each resource’s fields first; without them an unqualified field is UNQUALIFIED_FIELD', async () => {
+    const text = 'from enrolments e join courses c on e.course = c.code where subject = math select student, subject, grade order by student, grade';
+    // offline (`ckql compile --target sql`): which resource has `subject` is the portal's to say
+    let offline: unknown;
+    try {
+      plan(text, { target: 'sql' });
+    } catch (error) {
+      offline = error;
+    }
+    expect(offline).toMatchObject({ code: 'UNQUALIFIED_FIELD', span: { start: text.indexOf('subject'), end: text.indexOf('subject') + 'subject'.length } });
+    expect((offline as { hint: string }).hint).toContain('e.subject or c.subject');
+    // run against the portal: its fields say which, and the SQL names the table of each
+    const explained = await clients.sql.explain(text);
+    expect(explained.sql?.text).toContain('WHERE "c"."subject" = \'math\'');
+    expect(explained.sql?.text).toContain('SELECT "e"."student" AS "student", "c"."subject" AS "subject", "e"."grade" AS "grade"');
+    const got = await clients.sql.search(text, { total: true });
+    const want = await expected(text);
+    expectSameRows(got.records as Row[], want.rows, 'sql');
+    expect(want.rows.length).toBeGreaterThan(0);
+    // a field both have is AMBIGUOUS_FIELD, as on every other target, before any SQL is sent
+    const both = 'from courses a join courses b on a.code = b.code select subject';
+    for (const target of targets) await expect(clients[target]!.search(both), target).rejects.toMatchObject({ code: 'AMBIGUOUS_FIELD', hint: expect.stringContaining('a.subject or b.subject') });
   });
 
   it('is refused by the server’s allow-list check when a function is not on it (the check runs)', async () => {

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Params } from '../../src/compile/bind.js';
-import type { FieldInfo, Row, SearchRequest } from '../../src/datastore/types.js';
+import type { Facets, FieldInfo, Row, SearchRequest } from '../../src/datastore/types.js';
 import { queryMessages } from '../../src/errors.js';
 import type { QueryErrorCode } from '../../src/errors.js';
 
@@ -31,8 +31,11 @@ export interface Case {
   readonly query: string;
   readonly params?: Params;
   readonly data?: string;
-  /** `rows`: evaluate over the dataset's plain rows only (no field list, no server) */
-  readonly mode?: 'rows';
+  /**
+   * `rows`: evaluate over the dataset's plain rows only (no field list, no server);
+   * `shaped`: a grouped, joined or faceted query, answered by every engine and target (shaped-cases.ts)
+   */
+  readonly mode?: 'rows' | 'shaped';
   readonly request?: SearchRequest;
   readonly records?: readonly Row[];
   readonly count?: number;
@@ -45,6 +48,16 @@ export interface Case {
   readonly targets?: CaseTargets;
   /** why the sql target's records differ from the language's here (a documented difference) */
   readonly sqlDiffers?: string;
+  /** shaped: SQL written by hand whose answer on PostgreSQL must be `records` */
+  readonly postgres?: string;
+  /** shaped: per facet, SQL written by hand giving each value (null too) and its count, commonest first */
+  readonly postgresFacets?: Readonly<Record<string, string>>;
+  /** shaped: the facets every engine and target gives */
+  readonly facets?: Facets;
+  /** shaped: the sql target's facets statement */
+  readonly facetSql?: string;
+  /** shaped: the 2.11 and 2.12 plans, as explain prints their trees (without the portal's counts) */
+  readonly plans?: { readonly 'ckan-2.11'?: readonly string[]; readonly 'ckan-2.12'?: readonly string[] };
 }
 
 export interface CaseTargets {
@@ -64,7 +77,7 @@ const CASE_KEYS: Record<string, (v: unknown) => boolean> = {
   query: (v) => typeof v === 'string',
   params: (v) => isObject(v),
   data: (v) => typeof v === 'string',
-  mode: (v) => v === 'rows',
+  mode: (v) => v === 'rows' || v === 'shaped',
   request: (v) => isObject(v),
   records: (v) => Array.isArray(v) && v.every(isObject),
   count: (v) => Number.isInteger(v),
@@ -83,7 +96,18 @@ const CASE_KEYS: Record<string, (v: unknown) => boolean> = {
       k === 'sql' ? typeof t === 'string' : (k === 'ckan-2.11' || k === 'ckan-2.12') && isObject(t) && isObject(t['request']) &&
         (t['residual'] === undefined || typeof t['residual'] === 'string') && Object.keys(t).every((key) => key === 'request' || key === 'residual')),
   sqlDiffers: (v) => typeof v === 'string',
+  postgres: (v) => typeof v === 'string',
+  postgresFacets: (v) => isObject(v) && Object.values(v).every((t) => typeof t === 'string'),
+  facets: (v) => isObject(v) && Object.values(v).every(isObject),
+  facetSql: (v) => typeof v === 'string',
+  plans: (v) =>
+    isObject(v) &&
+    Object.entries(v).every(([k, t]) => (k === 'ckan-2.11' || k === 'ckan-2.12') && Array.isArray(t) && t.every((line) => typeof line === 'string')),
 };
+
+/** Keys only a shaped case may have, and keys a shaped case may not have (its answer is no one request). */
+const SHAPED_ONLY = ['postgres', 'postgresFacets', 'facets', 'facetSql', 'plans'];
+const NOT_SHAPED = ['request', 'evalError', 'result', 'count', 'sqlDiffers'];
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -114,6 +138,17 @@ export function loadCases(dir = casesDir): Case[] {
     const expectsRecords = raw['records'] !== undefined || raw['count'] !== undefined;
     if (expectsRecords && raw['data'] === undefined) throw new Error(`${id}: records need "data"`);
     if (raw['evalError'] !== undefined && raw['data'] === undefined) throw new Error(`${id}: evalError needs "data"`);
+    const shaped = raw['mode'] === 'shaped';
+    for (const key of shaped ? NOT_SHAPED : SHAPED_ONLY) {
+      if (raw[key] !== undefined) throw new Error(`${id}: ${JSON.stringify(key)} is ${shaped ? 'not for' : 'only for'} a shaped case`);
+    }
+    if (shaped && raw['targets'] !== undefined && Object.keys(raw['targets'] as object).some((k) => k !== 'sql')) {
+      throw new Error(`${id}: a shaped case states its 2.11 and 2.12 plans in "plans"`);
+    }
+    if (shaped && raw['data'] === undefined) throw new Error(`${id}: a shaped case needs "data"`);
+    if (shaped && raw['error'] === undefined && raw['postgres'] === undefined && raw['postgresFacets'] === undefined) {
+      throw new Error(`${id}: a shaped case's rows are checked against PostgreSQL: give "postgres" SQL`);
+    }
     if (raw['error'] !== undefined && (expectsRecords || raw['request'] !== undefined)) {
       throw new Error(`${id}: a case with "error" has no request or records`);
     }

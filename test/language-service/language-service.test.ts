@@ -102,6 +102,8 @@ describe('diagnose', () => {
     expect(applied('from corses limit 1', resource[0]!)).toBe('from courses limit 1');
     // Without the whole list (a portal lists few), an unknown name is not an error; nor are fields not known yet.
     expect(diagnose('from corses limit 1', { resources: [courses] })).toEqual([]);
+    // A resource of another source (`name:resource`) is not this source's to know.
+    expect(diagnose('from portal:corses e join courses c on e.code = c.code limit 1', context)).toEqual([]);
     expect(diagnose('from schools where anything = 1', context)).toEqual([]);
     // `_id` is always a field; `rank` is one with a search.
     expect(diagnose('from courses where _id = 1 order by rank', context).map((d) => d.code)).toEqual(['UNKNOWN_FIELD']);
@@ -157,6 +159,13 @@ describe('diagnose', () => {
   });
 });
 
+describe('diagnose on the sql target', () => {
+  it('leaves an unqualified field of a join to the run, which reads the fields and qualifies it', () => {
+    const text = 'from courses c join schools s on c.subject = s.code where level > 1 group by c.subject select c.subject, count(*)';
+    expect(diagnose(text, { target: 'sql' }).map((d) => d.code)).not.toContain('UNQUALIFIED_FIELD');
+  });
+});
+
 describe('complete', () => {
   it('offers what the grammar allows, with the names of the context, quoted as the lexer reads them', () => {
     const keywords = complete('from courses wh', 15, context);
@@ -205,6 +214,26 @@ describe('complete', () => {
     expect(result.span).toEqual({ start: 35, end: 37 });
     expect(result.items.map((i) => i.insert)).toEqual(['where']);
     expect(complete('from courses limit 1; ', 22).items.map((i) => i.insert)).toEqual(['from']);
+  });
+
+  it('offers the select items’ as names in group by, having and order by, beside the fields', () => {
+    const names = (text: string, cursor = text.length) => complete(text, cursor, context).items.filter((i) => i.kind === 'name').map((i) => i.insert);
+    const grouped = 'from courses group by subject select subject, count(*) as n, avg(credits) as `mean credits`';
+    expect(names(`${grouped} having `)).toEqual(['n', '`mean credits`']);
+    expect(names(`${grouped} order by `)).toEqual(['n', '`mean credits`']);
+    // the word typed so far filters them, as it does fields; a name that needs quotes completes from its bare start
+    expect(complete(`${grouped} having me`, grouped.length + 10, context).items.map((i) => [i.insert, i.kind, i.detail])).toEqual([['`mean credits`', 'name', 'output name (select … as)']]);
+    expect(names(`${grouped} order by n desc, `)).toEqual(['n', '`mean credits`']);
+    // select may come after the clause being typed: clauses come in any order
+    const before = 'from courses group by y having  select level as y, count(*) as n';
+    expect(names(before, before.indexOf('having ') + 7)).toEqual(['y', 'n']);
+    expect(names(before, 'from courses group by '.length)).toEqual(['y', 'n']);
+    // not in where (a name is an output, where reads records) nor in select itself; a resource's alias is no output name
+    expect(names(`${grouped} where `)).toEqual([]);
+    expect(names('from courses as c select c.subject as s, ')).toEqual([]);
+    expect(names('from courses as c join schools as s on c.subject = s.code group by c.subject having ')).toEqual([]);
+    // after a qualifier only the resource's fields
+    expect(names('from courses c join schools s on c.subject = s.code group by c.subject select c.subject as subj order by c.')).toEqual([]);
   });
 
   it('offers declared parameters where a value or a resource goes', () => {

@@ -70,7 +70,7 @@ const tableArb = fc.array(row, { maxLength: 25 }).map((rows) => typedTable('t', 
 const otherArb = fc.array(fc.record({ k: fc.option(fc.constantFrom(...KEYS), { nil: null }), w: fc.integer({ min: 0, max: 3 }) }), { maxLength: 8 })
   .map((rows) => typedTable('m', [['k', 'text'], ['w', 'int4']], rows));
 
-const aggregates = ['count(*)', 'count(k)', 'count(distinct k)', 'sum(n)', 'sum(d)', 'avg(d)', 'avg(n)', 'min(k)', 'max(n)', 'min(d)'] as const;
+const aggregates = ['count(*)', 'count(k)', 'count(distinct k)', 'sum(n)', 'sum(d)', 'avg(d)', 'avg(n)', 'min(k)', 'max(k)', 'max(n)', 'min(d)', 'min(b)', 'max(b)'] as const;
 const wheres = ['', 'where n > 0', 'where k in (a, "é", "a:b")', 'where d is not null', 'where k != b'] as const;
 
 /** A grouped query over `t`: keys, aggregates, where, having, limit; the order is the first aggregate's, then the keys'. */
@@ -95,7 +95,8 @@ const groupedArb = fc.record({
 
 const joinedArb = fc.record({
   left: fc.boolean(),
-  agg: fc.constantFrom('count(*)', 'sum(t.n)', 'count(distinct t.k)', 'avg(t.d)'),
+  // `n` and `b` unqualified: only t has them (the sql target reads both resources' fields to say so)
+  agg: fc.constantFrom('count(*)', 'sum(t.n)', 'count(distinct t.k)', 'avg(t.d)', 'sum(n)', 'max(b)', 'min(t.b)'),
 }).map(({ left, agg }) => `from t ${left ? 'left ' : ''}join m on t.k = m.k group by m.w select m.w, ${agg} as x`);
 
 async function memoryRows(tables: readonly Table[], text: string): Promise<{ rows: Row[]; total: number | undefined }> {

@@ -107,6 +107,7 @@ const completionType: Readonly<Record<CompletionKind, string>> = {
   punctuation: 'text',
   resource: 'namespace',
   field: 'property',
+  name: 'variable',
   value: 'constant',
   parameter: 'variable',
 };

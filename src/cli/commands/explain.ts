@@ -15,7 +15,13 @@ import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
 import { selectSource, shellQuote } from '../../session/select-source.js';
 import { curlCommand } from '../../output/curl.js';
-import { relativeLabel } from '../../session/source.js';
+import { openSource, relativeLabel } from '../../session/source.js';
+import { namesSources, otherSources } from '../../session/sources.js';
+import { explainText } from '../../repl/explain.js';
+import { bind } from '../../compile/bind.js';
+import { withSource } from '../../compile/compile.js';
+import { QueryError } from '../../errors.js';
+import { parse } from '../../syntax/parse.js';
 import type { SourceSpec } from '../../session/source.js';
 import type { Target } from '../../compile/plan.js';
 
@@ -50,11 +56,31 @@ Examples:
       const queryText = await readQueryArgument(text, context);
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
-      const { spec, tokenShell } = await selectSource(options, {
-        config: configLoader(options, context),
-        env: context.env,
-        cwd: context.cwd,
-      });
+      const loadConfig = configLoader(options, context);
+      const selected = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
+      const { spec, tokenShell } = selected;
+      let query;
+      try {
+        query = bind(parse(queryText), params);
+      } catch (error) {
+        throw withParamHint(error, (param) => `give it a value: --param ${param}=…`);
+      }
+      if (namesSources(query)) {
+        // A join across sources: each side is explained by its own source (a portal's count asked, as a run would).
+        const opened = await openSource(spec, { lazy: true });
+        const others = otherSources({ config: await loadConfig(), current: opened, profile: selected.profile, open: (each) => openSource(each, { lazy: true }), env: context.env, cwd: context.cwd });
+        try {
+          const explained = await others.client.explain(query).catch((error: unknown) => {
+            throw error instanceof QueryError ? withSource(error, queryText) : error;
+          });
+          // Every resource of one named source: that source's explanation (no curl line: its token is its profile's).
+          await context.out(`${explainText(explained, undefined)}\n`);
+        } finally {
+          await others.close();
+          await opened.close();
+        }
+        return 0;
+      }
       // The plan the client would run: the target given, else (only when CKAN 2.11's request cannot say the
       // query whole) the portal's, detected as a search detects it. Local data is served as its target says.
       const client = spec.kind === 'url'
@@ -82,6 +108,7 @@ Examples:
         detected: '(asked of the portal: status_show, else the 2.12 probe; CKAN 2.11 when it does not say)',
         whole: '(CKAN 2.11\'s request says the whole query; every portal answers it)',
         local: '',
+        sources: '',
       }[explained.chosen];
       const serveLine = (): string => (spec.kind === 'data' ? `# local data: start the server first with: ${serveCommand(spec, planned.target)}` : '');
       // Local data with no target: the engine answers the query itself; what follows is how a portal would be asked.

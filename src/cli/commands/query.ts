@@ -1,6 +1,7 @@
 /** `ckql query '<query>'`: run one query and print its records. */
 import type { Command } from 'commander';
-import { plan } from '../../compile/compile.js';
+import { plan, withSource } from '../../compile/compile.js';
+import { QueryError } from '../../errors.js';
 import { bind } from '../../compile/bind.js';
 import { parse } from '../../syntax/parse.js';
 import { queryResources } from '../../ast.js';
@@ -19,6 +20,7 @@ import { printQuery } from '../print-query.js';
 import { startTypeWarnings } from '../type-warnings.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { localResources, namesSources, otherSources } from '../../session/sources.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 
 interface QueryOptions extends SourceOptionValues {
@@ -54,7 +56,8 @@ Examples:
     run(async (text: string, options: QueryOptions) => {
       const { context } = run;
       refuseTokenArgument(options);
-      const source = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
+      const loadConfig = configLoader(options, context);
+      const source = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
       const queryText = await readQueryArgument(text, context);
       const params = readParams(options.param);
       refuseUnknownParams(queryText, Object.keys(params), '--param');
@@ -67,15 +70,28 @@ Examples:
       }
       const request = planned.request as SearchRequest;
       const bound = bind(parse(queryText), params);
-      const resources = [request.resource_id, ...queryResources(bound)];
+      // A join across sources (docs/aggregates.md): local data reads only its own resources; the others are read from their sources.
+      const across = namesSources(bound);
+      const named = [request.resource_id, ...queryResources(bound)];
+      const resources = across ? localResources(named) : named;
       const opened = await openSource(source.spec, {
         resources,
         progress: fileProgressBar(context.stderr, context.env),
         onBadFile: badFileReporter(context, 'the other files are read', (file) => resources.some((resource) => isFileOf(resource, file))).report,
       });
+      const others = across
+        ? otherSources({
+            config: await loadConfig(),
+            current: opened,
+            profile: source.profile,
+            open: (spec) => openSource(spec, { lazy: true }),
+            env: context.env,
+            cwd: context.cwd,
+          })
+        : undefined;
       try {
-        const warnings = startTypeWarnings(context, opened.client, queryText, params);
-        await printQuery(context, opened, request, {
+        const warnings = others === undefined ? startTypeWarnings(context, opened.client, queryText, params) : { print: async () => undefined };
+        await printQuery(context, others === undefined ? opened : { ...opened, client: others.client }, request, {
           // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
           query: bound,
           format: options.format ?? defaultFormat(context),
@@ -85,7 +101,11 @@ Examples:
           escapeFormulas: options.escapeFormulas,
         });
         await warnings.print();
+      } catch (error) {
+        // A source's name the session does not know, a scan past --max-scan: shown under the query's text.
+        throw error instanceof QueryError ? withSource(error, queryText) : error;
       } finally {
+        await others?.close();
         await opened.close();
       }
       return 0;

@@ -20,6 +20,7 @@ import {
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { otherSources } from '../../session/sources.js';
 import { fileProgressBar, fileProgressText } from '../../output/progress-bar.js';
 import type { Source, SourceSpec } from '../../session/source.js';
 
@@ -63,7 +64,7 @@ Examples:
       }
       refuseTokenArgument(options);
       const loadConfig = configLoader(options, context);
-      const { spec, tokenShell } = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
+      const { spec, tokenShell, profile } = await selectSource(options, { config: loadConfig, env: context.env, cwd: context.cwd });
       // Named queries are extras for the REPL: with an explicit --url or --data, a broken config only warns.
       const explicit = options.url !== undefined || (options.data ?? []).length > 0;
       const config = await loadConfig().catch((error: unknown) => {
@@ -89,9 +90,11 @@ Examples:
         const repl = { startRepl, runScript };
         if (script !== undefined) {
           // Statements from -c, -f or a pipe: records on stdout, each error rendered on stderr.
+          // A statement may name other sources (`profile:resource`, `local:resource`; docs/aggregates.md).
+          const others = otherSources({ config, current: source, profile, open: openLazily, env: context.env, cwd: context.cwd });
           const outcome = await interruptible((signal) =>
             repl.runScript(script, {
-              source,
+              source: { ...source, client: others.client },
               format: options.format ?? 'ndjson',
               output: context.stdout,
               errorOutput: context.stderr,
@@ -100,7 +103,7 @@ Examples:
               escapeFormulas: options.escapeFormulas,
               signal,
             }),
-          );
+          ).finally(() => others.close());
           const [first] = outcome.errors;
           return first === undefined ? 0 : exitCodeFor(first);
         }

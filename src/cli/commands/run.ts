@@ -28,6 +28,7 @@ import { printQuery } from '../print-query.js';
 import { startTypeWarnings } from '../type-warnings.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
+import { localResources, namesSources, otherSources } from '../../session/sources.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { listing } from './fields.js';
 
@@ -120,21 +121,27 @@ Example (ckql.config.yaml):
         const hint = (param: string): string => `give it a value: ckql run ${name} --param ${param}=…, or a default under params: in the config`;
         throw withParamHint(attachOrigin(error, named.origin), hint);
       }
-      const { spec } = await selectSource(options, {
+      const { spec, profile } = await selectSource(options, {
         config: loadConfig,
         env: context.env,
         cwd: context.cwd,
         ...(named.profile === undefined ? {} : { preferredProfile: named.profile }),
       });
-      const resources = [request.resource_id, ...(query === undefined ? [] : queryResources(query))];
+      // A join across sources (docs/aggregates.md): local data reads only its own resources; the others are read from their sources.
+      const across = query !== undefined && namesSources(query);
+      const written = [request.resource_id, ...(query === undefined ? [] : queryResources(query))];
+      const resources = across ? localResources(written) : written;
       const source = await openSource(spec, {
         resources,
         progress: fileProgressBar(context.stderr, context.env),
         onBadFile: badFileReporter(context, 'the other files are read', (file) => resources.some((resource) => isFileOf(resource, file))).report,
       });
+      const others = across
+        ? otherSources({ config, current: source, profile, open: (each) => openSource(each, { lazy: true }), env: context.env, cwd: context.cwd })
+        : undefined;
       try {
-        const warnings = startTypeWarnings(context, source.client, named.query, { ...named.params, ...given });
-        await printQuery(context, source, request, {
+        const warnings = others === undefined ? startTypeWarnings(context, source.client, named.query, { ...named.params, ...given }) : { print: async () => undefined };
+        await printQuery(context, others === undefined ? source : { ...source, client: others.client }, request, {
           ...(query === undefined ? {} : { query }),
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
@@ -144,6 +151,7 @@ Example (ckql.config.yaml):
         });
         await warnings.print();
       } finally {
+        await others?.close();
         await source.close();
       }
       return 0;

@@ -1,0 +1,409 @@
+/**
+ * Joins across sources (docs/aggregates.md): two `ckql serve` servers on
+ * port 0 (one answering as CKAN 2.11, one as 2.12) as two profiles of a
+ * config file, and local files. Each answer is checked against a hash join
+ * written here over the same rows, and the requests each server answered
+ * are counted there.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { connect } from '../../src/client/connect.js';
+import { plan } from '../../src/compile/compile.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { Row, SearchRequest, Table } from '../../src/datastore/types.js';
+import { loadResources } from '../../src/engine/memory/load.js';
+import { memoryEngine } from '../../src/engine/memory/engine.js';
+import type { Engine } from '../../src/engine/types.js';
+import { QueryError } from '../../src/errors.js';
+import { Session } from '../../src/repl/session.js';
+import { startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
+import { demoDataDir, openSource } from '../../src/session/source.js';
+import type { Source } from '../../src/session/source.js';
+import { ckql, ndjson } from '../cli/run-ckql.js';
+
+const TOKEN = 'sekrit-token-7f3a9';
+
+let tables: readonly Table[];
+let servers: RunningServer[] = [];
+/** every datastore_search request each server answered, in order */
+const seen: Record<'a' | 'b' | 'c', SearchRequest[]> = { a: [], b: [], c: [] };
+let dir: string;
+let configFile: string;
+
+function recording(engine: Engine, log: SearchRequest[]): Engine {
+  return { ...engine, search: (request, options) => (log.push(request as SearchRequest), engine.search(request, options)) };
+}
+
+beforeAll(async () => {
+  tables = await loadResources([demoDataDir]);
+  const engine = memoryEngine(tables);
+  const [a, b, c] = await Promise.all([
+    startServer({ engine: recording(engine, seen.a), ckan: '2.11', port: 0 }),
+    startServer({ engine: recording(engine, seen.b), ckan: '2.12', port: 0 }),
+    startServer({ engine: recording(engine, seen.c), ckan: '2.12', port: 0, tokens: [TOKEN], privateResources: ['courses'] }),
+  ]);
+  servers = [a!, b!, c!];
+  dir = mkdtempSync(join(tmpdir(), 'ckql-sources-'));
+  configFile = join(dir, 'ckql.config.yaml');
+  writeFileSync(
+    configFile,
+    [
+      'profiles:',
+      `  pa: { url: "${a!.url}" }`,
+      `  pb: { url: "${b!.url}" }`,
+      `  private: { url: "${c!.url}", token_env: PRIVATE_TOKEN }`,
+      `  anonymous: { url: "${c!.url}" }`,
+      '  down: { url: "http://127.0.0.1:9", timeout: 5 }',
+      `  files: { data: "${demoDataDir}" }`,
+      'queries:',
+      '  per-level:',
+      '    query: from enrolments e join pb:courses c on e.course = c.code where c.subject = $s group by c.level',
+      '    params: { s: math }',
+      '',
+    ].join('\n'),
+  );
+});
+
+afterAll(async () => {
+  for (const server of servers) await server.close();
+});
+
+beforeEach(() => {
+  for (const log of Object.values(seen)) log.length = 0;
+});
+
+// ---------------------------------------------------------------- the answer, by hand
+
+function rowsOf(name: string): Row[] {
+  const table = tables.find((t) => t.aliases.includes(name))!;
+  return table.rows.map((row) => Object.fromEntries(table.fields.map((f) => [f.id, row[f.id] ?? null])) as Row);
+}
+
+/** SQL's inner (or left) equality join of two row lists on one key each: a Map of the right side, the left streamed past it. */
+function hashJoin(left: readonly Row[], right: readonly Row[], leftKey: string, rightKey: string, keepLeft = false): [Row, Row | null][] {
+  const hashed = new Map<string, Row[]>();
+  for (const row of right) {
+    const key = row[rightKey];
+    if (key === null || key === undefined) continue;
+    const list = hashed.get(String(key));
+    if (list === undefined) hashed.set(String(key), [row]);
+    else list.push(row);
+  }
+  const out: [Row, Row | null][] = [];
+  for (const row of left) {
+    const key = row[leftKey];
+    const matches = key === null || key === undefined ? undefined : hashed.get(String(key));
+    if (matches !== undefined) for (const match of matches) out.push([row, match]);
+    else if (keepLeft) out.push([row, null]);
+  }
+  return out;
+}
+
+/** `count(*)` and `count(distinct student)` of joined pairs, per key, in key order. */
+function countBy(pairs: readonly [Row, Row | null][], key: (pair: [Row, Row | null]) => string): { key: string; n: number; students: number }[] {
+  expect(pairs.length, 'a case that joins nothing proves nothing').toBeGreaterThan(0);
+  const groups = new Map<string, { n: number; students: Set<string> }>();
+  for (const pair of pairs) {
+    const k = key(pair);
+    const group = groups.get(k) ?? { n: 0, students: new Set<string>() };
+    group.n += 1;
+    group.students.add(String(pair[0].student));
+    groups.set(k, group);
+  }
+  return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, g]) => ({ key: k, n: g.n, students: g.students.size }));
+}
+
+const enrolments = () => rowsOf('enrolments');
+const courses = () => rowsOf('courses');
+
+// ---------------------------------------------------------------- the library
+
+describe('the library: connect({ sources })', () => {
+  it('joins a 2.11 portal’s records with a 2.12 portal’s, each side read from its own portal', async () => {
+    const other = connect({ url: servers[1]!.url });
+    const client = connect({ url: servers[0]!.url, sources: { pb: other } });
+    try {
+      const result = await client.search(
+        'from enrolments e join pb:courses c on e.course = c.code where c.subject = math and e.grade >= 5 ' +
+          'group by c.level select c.level, count(*) as n, count(distinct e.student) as students',
+      );
+      const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([e, c]) => c!.subject === 'math' && Number(e.grade) >= 5);
+      const want = countBy(pairs, ([, c]) => String(c!.level)).map((g) => ({ level: Number(g.key), n: g.n, students: g.students }));
+      expect(want.length).toBeGreaterThan(1);
+      expect(result.records).toEqual(want);
+      // pb (2.12): the count, then one page by next_page, with its where said there.
+      expect(seen.b).toHaveLength(2);
+      expect(seen.b[0]).toMatchObject({ resource_id: 'courses', filters: { subject: 'math' }, limit: 0 });
+      // pa (2.11, which cannot say >=): the count, the count of the request narrowed to the math courses' codes, one page.
+      const mathCodes = courses().filter((c) => c.subject === 'math').map((c) => c.code);
+      expect(seen.a).toHaveLength(3);
+      expect(new Set((seen.a[2]!.filters as { course: string[] }).course)).toEqual(new Set(mathCodes));
+      expect(new Set(seen.a[2]!.fields)).toEqual(new Set(['_id', 'course', 'grade', 'student']));
+    } finally {
+      await client.close();
+      await other.close();
+    }
+  });
+
+  it('a left join across portals keeps the left side’s records without a match', async () => {
+    const other = connect({ url: servers[0]!.url });
+    const client = connect({ url: servers[1]!.url, sources: { pa: other } });
+    try {
+      const text = 'from courses c left join pa:enrolments e on c.code = e.course where c.subject = history and c.level = 3 select c.code, e.student order by c.code, e.student';
+      const result = await client.search(text, { total: true });
+      const left = courses().filter((c) => c.subject === 'history' && c.level === 3);
+      const want = hashJoin(left, enrolments(), 'code', 'course', true)
+        .map(([c, e]) => ({ code: c.code, student: e?.student ?? null }))
+        .sort((x, y) => (x.code !== y.code ? (String(x.code) < String(y.code) ? -1 : 1) : x.student === y.student ? 0 : x.student === null ? 1 : y.student === null ? -1 : String(x.student) < String(y.student) ? -1 : 1));
+      expect(want.some((row) => row.student === null)).toBe(true);
+      expect(result.total).toBe(want.length);
+      expect(result.records).toEqual(want.slice(0, 100));
+    } finally {
+      await client.close();
+      await other.close();
+    }
+  });
+
+  it('facets of a join across sources count the joined records', async () => {
+    const other = connect({ url: servers[1]!.url });
+    const client = connect({ url: servers[0]!.url, sources: { pb: other } });
+    try {
+      const result = await client.search('from enrolments e join pb:courses c on e.course = c.code where c.subject = math facet c.level limit 1');
+      const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.subject === 'math');
+      const want = countBy(pairs, ([, c]) => String(c!.level))
+        .map((g) => ({ value: Number(g.key), count: g.n }))
+        .sort((x, y) => y.count - x.count || x.value - y.value);
+      expect(result.facets?.level).toEqual({ field: 'level', values: want, null_count: 0, more: false });
+      expect(result.records).toHaveLength(1);
+    } finally {
+      await client.close();
+      await other.close();
+    }
+  });
+
+  it('a query whose resources are all of one named source goes there whole; an unknown name is UNKNOWN_SOURCE listing the known ones', async () => {
+    const other = connect({ url: servers[1]!.url });
+    const client = connect({ url: servers[0]!.url, sources: { pb: other } });
+    try {
+      const result = await client.search('from pb:courses where subject = math limit 2');
+      expect(result.records).toEqual(courses().filter((c) => c.subject === 'math').slice(0, 2));
+      expect(seen.a).toHaveLength(0);
+      expect(seen.b).toEqual([{ resource_id: 'courses', filters: { subject: 'math' }, limit: 2 }]);
+      // quoted whole, a dataset/resource name of that source
+      const named = await client.search('from "pb:university/courses" where subject = math limit 2');
+      expect(named.records).toEqual(result.records);
+      const error = await client.search('from enrolments e join pc:courses c on e.course = c.code').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(QueryError);
+      expect(error).toMatchObject({ code: 'UNKNOWN_SOURCE', span: { start: 23, end: 26 } });
+      expect((error as QueryError).hint).toContain('the sources: pb');
+    } finally {
+      await client.close();
+      await other.close();
+    }
+  });
+
+  it('the sql target refuses a join across sources', () => {
+    expect(() => plan('from enrolments e join pb:courses c on e.course = c.code', { target: 'sql' })).toThrow(
+      expect.objectContaining({ code: 'TARGET_CANNOT_EXPRESS' }),
+    );
+  });
+});
+
+// ---------------------------------------------------------------- the command line (in process)
+
+describe('ckql query and explain with profiles and local files', () => {
+  const data = ['--data', demoDataDir, '--config', '$CONFIG'];
+  const args = (list: readonly string[]) => list.map((arg) => (arg === '$CONFIG' ? configFile : arg));
+
+  it('joins local enrolments with a portal profile’s courses', async () => {
+    const text = 'from enrolments e join pb:courses c on e.course = c.code where c.level >= 3 group by c.subject select c.subject, count(*) as n, count(distinct e.student) as students';
+    const result = await ckql(['query', text, '--format', 'ndjson', ...args(data)]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => Number(c!.level) >= 3);
+    expect(ndjson(result.stdout)).toEqual(countBy(pairs, ([, c]) => String(c!.subject)).map((g) => ({ subject: g.key, n: g.n, students: g.students })));
+    // pb: the count of courses with level >= 3 (2.12 says it), then one page; the local side is read in this process.
+    expect(seen.b.map((r) => r.filters)).toEqual([{ level: { gte: 3 } }, { level: { gte: 3 } }]);
+    expect(seen.a).toHaveLength(0);
+  });
+
+  it('joins two portal profiles, the current one by its name', async () => {
+    const text = 'from pa:enrolments e join pb:courses c on e.course = c.code where e.term = "2024-autumn" group by c.subject select c.subject, count(*) as n, count(distinct e.student) as students';
+    const result = await ckql(['query', text, '--format', 'ndjson', '--profile', 'pa', '--config', configFile]);
+    expect(result.stderr).toBe('');
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([e]) => e.term === '2024-autumn');
+    expect(ndjson(result.stdout)).toEqual(countBy(pairs, ([, c]) => String(c!.subject)).map((g) => ({ subject: g.key, n: g.n, students: g.students })));
+    expect(seen.a.every((r) => r.resource_id === 'enrolments')).toBe(true);
+    expect(seen.b.every((r) => r.resource_id === 'courses')).toBe(true);
+    expect(seen.a.length + seen.b.length).toBe(5);
+  });
+
+  it('a portal session joins a data profile’s files', async () => {
+    const text = 'from enrolments e join files:courses c on e.course = c.code where c.stage = survey group by c.subject select c.subject, count(*) as n, count(distinct e.student) as students';
+    const result = await ckql(['query', text, '--format', 'ndjson', '--profile', 'pb', '--config', configFile]);
+    expect(result.stderr).toBe('');
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.stage === 'survey');
+    expect(pairs.length).toBeGreaterThan(100);
+    expect(ndjson(result.stdout)).toEqual(countBy(pairs, ([, c]) => String(c!.subject)).map((g) => ({ subject: g.key, n: g.n, students: g.students })));
+    // pb: enrolments only, narrowed to the survey courses' codes
+    expect(seen.b.every((r) => r.resource_id === 'enrolments')).toBe(true);
+    expect(seen.b.at(-1)!.filters).toHaveProperty('course');
+  });
+
+  it('a bare resource is the current source’s, and local: names it too', async () => {
+    const text = 'from local:courses c join enrolments e on c.code = e.course where c.subject = chemistry group by c.level select c.level, count(*) as n, count(distinct e.student) as students';
+    const result = await ckql(['query', text, '--format', 'ndjson', ...args(data)]);
+    expect(result.stderr).toBe('');
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.subject === 'chemistry');
+    expect(ndjson(result.stdout)).toEqual(countBy(pairs, ([, c]) => String(c!.level)).map((g) => ({ level: Number(g.key), n: g.n, students: g.students })));
+    expect(seen.a.length + seen.b.length).toBe(0);
+  });
+
+  it('explain shows each side with its source, target and request, and the steps with the counts', async () => {
+    const text = 'from enrolments e join pb:courses c on e.course = c.code where c.subject = math group by c.level';
+    const result = await ckql(['explain', text, ...args(data)]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('side e: from local (ckan-2.11)');
+    expect(result.stdout).toContain('side c: from pb (ckan-2.12)');
+    expect(result.stdout).toContain(`POST ${servers[1]!.url}/api/action/datastore_search {"resource_id":"courses","filters":{"subject":"math"},"fields":["_id","level","code"]}`);
+    expect(result.stdout).toMatch(/scan from pb: .*pages by 2\.12's next_page.*the count says 65 records: 2 requests/);
+    expect(result.stdout).toMatch(/scan from local: \{"resource_id":"enrolments".*the count says 20000 records/);
+    // explain asks each side's count, and reads nothing
+    expect(seen.b).toEqual([{ resource_id: 'courses', filters: { subject: 'math' }, fields: ['_id', 'level', 'code'], limit: 0 }]);
+  });
+
+  it('ckql run of a named query and a -c script join across sources too', async () => {
+    const perLevel = (subject: string) =>
+      countBy(hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.subject === subject), ([, c]) => String(c!.level)).map((g) => ({ level: Number(g.key), count: g.n }));
+    const run = await ckql(['run', 'per-level', '--param', 's=physics', '--format', 'ndjson', ...args(data)]);
+    expect(run.stderr).toBe('');
+    expect(ndjson(run.stdout)).toEqual(perLevel('physics'));
+    const script = await ckql(['-c', 'from enrolments e join pb:courses c on e.course = c.code where c.subject = history group by c.level; from local:courses where code = MATH-101', ...args(data)]);
+    expect(script.stderr).toBe('');
+    expect(ndjson(script.stdout)).toEqual([...perLevel('history'), ...courses().filter((c) => c.code === 'MATH-101')]);
+  });
+
+  it('explain of a query whose resources are all of one named source is that source’s', async () => {
+    const result = await ckql(['explain', 'from pb:courses where level >= 3 and stage != retired limit 2', ...args(data)]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('target: ckan-2.12');
+    expect(result.stdout).toContain(`POST ${servers[1]!.url}/api/action/datastore_search`);
+    expect(result.stdout).toContain('"level": {');
+    expect(result.stdout).toContain('filter stage != retired');
+  });
+
+  it('an unknown source name: exit 3, UNKNOWN_SOURCE under the query, the known names in the hint', async () => {
+    const result = await ckql(['query', 'from enrolments e join pz:courses c on e.course = c.code', ...args(data)]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('error[UNKNOWN_SOURCE]: no source named "pz"');
+    expect(result.stderr).toContain('^^^');
+    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, down, files, local');
+  });
+
+  it('local: on a portal session is unknown, and the hint does not offer it', async () => {
+    const result = await ckql(['query', 'from enrolments e join local:courses c on e.course = c.code', '--profile', 'pa', '--config', configFile]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('error[UNKNOWN_SOURCE]: no source named "local"');
+    expect(result.stderr).toContain('hint: the sources: pa, pb, private, anonymous, down, files;');
+  });
+
+  it('a profile whose token variable is unset: TOKEN_UNAVAILABLE naming the profile and the variable', async () => {
+    const result = await ckql(['query', 'from enrolments e join private:courses c on e.course = c.code', ...args(data)], { env: { PRIVATE_TOKEN: undefined } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('TOKEN_UNAVAILABLE');
+    expect(result.stderr).toContain('private');
+    expect(result.stderr).toContain('PRIVATE_TOKEN');
+  });
+
+  it('a private resource: refused without a token (saying none is configured there), joined with one, the token never printed', async () => {
+    const text = 'from enrolments e join anonymous:courses c on e.course = c.code group by c.subject';
+    const refused = await ckql(['query', text, ...args(data)]);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain('source "anonymous"');
+    expect(refused.stderr).toContain('no token is configured for this source');
+
+    const withToken = text.replace('anonymous:', 'private:');
+    const env = { PRIVATE_TOKEN: TOKEN };
+    const joined = await ckql(['query', withToken, '--format', 'ndjson', ...args(data)], { env });
+    expect(joined.stderr).toBe('');
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code');
+    expect(ndjson(joined.stdout)).toEqual(countBy(pairs, ([, c]) => String(c!.subject)).map((g) => ({ subject: g.key, count: g.n })));
+    const explained = await ckql(['explain', withToken, ...args(data)], { env });
+    expect(explained.code).toBe(0);
+    for (const output of [refused, joined, explained]) expect(output.stdout + output.stderr).not.toContain(TOKEN);
+  });
+
+  it('a source nothing answers at: exit 4, saying which source', async () => {
+    const result = await ckql(['query', 'from enrolments e join down:courses c on e.course = c.code', ...args(data)]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('source "down" (http://127.0.0.1:9)');
+  });
+
+  it('--all streams every joined record, and --total counts them', async () => {
+    const text = 'from enrolments e join pb:courses c on e.course = c.code where c.subject = chemistry and c.level = 2 select e.student, c.code order by e.student, c.code';
+    const want = hashJoin(enrolments(), courses(), 'course', 'code')
+      .filter(([, c]) => c!.subject === 'chemistry' && c!.level === 2)
+      .map(([e, c]) => ({ student: e.student, code: c!.code }))
+      .sort((x, y) => (x.student !== y.student ? (String(x.student) < String(y.student) ? -1 : 1) : String(x.code) < String(y.code) ? -1 : x.code === y.code ? 0 : 1));
+    expect(want.length).toBeGreaterThan(100);
+    const all = await ckql(['query', text, '--all', '--format', 'ndjson', ...args(data)]);
+    expect(all.stderr).toBe('');
+    expect(ndjson(all.stdout)).toEqual(want);
+    const counted = await ckql(['query', text, '--total', '--format', 'json', ...args(data)]);
+    expect(counted.stderr).toContain(`100 of ${want.length} records`);
+  });
+
+  it('everything a join across sources reads counts against --max-scan, refused before a record is read', async () => {
+    const result = await ckql(['query', 'from pa:courses c join enrolments e on c.code = e.course group by c.subject', '--max-scan', '5000', ...args(data)]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('error[SCAN_TOO_LARGE]');
+    expect(result.stderr).toContain('matches 20000 records, more than the 5000');
+    // pa's courses were counted (320, within the bound), not read; the local enrolments' count (20000) refused the run
+    expect(seen.a.map((r) => r.limit)).toEqual([0]);
+  });
+});
+
+// ---------------------------------------------------------------- the REPL (in process)
+
+describe('the REPL', () => {
+  let source: Source;
+  let session: Session;
+
+  beforeAll(async () => {
+    source = await openSource({ kind: 'data', paths: [demoDataDir] }, { lazy: true });
+    session = new Session({
+      source,
+      config: await loadConfig({ configFile }),
+      settings: { format: 'json', limit: 20, timing: false, explain: false, language: undefined },
+      color: false,
+      width: () => 200,
+      openSource: (spec) => openSource(spec, { lazy: true }),
+    });
+  });
+
+  afterAll(async () => {
+    await session.close();
+    await source.close();
+  });
+
+  it('runs a join of local data and a profile, and explains it', async () => {
+    const text = 'from enrolments e join pa:courses c on e.course = c.code where c.subject = biology group by c.level select c.level, count(*) as n, count(distinct e.student) as students';
+    const output = await session.run(text);
+    expect(output).toMatch(/\n4 of 4 records$/);
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.subject === 'biology');
+    expect(JSON.parse(output.slice(0, output.lastIndexOf(']') + 1))).toEqual(countBy(pairs, ([, c]) => String(c!.level)).map((g) => ({ level: Number(g.key), n: g.n, students: g.students })));
+    expect(seen.a).toHaveLength(2);
+    session.settings.explain = true;
+    try {
+      const explained = await session.run(text);
+      expect(explained).toContain('side c: from pa (ckan-2.11)');
+      expect(explained).toContain('side e: from local (ckan-2.11)');
+    } finally {
+      session.settings.explain = false;
+    }
+    expect(await session.run('from enrolments e join nowhere:courses c on e.course = c.code')).toContain('error[UNKNOWN_SOURCE]');
+  });
+});
