@@ -314,14 +314,6 @@ class ExactSum implements Accumulator {
     if (value === null || value === undefined) return;
     this.n++;
     if (this.exact === undefined && typeof value === 'number') {
-      if (this.places === 0 && Number.isInteger(value)) {
-        // Integers only so far: their sum is exact in a double while it stays below 2^53 (no compensation to keep).
-        const t = this.sum + value;
-        if (t <= SAFE && t >= -SAFE) {
-          this.sum = t;
-          return;
-        }
-      }
       if (!Number.isInteger(value)) {
         const places = placesOf(value);
         if (places < 0) return this.addExact(value);
