@@ -18,6 +18,7 @@
  * PostgreSQL's.
  */
 import type { Aggregate, Condition } from '../../ast.js';
+import { assertNever } from '../../ast.js';
 import type { FacetResult, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import { addDecimal, decimalOf, decimalText, decimalValue } from '../../datastore/decimal.js';
@@ -65,10 +66,11 @@ export interface Aggregator<T> {
   readonly size: number;
 }
 
-/** What the fold works on: the groups so far, how to make one, the reads. */
+/** What the fold works on: the groups so far, how to make one (`newGroup(keys, specs)`), the reads. */
 interface FoldState<T> {
   readonly groups: Map<unknown, Group>;
-  readonly fresh: (keys: (JsonValue | null)[]) => Group;
+  readonly specs: readonly StateSpec[];
+  readonly newGroup: typeof newGroup;
   readonly keys: readonly Read<T>[];
   readonly inputs: readonly Read<T>[];
   readonly canonical: typeof canonicalText;
@@ -96,22 +98,20 @@ type Fold<T> = (state: FoldState<T>, items: readonly T[] | undefined, positions:
 export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
   // The distinct values read, the distinct states over them, and where each aggregate finds its result.
   const inputs: Read<T>[] = [];
-  const states: { readonly input: number; readonly make: () => Accumulator; readonly id: string }[] = [];
+  const states: (StateSpec & { readonly input: number })[] = [];
   const slots = spec.aggregates.map(({ aggregate, read, type }) => {
     if (read === undefined) return { state: -1, average: false };
     let input = inputs.indexOf(read);
     if (input < 0) input = inputs.push(read) - 1;
-    const { family, make } = accumulatorOf(aggregate, type);
-    const id = `${input}:${family}`;
-    let state = states.findIndex((s) => s.id === id);
-    if (state < 0) state = states.push({ input, make, id }) - 1;
+    const family = familyOf(aggregate, type);
+    let state = states.findIndex((s) => s.input === input && s.family === family);
+    if (state < 0) state = states.push({ input, family, type }) - 1;
     return { state, average: aggregate.fn === 'avg' };
   });
-  const fresh = (keys: (JsonValue | null)[]): Group => ({ keys, rows: 0, states: states.map((s) => s.make()) });
   const groups = new Map<unknown, Group>();
-  if (spec.keys.length === 0) groups.set(null, fresh([]));
+  if (spec.keys.length === 0) groups.set(null, newGroup([], states));
   const stateInputs = states.map((s) => s.input);
-  const state: FoldState<T> = { groups, fresh, keys: spec.keys, inputs, canonical: canonicalText };
+  const state: FoldState<T> = { groups, specs: states, newGroup, keys: spec.keys, inputs, canonical: canonicalText };
   const fold = generatedFold(spec.keys, inputs, stateInputs) ?? closureFold(spec.keys.length, stateInputs);
   return {
     addAll: (items, positions) => fold(state, items, positions, positions === undefined ? items.length : positions.length),
@@ -141,8 +141,10 @@ export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
  * called), the group found, each state given its value. It is one function
  * per source, shared by every aggregator with the same keys and values, so
  * V8 optimizes it once for every query: it takes everything per query as
- * arguments (a closure made per aggregator was optimized with the previous
- * query's functions inlined, and deoptimized on the next). Names enter the
+ * arguments, and calls no function made per query where it can help it (a
+ * closure made per aggregator, or one that made each group's states, was
+ * optimized with the previous query's functions inlined, and deoptimized
+ * on the next: "wrong call target"). Names enter the
  * code only as JSON string literals, so no name can add code (as in
  * row-shape.ts).
  */
@@ -162,13 +164,13 @@ function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], 
   else lines.push(`const key = JSON.stringify([${keys.map((_, i) => `canonical(k${i})`).join(', ')}]);`);
   lines.push(
     'let g = groups.get(key);',
-    `if (g === undefined) { g = fresh([${keys.map((_, i) => `k${i}`).join(', ')}]); groups.set(key, g); }`,
+    `if (g === undefined) { g = newGroup([${keys.map((_, i) => `k${i}`).join(', ')}], specs); groups.set(key, g); }`,
     'g.rows++;',
   );
   if (stateInputs.length > 0) lines.push('const s = g.states;');
   stateInputs.forEach((input, i) => lines.push(`s[${i}].add(v${input});`));
   const body = [
-    'const { groups, fresh, keys, inputs, canonical } = state;',
+    'const { groups, specs, newGroup, keys, inputs, canonical } = state;',
     'for (let j = 0; j < count; j++) {',
     'const r = items === undefined ? j : positions === undefined ? items[j] : items[positions[j]];',
     ...lines,
@@ -180,7 +182,7 @@ function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], 
 /** The fold of `generatedFold` as closures, where code generation is disabled. */
 function closureFold<T>(keyCount: number, stateInputs: readonly number[]): Fold<T> {
   return (state, items, positions, count) => {
-    const { groups, fresh, keys, inputs } = state;
+    const { groups, specs, keys, inputs } = state;
     for (let j = 0; j < count; j++) {
       const item = (items === undefined ? j : positions === undefined ? items[j] : items[positions[j]!]) as T;
       const ks = keys.map((read) => (read(item) ?? null) as JsonValue | null);
@@ -189,7 +191,7 @@ function closureFold<T>(keyCount: number, stateInputs: readonly number[]): Fold<
       if (keyCount === 1 && typeof key === 'object' && key !== null) key = canonicalText(key);
       let group = groups.get(key);
       if (group === undefined) {
-        group = fresh(ks);
+        group = newGroup(ks, specs);
         groups.set(key, group);
       }
       group.rows++;
@@ -218,21 +220,52 @@ function mergeByText(groups: Group[]): Group[] {
 
 // ---------------------------------------------------------------- accumulators
 
-/** An aggregate's state: its family (aggregates of one value and family share one state) and how to make it. */
-function accumulatorOf(aggregate: Aggregate, type: FieldType | undefined): { family: string; make: () => Accumulator } {
+/** The kind of state an aggregate needs: aggregates of one value and one family share one state. */
+type Family = 'count' | 'distinct' | 'float' | 'exact' | 'min' | 'max';
+
+/** A state each group keeps: its family, and the value's type (`min`/`max` order by it). */
+interface StateSpec {
+  readonly family: Family;
+  readonly type: FieldType | undefined;
+}
+
+function familyOf(aggregate: Aggregate, type: FieldType | undefined): Family {
   switch (aggregate.fn) {
     case 'count':
-      return aggregate.distinct ? { family: 'distinct', make: () => new DistinctCount() } : { family: 'count', make: () => new ValueCount() };
+      return aggregate.distinct ? 'distinct' : 'count';
     case 'sum':
     case 'avg':
-      return type === 'float8' || type === 'float' ? { family: 'float', make: () => new FloatSum() } : { family: 'exact', make: () => new ExactSum() };
+      return type === 'float8' || type === 'float' ? 'float' : 'exact';
     case 'min':
-    case 'max': {
-      const max = aggregate.fn === 'max';
-      return { family: aggregate.fn, make: () => new Extreme(max, type) };
-    }
+    case 'max':
+      return aggregate.fn;
     default:
       throw new Error(`unknown aggregate ${String(aggregate.fn)}`);
+  }
+}
+
+/** A new group with these key values and a fresh state per spec (one function for every aggregator: see `generatedFold`). */
+function newGroup(keys: (JsonValue | null)[], specs: readonly StateSpec[]): Group {
+  const states = new Array<Accumulator>(specs.length);
+  for (let i = 0; i < specs.length; i++) states[i] = newState(specs[i]!);
+  return { keys, rows: 0, states };
+}
+
+function newState(spec: StateSpec): Accumulator {
+  switch (spec.family) {
+    case 'count':
+      return new ValueCount();
+    case 'distinct':
+      return new DistinctCount();
+    case 'float':
+      return new FloatSum();
+    case 'exact':
+      return new ExactSum();
+    case 'min':
+    case 'max':
+      return new Extreme(spec.family === 'max', spec.type);
+    default:
+      return assertNever(spec.family);
   }
 }
 
