@@ -13,8 +13,14 @@ export interface ChildOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
+/**
+ * A child in TypeScript runs under the tsx loader; one in JavaScript
+ * (`.mjs`, for a child whose memory is measured) without it, unless
+ * CKQL_BENCH_SOURCE=src makes it import `src/`.
+ */
 function nodeArgs(script: string, args: readonly string[], options: ChildOptions): string[] {
-  return [...(options.exposeGc ? ['--expose-gc'] : []), '--import', 'tsx', path.join(benchDir, 'children', script), ...args];
+  const tsx = script.endsWith('.ts') || process.env.CKQL_BENCH_SOURCE === 'src';
+  return [...(options.exposeGc ? ['--expose-gc'] : []), ...(tsx ? ['--import', 'tsx'] : []), path.join(benchDir, 'children', script), ...args];
 }
 
 export interface RunningChild {

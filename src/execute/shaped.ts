@@ -19,6 +19,7 @@ import { closing } from '../engine/stream.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from '../engine/memory/aggregate.js';
 import type { Read } from '../engine/memory/aggregate.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
+import { fieldRead } from '../engine/memory/row-shape.js';
 import { queryError } from '../errors.js';
 import { format } from '../format.js';
 import { filter, limit } from './local.js';
@@ -206,7 +207,8 @@ function fieldReader(bound: BoundShape, field: Field): Read<Row> {
       return typeof value === 'string' ? value.replace(ZERO_FRACTION, '') : value;
     };
   }
-  return (row) => (Object.hasOwn(row, key) ? (row[key] ?? null) : null);
+  // A generated read with the key as a literal, which the aggregate's fold writes inline.
+  return fieldRead(key);
 }
 
 const ZERO_FRACTION = /\.0+$/;
@@ -466,11 +468,20 @@ function aggregate(input: Operator, shape: Shape): Operator {
         await upstream.batches.return();
         throw error;
       }
+      // One read per field, so aggregates of one field share their state (sum and avg).
+      const reads = new Map<string, Read<Row>>();
+      const read = (field: Field): Read<Row> => {
+        const { side, info } = bound.ref(field);
+        const key = joinedKey(side, info.id);
+        let made = reads.get(key);
+        if (made === undefined) reads.set(key, (made = fieldReader(bound, field)));
+        return made;
+      };
       const aggregator = makeAggregator<Row>({
         keys: shape.keys.map((key) => valueReader(bound, key)),
         aggregates: shape.aggregates.map((a) => ({
           aggregate: a,
-          ...(a.field === undefined ? {} : { read: fieldReader(bound, a.field) }),
+          ...(a.field === undefined ? {} : { read: read(a.field) }),
           type: a.field === undefined ? undefined : bound.ref(a.field).info.type,
         })),
       });
@@ -480,7 +491,7 @@ function aggregate(input: Operator, shape: Shape): Operator {
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         for await (const batch of upstream.batches) {
           await breathe(context);
-          for (const row of batch) aggregator.add(row);
+          aggregator.addAll(batch);
         }
         groups.push(...finishGroups(bound, aggregator.groups()).map(namedColumns(bound)));
         for (let from = 0; from < groups.length; from += 1000) yield groups.slice(from, from + 1000);

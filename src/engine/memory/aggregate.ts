@@ -18,6 +18,7 @@
  * PostgreSQL's.
  */
 import type { Aggregate, Condition } from '../../ast.js';
+import { assertNever } from '../../ast.js';
 import type { FacetResult, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import { addDecimal, decimalOf, decimalText, decimalValue } from '../../datastore/decimal.js';
@@ -27,6 +28,7 @@ import { validationError } from '../../errors.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { aggregateSlot, keySlot } from '../../compile/shape.js';
 import { residualTest } from './evaluate-query.js';
+import { fieldReadName, generate } from './row-shape.js';
 
 /** Reads a value of an item (a table row by its position, a fetched record, a joined pair). */
 export type Read<T> = (item: T) => JsonValue | null | undefined;
@@ -37,99 +39,164 @@ export interface AggregateSpec<T> {
   readonly aggregates: readonly { readonly aggregate: Aggregate; readonly read?: Read<T>; readonly type: FieldType | undefined }[];
 }
 
-/** One aggregate's running state over a group. */
+/** One aggregate's running state over a group; `sum` and `avg` of one value share one. */
 interface Accumulator {
   add(value: JsonValue | null | undefined): void;
   merge(other: Accumulator): void;
-  result(): JsonValue;
+  /** the aggregate's value; `average`: `avg` rather than `sum` (other states ignore it) */
+  result(average: boolean): JsonValue;
 }
 
 /** One group: its key values (as first seen), the rows it counted, its accumulators. */
 interface Group {
   readonly keys: (JsonValue | null)[];
   rows: number;
-  readonly accumulators: Accumulator[];
+  readonly states: Accumulator[];
 }
 
 /** Folds items into groups; `groups()` once they are all in. */
 export interface Aggregator<T> {
-  add(item: T): void;
+  /** adds `items[positions[j]]` for each j, or every item in order without `positions` */
+  addAll(items: readonly T[], positions?: Int32Array): void;
+  /** adds the numbers 0 … count − 1 as items (joined rows by their position) */
+  addCount(this: Aggregator<number>, count: number): void;
   /** the slot rows of the groups (`k0…`, `a0…`), in no particular order */
   groups(): Row[];
   /** how many groups so far */
   readonly size: number;
 }
 
+/** What the fold works on: the groups so far, how to make one (`newGroup(keys, specs)`), the reads. */
+interface FoldState<T> {
+  readonly groups: Map<unknown, Group>;
+  readonly specs: readonly StateSpec[];
+  readonly newGroup: typeof newGroup;
+  readonly keys: readonly Read<T>[];
+  readonly inputs: readonly Read<T>[];
+  readonly canonical: typeof canonicalText;
+}
+
 /**
- * An aggregator for a spec. With one key, groups are found by the key's own
- * value (no text is made per item); keys of different types with one
- * canonical text are merged at the end. With several, by their texts.
+ * Folds `items[positions[j]]` (each item without `positions`; without
+ * items, the numbers 0 … count − 1) into the state's groups.
+ */
+type Fold<T> = (state: FoldState<T>, items: readonly T[] | undefined, positions: Int32Array | undefined, count: number) => void;
+
+/**
+ * An aggregator for a spec. Each distinct value is read once per item, and
+ * aggregates that need the same state of the same value (`sum` and `avg`,
+ * a repeated `min`) share one accumulator. With one key, groups are found
+ * by the key's own value (no text is made per item); keys of different
+ * types with one canonical text are merged at the end. With several, by
+ * their texts. The fold is generated code (see `fieldRead`); without code
+ * generation the same steps run as closures.
  * @example
- * const agg = makeAggregator({ keys: [(r) => r.subject], aggregates: [{ aggregate: count, type: undefined }] });
- * rows.forEach((r) => agg.add(r));
+ * const agg = makeAggregator({ keys: [fieldRead('subject')], aggregates: [{ aggregate: count, type: undefined }] });
+ * agg.addAll(rows);
  * agg.groups() // [{ k0: 'math', a0: 6 }, { k0: 'history', a0: 1 }]
  */
 export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
-  const makers = spec.aggregates.map(({ aggregate, type }) => accumulatorOf(aggregate, type));
-  const reads = spec.aggregates.map(({ read }) => read);
-  const fresh = (keys: (JsonValue | null)[]): Group => ({ keys, rows: 0, accumulators: makers.map((make) => make()) });
-  const keyReads = spec.keys;
-  const n = makers.length;
-  const fold = (group: Group, item: T): void => {
-    group.rows++;
-    for (let i = 0; i < n; i++) {
-      const read = reads[i];
-      if (read !== undefined) group.accumulators[i]!.add(read(item));
-    }
-  };
-  let groups: Map<unknown, Group>;
-  let add: (item: T) => void;
-  if (keyReads.length === 0) {
-    const only = fresh([]);
-    groups = new Map([[null, only]]);
-    add = (item) => fold(only, item);
-  } else if (keyReads.length === 1) {
-    const read = keyReads[0]!;
-    groups = new Map();
-    add = (item) => {
-      let key: unknown = read(item) ?? null;
-      // A JSON value groups by its text; every other value by itself (merged by text at the end).
-      if (typeof key === 'object' && key !== null) key = canonicalText(key);
-      let group = groups.get(key);
-      if (group === undefined) {
-        group = fresh([(read(item) ?? null) as JsonValue | null]);
-        groups.set(key, group);
-      }
-      fold(group, item);
-    };
-  } else {
-    groups = new Map();
-    add = (item) => {
-      const values = keyReads.map((read) => (read(item) ?? null) as JsonValue | null);
-      const key = JSON.stringify(values.map((v) => canonicalText(v)));
-      let group = groups.get(key);
-      if (group === undefined) {
-        group = fresh(values);
-        groups.set(key, group);
-      }
-      fold(group, item);
-    };
-  }
+  // The distinct values read, the distinct states over them, and where each aggregate finds its result.
+  const inputs: Read<T>[] = [];
+  const states: (StateSpec & { readonly input: number })[] = [];
+  const slots = spec.aggregates.map(({ aggregate, read, type }) => {
+    if (read === undefined) return { state: -1, average: false };
+    let input = inputs.indexOf(read);
+    if (input < 0) input = inputs.push(read) - 1;
+    const family = familyOf(aggregate, type);
+    let state = states.findIndex((s) => s.input === input && s.family === family);
+    if (state < 0) state = states.push({ input, family, type }) - 1;
+    return { state, average: aggregate.fn === 'avg' };
+  });
+  const groups = new Map<unknown, Group>();
+  if (spec.keys.length === 0) groups.set(null, newGroup([], states));
+  const stateInputs = states.map((s) => s.input);
+  const state: FoldState<T> = { groups, specs: states, newGroup, keys: spec.keys, inputs, canonical: canonicalText };
+  const fold = generatedFold(spec.keys, inputs, stateInputs) ?? closureFold(spec.keys.length, stateInputs);
   return {
-    add,
+    addAll: (items, positions) => fold(state, items, positions, positions === undefined ? items.length : positions.length),
+    addCount(count) {
+      // Only an Aggregator<number> has addCount (its `this`): its items are the numbers themselves.
+      fold(state, undefined, undefined, count);
+    },
     get size() {
       return groups.size;
     },
     groups: () => {
       let list = [...groups.values()];
-      if (keyReads.length === 1) list = mergeByText(list);
+      if (spec.keys.length === 1) list = mergeByText(list);
       return list.map((group) => {
         const row: Record<string, JsonValue> = {};
         group.keys.forEach((value, i) => (row[keySlot(i)] = value));
-        group.accumulators.forEach((acc, i) => (row[aggregateSlot(i)] = acc instanceof RowCount ? group.rows : acc.result()));
+        slots.forEach(({ state, average }, i) => (row[aggregateSlot(i)] = state < 0 ? group.rows : group.states[state]!.result(average)));
         return row as Row;
       });
     },
+  };
+}
+
+/**
+ * The fold as one generated function: each value read once into a local
+ * (a `fieldRead` (row-shape.ts) as a literal property load, any other read
+ * called), the group found, each state given its value. It is one function
+ * per source, shared by every aggregator with the same keys and values, so
+ * V8 optimizes it once for every query: it takes everything per query as
+ * arguments, and calls no function made per query where it can help it (a
+ * closure made per aggregator, or one that made each group's states, was
+ * optimized with the previous query's functions inlined, and deoptimized
+ * on the next: "wrong call target"). Names enter the
+ * code only as JSON string literals, so no name can add code (as in
+ * row-shape.ts).
+ */
+function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], stateInputs: readonly number[]): Fold<T> | undefined {
+  const value = (read: Read<T>, call: string): string => {
+    const name = fieldReadName(read);
+    if (name === undefined) return `${call}(r)`;
+    const literal = JSON.stringify(name);
+    return name in Object.prototype ? `(Object.hasOwn(r, ${literal}) ? (r[${literal}] ?? null) : null)` : `(r[${literal}] ?? null)`;
+  };
+  const lines: string[] = [];
+  keys.forEach((read, i) => lines.push(`let k${i} = ${value(read, `keys[${i}]`)}; if (k${i} === undefined) k${i} = null;`));
+  inputs.forEach((read, i) => lines.push(`const v${i} = ${value(read, `inputs[${i}]`)};`));
+  if (keys.length === 0) lines.push('const key = null;');
+  // A JSON value groups by its text; every other value by itself (merged by text at the end).
+  else if (keys.length === 1) lines.push(`let key = k0; if (typeof key === 'object' && key !== null) key = canonical(key);`);
+  else lines.push(`const key = JSON.stringify([${keys.map((_, i) => `canonical(k${i})`).join(', ')}]);`);
+  lines.push(
+    'let g = groups.get(key);',
+    `if (g === undefined) { g = newGroup([${keys.map((_, i) => `k${i}`).join(', ')}], specs); groups.set(key, g); }`,
+    'g.rows++;',
+  );
+  if (stateInputs.length > 0) lines.push('const s = g.states;');
+  stateInputs.forEach((input, i) => lines.push(`s[${i}].add(v${input});`));
+  const body = [
+    'const { groups, specs, newGroup, keys, inputs, canonical } = state;',
+    'for (let j = 0; j < count; j++) {',
+    'const r = items === undefined ? j : positions === undefined ? items[j] : items[positions[j]];',
+    ...lines,
+    '}',
+  ].join('\n');
+  return generate<Fold<T>>(['state', 'items', 'positions', 'count'], body);
+}
+
+/** The fold of `generatedFold` as closures, where code generation is disabled. */
+function closureFold<T>(keyCount: number, stateInputs: readonly number[]): Fold<T> {
+  return (state, items, positions, count) => {
+    const { groups, specs, keys, inputs } = state;
+    for (let j = 0; j < count; j++) {
+      const item = (items === undefined ? j : positions === undefined ? items[j] : items[positions[j]!]) as T;
+      const ks = keys.map((read) => (read(item) ?? null) as JsonValue | null);
+      const vs = inputs.map((read) => read(item));
+      let key: unknown = keyCount === 0 ? null : keyCount === 1 ? ks[0] : JSON.stringify(ks.map((k) => canonicalText(k)));
+      if (keyCount === 1 && typeof key === 'object' && key !== null) key = canonicalText(key);
+      let group = groups.get(key);
+      if (group === undefined) {
+        group = newGroup(ks, specs);
+        groups.set(key, group);
+      }
+      group.rows++;
+      stateInputs.forEach((input, i) => group.states[i]!.add(vs[input]));
+    }
   };
 }
 
@@ -146,38 +213,59 @@ function mergeByText(groups: Group[]): Group[] {
     }
     merged = true;
     known.rows += group.rows;
-    known.accumulators.forEach((acc, i) => acc.merge(group.accumulators[i]!));
+    known.states.forEach((acc, i) => acc.merge(group.states[i]!));
   }
   return merged ? [...byText.values()] : groups;
 }
 
 // ---------------------------------------------------------------- accumulators
 
-function accumulatorOf(aggregate: Aggregate, type: FieldType | undefined): () => Accumulator {
+/** The kind of state an aggregate needs: aggregates of one value and one family share one state. */
+type Family = 'count' | 'distinct' | 'float' | 'exact' | 'min' | 'max';
+
+/** A state each group keeps: its family, and the value's type (`min`/`max` order by it). */
+interface StateSpec {
+  readonly family: Family;
+  readonly type: FieldType | undefined;
+}
+
+function familyOf(aggregate: Aggregate, type: FieldType | undefined): Family {
   switch (aggregate.fn) {
     case 'count':
-      if (aggregate.field === undefined) return () => new RowCount();
-      return aggregate.distinct ? () => new DistinctCount() : () => new ValueCount();
+      return aggregate.distinct ? 'distinct' : 'count';
     case 'sum':
-    case 'avg': {
-      const float = type === 'float8' || type === 'float';
-      const average = aggregate.fn === 'avg';
-      return float ? () => new FloatSum(average) : () => new ExactSum(average);
-    }
+    case 'avg':
+      return type === 'float8' || type === 'float' ? 'float' : 'exact';
     case 'min':
     case 'max':
-      return () => new Extreme(aggregate.fn === 'max', type);
+      return aggregate.fn;
     default:
       throw new Error(`unknown aggregate ${String(aggregate.fn)}`);
   }
 }
 
-/** `count(*)`: the group counts its rows itself (`Group.rows`); this one holds nothing. */
-class RowCount implements Accumulator {
-  add(): void {}
-  merge(): void {}
-  result(): JsonValue {
-    throw new Error('count(*) is the group\'s own count');
+/** A new group with these key values and a fresh state per spec (one function for every aggregator: see `generatedFold`). */
+function newGroup(keys: (JsonValue | null)[], specs: readonly StateSpec[]): Group {
+  const states = new Array<Accumulator>(specs.length);
+  for (let i = 0; i < specs.length; i++) states[i] = newState(specs[i]!);
+  return { keys, rows: 0, states };
+}
+
+function newState(spec: StateSpec): Accumulator {
+  switch (spec.family) {
+    case 'count':
+      return new ValueCount();
+    case 'distinct':
+      return new DistinctCount();
+    case 'float':
+      return new FloatSum();
+    case 'exact':
+      return new ExactSum();
+    case 'min':
+    case 'max':
+      return new Extreme(spec.family === 'max', spec.type);
+    default:
+      return assertNever(spec.family);
   }
 }
 
@@ -212,7 +300,6 @@ class DistinctCount implements Accumulator {
 class FloatSum implements Accumulator {
   n = 0;
   sum = 0;
-  constructor(private readonly average: boolean) {}
   add(value: JsonValue | null | undefined): void {
     if (value === null || value === undefined) return;
     this.n++;
@@ -222,9 +309,9 @@ class FloatSum implements Accumulator {
     this.n += (other as FloatSum).n;
     this.sum += (other as FloatSum).sum;
   }
-  result(): JsonValue {
+  result(average: boolean): JsonValue {
     if (this.n === 0) return null;
-    return this.average ? this.sum / this.n : this.sum;
+    return average ? this.sum / this.n : this.sum;
   }
 }
 
@@ -255,7 +342,6 @@ class ExactSum implements Accumulator {
   compensation = 0;
   places = 0;
   exact: Decimal | undefined;
-  constructor(private readonly average: boolean) {}
 
   add(value: JsonValue | null | undefined): void {
     if (value === null || value === undefined) return;
@@ -286,9 +372,20 @@ class ExactSum implements Accumulator {
   /** The double sum so far as a decimal, and decimal arithmetic from now on. */
   private toExact(): void {
     if (this.exact !== undefined) return;
-    this.exact = decimalOf(this.doubleResult()) ?? { int: 0n, scale: 0 };
+    this.exact = this.doubleDecimal();
     this.sum = 0;
     this.compensation = 0;
+  }
+
+  /**
+   * The double sum as a decimal: of integers, the sum and its compensation
+   * added as decimals (past 2^53 their double sum would round); of
+   * decimals, the double sum rounded to their places.
+   */
+  private doubleDecimal(): Decimal {
+    const zero = { int: 0n, scale: 0 };
+    if (this.places === 0) return addDecimal(decimalOf(this.sum) ?? zero, decimalOf(this.compensation) ?? zero);
+    return decimalOf(this.doubleResult()) ?? zero;
   }
 
   /** The double sum, rounded to the places its values had (the exact decimal sum, while it fits a double). */
@@ -310,7 +407,7 @@ class ExactSum implements Accumulator {
       return;
     }
     this.toExact();
-    this.exact = addDecimal(this.exact!, o.exact ?? decimalOf(o.doubleResult()) ?? { int: 0n, scale: 0 });
+    this.exact = addDecimal(this.exact!, o.exact ?? o.doubleDecimal());
   }
 
   private add2(value: number): void {
@@ -319,11 +416,11 @@ class ExactSum implements Accumulator {
     this.sum = t;
   }
 
-  result(): JsonValue {
+  result(average: boolean): JsonValue {
     if (this.n === 0) return null;
-    if (this.exact !== undefined) return this.average ? Number(decimalText(this.exact)) / this.n : decimalValue(this.exact);
+    if (this.exact !== undefined) return average ? Number(decimalText(this.exact)) / this.n : decimalValue(this.exact);
     const sum = this.doubleResult();
-    return this.average ? sum / this.n : sum === 0 ? 0 : sum;
+    return average ? sum / this.n : sum === 0 ? 0 : sum;
   }
 }
 

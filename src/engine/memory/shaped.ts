@@ -24,6 +24,8 @@ import { answerWork, DEFAULT_LIMIT } from './evaluate.js';
 import type { Conjunct } from './evaluate.js';
 import { residualTest, withoutFacet } from './evaluate-query.js';
 import { conjunctsOf, DEFAULT_BATCH_SIZE, queryTable, searchesOf } from './query.js';
+import { fieldRead, joinedRecords } from './row-shape.js';
+import type { FieldRead, JoinedColumn } from './row-shape.js';
 import { readField, tableView } from './table-view.js';
 import type { TableView } from './table-view.js';
 
@@ -91,14 +93,18 @@ function stopIfAborted(signal: AbortSignal | undefined): void {
 /**
  * The rows of the query's sources that `where` and `search` keep, joined:
  * `positions[side][j]` is the row of `side` in joined row `j` (-1 where a
- * left join found none). In the order of the first table's rows, each with
- * its matches in their order.
+ * left join found none); `undefined` when that is `j` itself (every row of
+ * one table, which then needs no list of a million positions). In the order
+ * of the first table's rows, each with its matches in their order.
  */
 interface Joined {
   readonly views: readonly TableView[];
-  readonly positions: readonly Int32Array[];
+  readonly positions: readonly Positions[];
   readonly length: number;
 }
+
+/** Row positions, ascending or as joined; `undefined`: every row, in order. */
+type Positions = Int32Array | undefined;
 
 function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape): Joined {
   const sideOf = (field: Field): number => bound.ref(field).side;
@@ -115,23 +121,25 @@ function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape
   }
   // Each side's rows: its conditions and its part of the search, as queryTable runs them.
   const kept = views.map((view, side) => sideRows(shape, view, side, ofSide[side]!, sideOf));
-  let positions: Int32Array[] = [kept[0]!];
+  let positions: Positions[] = [kept[0]];
+  let length = kept[0]?.length ?? views[0]!.rows.length;
   shape.joins.forEach((join, j) => {
-    positions = joinSide(positions, j + 1, kept[j + 1]!, join.left, join.on.map((pair) => {
+    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, join.on.map((pair) => {
       const [mine, other] = sideOf(pair.left) === j + 1 ? [pair.left, pair.right] : [pair.right, pair.left];
       if (sideOf(other) > j) {
         throw queryError('JOIN_KEYS_ONE_SIDE', pair.span, [], { hint: 'each pair of keys names a field of the joined resource and one of a resource before it' });
       }
       return { mine: bound.ref(mine).info.id, other: { side: sideOf(other), name: bound.ref(other).info.id } };
     }), views);
+    length = positions[0]!.length;
   });
-  let joined: Joined = { views, positions, length: positions[0]!.length };
+  let joined: Joined = { views, positions, length };
   if (across.length > 0) joined = filterJoined(joined, across, bound);
   return joined;
 }
 
-/** The positions of a side's rows that its own conditions and search keep, ascending. */
-function sideRows(shape: Shape, view: TableView, side: number, conditions: readonly QueryCondition[], sideOf: (field: Field) => number): Int32Array {
+/** The positions of a side's rows that its own conditions and search keep, ascending (`undefined`: every row). */
+function sideRows(shape: Shape, view: TableView, side: number, conditions: readonly QueryCondition[], sideOf: (field: Field) => number): Positions {
   const conjuncts: Conjunct[] = [];
   for (const condition of conditions) conjuncts.push(...conjunctsOf(condition, true, view.fieldById));
   const search = shape.query.search;
@@ -151,12 +159,8 @@ function sideRows(shape: Shape, view: TableView, side: number, conditions: reado
       for (const test of found.byField) conjuncts.push({ condition: test });
     }
   }
-  if (conjuncts.length === 0 && searches.length === 0) {
-    // Nothing to test: every row, in order.
-    const all = new Int32Array(view.rows.length);
-    for (let j = 0; j < all.length; j++) all[j] = j;
-    return all;
-  }
+  // Nothing to test: every row, in order.
+  if (conjuncts.length === 0 && searches.length === 0) return undefined;
   const answer = answerWork(view, { conjuncts, searches, sortItems: [], projection: undefined, distinct: false, offset: 0, limit: Infinity, count: true });
   const out = new Int32Array(answer.page.length);
   for (let j = 0; j < out.length; j++) out[j] = answer.page.at(j);
@@ -176,116 +180,148 @@ function keyText(value: JsonValue | null | undefined): string | null {
  * built over the joined rows; a left join always hashes the side.
  */
 function joinSide(
-  positions: readonly Int32Array[],
+  positions: readonly Positions[],
+  count: number,
   side: number,
-  rows: Int32Array,
+  rows: Positions,
   left: boolean,
   keys: readonly { readonly mine: string; readonly other: { readonly side: number; readonly name: string } }[],
   views: readonly TableView[],
 ): Int32Array[] {
   const view = views[side]!;
-  const count = positions[0]!.length;
-  const mineKey = (i: number): string | null => {
-    const row = view.rows[i] as Row;
-    if (keys.length === 1) return keyText(readField(row, keys[0]!.mine, i));
-    const texts = keys.map((k) => keyText(readField(row, k.mine, i)));
-    return texts.includes(null) ? null : JSON.stringify(texts);
-  };
-  const otherKey = (j: number): string | null => {
-    const texts = keys.map(({ other }) => {
-      const i = positions[other.side]![j]!;
-      return i < 0 ? null : keyText(readField(views[other.side]!.rows[i] as Row, other.name, i));
-    });
-    if (keys.length === 1) return texts[0]!;
-    return texts.includes(null) ? null : JSON.stringify(texts);
-  };
+  const sideCount = rows?.length ?? view.rows.length;
+  const mineKey = keys.map((k): KeySource => ({ rows: view.rows as readonly Row[], through: undefined, name: k.mine, read: fieldRead(k.mine) }));
+  const otherKey = keys.map(({ other }): KeySource => ({ rows: views[other.side]!.rows as readonly Row[], through: positions[other.side], name: other.name, read: fieldRead(other.name) }));
   const outJ: number[] = [];
   const outI: number[] = [];
-  if (left || rows.length <= count) {
-    const index = new Map<string, number[]>();
-    for (const i of rows) {
-      const key = mineKey(i);
-      if (key === null) continue;
-      const list = index.get(key);
-      if (list === undefined) index.set(key, [i]);
-      else list.push(i);
-    }
-    for (let j = 0; j < count; j++) {
-      const key = otherKey(j);
-      const matches = key === null ? undefined : index.get(key);
-      if (matches === undefined) {
-        if (left) {
-          outJ.push(j);
-          outI.push(-1);
-        }
-        continue;
-      }
-      for (const i of matches) {
-        outJ.push(j);
-        outI.push(i);
-      }
-    }
+  if (left || sideCount <= count) {
+    probeKeys(count, undefined, otherKey, hashKeys(sideCount, rows, mineKey), left, outJ, outI);
   } else {
     // The joined rows are fewer: hash them, read the side past them, then restore the rows' order.
-    const index = new Map<string, number[]>();
-    for (let j = 0; j < count; j++) {
-      const key = otherKey(j);
-      if (key === null) continue;
-      const list = index.get(key);
-      if (list === undefined) index.set(key, [j]);
-      else list.push(j);
-    }
-    const pairsJ: number[] = [];
     const pairsI: number[] = [];
-    for (const i of rows) {
-      const key = mineKey(i);
-      const matches = key === null ? undefined : index.get(key);
-      if (matches === undefined) continue;
-      for (const j of matches) {
-        pairsJ.push(j);
-        pairsI.push(i);
-      }
-    }
+    const pairsJ: number[] = [];
+    probeKeys(sideCount, rows, mineKey, hashKeys(count, undefined, otherKey), false, pairsI, pairsJ);
     // A counting sort by joined row keeps each row's matches in the side's order.
     const starts = new Int32Array(count + 1);
     for (const j of pairsJ) starts[j + 1]!++;
     for (let j = 0; j < count; j++) starts[j + 1]! += starts[j]!;
     const at = starts.slice(0, count);
-    const sortedJ = new Array<number>(pairsJ.length);
-    const sortedI = new Array<number>(pairsJ.length);
-    pairsJ.forEach((j, k) => {
+    outJ.length = outI.length = pairsJ.length;
+    for (let k = 0; k < pairsJ.length; k++) {
+      const j = pairsJ[k]!;
       const to = at[j]!++;
-      sortedJ[to] = j;
-      sortedI[to] = pairsI[k]!;
-    });
-    outJ.push(...sortedJ);
-    outI.push(...sortedI);
+      outJ[to] = j;
+      outI[to] = pairsI[k]!;
+    }
   }
-  const next = positions.map((list) => Int32Array.from(outJ, (j) => list[j]!));
+  const next = positions.map((list) => gather(list, outJ));
   next.push(Int32Array.from(outI));
   return next;
 }
 
-/** A field's value in joined row `j`. */
-function reader(joined: Joined, bound: BoundShape, field: Field): Read<number> {
-  const { side, info } = bound.ref(field);
-  const rows = joined.views[side]!.rows;
-  const positions = joined.positions[side]!;
-  const name = info.id;
+/*
+ * The loops of a join are small functions of their own over data (no
+ * closure made per query): V8 optimizes each once and keeps it for every
+ * later query. One large function run once per query, calling closures made
+ * for it, started each time in the interpreter (on-stack replacement, then
+ * a deoptimization on a branch it had not seen, or when the closures it had
+ * inlined were collected).
+ */
+
+/** A join key's field: its rows, read at `through[p]` (or `p`; -1: no row), by `read` (or as `readField` reads `_id`). */
+interface KeySource {
+  readonly rows: readonly Row[];
+  readonly through: Positions;
+  readonly name: string;
+  readonly read: FieldRead;
+}
+
+/** The text a join key compares by at position `p` (canonical text; null for null or no row, which match nothing). */
+function keyAt(sources: readonly KeySource[], p: number): string | null {
+  if (sources.length === 1) return keyText(valueAt(sources[0]!, p));
+  const texts = sources.map((source) => keyText(valueAt(source, p)));
+  return texts.includes(null) ? null : JSON.stringify(texts);
+}
+
+function valueAt(source: KeySource, p: number): JsonValue | null {
+  const i = source.through === undefined ? p : source.through[p]!;
+  if (i < 0) return null;
+  const row = source.rows[i]!;
+  return source.name === '_id' ? readField(row, '_id', i) : source.read(row);
+}
+
+/** The positions `at[k]` (or `k`) for k < n, by their key's text (null keys left out). */
+function hashKeys(n: number, at: Positions, key: readonly KeySource[]): Map<string, number[]> {
+  const index = new Map<string, number[]>();
+  for (let k = 0; k < n; k++) {
+    const i = at === undefined ? k : at[k]!;
+    const text = keyAt(key, i);
+    if (text === null) continue;
+    const list = index.get(text);
+    if (list === undefined) index.set(text, [i]);
+    else list.push(i);
+  }
+  return index;
+}
+
+/**
+ * For each position `at[k]` (or `k`), k < n, in order: a pair (it, match)
+ * per match of its key in `index`, in the index's order; `left`: (it, -1)
+ * when none matches.
+ */
+function probeKeys(n: number, at: Positions, key: readonly KeySource[], index: Map<string, number[]>, left: boolean, outProbe: number[], outMatch: number[]): void {
+  for (let k = 0; k < n; k++) {
+    const p = at === undefined ? k : at[k]!;
+    const text = keyAt(key, p);
+    const matches = text === null ? undefined : index.get(text);
+    if (matches === undefined) {
+      if (left) {
+        outProbe.push(p);
+        outMatch.push(-1);
+      }
+      continue;
+    }
+    for (let m = 0; m < matches.length; m++) {
+      outProbe.push(p);
+      outMatch.push(matches[m]!);
+    }
+  }
+}
+
+/** `list[j]` (or `j` itself, without a list) for each `j` of `at`. */
+function gather(list: Positions, at: readonly number[]): Int32Array {
+  const out = new Int32Array(at.length);
+  if (list === undefined) for (let k = 0; k < out.length; k++) out[k] = at[k]!;
+  else for (let k = 0; k < out.length; k++) out[k] = list[at[k]!]!;
+  return out;
+}
+
+/**
+ * A field of the rows of one side by joined position `j` (through
+ * `positions`, or the row `j` itself without them): null where a left join
+ * found no row, `_id` as `readField` gives it.
+ */
+function positionRead(rows: readonly Row[], positions: Positions, name: string): Read<number> {
   if (name === '_id') {
+    if (positions === undefined) return (j) => readField(rows[j] as Row, name, j);
     return (j) => {
       const i = positions[j]!;
       return i < 0 ? null : readField(rows[i] as Row, name, i);
     };
   }
-  // Own keys only (a field named `constructor` is not Object.prototype's); a row without the key is null.
-  const risky = name in Object.prototype;
+  // One generated read per name: a property load with a fixed name (row-shape.ts).
+  const read = fieldRead(name);
+  if (positions === undefined) return (j) => read(rows[j] as Row);
   return (j) => {
     const i = positions[j]!;
-    if (i < 0) return null;
-    const row = rows[i] as Row;
-    return risky ? (Object.hasOwn(row, name) ? (row[name] ?? null) : null) : (row[name] ?? null);
+    return i < 0 ? null : read(rows[i] as Row);
   };
+}
+
+/** A field's value in joined row `j`. */
+function reader(joined: Joined, bound: BoundShape, field: Field): Read<number> {
+  const { side, info } = bound.ref(field);
+  return positionRead(joined.views[side]!.rows as readonly Row[], joined.positions[side], info.id);
 }
 
 /** Keeps the joined rows that the conditions across sides hold for (the reference's test, over the fields they read). */
@@ -307,7 +343,7 @@ function filterJoined(joined: Joined, conditions: readonly QueryCondition[], bou
     for (const { key: k, read } of reads) row[k] = read(j);
     if (test(row as Row, j)) kept.push(j);
   }
-  return { views: joined.views, positions: joined.positions.map((list) => Int32Array.from(kept, (j) => list[j]!)), length: kept.length };
+  return { views: joined.views, positions: joined.positions.map((list) => Int32Array.from(kept, (j) => (list === undefined ? j : list[j]!))), length: kept.length };
 }
 
 /** A field or bucket of joined row `j`. */
@@ -323,33 +359,39 @@ function valueReader(joined: Joined, bound: BoundShape, value: Field | { readonl
 function groupedRows(bound: BoundShape, joined: Joined): Row[] {
   const shape = bound.shape;
   if (joined.views.length === 1) return groupedRowsOfOne(bound, joined);
+  // One read per field, so aggregates of one field share their state (sum and avg).
+  const reads = new Map<string, Read<number>>();
+  const read = (field: Field): Read<number> => {
+    const { side, info } = bound.ref(field);
+    const key = `${side}\u0000${info.id}`;
+    let made = reads.get(key);
+    if (made === undefined) reads.set(key, (made = reader(joined, bound, field)));
+    return made;
+  };
   const aggregator = makeAggregator<number>({
     keys: shape.keys.map((key) => valueReader(joined, bound, key)),
     aggregates: shape.aggregates.map((aggregate) => ({
       aggregate,
-      ...(aggregate.field === undefined ? {} : { read: reader(joined, bound, aggregate.field) }),
+      ...(aggregate.field === undefined ? {} : { read: read(aggregate.field) }),
       type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
     })),
   });
-  for (let j = 0; j < joined.length; j++) aggregator.add(j);
+  aggregator.addCount(joined.length);
   const name = namedColumns(bound);
   return finishGroups(bound, aggregator.groups()).map(name);
 }
 
 /**
  * One resource's groups: the aggregator reads each kept row itself, not
- * through the joined positions (a third of the time on a million rows).
+ * through the joined positions, each field as a property load written into
+ * its fold (`fieldRead`).
  */
 function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
   const shape = bound.shape;
   const view = joined.views[0]!;
   const rows = view.rows as readonly Row[];
-  const positions = joined.positions[0]!;
-  const read = (field: Field): Read<Row> => {
-    const name = bound.ref(field).info.id;
-    if (name === '_id' || name in Object.prototype) return (row) => (Object.hasOwn(row, name) ? (row[name] ?? null) : null);
-    return (row) => row[name] ?? null;
-  };
+  const positions = joined.positions[0];
+  const read = (field: Field): Read<Row> => fieldRead(bound.ref(field).info.id);
   const aggregator = makeAggregator<Row>({
     keys: shape.keys.map((key) => {
       if (key.kind === 'field') return read(key);
@@ -365,16 +407,9 @@ function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
   });
   const needsPosition = [...shape.keys.flatMap((k) => (k.kind === 'field' ? [k] : [k.field])), ...shape.aggregates.flatMap((a) => (a.field === undefined ? [] : [a.field]))]
     .some((f) => bound.ref(f).info.id === '_id');
-  if (needsPosition) {
-    // `_id` may be the row's position rather than a key it holds: read it as the joined rows do.
-    const idRows = rows.map((row, i) => (Object.hasOwn(row, '_id') ? row : ({ ...row, _id: readField(row, '_id', i) } as Row)));
-    for (let j = 0; j < joined.length; j++) aggregator.add(idRows[positions[j]!]!);
-  } else if (joined.length === rows.length) {
-    // Every row kept (no where, no search): read them in order, without the positions.
-    for (const row of rows) aggregator.add(row);
-  } else {
-    for (let j = 0; j < joined.length; j++) aggregator.add(rows[positions[j]!]!);
-  }
+  // `_id` may be the row's position rather than a key it holds: read it as the joined rows do.
+  const items = needsPosition ? rows.map((row, i) => (Object.hasOwn(row, '_id') ? row : ({ ...row, _id: readField(row, '_id', i) } as Row))) : rows;
+  aggregator.addAll(items, positions);
   const name = namedColumns(bound);
   return finishGroups(bound, aggregator.groups()).map(name);
 }
@@ -382,20 +417,25 @@ function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
 /** An ungrouped shape: each joined row as a record of its columns, distinct when asked, in the order asked (then the rows'). */
 function plainRows(bound: BoundShape, joined: Joined): Row[] {
   const shape = bound.shape;
-  const reads = bound.columns.map((c) => ({ name: c.name, read: valueReader(joined, bound, c.value as Field) }));
+  const columns = bound.columns.map((c): JoinedColumn => {
+    const value = c.value as Field | { readonly kind: 'bucket'; readonly fn: string; readonly field: Field; readonly width?: { readonly value: number } };
+    if (value.kind !== 'field') return { key: c.name, value: valueReader(joined, bound, value) };
+    const { side, info } = bound.ref(value);
+    return { key: c.name, side, field: info.id };
+  });
+  const records = joinedRecords(columns)(joined.views.map((view) => view.rows), joined.positions, 0, joined.length) as Record<string, JsonValue>[];
+  // In the joined rows' order: the records alone.
+  if (!shape.distinct && shape.order.length === 0) return records as Row[];
   const sortReads = shape.order.map((key) => valueReader(joined, bound, (key.by as { value: Field }).value));
   const sortTypes: (FieldType | undefined)[] = shape.order.map((key) => {
     const value = (key.by as { value: Field | { kind: 'bucket'; fn: string; field: Field } }).value;
     return value.kind === 'bucket' ? (value.fn === 'bucket' ? 'numeric' : 'timestamp') : bound.ref(value).info.type;
   });
-  let rows: { record: Record<string, JsonValue>; sort: Record<string, JsonValue> }[] = [];
-  for (let j = 0; j < joined.length; j++) {
-    const record: Record<string, JsonValue> = {};
-    for (const { name, read } of reads) Object.defineProperty(record, name, { value: read(j) ?? null, enumerable: true, writable: true, configurable: true });
+  let rows = records.map((record, j) => {
     const sort: Record<string, JsonValue> = {};
     sortReads.forEach((read, k) => (sort[`s${k}`] = read(j) ?? null));
-    rows.push({ record, sort });
-  }
+    return { record, sort };
+  });
   if (shape.distinct) {
     const seen = new Set<string>();
     rows = rows.filter(({ record }) => {
