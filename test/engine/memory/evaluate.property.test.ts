@@ -66,12 +66,29 @@ interface Request {
   readonly offset?: number;
 }
 
+/**
+ * CKAN reads a `q` text as JSON first (its `unicode_or_json_validator`): `{}` is a per-field search
+ * of no fields, so no condition. The arbitraries make no other object text (`q` is at most 2 characters).
+ */
+function isEmptyObjectText(q: string): boolean {
+  if (!q.trimStart().startsWith('{')) return false;
+  try {
+    const parsed: unknown = JSON.parse(q);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return false;
+    if (Object.keys(parsed).length > 0) throw new Error(`the reference reads no per-field search: ${q}`);
+    return true;
+  } catch (error) {
+    if (error instanceof SyntaxError) return false;
+    throw error;
+  }
+}
+
 function reference(rows: readonly Row[], fieldNames: readonly string[], request: Request): { total: number; records: Row[] } {
   const get = (row: Row, name: string, i: number): unknown => {
     const v = Object.hasOwn(row, name) ? row[name] : undefined;
     return name === '_id' && (v === undefined || v === null) ? i + 1 : v;
   };
-  const q = request.q === undefined ? '' : normalize(request.q).replace(/\s+/g, ' ').trim();
+  const q = request.q === undefined || isEmptyObjectText(request.q) ? '' : normalize(request.q).replace(/\s+/g, ' ').trim();
   const kept: { row: Row; i: number }[] = [];
   rows.forEach((row, i) => {
     for (const [name, wanted] of Object.entries(request.filters ?? {})) {
@@ -332,4 +349,11 @@ describe('filter trees equal a naive filter', () => {
       { numRuns: 1500 },
     );
   });
+});
+
+test('a q text that is JSON of an empty object is no condition, as CKAN reads it (the property found it: seed -1037810280)', () => {
+  const table = tableFromRows([{ a: null, b: 'x' }] as Row[], { alias: 'loaded' });
+  for (const q of ['{}', ' {} ']) expect(evaluate({ resource_id: 'loaded', q } as SearchRequest, table).total).toBe(1);
+  // a text that is no JSON object is searched for
+  expect(evaluate({ resource_id: 'loaded', q: '{' } as SearchRequest, table).total).toBe(0);
 });
