@@ -21,10 +21,11 @@ import { findConfigFile, readConfigFile } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import type { JsonValue } from '../datastore/types.js';
 import {
-  complete, diagnose, format, hover, type CompletionKind, type Diagnostic, type LanguageContext, type Lookup, type ResourceSchema, type Severity,
+  complete, diagnose, format, hover, type CompletionKind, type Diagnostic, type LanguageContext, type Lookup, type ResourceSchema, type Severity, type SourceSchema,
 } from '../language-service/index.js';
 import { authorsWords, documentKind, fileSpan, queriesOf, queryOffset, type EmbeddedQuery } from '../session/embedded.js';
 import { loadSchema, resourcesNamed } from '../session/schema.js';
+import { profileNote } from '../session/sources.js';
 import { selectSource } from '../session/select-source.js';
 import { openSource, type Source } from '../session/source.js';
 
@@ -52,12 +53,18 @@ const severity: Record<Severity, DiagnosticSeverity> = {
 const completionKind: Record<CompletionKind, CompletionItemKind> = {
   keyword: CompletionItemKind.Keyword,
   punctuation: CompletionItemKind.Operator,
+  source: CompletionItemKind.Folder,
   resource: CompletionItemKind.Module,
   field: CompletionItemKind.Field,
   name: CompletionItemKind.Variable,
   value: CompletionItemKind.Value,
   parameter: CompletionItemKind.Variable,
 };
+
+/** The profiles of a config as the sources a query may name, each with what it reads (a URL or local data; never a token). */
+function sourcesOf(config: Config): SourceSchema[] {
+  return [...config.profiles].map(([name, profile]) => ({ name, detail: profileNote(profile) }));
+}
 
 /** How long a completion waits for fields or values it had to ask a source for. */
 const LOOKUP_WAIT_MS = 1_500;
@@ -122,6 +129,9 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
         ...(known === undefined ? {} : { resources: known.resources, allResources: known.complete }),
         ...(target === undefined ? {} : { target: target as Target }),
         ...(query.params === undefined ? {} : { params: query.params }),
+        // The config's profiles, each a source a resource may be written `name:resource` of (docs/aggregates.md).
+        ...(config === undefined || config.profiles.size === 0 ? {} : { sources: sourcesOf(config) }),
+        ...(profile === undefined ? {} : { source: profile }),
         samples: (resource, field) => schemas.samples(config, resource, field),
       };
     };

@@ -261,8 +261,9 @@ function inComment(text: string, lastEnd: number): boolean {
  * The names that qualify fields, when the query joins resources: each
  * source's alias (`from enrolments e`, `join courses as c`) and its
  * resource's own name, mapped to the resource.
+ * @example declaredSources(queryLexer.tokenize('from enrolments e join portal:courses c').tokens) // → Map { enrolments → enrolments, e → enrolments, portal:courses → portal:courses, c → portal:courses }
  */
-function declaredSources(tokens: readonly IToken[]): Map<string, string> {
+export function declaredSources(tokens: readonly IToken[]): Map<string, string> {
   const out = new Map<string, string>();
   if (!tokens.some((t) => t.tokenType === Join)) return out;
   for (let i = 0; i + 1 < tokens.length; i++) {
