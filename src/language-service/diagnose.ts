@@ -245,7 +245,11 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
   const scope = scopeOf(context, name);
   if (scope?.resources === undefined) return [];
   const resource = findIn(scope.resources, scope.resource);
-  if (resource === undefined) return unknownResource(resourceNode.span, scope.resource, scope.source, scope.resources, scope.allResources);
+  if (resource === undefined) {
+    // `name:resource` where the context knows no sources: maybe another source's, so not called unknown here.
+    if (scope.source === undefined && splitSource(name).source !== undefined) return [];
+    return unknownResource(resourceNode.span, scope.resource, scope.source, scope.resources, scope.allResources);
+  }
   if (resource.fields === undefined) return [];
   const known = new Map<string, FieldSchema>();
   for (const field of [...implicitFields, ...resource.fields]) known.set(field.id, field);
