@@ -16,7 +16,7 @@ import {
   type CodeAction, type CompletionItem, type Connection, type Diagnostic as LspDiagnostic, type Hover, type TextEdit as LspTextEdit,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { parseTarget, type Target } from '../compile/plan.js';
+import { parseTarget, splitSource, type Target } from '../compile/plan.js';
 import { findConfigFile, readConfigFile } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import type { JsonValue } from '../datastore/types.js';
@@ -120,7 +120,13 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
     const file = pathOf(document.uri);
     const found = queriesOf(file, document.getText(), documentKind(file, true));
     const config = found.config ?? (await schemas.configNear(file));
-    const names = found.queries.flatMap((q) => resourcesNamed(q.text, q.params ?? {}));
+    // `demo:courses` of the profile giving the schema is its `courses`; another profile's resources are not looked up here.
+    const schemaProfile = init.profile ?? config?.defaultProfile;
+    const names = found.queries.flatMap((q) => resourcesNamed(q.text, q.params ?? {})).flatMap((name) => {
+      const { source, resource } = splitSource(name);
+      if (source === undefined || config?.profiles.has(source) !== true) return [name];
+      return source === schemaProfile ? [resource] : [];
+    });
     const known = schemas.schemaFor(config, names);
     const contextOf = (query: EmbeddedQuery): LanguageContext => {
       const profile = init.profile ?? query.profile ?? config?.defaultProfile;
@@ -131,7 +137,8 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
         ...(query.params === undefined ? {} : { params: query.params }),
         // The config's profiles, each a source a resource may be written `name:resource` of (docs/aggregates.md).
         ...(config === undefined || config.profiles.size === 0 ? {} : { sources: sourcesOf(config) }),
-        ...(profile === undefined ? {} : { source: profile }),
+        // The resources above are the schema profile's: `name:resource` of it is one of them.
+        ...(schemaProfile === undefined ? {} : { source: schemaProfile }),
         samples: (resource, field) => schemas.samples(config, resource, field),
       };
     };
