@@ -238,67 +238,72 @@ function closestKeyword(word: string, expected: readonly string[]): string | und
 const implicitFields: readonly FieldSchema[] = [{ id: '_id', type: 'int' }];
 
 function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[] {
-  const resourceNode = query.from.resource;
-  if (resourceNode.kind === 'param') return [];
-  const name = resourceNode.value;
-  // `portal:courses` is looked up in the source `portal` (docs/aggregates.md); a name no source has is sourceDiagnostics'.
-  const scope = scopeOf(context, name);
-  if (scope?.resources === undefined) return [];
-  const resource = findIn(scope.resources, scope.resource);
-  if (resource === undefined) {
-    // `name:resource` where the context knows no sources: maybe another source's, so not called unknown here.
-    if (scope.source === undefined && splitSource(name).source !== undefined) return [];
-    return unknownResource(resourceNode.span, scope.resource, scope.source, scope.resources, scope.allResources);
-  }
-  if (resource.fields === undefined) return [];
-  const known = new Map<string, FieldSchema>();
-  for (const field of [...implicitFields, ...resource.fields]) known.set(field.id, field);
-  // `rank` is a field of a full-text search's answer (docs/ckan-2.11-reference.md).
-  if (query.search !== undefined && !known.has('rank')) known.set('rank', { id: 'rank', type: 'float' });
-  const shown = resource.alias ?? resource.id;
   const out: Diagnostic[] = [];
-  const seen = new Set<Field>();
-  const checkField = (field: Field): void => {
-    if (seen.has(field) || known.has(field.name)) return;
-    seen.add(field);
-    const near = nearestNames(field.name, known.keys());
-    out.push({
-      code: 'UNKNOWN_FIELD',
-      message: queryError('UNKNOWN_FIELD', field.span, [field.name, shown]).message,
-      span: field.span,
-      severity: 'error',
-      hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `${shown} has the fields ${[...known.keys()].filter((f) => f !== '_id').slice(0, 12).join(', ')}`,
-      fixes: near.map((each) => replace(field.span, formatField(each))),
-    });
-  };
-  // In a join, only the fields of the resource in `from` are known here: those qualified by it.
-  const qualifier = query.from.alias?.name ?? name;
   const joined = query.joins !== undefined;
-  const ours = (field: Field): boolean => (joined ? field.qualifier === qualifier : field.qualifier === undefined || field.qualifier === qualifier);
-  const check = (field: Field): void => {
-    if (ours(field)) checkField(field);
-  };
-  if (query.where !== undefined) {
-    for (const field of conditionFieldNodes(query.where.condition)) check(field);
-    if (!joined) valueChecks(query.where.condition, known, out);
-  }
-  // The names the answer's columns get (`as n`, `count`, `avg_credits`) are names in having and order by, not fields.
+  const named = namedFields(query);
+  const sides: From[] = [query.from, ...(query.joins ?? []).map((join) => join.source)];
+  sides.forEach((from, side) => {
+    if (from.resource.kind === 'param') return;
+    const name = from.resource.value;
+    // `portal:courses` is looked up in the source `portal` (docs/aggregates.md); a name no source has is sourceDiagnostics'.
+    const scope = scopeOf(context, name);
+    if (scope?.resources === undefined) return;
+    const resource = findIn(scope.resources, scope.resource);
+    if (resource === undefined) {
+      // A joined resource of a named source is sourceDiagnostics'; `name:resource` where the context knows no
+      // sources may be another source's, so it is not called unknown here.
+      if (side > 0 || (scope.source === undefined && splitSource(name).source !== undefined)) return;
+      out.push(...unknownResource(from.resource.span, scope.resource, scope.source, scope.resources, scope.allResources));
+      return;
+    }
+    if (resource.fields === undefined) return;
+    const known = new Map<string, FieldSchema>();
+    for (const field of [...implicitFields, ...resource.fields]) known.set(field.id, field);
+    // `rank` is a field of a full-text search's answer (docs/ckan-2.11-reference.md).
+    if (side === 0 && query.search !== undefined && !known.has('rank')) known.set('rank', { id: 'rank', type: 'float' });
+    const shown = resource.alias ?? resource.id;
+    // In a join, each resource's fields are those qualified by it (its alias, or its name as written).
+    const qualifier = from.alias?.name ?? name;
+    const ours = (field: Field): boolean => (joined ? field.qualifier === qualifier : field.qualifier === undefined || field.qualifier === qualifier);
+    for (const field of named) {
+      if (!ours(field) || known.has(field.name)) continue;
+      const near = nearestNames(field.name, known.keys());
+      out.push({
+        code: 'UNKNOWN_FIELD',
+        message: queryError('UNKNOWN_FIELD', field.span, [field.name, shown]).message,
+        span: field.span,
+        severity: 'error',
+        hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `${shown} has the fields ${[...known.keys()].filter((f) => f !== '_id').slice(0, 12).join(', ')}`,
+        // A qualified field's span holds its qualifier (`c.levl`): the fix keeps it.
+        fixes: near.map((each) => replace(field.span, field.qualifier === undefined ? formatField(each) : `${field.qualifier}.${formatField(each)}`)),
+      });
+    }
+    if (!joined && query.where !== undefined) valueChecks(query.where.condition, known, out);
+  });
+  return out;
+}
+
+/** Every field a query names, each once, in clause order; not the names its answer's columns get (`as n`), which having and order by may use. */
+function namedFields(query: Query): Field[] {
+  const out = new Set<Field>();
+  const add = (field: Field): void => void out.add(field);
+  if (query.where !== undefined) for (const field of conditionFieldNodes(query.where.condition)) add(field);
   const outputs = outputNames(query);
   const operand = (each: Field | Aggregate | Bucket): void => {
     if (each.kind === 'field') {
-      if (!(each.qualifier === undefined && outputs.has(each.name))) check(each);
+      if (!(each.qualifier === undefined && outputs.has(each.name))) add(each);
     } else if (each.field !== undefined) {
-      check(each.field);
+      add(each.field);
     }
   };
   for (const item of query.select?.items ?? []) operand(item.value);
-  for (const each of query.search?.fields ?? []) check(each.field);
+  for (const each of query.search?.fields ?? []) add(each.field);
   for (const key of query.group?.keys ?? []) operand(key);
   if (query.having !== undefined) for (const each of conditionOperands(query.having.condition)) operand(each);
   for (const key of query.order?.keys ?? []) operand(key.field);
-  for (const item of query.facet?.items ?? []) check(item.field);
-  for (const join of query.joins ?? []) for (const pair of join.on) [pair.left, pair.right].forEach(check);
-  return out;
+  for (const item of query.facet?.items ?? []) add(item.field);
+  for (const join of query.joins ?? []) for (const pair of join.on) [pair.left, pair.right].forEach(add);
+  return [...out];
 }
 
 /**

@@ -105,8 +105,10 @@ describe('diagnose', () => {
     expect(applied('from corses limit 1', resource[0]!)).toBe('from courses limit 1');
     // Without the whole list (a portal lists few), an unknown name is not an error; nor are fields not known yet.
     expect(diagnose('from corses limit 1', { resources: [courses] })).toEqual([]);
-    // A resource of another source (`name:resource`) is not this source's to know.
-    expect(diagnose('from portal:corses e join courses c on e.code = c.code limit 1', context)).toEqual([]);
+    // A resource of another source (`name:resource`) is not this source's to know, when the context knows no sources;
+    // the joined resource's fields are checked (courses has no `code` here).
+    expect(diagnose('from portal:corses e join courses c on e.code = c.subject limit 1', context)).toEqual([]);
+    expect(diagnose('from portal:corses e join courses c on e.code = c.code limit 1', context).map((d) => d.code)).toEqual(['UNKNOWN_FIELD']);
     expect(diagnose('from schools where anything = 1', context)).toEqual([]);
     // `_id` is always a field; `rank` is one with a search.
     expect(diagnose('from courses where _id = 1 order by rank', context).map((d) => d.code)).toEqual(['UNKNOWN_FIELD']);
@@ -384,6 +386,15 @@ describe('other sources (`name:resource`, docs/aggregates.md)', () => {
     const unknown = diagnose(misspelt, withSourcesContext);
     expect(unknown.map((d) => [d.code, spanText(misspelt, d), d.hint])).toEqual([['UNKNOWN_RESOURCE', 'portal:cuorses', 'did you mean "portal:courses"?']]);
     expect(applied(misspelt, unknown[0]!)).toBe('from enrolments e join portal:courses c on e.course = c.code');
+    // the fields of each joined resource, through its alias; the fix keeps the alias
+    const fields = 'from enrolments e join portal:courses c on e.cours = c.cod where c.level = 1';
+    const wrong = diagnose(fields, withSourcesContext);
+    expect(wrong.map((d) => [d.code, spanText(fields, d), d.hint])).toEqual([
+      ['UNKNOWN_FIELD', 'e.cours', 'did you mean "course"?'],
+      ['UNKNOWN_FIELD', 'c.cod', 'did you mean "code"?'],
+    ]);
+    expect(applied(applied(fields, wrong[1]!), wrong[0]!)).toBe('from enrolments e join portal:courses c on e.course = c.code where c.level = 1');
+    expect(parse(applied(fields, wrong[1]!))).toBeDefined();
     // the fields of a resource of another source, in from
     expect(diagnose('from portal:courses where levl = 1', withSourcesContext).map((d) => [d.code, d.hint])).toEqual([['UNKNOWN_FIELD', 'did you mean "level"?']]);
     // what the context does not know is not an error: a source whose resources are unknown, or no sources at all
