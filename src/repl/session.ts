@@ -83,8 +83,6 @@ function distinctValues(records: readonly Row[], field: string): JsonValue[] {
 interface NamedSources {
   readonly client: DatastoreClient;
   readonly others: OtherSources;
-  /** each named source's resources, asked once (for completion after `name:`) */
-  readonly resources: Map<string, Promise<readonly ResourceSummary[]>>;
 }
 
 export class Session {
@@ -322,7 +320,7 @@ export class Session {
       void this.#others?.others.close();
       const open = this.#openSource ?? (() => Promise.reject(new Error('this session cannot open other sources')));
       const others = otherSources({ config: this.config, current: { ...this.#source, client: this.#client }, open });
-      this.#others = { client: this.#client, others, resources: new Map() };
+      this.#others = { client: this.#client, others };
     }
     return this.#others;
   }
@@ -346,22 +344,14 @@ export class Session {
   /**
    * The resources of the source `name` (a profile, `local`), for completion
    * after `name:`: the source is opened when first asked (its token read
-   * then, never printed) and its list kept; the current source's are
-   * `resources()`.
+   * then, never printed) and kept; its list is asked each time, for a
+   * portal's grows as queries name its resources (the list is the source's
+   * own, read in this process). The current source's are `resources()`.
    */
-  resourcesOf(name: string): Promise<readonly ResourceSummary[]> {
-    const { others, resources } = this.#otherSources();
+  async resourcesOf(name: string): Promise<readonly ResourceSummary[]> {
+    const others = this.#otherSources().others;
     if (name === others.current) return this.resources();
-    let known = resources.get(name);
-    if (known === undefined) {
-      const asked = others.source(name).then((source) => source.listResources());
-      known = asked;
-      resources.set(name, asked);
-      asked.catch(() => {
-        if (resources.get(name) === asked) resources.delete(name);
-      });
-    }
-    return known;
+    return (await others.source(name)).listResources();
   }
 
   /** The client a resource as written is read through, and its name there: `portal:courses` is `courses` of `portal`. */

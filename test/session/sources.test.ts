@@ -434,6 +434,12 @@ describe('the REPL', () => {
     expect(files.every((c) => c.startsWith('files:'))).toBe(true);
     expect(new Set(files.map((c) => c.slice('files:'.length)))).toEqual(new Set(tables.flatMap((t) => [t.id, ...t.aliases])));
     expect(await tab('from enrolments e join local:cour')).toEqual(['local:courses ']);
+    // a portal cannot list its resources: those a query has named there are offered
+    expect(await tab('from enrolments e join pb:')).toEqual([]);
+    expect(await session.run('from pb:schools limit 1')).toMatch(/1 of \d+ records?$/);
+    // (kept by the id the portal answered with)
+    expect(await tab('from enrolments e join pb:')).toEqual([`pb:${tables.find((t) => t.aliases.includes('schools'))!.id} `]);
+    seen.b.length = 0;
     // a portal's fields, asked of that portal with limit 0, offered qualified, in the table's order
     const fields = await tab('from enrolments e join pa:courses c on e.course = c.');
     expect(fields).toEqual(tables.find((t) => t.aliases.includes('courses'))!.fields.map((f) => `c.${f.id}`));
