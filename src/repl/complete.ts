@@ -112,15 +112,17 @@ class Known {
   context(): LanguageContext {
     const named = this.session.sources?.();
     const current = named?.current;
-    // Fields are learned by the name written (`portal:courses`); each list below holds them by the name within its source.
-    const withFields = (list: readonly ResourceSummary[], before: string): ResourceSchema[] =>
+    // Fields are learned by the name written (`portal:courses`); each list below holds them by the name within its
+    // source, and the current source's may be written after its own name too (`local:courses` of local data).
+    const withFields = (list: readonly ResourceSummary[], befores: readonly string[]): ResourceSchema[] =>
       list.map((r) => {
-        const fields = (r.alias === undefined ? undefined : this.#fields.get(`${before}${r.alias}`)) ?? this.#fields.get(`${before}${r.id}`);
+        const names = befores.flatMap((before) => [...(r.alias === undefined ? [] : [`${before}${r.alias}`]), `${before}${r.id}`]);
+        const fields = names.map((name) => this.#fields.get(name)).find((each) => each !== undefined);
         return { ...r, ...(fields === undefined ? {} : { fields }) };
       });
-    const resources = withFields(this.#resources ?? [], '');
+    const resources = withFields(this.#resources ?? [], current === undefined ? [''] : ['', `${current}:`]);
     const others = new Map<string, ResourceSchema[]>();
-    for (const [name, list] of this.#sourceResources) others.set(name, withFields(list, `${name}:`));
+    for (const [name, list] of this.#sourceResources) others.set(name, withFields(list, [`${name}:`]));
     // A resource asked for by a name the list does not hold (a portal lists few) still has its fields.
     for (const [written, fields] of this.#fields) {
       const { source, resource } = splitSource(written);
@@ -128,14 +130,6 @@ class Known {
       const list = !own ? resources : source === current ? resources : others.get(source) ?? others.set(source, []).get(source)!;
       const name = own ? resource : written;
       if (!list.some((r) => r.id === name || r.alias === name)) list.push({ id: name, fields });
-    }
-    // A named source's fields are in the current list under its own name (`local:courses` of local data is `courses`).
-    if (current !== undefined) {
-      for (const r of resources) {
-        if (r.fields !== undefined) continue;
-        const fields = (r.alias === undefined ? undefined : this.#fields.get(`${current}:${r.alias}`)) ?? this.#fields.get(`${current}:${r.id}`);
-        if (fields !== undefined) Object.assign(r, { fields });
-      }
     }
     const sources = named?.names.map((name) => {
       const list = others.get(name);
@@ -156,7 +150,7 @@ function describe(pending: readonly Lookup[]): string {
   const lookup = pending[0]!;
   switch (lookup.kind) {
     case 'resources':
-      return 'the resource names';
+      return lookup.source === undefined ? 'the resource names' : `the resources of ${lookup.source}`;
     case 'fields':
       return `the fields of ${lookup.resource}`;
     case 'values':

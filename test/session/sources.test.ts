@@ -434,6 +434,8 @@ describe('the REPL', () => {
     expect(files.every((c) => c.startsWith('files:'))).toBe(true);
     expect(new Set(files.map((c) => c.slice('files:'.length)))).toEqual(new Set(tables.flatMap((t) => [t.id, ...t.aliases])));
     expect(await tab('from enrolments e join local:cour')).toEqual(['local:courses ']);
+    // the session's own source under its name: its fields, as without it
+    expect(await tab('from local:courses where subj')).toEqual(['subject ']);
     // a portal cannot list its resources: those a query has named there are offered
     expect(await tab('from enrolments e join pb:')).toEqual([]);
     expect(await session.run('from pb:schools limit 1')).toMatch(/1 of \d+ records?$/);
