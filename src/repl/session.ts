@@ -60,6 +60,8 @@ export interface SessionOptions {
   readonly openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
   /** how a shell produces the token, for curl lines; default `$CKQL_TOKEN` */
   readonly tokenShell?: string | undefined;
+  /** the profile `source` was opened from: a query naming it (`name:resource`) reads `source`, not a second copy */
+  readonly profile?: string | undefined;
 }
 
 /** How many distinct values of a field completion offers. */
@@ -113,6 +115,8 @@ export class Session {
   #toldAboutVertical = false;
   /** the sources queries name as `name:resource` (docs/aggregates.md), for the client they were made for */
   #others: NamedSources | undefined;
+  /** the profile the session's source was opened from, until `.connect` changes the source */
+  #profile: string | undefined;
 
   constructor(options: SessionOptions) {
     this.config = options.config;
@@ -123,6 +127,7 @@ export class Session {
     this.#client = options.source.client;
     this.#openSource = options.openSource;
     this.#tokenShell = options.tokenShell ?? '$CKQL_TOKEN';
+    this.#profile = options.profile;
     if (this.settings.language !== (this.#client.language ?? undefined)) this.#useLanguage(this.settings.language);
   }
 
@@ -319,7 +324,7 @@ export class Session {
     if (this.#others?.client !== this.#client) {
       void this.#others?.others.close();
       const open = this.#openSource ?? (() => Promise.reject(new Error('this session cannot open other sources')));
-      const others = otherSources({ config: this.config, current: { ...this.#source, client: this.#client }, open });
+      const others = otherSources({ config: this.config, current: { ...this.#source, client: this.#client }, profile: this.#profile, open });
       this.#others = { client: this.#client, others };
     }
     return this.#others;
@@ -352,6 +357,15 @@ export class Session {
     const others = this.#otherSources().others;
     if (name === others.current) return this.resources();
     return (await others.source(name)).listResources();
+  }
+
+  /** A resource as written, as the session's own source names it; undefined when it is another source's. */
+  #ownName(written: string): string | undefined {
+    const { source, resource } = splitSource(written);
+    if (source === undefined) return written;
+    const others = this.#otherSources().others;
+    if (!others.names.includes(source)) return written;
+    return source === others.current ? resource : undefined;
   }
 
   /** The client a resource as written is read through, and its name there: `portal:courses` is `courses` of `portal`. */
@@ -390,11 +404,14 @@ export class Session {
       return this.renderFailure(error, options.signal);
     }
     const saved = this.#client;
+    const savedProfile = this.#profile;
     this.#client = source.client;
+    this.#profile = profile;
     try {
       return await this.run(text, options);
     } finally {
       this.#client = saved;
+      this.#profile = savedProfile;
       await source.close().catch(() => undefined);
     }
   }
@@ -411,8 +428,11 @@ export class Session {
   #remember(request: SearchRequest, result: SearchResult): void {
     // Kept for completing values: a sample is enough, and a 32,000-record answer is not held after it is shown.
     this.#last = { resource: request.resource_id, result: { ...result, records: result.records.slice(0, completionSample) } };
-    if (!this.#seen.has(request.resource_id)) {
-      this.#seen.add(request.resource_id);
+    // Seen resources are the session's own source's: `portal:courses` is another source's (that source keeps it), and
+    // `local:courses` of local data is `courses`.
+    const own = this.#ownName(request.resource_id);
+    if (own !== undefined && !this.#seen.has(own)) {
+      this.#seen.add(own);
       this.#resources = undefined;
     }
     // A result without a projection carries every field: no need to ask again.
@@ -501,6 +521,7 @@ export class Session {
     }
     this.#ownSources.push(source);
     this.#source = source;
+    this.#profile = undefined;
     this.#resources = undefined;
     this.#fields.clear();
     this.#samples.clear();

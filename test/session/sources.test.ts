@@ -474,6 +474,37 @@ describe('the REPL', () => {
   });
 });
 
+describe('a REPL session opened from a profile', () => {
+  it('reads name:resource of its own profile from its own source, completes it so, and its hint names it', async () => {
+    const source = await openSource({ kind: 'url', url: servers[0]!.url });
+    const session = new Session({
+      source,
+      config: await loadConfig({ configFile }),
+      settings: { format: 'json', limit: 20, timing: false, explain: false, language: undefined },
+      color: false,
+      width: () => 200,
+      openSource: (spec) => openSource(spec),
+      profile: 'pa',
+    });
+    try {
+      const text = 'from pa:courses where subject = math limit 2';
+      const output = await session.run(text);
+      expect(JSON.parse(output.slice(0, output.lastIndexOf(']') + 1))).toEqual(courses().filter((c) => c.subject === 'math').slice(0, 2));
+      expect(seen.a).toEqual([{ resource_id: 'courses', filters: { subject: 'math' }, limit: 2 }]);
+      // no local data here: `local:` is not offered, the profiles are
+      const found = (await completeQuery('from ', 5, session.completionContext())).completions;
+      expect(found.filter((c) => c.endsWith(':'))).toEqual(['pa:', 'pb:', 'private:', 'anonymous:', 'down:', 'files:']);
+      // the session's own source under its profile's name: the resources it has seen (as named, and by the id answered)
+      const mine = (await completeQuery('from pa:', 8, session.completionContext())).completions;
+      expect(new Set(mine)).toEqual(new Set(['pa:courses', `pa:${tables.find((t) => t.aliases.includes('courses'))!.id}`]));
+      expect(await session.run('from stats:2024')).toContain('written after that source\'s name (pa:stats:2024) or by its id');
+    } finally {
+      await session.close();
+      await source.close();
+    }
+  });
+});
+
 describe('a resource whose own name has "word:" in front (CKAN\'s datastore takes ":" in an alias)', () => {
   it('is read as a source name (UNKNOWN_SOURCE, the hint saying how to write it); written after the session\'s own name it is that resource', async () => {
     const data = mkdtempSync(join(tmpdir(), 'ckql-colon-'));
