@@ -25,7 +25,7 @@ import {
 } from '../language-service/index.js';
 import { authorsWords, documentKind, fileSpan, queriesOf, queryOffset, type EmbeddedQuery } from '../session/embedded.js';
 import { loadSchema, resourcesNamed } from '../session/schema.js';
-import { profileNote } from '../session/sources.js';
+import { LOCAL_SOURCE, profileNote } from '../session/sources.js';
 import { selectSource } from '../session/select-source.js';
 import { openSource, type Source } from '../session/source.js';
 
@@ -61,9 +61,16 @@ const completionKind: Record<CompletionKind, CompletionItemKind> = {
   parameter: CompletionItemKind.Variable,
 };
 
-/** The profiles of a config as the sources a query may name, each with what it reads (a URL or local data; never a token). */
+/**
+ * The profiles of a config as the sources a query may name, each with what
+ * it reads (a URL or local data; never a token), and `local`: a query is
+ * checked here without knowing whether it will run on local data
+ * (`--data`), so `local:` is never called unknown.
+ */
 function sourcesOf(config: Config): SourceSchema[] {
-  return [...config.profiles].map(([name, profile]) => ({ name, detail: profileNote(profile) }));
+  const sources: SourceSchema[] = [...config.profiles].map(([name, profile]) => ({ name, detail: profileNote(profile) }));
+  if (!config.profiles.has(LOCAL_SOURCE)) sources.push({ name: LOCAL_SOURCE, detail: 'the local data of a session that has some (--data)' });
+  return sources;
 }
 
 /** How long a completion waits for fields or values it had to ask a source for. */

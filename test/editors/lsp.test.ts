@@ -188,7 +188,8 @@ describe('the language server in process', () => {
       ['UNKNOWN_FIELD', { start: { line: 1, character: 24 }, end: { line: 1, character: 30 } }],
       ['UNEXPECTED_END_OF_INPUT', expect.any(Object)],
     ]);
-    expect(diagnostics[0]!.message).toContain('hint: the sources: demo;');
+    // `local` too: whether a query runs on local data (--data) is not known here
+    expect(diagnostics[0]!.message).toContain('hint: the sources: demo, local;');
     const completion = (await client.sendRequest('textDocument/completion', { textDocument: { uri }, position: { line: 2, character: 20 } })) as {
       label: string;
       kind: number;
