@@ -10,7 +10,7 @@
 import type { From, Query } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
-import { planQuery, splitSource } from '../compile/plan.js';
+import { planQuery, splitSource, unknownSourceHint } from '../compile/plan.js';
 import type { Plan, Target } from '../compile/plan.js';
 import type { Row, SearchRequest } from '../datastore/types.js';
 import { DatastoreError, queryError } from '../errors.js';
@@ -72,7 +72,10 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
       froms.map((from, i) => {
         const name = named[i];
         if (name === undefined) return client;
-        if (!Object.hasOwn(sources, name)) throw unknownSource(name, from, Object.keys(sources), typeof input === 'string' ? input : undefined);
+        if (!Object.hasOwn(sources, name)) {
+          const current = Object.hasOwn(sources, home) ? home : undefined;
+          throw unknownSource(name, from, Object.keys(sources), current, typeof input === 'string' ? input : undefined);
+        }
         return open(name);
       }),
     );
@@ -210,14 +213,14 @@ function ofSource(error: unknown, name: string, client: DatastoreClient): unknow
   });
 }
 
-function unknownSource(name: string, from: From, known: readonly string[], text: string | undefined) {
+function unknownSource(name: string, from: From, known: readonly string[], current: string | undefined, text: string | undefined) {
   const span = from.resource.span;
+  const written = from.resource.kind === 'string' ? from.resource.value : name;
   // A bareword's span holds the name as written: the error points at `name:`; a quoted resource, at all of it.
   const bare = from.resource.kind === 'string' && span.end - span.start === from.resource.value.length;
-  const list = known.length === 0 ? 'this session knows no other source' : `the sources: ${known.join(', ')}`;
   return queryError('UNKNOWN_SOURCE', bare ? { start: span.start, end: span.start + name.length + 1 } : span, [name], {
     found: `${name}:`,
-    hint: `${list}; a resource written without "name:" is the current source's`,
+    hint: unknownSourceHint(written, known, current),
     ...(text === undefined ? {} : { source: text }),
   });
 }

@@ -229,6 +229,20 @@ export function splitSource(written: string): { readonly source?: string; readon
   return match === null ? { resource: written } : { source: match[1]!, resource: match[2]! };
 }
 
+/**
+ * The hint of UNKNOWN_SOURCE: the sources there are, and how to write a
+ * resource whose own name has `word:` in front (CKAN's datastore takes `:`
+ * in an alias): after the current source's own name, when it has one
+ * (`local:`, its profile's), or by its id.
+ * @example unknownSourceHint('ab:c', ['portal', 'local'], 'local')
+ * // → 'the sources: portal, local; a resource written without "name:" is the current source\'s, and one whose own name has ":" is written after that source\'s name (local:ab:c) or by its id'
+ */
+export function unknownSourceHint(written: string, known: readonly string[], current: string | undefined): string {
+  const list = known.length === 0 ? 'this session knows no other source' : `the sources: ${known.join(', ')}`;
+  const own = current === undefined ? 'by its id' : `after that source's name (${current}:${written}) or by its id`;
+  return `${list}; a resource written without "name:" is the current source's, and one whose own name has ":" is written ${own}`;
+}
+
 function sourceOf(resource: string): string | undefined {
   return splitSource(resource).source;
 }

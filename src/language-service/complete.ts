@@ -14,11 +14,11 @@ import type { JsonValue } from '../datastore/types.js';
 import { formatField, formatScalar } from '../format.js';
 import type { Span } from '../span.js';
 import { suggest } from '../syntax/suggest.js';
-import { findResource, type FieldSchema, type LanguageContext } from './context.js';
+import { findResource, type FieldSchema, type LanguageContext, type ResourceSchema } from './context.js';
 import { keywordHelp } from './keyword-help.js';
 import { statementAt } from './script.js';
 
-export type CompletionKind = 'keyword' | 'punctuation' | 'resource' | 'field' | 'name' | 'value' | 'parameter';
+export type CompletionKind = 'keyword' | 'punctuation' | 'source' | 'resource' | 'field' | 'name' | 'value' | 'parameter';
 
 export interface CompletionItem {
   /** what a list shows: the name or word itself */
@@ -34,7 +34,8 @@ export interface CompletionItem {
 
 /** Something the context did not know that would add items. */
 export type Lookup =
-  | { readonly kind: 'resources' }
+  /** the resources of the current source, or with `source` of that source (`name:` being typed) */
+  | { readonly kind: 'resources'; readonly source?: string }
   | { readonly kind: 'fields'; readonly resource: string }
   | { readonly kind: 'values'; readonly resource: string; readonly field: string };
 
@@ -90,16 +91,20 @@ export function complete(text: string, cursor: number, context: LanguageContext 
         if (prefix === '') add({ label: suggestion.text, kind: 'punctuation', insert: suggestion.text });
         break;
       case 'resource': {
-        if (context.resources === undefined) {
-          pending.push({ kind: 'resources' });
+        // `portal:` typed (bare or after a quote): that source's resources, each written `portal:resource`.
+        const named = sourceTyped(prefix, context);
+        if (named !== undefined) {
+          const resources = named === context.source ? context.resources : context.sources?.find((s) => s.name === named)?.resources;
+          if (resources === undefined) pending.push(named === context.source ? { kind: 'resources' } : { kind: 'resources', source: named });
+          else addResources(resources, `${named}:`, add);
           break;
         }
-        for (const resource of context.resources) {
-          if (resource.alias === undefined) continue;
-          add({ label: resource.alias, kind: 'resource', insert: formatScalar(resource.alias), detail: resourceDetail(resource.id, resource.total), ...described(resource) }, resource.alias);
-        }
-        for (const resource of context.resources) {
-          add({ label: resource.id, kind: 'resource', insert: formatScalar(resource.id), detail: resourceDetail(resource.alias, resource.total), ...described(resource) }, resource.id);
+        if (context.resources === undefined) pending.push({ kind: 'resources' });
+        else addResources(context.resources, '', add);
+        // The other sources, whose resources follow their `name:`.
+        for (const source of context.sources ?? []) {
+          const label = `${source.name}:`;
+          add({ label, kind: 'source', insert: label, detail: source.detail ?? 'a source: its resources follow' }, label);
         }
         addParameters(context, add);
         break;
@@ -145,6 +150,29 @@ export function complete(text: string, cursor: number, context: LanguageContext 
   }
   const start = piece.start + from;
   return { span: { start, end: at }, prefix, items, pending };
+}
+
+/** The source whose `name:` the word being typed starts with, when the context knows it. */
+function sourceTyped(prefix: string, context: LanguageContext): string | undefined {
+  if (context.sources === undefined) return undefined;
+  const word = /^["']/.test(prefix) ? prefix.slice(1) : prefix;
+  const colon = word.indexOf(':');
+  if (colon <= 0) return undefined;
+  const name = word.slice(0, colon);
+  return name === context.source || context.sources.some((s) => s.name === name) ? name : undefined;
+}
+
+/** Resource items, aliases first, each written after `before` (a source's `name:`, or nothing). */
+function addResources(resources: readonly ResourceSchema[], before: string, add: (item: CompletionItem, name?: string) => void): void {
+  for (const resource of resources) {
+    if (resource.alias === undefined) continue;
+    const label = `${before}${resource.alias}`;
+    add({ label, kind: 'resource', insert: formatScalar(label), detail: resourceDetail(resource.id, resource.total), ...described(resource) }, label);
+  }
+  for (const resource of resources) {
+    const label = `${before}${resource.id}`;
+    add({ label, kind: 'resource', insert: formatScalar(label), detail: resourceDetail(resource.alias, resource.total), ...described(resource) }, label);
+  }
 }
 
 function fieldItem(field: FieldSchema): CompletionItem {

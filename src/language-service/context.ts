@@ -7,7 +7,7 @@
  * completes keywords and formats; each thing it learns adds checks and names.
  */
 import type { ParamValue } from '../compile/bind.js';
-import type { Target } from '../compile/plan.js';
+import { splitSource, type Target } from '../compile/plan.js';
 import type { JsonValue } from '../datastore/types.js';
 
 /** A data dictionary entry (CKAN's `info` on a field): what people call the field and why it is there. */
@@ -36,6 +36,20 @@ export interface ResourceSchema {
   readonly total?: number;
 }
 
+/**
+ * A source a resource may be written `name:resource` of (docs/aggregates.md,
+ * joins across sources): a profile of the config, or `local`.
+ */
+export interface SourceSchema {
+  readonly name: string;
+  /** a short note for completion: the profile's URL, `local data` */
+  readonly detail?: string;
+  /** its resources known so far; undefined while not known (completion then asks for them) */
+  readonly resources?: readonly ResourceSchema[];
+  /** whether `resources` lists every resource of that source */
+  readonly allResources?: boolean;
+}
+
 export interface LanguageContext {
   /** the portal's dialect; default `ckan-2.11` (what runs locally is said as a note, never an error) */
   readonly target?: Target;
@@ -57,11 +71,51 @@ export interface LanguageContext {
    * before the query is checked. Absent: parameters are not checked.
    */
   readonly params?: Readonly<Record<string, ParamValue | undefined>>;
+  /**
+   * the sources a resource may be written `name:resource` of; when given, a
+   * `name:` that is none of them is UNKNOWN_SOURCE. Absent: `name:` is not
+   * checked (the resource is looked up as written, as the source would).
+   */
+  readonly sources?: readonly SourceSchema[];
+  /** the name of the current source among `sources` (`local`, its profile), if it has one: its resources are `resources` */
+  readonly source?: string;
+}
+
+/** Where a resource as written is to be found: the current source's or a named source's list, and its name there. */
+export interface ResourceScope {
+  /** the source's name as written, when the resource is written `name:resource` of a known source */
+  readonly source?: string;
+  /** the resource's name within that source */
+  readonly resource: string;
+  readonly resources: readonly ResourceSchema[] | undefined;
+  readonly allResources: boolean;
+}
+
+/**
+ * Where `written` is found: `name:resource` of a source the context knows is
+ * looked up in that source; of a name the context does not know, nowhere
+ * (undefined: it is UNKNOWN_SOURCE when the query runs); anything else, and
+ * any `name:` when the context knows no sources, in the current source's.
+ * @example scopeOf({ sources: [{ name: 'portal', resources: [] }] }, 'portal:courses') // → { source: 'portal', resource: 'courses', resources: [], allResources: false }
+ */
+export function scopeOf(context: LanguageContext, written: string): ResourceScope | undefined {
+  const current: ResourceScope = { resource: written, resources: context.resources, allResources: context.allResources === true };
+  const { source, resource } = splitSource(written);
+  if (source === undefined || context.sources === undefined) return current;
+  if (source === context.source) return { ...current, source, resource };
+  const other = context.sources.find((each) => each.name === source);
+  if (other === undefined) return undefined;
+  return { source, resource, resources: other.resources, allResources: other.allResources === true };
 }
 
 /** The resource a query names, by id or alias. */
 export function findResource(context: LanguageContext, name: string): ResourceSchema | undefined {
-  const resources = context.resources ?? [];
+  const scope = scopeOf(context, name);
+  return scope === undefined ? undefined : findIn(scope.resources ?? [], scope.resource);
+}
+
+/** The resource of `resources` named `name` (an id or an alias). */
+export function findIn(resources: readonly ResourceSchema[], name: string): ResourceSchema | undefined {
   return (
     resources.find((r) => r.id === name || r.alias === name) ??
     // Resource ids are UUIDs, which CKAN compares lower-cased.

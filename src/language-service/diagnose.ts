@@ -7,11 +7,11 @@
  * against their declared values, and what the target cannot say (which is
  * not an error: the query runs as a plan, and a note says what runs locally).
  */
-import type { Aggregate, Bucket, Condition, Field, Operand, Parameter, Query, Value } from '../ast.js';
+import type { Aggregate, Bucket, Condition, Field, From, Operand, Parameter, Query, Value } from '../ast.js';
 import { assertNever, isPlainQuery } from '../ast.js';
 import { shapeOf } from '../compile/shape.js';
 import { bind, type Params } from '../compile/bind.js';
-import { constructName, onlyEqualities, planQuery, splitSource } from '../compile/plan.js';
+import { constructName, onlyEqualities, planQuery, splitSource, unknownSourceHint } from '../compile/plan.js';
 import { QueryError, queryError, type QueryErrorCode } from '../errors.js';
 import { formatField, formatString } from '../format.js';
 import type { Span } from '../span.js';
@@ -20,7 +20,7 @@ import { unescapeString } from '../syntax/to-ast.js';
 import { conditionFieldNodes, parametersOf } from '../syntax/walk.js';
 import { keywords, queryLexer } from '../syntax/tokens.js';
 import { editDistance, nearestNames } from '../text.js';
-import { findResource, type FieldSchema, type LanguageContext } from './context.js';
+import { findIn, scopeOf, type FieldSchema, type LanguageContext, type ResourceSchema } from './context.js';
 import { statementsOf, type Piece } from './script.js';
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
@@ -117,6 +117,7 @@ function diagnoseStatement(text: string, context: LanguageContext): Diagnostic[]
   }
   // Checked after binding, so a declared resource or value is checked too; a bound value keeps its
   // parameter's span, where a fix would replace the parameter, not its default, so it gets none.
+  out.push(...sourceDiagnostics(bound, context));
   out.push(...schemaDiagnostics(bound, context).map((d) => (text.startsWith('$', d.span.start) ? { ...d, fixes: [] } : d)));
   out.push(...targetDiagnostics(bound, context));
   return out.sort((a, b) => a.span.start - b.span.start);
@@ -237,75 +238,135 @@ function closestKeyword(word: string, expected: readonly string[]): string | und
 const implicitFields: readonly FieldSchema[] = [{ id: '_id', type: 'int' }];
 
 function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[] {
-  const resourceNode = query.from.resource;
-  if (resourceNode.kind === 'param' || context.resources === undefined) return [];
-  const name = resourceNode.value;
-  // A resource of another source (`portal:courses`, docs/aggregates.md): the context knows this source's only.
-  if (splitSource(name).source !== undefined) return [];
-  const resource = findResource(context, name);
-  if (resource === undefined) {
-    if (context.allResources !== true || name === '_table_metadata') return [];
-    const names = context.resources.flatMap((r) => (r.alias === undefined ? [r.id] : [r.alias, r.id]));
-    const near = nearestNames(name, names);
-    return [
-      {
-        code: 'UNKNOWN_RESOURCE',
-        message: queryError('UNKNOWN_RESOURCE', resourceNode.span, [name]).message,
-        span: resourceNode.span,
-        severity: 'error',
-        hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `the resources are ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}`,
-        fixes: near.map((each) => replace(resourceNode.span, formatResource(each))),
-      },
-    ];
-  }
-  if (resource.fields === undefined) return [];
-  const known = new Map<string, FieldSchema>();
-  for (const field of [...implicitFields, ...resource.fields]) known.set(field.id, field);
-  // `rank` is a field of a full-text search's answer (docs/ckan-2.11-reference.md).
-  if (query.search !== undefined && !known.has('rank')) known.set('rank', { id: 'rank', type: 'float' });
-  const shown = resource.alias ?? resource.id;
   const out: Diagnostic[] = [];
-  const seen = new Set<Field>();
-  const checkField = (field: Field): void => {
-    if (seen.has(field) || known.has(field.name)) return;
-    seen.add(field);
-    const near = nearestNames(field.name, known.keys());
-    out.push({
-      code: 'UNKNOWN_FIELD',
-      message: queryError('UNKNOWN_FIELD', field.span, [field.name, shown]).message,
-      span: field.span,
-      severity: 'error',
-      hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `${shown} has the fields ${[...known.keys()].filter((f) => f !== '_id').slice(0, 12).join(', ')}`,
-      fixes: near.map((each) => replace(field.span, formatField(each))),
-    });
-  };
-  // In a join, only the fields of the resource in `from` are known here: those qualified by it.
-  const qualifier = query.from.alias?.name ?? name;
   const joined = query.joins !== undefined;
-  const ours = (field: Field): boolean => (joined ? field.qualifier === qualifier : field.qualifier === undefined || field.qualifier === qualifier);
-  const check = (field: Field): void => {
-    if (ours(field)) checkField(field);
-  };
-  if (query.where !== undefined) {
-    for (const field of conditionFieldNodes(query.where.condition)) check(field);
-    if (!joined) valueChecks(query.where.condition, known, out);
-  }
-  // The names the answer's columns get (`as n`, `count`, `avg_credits`) are names in having and order by, not fields.
+  const named = namedFields(query);
+  const sides: From[] = [query.from, ...(query.joins ?? []).map((join) => join.source)];
+  sides.forEach((from, side) => {
+    if (from.resource.kind === 'param') return;
+    const name = from.resource.value;
+    // `portal:courses` is looked up in the source `portal` (docs/aggregates.md); a name no source has is sourceDiagnostics'.
+    const scope = scopeOf(context, name);
+    if (scope?.resources === undefined) return;
+    const resource = findIn(scope.resources, scope.resource);
+    if (resource === undefined) {
+      // A joined resource of a named source is sourceDiagnostics'; `name:resource` where the context knows no
+      // sources may be another source's, so it is not called unknown here.
+      if (side > 0 || (scope.source === undefined && splitSource(name).source !== undefined)) return;
+      out.push(...unknownResource(from.resource.span, scope.resource, scope.source, scope.resources, scope.allResources));
+      return;
+    }
+    if (resource.fields === undefined) return;
+    const known = new Map<string, FieldSchema>();
+    for (const field of [...implicitFields, ...resource.fields]) known.set(field.id, field);
+    // `rank` is a field of a full-text search's answer (docs/ckan-2.11-reference.md).
+    if (side === 0 && query.search !== undefined && !known.has('rank')) known.set('rank', { id: 'rank', type: 'float' });
+    const shown = resource.alias ?? resource.id;
+    // In a join, each resource's fields are those qualified by it (its alias, or its name as written).
+    const qualifier = from.alias?.name ?? name;
+    const ours = (field: Field): boolean => (joined ? field.qualifier === qualifier : field.qualifier === undefined || field.qualifier === qualifier);
+    for (const field of named) {
+      if (!ours(field) || known.has(field.name)) continue;
+      const near = nearestNames(field.name, known.keys());
+      out.push({
+        code: 'UNKNOWN_FIELD',
+        message: queryError('UNKNOWN_FIELD', field.span, [field.name, shown]).message,
+        span: field.span,
+        severity: 'error',
+        hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `${shown} has the fields ${[...known.keys()].filter((f) => f !== '_id').slice(0, 12).join(', ')}`,
+        // A qualified field's span holds its qualifier (`c.levl`): the fix keeps it.
+        fixes: near.map((each) => replace(field.span, field.qualifier === undefined ? formatField(each) : `${field.qualifier}.${formatField(each)}`)),
+      });
+    }
+    if (!joined && query.where !== undefined) valueChecks(query.where.condition, known, out);
+  });
+  return out;
+}
+
+/** Every field a query names, each once, in clause order; not the names its answer's columns get (`as n`), which having and order by may use. */
+function namedFields(query: Query): Field[] {
+  const out = new Set<Field>();
+  const add = (field: Field): void => void out.add(field);
+  if (query.where !== undefined) for (const field of conditionFieldNodes(query.where.condition)) add(field);
   const outputs = outputNames(query);
   const operand = (each: Field | Aggregate | Bucket): void => {
     if (each.kind === 'field') {
-      if (!(each.qualifier === undefined && outputs.has(each.name))) check(each);
+      if (!(each.qualifier === undefined && outputs.has(each.name))) add(each);
     } else if (each.field !== undefined) {
-      check(each.field);
+      add(each.field);
     }
   };
   for (const item of query.select?.items ?? []) operand(item.value);
-  for (const each of query.search?.fields ?? []) check(each.field);
+  for (const each of query.search?.fields ?? []) add(each.field);
   for (const key of query.group?.keys ?? []) operand(key);
   if (query.having !== undefined) for (const each of conditionOperands(query.having.condition)) operand(each);
   for (const key of query.order?.keys ?? []) operand(key.field);
-  for (const item of query.facet?.items ?? []) check(item.field);
-  for (const join of query.joins ?? []) for (const pair of join.on) [pair.left, pair.right].forEach(check);
+  for (const item of query.facet?.items ?? []) add(item.field);
+  for (const join of query.joins ?? []) for (const pair of join.on) [pair.left, pair.right].forEach(add);
+  return [...out];
+}
+
+/**
+ * A resource that its source's complete list does not hold: UNKNOWN_RESOURCE,
+ * with the nearest names (written after `source:` when it was).
+ */
+function unknownResource(span: Span, name: string, source: string | undefined, resources: readonly ResourceSchema[], all: boolean): Diagnostic[] {
+  if (!all || name === '_table_metadata') return [];
+  const before = source === undefined ? '' : `${source}:`;
+  const names = resources.flatMap((r) => (r.alias === undefined ? [r.id] : [r.alias, r.id]));
+  const near = nearestNames(name, names).map((each) => `${before}${each}`);
+  const written = `${before}${name}`;
+  return [
+    {
+      code: 'UNKNOWN_RESOURCE',
+      message: queryError('UNKNOWN_RESOURCE', span, [written]).message,
+      span,
+      severity: 'error',
+      hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `the resources${source === undefined ? '' : ` of ${source}`} are ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}`,
+      fixes: near.map((each) => replace(span, formatResource(each))),
+    },
+  ];
+}
+
+/**
+ * The `name:` of each resource against the sources the context knows (none
+ * when it knows none): a name that is no source is UNKNOWN_SOURCE, as the
+ * run would say; a joined resource of a source whose every resource is known
+ * is checked against them (the `from` resource is schemaDiagnostics').
+ */
+function sourceDiagnostics(query: Query, context: LanguageContext): Diagnostic[] {
+  const sources = context.sources;
+  if (sources === undefined) return [];
+  const known = sources.map((s) => s.name);
+  if (context.source !== undefined && !known.includes(context.source)) known.push(context.source);
+  const out: Diagnostic[] = [];
+  const froms: From[] = [query.from, ...(query.joins ?? []).map((join) => join.source)];
+  froms.forEach((from, i) => {
+    if (from.resource.kind !== 'string') return;
+    const written = from.resource.value;
+    const { source } = splitSource(written);
+    if (source === undefined) return;
+    const scope = scopeOf(context, written);
+    if (scope === undefined) {
+      const span = from.resource.span;
+      // A bareword's span holds the name as written: the error is at `name:` (where the run puts it); a quoted resource, all of it.
+      const bare = span.end - span.start === written.length;
+      const at = bare ? { start: span.start, end: span.start + source.length } : span;
+      const near = nearestNames(source, known);
+      out.push({
+        code: 'UNKNOWN_SOURCE',
+        message: queryError('UNKNOWN_SOURCE', at, [source]).message,
+        span: bare ? { start: at.start, end: at.end + 1 } : at,
+        severity: 'error',
+        hint: unknownSourceHint(written, known, context.source),
+        fixes: bare ? near.map((each) => replace(at, each)) : [],
+      });
+      return;
+    }
+    if (i > 0 && scope.resources !== undefined && findIn(scope.resources, scope.resource) === undefined) {
+      out.push(...unknownResource(from.resource.span, scope.resource, scope.source, scope.resources, scope.allResources));
+    }
+  });
   return out;
 }
 

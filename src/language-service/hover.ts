@@ -7,9 +7,10 @@
 import type { IToken } from 'chevrotain';
 import { formatField } from '../format.js';
 import type { Span } from '../span.js';
+import { declaredSources } from '../syntax/suggest.js';
 import { unescapeString } from '../syntax/to-ast.js';
 import { BacktickField, From, Parameter, queryLexer, Semicolon, StringLiteral } from '../syntax/tokens.js';
-import { findResource, type LanguageContext } from './context.js';
+import { findResource, scopeOf, type LanguageContext } from './context.js';
 import { keywordHelp } from './keyword-help.js';
 import { roleOf } from './lex.js';
 import { statementAt } from './script.js';
@@ -62,8 +63,15 @@ export function hover(text: string, cursor: number, context: LanguageContext = {
     return { span, kind: 'keyword', title: word, text: keywordHelp(word) };
   }
   if (role === 'field') {
-    const name = token.tokenType === BacktickField ? token.image.slice(1, -1).replaceAll('``', '`') : token.image;
-    const resource = resourceName(tokens, context);
+    let name = token.tokenType === BacktickField ? token.image.slice(1, -1).replaceAll('``', '`') : token.image;
+    let resource = resourceName(tokens, context);
+    // `c.level` in a join: a field of the resource `c` names (an alias, or the resource as written).
+    const dot = token.tokenType === BacktickField ? -1 : name.indexOf('.');
+    const qualified = dot > 0 ? declaredSources(statementTokens(tokens, index)).get(name.slice(0, dot)) : undefined;
+    if (qualified !== undefined) {
+      resource = qualified;
+      name = name.slice(dot + 1);
+    }
     const field = resource === undefined ? undefined : findResource(context, resource)?.fields?.find((f) => f.id === name);
     if (field === undefined) {
       if (name === '_id') return { span, kind: 'field', title: '_id: int', type: 'int', text: "_id: int\nthe record's id in the datastore" };
@@ -86,8 +94,12 @@ export function hover(text: string, cursor: number, context: LanguageContext = {
     const name = token.tokenType === StringLiteral ? unescapeString(token.image) : token.image;
     const resource = findResource(context, name);
     if (resource === undefined) return undefined;
+    // A resource of another source (`portal:courses`) says which source it is read from.
+    const source = scopeOf(context, name)?.source;
+    const of = source === undefined ? '' : `${source}:`;
     const lines = [
-      resource.alias !== undefined && resource.alias !== resource.id ? `${resource.alias} (${resource.id})` : resource.id,
+      resource.alias !== undefined && resource.alias !== resource.id ? `${of}${resource.alias} (${resource.id})` : `${of}${resource.id}`,
+      source === undefined ? undefined : `a resource of the source ${source}`,
       resource.name,
       resource.description,
       [
@@ -98,6 +110,13 @@ export function hover(text: string, cursor: number, context: LanguageContext = {
     return { span, kind: 'resource', title: lines[0]!, text: lines.join('\n') };
   }
   return undefined;
+}
+
+/** The tokens of the statement `tokens[index]` is in (the text given to hover is one statement, but a `;` may end it). */
+function statementTokens(tokens: readonly IToken[], index: number): IToken[] {
+  let end = index;
+  while (end < tokens.length && tokens[end]!.tokenType !== Semicolon) end++;
+  return tokens.slice(0, end);
 }
 
 /** The resource named after `from` in the statement's tokens, when written as text or declared. */

@@ -10,7 +10,7 @@
 export { complete } from './complete.js';
 export type { CompletionItem, CompletionKind, CompletionResult, Lookup } from './complete.js';
 export { findResource } from './context.js';
-export type { FieldDictionary, FieldSchema, LanguageContext, ResourceSchema } from './context.js';
+export type { FieldDictionary, FieldSchema, LanguageContext, ResourceSchema, SourceSchema } from './context.js';
 export { diagnose } from './diagnose.js';
 export type { Diagnostic, Fix, Severity, TextEdit } from './diagnose.js';
 export { format } from './format.js';

@@ -16,15 +16,16 @@ import {
   type CodeAction, type CompletionItem, type Connection, type Diagnostic as LspDiagnostic, type Hover, type TextEdit as LspTextEdit,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { parseTarget, type Target } from '../compile/plan.js';
+import { parseTarget, splitSource, type Target } from '../compile/plan.js';
 import { findConfigFile, readConfigFile } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import type { JsonValue } from '../datastore/types.js';
 import {
-  complete, diagnose, format, hover, type CompletionKind, type Diagnostic, type LanguageContext, type Lookup, type ResourceSchema, type Severity,
+  complete, diagnose, format, hover, type CompletionKind, type Diagnostic, type LanguageContext, type Lookup, type ResourceSchema, type Severity, type SourceSchema,
 } from '../language-service/index.js';
 import { authorsWords, documentKind, fileSpan, queriesOf, queryOffset, type EmbeddedQuery } from '../session/embedded.js';
 import { loadSchema, resourcesNamed } from '../session/schema.js';
+import { LOCAL_SOURCE, profileNote } from '../session/sources.js';
 import { selectSource } from '../session/select-source.js';
 import { openSource, type Source } from '../session/source.js';
 
@@ -52,12 +53,25 @@ const severity: Record<Severity, DiagnosticSeverity> = {
 const completionKind: Record<CompletionKind, CompletionItemKind> = {
   keyword: CompletionItemKind.Keyword,
   punctuation: CompletionItemKind.Operator,
+  source: CompletionItemKind.Folder,
   resource: CompletionItemKind.Module,
   field: CompletionItemKind.Field,
   name: CompletionItemKind.Variable,
   value: CompletionItemKind.Value,
   parameter: CompletionItemKind.Variable,
 };
+
+/**
+ * The profiles of a config as the sources a query may name, each with what
+ * it reads (a URL or local data; never a token), and `local`: a query is
+ * checked here without knowing whether it will run on local data
+ * (`--data`), so `local:` is never called unknown.
+ */
+function sourcesOf(config: Config): SourceSchema[] {
+  const sources: SourceSchema[] = [...config.profiles].map(([name, profile]) => ({ name, detail: profileNote(profile) }));
+  if (!config.profiles.has(LOCAL_SOURCE)) sources.push({ name: LOCAL_SOURCE, detail: 'the local data of a session that has some (--data)' });
+  return sources;
+}
 
 /** How long a completion waits for fields or values it had to ask a source for. */
 const LOOKUP_WAIT_MS = 1_500;
@@ -113,7 +127,13 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
     const file = pathOf(document.uri);
     const found = queriesOf(file, document.getText(), documentKind(file, true));
     const config = found.config ?? (await schemas.configNear(file));
-    const names = found.queries.flatMap((q) => resourcesNamed(q.text, q.params ?? {}));
+    // `demo:courses` of the profile giving the schema is its `courses`; another profile's resources are not looked up here.
+    const schemaProfile = init.profile ?? config?.defaultProfile;
+    const names = found.queries.flatMap((q) => resourcesNamed(q.text, q.params ?? {})).flatMap((name) => {
+      const { source, resource } = splitSource(name);
+      if (source === undefined || config?.profiles.has(source) !== true) return [name];
+      return source === schemaProfile ? [resource] : [];
+    });
     const known = schemas.schemaFor(config, names);
     const contextOf = (query: EmbeddedQuery): LanguageContext => {
       const profile = init.profile ?? query.profile ?? config?.defaultProfile;
@@ -122,6 +142,10 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
         ...(known === undefined ? {} : { resources: known.resources, allResources: known.complete }),
         ...(target === undefined ? {} : { target: target as Target }),
         ...(query.params === undefined ? {} : { params: query.params }),
+        // The config's profiles, each a source a resource may be written `name:resource` of (docs/aggregates.md).
+        ...(config === undefined || config.profiles.size === 0 ? {} : { sources: sourcesOf(config) }),
+        // The resources above are the schema profile's: `name:resource` of it is one of them.
+        ...(schemaProfile === undefined ? {} : { source: schemaProfile }),
         samples: (resource, field) => schemas.samples(config, resource, field),
       };
     };

@@ -9,10 +9,18 @@ import type { FieldInfo, JsonValue } from '../datastore/types.js';
 import type { ResourceSummary } from '../session/source.js';
 import { complete, type LanguageContext, type Lookup, type ResourceSchema } from '../language-service/index.js';
 import { formatField, formatScalar } from '../format.js';
+import { splitSource } from '../compile/plan.js';
 
 /** What completion may ask the session; every lookup may fail quietly (no suggestions). */
 export interface CompletionContext {
   resources(): Promise<readonly ResourceSummary[]>;
+  /**
+   * the names a resource may be written `name:resource` of (profiles, `local`),
+   * the current source's among them, and a note on each; known without asking anything
+   */
+  sources?(): { readonly names: readonly string[]; readonly current: string | undefined; readonly notes?: ReadonlyMap<string, string> };
+  /** the resources of the source `name`, opened when first asked */
+  resourcesOf?(name: string): Promise<readonly ResourceSummary[]>;
   fields(resource: string): Promise<readonly FieldInfo[]>;
   /** values of `field` seen in the last result of `resource` (or in a sample of it) */
   values(field: string, resource: string | undefined): Promise<readonly JsonValue[]>;
@@ -79,6 +87,8 @@ export async function completeQuery(
 /** What the session answered so far, as the service's plain context. */
 class Known {
   #resources: readonly ResourceSummary[] | undefined;
+  /** per named source, its resources once asked */
+  readonly #sourceResources = new Map<string, readonly ResourceSummary[]>();
   readonly #fields = new Map<string, readonly FieldInfo[]>();
   readonly #values = new Map<string, readonly JsonValue[]>();
 
@@ -87,7 +97,8 @@ class Known {
   async learn(lookup: Lookup): Promise<void> {
     switch (lookup.kind) {
       case 'resources':
-        this.#resources = await this.session.resources().catch(() => []);
+        if (lookup.source === undefined) this.#resources = await this.session.resources().catch(() => []);
+        else this.#sourceResources.set(lookup.source, (await this.session.resourcesOf?.(lookup.source).catch(() => [])) ?? []);
         return;
       case 'fields':
         this.#fields.set(lookup.resource, await this.session.fields(lookup.resource).catch(() => []));
@@ -99,16 +110,36 @@ class Known {
   }
 
   context(): LanguageContext {
-    const resources: ResourceSchema[] = (this.#resources ?? []).map((r) => {
-      const fields = (r.alias === undefined ? undefined : this.#fields.get(r.alias)) ?? this.#fields.get(r.id);
-      return { ...r, ...(fields === undefined ? {} : { fields }) };
-    });
+    const named = this.session.sources?.();
+    const current = named?.current;
+    // Fields are learned by the name written (`portal:courses`); each list below holds them by the name within its
+    // source, and the current source's may be written after its own name too (`local:courses` of local data).
+    const withFields = (list: readonly ResourceSummary[], befores: readonly string[]): ResourceSchema[] =>
+      list.map((r) => {
+        const names = befores.flatMap((before) => [...(r.alias === undefined ? [] : [`${before}${r.alias}`]), `${before}${r.id}`]);
+        const fields = names.map((name) => this.#fields.get(name)).find((each) => each !== undefined);
+        return { ...r, ...(fields === undefined ? {} : { fields }) };
+      });
+    const resources = withFields(this.#resources ?? [], current === undefined ? [''] : ['', `${current}:`]);
+    const others = new Map<string, ResourceSchema[]>();
+    for (const [name, list] of this.#sourceResources) others.set(name, withFields(list, [`${name}:`]));
     // A resource asked for by a name the list does not hold (a portal lists few) still has its fields.
-    for (const [name, fields] of this.#fields) {
-      if (!resources.some((r) => r.id === name || r.alias === name)) resources.push({ id: name, fields });
+    for (const [written, fields] of this.#fields) {
+      const { source, resource } = splitSource(written);
+      const own = source !== undefined && named?.names.includes(source) === true;
+      const list = !own ? resources : source === current ? resources : others.get(source) ?? others.set(source, []).get(source)!;
+      const name = own ? resource : written;
+      if (!list.some((r) => r.id === name || r.alias === name)) list.push({ id: name, fields });
     }
+    const sources = named?.names.map((name) => {
+      const list = others.get(name);
+      const note = named.notes?.get(name);
+      return { name, ...(note === undefined ? {} : { detail: note }), ...(list === undefined || (!this.#sourceResources.has(name) && list.length === 0) ? {} : { resources: list }) };
+    });
     return {
       ...(this.#resources === undefined && resources.length === 0 ? {} : { resources }),
+      ...(sources === undefined ? {} : { sources }),
+      ...(current === undefined ? {} : { source: current }),
       samples: (resource, field) => this.#values.get(JSON.stringify([resource, field])),
     };
   }
@@ -119,7 +150,7 @@ function describe(pending: readonly Lookup[]): string {
   const lookup = pending[0]!;
   switch (lookup.kind) {
     case 'resources':
-      return 'the resource names';
+      return lookup.source === undefined ? 'the resource names' : `the resources of ${lookup.source}`;
     case 'fields':
       return `the fields of ${lookup.resource}`;
     case 'values':
@@ -127,10 +158,10 @@ function describe(pending: readonly Lookup[]): string {
   }
 }
 
-/** A single completion gets a trailing space, so the next word can follow at once. */
+/** A single completion gets a trailing space, so the next word can follow at once; a source's `name:` does not (its resource follows). */
 function finish(candidates: readonly string[]): readonly string[] {
   const only = candidates[0];
-  if (candidates.length === 1 && only !== undefined && /[\w`"'\-.:]$/.test(only)) return [`${only} `];
+  if (candidates.length === 1 && only !== undefined && /[\w`"'\-.]$/.test(only)) return [`${only} `];
   return candidates;
 }
 

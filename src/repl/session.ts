@@ -14,13 +14,14 @@ import { typeWarnings } from '../client/dictionary.js';
 import { unknownFieldHint } from '../session/field-hint.js';
 import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
-import { namesSources, otherSources } from '../session/sources.js';
+import { namesSources, otherSources, profileNote } from '../session/sources.js';
 import type { OtherSources } from '../session/sources.js';
 import { withParamHint } from '../session/params.js';
 import type { ResourceSummary, Source, SourceSpec } from '../session/source.js';
 import { compile, plan } from '../compile/compile.js';
 import { bind, type Params } from '../compile/bind.js';
 import { parse } from '../syntax/parse.js';
+import { splitSource } from '../compile/plan.js';
 import type { Query } from '../ast.js';
 import type { Config } from '../config/types.js';
 import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
@@ -59,6 +60,8 @@ export interface SessionOptions {
   readonly openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
   /** how a shell produces the token, for curl lines; default `$CKQL_TOKEN` */
   readonly tokenShell?: string | undefined;
+  /** the profile `source` was opened from: a query naming it (`name:resource`) reads `source`, not a second copy */
+  readonly profile?: string | undefined;
 }
 
 /** How many distinct values of a field completion offers. */
@@ -76,6 +79,12 @@ function distinctValues(records: readonly Row[], field: string): JsonValue[] {
     if (seen.size >= maxValues) break;
   }
   return [...seen.values()];
+}
+
+/** The sources queries may name, made for one client of the session. */
+interface NamedSources {
+  readonly client: DatastoreClient;
+  readonly others: OtherSources;
 }
 
 export class Session {
@@ -105,7 +114,9 @@ export class Session {
   /** the vertical view's hint is given once per session */
   #toldAboutVertical = false;
   /** the sources queries name as `name:resource` (docs/aggregates.md), for the client they were made for */
-  #others: { readonly client: DatastoreClient; readonly others: OtherSources } | undefined;
+  #others: NamedSources | undefined;
+  /** the profile the session's source was opened from, until `.connect` changes the source */
+  #profile: string | undefined;
 
   constructor(options: SessionOptions) {
     this.config = options.config;
@@ -116,6 +127,7 @@ export class Session {
     this.#client = options.source.client;
     this.#openSource = options.openSource;
     this.#tokenShell = options.tokenShell ?? '$CKQL_TOKEN';
+    this.#profile = options.profile;
     if (this.settings.language !== (this.#client.language ?? undefined)) this.#useLanguage(this.settings.language);
   }
 
@@ -164,8 +176,9 @@ export class Session {
   fields(resource: string, signal?: AbortSignal): Promise<readonly FieldInfo[]> {
     let known = this.#fields.get(resource);
     if (known === undefined) {
-      const asked = this.#client
-        .search({ resource_id: resource, limit: 0 }, signal === undefined ? {} : { signal })
+      // `portal:courses` is asked of the source `portal`, opened if it is not yet (docs/aggregates.md).
+      const asked = this.#where(resource)
+        .then((where) => where.client.search({ resource_id: where.resource, limit: 0 }, signal === undefined ? {} : { signal }))
         .then((result) => result.fields);
       known = asked;
       this.#fields.set(resource, asked);
@@ -190,6 +203,8 @@ export class Session {
     const signal = this.#lookups.signal;
     return {
       resources: () => this.resources(),
+      sources: () => this.sources(),
+      resourcesOf: (source) => this.resourcesOf(source),
       fields: (resource) => this.fields(resource, signal),
       values: (field, resource) => this.#valuesOf(field, resource, signal),
     };
@@ -212,8 +227,8 @@ export class Session {
     const key = JSON.stringify([resource, field]);
     let sample = this.#samples.get(key);
     if (sample === undefined) {
-      const asked = this.#client
-        .search({ resource_id: resource, fields: [field], limit: sampleSize, include_total: false }, signal === undefined ? {} : { signal })
+      const asked = this.#where(resource)
+        .then((where) => where.client.search({ resource_id: where.resource, fields: [field], limit: sampleSize, include_total: false }, signal === undefined ? {} : { signal }))
         .then((result) => distinctValues(result.records, field));
       sample = asked;
       this.#samples.set(key, asked);
@@ -301,14 +316,66 @@ export class Session {
    * and kept until the session changes source or ends.
    */
   #clientFor(query: Query): DatastoreClient {
-    if (!namesSources(query)) return this.#client;
+    return namesSources(query) ? this.#otherSources().others.client : this.#client;
+  }
+
+  /** The sources queries may name, made for the session's client (made again, the old ones closed, when it changes). */
+  #otherSources(): NamedSources {
     if (this.#others?.client !== this.#client) {
       void this.#others?.others.close();
       const open = this.#openSource ?? (() => Promise.reject(new Error('this session cannot open other sources')));
-      const others = otherSources({ config: this.config, current: { ...this.#source, client: this.#client }, open });
+      const others = otherSources({ config: this.config, current: { ...this.#source, client: this.#client }, profile: this.#profile, open });
       this.#others = { client: this.#client, others };
     }
-    return this.#others.others.client;
+    return this.#others;
+  }
+
+  /**
+   * The names a query may write a resource's source by (`name:resource`):
+   * the config's profiles, and `local` when the session has local data;
+   * `current` is the session's own source's name among them, if it has one.
+   * Nothing is opened to say so.
+   */
+  sources(): { readonly names: readonly string[]; readonly current: string | undefined; readonly notes: ReadonlyMap<string, string> } {
+    const others = this.#otherSources().others;
+    const notes = new Map<string, string>();
+    for (const name of others.names) {
+      const profile = this.config.profiles.get(name);
+      notes.set(name, name === others.current && this.#source.spec.kind === 'data' ? 'local data' : profile === undefined ? 'a source' : profileNote(profile));
+    }
+    return { names: others.names, current: others.current, notes };
+  }
+
+  /**
+   * The resources of the source `name` (a profile, `local`), for completion
+   * after `name:`: the source is opened when first asked (its token read
+   * then, never printed) and kept; its list is asked each time, for a
+   * portal's grows as queries name its resources (the list is the source's
+   * own, read in this process). The current source's are `resources()`.
+   */
+  async resourcesOf(name: string): Promise<readonly ResourceSummary[]> {
+    const others = this.#otherSources().others;
+    if (name === others.current) return this.resources();
+    return (await others.source(name)).listResources();
+  }
+
+  /** A resource as written, as the session's own source names it; undefined when it is another source's. */
+  #ownName(written: string): string | undefined {
+    const { source, resource } = splitSource(written);
+    if (source === undefined) return written;
+    const others = this.#otherSources().others;
+    if (!others.names.includes(source)) return written;
+    return source === others.current ? resource : undefined;
+  }
+
+  /** The client a resource as written is read through, and its name there: `portal:courses` is `courses` of `portal`. */
+  async #where(written: string): Promise<{ readonly client: DatastoreClient; readonly resource: string }> {
+    const { source, resource } = splitSource(written);
+    if (source === undefined) return { client: this.#client, resource: written };
+    const others = this.#otherSources().others;
+    // A name that is no source: the resource's own name has `:` in it, and the session's source is asked as ever.
+    if (!others.names.includes(source)) return { client: this.#client, resource: written };
+    return { client: (await others.source(source)).client, resource };
   }
 
   /** The type warnings of a statement (compile/type-warnings.ts), rendered; the fields come from the session's cache. */
@@ -337,11 +404,14 @@ export class Session {
       return this.renderFailure(error, options.signal);
     }
     const saved = this.#client;
+    const savedProfile = this.#profile;
     this.#client = source.client;
+    this.#profile = profile;
     try {
       return await this.run(text, options);
     } finally {
       this.#client = saved;
+      this.#profile = savedProfile;
       await source.close().catch(() => undefined);
     }
   }
@@ -358,8 +428,11 @@ export class Session {
   #remember(request: SearchRequest, result: SearchResult): void {
     // Kept for completing values: a sample is enough, and a 32,000-record answer is not held after it is shown.
     this.#last = { resource: request.resource_id, result: { ...result, records: result.records.slice(0, completionSample) } };
-    if (!this.#seen.has(request.resource_id)) {
-      this.#seen.add(request.resource_id);
+    // Seen resources are the session's own source's: `portal:courses` is another source's (that source keeps it), and
+    // `local:courses` of local data is `courses`.
+    const own = this.#ownName(request.resource_id);
+    if (own !== undefined && !this.#seen.has(own)) {
+      this.#seen.add(own);
       this.#resources = undefined;
     }
     // A result without a projection carries every field: no need to ask again.
@@ -448,6 +521,7 @@ export class Session {
     }
     this.#ownSources.push(source);
     this.#source = source;
+    this.#profile = undefined;
     this.#resources = undefined;
     this.#fields.clear();
     this.#samples.clear();

@@ -61,6 +61,8 @@ export interface ReplOptions {
   readonly explain?: boolean;
   /** for `.connect`; default the CLI's `openSource` */
   readonly openSource?: (spec: SourceSpec) => Promise<Source>;
+  /** the profile `source` was opened from: a query naming it (`name:resource`) reads `source` */
+  readonly profile?: string;
   /** values never written to the history file (tokens the caller read) */
   readonly secrets?: readonly string[];
   /** how a shell produces the token, for `.explain`'s curl line; default `$CKQL_TOKEN` */
@@ -128,6 +130,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     width: () => options.columns ?? tty.columns ?? 80,
     openSource: options.openSource ?? openAnySource,
     tokenShell: options.tokenShell,
+    profile: options.profile,
   });
 
   if (options.banner !== false) output.write(`${await bannerFor(session)}\n`);

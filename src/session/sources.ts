@@ -8,7 +8,7 @@
 import { splitSource } from '../compile/plan.js';
 import { queryResources } from '../ast.js';
 import type { Query } from '../ast.js';
-import type { Config } from '../config/types.js';
+import type { Config, Profile } from '../config/types.js';
 import { withSources } from '../client/sources.js';
 import type { DatastoreClient, SourceDirectory } from '../client/types.js';
 import { selectSource } from './select-source.js';
@@ -32,6 +32,12 @@ export interface OtherSourcesOptions {
 /** A session's source that also answers queries naming other sources; `close` closes the sources it opened, not the current one. */
 export interface OtherSources {
   readonly client: DatastoreClient;
+  /** the names a query may write before `:`, in the config's order (`local` last, when the session has local data) */
+  readonly names: readonly string[];
+  /** the current source's own name among `names` (`local`, or its profile), if it has one */
+  readonly current: string | undefined;
+  /** the source `name` stands for, opened when first asked (by a query or by this); the same one each time */
+  source(name: string): Promise<Source>;
   close(): Promise<void>;
 }
 
@@ -46,30 +52,37 @@ export interface OtherSources {
  * await others.close();
  */
 export function otherSources(options: OtherSourcesOptions): OtherSources {
-  const opened: Promise<Source>[] = [];
-  const directory: Record<string, DatastoreClient | (() => Promise<DatastoreClient>)> = {};
-  for (const name of options.config.profiles.keys()) {
-    directory[name] =
-      name === options.profile
-        ? options.current.client
-        : async () => {
-            const source = selectSource({ profile: name }, {
-              config: async () => options.config,
-              ...(options.env === undefined ? {} : { env: options.env }),
-              ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-            }).then(({ spec }) => options.open(spec));
-            opened.push(source);
-            return (await source).client;
-          };
-  }
+  const opened = new Map<string, Promise<Source>>();
   const local = options.current.spec.kind === 'data';
+  const current = local ? LOCAL_SOURCE : options.profile;
+  const names = [...options.config.profiles.keys()];
   // `local` is the session's local data; with none, a profile named `local` if there is one.
-  if (local) directory[LOCAL_SOURCE] = options.current.client;
-  const name = local ? LOCAL_SOURCE : options.profile;
+  if (local && !names.includes(LOCAL_SOURCE)) names.push(LOCAL_SOURCE);
+  const source = (name: string): Promise<Source> => {
+    if (name === current) return Promise.resolve(options.current);
+    if (!options.config.profiles.has(name)) return Promise.reject(new Error(`no source named ${JSON.stringify(name)}`));
+    let found = opened.get(name);
+    if (found === undefined) {
+      found = selectSource({ profile: name }, {
+        config: async () => options.config,
+        ...(options.env === undefined ? {} : { env: options.env }),
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      }).then(({ spec }) => options.open(spec));
+      opened.set(name, found);
+      // A source that could not be opened (an unset token variable) is tried again when next named.
+      found.catch(() => opened.delete(name));
+    }
+    return found;
+  };
+  const directory: Record<string, DatastoreClient | (() => Promise<DatastoreClient>)> = {};
+  for (const name of names) directory[name] = name === current ? options.current.client : async () => (await source(name)).client;
   return {
-    client: withSources(options.current.client, directory as SourceDirectory, name === undefined ? {} : { name }),
+    client: withSources(options.current.client, directory as SourceDirectory, current === undefined ? {} : { name: current }),
+    names,
+    current,
+    source,
     close: async () => {
-      const sources = await Promise.allSettled(opened);
+      const sources = await Promise.allSettled(opened.values());
       await Promise.all(sources.map((each) => (each.status === 'fulfilled' ? each.value.close().catch(() => undefined) : undefined)));
     },
   };
@@ -94,4 +107,20 @@ export function localResources(resources: readonly string[]): string[] {
     const { source, resource } = splitSource(written);
     return source === undefined ? [written] : source === LOCAL_SOURCE ? [resource] : [];
   });
+}
+
+/**
+ * What a profile reads, for completion's note beside its `name:`: a portal's
+ * address without any user, password, query or fragment (a token is never
+ * shown), or `local data`.
+ * @example profileNote({ kind: 'url', name: 'portal', url: 'https://data.example.org/?key=x', resources: [] }) // → 'https://data.example.org/'
+ */
+export function profileNote(profile: Profile): string {
+  if (profile.kind === 'data') return 'local data';
+  try {
+    const url = new URL(profile.url);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return 'a portal';
+  }
 }

@@ -135,7 +135,11 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
     }
     else if (rule === 'value') {
       const field = fieldBefore(before);
-      if (field !== undefined) add(resource === undefined ? { kind: 'value', field } : { kind: 'value', field, resource });
+      // `c.subject = `: a value of the field `subject` of the resource `c` names, in a query with joins.
+      const dot = field?.indexOf('.') ?? -1;
+      const named = dot > 0 ? declaredSources(tokens).get(field!.slice(0, dot)) : undefined;
+      if (named !== undefined) add({ kind: 'value', field: field!.slice(dot + 1), resource: named });
+      else if (field !== undefined) add(resource === undefined ? { kind: 'value', field } : { kind: 'value', field, resource });
     } else if (isKeywordType(type)) {
       if (clauseKeywords.has(type) && present.has(type)) continue; // each clause once
       const word = twoWords.get(type) ?? type.LABEL!;
@@ -261,8 +265,9 @@ function inComment(text: string, lastEnd: number): boolean {
  * The names that qualify fields, when the query joins resources: each
  * source's alias (`from enrolments e`, `join courses as c`) and its
  * resource's own name, mapped to the resource.
+ * @example declaredSources(queryLexer.tokenize('from enrolments e join portal:courses c').tokens) // → Map { enrolments → enrolments, e → enrolments, portal:courses → portal:courses, c → portal:courses }
  */
-function declaredSources(tokens: readonly IToken[]): Map<string, string> {
+export function declaredSources(tokens: readonly IToken[]): Map<string, string> {
   const out = new Map<string, string>();
   if (!tokens.some((t) => t.tokenType === Join)) return out;
   for (let i = 0; i + 1 < tokens.length; i++) {

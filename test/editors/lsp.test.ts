@@ -175,6 +175,31 @@ describe('the language server in process', () => {
     client.dispose();
   });
 
+  it('knows the config\'s profiles as sources: name: completed, UNKNOWN_SOURCE for a name that is none, the profile\'s own name read as its resources', async () => {
+    const client = connectInProcess();
+    await initialize(client);
+    const uri = pathToFileURL(join(dir, 'across.ckql')).href;
+    const text = 'from courses c join nope:schools s on c.school = s.code;\nfrom demo:courses where subjet = math;\nfrom courses c join ';
+    const published = nextDiagnostics(client, uri, (d) => d.some((each) => each.code === 'UNKNOWN_FIELD'));
+    await open(client, uri, 'ckql', text);
+    const diagnostics = await published;
+    expect(diagnostics.map((d) => [d.code, d.range])).toEqual([
+      ['UNKNOWN_SOURCE', { start: { line: 0, character: 20 }, end: { line: 0, character: 25 } }],
+      ['UNKNOWN_FIELD', { start: { line: 1, character: 24 }, end: { line: 1, character: 30 } }],
+      ['UNEXPECTED_END_OF_INPUT', expect.any(Object)],
+    ]);
+    // `local` too: whether a query runs on local data (--data) is not known here
+    expect(diagnostics[0]!.message).toContain('hint: the sources: demo, local;');
+    const completion = (await client.sendRequest('textDocument/completion', { textDocument: { uri }, position: { line: 2, character: 20 } })) as {
+      label: string;
+      kind: number;
+      detail?: string;
+    }[];
+    expect(completion.find((c) => c.label === 'demo:')).toMatchObject({ kind: 19, detail: 'local data' });
+    await client.sendRequest('shutdown');
+    client.dispose();
+  });
+
   it('checks ckql`…` templates in TypeScript, with ${…} standing for values', async () => {
     const client = connectInProcess();
     await initialize(client);

@@ -7,6 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { complete, diagnose, format, highlight, hover, type Diagnostic, type LanguageContext } from '../../src/language-service/index.js';
 import { hasKeywordHelp } from '../../src/language-service/keyword-help.js';
 import { parse } from '../../src/syntax/parse.js';
+import { connect } from '../../src/client/connect.js';
+import { withSources } from '../../src/client/sources.js';
+import { QueryError } from '../../src/errors.js';
 import { keywordTokens, softKeywordTokens } from '../../src/syntax/tokens.js';
 
 const courses = {
@@ -102,8 +105,10 @@ describe('diagnose', () => {
     expect(applied('from corses limit 1', resource[0]!)).toBe('from courses limit 1');
     // Without the whole list (a portal lists few), an unknown name is not an error; nor are fields not known yet.
     expect(diagnose('from corses limit 1', { resources: [courses] })).toEqual([]);
-    // A resource of another source (`name:resource`) is not this source's to know.
-    expect(diagnose('from portal:corses e join courses c on e.code = c.code limit 1', context)).toEqual([]);
+    // A resource of another source (`name:resource`) is not this source's to know, when the context knows no sources;
+    // the joined resource's fields are checked (courses has no `code` here).
+    expect(diagnose('from portal:corses e join courses c on e.code = c.subject limit 1', context)).toEqual([]);
+    expect(diagnose('from portal:corses e join courses c on e.code = c.code limit 1', context).map((d) => d.code)).toEqual(['UNKNOWN_FIELD']);
     expect(diagnose('from schools where anything = 1', context)).toEqual([]);
     // `_id` is always a field; `rank` is one with a search.
     expect(diagnose('from courses where _id = 1 order by rank', context).map((d) => d.code)).toEqual(['UNKNOWN_FIELD']);
@@ -289,5 +294,124 @@ describe('highlight', () => {
       ['language', 'keyword'], ['german', 'name'], ['order', 'keyword'], ['by', 'keyword'], ['first', 'name'],
       ['nulls', 'keyword'], ['first', 'keyword'], ['-- note', 'comment'], ['!', 'invalid'], ['x', 'name'],
     ]);
+  });
+});
+
+describe('other sources (`name:resource`, docs/aggregates.md)', () => {
+  const portalCourses = { id: 'b7f1c2d4-0000-4000-8000-000000000001', alias: 'courses', fields: [{ id: 'level', type: 'int4' }, { id: 'code', type: 'text' }] };
+  const withSourcesContext: LanguageContext = {
+    resources: [{ id: 'enrolments', fields: [{ id: 'course', type: 'text' }] }],
+    allResources: true,
+    source: 'local',
+    sources: [
+      { name: 'portal', detail: 'https://data.example.org/', resources: [portalCourses, { id: 'portal-only', alias: 'university/courses' }], allResources: true },
+      { name: 'archive' },
+      { name: 'local', detail: 'local data' },
+    ],
+  };
+  const at = (text: string) => complete(text, text.length, withSourcesContext);
+  /** The resource each item inserted names, as the parser reads it back. */
+  const parsedResource = (insert: string) => {
+    const from = parse(`from ${insert}`).from.resource;
+    return from.kind === 'string' ? from.value : undefined;
+  };
+
+  it('offers each source\'s name: beside the current source\'s resources after from and join, and nothing to ask for', () => {
+    for (const text of ['from ', 'from enrolments e join ']) {
+      const result = at(text);
+      expect(result.items.map((i) => [i.kind, i.insert])).toEqual([
+        ['resource', 'enrolments'],
+        ['source', 'portal:'],
+        ['source', 'archive:'],
+        ['source', 'local:'],
+      ]);
+      expect(result.items.find((i) => i.insert === 'portal:')!.detail).toBe('https://data.example.org/');
+      expect(result.pending).toEqual([]);
+    }
+    expect(at('from enrolments e join ar').items.map((i) => i.insert)).toEqual(['archive:']);
+    // without sources in the context, nothing changes
+    expect(complete('from ', 5, { resources: [{ id: 'enrolments' }] }).items.map((i) => i.insert)).toEqual(['enrolments']);
+  });
+
+  it('after name: offers that source\'s resources written after it, quoted whole where needed; asks for them when unknown', () => {
+    const items = at('from enrolments e join portal:').items;
+    expect(items.map((i) => [i.kind, i.insert])).toEqual([
+      ['resource', 'portal:courses'],
+      ['resource', '"portal:university/courses"'],
+      ['resource', `portal:${portalCourses.id}`],
+      ['resource', 'portal:portal-only'],
+    ]);
+    // each reads back as the resource of that source it names
+    expect(items.map((i) => parsedResource(i.insert))).toEqual(['portal:courses', 'portal:university/courses', `portal:${portalCourses.id}`, 'portal:portal-only']);
+    expect(at('from enrolments e join portal:co').items.map((i) => i.insert)).toEqual(['portal:courses']);
+    expect(at('from enrolments e join portal:university').items.map((i) => i.insert)).toEqual(['"portal:university/courses"']);
+    // the current source under its own name: its resources
+    expect(at('from enrolments e join local:').items.map((i) => i.insert)).toEqual(['local:enrolments']);
+    // a source whose resources are not known yet: asked for by name
+    const archive = at('from enrolments e join archive:');
+    expect(archive.items).toEqual([]);
+    expect(archive.pending).toEqual([{ kind: 'resources', source: 'archive' }]);
+  });
+
+  it('completes and hovers the fields of a resource of another source through its alias, with types', () => {
+    const text = 'from enrolments e join portal:courses c on e.course = c.';
+    expect(at(text).items.map((i) => [i.insert, i.detail])).toEqual([['c.level', 'int4'], ['c.code', 'text']]);
+    expect(at('from portal:courses where le').items.map((i) => [i.insert, i.detail])).toEqual([['level', 'int4']]);
+    // a resource of a source whose resources are unknown: its fields are asked for as written
+    expect(at('from enrolments e join archive:grades g on e.course = g.').pending).toEqual([{ kind: 'fields', resource: 'archive:grades' }]);
+    const query = 'from enrolments e join portal:courses c on e.course = c.code where c.level = 1';
+    expect(hover(query, query.indexOf('c.level') + 3, withSourcesContext)).toMatchObject({ kind: 'field', title: 'level: int4', type: 'int4' });
+    expect(hover(query, query.indexOf('e.course') + 3, withSourcesContext)).toMatchObject({ kind: 'field', title: 'course: text' });
+    const resource = hover(query, query.indexOf('portal:') + 2, withSourcesContext)!;
+    expect(resource).toMatchObject({ kind: 'resource', title: `portal:courses (${portalCourses.id})`, span: { start: 23, end: 37 } });
+    expect(resource.text).toContain('a resource of the source portal');
+    expect(resource.text).toContain('fields: level, code');
+  });
+
+  it('diagnoses a name that is no source as the run does (UNKNOWN_SOURCE at name:, the sources in the hint), and an unknown resource of a listed source', async () => {
+    const text = 'from enrolments e join portla:courses c on e.course = c.code';
+    const [found] = diagnose(text, withSourcesContext);
+    expect(found).toMatchObject({ code: 'UNKNOWN_SOURCE', severity: 'error' });
+    expect(spanText(text, found!)).toBe('portla:');
+    expect(applied(text, found!)).toBe('from enrolments e join portal:courses c on e.course = c.code');
+    // the same error, span and hint as a client that knows these sources gives when the query runs
+    const nowhere = connect({ url: 'http://127.0.0.1:9' });
+    const client = withSources(nowhere, { portal: nowhere, archive: nowhere, local: nowhere }, { name: 'local' });
+    const thrown = (await client.search(text).catch((error: unknown) => error)) as QueryError;
+    expect(thrown).toBeInstanceOf(QueryError);
+    expect([found!.code, found!.span, found!.hint]).toEqual([thrown.code, thrown.span, thrown.hint]);
+    expect(found!.hint).toContain('the sources: portal, archive, local');
+
+    const misspelt = 'from enrolments e join portal:cuorses c on e.course = c.code';
+    const unknown = diagnose(misspelt, withSourcesContext);
+    expect(unknown.map((d) => [d.code, spanText(misspelt, d), d.hint])).toEqual([['UNKNOWN_RESOURCE', 'portal:cuorses', 'did you mean "portal:courses"?']]);
+    expect(applied(misspelt, unknown[0]!)).toBe('from enrolments e join portal:courses c on e.course = c.code');
+    // the fields of each joined resource, through its alias; the fix keeps the alias
+    const fields = 'from enrolments e join portal:courses c on e.cours = c.cod where c.level = 1';
+    const wrong = diagnose(fields, withSourcesContext);
+    expect(wrong.map((d) => [d.code, spanText(fields, d), d.hint])).toEqual([
+      ['UNKNOWN_FIELD', 'e.cours', 'did you mean "course"?'],
+      ['UNKNOWN_FIELD', 'c.cod', 'did you mean "code"?'],
+    ]);
+    expect(applied(applied(fields, wrong[1]!), wrong[0]!)).toBe('from enrolments e join portal:courses c on e.course = c.code where c.level = 1');
+    expect(parse(applied(fields, wrong[1]!))).toBeDefined();
+    // the fields of a resource of another source, in from
+    expect(diagnose('from portal:courses where levl = 1', withSourcesContext).map((d) => [d.code, d.hint])).toEqual([['UNKNOWN_FIELD', 'did you mean "level"?']]);
+    // what the context does not know is not an error: a source whose resources are unknown, or no sources at all
+    expect(diagnose('from enrolments e join archive:grades g on e.course = g.code', withSourcesContext)).toEqual([]);
+    expect(diagnose(text, { resources: withSourcesContext.resources!, allResources: true })).toEqual([]);
+  });
+
+  it('a resource whose own name has word: in front (CKAN takes ":" in an alias): the hint says to write it after its source\'s name, which reads it', () => {
+    const context: LanguageContext = { ...withSourcesContext, resources: [{ id: 'enrolments' }, { id: 'f00d0000-0000-4000-8000-000000000002', alias: 'stats:2024', fields: [{ id: 'n', type: 'int4' }] }] };
+    const [found] = diagnose('from stats:2024 where n > 1', context);
+    expect(found!.code).toBe('UNKNOWN_SOURCE');
+    expect(found!.hint).toContain('written after that source\'s name (local:stats:2024) or by its id');
+    // written so, it is that resource: no diagnostic, its fields complete
+    expect(diagnose('from local:stats:2024 where n = 1', context)).toEqual([]);
+    expect(complete('from local:stats:2024 where ', 28, context).items.map((i) => i.insert)).toContain('n');
+    // a session with no name of its own: by its id only
+    const [unnamed] = diagnose('from stats:2024', { ...context, source: undefined, sources: [{ name: 'portal' }] });
+    expect(unnamed!.hint).toBe('the sources: portal; a resource written without "name:" is the current source\'s, and one whose own name has ":" is written by its id');
   });
 });

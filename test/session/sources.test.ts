@@ -17,6 +17,7 @@ import { loadResources } from '../../src/engine/memory/load.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
 import type { Engine } from '../../src/engine/types.js';
 import { QueryError } from '../../src/errors.js';
+import { completeQuery } from '../../src/repl/complete.js';
 import { Session } from '../../src/repl/session.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
@@ -408,5 +409,126 @@ describe('the REPL', () => {
       session.settings.explain = false;
     }
     expect(await session.run('from enrolments e join nowhere:courses c on e.course = c.code')).toContain('error[UNKNOWN_SOURCE]');
+  });
+
+  /** Tab's completions for `text`, the cursor at its end, as the REPL asks them of its session. */
+  async function tab(text: string): Promise<readonly string[]> {
+    return (await completeQuery(text, text.length, session.completionContext())).completions;
+  }
+
+  it('Tab after join offers every source\'s name: beside the local resources, and asks no source anything to say so', async () => {
+    const names = tables.flatMap((t) => [t.id, ...t.aliases]);
+    const found = await tab('from enrolments e join ');
+    expect(found).toEqual([...new Set([...found.filter((c) => names.includes(c))])].concat(['pa:', 'pb:', 'private:', 'anonymous:', 'down:', 'files:', 'local:']));
+    expect(found.filter((c) => names.includes(c)).sort()).toEqual([...new Set(names)].sort());
+    expect(await tab('from enrolments e join p')).toEqual(['pa:', 'pb:', 'private:']);
+    // one source left: completed without the space a whole word gets, for its resource follows
+    expect(await tab('from enrolments e join fi')).toEqual(['files:']);
+    expect([...seen.a, ...seen.b, ...seen.c]).toEqual([]);
+  });
+
+  it('Tab after name: offers that source\'s resources, read from it the first time; after its alias and a dot, its fields', async () => {
+    // a data profile lists its files' resources
+    const files = await tab('from enrolments e join files:');
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.every((c) => c.startsWith('files:'))).toBe(true);
+    expect(new Set(files.map((c) => c.slice('files:'.length)))).toEqual(new Set(tables.flatMap((t) => [t.id, ...t.aliases])));
+    expect(await tab('from enrolments e join local:cour')).toEqual(['local:courses ']);
+    // the session's own source under its name: its fields, as without it
+    expect(await tab('from local:courses where subj')).toEqual(['subject ']);
+    // a portal cannot list its resources: those a query has named there are offered
+    expect(await tab('from enrolments e join pb:')).toEqual([]);
+    expect(await session.run('from pb:schools limit 1')).toMatch(/1 of \d+ records?$/);
+    // (kept by the id the portal answered with)
+    expect(await tab('from enrolments e join pb:')).toEqual([`pb:${tables.find((t) => t.aliases.includes('schools'))!.id} `]);
+    seen.b.length = 0;
+    // a portal's fields, asked of that portal with limit 0, offered qualified, in the table's order
+    const fields = await tab('from enrolments e join pa:courses c on e.course = c.');
+    expect(fields).toEqual(tables.find((t) => t.aliases.includes('courses'))!.fields.map((f) => `c.${f.id}`));
+    expect(seen.a).toEqual([{ resource_id: 'courses', limit: 0 }]);
+    // and again from what was kept: nothing more is sent
+    await tab('from enrolments e join pa:courses c on e.course = c.s');
+    expect(seen.a).toHaveLength(1);
+    // values of a field of another source, sampled from that source
+    const values = await tab('from enrolments e join pb:courses c on e.course = c.code where c.subject = ');
+    expect(new Set(values)).toEqual(new Set(courses().map((c) => String(c.subject))));
+    expect(seen.b.map((r) => r.resource_id)).toEqual(['courses']);
+  });
+
+  it('a profile whose token variable is unset completes nothing (and says nothing); with it set, its private resource\'s fields, the token never shown', async () => {
+    const saved = process.env['PRIVATE_TOKEN'];
+    delete process.env['PRIVATE_TOKEN'];
+    try {
+      expect(await tab('from enrolments e join private:courses c on e.course = c.')).toEqual([]);
+      expect(seen.c).toEqual([]);
+      process.env['PRIVATE_TOKEN'] = TOKEN;
+      const fields = await tab('from enrolments e join private:courses c on e.course = c.');
+      expect(fields).toEqual(tables.find((t) => t.aliases.includes('courses'))!.fields.map((f) => `c.${f.id}`));
+      expect(fields.join(' ')).not.toContain(TOKEN);
+      // the anonymous profile of the same portal is refused the private resource: no fields, quietly
+      expect(await tab('from enrolments e join anonymous:courses c on e.course = c.')).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env['PRIVATE_TOKEN'];
+      else process.env['PRIVATE_TOKEN'] = saved;
+    }
+  });
+});
+
+describe('a REPL session opened from a profile', () => {
+  it('reads name:resource of its own profile from its own source, completes it so, and its hint names it', async () => {
+    const source = await openSource({ kind: 'url', url: servers[0]!.url });
+    const session = new Session({
+      source,
+      config: await loadConfig({ configFile }),
+      settings: { format: 'json', limit: 20, timing: false, explain: false, language: undefined },
+      color: false,
+      width: () => 200,
+      openSource: (spec) => openSource(spec),
+      profile: 'pa',
+    });
+    try {
+      const text = 'from pa:courses where subject = math limit 2';
+      const output = await session.run(text);
+      expect(JSON.parse(output.slice(0, output.lastIndexOf(']') + 1))).toEqual(courses().filter((c) => c.subject === 'math').slice(0, 2));
+      expect(seen.a).toEqual([{ resource_id: 'courses', filters: { subject: 'math' }, limit: 2 }]);
+      // no local data here: `local:` is not offered, the profiles are
+      const found = (await completeQuery('from ', 5, session.completionContext())).completions;
+      expect(found.filter((c) => c.endsWith(':'))).toEqual(['pa:', 'pb:', 'private:', 'anonymous:', 'down:', 'files:']);
+      // the session's own source under its profile's name: the resources it has seen (as named, and by the id answered)
+      const mine = (await completeQuery('from pa:', 8, session.completionContext())).completions;
+      expect(new Set(mine)).toEqual(new Set(['pa:courses', `pa:${tables.find((t) => t.aliases.includes('courses'))!.id}`]));
+      expect(await session.run('from stats:2024')).toContain('written after that source\'s name (pa:stats:2024) or by its id');
+    } finally {
+      await session.close();
+      await source.close();
+    }
+  });
+});
+
+describe('a resource whose own name has "word:" in front (CKAN\'s datastore takes ":" in an alias)', () => {
+  it('is read as a source name (UNKNOWN_SOURCE, the hint saying how to write it); written after the session\'s own name it is that resource', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'ckql-colon-'));
+    writeFileSync(join(data, 'stats:2024.csv'), 'n,label\n1,one\n2,two\n');
+    const source = await openSource({ kind: 'data', paths: [data] }, { lazy: true });
+    const session = new Session({
+      source,
+      config: await loadConfig({ configFile }),
+      settings: { format: 'json', limit: 20, timing: false, explain: false, language: undefined },
+      color: false,
+      width: () => 200,
+      openSource: (spec) => openSource(spec, { lazy: true }),
+    });
+    try {
+      const refused = await session.run('from stats:2024 where n = 2');
+      expect(refused).toContain('error[UNKNOWN_SOURCE]: no source named "stats"');
+      expect(refused).toContain('one whose own name has ":" is written after that source\'s name (local:stats:2024) or by its id');
+      const read = await session.run('from local:stats:2024 where n = 2');
+      expect(JSON.parse(read.slice(0, read.lastIndexOf(']') + 1))).toEqual([{ _id: 2, n: 2, label: 'two' }]);
+      // the language service says the same, and completes it so
+      expect(await completeQuery('from local:st', 13, session.completionContext())).toMatchObject({ completions: ['local:stats:2024 '] });
+    } finally {
+      await session.close();
+      await source.close();
+    }
   });
 });

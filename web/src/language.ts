@@ -105,6 +105,7 @@ function editorDiagnostic(diagnostic: Diagnostic, length: number): EditorDiagnos
 const completionType: Readonly<Record<CompletionKind, string>> = {
   keyword: 'keyword',
   punctuation: 'text',
+  source: 'namespace',
   resource: 'namespace',
   field: 'property',
   name: 'variable',

@@ -111,6 +111,7 @@ Examples:
           source,
           config,
           openSource: openLazily,
+          ...(profile === undefined ? {} : { profile }),
           status: loading.current,
           input: context.stdin,
           output: context.stdout,
