@@ -8,7 +8,7 @@
  * lives in `index.ts`.
  */
 import type { DatastoreClient } from '../client/types.js';
-import type { DatasetSummary } from '../client/discovery.js';
+import { datastoreTables, type DatasetSummary, type DatastoreTable } from '../client/discovery.js';
 import { resourceName } from '../client/resource-names.js';
 import { typeWarnings } from '../client/dictionary.js';
 import { unknownFieldHint } from '../session/field-hint.js';
@@ -117,6 +117,8 @@ export class Session {
   #others: NamedSources | undefined;
   /** the profile the session's source was opened from, until `.connect` changes the source */
   #profile: string | undefined;
+  /** each other portal's tables as its `_table_metadata` lists them, asked once (undefined where it may not be read) */
+  readonly #portalTables = new Map<string, Promise<readonly DatastoreTable[] | undefined>>();
 
   constructor(options: SessionOptions) {
     this.config = options.config;
@@ -356,7 +358,16 @@ export class Session {
   async resourcesOf(name: string): Promise<readonly ResourceSummary[]> {
     const others = this.#otherSources().others;
     if (name === others.current) return this.resources();
-    return (await others.source(name)).listResources();
+    const source = await others.source(name);
+    const listed = await source.listResources();
+    if (source.spec.kind !== 'url') return listed;
+    // A portal: also every table its _table_metadata lists (as `.resources` and `ckql resources` do), asked once.
+    let asked = this.#portalTables.get(name);
+    if (asked === undefined) this.#portalTables.set(name, (asked = datastoreTables(source.client).catch(() => undefined)));
+    const tables = ((await asked) ?? []).map((table): ResourceSummary => ({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) }));
+    // What queries named there and the list does not hold (a portal that hides _table_metadata lists only these).
+    const more = listed.filter((r) => !tables.some((table) => table.id === r.id || table.alias === r.id));
+    return [...tables, ...more];
   }
 
   /** A resource as written, as the session's own source names it; undefined when it is another source's. */

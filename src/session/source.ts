@@ -394,7 +394,8 @@ function rememberResources(client: DatastoreClient, seen: Set<string>): Datastor
   return clientWith(client, (inner) => ({
     search: async (input, options) => {
       const result = await inner.search(input, options);
-      seen.add(result.resource_id);
+      // CKAN's own tables (`_table_metadata`, read to list the others) are no resource of the portal's.
+      if (!result.resource_id.startsWith('_')) seen.add(result.resource_id);
       return result;
     },
   }));
