@@ -8,6 +8,7 @@
  * that is not of this form, or whose dataset the portal does not know, is
  * sent as it is (an alias may hold a `/`).
  */
+import { clientWith } from './wrap.js';
 import type { Query } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
@@ -162,27 +163,7 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
     }
     return [{ ...bound, from }, rest];
   };
-  const wrapped: DatastoreClient = {
-    get url() {
-      return client.url;
-    },
-    get language() {
-      return client.language;
-    },
-    get method() {
-      return client.method;
-    },
-    get hasToken() {
-      return client.hasToken;
-    },
-    get target() {
-      return client.target;
-    },
-    setTarget: (target) => client.setTarget(target),
-    get maxScan() {
-      return client.maxScan;
-    },
-    setMaxScan: (max) => client.setMaxScan(max),
+  const wrapped = clientWith(client, () => ({
     detectTarget: async (resourceId, signal) => client.detectTarget((await names.resolve(resourceId, signal)) ?? resourceId, signal),
     search: async (input, options) => {
       const [next, rest] = await resolved(input, options);
@@ -196,17 +177,13 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
       const [next, rest] = await resolved(input, options);
       return client.stream(next, rest);
     },
-    // `prepare` cannot wait: it shows the id of a name resolved already, else the name.
-    prepare: (input, params) => client.prepare(input, params),
+    // (`prepare` cannot wait: it shows the id of a name resolved already, else the name.)
     explain: async (input, options) => {
       const [next, rest] = await resolved(input, options);
       return client.explain(next, rest);
     },
     // A client for another language comes from `connect`, which gives it names of its own.
     withLanguage: (language) => client.withLanguage(language),
-    action: (name, body, options) => client.action(name, body, options),
-    download: (path, params, options) => client.download(path, params, options),
-    close: () => client.close(),
-  };
+  }));
   return wrapped;
 }

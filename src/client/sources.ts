@@ -7,6 +7,7 @@
  * follow as for a join of one source's resources. A query whose resources
  * are all of one source goes to that source whole.
  */
+import { clientWith } from './wrap.js';
 import type { From, Query } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
@@ -114,28 +115,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
     return recordStream(await execute(tree, { signal: streamOptions.signal, ...(streamOptions.onPage === undefined ? {} : { onPage: streamOptions.onPage }) }));
   };
 
-  return {
-    get url() {
-      return client.url;
-    },
-    get language() {
-      return client.language;
-    },
-    get method() {
-      return client.method;
-    },
-    get hasToken() {
-      return client.hasToken;
-    },
-    get target() {
-      return client.target;
-    },
-    get maxScan() {
-      return client.maxScan;
-    },
-    setMaxScan: (max) => client.setMaxScan(max),
-    setTarget: (target) => client.setTarget(target),
-    detectTarget: (resourceId, signal) => client.detectTarget(resourceId, signal),
+  return clientWith(client, () => ({
     search: async (input, searchOptions = {}) => {
       const found = await route(input, searchOptions.params);
       if (found === undefined) return client.search(input, searchOptions);
@@ -149,7 +129,6 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
       yield* (await stream(input, { ...allOptions, all: true })).records;
     },
     stream,
-    prepare: (input, params) => client.prepare(input, params),
     explain: async (input, explainOptions = {}): Promise<Explanation> => {
       const found = await route(input, explainOptions.params);
       if (found === undefined) return client.explain(input, explainOptions);
@@ -178,10 +157,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
       return { plan, chosen: 'sources', steps, sides: described, request: described[0]!.request };
     },
     withLanguage: (language) => wrap(client.withLanguage(language), sources, open, home),
-    action: (name, body, actionOptions) => client.action(name, body, actionOptions),
-    download: (path, params, downloadOptions) => client.download(path, params, downloadOptions),
-    close: () => client.close(),
-  };
+  }));
 }
 
 /** Records per request of a side that is not read whole (the client's default page). */

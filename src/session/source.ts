@@ -7,6 +7,7 @@ import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, recordStream } from '../client/connect.js';
 import { withResourceNames } from '../client/resource-names.js';
+import { clientWith } from '../client/wrap.js';
 import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
 import { datasetResourceName, isBadFile, listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
@@ -401,45 +402,6 @@ function rememberResources(client: DatastoreClient, seen: Set<string>): Datastor
   }));
 }
 
-/** A client that answers as `client` does, except for the operations `overridesOf` gives (for it, and for its other languages). */
-function clientWith(
-  client: DatastoreClient,
-  overridesOf: (inner: DatastoreClient) => Partial<Pick<DatastoreClient, 'search' | 'searchAll' | 'stream' | 'detectTarget' | 'explain' | 'setTarget'>>,
-): DatastoreClient {
-  const overrides = overridesOf(client);
-  return {
-    get url() {
-      return client.url;
-    },
-    get language() {
-      return client.language;
-    },
-    get method() {
-      return client.method;
-    },
-    get hasToken() {
-      return client.hasToken;
-    },
-    get target() {
-      return client.target;
-    },
-    get maxScan() {
-      return client.maxScan;
-    },
-    setMaxScan: (max) => client.setMaxScan(max),
-    setTarget: overrides.setTarget ?? ((target) => client.setTarget(target)),
-    detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
-    search: overrides.search ?? ((input, options) => client.search(input, options)),
-    searchAll: overrides.searchAll ?? ((input, options) => client.searchAll(input, options)),
-    stream: overrides.stream ?? ((input, options) => client.stream(input, options)),
-    prepare: (input, params) => client.prepare(input, params),
-    explain: overrides.explain ?? ((input, options) => client.explain(input, options)),
-    withLanguage: (language) => clientWith(client.withLanguage(language), overridesOf),
-    action: (name, body, options) => client.action(name, body, options),
-    download: (path, params, options) => client.download(path, params, options),
-    close: () => client.close(),
-  };
-}
 
 /**
  * Where local data answers in the URLs a client shows (`explain`): the
