@@ -526,31 +526,48 @@ const lexer = new Lexer(allTokens, {
   recoveryEnabled: false,
 });
 
+/** A keyword's lower-case spelling and its token type. */
+interface KeywordEntry {
+  readonly word: string;
+  readonly type: TokenType;
+}
+
+/** Keywords are at most this long; a longer bareword is none. */
+const KEYWORD_MAX = 15;
+
 /**
- * Keyword token types by the code of their first letter (lower case), for
- * the pass after the scan: a bareword is compared with the few keywords that
- * start like it, by length first, without making a lower-case copy.
+ * Keywords by their first letter (lower case, a-z) and length, for the pass
+ * after the scan: a bareword is compared with the one or two keywords of its
+ * first letter and length, without making a lower-case copy.
  */
-const keywordsByFirst: ReadonlyMap<number, readonly TokenType[]> = (() => {
-  const table = new Map<number, TokenType[]>();
+const keywordsByStart: (readonly KeywordEntry[] | undefined)[] = (() => {
+  const table: KeywordEntry[][] = [];
   for (const type of [...keywordTokens, ...softKeywordTokens]) {
-    const first = type.LABEL!.charCodeAt(0);
-    table.set(first, [...(table.get(first) ?? []), type]);
+    const word = type.LABEL!;
+    if (word.length > KEYWORD_MAX) throw new Error(`keyword ${word} is longer than ${KEYWORD_MAX}`);
+    (table[keywordSlot(word.charCodeAt(0), word.length)] ??= []).push({ word, type });
   }
   return table;
 })();
 
+/** Where `keywordsByStart` keeps the keywords of a first letter's code (lower case) and a length. */
+function keywordSlot(first: number, length: number): number {
+  return (first - 97) * (KEYWORD_MAX + 1) + length;
+}
+
 /** The keyword a bareword spells, in any case, or undefined. */
 function keywordOf(image: string): TokenType | undefined {
   // `| 32` lower-cases an ASCII letter, and a bareword starts with one (or `_`, which no keyword does).
-  const candidates = keywordsByFirst.get(image.charCodeAt(0) | 32);
+  const length = image.length;
+  const first = image.charCodeAt(0) | 32;
+  if (length > KEYWORD_MAX || first < 97 || first > 122) return undefined;
+  const candidates = keywordsByStart[keywordSlot(first, length)];
   if (candidates === undefined) return undefined;
-  for (const type of candidates) {
-    const word = type.LABEL!;
-    if (word.length !== image.length) continue;
+  for (let c = 0; c < candidates.length; c++) {
+    const { word, type } = candidates[c]!;
     let i = 1;
-    while (i < word.length && (image.charCodeAt(i) | 32) === word.charCodeAt(i)) i++;
-    if (i === word.length) return type;
+    while (i < length && (image.charCodeAt(i) | 32) === word.charCodeAt(i)) i++;
+    if (i === length) return type;
   }
   return undefined;
 }
@@ -716,6 +733,7 @@ function scanTokens(text: string): ILexingResult | undefined {
   return { tokens, groups: { broken: [] }, errors: [] };
 }
 
+/** a-z A-Z _ 0-9 */
 function isWordPart(code: number): boolean {
   return isNameStart(code) || isDigit(code);
 }
