@@ -350,6 +350,12 @@ export function jsonString(text: string): string {
  * //     prev: "/api/action/datastore_search?resource_id=x&limit=5&offset=5" }
  */
 export function linksFor(path: string, query: string, offset: number, limit: number): ResultLinks {
+  // A POST's parameters are in its body: the links hold only the offset (what the general way below gives then).
+  if (query === '') {
+    const links: { start: string; next: string; prev?: string } = { start: path, next: `${path}?offset=${pyQuotePlus(String(offset + limit))}` };
+    if (offset - limit > 0) links.prev = `${path}?offset=${pyQuotePlus(String(offset - limit))}`;
+    return links;
+  }
   const args = new Map<string, string>();
   for (const pair of query.split('&')) {
     if (pair === '') continue;

@@ -527,8 +527,15 @@ function frozenCopy(value: JsonValue): JsonValue {
     for (let i = 0; i < list.length; i++) out[i] = frozenCopy(list[i] as JsonValue);
     return Object.freeze(out);
   }
-  const entries = Object.keys(value).map((key): [string, JsonValue] => [key, frozenCopy((value as Record<string, JsonValue>)[key] as JsonValue)]);
-  return Object.freeze(Object.fromEntries(entries)) as JsonValue;
+  // a loop, not `Object.fromEntries` of mapped entries (two arrays per key and a generic path)
+  const out: Record<string, JsonValue> = {};
+  for (const key of Object.keys(value)) {
+    const copy = frozenCopy((value as Record<string, JsonValue>)[key] as JsonValue);
+    // an own `__proto__` key stays a key, as `fromEntries` would keep it
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
+  return Object.freeze(out);
 }
 
 /**

@@ -86,6 +86,14 @@ export interface Api {
   /** Answers a request; `signal` aborts when the asker goes away (a PostgreSQL engine cancels its statement). */
   answer(request: ApiRequest, signal?: AbortSignal): Promise<ApiAnswer>;
   /**
+   * Whether a `signal` can stop anything: false over the memory engine, which
+   * answers a search within the call, and whose dump a server stops by no
+   * longer asking for pages. A server then makes no `AbortController` per
+   * request: making one and its signal was about a tenth of the memory
+   * server's JavaScript per request (`bench/profile/server.ts`).
+   */
+  readonly cancellable: boolean;
+  /**
    * The error answer for a request refused before it could be read (its
    * action's envelope when `url` names one), e.g. a body that is too large.
    */
@@ -292,7 +300,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     return failure(route, error);
   };
 
-  return { answer, refuse };
+  return { answer, refuse, cancellable: engine.kind !== 'memory' };
 }
 
 /** `pieces`, then `tail`. */

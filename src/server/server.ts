@@ -166,7 +166,7 @@ function closeServer(server: Server): Promise<void> {
 function playgroundOnly(url: string): Api {
   const error = serviceError('NOT_FOUND', `Not found: this server serves the playground only (${url}/), not the datastore API`);
   const body = (): ApiAnswer => ({ status: 404, type: JSON_TYPE, text: JSON.stringify({ success: false, error: error.body }) });
-  return { answer: async () => body(), refuse: () => body() };
+  return { answer: async () => body(), refuse: () => body(), cancellable: false };
 }
 
 function handlerFor(
@@ -267,12 +267,6 @@ function handlerFor(
   };
 
   const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined): void => {
-    // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
-    const gone = new AbortController();
-    const onClose = (): void => {
-      if (!res.writableFinished) gone.abort();
-    };
-    res.once('close', onClose);
     const request: ApiRequest = {
       method: req.method ?? '',
       url: req.url ?? '/',
@@ -280,6 +274,16 @@ function handlerFor(
       contentType: req.headers['content-type'],
       ...(body === undefined ? {} : { body }),
     };
+    if (!api.cancellable) {
+      void api.answer(request).then((answered) => send(req, res, answered));
+      return;
+    }
+    // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
+    const gone = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
     void api.answer(request, gone.signal).then((answered) => {
       res.off('close', onClose);
       send(req, res, answered);

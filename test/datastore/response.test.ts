@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resultJson, resultPieces } from '../../src/datastore/response.js';
+import { linksFor, resultJson, resultPieces } from '../../src/datastore/response.js';
 import type { ResultParts } from '../../src/datastore/response.js';
 import type { JsonValue, Row } from '../../src/datastore/types.js';
 
@@ -48,5 +48,20 @@ describe('resultPieces', () => {
   it('a small page is one piece', () => {
     const small = { ...parts('objects', true), records: records.slice(0, 10) };
     expect([...resultPieces(small)]).toHaveLength(1);
+  });
+});
+
+describe('linksFor', () => {
+  // A POST's links (no query string) take a short way; the general one, over a query whose only
+  // parameter is the offset it replaces, must give the same links.
+  it('gives a POST the links the query-string way gives', () => {
+    for (const [offset, limit] of [[0, 10], [10, 10], [25, 10], [0, 0], [1e21, 5], [7, 32_000]] as const) {
+      expect(linksFor('/api/action/datastore_search', '', offset, limit)).toEqual(linksFor('/api/action/datastore_search', 'offset=3', offset, limit));
+    }
+    expect(linksFor('/api/3/action/datastore_search', '', 20, 10)).toEqual({
+      start: '/api/3/action/datastore_search',
+      next: '/api/3/action/datastore_search?offset=30',
+      prev: '/api/3/action/datastore_search?offset=10',
+    });
   });
 });
