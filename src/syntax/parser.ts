@@ -1,44 +1,17 @@
 /**
- * The grammar of ckql. Each rule returns its syntax-tree node, the node
- * Chevrotain's `CstParser` would build (`cst.generated.d.ts`, generated from
- * this grammar, is its type), and `to-ast.ts` gives the tree its meaning.
- * Rule names are spelled the same in `grammar/query.ebnf`, and
- * `npm run grammar` draws them.
- *
- * Why the rules build the tree themselves (an `EmbeddedActionsParser`)
- * rather than letting `CstParser` do it: its tree builder files every token
- * and subrule under its name as it meets it, one keyed store into an object
- * whose keys depend on the text, and pushes and pops a node per rule. That
- * was more than half of parsing (4.3 µs of a query's 8.7 µs on the bench
- * corpus, against 1.9 µs to recognize the same tokens without a tree); an
- * object literal per node, with its keys fixed by the rule, costs a fraction
- * of it. The shape is the same: a key holds the tokens or nodes of that name
- * in the order of the text, and a key with nothing under it is `undefined`
- * (`to-ast.ts` reads absent and undefined alike). A repetition's separator
- * (`Comma`) is consumed by Chevrotain and not kept: nothing reads it.
+ * The grammar of ckql, and nothing else: rules are class fields without
+ * actions, and `to-ast.ts` gives the syntax tree its meaning. Rule names are
+ * spelled the same in `grammar/query.ebnf`, and `npm run grammar` draws them.
  *
  * Two places accept more than the language allows, so that the visitor can
  * say precisely what is wrong instead of "unexpected token":
  * - `and` and `or` may follow one another in any mix (MIXED_AND_OR);
  * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
- *
- * While Chevrotain records the grammar (`performSelfAnalysis`), `CONSUME`,
- * `SUBRULE`, `OR` and `OPTION` return placeholders: the rules only put
- * them in arrays and objects, which is harmless then.
  */
 import {
-  EmbeddedActionsParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type IOrAlt, type IToken, type Rule, type TokenType,
+  CstParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type IToken, type Rule,
+  type TokenType,
 } from 'chevrotain';
-import type {
-  AggregateCstChildren, AggregateCstNode, BucketCstChildren, BucketCstNode, ClauseCstChildren, ClauseCstNode, ComparisonCstChildren,
-  ComparisonCstNode, ConditionCstNode, FacetClauseCstNode, FacetItemCstNode, FieldCstChildren, FieldCstNode, FieldSearchCstChildren,
-  FieldSearchCstNode, GroupClauseCstNode, GroupCstNode, GroupKeyCstChildren, GroupKeyCstNode, HavingClauseCstNode, JoinClauseCstNode,
-  KeyPairCstNode, LimitClauseCstChildren, LimitClauseCstNode, NameCstChildren, NameCstNode, OffsetClauseCstChildren, OffsetClauseCstNode,
-  OperandCstChildren, OperandCstNode, OperatorCstChildren, OperatorCstNode, OrderClauseCstNode, QueryCstNode, ResourceCstChildren,
-  ResourceCstNode, SearchClauseCstChildren, SearchClauseCstNode, SelectClauseCstNode, SelectItemCstChildren, SelectItemCstNode,
-  SortKeyCstChildren, SortKeyCstNode, SourceCstNode, UnitCstChildren, UnitCstNode, ValueCstChildren, ValueCstNode, ValueListCstNode,
-  WhereClauseCstNode,
-} from './cst.generated.js';
 import {
   allTokens, And, As, Asc, Avg, BacktickField, Between, Bucket, By, Comma, Count, DateTime, Day, Desc, Distinct, Equals, Facet,
   False, First, From, Greater, GreaterEquals, Group, Having, Ilike, In, Is, Join, Keyword, Language, Last, Left, Less, LessEquals,
@@ -52,23 +25,10 @@ import {
  */
 export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Facet]);
 
-/** The alternatives of one `OR`, kept between calls; each gives what it read. */
-type Alternatives<T> = IOrAlt<T>[] | undefined;
-
-/** A token that may be absent, as a node's child list. */
-function optional(token: IToken | undefined): IToken[] | undefined {
-  return token === undefined ? undefined : [token];
-}
-
-/** Items collected by a repetition, as a node's child list. */
-function some<T>(items: T[]): T[] | undefined {
-  return items.length > 0 ? items : undefined;
-}
-
-/** `and` or `or`, each under its own name, in the order of the text. */
-function connective(token: IToken, ands: IToken[], ors: IToken[]): void {
-  (token.tokenType === Or ? ors : ands).push(token);
-}
+/** The alternatives of one `OR`, kept between calls. */
+type Alternatives = IOrAlt<unknown>[] | undefined;
+/** The item and separator of one comma-separated list, kept between calls. */
+type ListItems = AtLeastOneSepMethodOpts<unknown> | undefined;
 
 /**
  * Chevrotain's LL(k) lookahead, with a faster choice where an `OR` needs two
@@ -121,62 +81,74 @@ class FirstTokenLookahead extends LLkLookaheadStrategy {
   }
 }
 
-/** Stands for the operand of a comparison until the rule puts it in (see `comparison`). */
-const NO_OPERAND: OperandCstNode[] = [];
-
-export class QueryParser extends EmbeddedActionsParser {
+export class QueryParser extends CstParser {
   // Each `OR` reuses the array of alternatives made on its first call
-  // (Chevrotain's performance guide): a new array of closures per call costs
-  // more than the choice itself, and much more under tsx/vitest, whose
-  // keepNames wraps every named closure as it is created. The caches are
-  // declared here, before the rules, so the parser's shape is fixed when it
-  // is built; what they hold has no per-call state (an alternative returns
-  // what it read, and the rule files it).
-  private resourceAlternatives: Alternatives<ResourceCstChildren>;
-  private itemAlternatives: Alternatives<SelectItemCstChildren>;
-  private aggregateAlternatives: Alternatives<AggregateCstChildren>;
-  private countAlternatives: Alternatives<AggregateCstChildren>;
-  private aggregateNameAlternatives: Alternatives<IToken>;
-  private bucketAlternatives: Alternatives<BucketCstChildren>;
-  private unitAlternatives: Alternatives<UnitCstChildren>;
-  private groupKeyAlternatives: Alternatives<GroupKeyCstChildren>;
-  private havingJoinAlternatives: Alternatives<IToken>;
-  private facetByAlternatives: Alternatives<UnitCstNode | IToken>;
-  private operandAlternatives: Alternatives<OperandCstChildren>;
-  private sortOperandAlternatives: Alternatives<SortKeyCstChildren>;
-  private nameAlternatives: Alternatives<NameCstChildren>;
-  private clauseAlternatives: Alternatives<ClauseCstChildren>;
-  private whereJoinAlternatives: Alternatives<IToken>;
-  private conditionAlternatives: Alternatives<ConditionCstNode['children']>;
-  private comparisonAlternatives: Alternatives<ComparisonCstChildren>;
-  private operatorAlternatives: Alternatives<OperatorCstChildren>;
-  private likeAlternatives: Alternatives<IToken>;
-  private patternAlternatives: Alternatives<IToken>;
-  private groupJoinAlternatives: Alternatives<IToken>;
-  private searchAlternatives: Alternatives<SearchClauseCstChildren>;
-  private searchTextAlternatives: Alternatives<FieldSearchCstChildren>;
-  private languageAlternatives: Alternatives<IToken>;
-  private directionAlternatives: Alternatives<IToken>;
-  private nullsAlternatives: Alternatives<IToken>;
-  private limitAlternatives: Alternatives<LimitClauseCstChildren>;
-  private offsetAlternatives: Alternatives<OffsetClauseCstChildren>;
-  private fieldAlternatives: Alternatives<FieldCstChildren>;
-  private valueAlternatives: Alternatives<ValueCstChildren>;
+  // (Chevrotain's performance guide), and each comma-separated list its
+  // options: a new array of closures per call costs more than the choice
+  // itself, and much more under tsx/vitest, whose keepNames wraps every
+  // named closure as it is created. The caches are declared here, before the
+  // rules, so the parser's shape is fixed when it is built; what they hold
+  // has no per-call state.
+  private resourceAlternatives: Alternatives;
+  private aliasAlternatives: Alternatives;
+  private itemAlternatives: Alternatives;
+  private aggregateAlternatives: Alternatives;
+  private countAlternatives: Alternatives;
+  private aggregateNameAlternatives: Alternatives;
+  private bucketAlternatives: Alternatives;
+  private unitAlternatives: Alternatives;
+  private groupKeyAlternatives: Alternatives;
+  private havingJoinAlternatives: Alternatives;
+  private facetByAlternatives: Alternatives;
+  private operandAlternatives: Alternatives;
+  private sortOperandAlternatives: Alternatives;
+  private nameAlternatives: Alternatives;
+  private groupItems: ListItems;
+  private facetItems: ListItems;
+  private clauseAlternatives: Alternatives;
+  private whereJoinAlternatives: Alternatives;
+  private conditionAlternatives: Alternatives;
+  private comparisonAlternatives: Alternatives;
+  private operatorAlternatives: Alternatives;
+  private likeAlternatives: Alternatives;
+  private patternAlternatives: Alternatives;
+  private groupJoinAlternatives: Alternatives;
+  private searchAlternatives: Alternatives;
+  private searchTextAlternatives: Alternatives;
+  private languageAlternatives: Alternatives;
+  private directionAlternatives: Alternatives;
+  private nullsAlternatives: Alternatives;
+  private limitAlternatives: Alternatives;
+  private offsetAlternatives: Alternatives;
+  private fieldAlternatives: Alternatives;
+  private valueAlternatives: Alternatives;
+  private valueListItems: ListItems;
+  private selectItems: ListItems;
+  private orderItems: ListItems;
+  private fieldSearchItems: ListItems;
+
+  /** Chevrotain's stack of the syntax-tree nodes being built (internal to its tree builder). */
+  declare private CST_STACK: CstNode[];
 
   constructor() {
     // No recovery: `parse` reports the first error and stops, which keeps the
     // error path simple and the happy path free of bookkeeping.
-    super(allTokens, { recoveryEnabled: false, lookaheadStrategy: new FirstTokenLookahead() });
+    super(allTokens, { recoveryEnabled: false, nodeLocationTracking: 'none', lookaheadStrategy: new FirstTokenLookahead() });
     this.performSelfAnalysis();
   }
 
   /**
-   * What an `OR` gave, for the rule to add to; while Chevrotain records the
-   * grammar, `OR` gives a frozen placeholder instead, and the rule fills a
-   * throwaway object.
+   * Starts the syntax-tree node of a rule. Chevrotain 11 makes each node's
+   * `children` with `Object.create(null)`, which V8 keeps as a hash table
+   * from the start; an object literal gets a hidden class, so filling it
+   * here and reading it in `to-ast.ts` costs less: about a tenth of
+   * `compile(text)` on the bench corpus. The keys are token and rule names,
+   * none of which `Object.prototype` has, and nodes carry no location
+   * (`nodeLocationTracking: 'none'`). This replaces an internal hook of
+   * Chevrotain's tree builder; `test/syntax/parse.test.ts` checks it is used.
    */
-  private own<T extends object>(children: T): T {
-    return this.RECORDING_PHASE ? ({} as T) : children;
+  protected cstInvocationStateUpdate(fullRuleName: string): void {
+    this.CST_STACK.push({ name: fullRuleName, children: {} });
   }
 
   /** Whether the next token is an alias written without `as` (see `source`). */
@@ -186,22 +158,12 @@ export class QueryParser extends EmbeddedActionsParser {
   }
 
   /** `from R [as a]`, the joins, then clauses in any order, and one optional `;` (the REPL's terminator). */
-  readonly query = this.RULE('query', (): QueryCstNode => {
-    const from = this.CONSUME(From);
-    const source = this.SUBRULE(this.source);
-    const joins: JoinClauseCstNode[] = [];
-    this.MANY(() => {
-      joins.push(this.SUBRULE(this.joinClause));
-    });
-    const clauses: ClauseCstNode[] = [];
-    this.MANY2(() => {
-      clauses.push(this.SUBRULE(this.clause));
-    });
-    const semicolon = this.OPTION(() => this.CONSUME(Semicolon));
-    return {
-      name: 'query',
-      children: { From: [from], source: [source], joinClause: some(joins), clause: some(clauses), Semicolon: optional(semicolon) },
-    };
+  readonly query = this.RULE('query', () => {
+    this.CONSUME(From);
+    this.SUBRULE(this.source);
+    this.MANY(() => this.SUBRULE(this.joinClause));
+    this.MANY2(() => this.SUBRULE(this.clause));
+    this.OPTION(() => this.CONSUME(Semicolon));
   });
 
   /**
@@ -209,244 +171,188 @@ export class QueryParser extends EmbeddedActionsParser {
    * source may end (before a keyword, `join`, `on`, a clause, `;` or the
    * end), so `from courses wher subject = math` is still a typo of `where`.
    */
-  readonly source = this.RULE('source', (): SourceCstNode => {
-    const resource = this.SUBRULE(this.resource);
-    let as: IToken | undefined;
-    let alias: IToken | undefined;
+  readonly source = this.RULE('source', () => {
+    this.SUBRULE(this.resource);
     this.OPTION({
       GATE: () => this.LA(1).tokenType === As || this.impliedAlias(),
       DEF: () => {
-        as = this.OPTION2(() => this.CONSUME(As));
-        alias = this.CONSUME(Bareword);
+        this.OPTION2(() => this.CONSUME(As));
+        this.CONSUME(Bareword);
       },
     });
-    return { name: 'source', children: { resource: [resource], As: optional(as), Bareword: optional(alias) } };
   });
 
   /** `[left] join R [as] a on a.k = b.k and …` */
-  readonly joinClause = this.RULE('joinClause', (): JoinClauseCstNode => {
-    const left = this.OPTION(() => this.CONSUME(Left));
-    const join = this.CONSUME(Join);
-    const source = this.SUBRULE(this.source);
-    const on = this.CONSUME(On);
-    const pairs = [this.SUBRULE(this.keyPair)];
-    const ands: IToken[] = [];
+  readonly joinClause = this.RULE('joinClause', () => {
+    this.OPTION(() => this.CONSUME(Left));
+    this.CONSUME(Join);
+    this.SUBRULE(this.source);
+    this.CONSUME(On);
+    this.SUBRULE(this.keyPair);
     this.MANY(() => {
-      ands.push(this.CONSUME(And));
-      pairs.push(this.SUBRULE2(this.keyPair));
+      this.CONSUME(And);
+      this.SUBRULE2(this.keyPair);
     });
-    return {
-      name: 'joinClause',
-      children: { Left: optional(left), Join: [join], source: [source], On: [on], keyPair: pairs, And: some(ands) },
-    };
   });
 
   /** `e.course = c.code`: equality joins only. */
-  readonly keyPair = this.RULE('keyPair', (): KeyPairCstNode => {
-    const left = this.SUBRULE(this.field);
-    const equals = this.CONSUME(Equals);
-    const right = this.SUBRULE2(this.field);
-    return { name: 'keyPair', children: { field: [left, right], Equals: [equals] } };
+  readonly keyPair = this.RULE('keyPair', () => {
+    this.SUBRULE(this.field);
+    this.CONSUME(Equals);
+    this.SUBRULE2(this.field);
   });
 
-  readonly resource = this.RULE('resource', (): ResourceCstNode => ({
-    name: 'resource',
-    children: this.OR((this.resourceAlternatives ??= [
-      { ALT: () => ({ Uuid: [this.CONSUME(Uuid)] }) },
-      { ALT: () => ({ Bareword: [this.CONSUME(Bareword)] }) },
-      { ALT: () => ({ String: [this.CONSUME(StringLiteral)] }) },
-      { ALT: () => ({ Parameter: [this.CONSUME(Parameter)] }) },
-    ])),
-  }));
+  readonly resource = this.RULE('resource', () => {
+    this.OR((this.resourceAlternatives ??= [
+      { ALT: () => this.CONSUME(Uuid) },
+      { ALT: () => this.CONSUME(Bareword) },
+      { ALT: () => this.CONSUME(StringLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]));
+  });
 
-  readonly clause = this.RULE('clause', (): ClauseCstNode => ({
-    name: 'clause',
-    children: this.OR((this.clauseAlternatives ??= [
-      { ALT: () => ({ whereClause: [this.SUBRULE(this.whereClause)] }) },
-      { ALT: () => ({ searchClause: [this.SUBRULE(this.searchClause)] }) },
-      { ALT: () => ({ selectClause: [this.SUBRULE(this.selectClause)] }) },
-      { ALT: () => ({ groupClause: [this.SUBRULE(this.groupClause)] }) },
-      { ALT: () => ({ havingClause: [this.SUBRULE(this.havingClause)] }) },
-      { ALT: () => ({ facetClause: [this.SUBRULE(this.facetClause)] }) },
-      { ALT: () => ({ orderClause: [this.SUBRULE(this.orderClause)] }) },
-      { ALT: () => ({ limitClause: [this.SUBRULE(this.limitClause)] }) },
-      { ALT: () => ({ offsetClause: [this.SUBRULE(this.offsetClause)] }) },
-    ])),
-  }));
+  readonly clause = this.RULE('clause', () => {
+    this.OR((this.clauseAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.whereClause) },
+      { ALT: () => this.SUBRULE(this.searchClause) },
+      { ALT: () => this.SUBRULE(this.selectClause) },
+      { ALT: () => this.SUBRULE(this.groupClause) },
+      { ALT: () => this.SUBRULE(this.havingClause) },
+      { ALT: () => this.SUBRULE(this.facetClause) },
+      { ALT: () => this.SUBRULE(this.orderClause) },
+      { ALT: () => this.SUBRULE(this.limitClause) },
+      { ALT: () => this.SUBRULE(this.offsetClause) },
+    ]));
+  });
 
-  readonly whereClause = this.RULE('whereClause', (): WhereClauseCstNode => {
-    const where = this.CONSUME(Where);
-    const conditions = [this.SUBRULE(this.condition)];
-    const ands: IToken[] = [];
-    const ors: IToken[] = [];
+  readonly whereClause = this.RULE('whereClause', () => {
+    this.CONSUME(Where);
+    this.SUBRULE(this.condition);
     this.MANY(() => {
-      connective(
-        this.OR((this.whereJoinAlternatives ??= [{ ALT: () => this.CONSUME(And) }, { ALT: () => this.CONSUME(Or) }])),
-        ands,
-        ors,
-      );
-      conditions.push(this.SUBRULE2(this.condition));
+      this.OR((this.whereJoinAlternatives ??= [
+        { ALT: () => this.CONSUME(And) },
+        { ALT: () => this.CONSUME(Or) },
+      ]));
+      this.SUBRULE2(this.condition);
     });
-    return { name: 'whereClause', children: { Where: [where], condition: conditions, And: some(ands), Or: some(ors) } };
   });
 
   /** `[not] (comparison | group)` */
-  readonly condition = this.RULE('condition', (): ConditionCstNode => {
-    const not = this.OPTION(() => this.CONSUME(Not));
-    const children = this.own(this.OR((this.conditionAlternatives ??= [
-      { ALT: () => ({ Not: undefined, comparison: [this.SUBRULE(this.comparison)] }) },
-      { ALT: () => ({ Not: undefined, group: [this.SUBRULE(this.group)] }) },
-    ])));
-    children.Not = optional(not);
-    return { name: 'condition', children };
+  readonly condition = this.RULE('condition', () => {
+    this.OPTION(() => this.CONSUME(Not));
+    this.OR((this.conditionAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.comparison) },
+      { ALT: () => this.SUBRULE(this.group) },
+    ]));
   });
 
   /**
    * A test of one field: `= != < <= > >=` and a value, `[not] in (…)`,
-   * `between v and v`, `[not] like|ilike pattern`, `is [not] null`. The
-   * alternatives are kept between calls, so each puts a placeholder where
-   * the operand goes and the rule files the operand it read.
+   * `between v and v`, `[not] like|ilike pattern`, `is [not] null`.
    */
-  readonly comparison = this.RULE('comparison', (): ComparisonCstNode => {
-    const operand = this.SUBRULE(this.operand);
-    const children = this.own(this.OR((this.comparisonAlternatives ??= [
+  readonly comparison = this.RULE('comparison', () => {
+    this.SUBRULE(this.operand);
+    this.OR((this.comparisonAlternatives ??= [
       {
         ALT: () => {
-          const operator = this.SUBRULE(this.operator);
-          const value = this.SUBRULE(this.value);
-          return { operand: NO_OPERAND, operator: [operator], value: [value] };
+          this.SUBRULE(this.operator);
+          this.SUBRULE(this.value);
         },
       },
       {
         ALT: () => {
-          const not = this.OPTION(() => this.CONSUME(Not));
-          const inToken = this.CONSUME(In);
-          const list = this.SUBRULE(this.valueList);
-          return { operand: NO_OPERAND, Not: optional(not), In: [inToken], valueList: [list] };
+          this.OPTION(() => this.CONSUME(Not));
+          this.CONSUME(In);
+          this.SUBRULE(this.valueList);
         },
       },
       {
         ALT: () => {
-          const between = this.CONSUME(Between);
-          const low = this.SUBRULE2(this.value);
-          const and = this.CONSUME(And);
-          const high = this.SUBRULE3(this.value);
-          return { operand: NO_OPERAND, Between: [between], value: [low, high], And: [and] };
+          this.CONSUME(Between);
+          this.SUBRULE2(this.value);
+          this.CONSUME(And);
+          this.SUBRULE3(this.value);
         },
       },
       {
         ALT: () => {
-          const not = this.OPTION2(() => this.CONSUME2(Not));
-          const like = this.OR2((this.likeAlternatives ??= [{ ALT: () => this.CONSUME(Like) }, { ALT: () => this.CONSUME(Ilike) }]));
-          const pattern = this.OR3((this.patternAlternatives ??= [{ ALT: () => this.CONSUME(StringLiteral) }, { ALT: () => this.CONSUME(Parameter) }]));
-          const ilike = like.tokenType === Ilike;
-          const parameter = pattern.tokenType === Parameter;
-          return {
-            operand: NO_OPERAND,
-            Not: optional(not),
-            Like: ilike ? undefined : [like],
-            Ilike: ilike ? [like] : undefined,
-            String: parameter ? undefined : [pattern],
-            Parameter: parameter ? [pattern] : undefined,
-          };
+          this.OPTION2(() => this.CONSUME2(Not));
+          this.OR2((this.likeAlternatives ??= [
+            { ALT: () => this.CONSUME(Like) },
+            { ALT: () => this.CONSUME(Ilike) },
+          ]));
+          this.OR3((this.patternAlternatives ??= [
+            { ALT: () => this.CONSUME(StringLiteral) },
+            { ALT: () => this.CONSUME(Parameter) },
+          ]));
         },
       },
       {
         ALT: () => {
-          const is = this.CONSUME(Is);
-          const not = this.OPTION3(() => this.CONSUME3(Not));
-          const nullToken = this.CONSUME(Null);
-          return { operand: NO_OPERAND, Is: [is], Not: optional(not), Null: [nullToken] };
+          this.CONSUME(Is);
+          this.OPTION3(() => this.CONSUME3(Not));
+          this.CONSUME(Null);
         },
       },
-    ])));
-    children.operand = [operand];
-    return { name: 'comparison', children };
+    ]));
   });
 
-  readonly operator = this.RULE('operator', (): OperatorCstNode => ({
-    name: 'operator',
-    children: this.OR((this.operatorAlternatives ??= [
-      { ALT: () => ({ Equals: [this.CONSUME(Equals)] }) },
-      { ALT: () => ({ NotEquals: [this.CONSUME(NotEquals)] }) },
-      { ALT: () => ({ Less: [this.CONSUME(Less)] }) },
-      { ALT: () => ({ LessEquals: [this.CONSUME(LessEquals)] }) },
-      { ALT: () => ({ Greater: [this.CONSUME(Greater)] }) },
-      { ALT: () => ({ GreaterEquals: [this.CONSUME(GreaterEquals)] }) },
-    ])),
-  }));
+  readonly operator = this.RULE('operator', () => {
+    this.OR((this.operatorAlternatives ??= [
+      { ALT: () => this.CONSUME(Equals) },
+      { ALT: () => this.CONSUME(NotEquals) },
+      { ALT: () => this.CONSUME(Less) },
+      { ALT: () => this.CONSUME(LessEquals) },
+      { ALT: () => this.CONSUME(Greater) },
+      { ALT: () => this.CONSUME(GreaterEquals) },
+    ]));
+  });
 
   /** `(v1, v2, …)`; `()` is the empty set. */
-  readonly valueList = this.RULE('valueList', (): ValueListCstNode => {
-    const open = this.CONSUME(LParen);
-    const values: ValueCstNode[] = [];
-    this.MANY_SEP({
-      SEP: Comma,
-      DEF: () => {
-        values.push(this.SUBRULE(this.value));
-      },
-    });
-    const close = this.CONSUME(RParen);
-    return { name: 'valueList', children: { LParen: [open], value: some(values), RParen: [close] } };
+  readonly valueList = this.RULE('valueList', () => {
+    this.CONSUME(LParen);
+    this.MANY_SEP((this.valueListItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.value) }));
+    this.CONSUME(RParen);
   });
 
   /** `( c1 or c2 … )` or `( c1 and c2 … )`: one connective per group, checked by the visitor. */
-  readonly group = this.RULE('group', (): GroupCstNode => {
-    const open = this.CONSUME(LParen);
-    const conditions = [this.SUBRULE(this.condition)];
-    const ands: IToken[] = [];
-    const ors: IToken[] = [];
+  readonly group = this.RULE('group', () => {
+    this.CONSUME(LParen);
+    this.SUBRULE(this.condition);
     this.MANY(() => {
-      connective(
-        this.OR((this.groupJoinAlternatives ??= [{ ALT: () => this.CONSUME(And) }, { ALT: () => this.CONSUME(Or) }])),
-        ands,
-        ors,
-      );
-      conditions.push(this.SUBRULE2(this.condition));
+      this.OR((this.groupJoinAlternatives ??= [
+        { ALT: () => this.CONSUME(And) },
+        { ALT: () => this.CONSUME(Or) },
+      ]));
+      this.SUBRULE2(this.condition);
     });
-    const close = this.CONSUME(RParen);
-    return { name: 'group', children: { LParen: [open], condition: conditions, And: some(ands), Or: some(ors), RParen: [close] } };
+    this.CONSUME(RParen);
   });
 
   /** `search "text"` or `search title "…", code "…"`, then optionally `language german`. */
-  readonly searchClause = this.RULE('searchClause', (): SearchClauseCstNode => {
-    const search = this.CONSUME(Search);
-    const children = this.own(this.OR((this.searchAlternatives ??= [
-      { ALT: () => ({ Search: [], String: [this.CONSUME(StringLiteral)] }) },
-      { ALT: () => ({ Search: [], Parameter: [this.CONSUME(Parameter)] }) },
-      {
-        ALT: () => {
-          const fields: FieldSearchCstNode[] = [];
-          this.AT_LEAST_ONE_SEP({
-            SEP: Comma,
-            DEF: () => {
-              fields.push(this.SUBRULE(this.fieldSearch));
-            },
-          });
-          return { Search: [], fieldSearch: fields };
-        },
-      },
-    ])));
-    children.Search = [search];
+  readonly searchClause = this.RULE('searchClause', () => {
+    this.CONSUME(Search);
+    this.OR((this.searchAlternatives ??= [
+      { ALT: () => this.CONSUME(StringLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+      { ALT: () => this.AT_LEAST_ONE_SEP((this.fieldSearchItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.fieldSearch) })) },
+    ]));
     this.OPTION(() => {
-      children.Language = [this.CONSUME(Language)];
-      const name = this.OR2((this.languageAlternatives ??= [{ ALT: () => this.CONSUME(Bareword) }, { ALT: () => this.CONSUME2(StringLiteral) }]));
-      // the language's name: a bareword, or a string after the search text's string (`to-ast.ts` takes the last)
-      if (name.tokenType === Bareword) children.Bareword = [name];
-      else children.String = [...(children.String ?? []), name];
+      this.CONSUME(Language);
+      this.OR2((this.languageAlternatives ??= [
+        { ALT: () => this.CONSUME(Bareword) },
+        { ALT: () => this.CONSUME2(StringLiteral) },
+      ]));
     });
-    return { name: 'searchClause', children };
   });
 
   /** `title "linear"`: one field of a per-field search. */
-  readonly fieldSearch = this.RULE('fieldSearch', (): FieldSearchCstNode => {
-    const field = this.SUBRULE(this.field);
-    const children = this.own(this.OR((this.searchTextAlternatives ??= [
-      { ALT: () => ({ field: [], String: [this.CONSUME(StringLiteral)] }) },
-      { ALT: () => ({ field: [], Parameter: [this.CONSUME(Parameter)] }) },
-    ])));
-    children.field = [field];
-    return { name: 'fieldSearch', children };
+  readonly fieldSearch = this.RULE('fieldSearch', () => {
+    this.SUBRULE(this.field);
+    this.OR((this.searchTextAlternatives ??= [
+      { ALT: () => this.CONSUME(StringLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]));
   });
 
   /**
@@ -454,262 +360,198 @@ export class QueryParser extends EmbeddedActionsParser {
    * takes only fields; the visitor says so (AGGREGATE_IN_WHERE), and a
    * bucket is refused the same way.
    */
-  readonly operand = this.RULE('operand', (): OperandCstNode => ({
-    name: 'operand',
-    children: this.OR((this.operandAlternatives ??= [
-      { ALT: () => ({ aggregate: [this.SUBRULE(this.aggregate)] }) },
-      { ALT: () => ({ bucket: [this.SUBRULE(this.bucket)] }) },
-      { ALT: () => ({ field: [this.SUBRULE(this.field)] }) },
-    ])),
-  }));
+  readonly operand = this.RULE('operand', () => {
+    this.OR((this.operandAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.aggregate) },
+      { ALT: () => this.SUBRULE(this.bucket) },
+      { ALT: () => this.SUBRULE(this.field) },
+    ]));
+  });
 
-  readonly selectClause = this.RULE('selectClause', (): SelectClauseCstNode => {
-    const select = this.CONSUME(Select);
-    const distinct = this.OPTION(() => this.CONSUME(Distinct));
-    const items: SelectItemCstNode[] = [];
-    this.AT_LEAST_ONE_SEP({
-      SEP: Comma,
-      DEF: () => {
-        items.push(this.SUBRULE(this.selectItem));
-      },
-    });
-    return { name: 'selectClause', children: { Select: [select], Distinct: optional(distinct), selectItem: items } };
+  readonly selectClause = this.RULE('selectClause', () => {
+    this.CONSUME(Select);
+    this.OPTION(() => this.CONSUME(Distinct));
+    this.AT_LEAST_ONE_SEP((this.selectItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.selectItem) }));
   });
 
   /** `subject`, `count(*) as n`, `month(start_date) as month` */
-  readonly selectItem = this.RULE('selectItem', (): SelectItemCstNode => {
-    const children = this.own(this.OR((this.itemAlternatives ??= [
-      { ALT: () => ({ aggregate: [this.SUBRULE(this.aggregate)], As: undefined, name: undefined }) },
-      { ALT: () => ({ bucket: [this.SUBRULE(this.bucket)], As: undefined, name: undefined }) },
-      { ALT: () => ({ field: [this.SUBRULE(this.field)], As: undefined, name: undefined }) },
-    ])));
+  readonly selectItem = this.RULE('selectItem', () => {
+    this.OR((this.itemAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.aggregate) },
+      { ALT: () => this.SUBRULE(this.bucket) },
+      { ALT: () => this.SUBRULE(this.field) },
+    ]));
     this.OPTION(() => {
-      children.As = [this.CONSUME(As)];
-      children.name = [this.SUBRULE(this.name)];
+      this.CONSUME(As);
+      this.SUBRULE(this.name);
     });
-    return { name: 'selectItem', children };
   });
 
   /** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
-  readonly aggregate = this.RULE('aggregate', (): AggregateCstNode => ({
-    name: 'aggregate',
-    children: this.OR((this.aggregateAlternatives ??= [
+  readonly aggregate = this.RULE('aggregate', () => {
+    this.OR((this.aggregateAlternatives ??= [
       {
         ALT: () => {
-          const count = this.CONSUME(Count);
-          const open = this.CONSUME(LParen);
-          const children = this.own(this.OR2((this.countAlternatives ??= [
-            { ALT: () => ({ Count: [], LParen: [], Star: [this.CONSUME(Star)] }) },
+          this.CONSUME(Count);
+          this.CONSUME(LParen);
+          this.OR2((this.countAlternatives ??= [
+            { ALT: () => this.CONSUME(Star) },
             {
               ALT: () => {
-                const distinct = this.OPTION(() => this.CONSUME(Distinct));
-                return { Count: [], LParen: [], Distinct: optional(distinct), field: [this.SUBRULE(this.field)] };
+                this.OPTION(() => this.CONSUME(Distinct));
+                this.SUBRULE(this.field);
               },
             },
-          ])));
-          children.Count = [count];
-          children.LParen = [open];
-          children.RParen = [this.CONSUME(RParen)];
-          return children;
+          ]));
+          this.CONSUME(RParen);
         },
       },
       {
         ALT: () => {
-          const name = this.OR3((this.aggregateNameAlternatives ??= [
+          this.OR3((this.aggregateNameAlternatives ??= [
             { ALT: () => this.CONSUME(Sum) },
             { ALT: () => this.CONSUME(Avg) },
             { ALT: () => this.CONSUME(Min) },
             { ALT: () => this.CONSUME(Max) },
           ]));
-          const open = this.CONSUME2(LParen);
-          const field = this.SUBRULE2(this.field);
-          const close = this.CONSUME2(RParen);
-          const type = name.tokenType;
-          return {
-            LParen: [open],
-            field: [field],
-            RParen: [close],
-            Sum: type === Sum ? [name] : undefined,
-            Avg: type === Avg ? [name] : undefined,
-            Min: type === Min ? [name] : undefined,
-            Max: type === Max ? [name] : undefined,
-          };
+          this.CONSUME2(LParen);
+          this.SUBRULE2(this.field);
+          this.CONSUME2(RParen);
         },
       },
-    ])),
-  }));
-
-  /** `year|month|week|day(f)`, `bucket(f, width)` */
-  readonly bucket = this.RULE('bucket', (): BucketCstNode => ({
-    name: 'bucket',
-    children: this.OR((this.bucketAlternatives ??= [
-      {
-        ALT: () => {
-          const unit = this.SUBRULE(this.unit);
-          const open = this.CONSUME(LParen);
-          const field = this.SUBRULE(this.field);
-          const close = this.CONSUME(RParen);
-          return { unit: [unit], LParen: [open], field: [field], RParen: [close] };
-        },
-      },
-      {
-        ALT: () => {
-          const bucket = this.CONSUME(Bucket);
-          const open = this.CONSUME2(LParen);
-          const field = this.SUBRULE2(this.field);
-          const comma = this.CONSUME(Comma);
-          const width = this.CONSUME(NumberLiteral);
-          const close = this.CONSUME2(RParen);
-          return { Bucket: [bucket], LParen: [open], field: [field], Comma: [comma], Number: [width], RParen: [close] };
-        },
-      },
-    ])),
-  }));
-
-  /** A period of the calendar: the date buckets' names, and a facet's `by`. */
-  readonly unit = this.RULE('unit', (): UnitCstNode => ({
-    name: 'unit',
-    children: this.OR((this.unitAlternatives ??= [
-      { ALT: () => ({ Year: [this.CONSUME(Year)] }) },
-      { ALT: () => ({ Month: [this.CONSUME(Month)] }) },
-      { ALT: () => ({ Week: [this.CONSUME(Week)] }) },
-      { ALT: () => ({ Day: [this.CONSUME(Day)] }) },
-    ])),
-  }));
-
-  /** An `as` name: a bareword or a backtick-quoted name. */
-  readonly name = this.RULE('name', (): NameCstNode => ({
-    name: 'name',
-    children: this.OR((this.nameAlternatives ??= [
-      { ALT: () => ({ Bareword: [this.CONSUME(Bareword)] }) },
-      { ALT: () => ({ BacktickField: [this.CONSUME(BacktickField)] }) },
-    ])),
-  }));
-
-  /** `group by subject, month(start_date)`; a name may be a select item's `as` name. */
-  readonly groupClause = this.RULE('groupClause', (): GroupClauseCstNode => {
-    const group = this.CONSUME(Group);
-    const by = this.CONSUME(By);
-    const keys: GroupKeyCstNode[] = [];
-    this.AT_LEAST_ONE_SEP({
-      SEP: Comma,
-      DEF: () => {
-        keys.push(this.SUBRULE(this.groupKey));
-      },
-    });
-    return { name: 'groupClause', children: { Group: [group], By: [by], groupKey: keys } };
+    ]));
   });
 
-  readonly groupKey = this.RULE('groupKey', (): GroupKeyCstNode => ({
-    name: 'groupKey',
-    children: this.OR((this.groupKeyAlternatives ??= [
-      { ALT: () => ({ bucket: [this.SUBRULE(this.bucket)] }) },
-      { ALT: () => ({ field: [this.SUBRULE(this.field)] }) },
-    ])),
-  }));
+  /** `year|month|week|day(f)`, `bucket(f, width)` */
+  readonly bucket = this.RULE('bucket', () => {
+    this.OR((this.bucketAlternatives ??= [
+      {
+        ALT: () => {
+          this.SUBRULE(this.unit);
+          this.CONSUME(LParen);
+          this.SUBRULE(this.field);
+          this.CONSUME(RParen);
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Bucket);
+          this.CONSUME2(LParen);
+          this.SUBRULE2(this.field);
+          this.CONSUME(Comma);
+          this.CONSUME(NumberLiteral);
+          this.CONSUME2(RParen);
+        },
+      },
+    ]));
+  });
+
+  /** A period of the calendar: the date buckets' names, and a facet's `by`. */
+  readonly unit = this.RULE('unit', () => {
+    this.OR((this.unitAlternatives ??= [
+      { ALT: () => this.CONSUME(Year) },
+      { ALT: () => this.CONSUME(Month) },
+      { ALT: () => this.CONSUME(Week) },
+      { ALT: () => this.CONSUME(Day) },
+    ]));
+  });
+
+  /** An `as` name: a bareword or a backtick-quoted name. */
+  readonly name = this.RULE('name', () => {
+    this.OR((this.nameAlternatives ??= [
+      { ALT: () => this.CONSUME(Bareword) },
+      { ALT: () => this.CONSUME(BacktickField) },
+    ]));
+  });
+
+  /** `group by subject, month(start_date)`; a name may be a select item's `as` name. */
+  readonly groupClause = this.RULE('groupClause', () => {
+    this.CONSUME(Group);
+    this.CONSUME(By);
+    this.AT_LEAST_ONE_SEP((this.groupItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.groupKey) }));
+  });
+
+  readonly groupKey = this.RULE('groupKey', () => {
+    this.OR((this.groupKeyAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.bucket) },
+      { ALT: () => this.SUBRULE(this.field) },
+    ]));
+  });
 
   /** `having n > 3 and avg(credits) >= 5`: where's conditions, over names and aggregates. */
-  readonly havingClause = this.RULE('havingClause', (): HavingClauseCstNode => {
-    const having = this.CONSUME(Having);
-    const conditions = [this.SUBRULE(this.condition)];
-    const ands: IToken[] = [];
-    const ors: IToken[] = [];
+  readonly havingClause = this.RULE('havingClause', () => {
+    this.CONSUME(Having);
+    this.SUBRULE(this.condition);
     this.MANY(() => {
-      connective(
-        this.OR((this.havingJoinAlternatives ??= [{ ALT: () => this.CONSUME(And) }, { ALT: () => this.CONSUME(Or) }])),
-        ands,
-        ors,
-      );
-      conditions.push(this.SUBRULE2(this.condition));
+      this.OR((this.havingJoinAlternatives ??= [
+        { ALT: () => this.CONSUME(And) },
+        { ALT: () => this.CONSUME(Or) },
+      ]));
+      this.SUBRULE2(this.condition);
     });
-    return { name: 'havingClause', children: { Having: [having], condition: conditions, And: some(ands), Or: some(ors) } };
   });
 
   /** `facet subject top 20, start_date by month` */
-  readonly facetClause = this.RULE('facetClause', (): FacetClauseCstNode => {
-    const facet = this.CONSUME(Facet);
-    const items: FacetItemCstNode[] = [];
-    this.AT_LEAST_ONE_SEP({
-      SEP: Comma,
-      DEF: () => {
-        items.push(this.SUBRULE(this.facetItem));
-      },
-    });
-    return { name: 'facetClause', children: { Facet: [facet], facetItem: items } };
+  readonly facetClause = this.RULE('facetClause', () => {
+    this.CONSUME(Facet);
+    this.AT_LEAST_ONE_SEP((this.facetItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.facetItem) }));
   });
 
-  readonly facetItem = this.RULE('facetItem', (): FacetItemCstNode => {
-    const field = this.SUBRULE(this.field);
-    const numbers: IToken[] = [];
-    let by: IToken | undefined;
-    let unit: UnitCstNode | undefined;
+  readonly facetItem = this.RULE('facetItem', () => {
+    this.SUBRULE(this.field);
     this.OPTION(() => {
-      by = this.CONSUME(By);
-      const width = this.OR((this.facetByAlternatives ??= [{ ALT: () => this.SUBRULE(this.unit) }, { ALT: () => this.CONSUME(NumberLiteral) }]));
-      if ('image' in width) numbers.push(width);
-      else unit = width;
-    });
-    const top = this.OPTION2(() => {
-      const token = this.CONSUME(Top);
-      numbers.push(this.CONSUME2(NumberLiteral));
-      return token;
-    });
-    return {
-      name: 'facetItem',
-      children: { field: [field], By: optional(by), unit: unit === undefined ? undefined : [unit], Number: some(numbers), Top: optional(top) },
-    };
-  });
-
-  readonly orderClause = this.RULE('orderClause', (): OrderClauseCstNode => {
-    const order = this.CONSUME(Order);
-    const by = this.CONSUME(By);
-    const keys: SortKeyCstNode[] = [];
-    this.AT_LEAST_ONE_SEP({
-      SEP: Comma,
-      DEF: () => {
-        keys.push(this.SUBRULE(this.sortKey));
-      },
-    });
-    return { name: 'orderClause', children: { Order: [order], By: [by], sortKey: keys } };
-  });
-
-  readonly sortKey = this.RULE('sortKey', (): SortKeyCstNode => {
-    const children = this.own(this.OR3((this.sortOperandAlternatives ??= [
-      { ALT: () => ({ aggregate: [this.SUBRULE(this.aggregate)], Asc: undefined, Desc: undefined, Nulls: undefined, First: undefined, Last: undefined }) },
-      { ALT: () => ({ field: [this.SUBRULE(this.field)], Asc: undefined, Desc: undefined, Nulls: undefined, First: undefined, Last: undefined }) },
-    ])));
-    this.OPTION(() => {
-      const direction = this.OR((this.directionAlternatives ??= [{ ALT: () => this.CONSUME(Asc) }, { ALT: () => this.CONSUME(Desc) }]));
-      if (direction.tokenType === Desc) children.Desc = [direction];
-      else children.Asc = [direction];
+      this.CONSUME(By);
+      this.OR((this.facetByAlternatives ??= [
+        { ALT: () => this.SUBRULE(this.unit) },
+        { ALT: () => this.CONSUME(NumberLiteral) },
+      ]));
     });
     this.OPTION2(() => {
-      children.Nulls = [this.CONSUME(Nulls)];
-      const which = this.OR2((this.nullsAlternatives ??= [{ ALT: () => this.CONSUME(First) }, { ALT: () => this.CONSUME(Last) }]));
-      if (which.tokenType === Last) children.Last = [which];
-      else children.First = [which];
+      this.CONSUME(Top);
+      this.CONSUME2(NumberLiteral);
     });
-    return { name: 'sortKey', children };
   });
 
-  readonly limitClause = this.RULE('limitClause', (): LimitClauseCstNode => {
-    const limit = this.CONSUME(Limit);
-    const children = this.own(this.OR((this.limitAlternatives ??= [
-      { ALT: () => ({ Limit: [], Number: [this.CONSUME(NumberLiteral)] }) },
-      { ALT: () => ({ Limit: [], Parameter: [this.CONSUME(Parameter)] }) },
-    ])));
-    children.Limit = [limit];
-    return { name: 'limitClause', children };
+  readonly orderClause = this.RULE('orderClause', () => {
+    this.CONSUME(Order);
+    this.CONSUME(By);
+    this.AT_LEAST_ONE_SEP((this.orderItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.sortKey) }));
   });
 
-  readonly offsetClause = this.RULE('offsetClause', (): OffsetClauseCstNode => {
-    const offset = this.CONSUME(Offset);
-    const children = this.own(this.OR((this.offsetAlternatives ??= [
-      { ALT: () => ({ Offset: [], Number: [this.CONSUME(NumberLiteral)] }) },
-      { ALT: () => ({ Offset: [], Parameter: [this.CONSUME(Parameter)] }) },
-    ])));
-    children.Offset = [offset];
-    return { name: 'offsetClause', children };
+  readonly sortKey = this.RULE('sortKey', () => {
+    this.OR3((this.sortOperandAlternatives ??= [
+      { ALT: () => this.SUBRULE(this.aggregate) },
+      { ALT: () => this.SUBRULE(this.field) },
+    ]));
+    this.OPTION(() => {
+      this.OR((this.directionAlternatives ??= [
+        { ALT: () => this.CONSUME(Asc) },
+        { ALT: () => this.CONSUME(Desc) },
+      ]));
+    });
+    this.OPTION2(() => {
+      this.CONSUME(Nulls);
+      this.OR2((this.nullsAlternatives ??= [
+        { ALT: () => this.CONSUME(First) },
+        { ALT: () => this.CONSUME(Last) },
+      ]));
+    });
+  });
+
+  readonly limitClause = this.RULE('limitClause', () => {
+    this.CONSUME(Limit);
+    this.OR((this.limitAlternatives ??= [
+      { ALT: () => this.CONSUME(NumberLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]));
+  });
+
+  readonly offsetClause = this.RULE('offsetClause', () => {
+    this.CONSUME(Offset);
+    this.OR((this.offsetAlternatives ??= [
+      { ALT: () => this.CONSUME(NumberLiteral) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]));
   });
 
   /**
@@ -717,34 +559,32 @@ export class QueryParser extends EmbeddedActionsParser {
    * `Uuid` token, so it is a field too. `` c.`school year` `` is a qualified
    * backtick name (a qualified bareword, `c.subject`, is one `Bareword`).
    */
-  readonly field = this.RULE('field', (): FieldCstNode => ({
-    name: 'field',
-    children: this.OR((this.fieldAlternatives ??= [
-      { ALT: () => ({ Bareword: [this.CONSUME(Bareword)] }) },
+  readonly field = this.RULE('field', () => {
+    this.OR((this.fieldAlternatives ??= [
+      { ALT: () => this.CONSUME(Bareword) },
       {
         ALT: () => {
-          const qualifier = this.OPTION(() => this.CONSUME(Qualifier));
-          return { Qualifier: optional(qualifier), BacktickField: [this.CONSUME(BacktickField)] };
+          this.OPTION(() => this.CONSUME(Qualifier));
+          this.CONSUME(BacktickField);
         },
       },
-      { ALT: () => ({ Uuid: [this.CONSUME(Uuid)] }) },
-    ])),
-  }));
+      { ALT: () => this.CONSUME(Uuid) },
+    ]));
+  });
 
-  readonly value = this.RULE('value', (): ValueCstNode => ({
-    name: 'value',
-    children: this.OR((this.valueAlternatives ??= [
-      { ALT: () => ({ String: [this.CONSUME(StringLiteral)] }) },
-      { ALT: () => ({ Number: [this.CONSUME(NumberLiteral)] }) },
-      { ALT: () => ({ Bareword: [this.CONSUME(Bareword)] }) },
-      { ALT: () => ({ Uuid: [this.CONSUME(Uuid)] }) },
-      { ALT: () => ({ DateTime: [this.CONSUME(DateTime)] }) },
-      { ALT: () => ({ True: [this.CONSUME(True)] }) },
-      { ALT: () => ({ False: [this.CONSUME(False)] }) },
-      { ALT: () => ({ Null: [this.CONSUME(Null)] }) },
-      { ALT: () => ({ Parameter: [this.CONSUME(Parameter)] }) },
-    ])),
-  }));
+  readonly value = this.RULE('value', () => {
+    this.OR((this.valueAlternatives ??= [
+      { ALT: () => this.CONSUME(StringLiteral) },
+      { ALT: () => this.CONSUME(NumberLiteral) },
+      { ALT: () => this.CONSUME(Bareword) },
+      { ALT: () => this.CONSUME(Uuid) },
+      { ALT: () => this.CONSUME(DateTime) },
+      { ALT: () => this.CONSUME(True) },
+      { ALT: () => this.CONSUME(False) },
+      { ALT: () => this.CONSUME(Null) },
+      { ALT: () => this.CONSUME(Parameter) },
+    ]));
+  });
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { CstNode } from 'chevrotain';
 import { describe, expect, it } from 'vitest';
 import type { And, In, NumberValue } from '../../src/ast.js';
 import { parse } from '../../src/syntax/parse.js';
@@ -168,22 +169,17 @@ describe('parse: spans', () => {
 });
 
 describe('the syntax tree', () => {
-  // parser.ts builds the tree itself, in the shape of Chevrotain's CstParser
-  // (cst.generated.d.ts): plain objects, a key per token or rule name holding
-  // them in the order of the text, undefined where the rule read none.
+  // parser.ts replaces an internal hook of Chevrotain's tree builder so that
+  // nodes get plain `children` objects (faster to fill and read than
+  // Chevrotain's null-prototype ones); this fails if Chevrotain stops calling it.
   it('is built with plain children objects, keyed by token and rule names', () => {
-    queryParser.input = queryLexer.tokenize('from c where a = 1 and b in (1, 2)').tokens;
+    queryParser.input = queryLexer.tokenize('from c where a = 1').tokens;
     const cst = queryParser.query();
     expect(queryParser.errors).toEqual([]);
     expect(Object.getPrototypeOf(cst.children)).toBe(Object.prototype);
-    expect(Object.entries(cst.children).filter(([, v]) => v !== undefined).map(([k]) => k)).toEqual(['From', 'source', 'clause']);
-    const clause = cst.children.clause![0]!;
+    expect(Object.keys(cst.children)).toEqual(['From', 'source', 'clause']);
+    const clause = cst.children['clause']![0] as CstNode;
+    expect(Object.getPrototypeOf(clause.children)).toBe(Object.prototype);
     expect(Object.keys(clause.children)).toEqual(['whereClause']);
-    const where = clause.children.whereClause![0]!.children;
-    expect(where.condition.map((c) => c.children.comparison![0]!.children.operand[0]!.children.field![0]!.children.Bareword![0]!.image)).toEqual(['a', 'b']);
-    expect(where.And!.map((t) => t.image)).toEqual(['and']);
-    expect(where.Or).toBeUndefined();
-    const list = where.condition[1]!.children.comparison![0]!.children.valueList![0]!.children;
-    expect(list.value!.map((v) => v.children.Number![0]!.image)).toEqual(['1', '2']);
   });
 });
