@@ -11,7 +11,7 @@ import { DatastoreError, resourceNotFound, toolError, validationError } from '..
 import type { CkanVersion, ErrorBody, FieldInfo, RecordsFormat, SearchRequest, SearchResult, Table } from '../datastore/types.js';
 import { checkAgainstTable, rankColumns, validateSearch, withFields } from '../datastore/validate.js';
 import type { ValidatedSearch } from '../datastore/validate.js';
-import { keysetDirection, linksFor, nextPageOf, resultPieces } from '../datastore/response.js';
+import { keysetDirection, linksFor, nextPageOf, recordsArePlain, resultPieces } from '../datastore/response.js';
 import type { ResultParts } from '../datastore/response.js';
 import { memoryEngine } from '../engine/memory/engine.js';
 import type { TableLookup } from '../engine/memory/engine.js';
@@ -449,7 +449,7 @@ function responseParts(
     ...(ckan === '2.11' && total !== undefined ? { totalWasEstimated: threshold !== undefined && threshold !== null && unfiltered && total >= threshold } : {}),
     ...(ckan === '2.11' ? { links: linksFor(route.linkPath, query, offset, limit) } : {}),
     ...(nextPage === undefined ? {} : { nextPage }),
-    plain: recordsFormat === 'objects' && missingRank.length === 0 && !plan.hiddenId && !needsCare(outputFields, ckan),
+    plain: recordsFormat === 'objects' && missingRank.length === 0 && !plan.hiddenId && (!needsCare(outputFields, ckan) || recordsArePlain(result.records, outputFields)),
   };
 }
 
