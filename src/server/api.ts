@@ -175,7 +175,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     if (info === undefined) throw resourceNotFound(request.resource_id);
     checkAgainstTable(validated, info.fields);
     const plan = searchPlan(request, info.fields, ckan, answering.kind !== 'memory');
-    const result = await answering.search(plan.engineRequest, { ...limits, ...(signal === undefined ? {} : { signal }) });
+    const result = await answering.search(plan.engineRequest, signal === undefined ? limits : { ...limits, signal });
     return resultPieces(responseParts(validated, plan, result, info, route, query), plan.sharedFields ? sharedFieldsJson(result.fields) : undefined);
   };
 
@@ -438,19 +438,23 @@ function responseParts(
     for (const record of result.records) if (typeof record._id === 'number') ids.push(record._id);
     nextPage = nextPageOf(request, ids);
   }
-  return {
+  // optional keys set one by one rather than spread in: this runs for every search a server answers
+  const parts: { -readonly [K in keyof ResultParts]: ResultParts[K] } = {
     ckan,
     echo: validated.echo,
     resourceId: info.id,
     outputFields,
     records: result.records,
     recordsFormat,
-    ...(total === undefined ? {} : { total }),
-    ...(ckan === '2.11' && total !== undefined ? { totalWasEstimated: threshold !== undefined && threshold !== null && unfiltered && total >= threshold } : {}),
-    ...(ckan === '2.11' ? { links: linksFor(route.linkPath, query, offset, limit) } : {}),
-    ...(nextPage === undefined ? {} : { nextPage }),
     plain: recordsFormat === 'objects' && missingRank.length === 0 && !plan.hiddenId && (!needsCare(outputFields, ckan) || recordsArePlain(result.records, outputFields)),
   };
+  if (total !== undefined) {
+    parts.total = total;
+    if (ckan === '2.11') parts.totalWasEstimated = threshold !== undefined && threshold !== null && unfiltered && total >= threshold;
+  }
+  if (ckan === '2.11') parts.links = linksFor(route.linkPath, query, offset, limit);
+  if (nextPage !== undefined) parts.nextPage = nextPage;
+  return parts;
 }
 
 /** Types whose values CKAN writes other than `JSON.stringify` would: exact big numbers, scales, float exponents, timestamps. */
