@@ -267,13 +267,14 @@ function handlerFor(
   };
 
   const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined): void => {
-    const request: ApiRequest = {
+    // `body` set only when there is one, without spreading an object in (this runs for every request)
+    const request: { -readonly [K in keyof ApiRequest]: ApiRequest[K] } = {
       method: req.method ?? '',
       url: req.url ?? '/',
       authorization: req.headers.authorization,
       contentType: req.headers['content-type'],
-      ...(body === undefined ? {} : { body }),
     };
+    if (body !== undefined) request.body = body;
     if (!api.cancellable) {
       void api.answer(request).then((answered) => send(req, res, answered));
       return;
