@@ -687,14 +687,24 @@ export function resourceOf(query: Query): string {
 
 /** Deep-freezes plain data (the AST of a residual is already never mutated, so it is left as is). */
 function freeze<T>(value: T): T {
-  const visit = (v: unknown): void => {
-    if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
-    if ((v as { kind?: unknown }).kind === 'query') return;
-    for (const key of Object.keys(v)) visit((v as Record<string, unknown>)[key]);
-    Object.freeze(v);
-  };
-  visit(value);
+  freezeDeep(value);
   return value;
+}
+
+/**
+ * `freeze`'s walk: arrays by index and objects by `for…in`, not by
+ * `Object.keys`, which made an array of keys (of index strings, for an
+ * array) per object and a closure per plan (about 2 % of `compile(ast)`).
+ */
+function freezeDeep(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+  if ((v as { kind?: unknown }).kind === 'query') return;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) freezeDeep(v[i]);
+  } else {
+    for (const key in v) if (Object.hasOwn(v, key)) freezeDeep((v as Record<string, unknown>)[key]);
+  }
+  Object.freeze(v);
 }
 
 /** A scalar used by `sql.ts` and the client. */

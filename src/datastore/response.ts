@@ -121,6 +121,37 @@ export function* resultPieces(parts: ResultParts, fieldsJson?: string): Generato
   yield `${json}}`;
 }
 
+/**
+ * Whether `JSON.stringify` of each record writes what the field-by-field
+ * writer (`valueJson`) writes: every record lists exactly `fields`' ids, in
+ * their order (under `for…in`), no value is `undefined`, and no value in a
+ * number or timestamp field is text: a number there is written by
+ * `JSON.stringify` either way, and only a text (an exact big number or
+ * decimal, a timestamp) needs `valueJson`'s care. A
+ * server whose table has such a type can then still write a page of
+ * numbers as one `JSON.stringify` (for section 3's request that was most of
+ * the writing: BENCHMARKS.md, Server).
+ * @example
+ * recordsArePlain([{ _id: 1, grade: 5 }], [{ id: '_id', type: 'int' }, { id: 'grade', type: 'numeric' }]) // → true
+ * recordsArePlain([{ _id: 1, grade: '5.0' }], [{ id: '_id', type: 'int' }, { id: 'grade', type: 'numeric' }]) // → false
+ */
+export function recordsArePlain(records: readonly Row[], fields: readonly FieldInfo[]): boolean {
+  const n = fields.length;
+  const careful = fields.map((f) => isNumberType(f.type) || f.type === 'timestamp');
+  for (let r = 0; r < records.length; r++) {
+    const record = records[r] as Row;
+    let k = 0;
+    for (const key in record) {
+      if (k >= n || key !== (fields[k] as FieldInfo).id) return false;
+      const value = record[key];
+      if (value === undefined || (careful[k] === true && typeof value === 'string')) return false;
+      k++;
+    }
+    if (k !== n) return false;
+  }
+  return true;
+}
+
 /** `records[from, to)` in the requested format: a JSON list, or a JSON string of CSV/TSV text. */
 function recordsJson(parts: ResultParts, from: number, to: number): string {
   const whole = from === 0 && to === parts.records.length;
@@ -350,6 +381,12 @@ export function jsonString(text: string): string {
  * //     prev: "/api/action/datastore_search?resource_id=x&limit=5&offset=5" }
  */
 export function linksFor(path: string, query: string, offset: number, limit: number): ResultLinks {
+  // A POST's parameters are in its body: the links hold only the offset (what the general way below gives then).
+  if (query === '') {
+    const links: { start: string; next: string; prev?: string } = { start: path, next: `${path}?offset=${pyQuotePlus(String(offset + limit))}` };
+    if (offset - limit > 0) links.prev = `${path}?offset=${pyQuotePlus(String(offset - limit))}`;
+    return links;
+  }
   const args = new Map<string, string>();
   for (const pair of query.split('&')) {
     if (pair === '') continue;

@@ -191,13 +191,10 @@ export function validateSearch(raw: unknown, options: NormalizeOptions = {}): Va
   const extras: string[] = [];
   for (const key of Object.keys(input)) if (!KNOWN_KEYS[ckan].has(key)) extras.push(key);
   canonical.add(request);
-  return {
-    request: Object.freeze(request) as SearchRequest,
-    echo,
-    extras,
-    ...(offset !== undefined && offset < 0 ? { negativeOffset: offset } : {}),
-    ckan,
-  };
+  const validated: { -readonly [K in keyof ValidatedSearch]: ValidatedSearch[K] } = { request: Object.freeze(request) as SearchRequest, echo, extras, ckan };
+  // set only when negative, without spreading an object in (this runs for every request a server answers)
+  if (offset !== undefined && offset < 0) validated.negativeOffset = offset;
+  return validated;
 }
 
 /** `limit` as CKAN echoes it when none was sent (`ckan.datastore.search.rows_default`). */
@@ -394,7 +391,7 @@ export function filterTreeOf(
   options: { readonly ckan?: CkanVersion } = {},
 ): FilterNode | undefined {
   if (request.filters === undefined) return undefined;
-  return parseFilters(request.filters, { ckan: options.ckan ?? '2.11', ...(fields === undefined ? {} : { fields }) });
+  return parseFilters(request.filters, fields === undefined ? { ckan: options.ckan ?? '2.11' } : { ckan: options.ckan ?? '2.11', fields });
 }
 
 /**
@@ -527,8 +524,15 @@ function frozenCopy(value: JsonValue): JsonValue {
     for (let i = 0; i < list.length; i++) out[i] = frozenCopy(list[i] as JsonValue);
     return Object.freeze(out);
   }
-  const entries = Object.keys(value).map((key): [string, JsonValue] => [key, frozenCopy((value as Record<string, JsonValue>)[key] as JsonValue)]);
-  return Object.freeze(Object.fromEntries(entries)) as JsonValue;
+  // a loop, not `Object.fromEntries` of mapped entries (two arrays per key and a generic path)
+  const out: Record<string, JsonValue> = {};
+  for (const key of Object.keys(value)) {
+    const copy = frozenCopy((value as Record<string, JsonValue>)[key] as JsonValue);
+    // an own `__proto__` key stays a key, as `fromEntries` would keep it
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
+  return Object.freeze(out);
 }
 
 /**

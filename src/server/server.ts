@@ -166,7 +166,7 @@ function closeServer(server: Server): Promise<void> {
 function playgroundOnly(url: string): Api {
   const error = serviceError('NOT_FOUND', `Not found: this server serves the playground only (${url}/), not the datastore API`);
   const body = (): ApiAnswer => ({ status: 404, type: JSON_TYPE, text: JSON.stringify({ success: false, error: error.body }) });
-  return { answer: async () => body(), refuse: () => body() };
+  return { answer: async () => body(), refuse: () => body(), cancellable: false };
 }
 
 function handlerFor(
@@ -267,19 +267,24 @@ function handlerFor(
   };
 
   const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined): void => {
+    // `body` set only when there is one, without spreading an object in (this runs for every request)
+    const request: { -readonly [K in keyof ApiRequest]: ApiRequest[K] } = {
+      method: req.method ?? '',
+      url: req.url ?? '/',
+      authorization: req.headers.authorization,
+      contentType: req.headers['content-type'],
+    };
+    if (body !== undefined) request.body = body;
+    if (!api.cancellable) {
+      void api.answer(request).then((answered) => send(req, res, answered));
+      return;
+    }
     // A client that goes away cancels the statement on a PostgreSQL engine (Ctrl-C in the REPL reaches the server).
     const gone = new AbortController();
     const onClose = (): void => {
       if (!res.writableFinished) gone.abort();
     };
     res.once('close', onClose);
-    const request: ApiRequest = {
-      method: req.method ?? '',
-      url: req.url ?? '/',
-      authorization: req.headers.authorization,
-      contentType: req.headers['content-type'],
-      ...(body === undefined ? {} : { body }),
-    };
     void api.answer(request, gone.signal).then((answered) => {
       res.off('close', onClose);
       send(req, res, answered);

@@ -8,7 +8,10 @@
  * - `and` and `or` may follow one another in any mix (MIXED_AND_OR);
  * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
  */
-import { CstParser, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type TokenType } from 'chevrotain';
+import {
+  CstParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type IToken, type Rule,
+  type TokenType,
+} from 'chevrotain';
 import {
   allTokens, And, As, Asc, Avg, BacktickField, Between, Bucket, By, Comma, Count, DateTime, Day, Desc, Distinct, Equals, Facet,
   False, First, From, Greater, GreaterEquals, Group, Having, Ilike, In, Is, Join, Keyword, Language, Last, Left, Less, LessEquals,
@@ -26,6 +29,57 @@ export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Grou
 type Alternatives = IOrAlt<unknown>[] | undefined;
 /** The item and separator of one comma-separated list, kept between calls. */
 type ListItems = AtLeastOneSepMethodOpts<unknown> | undefined;
+
+/**
+ * Chevrotain's LL(k) lookahead, with a faster choice where an `OR` needs two
+ * tokens: which operand (`count(` or the field `count`), which comparison
+ * (`not in` or `not like`). Chevrotain's function for those tries every
+ * path of every alternative in turn (a plain field was compared with the ten
+ * `name (` paths of the aggregates and buckets before its own); this one
+ * looks up the paths that start with the next token's type and tries only
+ * those, in the same order, so it picks the same alternative. An `OR` with
+ * gates, an empty path or one-token paths keeps Chevrotain's function.
+ */
+class FirstTokenLookahead extends LLkLookaheadStrategy {
+  override buildLookaheadForAlternation(options: {
+    prodOccurrence: number;
+    rule: Rule;
+    maxLookahead: number;
+    hasPredicates: boolean;
+    dynamicTokensEnabled: boolean;
+  }): (orAlts?: IOrAlt<unknown>[]) => number | undefined {
+    const general = super.buildLookaheadForAlternation(options);
+    if (options.hasPredicates || options.dynamicTokensEnabled) return general;
+    const alternatives = getLookaheadPaths({
+      occurrence: options.prodOccurrence,
+      rule: options.rule,
+      prodType: 'Alternation',
+      maxLookahead: options.maxLookahead,
+    });
+    const paths = alternatives.flat();
+    if (paths.every((path) => path.length === 1) || paths.some((path) => path.length === 0)) return general;
+    // by a token type's index: the alternatives with a path it starts, in order, and the rest of each path
+    const byFirst: { readonly alternative: number; readonly rest: readonly TokenType[] }[][] = [];
+    alternatives.forEach((altPaths, alternative) => {
+      for (const path of altPaths) {
+        const first = path[0]!;
+        // a category (Bareword, Keyword) is started by its members' types too
+        for (const index of [first.tokenTypeIdx!, ...((first as { categoryMatches?: number[] }).categoryMatches ?? [])]) {
+          (byFirst[index] ??= []).push({ alternative, rest: path.slice(1) });
+        }
+      }
+    });
+    return function (this: { LA(howMuch: number): IToken }): number | undefined {
+      const candidates = byFirst[this.LA(1).tokenTypeIdx];
+      if (candidates === undefined) return undefined;
+      next: for (const { alternative, rest } of candidates) {
+        for (let i = 0; i < rest.length; i++) if (!tokenMatcher(this.LA(i + 2), rest[i]!)) continue next;
+        return alternative;
+      }
+      return undefined;
+    };
+  }
+}
 
 export class QueryParser extends CstParser {
   // Each `OR` reuses the array of alternatives made on its first call
@@ -79,7 +133,7 @@ export class QueryParser extends CstParser {
   constructor() {
     // No recovery: `parse` reports the first error and stops, which keeps the
     // error path simple and the happy path free of bookkeeping.
-    super(allTokens, { recoveryEnabled: false, nodeLocationTracking: 'none' });
+    super(allTokens, { recoveryEnabled: false, nodeLocationTracking: 'none', lookaheadStrategy: new FirstTokenLookahead() });
     this.performSelfAnalysis();
   }
 

@@ -527,30 +527,84 @@ const lexer = new Lexer(allTokens, {
 });
 
 /**
- * Keyword token types by the code of their first letter (lower case), for
- * the pass after the scan: a bareword is compared with the few keywords that
- * start like it, by length first, without making a lower-case copy.
+ * A token type with its index, read from objects of one shape: token types
+ * themselves have several (`createToken` sets only the options given), and
+ * reading `tokenTypeIdx` from them was a megamorphic load per token.
  */
-const keywordsByFirst: ReadonlyMap<number, readonly TokenType[]> = (() => {
-  const table = new Map<number, TokenType[]>();
+interface Kind {
+  readonly type: TokenType;
+  readonly index: number;
+}
+
+function kindOf(type: TokenType): Kind {
+  return { type, index: type.tokenTypeIdx! };
+}
+
+/** The kinds of the token types `scanTokens` makes, by their names. */
+const K = {
+  NumberLiteral: kindOf(NumberLiteral),
+  StringLiteral: kindOf(StringLiteral),
+  BacktickField: kindOf(BacktickField),
+  Parameter: kindOf(Parameter),
+  Equals: kindOf(Equals),
+  NotEquals: kindOf(NotEquals),
+  LessEquals: kindOf(LessEquals),
+  Less: kindOf(Less),
+  GreaterEquals: kindOf(GreaterEquals),
+  Greater: kindOf(Greater),
+  LParen: kindOf(LParen),
+  RParen: kindOf(RParen),
+  Comma: kindOf(Comma),
+  Semicolon: kindOf(Semicolon),
+  Star: kindOf(Star),
+  Uuid: kindOf(Uuid),
+  DateTime: kindOf(DateTime),
+  Qualifier: kindOf(Qualifier),
+  Bareword: kindOf(Bareword),
+} as const;
+
+/** A keyword's lower-case spelling and its token type. */
+interface KeywordEntry {
+  readonly word: string;
+  readonly kind: Kind;
+}
+
+/** Keywords are at most this long; a longer bareword is none. */
+const KEYWORD_MAX = 15;
+
+/**
+ * Keywords by their first letter (lower case, a-z) and length, for the pass
+ * after the scan: a bareword is compared with the one or two keywords of its
+ * first letter and length, without making a lower-case copy.
+ */
+const keywordsByStart: (readonly KeywordEntry[] | undefined)[] = (() => {
+  const table: KeywordEntry[][] = [];
   for (const type of [...keywordTokens, ...softKeywordTokens]) {
-    const first = type.LABEL!.charCodeAt(0);
-    table.set(first, [...(table.get(first) ?? []), type]);
+    const word = type.LABEL!;
+    if (word.length > KEYWORD_MAX) throw new Error(`keyword ${word} is longer than ${KEYWORD_MAX}`);
+    (table[keywordSlot(word.charCodeAt(0), word.length)] ??= []).push({ word, kind: kindOf(type) });
   }
   return table;
 })();
 
+/** Where `keywordsByStart` keeps the keywords of a first letter's code (lower case) and a length. */
+function keywordSlot(first: number, length: number): number {
+  return (first - 97) * (KEYWORD_MAX + 1) + length;
+}
+
 /** The keyword a bareword spells, in any case, or undefined. */
-function keywordOf(image: string): TokenType | undefined {
+function keywordOf(image: string): Kind | undefined {
   // `| 32` lower-cases an ASCII letter, and a bareword starts with one (or `_`, which no keyword does).
-  const candidates = keywordsByFirst.get(image.charCodeAt(0) | 32);
+  const length = image.length;
+  const first = image.charCodeAt(0) | 32;
+  if (length > KEYWORD_MAX || first < 97 || first > 122) return undefined;
+  const candidates = keywordsByStart[keywordSlot(first, length)];
   if (candidates === undefined) return undefined;
-  for (const type of candidates) {
-    const word = type.LABEL!;
-    if (word.length !== image.length) continue;
+  for (let c = 0; c < candidates.length; c++) {
+    const { word, kind } = candidates[c]!;
     let i = 1;
-    while (i < word.length && (image.charCodeAt(i) | 32) === word.charCodeAt(i)) i++;
-    if (i === word.length) return type;
+    while (i < length && (image.charCodeAt(i) | 32) === word.charCodeAt(i)) i++;
+    if (i === length) return kind;
   }
   return undefined;
 }
@@ -566,10 +620,10 @@ export function chevrotainTokenize(text: string): ILexingResult {
   const lexed = lexer.tokenize(text);
   for (const token of lexed.tokens) {
     if (token.tokenType !== Bareword) continue;
-    const type = keywordOf(token.image);
-    if (type === undefined) continue;
-    token.tokenType = type;
-    token.tokenTypeIdx = type.tokenTypeIdx!;
+    const keyword = keywordOf(token.image);
+    if (keyword === undefined) continue;
+    token.tokenType = keyword.type;
+    token.tokenTypeIdx = keyword.index;
   }
   return lexed;
 }
@@ -594,7 +648,7 @@ function scanTokens(text: string): ILexingResult | undefined {
   while (i < length) {
     const code = text.charCodeAt(i);
     let end: number;
-    let type: TokenType;
+    let kind: Kind;
     switch (code) {
       case 32: // space
       case 9: // \t
@@ -614,7 +668,7 @@ function scanTokens(text: string): ILexingResult | undefined {
         }
         end = scanNumber(text, i);
         if (end === i) return undefined;
-        type = NumberLiteral;
+        kind = K.NumberLiteral;
         break;
       case 34: // "
       case 39: {
@@ -622,7 +676,7 @@ function scanTokens(text: string): ILexingResult | undefined {
         const scan = scanQuoted(text, i);
         if (!scan.closed || scan.badEscape >= 0) return undefined;
         end = scan.end;
-        type = StringLiteral;
+        kind = K.StringLiteral;
         break;
       }
       case 96: {
@@ -630,92 +684,93 @@ function scanTokens(text: string): ILexingResult | undefined {
         const scan = scanBacktick(text, i);
         if (!scan.closed) return undefined;
         end = scan.end;
-        type = BacktickField;
+        kind = K.BacktickField;
         break;
       }
       case 36: // $
         if (!isNameStart(text.charCodeAt(i + 1))) return undefined;
         end = i + 2;
         while (isWordPart(text.charCodeAt(end))) end++;
-        type = Parameter;
+        kind = K.Parameter;
         break;
       case 61: // =
         end = i + 1;
-        type = Equals;
+        kind = K.Equals;
         break;
       case 33: // !
         if (text.charCodeAt(i + 1) !== 61) return undefined;
         end = i + 2;
-        type = NotEquals;
+        kind = K.NotEquals;
         break;
       case 60: {
         // <
         const next = text.charCodeAt(i + 1);
         end = next === 62 || next === 61 ? i + 2 : i + 1;
-        type = next === 62 ? NotEquals : next === 61 ? LessEquals : Less;
+        kind = next === 62 ? K.NotEquals : next === 61 ? K.LessEquals : K.Less;
         break;
       }
       case 62: // >
         end = text.charCodeAt(i + 1) === 61 ? i + 2 : i + 1;
-        type = end === i + 2 ? GreaterEquals : Greater;
+        kind = end === i + 2 ? K.GreaterEquals : K.Greater;
         break;
       case 40: // (
         end = i + 1;
-        type = LParen;
+        kind = K.LParen;
         break;
       case 41: // )
         end = i + 1;
-        type = RParen;
+        kind = K.RParen;
         break;
       case 44: // ,
         end = i + 1;
-        type = Comma;
+        kind = K.Comma;
         break;
       case 59: // ;
         end = i + 1;
-        type = Semicolon;
+        kind = K.Semicolon;
         break;
       case 42: // *
         end = i + 1;
-        type = Star;
+        kind = K.Star;
         break;
       default:
         if (isDigit(code)) {
           // Uuid, then DateTime, then Number (a bareword never starts with a digit)
           end = scanUuid(text, i);
-          type = Uuid;
+          kind = K.Uuid;
           if (end === i) {
             end = scanDateTime(text, i);
-            type = DateTime;
+            kind = K.DateTime;
           }
           if (end === i) {
             end = scanNumber(text, i);
-            type = NumberLiteral;
+            kind = K.NumberLiteral;
           }
         } else if (isNameStart(code)) {
           // a UUID unless the bareword from the same place is longer (its `longer_alt`)
           end = isHexDigit(code) ? scanUuid(text, i) : i;
           const word = scanBareword(text, i);
-          if (end > i && word <= end) type = Uuid;
+          if (end > i && word <= end) kind = K.Uuid;
           else {
             end = word;
             // an alias and its dot right before a backtick-quoted field (`Qualifier`); else a bareword
-            type = word > i + 1 && text.charCodeAt(word - 1) === 46 /* . */ && text.charCodeAt(word) === 96 /* ` */ ? Qualifier : Bareword;
+            kind = word > i + 1 && text.charCodeAt(word - 1) === 46 /* . */ && text.charCodeAt(word) === 96 /* ` */ ? K.Qualifier : K.Bareword;
           }
         } else {
           return undefined;
         }
     }
     const image = text.slice(i, end);
-    const keyword = type === Bareword ? keywordOf(image) : undefined;
-    if (keyword !== undefined) type = keyword;
+    const keyword = kind === K.Bareword ? keywordOf(image) : undefined;
+    if (keyword !== undefined) kind = keyword;
     // the token Chevrotain makes with `positionTracking: 'onlyOffset'`
-    tokens.push({ image, startOffset: i, tokenTypeIdx: type.tokenTypeIdx!, tokenType: type } as IToken);
+    tokens.push({ image, startOffset: i, tokenTypeIdx: kind.index, tokenType: kind.type } as IToken);
     i = end;
   }
   return { tokens, groups: { broken: [] }, errors: [] };
 }
 
+/** a-z A-Z _ 0-9 */
 function isWordPart(code: number): boolean {
   return isNameStart(code) || isDigit(code);
 }

@@ -3,7 +3,7 @@
  * evaluator (docs/semantics.md): requests by `evaluate`, whole queries by
  * `queryTable` (query.ts). The default behind `--data` and `serve DIR`.
  */
-import type { Table } from '../../datastore/types.js';
+import type { CkanVersion, Table } from '../../datastore/types.js';
 import { queryError, resourceNotFound } from '../../errors.js';
 import type { Engine, EngineSearchOptions, ResourceInfo } from '../types.js';
 import { Catalog } from './catalog.js';
@@ -59,11 +59,14 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
     },
     search: (raw, options: EngineSearchOptions = {}) => {
       try {
-        const limits = options.maxLimit === undefined ? {} : { maxLimit: options.maxLimit };
-        const request = normalizeRequest(raw, { ...limits, ...(options.ckan === undefined ? {} : { ckan: options.ckan }) });
+        // one options object for both steps, made without spreads (this runs for every request a server answers)
+        const settings: { maxLimit?: number; ckan?: CkanVersion } = {};
+        if (options.maxLimit !== undefined) settings.maxLimit = options.maxLimit;
+        if (options.ckan !== undefined) settings.ckan = options.ckan;
+        const request = normalizeRequest(raw, settings);
         const table = lookup.find(request.resource_id);
         if (table === undefined) throw resourceNotFound(request.resource_id);
-        return Promise.resolve(evaluate(request, table, { ...limits, ...(options.ckan === undefined ? {} : { ckan: options.ckan }) }));
+        return Promise.resolve(evaluate(request, table, settings));
       } catch (error) {
         return Promise.reject(error as Error);
       }

@@ -221,8 +221,11 @@ function checked<T>(view: TableView, check: () => T): T {
 }
 
 /** The top-level `and` of a tree as a list (an `or` or a leaf is one item). */
-function conjuncts(node: FilterNode): readonly FilterNode[] {
-  return node.op === 'and' ? node.of.flatMap(conjuncts) : [node];
+function conjuncts(node: FilterNode, into: FilterNode[] = []): FilterNode[] {
+  // a loop, not `flatMap`, which V8 runs through its generic path (a few per cent of a server's request)
+  if (node.op !== 'and') into.push(node);
+  else for (const inner of node.of) conjuncts(inner, into);
+  return into;
 }
 
 function checkNames(sortItems: readonly SortItem[], view: TableView, search: TextSearch): void {
