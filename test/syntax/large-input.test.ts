@@ -52,9 +52,12 @@ describe('a 339k-character in list', () => {
     ];
     for (const [name, run] of stages) {
       run(small); // warm up
-      const ratio = fastest(() => run(large)) / fastest(() => run(small));
-      // linear is about 30 (less where a fixed cost dominates the small run); quadratic would be about 900
-      expect(ratio, name).toBeLessThan(300);
+      // linear is about 30 (less where a fixed cost dominates the small run); quadratic would be about 900.
+      // The best of three tries: a busy machine (or a major GC in the large runs) can only make a ratio
+      // larger, and quadratic work can never measure under 300.
+      const ratios: number[] = [];
+      for (let attempt = 0; attempt < 3 && !ratios.some((r) => r < 300); attempt++) ratios.push(fastest(() => run(large)) / fastest(() => run(small)));
+      expect(Math.min(...ratios), `${name}: ${ratios.map((r) => r.toFixed(0)).join(', ')}`).toBeLessThan(300);
     }
   });
 });
