@@ -542,8 +542,17 @@ function endsSource(type: TokenType): boolean {
   return type.name === 'EOF' || type === Semicolon || (type.CATEGORIES?.includes(Keyword) ?? false) || afterSource.has(type);
 }
 
-/** The one parser instance: construction analyses the grammar (milliseconds), parsing reuses it. */
-export const queryParser = new QueryParser();
+let parser: QueryParser | undefined;
+
+/**
+ * The one parser instance, made on first use: construction analyses the
+ * grammar (tens of milliseconds, a quarter of the REPL's start before this
+ * was lazy), parsing reuses it.
+ */
+export function queryParser(): QueryParser {
+  parser ??= new QueryParser();
+  return parser;
+}
 
 /** The names of the grammar's rules, as `grammar/query.ebnf` spells them. */
 export type RuleName =

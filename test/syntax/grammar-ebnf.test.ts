@@ -9,7 +9,7 @@ const ebnf = readFileSync(new URL('../../grammar/query.ebnf', import.meta.url), 
 const defined = [...ebnf.matchAll(/^([A-Za-z][A-Za-z0-9]*)\s*=/gm)].map((m) => m[1]!);
 
 describe('grammar/query.ebnf', () => {
-  const rules = Object.keys(queryParser.getGAstProductions());
+  const rules = Object.keys(queryParser().getGAstProductions());
 
   it('defines every rule of the parser, spelled the same', () => {
     expect(defined.filter((name) => /^[a-z]/.test(name) && rules.includes(name)).sort()).toEqual([...rules].sort());
@@ -30,7 +30,7 @@ describe('grammar/query.ebnf', () => {
         .filter((t) => typeof t.PATTERN === 'string' || t.CATEGORIES?.includes(Keyword))
         .map((t) => [t.name, t.LABEL!]),
     );
-    const productions = queryParser.getSerializedGastProductions() as unknown as { name: string; definition: unknown[] }[];
+    const productions = queryParser().getSerializedGastProductions() as unknown as { name: string; definition: unknown[] }[];
     for (const rule of productions) {
       const text = ebnf.slice(ebnf.search(new RegExp(`^${rule.name}\\s*=`, 'm')));
       const body = text.slice(0, text.search(/;\s*$/m));
