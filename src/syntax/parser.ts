@@ -76,10 +76,16 @@ export class QueryParser extends CstParser {
   /** Chevrotain's stack of the syntax-tree nodes being built (internal to its tree builder). */
   declare private CST_STACK: CstNode[];
 
-  constructor() {
+  /**
+   * @param validate check the grammar itself (ambiguous alternatives, left
+   * recursion, …) as it is analysed: a third of the construction's time, for
+   * a grammar that does not change at run time, so `queryParser()` skips it
+   * and test/syntax/grammar-ebnf.test.ts builds a parser that checks.
+   */
+  constructor(validate = false) {
     // No recovery: `parse` reports the first error and stops, which keeps the
     // error path simple and the happy path free of bookkeeping.
-    super(allTokens, { recoveryEnabled: false, nodeLocationTracking: 'none' });
+    super(allTokens, { recoveryEnabled: false, nodeLocationTracking: 'none', skipValidations: !validate });
     this.performSelfAnalysis();
   }
 
