@@ -7,6 +7,10 @@
 import { processContext } from './context.js';
 import { exitCodes } from './exit-codes.js';
 import { runCli } from './program.js';
+import { tierWasmLate } from './wasm-tiering.js';
+
+// Before PGlite (or undici's llhttp) compiles: see wasm-tiering.ts.
+tierWasmLate();
 
 const context = processContext();
 if (!context.color.stdout) process.env.FORCE_COLOR = '0';

@@ -6,7 +6,7 @@
  * a field, and `nulls first` after a sort key is a keyword).
  */
 import type { IToken, TokenType } from 'chevrotain';
-import { queryParser, type RuleName } from '../syntax/parser.js';
+import { queryParser, type QueryParser, type RuleName } from '../syntax/parser.js';
 import { Bareword, Keyword, queryLexer, Semicolon, softKeywordTokens } from '../syntax/tokens.js';
 
 /** One piece of the text as the lexer reads it. */
@@ -89,7 +89,7 @@ export function roleOf(tokens: readonly IToken[], index: number): Role {
   if (before.length > ROLE_TOKEN_LIMIT) return isHardKeyword(token.tokenType) ? 'keyword' : 'unknown';
   let paths;
   try {
-    paths = queryParser.computeContentAssist('query', before);
+    paths = queryParser().computeContentAssist('query', before);
   } catch {
     return 'unknown';
   }
@@ -105,7 +105,7 @@ export function roleOf(tokens: readonly IToken[], index: number): Role {
   const plain: IToken = { ...token, tokenType: Bareword };
   let after;
   try {
-    after = queryParser.computeContentAssist('query', [...before, plain]);
+    after = queryParser().computeContentAssist('query', [...before, plain]);
   } catch {
     return 'keyword';
   }
@@ -114,7 +114,7 @@ export function roleOf(tokens: readonly IToken[], index: number): Role {
 }
 
 /** The rule that would take `type` as a name (a bareword, a backtick name, a string), if any. */
-function asName(paths: ReturnType<typeof queryParser.computeContentAssist>, type: TokenType): Role | undefined {
+function asName(paths: ReturnType<QueryParser['computeContentAssist']>, type: TokenType): Role | undefined {
   for (const path of paths) {
     const next = path.nextTokenType;
     const rule = (path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined) ?? 'unknown';

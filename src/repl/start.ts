@@ -23,6 +23,7 @@ import { DatastoreError, QueryError } from '../errors.js';
 import type { OutputFormat } from '../output/format-records.js';
 import { didYouMean } from '../session/nearest.js';
 import { parse } from '../syntax/parse.js';
+import { queryParser } from '../syntax/parser.js';
 import { dotCommands } from './commands.js';
 import stringWidth from 'string-width';
 import { completeCommand, completeQuery, valueText, type Completion } from './complete.js';
@@ -221,6 +222,8 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     },
   };
   const server: REPLServer = repl.start(replOptions);
+  // The prompt is out; the parser (made on first use, syntax/parser.ts) is made while the person types.
+  setImmediate(() => queryParser());
   server.on('SIGINT', () => session.cancelLookups());
 
   const onKeypress = (_text: string | undefined, key: { name?: string } | undefined): void => {

@@ -43,11 +43,12 @@ export function parse(source: string): Query {
   // Nesting deeper than MAX_NESTING takes more than MAX_NESTING "(" tokens:
   // a query shorter than that (nearly all) needs no count.
   if (tokens.length > MAX_NESTING) checkNesting(tokens, source);
-  queryParser.input = tokens;
-  const cst = queryParser.query();
-  const errors = queryParser.errors;
+  const parser = queryParser();
+  parser.input = tokens;
+  const cst = parser.query();
+  const errors = parser.errors;
   // Don't keep a huge token vector alive in the shared parser after we are done.
-  if (tokens.length > 10_000) queryParser.input = [];
+  if (tokens.length > 10_000) parser.input = [];
   if (errors.length > 0) throw syntaxError(errors[0]!, tokens, source);
   return toAst(cst, source);
 }
@@ -245,7 +246,7 @@ function expectedAt(before: IToken[]): string[] {
   const add = (name: string) => {
     if (!names.includes(name)) names.push(name);
   };
-  for (const path of queryParser.computeContentAssist('query', before)) {
+  for (const path of queryParser().computeContentAssist('query', before)) {
     const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
     const type = path.nextTokenType;
     // An aggregate or a bucket is read in where only to say it belongs in having or group by: never expected there.

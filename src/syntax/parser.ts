@@ -130,10 +130,16 @@ export class QueryParser extends CstParser {
   /** Chevrotain's stack of the syntax-tree nodes being built (internal to its tree builder). */
   declare private CST_STACK: CstNode[];
 
-  constructor() {
+  /**
+   * @param validate check the grammar itself (ambiguous alternatives, left
+   * recursion, …) as it is analysed: a third of the construction's time, for
+   * a grammar that does not change at run time, so `queryParser()` skips it
+   * and test/syntax/grammar-ebnf.test.ts builds a parser that checks.
+   */
+  constructor(validate = false) {
     // No recovery: `parse` reports the first error and stops, which keeps the
     // error path simple and the happy path free of bookkeeping.
-    super(allTokens, { recoveryEnabled: false, nodeLocationTracking: 'none', lookaheadStrategy: new FirstTokenLookahead() });
+    super(allTokens, { recoveryEnabled: false, nodeLocationTracking: 'none', lookaheadStrategy: new FirstTokenLookahead(), skipValidations: !validate });
     this.performSelfAnalysis();
   }
 
@@ -596,8 +602,17 @@ function endsSource(type: TokenType): boolean {
   return type.name === 'EOF' || type === Semicolon || (type.CATEGORIES?.includes(Keyword) ?? false) || afterSource.has(type);
 }
 
-/** The one parser instance: construction analyses the grammar (milliseconds), parsing reuses it. */
-export const queryParser = new QueryParser();
+let parser: QueryParser | undefined;
+
+/**
+ * The one parser instance, made on first use: construction analyses the
+ * grammar (tens of milliseconds, a quarter of the REPL's start before this
+ * was lazy), parsing reuses it.
+ */
+export function queryParser(): QueryParser {
+  parser ??= new QueryParser();
+  return parser;
+}
 
 /** The names of the grammar's rules, as `grammar/query.ebnf` spells them. */
 export type RuleName =

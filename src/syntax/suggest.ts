@@ -118,7 +118,7 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
   };
   const lower = prefix.toLowerCase();
 
-  for (const path of queryParser.computeContentAssist('query', before)) {
+  for (const path of queryParser().computeContentAssist('query', before)) {
     const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
     const type = path.nextTokenType;
     // The parser reads an aggregate or a bucket in `where` only to say it belongs in `having` or `group by`.

@@ -66,7 +66,7 @@ export function unescapeString(image: string): string {
 
 /** Builds the AST from the parser's syntax tree; throws `QueryError` for what the grammar let through. */
 export function toAst(cst: CstNode, source: string): Query {
-  // The one place the tree's type is asserted: `queryParser.query()` returns the `query` rule's node.
+  // The one place the tree's type is asserted: `queryParser().query()` returns the `query` rule's node.
   const c = (cst as QueryCstNode).children;
   const fromToken = c.From[0]!;
   const first = readSource(c.source[0]!.children, source);

@@ -520,11 +520,20 @@ export const allTokens: TokenType[] = [
  * than collecting a million of them from a megabyte of junk. Keywords are
  * given their types after the scan (see `keyword`).
  */
-const lexer = new Lexer(allTokens, {
-  ensureOptimizations: true,
-  positionTracking: 'onlyOffset',
-  recoveryEnabled: false,
-});
+let lexer: Lexer | undefined;
+
+/**
+ * The one lexer, made on first use: most text never reaches it (see
+ * `scanTokens`), and its construction is part of every start-up otherwise.
+ */
+function chevrotainLexer(): Lexer {
+  lexer ??= new Lexer(allTokens, {
+    ensureOptimizations: true,
+    positionTracking: 'onlyOffset',
+    recoveryEnabled: false,
+  });
+  return lexer;
+}
 
 /**
  * A token type with its index, read from objects of one shape: token types
@@ -617,7 +626,7 @@ export const queryLexer = {
 
 /** Chevrotain's lexer over `allTokens`, then the keyword pass. */
 export function chevrotainTokenize(text: string): ILexingResult {
-  const lexed = lexer.tokenize(text);
+  const lexed = chevrotainLexer().tokenize(text);
   for (const token of lexed.tokens) {
     if (token.tokenType !== Bareword) continue;
     const keyword = keywordOf(token.image);

@@ -88,9 +88,9 @@ test("the highlighter's tokens are the lexer's, and soft keywords are keywords e
     fc.property(generated, (text) => {
       const lexed = queryLexer.tokenize(text);
       expect(lexed.errors).toEqual([]);
-      queryParser.input = lexed.tokens;
-      const cst = queryParser.query();
-      expect(queryParser.errors).toEqual([]);
+      queryParser().input = lexed.tokens;
+      const cst = queryParser().query();
+      expect(queryParser().errors).toEqual([]);
       const keywordsAt = softKeywordUses(cst);
 
       const painted = highlight(text).filter((t) => t.class !== 'comment');

@@ -173,9 +173,9 @@ describe('the syntax tree', () => {
   // nodes get plain `children` objects (faster to fill and read than
   // Chevrotain's null-prototype ones); this fails if Chevrotain stops calling it.
   it('is built with plain children objects, keyed by token and rule names', () => {
-    queryParser.input = queryLexer.tokenize('from c where a = 1').tokens;
-    const cst = queryParser.query();
-    expect(queryParser.errors).toEqual([]);
+    queryParser().input = queryLexer.tokenize('from c where a = 1').tokens;
+    const cst = queryParser().query();
+    expect(queryParser().errors).toEqual([]);
     expect(Object.getPrototypeOf(cst.children)).toBe(Object.prototype);
     expect(Object.keys(cst.children)).toEqual(['From', 'source', 'clause']);
     const clause = cst.children['clause']![0] as CstNode;

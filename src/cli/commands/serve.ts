@@ -11,6 +11,7 @@ import { openEngine } from '../../engine/open.js';
 import type { EngineKind } from '../../engine/types.js';
 import { toolError } from '../../errors.js';
 import { startServer } from '../../server/server.js';
+import type { PlaygroundActions } from '../../server/playground.js';
 import type { CommandRun } from '../context.js';
 import { integerOption, readOptionFile } from '../options.js';
 import { INFER_MODES } from '../../engine/declared.js';
@@ -18,8 +19,6 @@ import type { InferMode } from '../../engine/declared.js';
 import { badFileReporter } from '../report.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { memoryEngine } from '../../engine/memory/engine.js';
-import { servedSource } from '../playground-sources.js';
-import { playgroundActions } from '../playground.js';
 import { packageVersion } from '../version.js';
 
 interface ServeOptions {
@@ -114,13 +113,16 @@ Example:
         // One engine for the API and the playground's queries (which go to the API in this process).
         const answering = engine ?? memoryEngine(tables);
         let publicUrl = '';
-        const actions = options.playground
-          ? playgroundActions({
-              sources: [servedSource(answering, { url: () => publicUrl, ckan: options.ckan ?? '2.11', label: engine === undefined ? `local data (${data.map((path) => relativeTo(context.cwd, path)).join(', ')})` : engine.label })],
-              defaultSource: 'local',
-              version: packageVersion(),
-            })
-          : undefined;
+        // The playground's actions (and yaml, for their config entries) load only when it is served.
+        let actions: (PlaygroundActions & { close(): Promise<void> }) | undefined;
+        if (options.playground) {
+          const [{ playgroundActions }, { servedSource }] = await Promise.all([import('../playground.js'), import('../playground-sources.js')]);
+          actions = playgroundActions({
+            sources: [servedSource(answering, { url: () => publicUrl, ckan: options.ckan ?? '2.11', label: engine === undefined ? `local data (${data.map((path) => relativeTo(context.cwd, path)).join(', ')})` : engine.label })],
+            defaultSource: 'local',
+            version: packageVersion(),
+          });
+        }
         const server = await startServer({
           engine: answering,
           ...(actions === undefined ? {} : { playground: { actions, ...(options.allowHost === undefined ? {} : { allowedHosts: options.allowHost }) } }),

@@ -13,8 +13,6 @@ import { selectSource } from '../../session/select-source.js';
 import type { CommandRun } from '../context.js';
 import { addSourceOptions, configLoader, integerOption, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
-import { playgroundActions } from '../playground.js';
-import { profileSources, selectedSource } from '../playground-sources.js';
 import { packageVersion } from '../version.js';
 
 interface UiOptions extends SourceOptionValues {
@@ -68,6 +66,8 @@ Examples:
       });
       const profile = explicit ? undefined : (flags.profile ?? config.defaultProfile);
       const name = profile ?? (flags.url !== undefined ? 'url' : selected.spec.kind === 'data' && selected.spec.demo === true ? 'demo' : 'data');
+      // The playground's actions (and yaml, for their config entries) load only for this command.
+      const [{ playgroundActions }, { profileSources, selectedSource }] = await Promise.all([import('../playground.js'), import('../playground-sources.js')]);
       const actions = playgroundActions({
         sources: [selectedSource(name, selected, profile), ...profileSources(config, profile, context.env, context.cwd)],
         defaultSource: name,

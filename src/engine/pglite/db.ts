@@ -45,7 +45,8 @@ const TEXT_SERIALIZERS: Record<number, (value: unknown) => string> = Object.from
  * memory (or the page cache) saves little (searches took as long with 1 MB
  * as with 128 MB). `wal_level=minimal` lets a
  * `COPY` into a table created in the same transaction (every load here)
- * skip the write-ahead log. Figures: BENCHMARKS.md, PGlite start-up.
+ * skip the write-ahead log. Start-up figures: BENCHMARKS.md, section 7
+ * (the `ckql` bin's wasm tiering: src/cli/wasm-tiering.ts).
  */
 const START_PARAMS: readonly string[] = [
   ...PGlite.defaultStartParams,
