@@ -116,6 +116,8 @@ const completionType: Readonly<Record<CompletionKind, string>> = {
 /** The editor's language extensions over the service and the page's context. */
 export function languageExtensions(host: LanguageHost): Extension[] {
   let lastView: EditorView | undefined;
+  /** what completion is learning from the server, while it is out */
+  let learning: Promise<void> | undefined;
 
   const check = linter(
     (view) => {
@@ -149,10 +151,18 @@ export function languageExtensions(host: LanguageHost): Extension[] {
       (context: CompletionContext): CompletionResult | null => {
         const text = context.state.doc.toString();
         const result = complete(text, context.pos, host.context());
-        if (result.pending.length > 0) {
-          void host.learn(result.pending).then((learned) => {
-            if (learned && lastView !== undefined) startCompletion(lastView);
-          });
+        // One restart for what is being learned: each keystroke while a lookup is out would otherwise
+        // restart the list once more when it arrives, and an Enter pressed during a restart is a new line.
+        if (result.pending.length > 0 && learning === undefined) {
+          learning = host.learn(result.pending).then(
+            (learned) => {
+              learning = undefined;
+              if (learned && lastView !== undefined) startCompletion(lastView);
+            },
+            () => {
+              learning = undefined;
+            },
+          );
         }
         // While typing, only a word being typed opens the list (after a space, Enter stays a new line); Ctrl+Space always.
         if (!context.explicit && result.prefix === '') return null;

@@ -154,10 +154,13 @@ async function learn(page: Page, lookups: readonly Lookup[]): Promise<boolean> {
     const resource = resourceOf(lookup.resource);
     if (resource === undefined) return page.source?.kind !== 'data' || schema.resources === undefined;
     if (lookup.kind === 'fields') return true;
-    return resource.fields === undefined || resource.fields.some((field) => field.id === lookup.field);
+    return resource.fields !== undefined && resource.fields.some((field) => field.id === lookup.field);
   };
+  // Values of a field of a resource whose fields are not known yet: its fields first (a name being
+  // typed may be no field, which the server would refuse); the next completion asks the values.
+  const asked = lookups.map((lookup): Lookup => (lookup.kind === 'values' && resourceOf(lookup.resource)?.fields === undefined ? { kind: 'fields', resource: lookup.resource } : lookup));
   const results = await Promise.all(
-    lookups.filter(sensible).map((lookup) => {
+    asked.filter(sensible).map((lookup) => {
       const key = JSON.stringify(lookup);
       let asked = schema.asked.get(key);
       if (asked === undefined) {
