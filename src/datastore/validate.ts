@@ -191,10 +191,13 @@ export function validateSearch(raw: unknown, options: NormalizeOptions = {}): Va
   const extras: string[] = [];
   for (const key of Object.keys(input)) if (!KNOWN_KEYS[ckan].has(key)) extras.push(key);
   canonical.add(request);
-  const validated: { -readonly [K in keyof ValidatedSearch]: ValidatedSearch[K] } = { request: Object.freeze(request) as SearchRequest, echo, extras, ckan };
-  // set only when negative, without spreading an object in (this runs for every request a server answers)
-  if (offset !== undefined && offset < 0) validated.negativeOffset = offset;
-  return validated;
+  return {
+    request: Object.freeze(request) as SearchRequest,
+    echo,
+    extras,
+    ...(offset !== undefined && offset < 0 ? { negativeOffset: offset } : {}),
+    ckan,
+  };
 }
 
 /** `limit` as CKAN echoes it when none was sent (`ckan.datastore.search.rows_default`). */
@@ -391,7 +394,7 @@ export function filterTreeOf(
   options: { readonly ckan?: CkanVersion } = {},
 ): FilterNode | undefined {
   if (request.filters === undefined) return undefined;
-  return parseFilters(request.filters, fields === undefined ? { ckan: options.ckan ?? '2.11' } : { ckan: options.ckan ?? '2.11', fields });
+  return parseFilters(request.filters, { ckan: options.ckan ?? '2.11', ...(fields === undefined ? {} : { fields }) });
 }
 
 /**

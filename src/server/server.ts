@@ -267,14 +267,13 @@ function handlerFor(
   };
 
   const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined): void => {
-    // `body` set only when there is one, without spreading an object in (this runs for every request)
-    const request: { -readonly [K in keyof ApiRequest]: ApiRequest[K] } = {
+    const request: ApiRequest = {
       method: req.method ?? '',
       url: req.url ?? '/',
       authorization: req.headers.authorization,
       contentType: req.headers['content-type'],
+      ...(body === undefined ? {} : { body }),
     };
-    if (body !== undefined) request.body = body;
     if (!api.cancellable) {
       void api.answer(request).then((answered) => send(req, res, answered));
       return;
