@@ -429,13 +429,17 @@ export function plainSelect(fields: readonly Field[], span: Span, distinct = fal
   return distinct ? { kind: 'select', span, items, distinct: true } : { kind: 'select', span, items };
 }
 
+/** A query's sources in order: `from`'s, then each join's. */
+export function querySources(query: Query): From[] {
+  return [query.from, ...(query.joins ?? []).map((join) => join.source)];
+}
+
 /**
  * The resources a query reads, as written: `from`'s, then each join's (a parameter not yet bound is left out).
  * @example queryResources(parse('from enrolments e join courses c on e.course = c.code')) // → ['enrolments', 'courses']
  */
 export function queryResources(query: Query): string[] {
-  const sources = [query.from, ...(query.joins ?? []).map((join) => join.source)];
-  return [...new Set(sources.flatMap((source) => (source.resource.kind === 'string' ? [source.resource.value] : [])))];
+  return [...new Set(querySources(query).flatMap((source) => (source.resource.kind === 'string' ? [source.resource.value] : [])))];
 }
 
 /** Ends every switch over a union: a new kind breaks the build until handled. */

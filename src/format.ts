@@ -5,7 +5,7 @@
  * the same value. `parse(format(q))` equals `q` apart from spans.
  */
 import {
-  assertNever, type Aggregate, type Bucket, type CompareOperator, type Condition, type FacetItem, type Field, type From,
+  assertNever, querySources, type Aggregate, type Bucket, type CompareOperator, type Condition, type FacetItem, type Field, type From,
   type Operand, type Parameter, type Query, type Search, type SortKey, type StringValue, type Value,
 } from './ast.js';
 import { keywords, scanBareword, softKeywordTokens } from './syntax/tokens.js';
@@ -191,7 +191,7 @@ function formatSource(from: From): string {
  */
 function fieldWriter(query: Query): FieldWriter {
   const declared = new Set<string>();
-  for (const from of [query.from, ...(query.joins ?? []).map((j) => j.source)]) {
+  for (const from of querySources(query)) {
     const name = from.alias?.name ?? (from.resource.kind === 'string' ? from.resource.value : undefined);
     if (name !== undefined) declared.add(name);
   }

@@ -8,7 +8,7 @@
  * are all of one source goes to that source whole.
  */
 import { clientWith } from './wrap.js';
-import type { From, Query } from '../ast.js';
+import { querySources, type From, type Query } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
 import { planQuery, splitSource, unknownSourceHint } from '../compile/plan.js';
@@ -16,7 +16,7 @@ import type { Plan, Target } from '../compile/plan.js';
 import type { Row, SearchRequest } from '../datastore/types.js';
 import { DatastoreError, queryError } from '../errors.js';
 import { sourcesTree } from '../execute/build.js';
-import type { RunOptions, SidePortal } from '../execute/build.js';
+import type { SidePortal } from '../execute/build.js';
 import { countKey } from '../execute/shaped.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
 import { parse } from '../syntax/parse.js';
@@ -66,7 +66,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
     if (typeof input === 'string' ? !input.includes(':') : (input as { kind?: unknown }).kind !== 'query') return undefined;
     const parsed = typeof input === 'string' ? parse(input) : (input as Query);
     const query = params === undefined ? parsed : bind(parsed, params);
-    const froms = [query.from, ...(query.joins ?? []).map((join) => join.source)];
+    const froms = querySources(query);
     const named = froms.map((from) => (from.resource.kind === 'string' ? splitSource(from.resource.value).source : undefined));
     if (named.every((name) => name === undefined)) return undefined;
     const clients = await Promise.all(
@@ -86,7 +86,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
 
   /** The plan of a join across sources: each side's request written for its own source's target. */
   const planAcross = async (across: Extract<Route, { kind: 'across' }>, signal: AbortSignal | undefined): Promise<{ plan: Plan; sides: SidePortal[] }> => {
-    const froms = [across.query.from, ...(across.query.joins ?? []).map((join) => join.source)];
+    const froms = querySources(across.query);
     const targets = await Promise.all(
       across.sides.map(async (side, i): Promise<Exclude<Target, 'sql'>> => {
         const resource = froms[i]!.resource.kind === 'string' ? splitSource(froms[i]!.resource.value).resource : '';
@@ -102,8 +102,6 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
     return { plan, sides };
   };
 
-  const treeOf = (plan: Plan, query: Query, sides: readonly SidePortal[], run: RunOptions) => sourcesTree(plan, query, sides, run);
-
   const stream: DatastoreClient['stream'] = async (input, streamOptions: StreamOptions = {}) => {
     const found = await route(input, streamOptions.params);
     if (found === undefined) return client.stream(input, streamOptions);
@@ -111,7 +109,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
     if (found.kind === 'one') return found.client.stream(found.query, rest);
     const { plan, sides } = await planAcross(found, streamOptions.signal);
     const pageSize = Math.max(1, Math.floor(streamOptions.pageSize ?? PAGE_SIZE));
-    const tree = treeOf(plan, found.query, sides, { all: streamOptions.all === true, total: streamOptions.total === true, pageSize });
+    const tree = sourcesTree(plan, found.query, sides, { all: streamOptions.all === true, total: streamOptions.total === true, pageSize });
     return recordStream(await execute(tree, { signal: streamOptions.signal, ...(streamOptions.onPage === undefined ? {} : { onPage: streamOptions.onPage }) }));
   };
 
@@ -122,7 +120,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
       const { params: _params, ...rest } = searchOptions;
       if (found.kind === 'one') return found.client.search(found.query, rest);
       const { plan, sides } = await planAcross(found, searchOptions.signal);
-      const run = await execute(treeOf(plan, found.query, sides, { all: false, total: searchOptions.total === true, pageSize: PAGE_SIZE }), { signal: searchOptions.signal });
+      const run = await execute(sourcesTree(plan, found.query, sides, { all: false, total: searchOptions.total === true, pageSize: PAGE_SIZE }), { signal: searchOptions.signal });
       return planResult(plan, found.query, run, await readAll(run));
     },
     searchAll: async function* (input, allOptions = {}): AsyncGenerator<Row, void, undefined> {
@@ -147,7 +145,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
           }
         }
       }
-      const steps = describeTree(treeOf(plan, found.query, sides, { all: false, total: false, pageSize: PAGE_SIZE, counts }));
+      const steps = describeTree(sourcesTree(plan, found.query, sides, { all: false, total: false, pageSize: PAGE_SIZE, counts }));
       const first = plan.shaped ?? plan.facets!;
       const described = first.sides.map((side, i) => ({
         source: sides[i]!.name,

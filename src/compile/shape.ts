@@ -21,7 +21,7 @@
 import type {
   Aggregate, Bucket, Condition, Field, From, Join, Operand, Query, SortDirection, StringValue,
 } from '../ast.js';
-import { assertNever } from '../ast.js';
+import { assertNever, querySources } from '../ast.js';
 import type { FieldInfo, FieldType } from '../datastore/types.js';
 import { isNumberType } from '../datastore/values.js';
 import { queryError, validationError } from '../errors.js';
@@ -105,7 +105,7 @@ export const aggregateSlot = (i: number): string => `a${i}`;
  * //     having: a0 > 3, order: [k0 asc], … }
  */
 export function shapeOf(query: Query): Shape {
-  const sources = [query.from, ...(query.joins ?? []).map((j) => j.source)].map((from): ShapeSource => {
+  const sources = querySources(query).map((from): ShapeSource => {
     const resource = resourceText(from.resource);
     return { from, resource, qualifier: from.alias?.name ?? resource };
   });

@@ -7,8 +7,8 @@
  * against their declared values, and what the target cannot say (which is
  * not an error: the query runs as a plan, and a note says what runs locally).
  */
-import type { Aggregate, Bucket, Condition, Field, From, Operand, Parameter, Query, Value } from '../ast.js';
-import { assertNever, isPlainQuery } from '../ast.js';
+import type { Aggregate, Bucket, Condition, Field, Operand, Parameter, Query, Value } from '../ast.js';
+import { assertNever, isPlainQuery, querySources } from '../ast.js';
 import { shapeOf } from '../compile/shape.js';
 import { bind, type Params } from '../compile/bind.js';
 import { constructName, onlyEqualities, planQuery, splitSource, unknownSourceHint } from '../compile/plan.js';
@@ -241,7 +241,7 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
   const out: Diagnostic[] = [];
   const joined = query.joins !== undefined;
   const named = namedFields(query);
-  const sides: From[] = [query.from, ...(query.joins ?? []).map((join) => join.source)];
+  const sides = querySources(query);
   sides.forEach((from, side) => {
     if (from.resource.kind === 'param') return;
     const name = from.resource.value;
@@ -340,7 +340,7 @@ function sourceDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
   const known = sources.map((s) => s.name);
   if (context.source !== undefined && !known.includes(context.source)) known.push(context.source);
   const out: Diagnostic[] = [];
-  const froms: From[] = [query.from, ...(query.joins ?? []).map((join) => join.source)];
+  const froms = querySources(query);
   froms.forEach((from, i) => {
     if (from.resource.kind !== 'string') return;
     const written = from.resource.value;

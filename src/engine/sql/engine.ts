@@ -7,7 +7,7 @@
 import type { FieldInfo, SearchResult } from '../../datastore/types.js';
 import { resourceNotFound } from '../../errors.js';
 import type { Query } from '../../ast.js';
-import { isPlainQuery } from '../../ast.js';
+import { isPlainQuery, querySources } from '../../ast.js';
 import type { Engine, EngineKind, EngineQueryOptions, EngineSearchOptions, QueryStream, ResourceInfo, SqlResult } from '../types.js';
 import { querySql, runQuery, shapedQuerySql } from './query.js';
 import type { QuerySql } from './query.js';
@@ -137,7 +137,7 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
     if (isPlainQuery(bound)) {
       statements = querySql(bound, entry, queryOptions);
     } else {
-      const sources = [bound.from, ...(bound.joins ?? []).map((join) => join.source)];
+      const sources = querySources(bound);
       const found = await Promise.all(sources.map(async (source) => {
         const name = source.resource.kind === 'param' ? '' : source.resource.value;
         const each = await find(name);
