@@ -5,7 +5,7 @@
  */
 import { parseTarget } from '../compile/plan.js';
 import { isAbsolute, resolve } from 'node:path';
-import type { SourceSpec } from '../session/source.js';
+import { withDatastoreTables, type SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
 import { readParamValue, refuseUnknownParams } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
@@ -123,13 +123,9 @@ export const dotCommands: readonly DotCommand[] = [
     usage: '',
     help: 'list the resources (aliases, ids, record counts)',
     run: async (session, _, io) => {
-      const resources = [...(await session.resources(true))];
+      const known = await session.resources(true);
       // A portal: also every table its _table_metadata lists, where anyone may read it.
-      if (session.source.spec.kind === 'url') {
-        for (const table of (await datastoreTables(session.client, io.signal)) ?? []) {
-          if (!resources.some((r) => r.id === table.id)) resources.push({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) });
-        }
-      }
+      const resources = session.source.spec.kind === 'url' ? withDatastoreTables(known, await datastoreTables(session.client, io.signal)) : known;
       if (resources.length === 0) return 'no resources known yet: a portal lists the ones you have queried';
       const table = await renderInfoTable(
         ['alias', 'id', 'records'],

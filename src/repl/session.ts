@@ -17,7 +17,7 @@ import { selectSource } from '../session/select-source.js';
 import { namesSources, otherSources, profileNote } from '../session/sources.js';
 import type { OtherSources } from '../session/sources.js';
 import { withParamHint } from '../session/params.js';
-import type { ResourceSummary, Source, SourceSpec } from '../session/source.js';
+import { withDatastoreTables, type ResourceSummary, type Source, type SourceSpec } from '../session/source.js';
 import { compile, plan } from '../compile/compile.js';
 import { bind, type Params } from '../compile/bind.js';
 import { parse } from '../syntax/parse.js';
@@ -364,10 +364,7 @@ export class Session {
     // A portal: also every table its _table_metadata lists (as `.resources` and `ckql resources` do), asked once.
     let asked = this.#portalTables.get(name);
     if (asked === undefined) this.#portalTables.set(name, (asked = datastoreTables(source.client).catch(() => undefined)));
-    const tables = ((await asked) ?? []).map((table): ResourceSummary => ({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) }));
-    // What queries named there and the list does not hold (a portal that hides _table_metadata lists only these).
-    const more = listed.filter((r) => !tables.some((table) => table.id === r.id || table.alias === r.id));
-    return [...tables, ...more];
+    return withDatastoreTables(listed, await asked);
   }
 
   /** A resource as written, as the session's own source names it; undefined when it is another source's. */
@@ -375,18 +372,17 @@ export class Session {
     const { source, resource } = splitSource(written);
     if (source === undefined) return written;
     const others = this.#otherSources().others;
+    // A name that is no source: the resource's own name has `:` in it, and the session's source is asked as ever.
     if (!others.names.includes(source)) return written;
     return source === others.current ? resource : undefined;
   }
 
   /** The client a resource as written is read through, and its name there: `portal:courses` is `courses` of `portal`. */
   async #where(written: string): Promise<{ readonly client: DatastoreClient; readonly resource: string }> {
+    const own = this.#ownName(written);
+    if (own !== undefined) return { client: this.#client, resource: own };
     const { source, resource } = splitSource(written);
-    if (source === undefined) return { client: this.#client, resource: written };
-    const others = this.#otherSources().others;
-    // A name that is no source: the resource's own name has `:` in it, and the session's source is asked as ever.
-    if (!others.names.includes(source)) return { client: this.#client, resource: written };
-    return { client: (await others.source(source)).client, resource };
+    return { client: (await this.#otherSources().others.source(source!)).client, resource };
   }
 
   /** The type warnings of a statement (compile/type-warnings.ts), rendered; the fields come from the session's cache. */

@@ -6,6 +6,7 @@
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, recordStream } from '../client/connect.js';
+import type { DatastoreTable } from '../client/discovery.js';
 import { withResourceNames } from '../client/resource-names.js';
 import { clientWith } from '../client/wrap.js';
 import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
@@ -78,6 +79,25 @@ export interface ResourceSummary {
   readonly total?: number;
   /** local data: why its file could not be read (then it has no total) */
   readonly unreadable?: ToolError;
+}
+
+/**
+ * A portal's resources: every table its `_table_metadata` lists (`tables`, by
+ * id with its first alias), each with what `listed` knew of it (a total), then
+ * what `listed` names that no table is (all of `listed` where the portal does
+ * not let `_table_metadata` be read: `tables` undefined).
+ * @example withDatastoreTables([{ id: 'courses', total: 320 }], [{ id: '5b3f…', aliases: ['courses'] }]) // → [{ id: '5b3f…', alias: 'courses', total: 320 }]
+ */
+export function withDatastoreTables(listed: readonly ResourceSummary[], tables: readonly DatastoreTable[] | undefined): ResourceSummary[] {
+  if (tables === undefined) return [...listed];
+  const matched = new Set<ResourceSummary>();
+  const out = tables.map((table): ResourceSummary => {
+    const alias = table.aliases[0];
+    const known = listed.find((r) => r.id === table.id || (alias !== undefined && r.id === alias));
+    if (known !== undefined) matched.add(known);
+    return { ...known, id: table.id, ...(alias === undefined ? {} : { alias }) };
+  });
+  return [...out, ...listed.filter((r) => !matched.has(r))];
 }
 
 export interface Source {

@@ -9,7 +9,7 @@ import { badFileReporter } from '../report.js';
 import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { selectSource } from '../../session/select-source.js';
-import { openSource } from '../../session/source.js';
+import { openSource, withDatastoreTables } from '../../session/source.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { listing } from './fields.js';
 import { datastoreTables } from '../../client/discovery.js';
@@ -45,13 +45,9 @@ Example:
         },
       });
       try {
-        const resources = [...(await source.listResources())];
-        // A portal: what the profile names, then every table `_table_metadata` lists where anyone may read it.
-        const tables = spec.kind === 'url' ? await interruptible((signal) => datastoreTables(source.client, signal)) : undefined;
-        for (const table of tables ?? []) {
-          if (resources.some((each) => each.id === table.id || (table.aliases[0] !== undefined && each.id === table.aliases[0]))) continue;
-          resources.push({ id: table.id, ...(table.aliases[0] === undefined ? {} : { alias: table.aliases[0] }) });
-        }
+        const listed = await source.listResources();
+        // A portal: every table `_table_metadata` lists where anyone may read it, and what the profile names besides.
+        const resources = spec.kind === 'url' ? withDatastoreTables(listed, await interruptible((signal) => datastoreTables(source.client, signal))) : listed;
         const records: Row[] = resources.map((each) => ({ id: each.id, alias: each.alias ?? null, total: each.total ?? null }));
         const result = listing(
           [
