@@ -7,7 +7,7 @@
 import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
 import { DEFAULT_MAX_SCAN } from '../compile/plan.js';
-import type { Plan, Target } from '../compile/plan.js';
+import { splitSource, type Plan, type Target } from '../compile/plan.js';
 import { portalTree } from '../execute/build.js';
 import type { Portal } from '../execute/build.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
@@ -164,7 +164,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   const joinFields = async (basic: Plan, signal: AbortSignal | undefined): Promise<{ fields?: FieldInfo[][] }> => {
     const sides = basic.shaped?.sides ?? [];
     // Across sources the sql target refuses the join itself.
-    if (sides.length < 2 || sides.some((side) => side.resource.includes(':'))) return {};
+    if (sides.length < 2 || sides.some((side) => splitSource(side.resource).source !== undefined)) return {};
     const fields: FieldInfo[][] = [];
     for (const side of sides) fields.push([...((await send({ resource_id: side.resource, limit: 0 }, signal)).fields ?? [])]);
     return { fields };

@@ -90,9 +90,7 @@ export interface SidePortal extends ShapedPortal {
  */
 export function sourcesTree(plan: Plan, query: Query, sides: readonly SidePortal[], options: RunOptions): Operator {
   const shaped: ShapedOptions = {
-    all: options.all,
-    pageSize: options.pageSize,
-    counts: options.counts,
+    ...shapedOptions(plan, options),
     portals: sides,
     paging: (request, side) => (sides[side]?.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset'),
   };
