@@ -28,7 +28,7 @@ import { validationError } from '../../errors.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { aggregateSlot, keySlot } from '../../compile/shape.js';
 import { residualTest } from './evaluate-query.js';
-import { fieldReadName, generate } from './row-shape.js';
+import { fieldReadName, generate, readExpression } from './row-shape.js';
 
 /** Reads a value of an item (a table row by its position, a fetched record, a joined pair). */
 export type Read<T> = (item: T) => JsonValue | null | undefined;
@@ -151,9 +151,7 @@ export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
 function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], stateInputs: readonly number[]): Fold<T> | undefined {
   const value = (read: Read<T>, call: string): string => {
     const name = fieldReadName(read);
-    if (name === undefined) return `${call}(r)`;
-    const literal = JSON.stringify(name);
-    return name in Object.prototype ? `(Object.hasOwn(r, ${literal}) ? (r[${literal}] ?? null) : null)` : `(r[${literal}] ?? null)`;
+    return name === undefined ? `${call}(r)` : `(${readExpression('r', name)} ?? null)`;
   };
   const lines: string[] = [];
   keys.forEach((read, i) => lines.push(`let k${i} = ${value(read, `keys[${i}]`)}; if (k${i} === undefined) k${i} = null;`));

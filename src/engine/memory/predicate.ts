@@ -22,7 +22,7 @@ import type { FilterNode } from '../../datastore/filters.js';
 import type { CkanVersion, FieldInfo, JsonValue, Row } from '../../datastore/types.js';
 import { canonicalText, typeReading } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
-import { generate } from './row-shape.js';
+import { generate, readExpression } from './row-shape.js';
 import { hasKeys } from './table-view.js';
 
 /** A test of one field's value (`undefined` for a missing key). */
@@ -237,11 +237,11 @@ export function scanFor(condition: Condition, keys?: readonly string[]): Scan {
   const expression = (c: Condition): string => {
     if (c.op === 'test') {
       const k = tests.push(c.test) - 1;
-      if (c.equals === undefined) return `t${k}(${readExpression(c.field)})`;
+      if (c.equals === undefined) return `t${k}(${readExpression('r', c.field, 'i')})`;
       // a string or number is decided inline; null, booleans and JSON by the test
       const { strings, numbers } = c.equals;
       const not = c.negated === true ? '!' : '';
-      return `(typeof (v = ${readExpression(c.field)}) === "string" ? ${not}${anyOf(strings)} : typeof v === "number" ? ${not}${anyOf(numbers)} : t${k}(v))`;
+      return `(typeof (v = ${readExpression('r', c.field, 'i')}) === "string" ? ${not}${anyOf(strings)} : typeof v === "number" ? ${not}${anyOf(numbers)} : t${k}(v))`;
     }
     if (c.of.length === 0) return c.op === 'and' ? 'true' : 'false';
     return `(${c.of.map(expression).join(c.op === 'and' ? ' && ' : ' || ')})`;
@@ -323,13 +323,6 @@ export function bySelectivity(conditions: readonly Condition[], rows: readonly R
   return conditions.map((c, k) => ({ c, k })).sort((a, b) => (passes[a.k] as number) - (passes[b.k] as number) || a.k - b.k).map(({ c }) => c);
 }
 
-/** The read of a field in generated code: own keys only for names `Object.prototype` has; `_id` falls back to the position. */
-function readExpression(field: string): string {
-  const name = JSON.stringify(field);
-  if (field === '_id') return `(r[${name}] ?? i + 1)`;
-  return field in Object.prototype ? `(Object.hasOwn(r, ${name}) ? r[${name}] : undefined)` : `r[${name}]`;
-}
-
 /**
  * A function reading one field of a row as the scan does (own keys only,
  * `_id` falling back to the position; `undefined` for a missing key), with
@@ -338,7 +331,7 @@ function readExpression(field: string): string {
  * fieldReader('title')({ title: 'Algebra' }, 0) // "Algebra"
  */
 export function fieldReader(field: string): (row: Row, i: number) => JsonValue | null | undefined {
-  const made = generate<(row: Row, i: number) => JsonValue | null | undefined>(['r', 'i'], `return ${readExpression(field)};`);
+  const made = generate<(row: Row, i: number) => JsonValue | null | undefined>(['r', 'i'], `return ${readExpression('r', field, 'i')};`);
   if (made !== undefined) return made;
   if (field === '_id') return (row, i) => row._id ?? i + 1;
   return (row) => (Object.hasOwn(row, field) ? row[field] : undefined);

@@ -100,6 +100,19 @@ export function recordFactory(keys: readonly string[]): RecordFactory {
   );
 }
 
+/**
+ * The read of `field` of the row named `row` in generated code: own keys
+ * only for names `Object.prototype` has (undefined when the row has none);
+ * `_id` falls back to the row's position + 1 where `position` names it.
+ * @example readExpression('r', 'title') // → 'r["title"]'
+ * @example readExpression('r', '_id', 'i') // → '(r["_id"] ?? i + 1)'
+ */
+export function readExpression(row: string, field: string, position?: string): string {
+  const name = JSON.stringify(field);
+  if (field === '_id' && position !== undefined) return `(${row}[${name}] ?? ${position} + 1)`;
+  return field in Object.prototype ? `(Object.hasOwn(${row}, ${name}) ? ${row}[${name}] : undefined)` : `${row}[${name}]`;
+}
+
 /** A column of joined records: a field of a side's row, or any value of joined row `j`. */
 export type JoinedColumn =
   | { readonly key: string; readonly side: number; readonly field: string }
@@ -135,10 +148,7 @@ export function joinedRecords(columns: readonly JoinedColumn[]): JoinedRecords {
   const expressions = columns.map((c) => {
     if ('value' in c) return `(values[${call++}](j) ?? null)`;
     const r = `r${c.side}`;
-    const literal = JSON.stringify(c.field);
-    const read =
-      c.field === '_id' ? `(${r}["_id"] ?? (i${c.side} + 1))` : c.field in Object.prototype ? `(Object.hasOwn(${r}, ${literal}) ? (${r}[${literal}] ?? null) : null)` : `(${r}[${literal}] ?? null)`;
-    return `(${r} === undefined ? null : ${read})`;
+    return `(${r} === undefined ? null : (${readExpression(r, c.field, `i${c.side}`)} ?? null))`;
   });
   const body = [
     'return function (rows, positions, from, to) {',
@@ -256,10 +266,8 @@ const fieldReads = new WeakMap<object, string>();
  * fieldRead('subject')({ subject: 'math' }) // → "math"
  */
 export function fieldRead(name: string): FieldRead {
-  const literal = JSON.stringify(name);
-  const risky = name in Object.prototype;
   const read =
-    generate<FieldRead>(['r'], risky ? `return Object.hasOwn(r, ${literal}) ? (r[${literal}] ?? null) : null;` : `return r[${literal}] ?? null;`) ??
+    generate<FieldRead>(['r'], `return ${readExpression('r', name)} ?? null;`) ??
     ((row) => (Object.hasOwn(row, name) ? ((row[name] ?? null) as JsonValue | null) : null));
   fieldReads.set(read, name);
   return read;
