@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
+import type { DatastoreClient } from '../../src/client/types.js';
 import { plan } from '../../src/compile/compile.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Row, SearchRequest, Table } from '../../src/datastore/types.js';
@@ -120,33 +121,40 @@ function countBy(pairs: readonly [Row, Row | null][], key: (pair: [Row, Row | nu
 const enrolments = () => rowsOf('enrolments');
 const courses = () => rowsOf('courses');
 
+/** A client of the 2.11 portal that names the 2.12 one `pb:`, closed (both) after `use`. */
+async function withPortals(use: (client: DatastoreClient) => Promise<void>): Promise<void> {
+  const other = connect({ url: servers[1]!.url });
+  const client = connect({ url: servers[0]!.url, sources: { pb: other } });
+  try {
+    await use(client);
+  } finally {
+    await client.close();
+    await other.close();
+  }
+}
+
 // ---------------------------------------------------------------- the library
 
 describe('the library: connect({ sources })', () => {
   it('joins a 2.11 portal’s records with a 2.12 portal’s, each side read from its own portal', async () => {
-    const other = connect({ url: servers[1]!.url });
-    const client = connect({ url: servers[0]!.url, sources: { pb: other } });
-    try {
-      const result = await client.search(
-        'from enrolments e join pb:courses c on e.course = c.code where c.subject = math and e.grade >= 5 ' +
-          'group by c.level select c.level, count(*) as n, count(distinct e.student) as students',
-      );
-      const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([e, c]) => c!.subject === 'math' && Number(e.grade) >= 5);
-      const want = countBy(pairs, ([, c]) => String(c!.level)).map((g) => ({ level: Number(g.key), n: g.n, students: g.students }));
-      expect(want.length).toBeGreaterThan(1);
-      expect(result.records).toEqual(want);
-      // pb (2.12): the count, then one page by next_page, with its where said there.
-      expect(seen.b).toHaveLength(2);
-      expect(seen.b[0]).toMatchObject({ resource_id: 'courses', filters: { subject: 'math' }, limit: 0 });
-      // pa (2.11, which cannot say >=): the count, the count of the request narrowed to the math courses' codes, one page.
-      const mathCodes = courses().filter((c) => c.subject === 'math').map((c) => c.code);
-      expect(seen.a).toHaveLength(3);
-      expect(new Set((seen.a[2]!.filters as { course: string[] }).course)).toEqual(new Set(mathCodes));
-      expect(new Set(seen.a[2]!.fields)).toEqual(new Set(['_id', 'course', 'grade', 'student']));
-    } finally {
-      await client.close();
-      await other.close();
-    }
+    await withPortals(async (client) => {
+    const result = await client.search(
+      'from enrolments e join pb:courses c on e.course = c.code where c.subject = math and e.grade >= 5 ' +
+        'group by c.level select c.level, count(*) as n, count(distinct e.student) as students',
+    );
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([e, c]) => c!.subject === 'math' && Number(e.grade) >= 5);
+    const want = countBy(pairs, ([, c]) => String(c!.level)).map((g) => ({ level: Number(g.key), n: g.n, students: g.students }));
+    expect(want.length).toBeGreaterThan(1);
+    expect(result.records).toEqual(want);
+    // pb (2.12): the count, then one page by next_page, with its where said there.
+    expect(seen.b).toHaveLength(2);
+    expect(seen.b[0]).toMatchObject({ resource_id: 'courses', filters: { subject: 'math' }, limit: 0 });
+    // pa (2.11, which cannot say >=): the count, the count of the request narrowed to the math courses' codes, one page.
+    const mathCodes = courses().filter((c) => c.subject === 'math').map((c) => c.code);
+    expect(seen.a).toHaveLength(3);
+    expect(new Set((seen.a[2]!.filters as { course: string[] }).course)).toEqual(new Set(mathCodes));
+    expect(new Set(seen.a[2]!.fields)).toEqual(new Set(['_id', 'course', 'grade', 'student']));
+    });
   });
 
   it('a left join across portals keeps the left side’s records without a match', async () => {
@@ -169,41 +177,31 @@ describe('the library: connect({ sources })', () => {
   });
 
   it('facets of a join across sources count the joined records', async () => {
-    const other = connect({ url: servers[1]!.url });
-    const client = connect({ url: servers[0]!.url, sources: { pb: other } });
-    try {
-      const result = await client.search('from enrolments e join pb:courses c on e.course = c.code where c.subject = math facet c.level limit 1');
-      const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.subject === 'math');
-      const want = countBy(pairs, ([, c]) => String(c!.level))
-        .map((g) => ({ value: Number(g.key), count: g.n }))
-        .sort((x, y) => y.count - x.count || x.value - y.value);
-      expect(result.facets?.level).toEqual({ field: 'level', values: want, null_count: 0, more: false });
-      expect(result.records).toHaveLength(1);
-    } finally {
-      await client.close();
-      await other.close();
-    }
+    await withPortals(async (client) => {
+    const result = await client.search('from enrolments e join pb:courses c on e.course = c.code where c.subject = math facet c.level limit 1');
+    const pairs = hashJoin(enrolments(), courses(), 'course', 'code').filter(([, c]) => c!.subject === 'math');
+    const want = countBy(pairs, ([, c]) => String(c!.level))
+      .map((g) => ({ value: Number(g.key), count: g.n }))
+      .sort((x, y) => y.count - x.count || x.value - y.value);
+    expect(result.facets?.level).toEqual({ field: 'level', values: want, null_count: 0, more: false });
+    expect(result.records).toHaveLength(1);
+    });
   });
 
   it('a query whose resources are all of one named source goes there whole; an unknown name is UNKNOWN_SOURCE listing the known ones', async () => {
-    const other = connect({ url: servers[1]!.url });
-    const client = connect({ url: servers[0]!.url, sources: { pb: other } });
-    try {
-      const result = await client.search('from pb:courses where subject = math limit 2');
-      expect(result.records).toEqual(courses().filter((c) => c.subject === 'math').slice(0, 2));
-      expect(seen.a).toHaveLength(0);
-      expect(seen.b).toEqual([{ resource_id: 'courses', filters: { subject: 'math' }, limit: 2 }]);
-      // quoted whole, a dataset/resource name of that source
-      const named = await client.search('from "pb:university/courses" where subject = math limit 2');
-      expect(named.records).toEqual(result.records);
-      const error = await client.search('from enrolments e join pc:courses c on e.course = c.code').catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(QueryError);
-      expect(error).toMatchObject({ code: 'UNKNOWN_SOURCE', span: { start: 23, end: 26 } });
-      expect((error as QueryError).hint).toContain('the sources: pb');
-    } finally {
-      await client.close();
-      await other.close();
-    }
+    await withPortals(async (client) => {
+    const result = await client.search('from pb:courses where subject = math limit 2');
+    expect(result.records).toEqual(courses().filter((c) => c.subject === 'math').slice(0, 2));
+    expect(seen.a).toHaveLength(0);
+    expect(seen.b).toEqual([{ resource_id: 'courses', filters: { subject: 'math' }, limit: 2 }]);
+    // quoted whole, a dataset/resource name of that source
+    const named = await client.search('from "pb:university/courses" where subject = math limit 2');
+    expect(named.records).toEqual(result.records);
+    const error = await client.search('from enrolments e join pc:courses c on e.course = c.code').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QueryError);
+    expect(error).toMatchObject({ code: 'UNKNOWN_SOURCE', span: { start: 23, end: 26 } });
+    expect((error as QueryError).hint).toContain('the sources: pb');
+    });
   });
 
   it('the sql target refuses a join across sources', () => {
