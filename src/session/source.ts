@@ -24,7 +24,7 @@ import { memoryEngine } from '../engine/memory/engine.js';
 import { openApi, streamOf, wholeText } from '../server/api.js';
 import type { Api } from '../server/api.js';
 import type { CkanVersion, Row, SearchRequest, SearchResult, Table } from '../datastore/types.js';
-import type { Query } from '../ast.js';
+import { queryResources, type Query } from '../ast.js';
 import { engineTree } from '../execute/build.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
 import type { Execution } from '../execute/run.js';
@@ -283,20 +283,20 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
     return table;
   };
   const client = await localClient(memoryEngine(lookup), spec);
-  const resourceNamed = (input: SearchInput, params: Params | undefined): string | undefined => {
-    if (typeof input === 'object' && 'resource_id' in input) return input.resource_id;
-    // The resource alone: a query the portal cannot answer whole still names one (it runs as a plan).
+  const resourcesNamed = (input: SearchInput, params: Params | undefined): string[] => {
+    if (typeof input === 'object' && 'resource_id' in input) return [input.resource_id];
+    // Every resource the query reads: `from`'s and each join's (a query the portal cannot answer whole still names them).
     try {
       const query = typeof input === 'string' ? parse(input) : input;
-      return queryResource(params === undefined ? query : bind(query, params));
+      return queryResources(params === undefined ? query : bind(query, params));
     } catch {
-      return undefined;
+      return [];
     }
   };
-  // A cancel does not wait for the file: the query stops at once, and the file goes on loading for the next one.
+  // A cancel does not wait for the files: the query stops at once, and they go on loading for the next one.
   const before = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<void> => {
-    const name = resourceNamed(input, params);
-    if (name !== undefined) await untilAborted(read(name), signal);
+    const names = resourcesNamed(input, params);
+    if (names.length > 0) await untilAborted(Promise.all(names.map(read)), signal);
   };
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
   let closing: Promise<void> | undefined;

@@ -86,3 +86,18 @@ describe('withDeadline', () => {
     await expect(run).rejects.toThrow('stopped');
   });
 });
+
+describe('local data read on demand (the REPL over the demo data)', () => {
+  test('a join reads every file it names: the README\'s headline query as the server answers it', async () => {
+    const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
+    try {
+      const query = 'from enrolments e join courses c on e.course = c.code where c.subject = math group by c.title select c.title, count(*) as n, avg(e.grade) order by n desc limit 10';
+      const here = await lazy.client.search(query);
+      const there = await overHttp.search(query);
+      expect(here.records.length).toBeGreaterThan(0);
+      expect(here.records).toEqual(there.records);
+    } finally {
+      await lazy.close();
+    }
+  });
+});
