@@ -83,7 +83,8 @@ export interface ResourceSummary {
 
 /**
  * A portal's resources: every table its `_table_metadata` lists (`tables`, by
- * id with its first alias), each with what `listed` knew of it (a total), then
+ * id with its first alias), each with what `listed` knew of it by its id or
+ * its alias (a total), then
  * what `listed` names that no table is (all of `listed` where the portal does
  * not let `_table_metadata` be read: `tables` undefined).
  * @example withDatastoreTables([{ id: 'courses', total: 320 }], [{ id: '5b3f…', aliases: ['courses'] }]) // → [{ id: '5b3f…', alias: 'courses', total: 320 }]
@@ -93,9 +94,11 @@ export function withDatastoreTables(listed: readonly ResourceSummary[], tables: 
   const matched = new Set<ResourceSummary>();
   const out = tables.map((table): ResourceSummary => {
     const alias = table.aliases[0];
-    const known = listed.find((r) => r.id === table.id || (alias !== undefined && r.id === alias));
-    if (known !== undefined) matched.add(known);
-    return { ...known, id: table.id, ...(alias === undefined ? {} : { alias }) };
+    // A session may know one table twice: by the id a portal answered with and by the alias a query wrote.
+    const known = listed.filter((r) => r.id === table.id || (alias !== undefined && r.id === alias));
+    for (const each of known) matched.add(each);
+    const total = known.find((r) => r.total !== undefined)?.total;
+    return { id: table.id, ...(alias === undefined ? {} : { alias }), ...(total === undefined ? {} : { total }) };
   });
   return [...out, ...listed.filter((r) => !matched.has(r))];
 }

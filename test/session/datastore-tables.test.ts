@@ -2,12 +2,12 @@
 import { expect, it } from 'vitest';
 import { withDatastoreTables } from '../../src/session/source.js';
 
-it('lists every table with its first alias, keeps what was known of one named by alias or id, then the names no table is', () => {
+it('lists every table with its first alias, keeps what was known of one named by alias or id (both: one row), then the names no table is', () => {
   const tables = [
     { id: 'a1', aliases: ['courses', 'c'] },
     { id: 'b2', aliases: [] },
   ];
-  expect(withDatastoreTables([{ id: 'courses', total: 320 }, { id: 'b2', total: 8 }, { id: 'hidden' }], tables)).toEqual([
+  expect(withDatastoreTables([{ id: 'a1' }, { id: 'courses', total: 320 }, { id: 'b2', total: 8 }, { id: 'hidden' }], tables)).toEqual([
     { id: 'a1', alias: 'courses', total: 320 },
     { id: 'b2', total: 8 },
     { id: 'hidden' },
