@@ -43,6 +43,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // The bin's wasm tiering budget (src/cli/wasm-tiering.ts) in the workers too: without it V8 recompiles PGlite's
+    // PostgreSQL with TurboFan in every worker that opens a PGlite engine, CPU the tests never win back on 2 cores.
+    execArgv: ['--wasm-tiering-budget=1000000000'],
     // Two cores: a third worker (tried) loads the project once more and gave no shorter run here.
     maxWorkers: 2,
     sequence: { sequencer: LongFirst },

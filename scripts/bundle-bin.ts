@@ -1,5 +1,5 @@
 /**
- * Bundles the `ckql` bin from the compiled `dist/cli/main.js` into
+ * Bundles the `ckql` bin from `src/cli/main.ts` (esbuild compiles the TypeScript, with tsconfig.json's settings) into
  * `dist/bin/ckql.js`: one file for the common path plus chunks for what is
  * loaded on demand (the REPL and ink, config parsing, the PostgreSQL
  * engines). A one-shot query otherwise spends most of its start-up resolving
@@ -7,7 +7,7 @@
  * ~600); BENCHMARKS.md's startup section has the figures.
  *
  * The library's entry points are bundled the same way into `dist/lib/`
- * (see below); their `.d.ts` files are tsc's, beside `dist/index.js`.
+ * (see below); their `.d.ts` files are written by scripts/emit-declarations.ts.
  */
 import { build } from 'esbuild';
 import { readFile, rm } from 'node:fs/promises';
@@ -34,7 +34,7 @@ const common = {
 await rm(outdir, { recursive: true, force: true });
 await build({
   ...common,
-  entryPoints: { ckql: `${root}dist/cli/main.js` },
+  entryPoints: { ckql: `${root}src/cli/main.ts` },
   outdir,
   // PGlite finds its .wasm and data files beside its own module; pg has optional native parts;
   // react-devtools-core is only imported by ink when DEV=true and is not installed.
@@ -46,14 +46,14 @@ await build({
 // The library's entry points (`ckql`, `ckql/repl`) as a bundle too, with Chevrotain inside: Node would
 // otherwise resolve and read its ~650 modules (lodash-es) at every import. Other dependencies stay
 // external, for the embedder's package manager to share; both entries share chunks, so one module
-// (and one `DatastoreError` class) serves both. Types stay tsc's `.d.ts` beside `dist/index.js`.
+// (and one `DatastoreError` class) serves both.
 const libdir = `${root}dist/lib`;
 await rm(libdir, { recursive: true, force: true });
 const pkg = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as { dependencies: Record<string, string> };
 const bundled = new Set(['chevrotain']);
 await build({
   ...common,
-  entryPoints: { index: `${root}dist/index.js`, repl: `${root}dist/repl/index.js` },
+  entryPoints: { index: `${root}src/index.ts`, repl: `${root}src/repl/index.ts` },
   outdir: libdir,
   external: [...Object.keys(pkg.dependencies).filter((name) => !bundled.has(name)).flatMap((name) => [name, `${name}/*`]), 'pg-native', 'react-devtools-core'],
 });

@@ -19,68 +19,68 @@ export interface ErrorBody {
 
 export const queryMessages = {
   // lexing
-  UNEXPECTED_CHARACTER: (found: string) => `unexpected character ${q(found)}`,
-  UNTERMINATED_STRING: () => 'this string is not closed',
-  INVALID_ESCAPE: (escape: string) => `unknown escape ${q(escape)} in a string`,
-  UNTERMINATED_FIELD: () => 'this backtick-quoted field name is not closed',
+  UNEXPECTED_CHARACTER: (found: string): string => `unexpected character ${q(found)}`,
+  UNTERMINATED_STRING: (): string => 'this string is not closed',
+  INVALID_ESCAPE: (escape: string): string => `unknown escape ${q(escape)} in a string`,
+  UNTERMINATED_FIELD: (): string => 'this backtick-quoted field name is not closed',
   // parsing
-  UNEXPECTED_TOKEN: (expected: string, found: string) => `expected ${expected}, found ${found}`,
-  UNEXPECTED_END_OF_INPUT: (expected: string) => `the query ends too early: expected ${expected}`,
-  DUPLICATE_CLAUSE: (clause: string) => `"${clause}" appears twice; each clause may be given once`,
-  MIXED_AND_OR: () => 'a group mixes "and" and "or"; add parentheses to say which comes first',
-  INVALID_INTEGER: (what: string, found: string) => `${what} must be a whole number of 0 or more, found ${found}`,
-  NUMBER_OUT_OF_RANGE: (found: string) => `the number ${found} is too large to be represented`,
-  NUMBER_NOT_EXACT: (found: string, nearest: string) =>
+  UNEXPECTED_TOKEN: (expected: string, found: string): string => `expected ${expected}, found ${found}`,
+  UNEXPECTED_END_OF_INPUT: (expected: string): string => `the query ends too early: expected ${expected}`,
+  DUPLICATE_CLAUSE: (clause: string): string => `"${clause}" appears twice; each clause may be given once`,
+  MIXED_AND_OR: (): string => 'a group mixes "and" and "or"; add parentheses to say which comes first',
+  INVALID_INTEGER: (what: string, found: string): string => `${what} must be a whole number of 0 or more, found ${found}`,
+  NUMBER_OUT_OF_RANGE: (found: string): string => `the number ${found} is too large to be represented`,
+  NUMBER_NOT_EXACT: (found: string, nearest: string): string =>
     `the number ${found} has more digits than a number here holds exactly: it would be read as ${nearest}`,
-  EMPTY_FIELD_NAME: () => 'a field name cannot be empty',
-  TOO_DEEPLY_NESTED: (limit: number) => `parentheses are nested more than ${limit} levels deep`,
+  EMPTY_FIELD_NAME: (): string => 'a field name cannot be empty',
+  TOO_DEEPLY_NESTED: (limit: number): string => `parentheses are nested more than ${limit} levels deep`,
   // counting, grouping, facets and joins (docs/aggregates.md): the language's own rules
-  AGGREGATE_IN_WHERE: (what: string) =>
+  AGGREGATE_IN_WHERE: (what: string): string =>
     `${what} cannot be tested in where: where keeps records before they are grouped, so no group exists there yet`,
-  BUCKET_IN_CONDITION: (what: string) => `${what} cannot be tested in a condition; compare the field itself, or test the bucket's name in having`,
-  FACET_WITH_GROUP: () => 'a query cannot both group and facet: facets describe the records a query keeps, not its groups',
-  DISTINCT_WITH_GROUP: () => '"select distinct" cannot be combined with grouping: each group is already one row',
-  INVALID_BUCKET_WIDTH: (found: string) => `a bucket's width must be a number greater than 0, found ${found}`,
-  INVALID_TOP: (found: string) => `top must be a whole number from 1 to 1000, found ${found}`,
-  UNKNOWN_QUALIFIER: (qualifier: string) => `${q(qualifier)} is not the alias or name of a resource of this query`,
-  DUPLICATE_ALIAS: (alias: string) => `two resources of this query are called ${q(alias)}`,
-  DUPLICATE_NAME: (name: string) => `two columns of the result are named ${q(name)}`,
+  BUCKET_IN_CONDITION: (what: string): string => `${what} cannot be tested in a condition; compare the field itself, or test the bucket's name in having`,
+  FACET_WITH_GROUP: (): string => 'a query cannot both group and facet: facets describe the records a query keeps, not its groups',
+  DISTINCT_WITH_GROUP: (): string => '"select distinct" cannot be combined with grouping: each group is already one row',
+  INVALID_BUCKET_WIDTH: (found: string): string => `a bucket's width must be a number greater than 0, found ${found}`,
+  INVALID_TOP: (found: string): string => `top must be a whole number from 1 to 1000, found ${found}`,
+  UNKNOWN_QUALIFIER: (qualifier: string): string => `${q(qualifier)} is not the alias or name of a resource of this query`,
+  DUPLICATE_ALIAS: (alias: string): string => `two resources of this query are called ${q(alias)}`,
+  DUPLICATE_NAME: (name: string): string => `two columns of the result are named ${q(name)}`,
   // compiling: the meaning of grouped and joined queries
-  NOT_GROUPED: (name: string) => `${name} is neither grouped nor aggregated, so a group has no one value of it`,
-  AMBIGUOUS_FIELD: (field: string, first: string, second: string) => `${q(field)} is a field of both ${q(first)} and ${q(second)}`,
-  UNQUALIFIED_FIELD: (field: string) => `which resource of the join has ${q(field)} is not known here, and the SQL must name it`,
-  JOIN_KEYS_ONE_SIDE: () => 'both keys of this pair name the same resource; a join pairs a field of each side',
-  AGGREGATE_NEEDS_NUMBER: (fn: string, field: string, type: string) => `${fn} needs a number field; ${q(field)} is ${type}`,
-  BUCKET_NEEDS_TYPE: (fn: string, field: string, type: string, wanted: string) => `${fn}() needs ${wanted} field; ${q(field)} is ${type}`,
+  NOT_GROUPED: (name: string): string => `${name} is neither grouped nor aggregated, so a group has no one value of it`,
+  AMBIGUOUS_FIELD: (field: string, first: string, second: string): string => `${q(field)} is a field of both ${q(first)} and ${q(second)}`,
+  UNQUALIFIED_FIELD: (field: string): string => `which resource of the join has ${q(field)} is not known here, and the SQL must name it`,
+  JOIN_KEYS_ONE_SIDE: (): string => 'both keys of this pair name the same resource; a join pairs a field of each side',
+  AGGREGATE_NEEDS_NUMBER: (fn: string, field: string, type: string): string => `${fn} needs a number field; ${q(field)} is ${type}`,
+  BUCKET_NEEDS_TYPE: (fn: string, field: string, type: string, wanted: string): string => `${fn}() needs ${wanted} field; ${q(field)} is ${type}`,
   // compiling
-  OR_ACROSS_FIELDS: (first: string, other: string) =>
+  OR_ACROSS_FIELDS: (first: string, other: string): string =>
     `"or" joins conditions on different fields (${q(first)} and ${q(other)}); a datastore_search request can only say "or" between values of one field`,
-  AND_INSIDE_OR: () => '"and" inside an "or" group cannot be expressed as a datastore_search request',
-  TARGET_CANNOT_EXPRESS: (construct: string, target: string) =>
+  AND_INSIDE_OR: (): string => '"and" inside an "or" group cannot be expressed as a datastore_search request',
+  TARGET_CANNOT_EXPRESS: (construct: string, target: string): string =>
     `${construct} cannot be sent to a ${target} portal in one request; plan the query to run the rest locally`,
-  EMPTY_RESOURCE: () => 'the resource id or name is empty',
+  EMPTY_RESOURCE: (): string => 'the resource id or name is empty',
   // sources: a resource written `source:resource` (docs/aggregates.md, joins across sources)
-  UNKNOWN_SOURCE: (name: string) => `no source named ${q(name)}: the name before ":" in ${q(`${name}:…`)} must name a source of this session`,
-  TOO_MANY_NAMES: (clause: string, count: number, max: number) =>
+  UNKNOWN_SOURCE: (name: string): string => `no source named ${q(name)}: the name before ":" in ${q(`${name}:…`)} must name a source of this session`,
+  TOO_MANY_NAMES: (clause: string, count: number, max: number): string =>
     `${clause} names ${count} fields, more than the ${max} a datastore_search request may name`,
-  SEARCH_READ_AS_FIELDS: () => 'a portal reads this search text as a JSON object (a search per field), not as the text',
-  NUL_IN_SQL: () => 'a NUL character cannot be written in SQL text',
-  SCAN_TOO_LARGE: (count: number, max: number) =>
+  SEARCH_READ_AS_FIELDS: (): string => 'a portal reads this search text as a JSON object (a search per field), not as the text',
+  NUL_IN_SQL: (): string => 'a NUL character cannot be written in SQL text',
+  SCAN_TOO_LARGE: (count: number, max: number): string =>
     `the part of this query the portal can answer matches ${count} records, more than the ${max} ckql reads to finish it locally`,
-  UNBOUND_PARAMETER: (name: string) => `parameter $${name} is not bound`,
-  INVALID_PARAMETER: (name: string, expected: string, found: string) =>
+  UNBOUND_PARAMETER: (name: string): string => `parameter $${name} is not bound`,
+  INVALID_PARAMETER: (name: string, expected: string, found: string): string =>
     `parameter $${name} must be ${expected}, found ${found}`,
   // checking against a source's schema (the language service; a portal would refuse these)
-  UNKNOWN_RESOURCE: (name: string) => `no resource named ${q(name)} in this source`,
-  UNKNOWN_FIELD: (field: string, resource: string) => `${q(resource)} has no field ${q(field)}`,
-  VALUE_TYPE_MISMATCH: (field: string, type: string, found: string) =>
+  UNKNOWN_RESOURCE: (name: string): string => `no resource named ${q(name)} in this source`,
+  UNKNOWN_FIELD: (field: string, resource: string): string => `${q(resource)} has no field ${q(field)}`,
+  VALUE_TYPE_MISMATCH: (field: string, type: string, found: string): string =>
     `${q(field)} is of type ${type}, and ${found} is not a ${type} value: a CKAN portal refuses it (409 Invalid query)`,
   // notes of the language service: not errors
-  RUNS_LOCALLY: (construct: string, target: string) =>
+  RUNS_LOCALLY: (construct: string, target: string): string =>
     `${construct} cannot be sent to a ${target} portal: ckql fetches the rest of the query's records and applies it locally`,
   // reading back
-  UNREADABLE_SQL: (expected: string, found: string) => `ckql cannot read this SQL back into a query: expected ${expected}, found ${found}`,
-  MISPLACED_INTERPOLATION: (position: number) =>
+  UNREADABLE_SQL: (expected: string, found: string): string => `ckql cannot read this SQL back into a query: expected ${expected}, found ${found}`,
+  MISPLACED_INTERPOLATION: (position: number): string =>
     `the value interpolated as \${…} number ${position} stands inside a string, a quoted field name or a comment, where it would not be read as a value`,
 } as const;
 
@@ -207,20 +207,20 @@ export function resourceNotFound(id: string): DatastoreError {
 
 /** Errors of loading local data, reading config files and using the CLI. */
 export const toolMessages = {
-  DATA_NOT_FOUND: (path: string) => `no such file or directory: ${path}`,
-  DATA_UNSUPPORTED: (path: string) => `${path}: not a .csv, .tsv, .json, .ndjson or .jsonl file`,
-  DATA_INVALID: (path: string, detail: string) => `${path}: ${detail}`,
-  DATA_DUPLICATE_ALIAS: (alias: string, first: string, second: string) =>
+  DATA_NOT_FOUND: (path: string): string => `no such file or directory: ${path}`,
+  DATA_UNSUPPORTED: (path: string): string => `${path}: not a .csv, .tsv, .json, .ndjson or .jsonl file`,
+  DATA_INVALID: (path: string, detail: string): string => `${path}: ${detail}`,
+  DATA_DUPLICATE_ALIAS: (alias: string, first: string, second: string): string =>
     `two files give the resource name ${q(alias)}: ${first} and ${second}`,
-  CONFIG_INVALID: (file: string, detail: string) => `${file}: ${detail}`,
-  CONFIG_INSECURE_TOKEN: (file: string) =>
+  CONFIG_INVALID: (file: string, detail: string): string => `${file}: ${detail}`,
+  CONFIG_INSECURE_TOKEN: (file: string): string =>
     `${file} holds a token in plain text and others can read it; use token_env, token_file or token_cmd, or chmod 600 the file`,
-  TOKEN_UNAVAILABLE: (where: string, detail: string) => `${where}: ${detail}`,
-  TOKEN_FILE_INSECURE: (path: string, mode: string) =>
+  TOKEN_UNAVAILABLE: (where: string, detail: string): string => `${where}: ${detail}`,
+  TOKEN_FILE_INSECURE: (path: string, mode: string): string =>
     `the token file ${path} can be read by others (mode ${mode}); a token file must be readable by its owner only`,
-  UNKNOWN_PROFILE: (name: string) => `no profile named ${q(name)}`,
-  UNKNOWN_QUERY: (name: string) => `no query named ${q(name)}`,
-  USAGE: (detail: string) => detail,
+  UNKNOWN_PROFILE: (name: string): string => `no profile named ${q(name)}`,
+  UNKNOWN_QUERY: (name: string): string => `no query named ${q(name)}`,
+  USAGE: (detail: string): string => detail,
 } as const;
 
 export type ToolErrorCode = keyof typeof toolMessages;

@@ -13,7 +13,7 @@
  * @example editDistance('qurey', 'query') // 1
  * @example editDistance('a', 'abcdef', 2) // Infinity
  */
-export function editDistance(a: string, b: string, max = Infinity): number {
+export function editDistance(a: string, b: string, max: number = Infinity): number {
   if (Math.abs(a.length - b.length) > max) return Infinity;
   let previous: number[] = [];
   let row: number[] = Array.from({ length: b.length + 1 }, (_, j) => j);

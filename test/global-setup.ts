@@ -1,6 +1,7 @@
 /**
  * Builds `dist/` once before the test files run, when it is missing or older
- * than a file in `src/` (as `npm run build` does: tsc, then the bin bundle):
+ * than a file in `src/` (as `npm run build` does, less its type check, which
+ * is `npm run typecheck`: the declarations, then the bundles):
  * the few real-process tests (exit statuses, signals, `serve`, the bin) run
  * the built bin, not `tsx`, so no test pays for transpiling the CLI at every
  * start, and the bin that ships is the one tested.
@@ -9,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { emitDeclarations } from '../scripts/emit-declarations.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -45,12 +47,7 @@ export default function setup(): void {
 }
 
 function buildBin(): void {
-  if (builtAt() > Math.max(newestModified(join(root, 'src')), statSync(join(root, 'scripts', 'bundle-bin.ts')).mtimeMs)) return;
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  try {
-    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
-  } catch {
-    // tsc still writes its output when it reports type errors; the type check itself is `npm run typecheck`.
-  }
+  if (builtAt() > Math.max(newestModified(join(root, 'src')), statSync(join(root, 'scripts', 'bundle-bin.ts')).mtimeMs, statSync(join(root, 'scripts', 'emit-declarations.ts')).mtimeMs)) return;
+  emitDeclarations();
   execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'bundle-bin.ts')], { cwd: root, stdio: 'inherit' });
 }

@@ -108,7 +108,7 @@ export async function readQueryArgument(text: string, context: CliContext): Prom
 }
 
 /** commander's parser for whole numbers in a range. */
-export function integerOption(name: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+export function integerOption(name: string, min: number, max: number = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return (value) => {
     const number = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
     if (!Number.isSafeInteger(number) || number < min || number > max) {

@@ -14,7 +14,7 @@ import { evaluate } from '../engine/memory/evaluate.js';
  * `sort`, and `include_total: false`, so a portal has nothing to sort or
  * count; it may still walk its `_id` index to skip the offset.)
  */
-export const PAST_THE_END = 2 ** 31 - 1;
+export const PAST_THE_END: number = 2 ** 31 - 1;
 
 /**
  * Whether some filter is an empty list.

@@ -226,7 +226,7 @@ export function tooLarge(origin: string, maxResponseBytes: number): DatastoreErr
  * @example
  * parseRetryAfter('120') // → 120000
  */
-export function parseRetryAfter(header: string | string[] | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(header: string | string[] | undefined, now: number = Date.now()): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined) return undefined;
   const text = value.trim();

@@ -24,8 +24,8 @@ export class Secret {
   toJSON(): string {
     return '[redacted]';
   }
-
-  [inspect.custom](): string {
-    return 'Secret([redacted])';
-  }
 }
+
+// util.inspect's hook, set beside the class: a computed method name cannot be written into a declaration file emitted
+// file by file (scripts/emit-declarations.ts).
+Object.defineProperty(Secret.prototype, inspect.custom, { value: (): string => 'Secret([redacted])' });

@@ -66,7 +66,7 @@ export interface DocumentQueries {
  * queriesOf('q.ts', 'const q = ckql`from courses where subject = ${s}`;').queries[0].text
  * // → 'from courses where subject = $__p0'
  */
-export function queriesOf(file: string, text: string, kind = documentKind(file, true)): DocumentQueries {
+export function queriesOf(file: string, text: string, kind: DocumentKind | undefined = documentKind(file, true)): DocumentQueries {
   switch (kind) {
     case 'script':
       return { queries: [{ label: basename(file), text, offsets: identity(text.length) }] };
@@ -159,7 +159,7 @@ function escapeAt(source: string, at: number): { readonly text: string; readonly
  * gives it, as itself, as an escape, or as a line break folded to a space;
  * what the source has in between (indentation, quotes) is skipped.
  */
-export function align(value: string, source: string, from: number, to = source.length): number[] {
+export function align(value: string, source: string, from: number, to: number = source.length): number[] {
   const offsets: number[] = [];
   let j = from;
   for (let i = 0; i < value.length; ) {

@@ -9,8 +9,8 @@
  * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
  */
 import {
-  CstParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type IToken, type Rule,
-  type TokenType,
+  CstParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type IToken, type ParserMethod,
+  type Rule, type TokenType,
 } from 'chevrotain';
 import {
   allTokens, And, As, Asc, Avg, BacktickField, Between, Bucket, By, Comma, Count, DateTime, Day, Desc, Distinct, Equals, Facet,
@@ -25,6 +25,8 @@ import {
  */
 export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Facet]);
 
+/** A rule of the grammar, as a method of the parser (declared so each file's declarations can be emitted alone). */
+type RuleMethod = ParserMethod<[], CstNode>;
 /** The alternatives of one `OR`, kept between calls. */
 type Alternatives = IOrAlt<unknown>[] | undefined;
 /** The item and separator of one comma-separated list, kept between calls. */
@@ -164,7 +166,7 @@ export class QueryParser extends CstParser {
   }
 
   /** `from R [as a]`, the joins, then clauses in any order, and one optional `;` (the REPL's terminator). */
-  readonly query = this.RULE('query', () => {
+  readonly query: RuleMethod = this.RULE('query', () => {
     this.CONSUME(From);
     this.SUBRULE(this.source);
     this.MANY(() => this.SUBRULE(this.joinClause));
@@ -177,7 +179,7 @@ export class QueryParser extends CstParser {
    * source may end (before a keyword, `join`, `on`, a clause, `;` or the
    * end), so `from courses wher subject = math` is still a typo of `where`.
    */
-  readonly source = this.RULE('source', () => {
+  readonly source: RuleMethod = this.RULE('source', () => {
     this.SUBRULE(this.resource);
     this.OPTION({
       GATE: () => this.LA(1).tokenType === As || this.impliedAlias(),
@@ -189,7 +191,7 @@ export class QueryParser extends CstParser {
   });
 
   /** `[left] join R [as] a on a.k = b.k and …` */
-  readonly joinClause = this.RULE('joinClause', () => {
+  readonly joinClause: RuleMethod = this.RULE('joinClause', () => {
     this.OPTION(() => this.CONSUME(Left));
     this.CONSUME(Join);
     this.SUBRULE(this.source);
@@ -202,13 +204,13 @@ export class QueryParser extends CstParser {
   });
 
   /** `e.course = c.code`: equality joins only. */
-  readonly keyPair = this.RULE('keyPair', () => {
+  readonly keyPair: RuleMethod = this.RULE('keyPair', () => {
     this.SUBRULE(this.field);
     this.CONSUME(Equals);
     this.SUBRULE2(this.field);
   });
 
-  readonly resource = this.RULE('resource', () => {
+  readonly resource: RuleMethod = this.RULE('resource', () => {
     this.OR((this.resourceAlternatives ??= [
       { ALT: () => this.CONSUME(Uuid) },
       { ALT: () => this.CONSUME(Bareword) },
@@ -217,7 +219,7 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  readonly clause = this.RULE('clause', () => {
+  readonly clause: RuleMethod = this.RULE('clause', () => {
     this.OR((this.clauseAlternatives ??= [
       { ALT: () => this.SUBRULE(this.whereClause) },
       { ALT: () => this.SUBRULE(this.searchClause) },
@@ -231,7 +233,7 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  readonly whereClause = this.RULE('whereClause', () => {
+  readonly whereClause: RuleMethod = this.RULE('whereClause', () => {
     this.CONSUME(Where);
     this.SUBRULE(this.condition);
     this.MANY(() => {
@@ -244,7 +246,7 @@ export class QueryParser extends CstParser {
   });
 
   /** `[not] (comparison | group)` */
-  readonly condition = this.RULE('condition', () => {
+  readonly condition: RuleMethod = this.RULE('condition', () => {
     this.OPTION(() => this.CONSUME(Not));
     this.OR((this.conditionAlternatives ??= [
       { ALT: () => this.SUBRULE(this.comparison) },
@@ -256,7 +258,7 @@ export class QueryParser extends CstParser {
    * A test of one field: `= != < <= > >=` and a value, `[not] in (…)`,
    * `between v and v`, `[not] like|ilike pattern`, `is [not] null`.
    */
-  readonly comparison = this.RULE('comparison', () => {
+  readonly comparison: RuleMethod = this.RULE('comparison', () => {
     this.SUBRULE(this.operand);
     this.OR((this.comparisonAlternatives ??= [
       {
@@ -303,7 +305,7 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  readonly operator = this.RULE('operator', () => {
+  readonly operator: RuleMethod = this.RULE('operator', () => {
     this.OR((this.operatorAlternatives ??= [
       { ALT: () => this.CONSUME(Equals) },
       { ALT: () => this.CONSUME(NotEquals) },
@@ -315,14 +317,14 @@ export class QueryParser extends CstParser {
   });
 
   /** `(v1, v2, …)`; `()` is the empty set. */
-  readonly valueList = this.RULE('valueList', () => {
+  readonly valueList: RuleMethod = this.RULE('valueList', () => {
     this.CONSUME(LParen);
     this.MANY_SEP((this.valueListItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.value) }));
     this.CONSUME(RParen);
   });
 
   /** `( c1 or c2 … )` or `( c1 and c2 … )`: one connective per group, checked by the visitor. */
-  readonly group = this.RULE('group', () => {
+  readonly group: RuleMethod = this.RULE('group', () => {
     this.CONSUME(LParen);
     this.SUBRULE(this.condition);
     this.MANY(() => {
@@ -336,7 +338,7 @@ export class QueryParser extends CstParser {
   });
 
   /** `search "text"` or `search title "…", code "…"`, then optionally `language german`. */
-  readonly searchClause = this.RULE('searchClause', () => {
+  readonly searchClause: RuleMethod = this.RULE('searchClause', () => {
     this.CONSUME(Search);
     this.OR((this.searchAlternatives ??= [
       { ALT: () => this.CONSUME(StringLiteral) },
@@ -353,7 +355,7 @@ export class QueryParser extends CstParser {
   });
 
   /** `title "linear"`: one field of a per-field search. */
-  readonly fieldSearch = this.RULE('fieldSearch', () => {
+  readonly fieldSearch: RuleMethod = this.RULE('fieldSearch', () => {
     this.SUBRULE(this.field);
     this.OR((this.searchTextAlternatives ??= [
       { ALT: () => this.CONSUME(StringLiteral) },
@@ -366,7 +368,7 @@ export class QueryParser extends CstParser {
    * takes only fields; the visitor says so (AGGREGATE_IN_WHERE), and a
    * bucket is refused the same way.
    */
-  readonly operand = this.RULE('operand', () => {
+  readonly operand: RuleMethod = this.RULE('operand', () => {
     this.OR((this.operandAlternatives ??= [
       { ALT: () => this.SUBRULE(this.aggregate) },
       { ALT: () => this.SUBRULE(this.bucket) },
@@ -374,14 +376,14 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  readonly selectClause = this.RULE('selectClause', () => {
+  readonly selectClause: RuleMethod = this.RULE('selectClause', () => {
     this.CONSUME(Select);
     this.OPTION(() => this.CONSUME(Distinct));
     this.AT_LEAST_ONE_SEP((this.selectItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.selectItem) }));
   });
 
   /** `subject`, `count(*) as n`, `month(start_date) as month` */
-  readonly selectItem = this.RULE('selectItem', () => {
+  readonly selectItem: RuleMethod = this.RULE('selectItem', () => {
     this.OR((this.itemAlternatives ??= [
       { ALT: () => this.SUBRULE(this.aggregate) },
       { ALT: () => this.SUBRULE(this.bucket) },
@@ -394,7 +396,7 @@ export class QueryParser extends CstParser {
   });
 
   /** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
-  readonly aggregate = this.RULE('aggregate', () => {
+  readonly aggregate: RuleMethod = this.RULE('aggregate', () => {
     this.OR((this.aggregateAlternatives ??= [
       {
         ALT: () => {
@@ -429,7 +431,7 @@ export class QueryParser extends CstParser {
   });
 
   /** `year|month|week|day(f)`, `bucket(f, width)` */
-  readonly bucket = this.RULE('bucket', () => {
+  readonly bucket: RuleMethod = this.RULE('bucket', () => {
     this.OR((this.bucketAlternatives ??= [
       {
         ALT: () => {
@@ -453,7 +455,7 @@ export class QueryParser extends CstParser {
   });
 
   /** A period of the calendar: the date buckets' names, and a facet's `by`. */
-  readonly unit = this.RULE('unit', () => {
+  readonly unit: RuleMethod = this.RULE('unit', () => {
     this.OR((this.unitAlternatives ??= [
       { ALT: () => this.CONSUME(Year) },
       { ALT: () => this.CONSUME(Month) },
@@ -463,7 +465,7 @@ export class QueryParser extends CstParser {
   });
 
   /** An `as` name: a bareword or a backtick-quoted name. */
-  readonly name = this.RULE('name', () => {
+  readonly name: RuleMethod = this.RULE('name', () => {
     this.OR((this.nameAlternatives ??= [
       { ALT: () => this.CONSUME(Bareword) },
       { ALT: () => this.CONSUME(BacktickField) },
@@ -471,13 +473,13 @@ export class QueryParser extends CstParser {
   });
 
   /** `group by subject, month(start_date)`; a name may be a select item's `as` name. */
-  readonly groupClause = this.RULE('groupClause', () => {
+  readonly groupClause: RuleMethod = this.RULE('groupClause', () => {
     this.CONSUME(Group);
     this.CONSUME(By);
     this.AT_LEAST_ONE_SEP((this.groupItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.groupKey) }));
   });
 
-  readonly groupKey = this.RULE('groupKey', () => {
+  readonly groupKey: RuleMethod = this.RULE('groupKey', () => {
     this.OR((this.groupKeyAlternatives ??= [
       { ALT: () => this.SUBRULE(this.bucket) },
       { ALT: () => this.SUBRULE(this.field) },
@@ -485,7 +487,7 @@ export class QueryParser extends CstParser {
   });
 
   /** `having n > 3 and avg(credits) >= 5`: where's conditions, over names and aggregates. */
-  readonly havingClause = this.RULE('havingClause', () => {
+  readonly havingClause: RuleMethod = this.RULE('havingClause', () => {
     this.CONSUME(Having);
     this.SUBRULE(this.condition);
     this.MANY(() => {
@@ -498,12 +500,12 @@ export class QueryParser extends CstParser {
   });
 
   /** `facet subject top 20, start_date by month` */
-  readonly facetClause = this.RULE('facetClause', () => {
+  readonly facetClause: RuleMethod = this.RULE('facetClause', () => {
     this.CONSUME(Facet);
     this.AT_LEAST_ONE_SEP((this.facetItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.facetItem) }));
   });
 
-  readonly facetItem = this.RULE('facetItem', () => {
+  readonly facetItem: RuleMethod = this.RULE('facetItem', () => {
     this.SUBRULE(this.field);
     this.OPTION(() => {
       this.CONSUME(By);
@@ -518,13 +520,13 @@ export class QueryParser extends CstParser {
     });
   });
 
-  readonly orderClause = this.RULE('orderClause', () => {
+  readonly orderClause: RuleMethod = this.RULE('orderClause', () => {
     this.CONSUME(Order);
     this.CONSUME(By);
     this.AT_LEAST_ONE_SEP((this.orderItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.sortKey) }));
   });
 
-  readonly sortKey = this.RULE('sortKey', () => {
+  readonly sortKey: RuleMethod = this.RULE('sortKey', () => {
     this.OR3((this.sortOperandAlternatives ??= [
       { ALT: () => this.SUBRULE(this.aggregate) },
       { ALT: () => this.SUBRULE(this.field) },
@@ -544,7 +546,7 @@ export class QueryParser extends CstParser {
     });
   });
 
-  readonly limitClause = this.RULE('limitClause', () => {
+  readonly limitClause: RuleMethod = this.RULE('limitClause', () => {
     this.CONSUME(Limit);
     this.OR((this.limitAlternatives ??= [
       { ALT: () => this.CONSUME(NumberLiteral) },
@@ -552,7 +554,7 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  readonly offsetClause = this.RULE('offsetClause', () => {
+  readonly offsetClause: RuleMethod = this.RULE('offsetClause', () => {
     this.CONSUME(Offset);
     this.OR((this.offsetAlternatives ??= [
       { ALT: () => this.CONSUME(NumberLiteral) },
@@ -565,7 +567,7 @@ export class QueryParser extends CstParser {
    * `Uuid` token, so it is a field too. `` c.`school year` `` is a qualified
    * backtick name (a qualified bareword, `c.subject`, is one `Bareword`).
    */
-  readonly field = this.RULE('field', () => {
+  readonly field: RuleMethod = this.RULE('field', () => {
     this.OR((this.fieldAlternatives ??= [
       { ALT: () => this.CONSUME(Bareword) },
       {
@@ -578,7 +580,7 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  readonly value = this.RULE('value', () => {
+  readonly value: RuleMethod = this.RULE('value', () => {
     this.OR((this.valueAlternatives ??= [
       { ALT: () => this.CONSUME(StringLiteral) },
       { ALT: () => this.CONSUME(NumberLiteral) },

@@ -213,7 +213,7 @@ function matcherFor(pattern: string, exec: CustomPatternMatcherFunc): ICustomPat
 // Token types
 
 /** Skipped: white space, including newlines, is free between tokens. */
-export const WhiteSpace = createToken({
+export const WhiteSpace: TokenType = createToken({
   name: 'WhiteSpace',
   pattern: /[ \t\r\n\f\v\u00a0\ufeff]+/,
   group: Lexer.SKIPPED,
@@ -221,14 +221,14 @@ export const WhiteSpace = createToken({
 });
 
 /** Skipped: `--` to the end of the line. Before `Number`, which may also start with `-`. */
-export const Comment = createToken({ name: 'Comment', pattern: /--[^\r\n]*/, group: Lexer.SKIPPED });
+export const Comment: TokenType = createToken({ name: 'Comment', pattern: /--[^\r\n]*/, group: Lexer.SKIPPED });
 
 /**
  * The token every bareword-like token falls back to through `longer_alt`,
  * defined first so the others can name it; it is placed in `allTokens` after
  * the keywords and the UUID.
  */
-export const Bareword = createToken({
+export const Bareword: TokenType = createToken({
   name: 'Bareword',
   label: 'name',
   pattern: { exec: (text, offset) => match(text, offset, scanBareword(text, offset)) },
@@ -245,7 +245,7 @@ export const Bareword = createToken({
  * that starts with a hex digit (a third of all tokens), so a scanner that
  * gives up at the first wrong character replaces the regular expression.
  */
-export const Uuid = createToken({
+export const Uuid: TokenType = createToken({
   name: 'Uuid',
   label: 'uuid',
   pattern: matcherFor(
@@ -258,7 +258,7 @@ export const Uuid = createToken({
 });
 
 /** The category of every keyword: errors use it to say "quote it". */
-export const Keyword = createToken({ name: 'Keyword', pattern: Lexer.NA });
+export const Keyword: TokenType = createToken({ name: 'Keyword', pattern: Lexer.NA });
 
 /**
  * A keyword's token type. Keywords are not lexed on their own: every word is
@@ -276,29 +276,29 @@ function keyword(word: string, category: TokenType = Keyword): TokenType {
   });
 }
 
-export const From = keyword('from');
-export const Where = keyword('where');
-export const And = keyword('and');
+export const From: TokenType = keyword('from');
+export const Where: TokenType = keyword('where');
+export const And: TokenType = keyword('and');
 /** Listed before `Or`; keywords match whole words only, so `order` never reads as `or` + `der` either way. */
-export const Order = keyword('order');
-export const Or = keyword('or');
-export const In = keyword('in');
-export const Search = keyword('search');
-export const Select = keyword('select');
-export const By = keyword('by');
-export const Asc = keyword('asc');
-export const Desc = keyword('desc');
-export const Limit = keyword('limit');
-export const Offset = keyword('offset');
-export const True = keyword('true');
-export const False = keyword('false');
-export const Null = keyword('null');
-export const Not = keyword('not');
-export const Is = keyword('is');
-export const Between = keyword('between');
-export const Like = keyword('like');
-export const Ilike = keyword('ilike');
-export const Distinct = keyword('distinct');
+export const Order: TokenType = keyword('order');
+export const Or: TokenType = keyword('or');
+export const In: TokenType = keyword('in');
+export const Search: TokenType = keyword('search');
+export const Select: TokenType = keyword('select');
+export const By: TokenType = keyword('by');
+export const Asc: TokenType = keyword('asc');
+export const Desc: TokenType = keyword('desc');
+export const Limit: TokenType = keyword('limit');
+export const Offset: TokenType = keyword('offset');
+export const True: TokenType = keyword('true');
+export const False: TokenType = keyword('false');
+export const Null: TokenType = keyword('null');
+export const Not: TokenType = keyword('not');
+export const Is: TokenType = keyword('is');
+export const Between: TokenType = keyword('between');
+export const Like: TokenType = keyword('like');
+export const Ilike: TokenType = keyword('ilike');
+export const Distinct: TokenType = keyword('distinct');
 
 /**
  * Soft keywords: words with a meaning in one place only (`nulls first`,
@@ -311,34 +311,34 @@ function softKeyword(word: string): TokenType {
   return keyword(word, Bareword);
 }
 
-export const Nulls = softKeyword('nulls');
-export const First = softKeyword('first');
-export const Last = softKeyword('last');
-export const Language = softKeyword('language');
+export const Nulls: TokenType = softKeyword('nulls');
+export const First: TokenType = softKeyword('first');
+export const Last: TokenType = softKeyword('last');
+export const Language: TokenType = softKeyword('language');
 
 // Counting, grouping, facets and joins (docs/aggregates.md). Each is a word
 // of the grammar in one place only, and a name everywhere else: `count` is
 // a function only before `(`, `group` a clause only before `by`, `as` only
 // before a name, `top` only after a facet's field; a field may be called
 // any of them.
-export const As = softKeyword('as');
-export const Join = softKeyword('join');
-export const Left = softKeyword('left');
-export const On = softKeyword('on');
-export const Group = softKeyword('group');
-export const Having = softKeyword('having');
-export const Facet = softKeyword('facet');
-export const Top = softKeyword('top');
-export const Count = softKeyword('count');
-export const Sum = softKeyword('sum');
-export const Avg = softKeyword('avg');
-export const Min = softKeyword('min');
-export const Max = softKeyword('max');
-export const Year = softKeyword('year');
-export const Month = softKeyword('month');
-export const Week = softKeyword('week');
-export const Day = softKeyword('day');
-export const Bucket = softKeyword('bucket');
+export const As: TokenType = softKeyword('as');
+export const Join: TokenType = softKeyword('join');
+export const Left: TokenType = softKeyword('left');
+export const On: TokenType = softKeyword('on');
+export const Group: TokenType = softKeyword('group');
+export const Having: TokenType = softKeyword('having');
+export const Facet: TokenType = softKeyword('facet');
+export const Top: TokenType = softKeyword('top');
+export const Count: TokenType = softKeyword('count');
+export const Sum: TokenType = softKeyword('sum');
+export const Avg: TokenType = softKeyword('avg');
+export const Min: TokenType = softKeyword('min');
+export const Max: TokenType = softKeyword('max');
+export const Year: TokenType = softKeyword('year');
+export const Month: TokenType = softKeyword('month');
+export const Week: TokenType = softKeyword('week');
+export const Day: TokenType = softKeyword('day');
+export const Bucket: TokenType = softKeyword('bucket');
 
 /**
  * `` c.`school year` ``: the alias of a joined resource and its dot, right
@@ -346,7 +346,7 @@ export const Bucket = softKeyword('bucket');
  * qualified by `to-ast.ts` when `c` is declared). Before `Bareword`, which
  * would read the same `c.` and stop there.
  */
-export const Qualifier = createToken({
+export const Qualifier: TokenType = createToken({
   name: 'Qualifier',
   label: 'alias.',
   pattern: matcherFor('[A-Za-z_][A-Za-z0-9_.:-]*\\.(?=`)', (text, offset) => {
@@ -363,7 +363,7 @@ export const Qualifier = createToken({
  * would read `2025` and then stop at `-09`. `Uuid` comes first, and neither
  * reads what the other does (a UUID has eight characters before its `-`).
  */
-export const DateTime = createToken({
+export const DateTime: TokenType = createToken({
   name: 'DateTime',
   label: 'date',
   pattern: matcherFor(
@@ -375,14 +375,14 @@ export const DateTime = createToken({
 });
 
 /** JSON numbers: `-3`, `2.5`, `1e3`. After `Uuid` (see there), `DateTime` and `Comment` (`--`). */
-export const NumberLiteral = createToken({
+export const NumberLiteral: TokenType = createToken({
   name: 'Number',
   label: 'number',
   pattern: /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/,
 });
 
 /** A closed string whose escapes are all known. */
-export const StringLiteral = createToken({
+export const StringLiteral: TokenType = createToken({
   name: 'String',
   label: 'string',
   pattern: {
@@ -401,7 +401,7 @@ export const StringLiteral = createToken({
  * the precise problem (INVALID_ESCAPE at the escape, UNTERMINATED_STRING at the
  * quote) instead of "unexpected character".
  */
-export const BadEscapeString = createToken({
+export const BadEscapeString: TokenType = createToken({
   name: 'BadEscapeString',
   pattern: {
     exec: (text, offset) => {
@@ -414,7 +414,7 @@ export const BadEscapeString = createToken({
   group: 'broken',
 });
 
-export const UnterminatedString = createToken({
+export const UnterminatedString: TokenType = createToken({
   name: 'UnterminatedString',
   pattern: { exec: (text, offset) => match(text, offset, scanQuoted(text, offset).end) },
   start_chars_hint: ['"', "'"],
@@ -423,7 +423,7 @@ export const UnterminatedString = createToken({
 });
 
 /** `` `school year` ``: a field name that is not a bareword. May span lines (no escapes exist here). */
-export const BacktickField = createToken({
+export const BacktickField: TokenType = createToken({
   name: 'BacktickField',
   label: '`field name`',
   pattern: {
@@ -436,7 +436,7 @@ export const BacktickField = createToken({
   line_breaks: true,
 });
 
-export const UnterminatedField = createToken({
+export const UnterminatedField: TokenType = createToken({
   name: 'UnterminatedField',
   pattern: { exec: (text, offset) => match(text, offset, scanBacktick(text, offset).end) },
   start_chars_hint: ['`'],
@@ -445,23 +445,23 @@ export const UnterminatedField = createToken({
 });
 
 /** `$subject`: bound by name before compiling. */
-export const Parameter = createToken({ name: 'Parameter', label: '$parameter', pattern: /\$[A-Za-z_][A-Za-z0-9_]*/ });
+export const Parameter: TokenType = createToken({ name: 'Parameter', label: '$parameter', pattern: /\$[A-Za-z_][A-Za-z0-9_]*/ });
 
-export const Equals = createToken({ name: 'Equals', label: '=', pattern: '=' });
+export const Equals: TokenType = createToken({ name: 'Equals', label: '=', pattern: '=' });
 /** `!=` and its SQL spelling `<>`: one token, one meaning. Before `Less` (`<>` starts with `<`). */
-export const NotEquals = createToken({ name: 'NotEquals', label: '!=', pattern: /!=|<>/ });
+export const NotEquals: TokenType = createToken({ name: 'NotEquals', label: '!=', pattern: /!=|<>/ });
 /** The two-character operators come before the one-character ones they start with. */
-export const LessEquals = createToken({ name: 'LessEquals', label: '<=', pattern: '<=' });
-export const Less = createToken({ name: 'Less', label: '<', pattern: '<' });
-export const GreaterEquals = createToken({ name: 'GreaterEquals', label: '>=', pattern: '>=' });
-export const Greater = createToken({ name: 'Greater', label: '>', pattern: '>' });
-export const LParen = createToken({ name: 'LParen', label: '(', pattern: '(' });
-export const RParen = createToken({ name: 'RParen', label: ')', pattern: ')' });
-export const Comma = createToken({ name: 'Comma', label: ',', pattern: ',' });
+export const LessEquals: TokenType = createToken({ name: 'LessEquals', label: '<=', pattern: '<=' });
+export const Less: TokenType = createToken({ name: 'Less', label: '<', pattern: '<' });
+export const GreaterEquals: TokenType = createToken({ name: 'GreaterEquals', label: '>=', pattern: '>=' });
+export const Greater: TokenType = createToken({ name: 'Greater', label: '>', pattern: '>' });
+export const LParen: TokenType = createToken({ name: 'LParen', label: '(', pattern: '(' });
+export const RParen: TokenType = createToken({ name: 'RParen', label: ')', pattern: ')' });
+export const Comma: TokenType = createToken({ name: 'Comma', label: ',', pattern: ',' });
 /** `count(*)`: every record. */
-export const Star = createToken({ name: 'Star', label: '*', pattern: '*' });
+export const Star: TokenType = createToken({ name: 'Star', label: '*', pattern: '*' });
 /** The REPL ends a statement with `;`; the parser accepts one at the very end. */
-export const Semicolon = createToken({ name: 'Semicolon', label: ';', pattern: ';' });
+export const Semicolon: TokenType = createToken({ name: 'Semicolon', label: ';', pattern: ';' });
 
 /** Every keyword, for hints (`did you mean`) and content assist. */
 export const keywordTokens: readonly TokenType[] = [

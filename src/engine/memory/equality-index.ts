@@ -97,7 +97,7 @@ export function countRows(index: EqualityIndex, wanted: readonly (string | null)
  * lookupRows(index, ['math', 'arts'])      // Int32Array [0, 2, 7, …]
  * lookupRows(index, ['math', 'arts'], 100) // the first 100 of those
  */
-export function lookupRows(index: EqualityIndex, wanted: readonly (string | null)[], max = Infinity): Int32Array {
+export function lookupRows(index: EqualityIndex, wanted: readonly (string | null)[], max: number = Infinity): Int32Array {
   let lists: Int32Array[] = [];
   for (const v of wanted) {
     const rows = index.get(v);

@@ -575,7 +575,7 @@ const FACTORIES_MAX = 256;
  * const { keys, page } = answerWork(view, work);
  * buildRecords(view, keys, page, 0, 1000) // the first batch
  */
-export function buildRecords(view: TableView, keys: readonly string[], page: Page, from = 0, to = page.length): Row[] {
+export function buildRecords(view: TableView, keys: readonly string[], page: Page, from = 0, to: number = page.length): Row[] {
   const cacheKey = JSON.stringify(keys);
   let make = factories.get(cacheKey);
   if (make === undefined) {

@@ -163,7 +163,7 @@ type Order = 'gt' | 'gte' | 'lt' | 'lte';
  * @example
  * compareTest({ id: 'on', type: 'date' }, 'gte', '2020-01-01')('2020-01-01T00:00:00') // true
  */
-export function compareTest(field: FieldInfo, op: Order, value: JsonValue, refuse = refuseComparison): ValueTest {
+export function compareTest(field: FieldInfo, op: Order, value: JsonValue, refuse: (field: FieldInfo, value: JsonValue, ordered: boolean) => Error = refuseComparison): ValueTest {
   if (value === null) return () => false;
   const reading = typeReading(field.type);
   const bound = reading === undefined || typeof value === 'object' ? undefined : reading.read(value);

@@ -58,14 +58,14 @@ export const DATASTORE_SETUP_SQL = [
  * second). A database set up otherwise (CKAN's) lacks it and is set up again,
  * as before: every statement is idempotent.
  */
-export const DATASTORE_SETUP_MARK = `ckql datastore set-up ${createHash('sha1').update(DATASTORE_SETUP_SQL.join('\n'), 'utf8').digest('hex').slice(0, 12)}`;
+export const DATASTORE_SETUP_MARK: string = `ckql datastore set-up ${createHash('sha1').update(DATASTORE_SETUP_SQL.join('\n'), 'utf8').digest('hex').slice(0, 12)}`;
 
 /** Whether the database holds this version's set-up (`DATASTORE_SETUP_MARK`). */
-export const DATASTORE_SETUP_CHECK_SQL =
+export const DATASTORE_SETUP_CHECK_SQL: string =
   `SELECT obj_description(to_regprocedure('populate_full_text_trigger()'), 'pg_proc') = '${DATASTORE_SETUP_MARK}' AND to_regclass('"_table_metadata"') IS NOT NULL AND to_regtype('"nested"') IS NOT NULL AS ready`;
 
 /** The set-up's last statement: the mark. */
-export const DATASTORE_SETUP_MARK_SQL = `COMMENT ON FUNCTION populate_full_text_trigger() IS '${DATASTORE_SETUP_MARK}'`;
+export const DATASTORE_SETUP_MARK_SQL: string = `COMMENT ON FUNCTION populate_full_text_trigger() IS '${DATASTORE_SETUP_MARK}'`;
 
 /** ckql's own note on a table (its comment): not CKAN's, which keeps this in its main database. */
 export interface TableNote {

@@ -5,15 +5,14 @@
  * that cross 2^53, odd field names, and the closures that run where code
  * generation is disabled, which must answer as the generated fold does.
  */
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Aggregate, AggregateFunction } from '../../../src/ast.js';
 import type { JsonValue, Row } from '../../../src/datastore/types.js';
 import { makeAggregator } from '../../../src/engine/memory/aggregate.js';
 import { fieldRead } from '../../../src/engine/memory/row-shape.js';
 import { cases } from '../../helpers/aggregate-fixtures.js';
+import { repoRoot as root, runNodeProgram } from '../../helpers/node-program.js';
 
 const span = { start: 0, end: 0 };
 function agg(fn: AggregateFunction, field?: string, distinct?: true): Aggregate {
@@ -108,7 +107,6 @@ describe('the generated fold', () => {
 
 describe('without code generation', () => {
   it('the closures answer as the generated fold does (node --disallow-code-generation-from-strings)', () => {
-    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
     const program = (modules: { aggregate: string; rowShape: string }): string => `import { makeAggregator } from ${JSON.stringify(modules.aggregate)};
 import { fieldRead } from ${JSON.stringify(modules.rowShape)};
 const span = { start: 0, end: 0 };
@@ -128,7 +126,7 @@ aggregator.addAll(rows);
 aggregator.addAll([{ k: 'b', j: 1, n: 5 }]);
 console.log(JSON.stringify(aggregator.groups().sort((a, b) => JSON.stringify([a.k0, a.k1]).localeCompare(JSON.stringify([b.k0, b.k1])))));`;
     const source = program({ aggregate: path.join(root, 'src/engine/memory/aggregate.ts'), rowShape: path.join(root, 'src/engine/memory/row-shape.ts') });
-    const run = (flags: string[]): unknown => JSON.parse(execFileSync(process.execPath, [...flags, '--import', 'tsx', '--input-type=module', '-e', source], { cwd: root, encoding: 'utf8' }));
+    const run = (flags: string[]): unknown => JSON.parse(runNodeProgram(source, flags));
     const closures = run(['--disallow-code-generation-from-strings']);
     expect(closures).toEqual(run([]));
     expect(closures).toEqual([
@@ -148,7 +146,6 @@ describe('the memory engine without code generation', () => {
     'from enrolments e left join courses c on e.course = c.code select e._id, e.student, c._id, c.code, c.credits, bucket(c.level, 2) as band',
   ];
   it('answers every shared aggregate and join case as with it (node --disallow-code-generation-from-strings)', () => {
-    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
     const source = `import { memoryEngine } from ${JSON.stringify(path.join(root, 'src/engine/memory/engine.ts'))};
 import { parse } from ${JSON.stringify(path.join(root, 'src/syntax/parse.ts'))};
 import { tables } from ${JSON.stringify(path.join(root, 'test/helpers/aggregate-fixtures.ts'))};
@@ -161,8 +158,7 @@ for (const text of ${JSON.stringify(queries)}) {
   out.push({ text, rows, facets: stream.facets ?? null });
 }
 console.log(JSON.stringify(out));`;
-    const run = (flags: string[]): { text: string; rows: Row[] }[] =>
-      JSON.parse(execFileSync(process.execPath, [...flags, '--import', 'tsx', '--input-type=module', '-e', source], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
+    const run = (flags: string[]): { text: string; rows: Row[] }[] => JSON.parse(runNodeProgram(source, flags));
     const closures = run(['--disallow-code-generation-from-strings']);
     const generated = run([]);
     expect(closures.length).toBe(queries.length);

@@ -4,16 +4,13 @@
  * null, and/or; the generated scan and the closures (without code
  * generation) give the same rows.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import type { FilterNode } from '../../../src/datastore/filters.js';
 import type { FieldInfo, JsonValue, Row } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
 import { compareTest, conditionOf, equalsTest, scanFor } from '../../../src/engine/memory/predicate.js';
+import { repoRoot, runNodeProgram } from '../../helpers/node-program.js';
 
 const fields: FieldInfo[] = [
   { id: '_id', type: 'int' },
@@ -146,26 +143,18 @@ describe('and / or', () => {
 
 describe('without code generation', () => {
   test('the closures answer as the generated code does (node --disallow-code-generation-from-strings)', () => {
-    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-    const dir = mkdtempSync(path.join(tmpdir(), 'ckql-predicate-'));
-    try {
-      const file = path.join(dir, 'run.ts');
-      const predicate = path.join(root, 'src/engine/memory/predicate.ts');
-      writeFileSync(
-        file,
-        `import { conditionOf, scanFor } from ${JSON.stringify(predicate)};
+    const predicate = path.join(repoRoot, 'src/engine/memory/predicate.ts');
+    const out = runNodeProgram(
+      `import { conditionOf, scanFor } from ${JSON.stringify(predicate)};
 const fields = new Map([['_id', { id: '_id', type: 'int' }], ['a', { id: 'a', type: 'int' }], ['constructor', { id: 'constructor', type: 'text' }]]);
 const rows = [{ a: 1 }, { a: '2', constructor: 'x' }, { _id: 9, a: null }];
 const tree = { op: 'or', of: [{ op: 'gte', field: 'a', value: 2 }, { op: 'eq', field: 'constructor', value: null }, { op: 'eq', field: '_id', value: 9 }] };
 console.log(JSON.stringify([...scanFor(conditionOf(tree, fields))(rows, null).rows]));`,
-      );
-      const out = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '--import', 'tsx', file], { cwd: root, encoding: 'utf8' });
-      expect(JSON.parse(out)).toEqual([0, 1, 2]);
-      const fields2 = new Map<string, FieldInfo>([['_id', { id: '_id', type: 'int' }], ['a', { id: 'a', type: 'int' }], ['constructor', { id: 'constructor', type: 'text' }]]);
-      const tree: FilterNode = { op: 'or', of: [{ op: 'gte', field: 'a', value: 2 }, { op: 'eq', field: 'constructor', value: null }, { op: 'eq', field: '_id', value: 9 }] };
-      expect([...scanFor(conditionOf(tree, fields2))([{ a: 1 }, { a: '2', constructor: 'x' }, { _id: 9, a: null }], null).rows]).toEqual([0, 1, 2]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+      ['--disallow-code-generation-from-strings'],
+    );
+    expect(JSON.parse(out)).toEqual([0, 1, 2]);
+    const fields2 = new Map<string, FieldInfo>([['_id', { id: '_id', type: 'int' }], ['a', { id: 'a', type: 'int' }], ['constructor', { id: 'constructor', type: 'text' }]]);
+    const tree: FilterNode = { op: 'or', of: [{ op: 'gte', field: 'a', value: 2 }, { op: 'eq', field: 'constructor', value: null }, { op: 'eq', field: '_id', value: 9 }] };
+    expect([...scanFor(conditionOf(tree, fields2))([{ a: 1 }, { a: '2', constructor: 'x' }, { _id: 9, a: null }], null).rows]).toEqual([0, 1, 2]);
   });
 });

@@ -3,6 +3,7 @@
  * `.resources`, `.queries`) with an optional note under it.
  */
 import { Box, Text } from 'ink';
+import type { ReactElement } from 'react';
 import type { Cell, Layout } from '../layout.js';
 import { paintFor } from '../paint.js';
 import { ResultTable } from './ResultTable.js';
@@ -14,7 +15,7 @@ export interface InfoTableProps {
   readonly color: boolean;
 }
 
-export function InfoTable({ layout, rows, note, color }: InfoTableProps) {
+export function InfoTable({ layout, rows, note, color }: InfoTableProps): ReactElement {
   return (
     <Box flexDirection="column">
       <ResultTable columns={layout.columns} rows={rows} color={color} />

@@ -3,6 +3,7 @@
  * the rows are too wide for the terminal even with every column cut.
  */
 import { Box, Text } from 'ink';
+import type { ReactElement } from 'react';
 import { fit, truncate, type Cell } from '../layout.js';
 import type { FieldInfo } from '../../../datastore/types.js';
 import { paintFor } from '../paint.js';
@@ -17,7 +18,7 @@ export interface RecordListProps {
   readonly color: boolean;
 }
 
-export function RecordList({ fields, rows, firstNumber, labelWidth, valueWidth, color }: RecordListProps) {
+export function RecordList({ fields, rows, firstNumber, labelWidth, valueWidth, color }: RecordListProps): ReactElement {
   const paint = paintFor(color);
   const ruleWidth = labelWidth + 3 + valueWidth;
   const gap = paint.dim(' │ ');

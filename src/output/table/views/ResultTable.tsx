@@ -4,6 +4,7 @@
  * `<Text>` (see `paint.ts` for why).
  */
 import { Box, Text } from 'ink';
+import type { ReactElement } from 'react';
 import { fit, truncate, type Cell, type Column } from '../layout.js';
 import { paintFor } from '../paint.js';
 
@@ -13,7 +14,7 @@ export interface ResultTableProps {
   readonly color: boolean;
 }
 
-export function ResultTable({ columns, rows, color }: ResultTableProps) {
+export function ResultTable({ columns, rows, color }: ResultTableProps): ReactElement {
   const paint = paintFor(color);
   const gap = paint.dim(' │ ');
   const header = ' ' + columns.map((column) => paint.bold(fit(column.id, column.width, 'left'))).join(gap);

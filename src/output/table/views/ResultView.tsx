@@ -3,6 +3,7 @@
  * time; a line for rows left out by `maxRows`; and the footer.
  */
 import { Box, Text } from 'ink';
+import type { ReactElement } from 'react';
 import type { Cell, Layout } from '../layout.js';
 import type { FieldInfo } from '../../../datastore/types.js';
 import { paintFor } from '../paint.js';
@@ -20,7 +21,7 @@ export interface ResultViewProps {
   readonly color: boolean;
 }
 
-export function ResultView({ fields, rows, layout, hidden, firstNumber, footer, color }: ResultViewProps) {
+export function ResultView({ fields, rows, layout, hidden, firstNumber, footer, color }: ResultViewProps): ReactElement {
   const paint = paintFor(color);
   return (
     <Box flexDirection="column">
