@@ -3,16 +3,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readFragment, shareFragment } from '../../web/src/share.js';
 import type { ShareState } from '../../web/src/share.js';
+import { anyCodePoint } from '../helpers/arbitraries.js';
 
-const text = fc.string({ unit: 'binary', maxLength: 40 });
+const text = fc.string({ unit: anyCodePoint, maxLength: 40 });
 const state: fc.Arbitrary<ShareState> = fc.record(
   {
-    query: fc.string({ unit: 'binary', maxLength: 200 }),
+    query: fc.string({ unit: anyCodePoint, maxLength: 200 }),
     source: text,
     target: fc.constantFrom('auto', 'ckan-2.11', 'ckan-2.12', 'sql'),
     pageSize: fc.integer({ min: 1, max: 1000 }),
     page: fc.integer({ min: 1, max: 100_000 }),
-    params: fc.dictionary(fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }), text, { maxKeys: 5 }),
+    params: fc.dictionary(fc.string({ unit: anyCodePoint, minLength: 1, maxLength: 12 }), text, { maxKeys: 5 }),
   },
   { requiredKeys: ['query', 'params'] },
 );
