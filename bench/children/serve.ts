@@ -14,6 +14,11 @@
  *                                of the same response object, per request
  *                                (used by bench/profile/server-floors.ts)
  *
+ *   serve.ts floor-spin <body-file> <headers-json> <µs>
+ *                                the floor after a busy wait of that many µs per
+ *                                request: what a server doing that much work
+ *                                reaches (used by bench/profile/server-cpu.ts)
+ *
  * A table is a resource file, loaded with `loadResources` as `ckql serve`
  * does (alias: the file name without extension).
  * Prints `READY <url>` once listening; exits on SIGTERM.
@@ -44,7 +49,7 @@ async function serveDb(url: string): Promise<void> {
   process.stdout.write(`READY ${server.url}\n`);
 }
 
-function serveFloor(bodyFile: string, headersJson: string, withJson: boolean): void {
+function serveFloor(bodyFile: string, headersJson: string, withJson: boolean, spinMicros = 0): void {
   const body = readFileSync(bodyFile);
   const headers = { ...(JSON.parse(headersJson) as Record<string, string>), 'content-length': String(body.length) };
   const answer: unknown = JSON.parse(body.toString('utf8'));
@@ -53,6 +58,7 @@ function serveFloor(bodyFile: string, headersJson: string, withJson: boolean): v
     if (!withJson) {
       req.on('data', () => {});
       req.on('end', () => {
+        if (spinMicros > 0) for (const until = performance.now() + spinMicros / 1000; performance.now() < until; );
         res.writeHead(200, headers);
         res.end(body);
       });
@@ -77,4 +83,5 @@ function serveFloor(bodyFile: string, headersJson: string, withJson: boolean): v
 if (kind === 'ckql') await serveCkql(rest);
 else if (kind === 'db') await serveDb(rest[0] as string);
 else if (kind === 'floor' || kind === 'floor-json') serveFloor(rest[0] as string, rest[1] as string, kind === 'floor-json');
+else if (kind === 'floor-spin') serveFloor(rest[0] as string, rest[1] as string, false, Number(rest[2]));
 else throw new Error(`serve.ts: first argument must be ckql, db or floor, got ${kind}`);

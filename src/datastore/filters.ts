@@ -84,6 +84,18 @@ export function parseFilters(filters: unknown, options: ParseFiltersOptions): Fi
 // ---------------------------------------------------------------------------
 // CKAN 2.11
 
+/** Each field list's types by id, made once per list: a table's fields do not change (`Table` is read-only). */
+const typesByFields = new WeakMap<readonly FieldInfo[], ReadonlyMap<string, string>>();
+
+function typesOf(fields: readonly FieldInfo[]): ReadonlyMap<string, string> {
+  let types = typesByFields.get(fields);
+  if (types === undefined) {
+    types = new Map(fields.map((f) => [f.id, f.type]));
+    typesByFields.set(fields, types);
+  }
+  return types;
+}
+
 function parse211(filters: unknown, fields: readonly FieldInfo[] | undefined): FilterNode | undefined {
   if (isFalsy(filters)) return undefined;
   if (typeof filters !== 'object' || filters === null || Array.isArray(filters)) {
@@ -91,7 +103,7 @@ function parse211(filters: unknown, fields: readonly FieldInfo[] | undefined): F
     throw validationError('filters', 'Filters must be defined as a dict');
   }
   const dict = filters as Readonly<Record<string, JsonValue>>;
-  const types = fields === undefined ? undefined : new Map(fields.map((f) => [f.id, f.type]));
+  const types = fields === undefined ? undefined : typesOf(fields);
   const of: FilterNode[] = [];
   for (const field of Object.keys(dict)) {
     const type = types?.get(field);
@@ -281,7 +293,7 @@ function parse212(filters: unknown, fields: readonly FieldInfo[] | undefined): F
     if (Array.isArray(filters)) throw validationError('filters', 'Filters must hold at least one filter operation');
     return undefined;
   }
-  const types = fields === undefined ? undefined : new Map(fields.map((f) => [f.id, f.type]));
+  const types = fields === undefined ? undefined : typesOf(fields);
   return toNode(root, types);
 }
 

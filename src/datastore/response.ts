@@ -429,8 +429,13 @@ function pyUnquote(text: string): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
+/** Characters `quote_plus` never changes. */
+const UNRESERVED = /^[A-Za-z0-9_.~-]*$/;
+
 /** Python's `quote_plus` (what `urlencode` uses): letters, digits and `_.-~` kept, spaces as `+`. */
 function pyQuotePlus(text: string): string {
+  // an offset or a plain word (each `_links` of a POST) reads the same quoted
+  if (UNRESERVED.test(text)) return text;
   return encodeURIComponent(text)
     .replace(/[!'()*]/g, (c) => `%${(c.charCodeAt(0) as number).toString(16).toUpperCase()}`)
     .replaceAll('%20', '+');

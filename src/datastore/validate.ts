@@ -460,12 +460,13 @@ function schemaError(errors: ReadonlyMap<string, readonly string[]>): DatastoreE
  * (`('filters', 0, 'stage')`) that no schema entry expects: `__junk`.
  */
 function junkOf(input: Readonly<Record<string, unknown>>, fail: Fail): void {
+  const keys = Object.keys(input);
+  // the keys are sorted (for the message's order) only when some value is such a list, which is rare
+  if (!keys.some((key) => isListOfObjects(input[key]))) return;
   const junk: string[] = [];
-  for (const key of Object.keys(input).sort()) {
+  for (const key of keys.sort()) {
     const value = input[key];
-    if (!Array.isArray(value) || value.length === 0) continue;
-    const first: unknown = value[0];
-    if (typeof first !== 'object' || first === null || Array.isArray(first)) continue;
+    if (!isListOfObjects(value)) continue;
     for (let i = 0; i < value.length && junk.length < 20; i++) {
       const item: unknown = value[i];
       if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
@@ -473,6 +474,13 @@ function junkOf(input: Readonly<Record<string, unknown>>, fail: Fail): void {
     }
   }
   if (junk.length > 0) fail('__junk', `The input field [${junk.join(', ')}] was not expected.`);
+}
+
+/** A non-empty list whose first item is an object (not a list): what navl splits into sub-keys. */
+function isListOfObjects(value: unknown): value is readonly unknown[] {
+  if (!Array.isArray(value) || value.length === 0) return false;
+  const first: unknown = value[0];
+  return typeof first === 'object' && first !== null && !Array.isArray(first);
 }
 
 /** CKAN's `unicode_safe`: text as is, other values as their JSON text. */

@@ -18,6 +18,7 @@ import type { TableLookup } from '../engine/memory/engine.js';
 import type { Engine, ResourceInfo } from '../engine/types.js';
 import { tokenCheck } from './auth.js';
 import { buildEnvelopes } from './envelope.js';
+import type { Envelopes } from './envelope.js';
 import { accessDenied, excerpt, serviceError } from './errors.js';
 import { TABLE_METADATA, TABLE_METADATA_FIELDS, statusResult, tableMetadata } from './metadata.js';
 import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
@@ -141,6 +142,14 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
   const authorized = tokenCheck(options.tokens ?? []);
   const limits = { maxLimit, ckan };
 
+  // each route's envelopes, found by the route itself (no key text made per request)
+  const byRoute = new Map<Route, Envelopes>();
+  const envelopesOf = (route: Route): Envelopes => {
+    let found = byRoute.get(route);
+    if (found === undefined) byRoute.set(route, (found = envelopes(route.language, route.action)));
+    return found;
+  };
+
   const failure = (route: Route | undefined, error: unknown): ApiAnswer => {
     if (error instanceof DatastoreError && error.status !== undefined && error.body !== undefined) {
       // A body CKAN writes as a bare JSON string (a 400 for unreadable data) has no envelope.
@@ -202,7 +211,6 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
       delete raw.callback;
       authorization = undefined;
     }
-    const access: CatalogAccess = { authorized: authorized(authorization), privateIds };
     const pieces =
       route.action === 'status_show'
         ? [JSON.stringify(statusResult(ckan, publicUrl))].values()
@@ -210,8 +218,8 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
           ? [await searchSql(authorization, raw, signal)].values()
           : route.action === 'datastore_search'
             ? await search(authorization, route, raw, query, signal)
-            : [JSON.stringify(await catalogAction(route.action, raw, access, signal))].values();
-    const [head, tail] = envelopes(route.language, route.action).successAround;
+            : [JSON.stringify(await catalogAction(route.action, raw, { authorized: authorized(authorization), privateIds }, signal))].values();
+    const [head, tail] = envelopesOf(route).successAround;
     return callback !== undefined && request.method === 'GET'
       ? { status: 200, type: JAVASCRIPT_TYPE, text: `${escapeHtml(callback)}(${head}`, more: followedBy(pieces, `${tail});`) }
       : { status: 200, type: JSON_TYPE, text: head, more: followedBy(pieces, tail) };
@@ -242,31 +250,28 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     return answerDump(engine, id, new URLSearchParams(query), { ckan, maxLimit, readable: () => allowed }, signal);
   };
 
-  const routeOf = (url: string): { route: Route; query: string } => {
-    const mark = url.indexOf('?');
-    const path = mark === -1 ? url : url.slice(0, mark);
-    const query = mark === -1 ? '' : url.slice(mark + 1);
-    const route = routes.get(path);
-    if (route === undefined) {
-      const action = unknownAction(path, languages);
-      if (action !== undefined) {
-        const text = `${ckan === '2.11' ? 'Bad request - ' : 'Bad request: '}Action name not known: ${excerpt(action.name)}`;
-        throw new DatastoreError('BAD_REQUEST', text, { body: text });
-      }
-      throw unknownPath(path, languages);
-    }
-    return { route, query };
+  /** The error for a path that is no route (and no dump). */
+  const notARoute = (path: string): DatastoreError => {
+    const action = unknownAction(path, languages);
+    if (action === undefined) return unknownPath(path, languages);
+    const text = `${ckan === '2.11' ? 'Bad request - ' : 'Bad request: '}Action name not known: ${excerpt(action.name)}`;
+    return new DatastoreError('BAD_REQUEST', text, { body: text });
   };
 
   const answer = async (request: ApiRequest, signal?: AbortSignal): Promise<ApiAnswer> => {
     let route: Route | undefined;
     try {
-      const mark = request.url.indexOf('?');
-      const dumped = dumpResourceOf(mark === -1 ? request.url : request.url.slice(0, mark), languages);
-      if (dumped !== undefined) return await dump(request, dumped, mark === -1 ? '' : request.url.slice(mark + 1), signal);
-      const found = routeOf(request.url);
-      route = found.route;
-      const { query } = found;
+      const url = request.url;
+      const mark = url.indexOf('?');
+      const path = mark === -1 ? url : url.slice(0, mark);
+      const query = mark === -1 ? '' : url.slice(mark + 1);
+      // the action paths first: one `Map.get`; a dump's path is never one of them
+      route = routes.get(path);
+      if (route === undefined) {
+        const dumped = dumpResourceOf(path, languages);
+        if (dumped !== undefined) return await dump(request, dumped, query, signal);
+        throw notARoute(path);
+      }
       const callback = query === '' ? undefined : callbackOf(query);
       switch (request.method) {
         case 'GET':
@@ -291,12 +296,8 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
   };
 
   const refuse = (url: string | undefined, error: unknown): ApiAnswer => {
-    let route: Route | undefined;
-    try {
-      route = url === undefined ? undefined : routeOf(url).route;
-    } catch {
-      route = undefined;
-    }
+    const mark = url === undefined ? -1 : url.indexOf('?');
+    const route = url === undefined ? undefined : routes.get(mark === -1 ? url : url.slice(0, mark));
     return failure(route, error);
   };
 

@@ -104,7 +104,9 @@ export type BodyKind = 'json' | 'form' | 'unsupported';
  * bodyKind('application/x-www-form-urlencoded; charset=UTF-8') // → "form"
  */
 export function bodyKind(contentType: string | undefined): BodyKind {
-  if (contentType === undefined || contentType.trim() === '') return 'json';
+  // what nearly every client sends, decided without splitting the text
+  if (contentType === undefined || contentType === 'application/json') return 'json';
+  if (contentType.trim() === '') return 'json';
   const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
   if (type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))) return 'json';
   if (type === 'application/x-www-form-urlencoded') return 'form';

@@ -267,13 +267,14 @@ function handlerFor(
   };
 
   const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined): void => {
-    const request: ApiRequest = {
-      method: req.method ?? '',
-      url: req.url ?? '/',
-      authorization: req.headers.authorization,
-      contentType: req.headers['content-type'],
-      ...(body === undefined ? {} : { body }),
-    };
+    const headers = req.headers;
+    const method = req.method ?? '';
+    const url = req.url ?? '/';
+    // one object literal per case, not a spread of an optional part: this runs for every request
+    const request: ApiRequest =
+      body === undefined
+        ? { method, url, authorization: headers.authorization, contentType: headers['content-type'] }
+        : { method, url, authorization: headers.authorization, contentType: headers['content-type'], body };
     if (!api.cancellable) {
       void api.answer(request).then((answered) => send(req, res, answered));
       return;
@@ -318,12 +319,9 @@ function handlerFor(
   // One answer at a time per connection: a client that pipelines requests and never reads its
   // answers holds at most one answer in memory, and a connection queues a bounded number of requests.
   return (req, res) => {
-    const queue = queueOf(req.socket);
-    if (queue === undefined) {
-      handle(req, res);
-      return;
-    }
-    queue.push(() => handle(req, res), res);
+    const queue = queueOf(req.socket, handle);
+    if (queue === undefined) handle(req, res);
+    else queue.push(res);
   };
 }
 
@@ -333,47 +331,48 @@ const MAX_PIPELINED = 64;
 /**
  * The requests of one connection, answered one after another: the next
  * starts when the previous answer is written and the socket has drained.
+ * An answer is over at its response's `close`, which node:http emits after
+ * `finish` and also when the connection drops first: one listener per
+ * request, and no closure made per request.
  */
 class ConnectionQueue {
-  private readonly jobs: (() => void)[] = [];
+  /** the responses waiting their turn; each knows its request (`res.req`) */
+  private readonly waiting: ServerResponse[] = [];
   private busy = false;
 
-  constructor(private readonly socket: Socket) {
+  constructor(
+    private readonly socket: Socket,
+    private readonly handle: (req: IncomingMessage, res: ServerResponse) => void,
+  ) {
     socket.once('close', () => {
-      this.jobs.length = 0;
+      this.waiting.length = 0;
     });
   }
 
-  push(job: () => void, res: ServerResponse): void {
-    if (this.jobs.length >= MAX_PIPELINED) {
+  push(res: ServerResponse): void {
+    if (this.waiting.length >= MAX_PIPELINED) {
       this.socket.destroy();
       return;
     }
-    const run = (): void => {
-      let done = false;
-      const next = (): void => {
-        if (done) return;
-        done = true;
-        this.afterAnswer();
-      };
-      res.once('finish', next);
-      res.once('close', next);
-      job();
-    };
-    if (this.busy) this.jobs.push(run);
+    if (this.busy) this.waiting.push(res);
     else {
       this.busy = true;
-      run();
+      this.run(res);
     }
   }
 
-  private afterAnswer(): void {
+  private run(res: ServerResponse): void {
+    res.once('close', this.afterAnswer);
+    this.handle(res.req, res);
+  }
+
+  private readonly afterAnswer = (): void => {
     const resume = (): void => {
       // A closed connection's queued requests are dropped unanswered: nobody could read them.
-      if (this.socket.destroyed) this.jobs.length = 0;
-      const job = this.jobs.shift();
-      if (job === undefined) this.busy = false;
-      else job();
+      if (this.socket.destroyed) this.waiting.length = 0;
+      const next = this.waiting.shift();
+      if (next === undefined) this.busy = false;
+      else this.run(next);
     };
     if (this.socket.destroyed || !this.socket.writableNeedDrain) resume();
     else {
@@ -388,17 +387,17 @@ class ConnectionQueue {
       this.socket.on('drain', once);
       this.socket.on('close', once);
     }
-  }
+  };
 }
 
 const QUEUE = Symbol('ckql.queue');
 
-function queueOf(socket: Socket | null): ConnectionQueue | undefined {
+function queueOf(socket: Socket | null, handle: (req: IncomingMessage, res: ServerResponse) => void): ConnectionQueue | undefined {
   if (socket === null) return undefined;
   const holder = socket as Socket & { [QUEUE]?: ConnectionQueue };
   let queue = holder[QUEUE];
   if (queue === undefined) {
-    queue = new ConnectionQueue(socket);
+    queue = new ConnectionQueue(socket, handle);
     holder[QUEUE] = queue;
   }
   return queue;
@@ -439,8 +438,10 @@ function readBody(
     on.onText(only !== undefined ? only.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
   });
   // The client went away mid-body: there is nobody to answer.
-  req.on('error', () => undefined);
+  req.on('error', ignore);
 }
+
+function ignore(): void {}
 
 /**
  * Reads what remains of a refused body and throws it away, so that the

@@ -326,7 +326,7 @@ export function answerWork(view: TableView, work: Work): Answer {
   const needed = sortItems.length === 0 && !work.distinct ? offset + limit : Infinity;
   let selection = selectRows(view, work.conjuncts, work.searches, needed, !work.count);
   completeFields(view);
-  const keys = projection ?? view.fields.map((f) => f.id);
+  const keys = projection ?? fieldIdsOf(view.fields);
   if (work.distinct) selection = distinctRows(view, selection.rows, keys);
   return { keys, page: orderAndPage(view, selection, sortItems, offset, limit), total: work.count ? selection.total : undefined };
 }
@@ -568,6 +568,20 @@ function topK(total: number, k: number, compare: Comparator): number[] {
 /** Record factories by their keys (JSON), for every view: fresh arrays of the same records share one. Bounded: cleared when full. */
 const factories = new Map<string, RecordFactory>();
 const FACTORIES_MAX = 256;
+/** The factory of a frozen key list (a view's own field ids, `fieldIdsOf`), found without writing its JSON. */
+const factoryByKeys = new WeakMap<readonly string[], RecordFactory>();
+
+/** A field list's ids, one array per list: a view's `fields` is replaced, never changed, when it learns more fields. */
+const idsByFields = new WeakMap<readonly FieldInfo[], readonly string[]>();
+
+function fieldIdsOf(fields: readonly FieldInfo[]): readonly string[] {
+  let ids = idsByFields.get(fields);
+  if (ids === undefined) {
+    ids = Object.freeze(fields.map((f) => f.id));
+    idsByFields.set(fields, ids);
+  }
+  return ids;
+}
 
 /**
  * The records of the page's positions `from` to `to`, projected onto `keys`.
@@ -576,18 +590,24 @@ const FACTORIES_MAX = 256;
  * buildRecords(view, keys, page, 0, 1000) // the first batch
  */
 export function buildRecords(view: TableView, keys: readonly string[], page: Page, from = 0, to: number = page.length): Row[] {
-  const cacheKey = JSON.stringify(keys);
-  let make = factories.get(cacheKey);
+  let make = factoryByKeys.get(keys);
   if (make === undefined) {
-    if (factories.size >= FACTORIES_MAX) factories.clear();
-    factories.set(cacheKey, (make = recordFactory(keys)));
+    const cacheKey = JSON.stringify(keys);
+    make = factories.get(cacheKey);
+    if (make === undefined) {
+      if (factories.size >= FACTORIES_MAX) factories.clear();
+      factories.set(cacheKey, (make = recordFactory(keys)));
+    }
+    // only a list that lives on (a per-request projection would only add entries for the GC to clear)
+    if (Object.isFrozen(keys)) factoryByKeys.set(keys, make);
   }
-  const records = new Array<Row>(to - from);
+  // filled by `push`, not made with its length: a list with holes is one `JSON.stringify` writes by its slow path
+  const records: Row[] = [];
   for (let j = from; j < to; j++) {
     const i = page.at(j);
     const row = view.rows[i] as Row;
     if (view.tableId === undefined) checkValues(row, i); // a Table's rows are typed JSON
-    records[j - from] = make(row, i) as Row;
+    records.push(make(row, i) as Row);
   }
   return records;
 }

@@ -50,7 +50,8 @@ export type Condition =
  * // → { op: 'test', field: 'year', test: (v) => v >= 2020 }
  */
 export function conditionOf(node: FilterNode, fieldById: ReadonlyMap<string, FieldInfo>, version: CkanVersion = '2.11'): Condition {
-  const unknown = [...new Set(fieldsOf(node))].filter((f) => !fieldById.has(f));
+  // a leaf (most filters) names one field: no list of names to make
+  const unknown = 'field' in node ? (fieldById.has(node.field) ? [] : [node.field]) : [...new Set(fieldsOf(node))].filter((f) => !fieldById.has(f));
   if (unknown.length > 0) {
     if (version === '2.12') {
       // 2.12 reports every unknown field together (docs/ckan-2.12-reference.md §1.6, F6)
@@ -135,6 +136,13 @@ export function notEqualsCondition(field: string, values: readonly JsonValue[]):
 
 /** The strings and numbers whose canonical texts `values` want: what a string or number value must be to match. */
 function wantedKinds(values: readonly JsonValue[]): { strings: string[]; numbers: number[] } {
+  if (values.length === 1) {
+    // `field = value`, the common case, without the lists and the set below
+    const text = canonicalText(values[0] as JsonValue);
+    if (text === null) return { strings: [], numbers: [] };
+    const wanted = internalize(text);
+    return { strings: [wanted], numbers: canonicalText(Number(wanted)) === wanted ? [Number(wanted)] : [] };
+  }
   const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))].map(internalize);
   const numbers = strings.filter((t) => canonicalText(Number(t)) === t).map(Number);
   return { strings, numbers };
