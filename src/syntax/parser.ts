@@ -108,7 +108,7 @@ export class QueryParser extends CstParser {
   private clauseAlternatives: Alternatives;
   private whereJoinAlternatives: Alternatives;
   private conditionAlternatives: Alternatives;
-  private comparisonAlternatives: Alternatives;
+  private testAlternatives: Alternatives;
   private operatorAlternatives: Alternatives;
   private likeAlternatives: Alternatives;
   private patternAlternatives: Alternatives;
@@ -163,12 +163,30 @@ export class QueryParser extends CstParser {
     return (next === Bareword || (next.CATEGORIES?.includes(Bareword) === true && !afterSource.has(next))) && endsSource(this.LA(2).tokenType);
   }
 
-  /** `from R [as a]`, the joins, then clauses in any order, and one optional `;` (the REPL's terminator). */
+  /**
+   * `from R [as a]`, the joins, then clauses in any order, and one optional
+   * `;` (the REPL's terminator). The clauses are alternatives of the query
+   * itself, not of a `clause` rule of their own: a rule that only chooses
+   * costs a syntax-tree node per clause, and `to-ast.ts` reads the clauses
+   * in the order of their first tokens.
+   */
   readonly query = this.RULE('query', () => {
     this.CONSUME(From);
     this.SUBRULE(this.source);
     this.MANY(() => this.SUBRULE(this.joinClause));
-    this.MANY2(() => this.SUBRULE(this.clause));
+    this.MANY2(() => {
+      this.OR((this.clauseAlternatives ??= [
+        { ALT: () => this.SUBRULE(this.whereClause) },
+        { ALT: () => this.SUBRULE(this.searchClause) },
+        { ALT: () => this.SUBRULE(this.selectClause) },
+        { ALT: () => this.SUBRULE(this.groupClause) },
+        { ALT: () => this.SUBRULE(this.havingClause) },
+        { ALT: () => this.SUBRULE(this.facetClause) },
+        { ALT: () => this.SUBRULE(this.orderClause) },
+        { ALT: () => this.SUBRULE(this.limitClause) },
+        { ALT: () => this.SUBRULE(this.offsetClause) },
+      ]));
+    });
     this.OPTION(() => this.CONSUME(Semicolon));
   });
 
@@ -217,20 +235,6 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  readonly clause = this.RULE('clause', () => {
-    this.OR((this.clauseAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.whereClause) },
-      { ALT: () => this.SUBRULE(this.searchClause) },
-      { ALT: () => this.SUBRULE(this.selectClause) },
-      { ALT: () => this.SUBRULE(this.groupClause) },
-      { ALT: () => this.SUBRULE(this.havingClause) },
-      { ALT: () => this.SUBRULE(this.facetClause) },
-      { ALT: () => this.SUBRULE(this.orderClause) },
-      { ALT: () => this.SUBRULE(this.limitClause) },
-      { ALT: () => this.SUBRULE(this.offsetClause) },
-    ]));
-  });
-
   readonly whereClause = this.RULE('whereClause', () => {
     this.CONSUME(Where);
     this.SUBRULE(this.condition);
@@ -243,74 +247,79 @@ export class QueryParser extends CstParser {
     });
   });
 
-  /** `[not] (comparison | group)` */
+  /**
+   * `[not]`, then a test of one operand or a group. The operand is a field,
+   * or in `having` an aggregate (`where` takes only fields, and the visitor
+   * says so: AGGREGATE_IN_WHERE; a bucket is refused the same way); the test
+   * is `= != < <= > >=` and a value, `[not] in (…)`, `between v and v`,
+   * `[not] like|ilike pattern` or `is [not] null`. The operand, the operator
+   * and the test are read here rather than by rules of their own: a rule
+   * that only chooses among alternatives costs a syntax-tree node every
+   * time, and a query is mostly conditions.
+   */
   readonly condition = this.RULE('condition', () => {
     this.OPTION(() => this.CONSUME(Not));
     this.OR((this.conditionAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.comparison) },
+      {
+        ALT: () => {
+          this.OR2((this.operandAlternatives ??= [
+            { ALT: () => this.SUBRULE(this.aggregate) },
+            { ALT: () => this.SUBRULE(this.bucket) },
+            { ALT: () => this.SUBRULE(this.field) },
+          ]));
+          this.OR3((this.testAlternatives ??= [
+            {
+              ALT: () => {
+                this.OR4((this.operatorAlternatives ??= [
+                  { ALT: () => this.CONSUME(Equals) },
+                  { ALT: () => this.CONSUME(NotEquals) },
+                  { ALT: () => this.CONSUME(Less) },
+                  { ALT: () => this.CONSUME(LessEquals) },
+                  { ALT: () => this.CONSUME(Greater) },
+                  { ALT: () => this.CONSUME(GreaterEquals) },
+                ]));
+                this.SUBRULE(this.value);
+              },
+            },
+            {
+              ALT: () => {
+                this.OPTION2(() => this.CONSUME2(Not));
+                this.CONSUME(In);
+                this.SUBRULE(this.valueList);
+              },
+            },
+            {
+              ALT: () => {
+                this.CONSUME(Between);
+                this.SUBRULE2(this.value);
+                this.CONSUME(And);
+                this.SUBRULE3(this.value);
+              },
+            },
+            {
+              ALT: () => {
+                this.OPTION3(() => this.CONSUME3(Not));
+                this.OR5((this.likeAlternatives ??= [
+                  { ALT: () => this.CONSUME(Like) },
+                  { ALT: () => this.CONSUME(Ilike) },
+                ]));
+                this.OR6((this.patternAlternatives ??= [
+                  { ALT: () => this.CONSUME(StringLiteral) },
+                  { ALT: () => this.CONSUME(Parameter) },
+                ]));
+              },
+            },
+            {
+              ALT: () => {
+                this.CONSUME(Is);
+                this.OPTION4(() => this.CONSUME4(Not));
+                this.CONSUME(Null);
+              },
+            },
+          ]));
+        },
+      },
       { ALT: () => this.SUBRULE(this.group) },
-    ]));
-  });
-
-  /**
-   * A test of one field: `= != < <= > >=` and a value, `[not] in (…)`,
-   * `between v and v`, `[not] like|ilike pattern`, `is [not] null`.
-   */
-  readonly comparison = this.RULE('comparison', () => {
-    this.SUBRULE(this.operand);
-    this.OR((this.comparisonAlternatives ??= [
-      {
-        ALT: () => {
-          this.SUBRULE(this.operator);
-          this.SUBRULE(this.value);
-        },
-      },
-      {
-        ALT: () => {
-          this.OPTION(() => this.CONSUME(Not));
-          this.CONSUME(In);
-          this.SUBRULE(this.valueList);
-        },
-      },
-      {
-        ALT: () => {
-          this.CONSUME(Between);
-          this.SUBRULE2(this.value);
-          this.CONSUME(And);
-          this.SUBRULE3(this.value);
-        },
-      },
-      {
-        ALT: () => {
-          this.OPTION2(() => this.CONSUME2(Not));
-          this.OR2((this.likeAlternatives ??= [
-            { ALT: () => this.CONSUME(Like) },
-            { ALT: () => this.CONSUME(Ilike) },
-          ]));
-          this.OR3((this.patternAlternatives ??= [
-            { ALT: () => this.CONSUME(StringLiteral) },
-            { ALT: () => this.CONSUME(Parameter) },
-          ]));
-        },
-      },
-      {
-        ALT: () => {
-          this.CONSUME(Is);
-          this.OPTION3(() => this.CONSUME3(Not));
-          this.CONSUME(Null);
-        },
-      },
-    ]));
-  });
-
-  readonly operator = this.RULE('operator', () => {
-    this.OR((this.operatorAlternatives ??= [
-      { ALT: () => this.CONSUME(Equals) },
-      { ALT: () => this.CONSUME(NotEquals) },
-      { ALT: () => this.CONSUME(Less) },
-      { ALT: () => this.CONSUME(LessEquals) },
-      { ALT: () => this.CONSUME(Greater) },
-      { ALT: () => this.CONSUME(GreaterEquals) },
     ]));
   });
 
@@ -358,19 +367,6 @@ export class QueryParser extends CstParser {
     this.OR((this.searchTextAlternatives ??= [
       { ALT: () => this.CONSUME(StringLiteral) },
       { ALT: () => this.CONSUME(Parameter) },
-    ]));
-  });
-
-  /**
-   * What a condition tests: a field, or (in `having`) an aggregate. `where`
-   * takes only fields; the visitor says so (AGGREGATE_IN_WHERE), and a
-   * bucket is refused the same way.
-   */
-  readonly operand = this.RULE('operand', () => {
-    this.OR((this.operandAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.aggregate) },
-      { ALT: () => this.SUBRULE(this.bucket) },
-      { ALT: () => this.SUBRULE(this.field) },
     ]));
   });
 
@@ -616,7 +612,6 @@ export function queryParser(): QueryParser {
 
 /** The names of the grammar's rules, as `grammar/query.ebnf` spells them. */
 export type RuleName =
-  | 'query' | 'source' | 'resource' | 'joinClause' | 'keyPair' | 'clause' | 'whereClause' | 'condition' | 'comparison'
-  | 'operand' | 'operator' | 'valueList' | 'group' | 'searchClause' | 'fieldSearch' | 'selectClause' | 'selectItem'
+  | 'query' | 'source' | 'resource' | 'joinClause' | 'keyPair' | 'whereClause' | 'condition' | 'valueList' | 'group' | 'searchClause' | 'fieldSearch' | 'selectClause' | 'selectItem'
   | 'aggregate' | 'bucket' | 'unit' | 'name' | 'groupClause' | 'groupKey' | 'havingClause' | 'facetClause' | 'facetItem'
   | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause' | 'field' | 'value';

@@ -177,9 +177,9 @@ describe('the syntax tree', () => {
     const cst = queryParser().query();
     expect(queryParser().errors).toEqual([]);
     expect(Object.getPrototypeOf(cst.children)).toBe(Object.prototype);
-    expect(Object.keys(cst.children)).toEqual(['From', 'source', 'clause']);
-    const clause = cst.children['clause']![0] as CstNode;
-    expect(Object.getPrototypeOf(clause.children)).toBe(Object.prototype);
-    expect(Object.keys(clause.children)).toEqual(['whereClause']);
+    expect(Object.keys(cst.children)).toEqual(['From', 'source', 'whereClause']);
+    const where = cst.children['whereClause']![0] as CstNode;
+    expect(Object.getPrototypeOf(where.children)).toBe(Object.prototype);
+    expect(Object.keys(where.children)).toEqual(['Where', 'condition']);
   });
 });
