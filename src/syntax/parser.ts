@@ -9,7 +9,7 @@
  * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
  */
 import {
-  CstParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type IToken, type Rule,
+  CstParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type AtLeastOneSepMethodOpts, type CstNode, type DSLMethodOpts, type IOrAlt, type IToken, type Rule,
   type TokenType,
 } from 'chevrotain';
 import {
@@ -29,6 +29,10 @@ export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Grou
 type Alternatives = IOrAlt<unknown>[] | undefined;
 /** The item and separator of one comma-separated list, kept between calls. */
 type ListItems = AtLeastOneSepMethodOpts<unknown> | undefined;
+/** What one `OPTION` or `MANY` reads, kept between calls. */
+type Body = (() => unknown) | undefined;
+/** A gated `OPTION`'s gate and body, kept between calls. */
+type Option = DSLMethodOpts<unknown> | undefined;
 
 /**
  * Chevrotain's LL(k) lookahead, with a faster choice where an `OR` needs two
@@ -83,12 +87,13 @@ class FirstTokenLookahead extends LLkLookaheadStrategy {
 
 export class QueryParser extends CstParser {
   // Each `OR` reuses the array of alternatives made on its first call
-  // (Chevrotain's performance guide), and each comma-separated list its
-  // options: a new array of closures per call costs more than the choice
-  // itself, and much more under tsx/vitest, whose keepNames wraps every
-  // named closure as it is created. The caches are declared here, before the
-  // rules, so the parser's shape is fixed when it is built; what they hold
-  // has no per-call state.
+  // (Chevrotain's performance guide), each comma-separated list its
+  // options, and each `OPTION` and `MANY` its body: a new array of closures
+  // per call costs more than the choice itself, and much more under
+  // tsx/vitest, whose keepNames wraps every named closure as it is created
+  // (the bodies alone were ≈ 2 % of `compile(text)`: about ten closures per
+  // query). The caches are declared here, before the rules, so the parser's
+  // shape is fixed when it is built; what they hold has no per-call state.
   private resourceAlternatives: Alternatives;
   private aliasAlternatives: Alternatives;
   private itemAlternatives: Alternatives;
@@ -126,6 +131,29 @@ export class QueryParser extends CstParser {
   private selectItems: ListItems;
   private orderItems: ListItems;
   private fieldSearchItems: ListItems;
+  private joinsBody: Body;
+  private clausesBody: Body;
+  private semicolonBody: Body;
+  private asBody: Body;
+  private leftBody: Body;
+  private keyPairsBody: Body;
+  private whereBody: Body;
+  private notBody: Body;
+  private notInBody: Body;
+  private notLikeBody: Body;
+  private isNotBody: Body;
+  private groupBody: Body;
+  private languageBody: Body;
+  private selectDistinctBody: Body;
+  private asNameBody: Body;
+  private countDistinctBody: Body;
+  private havingBody: Body;
+  private facetByBody: Body;
+  private facetTopBody: Body;
+  private directionBody: Body;
+  private nullsBody: Body;
+  private qualifierBody: Body;
+  private aliasOption: Option;
 
   /** Chevrotain's stack of the syntax-tree nodes being built (internal to its tree builder). */
   declare private CST_STACK: CstNode[];
@@ -173,8 +201,8 @@ export class QueryParser extends CstParser {
   readonly query = this.RULE('query', () => {
     this.CONSUME(From);
     this.SUBRULE(this.source);
-    this.MANY(() => this.SUBRULE(this.joinClause));
-    this.MANY2(() => {
+    this.MANY((this.joinsBody ??= () => this.SUBRULE(this.joinClause)));
+    this.MANY2((this.clausesBody ??= () => {
       this.OR((this.clauseAlternatives ??= [
         { ALT: () => this.SUBRULE(this.whereClause) },
         { ALT: () => this.SUBRULE(this.searchClause) },
@@ -186,8 +214,8 @@ export class QueryParser extends CstParser {
         { ALT: () => this.SUBRULE(this.limitClause) },
         { ALT: () => this.SUBRULE(this.offsetClause) },
       ]));
-    });
-    this.OPTION(() => this.CONSUME(Semicolon));
+    }));
+    this.OPTION((this.semicolonBody ??= () => this.CONSUME(Semicolon)));
   });
 
   /**
@@ -197,26 +225,26 @@ export class QueryParser extends CstParser {
    */
   readonly source = this.RULE('source', () => {
     this.SUBRULE(this.resource);
-    this.OPTION({
+    this.OPTION((this.aliasOption ??= {
       GATE: () => this.LA(1).tokenType === As || this.impliedAlias(),
       DEF: () => {
-        this.OPTION2(() => this.CONSUME(As));
+        this.OPTION2((this.asBody ??= () => this.CONSUME(As)));
         this.CONSUME(Bareword);
       },
-    });
+    }));
   });
 
   /** `[left] join R [as] a on a.k = b.k and …` */
   readonly joinClause = this.RULE('joinClause', () => {
-    this.OPTION(() => this.CONSUME(Left));
+    this.OPTION((this.leftBody ??= () => this.CONSUME(Left)));
     this.CONSUME(Join);
     this.SUBRULE(this.source);
     this.CONSUME(On);
     this.SUBRULE(this.keyPair);
-    this.MANY(() => {
+    this.MANY((this.keyPairsBody ??= () => {
       this.CONSUME(And);
       this.SUBRULE2(this.keyPair);
-    });
+    }));
   });
 
   /** `e.course = c.code`: equality joins only. */
@@ -238,13 +266,13 @@ export class QueryParser extends CstParser {
   readonly whereClause = this.RULE('whereClause', () => {
     this.CONSUME(Where);
     this.SUBRULE(this.condition);
-    this.MANY(() => {
+    this.MANY((this.whereBody ??= () => {
       this.OR((this.whereJoinAlternatives ??= [
         { ALT: () => this.CONSUME(And) },
         { ALT: () => this.CONSUME(Or) },
       ]));
       this.SUBRULE2(this.condition);
-    });
+    }));
   });
 
   /**
@@ -258,7 +286,7 @@ export class QueryParser extends CstParser {
    * time, and a query is mostly conditions.
    */
   readonly condition = this.RULE('condition', () => {
-    this.OPTION(() => this.CONSUME(Not));
+    this.OPTION((this.notBody ??= () => this.CONSUME(Not)));
     this.OR((this.conditionAlternatives ??= [
       {
         ALT: () => {
@@ -283,7 +311,7 @@ export class QueryParser extends CstParser {
             },
             {
               ALT: () => {
-                this.OPTION2(() => this.CONSUME2(Not));
+                this.OPTION2((this.notInBody ??= () => this.CONSUME2(Not)));
                 this.CONSUME(In);
                 this.SUBRULE(this.valueList);
               },
@@ -298,7 +326,7 @@ export class QueryParser extends CstParser {
             },
             {
               ALT: () => {
-                this.OPTION3(() => this.CONSUME3(Not));
+                this.OPTION3((this.notLikeBody ??= () => this.CONSUME3(Not)));
                 this.OR5((this.likeAlternatives ??= [
                   { ALT: () => this.CONSUME(Like) },
                   { ALT: () => this.CONSUME(Ilike) },
@@ -312,7 +340,7 @@ export class QueryParser extends CstParser {
             {
               ALT: () => {
                 this.CONSUME(Is);
-                this.OPTION4(() => this.CONSUME4(Not));
+                this.OPTION4((this.isNotBody ??= () => this.CONSUME4(Not)));
                 this.CONSUME(Null);
               },
             },
@@ -334,13 +362,13 @@ export class QueryParser extends CstParser {
   readonly group = this.RULE('group', () => {
     this.CONSUME(LParen);
     this.SUBRULE(this.condition);
-    this.MANY(() => {
+    this.MANY((this.groupBody ??= () => {
       this.OR((this.groupJoinAlternatives ??= [
         { ALT: () => this.CONSUME(And) },
         { ALT: () => this.CONSUME(Or) },
       ]));
       this.SUBRULE2(this.condition);
-    });
+    }));
     this.CONSUME(RParen);
   });
 
@@ -352,13 +380,13 @@ export class QueryParser extends CstParser {
       { ALT: () => this.CONSUME(Parameter) },
       { ALT: () => this.AT_LEAST_ONE_SEP((this.fieldSearchItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.fieldSearch) })) },
     ]));
-    this.OPTION(() => {
+    this.OPTION((this.languageBody ??= () => {
       this.CONSUME(Language);
       this.OR2((this.languageAlternatives ??= [
         { ALT: () => this.CONSUME(Bareword) },
         { ALT: () => this.CONSUME2(StringLiteral) },
       ]));
-    });
+    }));
   });
 
   /** `title "linear"`: one field of a per-field search. */
@@ -372,7 +400,7 @@ export class QueryParser extends CstParser {
 
   readonly selectClause = this.RULE('selectClause', () => {
     this.CONSUME(Select);
-    this.OPTION(() => this.CONSUME(Distinct));
+    this.OPTION((this.selectDistinctBody ??= () => this.CONSUME(Distinct)));
     this.AT_LEAST_ONE_SEP((this.selectItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.selectItem) }));
   });
 
@@ -383,10 +411,10 @@ export class QueryParser extends CstParser {
       { ALT: () => this.SUBRULE(this.bucket) },
       { ALT: () => this.SUBRULE(this.field) },
     ]));
-    this.OPTION(() => {
+    this.OPTION((this.asNameBody ??= () => {
       this.CONSUME(As);
       this.SUBRULE(this.name);
-    });
+    }));
   });
 
   /** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
@@ -400,7 +428,7 @@ export class QueryParser extends CstParser {
             { ALT: () => this.CONSUME(Star) },
             {
               ALT: () => {
-                this.OPTION(() => this.CONSUME(Distinct));
+                this.OPTION((this.countDistinctBody ??= () => this.CONSUME(Distinct)));
                 this.SUBRULE(this.field);
               },
             },
@@ -484,13 +512,13 @@ export class QueryParser extends CstParser {
   readonly havingClause = this.RULE('havingClause', () => {
     this.CONSUME(Having);
     this.SUBRULE(this.condition);
-    this.MANY(() => {
+    this.MANY((this.havingBody ??= () => {
       this.OR((this.havingJoinAlternatives ??= [
         { ALT: () => this.CONSUME(And) },
         { ALT: () => this.CONSUME(Or) },
       ]));
       this.SUBRULE2(this.condition);
-    });
+    }));
   });
 
   /** `facet subject top 20, start_date by month` */
@@ -501,17 +529,17 @@ export class QueryParser extends CstParser {
 
   readonly facetItem = this.RULE('facetItem', () => {
     this.SUBRULE(this.field);
-    this.OPTION(() => {
+    this.OPTION((this.facetByBody ??= () => {
       this.CONSUME(By);
       this.OR((this.facetByAlternatives ??= [
         { ALT: () => this.SUBRULE(this.unit) },
         { ALT: () => this.CONSUME(NumberLiteral) },
       ]));
-    });
-    this.OPTION2(() => {
+    }));
+    this.OPTION2((this.facetTopBody ??= () => {
       this.CONSUME(Top);
       this.CONSUME2(NumberLiteral);
-    });
+    }));
   });
 
   readonly orderClause = this.RULE('orderClause', () => {
@@ -525,19 +553,19 @@ export class QueryParser extends CstParser {
       { ALT: () => this.SUBRULE(this.aggregate) },
       { ALT: () => this.SUBRULE(this.field) },
     ]));
-    this.OPTION(() => {
+    this.OPTION((this.directionBody ??= () => {
       this.OR((this.directionAlternatives ??= [
         { ALT: () => this.CONSUME(Asc) },
         { ALT: () => this.CONSUME(Desc) },
       ]));
-    });
-    this.OPTION2(() => {
+    }));
+    this.OPTION2((this.nullsBody ??= () => {
       this.CONSUME(Nulls);
       this.OR2((this.nullsAlternatives ??= [
         { ALT: () => this.CONSUME(First) },
         { ALT: () => this.CONSUME(Last) },
       ]));
-    });
+    }));
   });
 
   readonly limitClause = this.RULE('limitClause', () => {
@@ -566,7 +594,7 @@ export class QueryParser extends CstParser {
       { ALT: () => this.CONSUME(Bareword) },
       {
         ALT: () => {
-          this.OPTION(() => this.CONSUME(Qualifier));
+          this.OPTION((this.qualifierBody ??= () => this.CONSUME(Qualifier)));
           this.CONSUME(BacktickField);
         },
       },
