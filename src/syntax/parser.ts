@@ -185,6 +185,27 @@ export class QueryParser extends CstParser {
     this.CST_STACK.push({ name: fullRuleName, children: {} });
   }
 
+  /**
+   * Stores a consumed token in the node being built, as Chevrotain's tree
+   * builder does, without its call to a location hook that does nothing
+   * here (`nodeLocationTracking: 'none'`). Replaces an internal hook, as
+   * `cstInvocationStateUpdate` does.
+   */
+  protected cstPostTerminal(key: string, token: IToken): void {
+    const children = this.CST_STACK[this.CST_STACK.length - 1]!.children;
+    const list = children[key] as IToken[] | undefined;
+    if (list === undefined) children[key] = [token];
+    else list.push(token);
+  }
+
+  /** The same for a finished rule's node (`cstPostTerminal`). */
+  protected cstPostNonTerminal(node: CstNode, key: string): void {
+    const children = this.CST_STACK[this.CST_STACK.length - 1]!.children;
+    const list = children[key] as CstNode[] | undefined;
+    if (list === undefined) children[key] = [node];
+    else list.push(node);
+  }
+
   /** Whether the next token is an alias written without `as` (see `source`). */
   private impliedAlias(): boolean {
     const next = this.LA(1).tokenType;
