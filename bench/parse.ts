@@ -26,9 +26,10 @@ export async function benchParse(config: RunConfig, log: (line: string) => void)
   const n = sources.length * PASSES;
 
   log(`parse: ${sources.length} queries × ${PASSES} passes per sample`);
+  // Eight short rounds rather than three long ones: a minute of heavier load meets every contender.
   const options: MeasureOptions = config.quick
     ? { timeMs: 300, minSamples: 10, rounds: 1, clock: 'cpu' }
-    : { timeMs: 1200, minSamples: 50, rounds: 3, warmupMs: 300, clock: 'cpu' };
+    : { timeMs: 2400, minSamples: 50, rounds: 8, warmupMs: 300, clock: 'cpu' };
   const m = measureSync(
     [
       { name: 'compile(text)', fn: () => { let last; for (let p = 0; p < PASSES; p++) for (const s of sources) last = compile(s); return last; } },
