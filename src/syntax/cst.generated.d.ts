@@ -10,7 +10,15 @@ export type QueryCstChildren = {
   From: IToken[];
   source: SourceCstNode[];
   joinClause?: JoinClauseCstNode[];
-  clause?: ClauseCstNode[];
+  whereClause?: WhereClauseCstNode[];
+  searchClause?: SearchClauseCstNode[];
+  selectClause?: SelectClauseCstNode[];
+  groupClause?: GroupClauseCstNode[];
+  havingClause?: HavingClauseCstNode[];
+  facetClause?: FacetClauseCstNode[];
+  orderClause?: OrderClauseCstNode[];
+  limitClause?: LimitClauseCstNode[];
+  offsetClause?: OffsetClauseCstNode[];
   Semicolon?: IToken[];
 };
 
@@ -61,23 +69,6 @@ export type ResourceCstChildren = {
   Parameter?: IToken[];
 };
 
-export interface ClauseCstNode extends CstNode {
-  name: "clause";
-  children: ClauseCstChildren;
-}
-
-export type ClauseCstChildren = {
-  whereClause?: WhereClauseCstNode[];
-  searchClause?: SearchClauseCstNode[];
-  selectClause?: SelectClauseCstNode[];
-  groupClause?: GroupClauseCstNode[];
-  havingClause?: HavingClauseCstNode[];
-  facetClause?: FacetClauseCstNode[];
-  orderClause?: OrderClauseCstNode[];
-  limitClause?: LimitClauseCstNode[];
-  offsetClause?: OffsetClauseCstNode[];
-};
-
 export interface WhereClauseCstNode extends CstNode {
   name: "whereClause";
   children: WhereClauseCstChildren;
@@ -96,21 +87,17 @@ export interface ConditionCstNode extends CstNode {
 }
 
 export type ConditionCstChildren = {
-  Not?: IToken[];
-  comparison?: ComparisonCstNode[];
-  group?: GroupCstNode[];
-};
-
-export interface ComparisonCstNode extends CstNode {
-  name: "comparison";
-  children: ComparisonCstChildren;
-}
-
-export type ComparisonCstChildren = {
-  operand: OperandCstNode[];
-  operator?: OperatorCstNode[];
-  value?: (ValueCstNode)[];
   Not?: (IToken)[];
+  aggregate?: AggregateCstNode[];
+  bucket?: BucketCstNode[];
+  field?: FieldCstNode[];
+  Equals?: IToken[];
+  NotEquals?: IToken[];
+  Less?: IToken[];
+  LessEquals?: IToken[];
+  Greater?: IToken[];
+  GreaterEquals?: IToken[];
+  value?: (ValueCstNode)[];
   In?: IToken[];
   valueList?: ValueListCstNode[];
   Between?: IToken[];
@@ -121,20 +108,7 @@ export type ComparisonCstChildren = {
   Parameter?: IToken[];
   Is?: IToken[];
   Null?: IToken[];
-};
-
-export interface OperatorCstNode extends CstNode {
-  name: "operator";
-  children: OperatorCstChildren;
-}
-
-export type OperatorCstChildren = {
-  Equals?: IToken[];
-  NotEquals?: IToken[];
-  Less?: IToken[];
-  LessEquals?: IToken[];
-  Greater?: IToken[];
-  GreaterEquals?: IToken[];
+  group?: GroupCstNode[];
 };
 
 export interface ValueListCstNode extends CstNode {
@@ -186,17 +160,6 @@ export type FieldSearchCstChildren = {
   field: FieldCstNode[];
   String?: IToken[];
   Parameter?: IToken[];
-};
-
-export interface OperandCstNode extends CstNode {
-  name: "operand";
-  children: OperandCstChildren;
-}
-
-export type OperandCstChildren = {
-  aggregate?: AggregateCstNode[];
-  bucket?: BucketCstNode[];
-  field?: FieldCstNode[];
 };
 
 export interface SelectClauseCstNode extends CstNode {

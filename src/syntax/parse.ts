@@ -3,7 +3,7 @@
  * error catalogue: what was expected, what was found, where, and a hint
  * where one helps.
  */
-import { EOF, tokenMatcher, type ILexingResult, type IRecognitionException, type IToken } from 'chevrotain';
+import { EOF, tokenMatcher, type ILexingResult, type IRecognitionException, type IToken, type TokenType } from 'chevrotain';
 import type { Query } from '../ast.js';
 import { queryError, type QueryError } from '../errors.js';
 import { pointSpan } from '../span.js';
@@ -11,8 +11,8 @@ import { editDistance } from '../text.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
-  And, Bareword, BacktickField, Comma, Count, Equals, Group, In, Keyword, keywordTokens, LParen, NumberLiteral, Order,
-  Parameter, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid,
+  And, Bareword, BacktickField, Comma, Count, Equals, Group, Having, In, Keyword, keywordTokens, LParen, Not, NumberLiteral, Or,
+  Order, Parameter, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid, Where,
 } from './tokens.js';
 
 /**
@@ -174,7 +174,7 @@ function syntaxError(error: IRecognitionException, tokens: IToken[], source: str
   // the grammar. Only the error path pays for it.
   const allInput = error.name === 'NotAllInputParsedException';
   const expected =
-    index <= ASSIST_LIMIT ? expectedAt(tokens.slice(0, Math.max(index, 0))) : roughlyExpected(error, allInput);
+    index <= ASSIST_LIMIT ? expectedAt(tokens.slice(0, Math.max(index, 0))) : roughlyExpected(error, allInput, previous);
   if (allInput) expected.push('end of input');
   const what = joinAlternatives(expected.length > 0 ? expected : ['end of input']);
   const expectedText = previous ? `${what} after ${describe(previous)}` : what;
@@ -206,11 +206,8 @@ const expectedInRule: Record<RuleName, readonly string[]> = {
   resource: ['a resource id or name'],
   joinClause: ['"join"'],
   keyPair: ['a field name'],
-  clause: ['"where"', '"search"', '"select"', '"group by"', '"having"', '"facet"', '"order by"', '"limit"', '"offset"'],
   whereClause: ['a field name', '"("'],
   condition: ['a field name', '"("'],
-  comparison: ['"="', '"!="', '"<"', '"<="', '">"', '">="', '"in"', '"not"', '"between"', '"like"', '"ilike"', '"is"'],
-  operand: ['a field name'],
   selectItem: ['a field name', 'a function'],
   aggregate: ['"("'],
   bucket: ['"("'],
@@ -221,7 +218,6 @@ const expectedInRule: Record<RuleName, readonly string[]> = {
   havingClause: ['a field name', '"("'],
   facetClause: ['a field name'],
   facetItem: ['"by"', '"top"', '","'],
-  operator: ['"="', '"!="', '"<"', '"<="', '">"', '">="'],
   valueList: ['a value', '","', '")"'],
   group: ['"and"', '"or"', '")"'],
   searchClause: ['a quoted string', 'a parameter', 'a field name'],
@@ -235,10 +231,18 @@ const expectedInRule: Record<RuleName, readonly string[]> = {
   value: ['a value'],
 };
 
-function roughlyExpected(error: IRecognitionException, allInput: boolean): string[] {
+/** What may follow the operand of a condition. */
+const expectedTest: readonly string[] = ['"="', '"!="', '"<"', '"<="', '">"', '">="', '"in"', '"not"', '"between"', '"like"', '"ilike"', '"is"'];
+
+/** The words and punctuation a condition may start after (else the error follows its operand). */
+const beforeCondition: ReadonlySet<TokenType> = new Set([Where, Having, And, Or, Not, LParen]);
+
+function roughlyExpected(error: IRecognitionException, allInput: boolean, previous: IToken | undefined): string[] {
   if (allInput) return [];
   const stack = error.context.ruleStack;
-  return [...expectedInRule[(stack[stack.length - 1] ?? 'query') as RuleName]];
+  const rule = (stack[stack.length - 1] ?? 'query') as RuleName;
+  if (rule === 'condition' && previous !== undefined && !beforeCondition.has(previous.tokenType)) return [...expectedTest];
+  return [...expectedInRule[rule]];
 }
 
 function expectedAt(before: IToken[]): string[] {

@@ -9,7 +9,7 @@
  * - clauses may repeat (DUPLICATE_CLAUSE at the second one).
  */
 import {
-  CstParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type AtLeastOneSepMethodOpts, type CstNode, type IOrAlt, type IToken, type ParserMethod,
+  CstParser, getLookaheadPaths, LLkLookaheadStrategy, tokenMatcher, type AtLeastOneSepMethodOpts, type CstNode, type DSLMethodOpts, type IOrAlt, type IToken, type ParserMethod,
   type Rule, type TokenType,
 } from 'chevrotain';
 import {
@@ -31,6 +31,10 @@ type RuleMethod = ParserMethod<[], CstNode>;
 type Alternatives = IOrAlt<unknown>[] | undefined;
 /** The item and separator of one comma-separated list, kept between calls. */
 type ListItems = AtLeastOneSepMethodOpts<unknown> | undefined;
+/** What one `OPTION` or `MANY` reads, kept between calls. */
+type Body = (() => unknown) | undefined;
+/** A gated `OPTION`'s gate and body, kept between calls. */
+type Option = DSLMethodOpts<unknown> | undefined;
 
 /**
  * Chevrotain's LL(k) lookahead, with a faster choice where an `OR` needs two
@@ -85,12 +89,13 @@ class FirstTokenLookahead extends LLkLookaheadStrategy {
 
 export class QueryParser extends CstParser {
   // Each `OR` reuses the array of alternatives made on its first call
-  // (Chevrotain's performance guide), and each comma-separated list its
-  // options: a new array of closures per call costs more than the choice
-  // itself, and much more under tsx/vitest, whose keepNames wraps every
-  // named closure as it is created. The caches are declared here, before the
-  // rules, so the parser's shape is fixed when it is built; what they hold
-  // has no per-call state.
+  // (Chevrotain's performance guide), each comma-separated list its
+  // options, and each `OPTION` and `MANY` its body: a new array of closures
+  // per call costs more than the choice itself, and much more under
+  // tsx/vitest, whose keepNames wraps every named closure as it is created
+  // (the bodies alone were ≈ 2 % of `compile(text)`: about ten closures per
+  // query). The caches are declared here, before the rules, so the parser's
+  // shape is fixed when it is built; what they hold has no per-call state.
   private resourceAlternatives: Alternatives;
   private aliasAlternatives: Alternatives;
   private itemAlternatives: Alternatives;
@@ -110,7 +115,7 @@ export class QueryParser extends CstParser {
   private clauseAlternatives: Alternatives;
   private whereJoinAlternatives: Alternatives;
   private conditionAlternatives: Alternatives;
-  private comparisonAlternatives: Alternatives;
+  private testAlternatives: Alternatives;
   private operatorAlternatives: Alternatives;
   private likeAlternatives: Alternatives;
   private patternAlternatives: Alternatives;
@@ -128,6 +133,29 @@ export class QueryParser extends CstParser {
   private selectItems: ListItems;
   private orderItems: ListItems;
   private fieldSearchItems: ListItems;
+  private joinsBody: Body;
+  private clausesBody: Body;
+  private semicolonBody: Body;
+  private asBody: Body;
+  private leftBody: Body;
+  private keyPairsBody: Body;
+  private whereBody: Body;
+  private notBody: Body;
+  private notInBody: Body;
+  private notLikeBody: Body;
+  private isNotBody: Body;
+  private groupBody: Body;
+  private languageBody: Body;
+  private selectDistinctBody: Body;
+  private asNameBody: Body;
+  private countDistinctBody: Body;
+  private havingBody: Body;
+  private facetByBody: Body;
+  private facetTopBody: Body;
+  private directionBody: Body;
+  private nullsBody: Body;
+  private qualifierBody: Body;
+  private aliasOption: Option;
 
   /** Chevrotain's stack of the syntax-tree nodes being built (internal to its tree builder). */
   declare private CST_STACK: CstNode[];
@@ -159,19 +187,58 @@ export class QueryParser extends CstParser {
     this.CST_STACK.push({ name: fullRuleName, children: {} });
   }
 
+  /**
+   * Stores a consumed token in the node being built, as Chevrotain's tree
+   * builder does, without its call to a location hook that does nothing
+   * here (`nodeLocationTracking: 'none'`). Replaces an internal hook, as
+   * `cstInvocationStateUpdate` does.
+   */
+  protected cstPostTerminal(key: string, token: IToken): void {
+    const children = this.CST_STACK[this.CST_STACK.length - 1]!.children;
+    const list = children[key] as IToken[] | undefined;
+    if (list === undefined) children[key] = [token];
+    else list.push(token);
+  }
+
+  /** The same for a finished rule's node (`cstPostTerminal`). */
+  protected cstPostNonTerminal(node: CstNode, key: string): void {
+    const children = this.CST_STACK[this.CST_STACK.length - 1]!.children;
+    const list = children[key] as CstNode[] | undefined;
+    if (list === undefined) children[key] = [node];
+    else list.push(node);
+  }
+
   /** Whether the next token is an alias written without `as` (see `source`). */
   private impliedAlias(): boolean {
     const next = this.LA(1).tokenType;
     return (next === Bareword || (next.CATEGORIES?.includes(Bareword) === true && !afterSource.has(next))) && endsSource(this.LA(2).tokenType);
   }
 
-  /** `from R [as a]`, the joins, then clauses in any order, and one optional `;` (the REPL's terminator). */
+  /**
+   * `from R [as a]`, the joins, then clauses in any order, and one optional
+   * `;` (the REPL's terminator). The clauses are alternatives of the query
+   * itself, not of a `clause` rule of their own: a rule that only chooses
+   * costs a syntax-tree node per clause, and `to-ast.ts` reads the clauses
+   * in the order of their first tokens.
+   */
   readonly query: RuleMethod = this.RULE('query', () => {
     this.CONSUME(From);
     this.SUBRULE(this.source);
-    this.MANY(() => this.SUBRULE(this.joinClause));
-    this.MANY2(() => this.SUBRULE(this.clause));
-    this.OPTION(() => this.CONSUME(Semicolon));
+    this.MANY((this.joinsBody ??= () => this.SUBRULE(this.joinClause)));
+    this.MANY2((this.clausesBody ??= () => {
+      this.OR((this.clauseAlternatives ??= [
+        { ALT: () => this.SUBRULE(this.whereClause) },
+        { ALT: () => this.SUBRULE(this.searchClause) },
+        { ALT: () => this.SUBRULE(this.selectClause) },
+        { ALT: () => this.SUBRULE(this.groupClause) },
+        { ALT: () => this.SUBRULE(this.havingClause) },
+        { ALT: () => this.SUBRULE(this.facetClause) },
+        { ALT: () => this.SUBRULE(this.orderClause) },
+        { ALT: () => this.SUBRULE(this.limitClause) },
+        { ALT: () => this.SUBRULE(this.offsetClause) },
+      ]));
+    }));
+    this.OPTION((this.semicolonBody ??= () => this.CONSUME(Semicolon)));
   });
 
   /**
@@ -181,26 +248,26 @@ export class QueryParser extends CstParser {
    */
   readonly source: RuleMethod = this.RULE('source', () => {
     this.SUBRULE(this.resource);
-    this.OPTION({
+    this.OPTION((this.aliasOption ??= {
       GATE: () => this.LA(1).tokenType === As || this.impliedAlias(),
       DEF: () => {
-        this.OPTION2(() => this.CONSUME(As));
+        this.OPTION2((this.asBody ??= () => this.CONSUME(As)));
         this.CONSUME(Bareword);
       },
-    });
+    }));
   });
 
   /** `[left] join R [as] a on a.k = b.k and …` */
   readonly joinClause: RuleMethod = this.RULE('joinClause', () => {
-    this.OPTION(() => this.CONSUME(Left));
+    this.OPTION((this.leftBody ??= () => this.CONSUME(Left)));
     this.CONSUME(Join);
     this.SUBRULE(this.source);
     this.CONSUME(On);
     this.SUBRULE(this.keyPair);
-    this.MANY(() => {
+    this.MANY((this.keyPairsBody ??= () => {
       this.CONSUME(And);
       this.SUBRULE2(this.keyPair);
-    });
+    }));
   });
 
   /** `e.course = c.code`: equality joins only. */
@@ -219,100 +286,91 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  readonly clause: RuleMethod = this.RULE('clause', () => {
-    this.OR((this.clauseAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.whereClause) },
-      { ALT: () => this.SUBRULE(this.searchClause) },
-      { ALT: () => this.SUBRULE(this.selectClause) },
-      { ALT: () => this.SUBRULE(this.groupClause) },
-      { ALT: () => this.SUBRULE(this.havingClause) },
-      { ALT: () => this.SUBRULE(this.facetClause) },
-      { ALT: () => this.SUBRULE(this.orderClause) },
-      { ALT: () => this.SUBRULE(this.limitClause) },
-      { ALT: () => this.SUBRULE(this.offsetClause) },
-    ]));
-  });
-
   readonly whereClause: RuleMethod = this.RULE('whereClause', () => {
     this.CONSUME(Where);
     this.SUBRULE(this.condition);
-    this.MANY(() => {
+    this.MANY((this.whereBody ??= () => {
       this.OR((this.whereJoinAlternatives ??= [
         { ALT: () => this.CONSUME(And) },
         { ALT: () => this.CONSUME(Or) },
       ]));
       this.SUBRULE2(this.condition);
-    });
-  });
-
-  /** `[not] (comparison | group)` */
-  readonly condition: RuleMethod = this.RULE('condition', () => {
-    this.OPTION(() => this.CONSUME(Not));
-    this.OR((this.conditionAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.comparison) },
-      { ALT: () => this.SUBRULE(this.group) },
-    ]));
+    }));
   });
 
   /**
-   * A test of one field: `= != < <= > >=` and a value, `[not] in (…)`,
-   * `between v and v`, `[not] like|ilike pattern`, `is [not] null`.
+   * `[not]`, then a test of one operand or a group. The operand is a field,
+   * or in `having` an aggregate (`where` takes only fields, and the visitor
+   * says so: AGGREGATE_IN_WHERE; a bucket is refused the same way); the test
+   * is `= != < <= > >=` and a value, `[not] in (…)`, `between v and v`,
+   * `[not] like|ilike pattern` or `is [not] null`. The operand, the operator
+   * and the test are read here rather than by rules of their own: a rule
+   * that only chooses among alternatives costs a syntax-tree node every
+   * time, and a query is mostly conditions.
    */
-  readonly comparison: RuleMethod = this.RULE('comparison', () => {
-    this.SUBRULE(this.operand);
-    this.OR((this.comparisonAlternatives ??= [
+  readonly condition: RuleMethod = this.RULE('condition', () => {
+    this.OPTION((this.notBody ??= () => this.CONSUME(Not)));
+    this.OR((this.conditionAlternatives ??= [
       {
         ALT: () => {
-          this.SUBRULE(this.operator);
-          this.SUBRULE(this.value);
-        },
-      },
-      {
-        ALT: () => {
-          this.OPTION(() => this.CONSUME(Not));
-          this.CONSUME(In);
-          this.SUBRULE(this.valueList);
-        },
-      },
-      {
-        ALT: () => {
-          this.CONSUME(Between);
-          this.SUBRULE2(this.value);
-          this.CONSUME(And);
-          this.SUBRULE3(this.value);
-        },
-      },
-      {
-        ALT: () => {
-          this.OPTION2(() => this.CONSUME2(Not));
-          this.OR2((this.likeAlternatives ??= [
-            { ALT: () => this.CONSUME(Like) },
-            { ALT: () => this.CONSUME(Ilike) },
+          this.OR2((this.operandAlternatives ??= [
+            { ALT: () => this.SUBRULE(this.aggregate) },
+            { ALT: () => this.SUBRULE(this.bucket) },
+            { ALT: () => this.SUBRULE(this.field) },
           ]));
-          this.OR3((this.patternAlternatives ??= [
-            { ALT: () => this.CONSUME(StringLiteral) },
-            { ALT: () => this.CONSUME(Parameter) },
+          this.OR3((this.testAlternatives ??= [
+            {
+              ALT: () => {
+                this.OR4((this.operatorAlternatives ??= [
+                  { ALT: () => this.CONSUME(Equals) },
+                  { ALT: () => this.CONSUME(NotEquals) },
+                  { ALT: () => this.CONSUME(Less) },
+                  { ALT: () => this.CONSUME(LessEquals) },
+                  { ALT: () => this.CONSUME(Greater) },
+                  { ALT: () => this.CONSUME(GreaterEquals) },
+                ]));
+                this.SUBRULE(this.value);
+              },
+            },
+            {
+              ALT: () => {
+                this.OPTION2((this.notInBody ??= () => this.CONSUME2(Not)));
+                this.CONSUME(In);
+                this.SUBRULE(this.valueList);
+              },
+            },
+            {
+              ALT: () => {
+                this.CONSUME(Between);
+                this.SUBRULE2(this.value);
+                this.CONSUME(And);
+                this.SUBRULE3(this.value);
+              },
+            },
+            {
+              ALT: () => {
+                this.OPTION3((this.notLikeBody ??= () => this.CONSUME3(Not)));
+                this.OR5((this.likeAlternatives ??= [
+                  { ALT: () => this.CONSUME(Like) },
+                  { ALT: () => this.CONSUME(Ilike) },
+                ]));
+                this.OR6((this.patternAlternatives ??= [
+                  { ALT: () => this.CONSUME(StringLiteral) },
+                  { ALT: () => this.CONSUME(Parameter) },
+                ]));
+              },
+            },
+            {
+              ALT: () => {
+                this.CONSUME(Is);
+                this.OPTION4((this.isNotBody ??= () => this.CONSUME4(Not)));
+                this.CONSUME(Null);
+              },
+            },
           ]));
         },
       },
-      {
-        ALT: () => {
-          this.CONSUME(Is);
-          this.OPTION3(() => this.CONSUME3(Not));
-          this.CONSUME(Null);
-        },
-      },
-    ]));
-  });
-
-  readonly operator: RuleMethod = this.RULE('operator', () => {
-    this.OR((this.operatorAlternatives ??= [
-      { ALT: () => this.CONSUME(Equals) },
-      { ALT: () => this.CONSUME(NotEquals) },
-      { ALT: () => this.CONSUME(Less) },
-      { ALT: () => this.CONSUME(LessEquals) },
-      { ALT: () => this.CONSUME(Greater) },
-      { ALT: () => this.CONSUME(GreaterEquals) },
+      { ALT: () => this.SUBRULE(this.group) },
     ]));
   });
 
@@ -327,13 +385,13 @@ export class QueryParser extends CstParser {
   readonly group: RuleMethod = this.RULE('group', () => {
     this.CONSUME(LParen);
     this.SUBRULE(this.condition);
-    this.MANY(() => {
+    this.MANY((this.groupBody ??= () => {
       this.OR((this.groupJoinAlternatives ??= [
         { ALT: () => this.CONSUME(And) },
         { ALT: () => this.CONSUME(Or) },
       ]));
       this.SUBRULE2(this.condition);
-    });
+    }));
     this.CONSUME(RParen);
   });
 
@@ -345,13 +403,13 @@ export class QueryParser extends CstParser {
       { ALT: () => this.CONSUME(Parameter) },
       { ALT: () => this.AT_LEAST_ONE_SEP((this.fieldSearchItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.fieldSearch) })) },
     ]));
-    this.OPTION(() => {
+    this.OPTION((this.languageBody ??= () => {
       this.CONSUME(Language);
       this.OR2((this.languageAlternatives ??= [
         { ALT: () => this.CONSUME(Bareword) },
         { ALT: () => this.CONSUME2(StringLiteral) },
       ]));
-    });
+    }));
   });
 
   /** `title "linear"`: one field of a per-field search. */
@@ -363,22 +421,9 @@ export class QueryParser extends CstParser {
     ]));
   });
 
-  /**
-   * What a condition tests: a field, or (in `having`) an aggregate. `where`
-   * takes only fields; the visitor says so (AGGREGATE_IN_WHERE), and a
-   * bucket is refused the same way.
-   */
-  readonly operand: RuleMethod = this.RULE('operand', () => {
-    this.OR((this.operandAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.aggregate) },
-      { ALT: () => this.SUBRULE(this.bucket) },
-      { ALT: () => this.SUBRULE(this.field) },
-    ]));
-  });
-
   readonly selectClause: RuleMethod = this.RULE('selectClause', () => {
     this.CONSUME(Select);
-    this.OPTION(() => this.CONSUME(Distinct));
+    this.OPTION((this.selectDistinctBody ??= () => this.CONSUME(Distinct)));
     this.AT_LEAST_ONE_SEP((this.selectItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.selectItem) }));
   });
 
@@ -389,10 +434,10 @@ export class QueryParser extends CstParser {
       { ALT: () => this.SUBRULE(this.bucket) },
       { ALT: () => this.SUBRULE(this.field) },
     ]));
-    this.OPTION(() => {
+    this.OPTION((this.asNameBody ??= () => {
       this.CONSUME(As);
       this.SUBRULE(this.name);
-    });
+    }));
   });
 
   /** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
@@ -406,7 +451,7 @@ export class QueryParser extends CstParser {
             { ALT: () => this.CONSUME(Star) },
             {
               ALT: () => {
-                this.OPTION(() => this.CONSUME(Distinct));
+                this.OPTION((this.countDistinctBody ??= () => this.CONSUME(Distinct)));
                 this.SUBRULE(this.field);
               },
             },
@@ -490,13 +535,13 @@ export class QueryParser extends CstParser {
   readonly havingClause: RuleMethod = this.RULE('havingClause', () => {
     this.CONSUME(Having);
     this.SUBRULE(this.condition);
-    this.MANY(() => {
+    this.MANY((this.havingBody ??= () => {
       this.OR((this.havingJoinAlternatives ??= [
         { ALT: () => this.CONSUME(And) },
         { ALT: () => this.CONSUME(Or) },
       ]));
       this.SUBRULE2(this.condition);
-    });
+    }));
   });
 
   /** `facet subject top 20, start_date by month` */
@@ -507,17 +552,17 @@ export class QueryParser extends CstParser {
 
   readonly facetItem: RuleMethod = this.RULE('facetItem', () => {
     this.SUBRULE(this.field);
-    this.OPTION(() => {
+    this.OPTION((this.facetByBody ??= () => {
       this.CONSUME(By);
       this.OR((this.facetByAlternatives ??= [
         { ALT: () => this.SUBRULE(this.unit) },
         { ALT: () => this.CONSUME(NumberLiteral) },
       ]));
-    });
-    this.OPTION2(() => {
+    }));
+    this.OPTION2((this.facetTopBody ??= () => {
       this.CONSUME(Top);
       this.CONSUME2(NumberLiteral);
-    });
+    }));
   });
 
   readonly orderClause: RuleMethod = this.RULE('orderClause', () => {
@@ -531,19 +576,19 @@ export class QueryParser extends CstParser {
       { ALT: () => this.SUBRULE(this.aggregate) },
       { ALT: () => this.SUBRULE(this.field) },
     ]));
-    this.OPTION(() => {
+    this.OPTION((this.directionBody ??= () => {
       this.OR((this.directionAlternatives ??= [
         { ALT: () => this.CONSUME(Asc) },
         { ALT: () => this.CONSUME(Desc) },
       ]));
-    });
-    this.OPTION2(() => {
+    }));
+    this.OPTION2((this.nullsBody ??= () => {
       this.CONSUME(Nulls);
       this.OR2((this.nullsAlternatives ??= [
         { ALT: () => this.CONSUME(First) },
         { ALT: () => this.CONSUME(Last) },
       ]));
-    });
+    }));
   });
 
   readonly limitClause: RuleMethod = this.RULE('limitClause', () => {
@@ -572,7 +617,7 @@ export class QueryParser extends CstParser {
       { ALT: () => this.CONSUME(Bareword) },
       {
         ALT: () => {
-          this.OPTION(() => this.CONSUME(Qualifier));
+          this.OPTION((this.qualifierBody ??= () => this.CONSUME(Qualifier)));
           this.CONSUME(BacktickField);
         },
       },
@@ -618,7 +663,6 @@ export function queryParser(): QueryParser {
 
 /** The names of the grammar's rules, as `grammar/query.ebnf` spells them. */
 export type RuleName =
-  | 'query' | 'source' | 'resource' | 'joinClause' | 'keyPair' | 'clause' | 'whereClause' | 'condition' | 'comparison'
-  | 'operand' | 'operator' | 'valueList' | 'group' | 'searchClause' | 'fieldSearch' | 'selectClause' | 'selectItem'
+  | 'query' | 'source' | 'resource' | 'joinClause' | 'keyPair' | 'whereClause' | 'condition' | 'valueList' | 'group' | 'searchClause' | 'fieldSearch' | 'selectClause' | 'selectItem'
   | 'aggregate' | 'bucket' | 'unit' | 'name' | 'groupClause' | 'groupKey' | 'havingClause' | 'facetClause' | 'facetItem'
   | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause' | 'field' | 'value';

@@ -12,15 +12,16 @@
  */
 import { compareDecimal } from '../datastore/values.js';
 import type { CstNode, IToken } from 'chevrotain';
-import type {
-  Aggregate, AggregateFunction, Bucket, CompareOperator, Condition, Facet, FacetItem, Field, FieldSearch, From, Group, Having,
-  Join, KeyPair, Limit, Name, NumberValue, Offset, Operand, Order, Parameter, Query, Search, Select, SelectItem, SortKey,
-  StringValue, Value, Where,
+import {
+  assertNever, type Aggregate, type AggregateFunction, type Bucket, type CompareOperator, type Condition, type Facet, type FacetItem,
+  type Field, type FieldSearch, type From, type Group, type Having, type Join, type KeyPair, type Limit, type Name, type NumberValue,
+  type Offset, type Operand, type Order, type Parameter, type Query, type Search, type Select, type SelectItem, type SortKey,
+  type StringValue, type Value, type Where,
 } from '../ast.js';
 import type {
-  AggregateCstNode, BucketCstNode, ComparisonCstNode, ConditionCstNode, FacetClauseCstChildren, FieldCstNode, GroupClauseCstChildren,
-  GroupCstChildren, HavingClauseCstChildren, LimitClauseCstChildren, NameCstNode, OffsetClauseCstChildren, OperandCstNode,
-  OperatorCstNode, OrderClauseCstChildren, QueryCstNode, ResourceCstChildren, SearchClauseCstChildren, SelectClauseCstChildren,
+  AggregateCstNode, BucketCstNode, ConditionCstChildren, ConditionCstNode, FacetClauseCstChildren, FieldCstNode, GroupClauseCstChildren,
+  GroupCstChildren, HavingClauseCstChildren, LimitClauseCstChildren, NameCstNode, OffsetClauseCstChildren,
+  OrderClauseCstChildren, QueryCstChildren, QueryCstNode, ResourceCstChildren, SearchClauseCstChildren, SelectClauseCstChildren,
   SourceCstChildren, UnitCstNode, ValueCstNode, WhereClauseCstChildren,
 } from './cst.generated.js';
 import { queryError } from '../errors.js';
@@ -98,59 +99,77 @@ export function toAst(cst: CstNode, source: string): Query {
   let limit: Limit | undefined;
   let offset: Offset | undefined;
 
-  for (const clause of c.clause ?? []) {
-    const inner = clause.children;
-    if (inner.whereClause !== undefined) {
-      const node = readWhere(inner.whereClause[0]!.children, reader);
-      if (where) throw duplicateClause('where', node.span, source);
-      where = node;
-      end = node.span.end;
-    } else if (inner.searchClause !== undefined) {
-      const node = readSearch(inner.searchClause[0]!.children, reader);
-      if (search) throw duplicateClause('search', node.span, source);
-      search = node;
-      end = node.span.end;
-    } else if (inner.selectClause !== undefined) {
-      const node = readSelect(inner.selectClause[0]!.children, reader);
-      if (select) throw duplicateClause('select', node.span, source);
-      select = node;
-      end = node.span.end;
-    } else if (inner.groupClause !== undefined) {
-      const node = readGroupBy(inner.groupClause[0]!.children, reader);
-      if (group) throw duplicateClause('group by', node.span, source);
-      group = node;
-      end = node.span.end;
-    } else if (inner.havingClause !== undefined) {
-      const node = readHaving(inner.havingClause[0]!.children, reader);
-      if (having) throw duplicateClause('having', node.span, source);
-      having = node;
-      end = node.span.end;
-    } else if (inner.facetClause !== undefined) {
-      const node = readFacet(inner.facetClause[0]!.children, reader);
-      if (facet) throw duplicateClause('facet', node.span, source);
-      facet = node;
-      end = node.span.end;
-    } else if (inner.orderClause !== undefined) {
-      const node = readOrder(inner.orderClause[0]!.children, reader);
-      if (order) throw duplicateClause('order by', node.span, source);
-      order = node;
-      end = node.span.end;
-    } else if (inner.limitClause !== undefined) {
-      const l = inner.limitClause[0]!.children;
-      const value = readCount(l, 'limit', source);
-      const node: Limit = { kind: 'limit', span: { start: l.Limit[0]!.startOffset, end: value.span.end }, value };
-      if (limit) throw duplicateClause('limit', node.span, source);
-      limit = node;
-      end = node.span.end;
-    } else if (inner.offsetClause !== undefined) {
-      const o = inner.offsetClause[0]!.children;
-      const value = readCount(o, 'offset', source);
-      const node: Offset = { kind: 'offset', span: { start: o.Offset[0]!.startOffset, end: value.span.end }, value };
-      if (offset) throw duplicateClause('offset', node.span, source);
-      offset = node;
-      end = node.span.end;
-    } else {
-      throw new Error(`unknown clause ${Object.keys(inner).join()}`);
+  for (const node of clausesInOrder(c)) {
+    switch (node.name) {
+      case 'whereClause': {
+        const clause = readWhere(node.children, reader);
+        if (where) throw duplicateClause('where', clause.span, source);
+        where = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'searchClause': {
+        const clause = readSearch(node.children, reader);
+        if (search) throw duplicateClause('search', clause.span, source);
+        search = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'selectClause': {
+        const clause = readSelect(node.children, reader);
+        if (select) throw duplicateClause('select', clause.span, source);
+        select = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'groupClause': {
+        const clause = readGroupBy(node.children, reader);
+        if (group) throw duplicateClause('group by', clause.span, source);
+        group = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'havingClause': {
+        const clause = readHaving(node.children, reader);
+        if (having) throw duplicateClause('having', clause.span, source);
+        having = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'facetClause': {
+        const clause = readFacet(node.children, reader);
+        if (facet) throw duplicateClause('facet', clause.span, source);
+        facet = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'orderClause': {
+        const clause = readOrder(node.children, reader);
+        if (order) throw duplicateClause('order by', clause.span, source);
+        order = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'limitClause': {
+        const l = node.children;
+        const value = readCount(l, 'limit', source);
+        const clause: Limit = { kind: 'limit', span: { start: l.Limit[0]!.startOffset, end: value.span.end }, value };
+        if (limit) throw duplicateClause('limit', clause.span, source);
+        limit = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'offsetClause': {
+        const o = node.children;
+        const value = readCount(o, 'offset', source);
+        const clause: Offset = { kind: 'offset', span: { start: o.Offset[0]!.startOffset, end: value.span.end }, value };
+        if (offset) throw duplicateClause('offset', clause.span, source);
+        offset = clause;
+        end = clause.span.end;
+        break;
+      }
+      default:
+        assertNever(node, 'clause');
     }
   }
   if (facet !== undefined && (group !== undefined || having !== undefined)) {
@@ -181,6 +200,61 @@ export function toAst(cst: CstNode, source: string): Query {
   if (limit) query.limit = limit;
   if (offset) query.offset = offset;
   return query;
+}
+
+/** The rules of the clauses, each a list of its own in the query's syntax tree. */
+const clauseRules = [
+  'whereClause', 'searchClause', 'selectClause', 'groupClause', 'havingClause', 'facetClause', 'orderClause', 'limitClause', 'offsetClause',
+] as const satisfies readonly (keyof QueryCstChildren)[];
+
+type ClauseRule = (typeof clauseRules)[number];
+type ClauseCstNode = NonNullable<QueryCstChildren[ClauseRule]>[number];
+const clauseRuleSet: ReadonlySet<string> = new Set(clauseRules);
+
+/**
+ * The clauses as written. The grammar keeps each kind in a list of its own,
+ * and the tree's keys are in the order the parser first met them, so with
+ * each clause given once that order is the text's; a repeated clause puts
+ * them back in the order of their first tokens. Either way the first error
+ * of a query is the one its text reaches first, as the parser reads.
+ */
+function clausesInOrder(c: QueryCstChildren): ClauseCstNode[] {
+  const clauses: ClauseCstNode[] = [];
+  let repeated = false;
+  for (const key in c) {
+    if (!clauseRuleSet.has(key)) continue;
+    const nodes = c[key as ClauseRule]!;
+    if (nodes.length > 1) repeated = true;
+    for (const node of nodes) clauses.push(node);
+  }
+  if (repeated) clauses.sort((a, b) => clauseStart(a) - clauseStart(b));
+  return clauses;
+}
+
+/** Where a clause starts: its keyword. */
+function clauseStart(node: ClauseCstNode): number {
+  switch (node.name) {
+    case 'whereClause':
+      return node.children.Where[0]!.startOffset;
+    case 'searchClause':
+      return node.children.Search[0]!.startOffset;
+    case 'selectClause':
+      return node.children.Select[0]!.startOffset;
+    case 'groupClause':
+      return node.children.Group[0]!.startOffset;
+    case 'havingClause':
+      return node.children.Having[0]!.startOffset;
+    case 'facetClause':
+      return node.children.Facet[0]!.startOffset;
+    case 'orderClause':
+      return node.children.Order[0]!.startOffset;
+    case 'limitClause':
+      return node.children.Limit[0]!.startOffset;
+    case 'offsetClause':
+      return node.children.Offset[0]!.startOffset;
+    default:
+      return assertNever(node, 'clause');
+  }
 }
 
 /** `R [as a]` of `from` or `join`; the span covers the resource and its alias. */
@@ -393,28 +467,27 @@ function readCount(c: LimitClauseCstChildren | OffsetClauseCstChildren, what: 'l
   return { kind: 'number', span, value: value === 0 ? 0 : value };
 }
 
-const operators = {
-  Equals: undefined,
-  NotEquals: 'ne',
-  Less: 'lt',
-  LessEquals: 'lte',
-  Greater: 'gt',
-  GreaterEquals: 'gte',
-} as const satisfies Record<keyof OperatorCstNode['children'], CompareOperator | undefined>;
-
-function readOperator(node: OperatorCstNode): CompareOperator | undefined {
-  const c = node.children;
-  for (const name of Object.keys(operators) as (keyof typeof operators)[]) if (c[name] !== undefined) return operators[name];
-  throw new Error('an operator node without an operator');
+/**
+ * The operator of a comparison with one and a value: `undefined` for `=`
+ * (an `eq` test), else its name; `null` when the test is another (`in`,
+ * `between`, `like`, `is null`).
+ */
+function readOperator(c: ConditionCstChildren): CompareOperator | undefined | null {
+  if (c.Equals !== undefined) return undefined;
+  if (c.NotEquals !== undefined) return 'ne';
+  if (c.Less !== undefined) return 'lt';
+  if (c.LessEquals !== undefined) return 'lte';
+  if (c.Greater !== undefined) return 'gt';
+  if (c.GreaterEquals !== undefined) return 'gte';
+  return null;
 }
 
-/** Reads the operand of a comparison: a field in `where`, a field or an aggregate in `having`. */
-type OperandReader<F extends Operand> = (node: OperandCstNode) => F;
+/** Reads the operand of a comparison (its aggregate, bucket or field): a field in `where`, a field or an aggregate in `having`. */
+type OperandReader<F extends Operand> = (c: ConditionCstChildren) => F;
 
 /** `where` tests fields only: an aggregate or a bucket there is refused with a hint. */
 function whereOperand(reader: FieldReader): OperandReader<Field> {
-  return (node) => {
-    const c = node.children;
+  return (c) => {
     if (c.field !== undefined) return reader.field(c.field[0]!);
     if (c.aggregate !== undefined) {
       const aggregate = readAggregate(c.aggregate[0]!, reader);
@@ -434,8 +507,7 @@ function whereOperand(reader: FieldReader): OperandReader<Field> {
 
 /** `having` tests names (output names and group keys) and aggregates. */
 function havingOperand(reader: FieldReader): OperandReader<Operand> {
-  return (node) => {
-    const c = node.children;
+  return (c) => {
     if (c.field !== undefined) return reader.field(c.field[0]!);
     if (c.aggregate !== undefined) return readAggregate(c.aggregate[0]!, reader);
     const bucket = readBucket(c.bucket![0]!, reader);
@@ -451,27 +523,30 @@ function formatFieldText(field: Field): string {
   return field.qualifier === undefined ? field.name : `${field.qualifier}.${field.name}`;
 }
 
-/** `[not] (comparison | group)`: a `not` wraps what follows it and starts its span. */
+/** `[not] (group | test)`: a `not` before the rest wraps it and starts its span. */
 function readCondition<F extends Operand>(node: ConditionCstNode, reader: FieldReader, operand: OperandReader<F>): Condition<F> {
   const c = node.children;
-  const inner = c.comparison !== undefined ? readComparison(c.comparison[0]!, reader, operand) : readGroup(c.group![0]!.children, reader, operand);
-  if (c.Not === undefined) return inner;
-  const end = c.group !== undefined ? tokenEnd(c.group[0]!.children.RParen[0]!) : inner.span.end;
-  return { kind: 'not', span: { start: c.Not[0]!.startOffset, end }, condition: inner };
+  const group = c.group?.[0];
+  const inner = group !== undefined ? readGroup(group.children, reader, operand) : readTest(c, reader, operand);
+  const not = c.Not?.[0];
+  // a `not` after the operand is the test's own (`f not in (…)`), already read
+  if (not === undefined || (group === undefined && not.startOffset > inner.span.start)) return inner;
+  const end = group !== undefined ? tokenEnd(group.children.RParen[0]!) : inner.span.end;
+  return { kind: 'not', span: { start: not.startOffset, end }, condition: inner };
 }
 
-function readComparison<F extends Operand>(node: ComparisonCstNode, reader: FieldReader, operand: OperandReader<F>): Condition<F> {
+/** The test of one operand: `= != < <= > >=`, `[not] in`, `between`, `[not] like|ilike`, `is [not] null`. */
+function readTest<F extends Operand>(c: ConditionCstChildren, reader: FieldReader, operand: OperandReader<F>): Condition<F> {
   const source = reader.source;
-  const c = node.children;
-  const field = operand(c.operand[0]!);
+  const field = operand(c);
   const start = field.span.start;
-  let test: Condition<F>;
-  if (c.operator !== undefined) {
+  const op = readOperator(c);
+  if (op !== null) {
     const value = readValue(c.value![0]!, source);
-    const op = readOperator(c.operator[0]!);
     const span = { start, end: value.span.end };
     return op === undefined ? { kind: 'eq', span, field, value } : { kind: 'compare', span, op, field, value };
   }
+  let test: Condition<F>;
   if (c.valueList !== undefined) {
     const list = c.valueList[0]!.children;
     const values = list.value === undefined ? [] : list.value.map((v) => readValue(v, source));
@@ -486,8 +561,10 @@ function readComparison<F extends Operand>(node: ComparisonCstNode, reader: Fiel
   } else {
     test = { kind: 'is-null', span: { start, end: tokenEnd(c.Null![0]!) }, field };
   }
-  // `f not in (…)`, `f not like …` and `f is not null` are a `not` around the positive test.
-  return c.Not === undefined ? test : { kind: 'not', span: test.span, condition: test };
+  // `f not in (…)`, `f not like …` and `f is not null` are a `not` around the positive test;
+  // that `not` is the last, and stands after the operand (one before it is the condition's).
+  const not = c.Not?.[c.Not.length - 1];
+  return not !== undefined && not.startOffset > start ? { kind: 'not', span: test.span, condition: test } : test;
 }
 
 function readGroup<F extends Operand>(group: GroupCstChildren, reader: FieldReader, operand: OperandReader<F>): Condition<F> {

@@ -78,6 +78,19 @@ describe('syntax errors', () => {
     ]);
   });
 
+  it('past two thousand tokens (no content assist), still says what may follow a condition’s operand, and what starts one', () => {
+    // the long query's error comes from the rule the parser stopped in; the short one's from content assist
+    const long = `from t where a in (${Array.from({ length: 1100 }, (_, i) => i).join(', ')}) and `;
+    const tests = ['"="', '"!="', '"<"', '"<="', '">"', '">="', '"not"', '"in"', '"between"', '"like"', '"ilike"', '"is"'];
+    for (const tail of ['b xyz', 'count(*) xyz', 'not b xyz', 'b not xyz']) {
+      expect([...failure(`from t where ${tail}`).expected!].sort(), tail).toEqual([...tests].sort());
+      expect([...failure(long + tail).expected!].sort(), tail).toEqual([...tests].sort());
+    }
+    expect(failure(`${long}(b = 1 xyz`).expected).toEqual(['"and"', '"or"', '")"']);
+    expect(failure(`${long}b = `).expected).toEqual(['a value']);
+    expect(failure(long).expected).toEqual(['a field name', '"("']);
+  });
+
   it('reports the first problem in the text when there are several', () => {
     expect(failure('from x where a = "bad\\q" & b').code).toBe('INVALID_ESCAPE');
     expect(failure('from x where a = ! "bad\\q"').code).toBe('UNEXPECTED_CHARACTER');

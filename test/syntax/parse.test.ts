@@ -169,17 +169,18 @@ describe('parse: spans', () => {
 });
 
 describe('the syntax tree', () => {
-  // parser.ts replaces an internal hook of Chevrotain's tree builder so that
+  // parser.ts replaces internal hooks of Chevrotain's tree builder so that
   // nodes get plain `children` objects (faster to fill and read than
-  // Chevrotain's null-prototype ones); this fails if Chevrotain stops calling it.
+  // Chevrotain's null-prototype ones), filled by its own code; this fails if
+  // Chevrotain stops calling them.
   it('is built with plain children objects, keyed by token and rule names', () => {
     queryParser().input = queryLexer.tokenize('from c where a = 1').tokens;
     const cst = queryParser().query();
     expect(queryParser().errors).toEqual([]);
     expect(Object.getPrototypeOf(cst.children)).toBe(Object.prototype);
-    expect(Object.keys(cst.children)).toEqual(['From', 'source', 'clause']);
-    const clause = cst.children['clause']![0] as CstNode;
-    expect(Object.getPrototypeOf(clause.children)).toBe(Object.prototype);
-    expect(Object.keys(clause.children)).toEqual(['whereClause']);
+    expect(Object.keys(cst.children)).toEqual(['From', 'source', 'whereClause']);
+    const where = cst.children['whereClause']![0] as CstNode;
+    expect(Object.getPrototypeOf(where.children)).toBe(Object.prototype);
+    expect(Object.keys(where.children)).toEqual(['Where', 'condition']);
   });
 });
