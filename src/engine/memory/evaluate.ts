@@ -23,7 +23,7 @@ import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
-import { completeFields, refuseNonJson, settleFields, tableView } from './table-view.js';
+import { completeFields, refuseNonJson, tableView } from './table-view.js';
 import type { TableView } from './table-view.js';
 
 /**
@@ -377,11 +377,7 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
   const conditions = rest.map((c) => c.condition);
   const condition: Condition = conditions.length === 1 ? (conditions[0] as Condition) : { op: 'and', of: bySelectivity(conditions, view.rows) };
-  // a scan of every row also settles a plain array's field list (table-view.ts)
-  const keys = rows === null ? view.pending : undefined;
-  const scanned = scanFor(condition, keys)(view.rows, rows, needed, stop && keys === undefined);
-  if (keys !== undefined && scanned.sameKeys !== undefined) settleFields(view, scanned.sameKeys);
-  return scanned;
+  return scanFor(condition)(view.rows, rows, needed, stop);
 }
 
 interface Leader {

@@ -9,6 +9,7 @@
  */
 import type { FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
+import { generate } from './row-shape.js';
 
 export interface TableView {
   readonly rows: readonly Row[];
@@ -19,9 +20,8 @@ export interface TableView {
   fieldById: ReadonlyMap<string, FieldInfo>;
   /**
    * Plain records whose field list is still the first record's keys: those
-   * keys as `for…in` lists them, for a full scan to compare each row's with
-   * (one read of each record for the filter and the field list). Undefined
-   * once the list is known to be complete.
+   * keys as `for…in` lists them, which `completeFields` checks every other
+   * record's against. Undefined once the list is known to be complete.
    */
   pending: readonly string[] | undefined;
   /** the table's id, reported as `resource_id` (undefined for plain records) */
@@ -110,24 +110,82 @@ function plainView(rows: readonly Row[]): TableView {
 
 /**
  * Finishes the field list of plain records (a no-op when it is complete):
- * every key of every record, in order of first appearance.
+ * every key of every record, in order of first appearance. When every
+ * record has the first record's keys, the list is the first record's, as
+ * it is; otherwise it is read from the records.
  */
 export function completeFields(view: TableView): void {
-  if (view.pending === undefined) return;
-  settleFields(view, false);
+  const keys = view.pending;
+  if (keys === undefined) return;
+  view.pending = undefined;
+  if (keysLikeFirst(view.rows, keys)) return;
+  view.fields = inferFields(view.rows);
+  view.fieldById = new Map(view.fields.map((f) => [f.id, f]));
 }
 
 /**
- * Records what a full scan found: `sameKeys` when every record's keys were
- * the first record's, in order, so the field list is complete as it is;
- * otherwise it is read from the records.
+ * Whether every record after the first lists the same keys as `keys` (the
+ * first's, as `for…in` lists them), in any order: then the records' fields,
+ * in order of first appearance, are the first record's.
+ *
+ * Each record is one pass of generated code that counts its keys with
+ * `for…in` and asks for each of `keys` with `in` by its literal name
+ * (`"status" in r`). For records of one shape V8 answers every `in` from
+ * the shape, so the check costs what counting the keys costs, about half
+ * of comparing each key with the first record's in order (BENCHMARKS.md,
+ * Evaluate, plain arrays). The same number of keys and each of `keys`
+ * present means the same set of keys where `in` sees only what `for…in`
+ * lists: so the record's prototype must be `Object.prototype` or null, and
+ * no key may be a name `Object.prototype` has (`constructor`): otherwise,
+ * and for a record that fails, the keys are compared one by one in order
+ * (`hasKeys`).
+ * @example
+ * keysLikeFirst([{ a: 1, b: 2 }, { b: 3, a: 4 }], ['a', 'b']) // true
+ * keysLikeFirst([{ a: 1, b: 2 }, { a: 3, c: 4 }], ['a', 'b']) // false
  */
-export function settleFields(view: TableView, sameKeys: boolean): void {
-  if (view.pending === undefined) return;
-  view.pending = undefined;
-  if (sameKeys) return;
-  view.fields = inferFields(view.rows);
-  view.fieldById = new Map(view.fields.map((f) => [f.id, f]));
+export function keysLikeFirst(rows: readonly Row[], keys: readonly string[]): boolean {
+  const n = keys.length;
+  const check = keys.some((key) => key in Object.prototype) ? undefined : keyCheck(keys);
+  if (check !== undefined) return check(rows, keys, hasKeys, Object.prototype, Object.getPrototypeOf);
+  for (let i = 1; i < rows.length; i++) if (!hasKeys(rows[i] as Row, keys, n)) return false;
+  return true;
+}
+
+type KeyCheck = (
+  rows: readonly Row[], keys: readonly string[], has: typeof hasKeys, objectPrototype: object, prototypeOf: (o: object) => unknown,
+) => boolean;
+
+/** `keyCheck`'s functions by their keys (JSON): the source is made and looked up once per key list, not once per call. Bounded: cleared when full. */
+const keyChecks = new Map<string, KeyCheck | undefined>();
+const KEY_CHECKS_MAX = 256;
+
+/** The generated check of `keysLikeFirst` for `keys`, whose names enter the code only as JSON string literals. */
+function keyCheck(keys: readonly string[]): KeyCheck | undefined {
+  const cacheKey = JSON.stringify(keys);
+  if (keyChecks.has(cacheKey)) return keyChecks.get(cacheKey);
+  if (keyChecks.size >= KEY_CHECKS_MAX) keyChecks.clear();
+  const made = makeKeyCheck(keys);
+  keyChecks.set(cacheKey, made);
+  return made;
+}
+
+function makeKeyCheck(keys: readonly string[]): KeyCheck | undefined {
+  const present = keys.map((key) => `${JSON.stringify(key)} in r`).join(' && ');
+  const body = `const n = keys.length;
+for (let i = 1; i < rows.length; i++) {
+  const r = rows[i];
+  if (typeof r === "object" && r !== null) {
+    let count = 0;
+    for (const key in r) count++;
+    if (count === n${present === '' ? '' : ` && ${present}`}) {
+      const proto = prototypeOf(r);
+      if (proto === objectPrototype || proto === null) continue;
+    }
+  }
+  if (!has(r, keys, n)) return false;
+}
+return true;`;
+  return generate<KeyCheck>(['rows', 'keys', 'has', 'objectPrototype', 'prototypeOf'], body);
 }
 
 /**

@@ -485,6 +485,30 @@ describe('plain rows (no field list)', () => {
     expect(evaluate({ resource_id: 'r', filters: { a: 3 } }, rows().slice(0, 3)).fields).toEqual(all.slice(0, 3));
   });
 
+  test('a record with as many keys as the first but another one adds its field, whatever its prototype holds', () => {
+    // the field list is every own key of every record, counted here without the evaluator's shortcuts
+    const expectFields = (rows: readonly Row[]) => {
+      const seen = ['_id'];
+      for (const row of rows) for (const key of Object.keys(row)) if (!seen.includes(key)) seen.push(key);
+      expect(evaluate({ resource_id: 'r' }, rows).fields.map((f) => f.id)).toEqual(seen);
+    };
+    expectFields([{ a: 1, b: 2 }, { a: 3, b: 4 }, { a: 5, x: 6 }]);
+    expectFields([{ a: 1, b: 2 }, { b: 3, a: 4 }, { x: 5, b: 6 }]);
+    // `b` answers to `in` through the prototype, but is no key of the record: `x` is
+    class WithGetter {
+      a = 1;
+      x = 2;
+      get b(): number {
+        return 3;
+      }
+    }
+    expectFields([{ a: 1, b: 2 }, new WithGetter() as unknown as Row]);
+    // every object answers `constructor` to `in`
+    expectFields(JSON.parse('[{"constructor": 1, "a": 2}, {"a": 3, "x": 4}]') as Row[]);
+    expectFields([{ a: 1 }, Object.assign(Object.create(null) as object, { x: 2 }) as Row, { a: 3 }]);
+    expectFields([{ a: 1, b: 2 }, Object.assign(Object.create(null) as object, { b: 3, a: 4 }) as Row]);
+  });
+
   test('a record with an inherited enumerable key is read by its own keys', () => {
     const inherited = Object.assign(Object.create({ ghost: 'boo' }) as object, { a: 2 }) as Row;
     const rows: Row[] = [{ a: 1 }, inherited, { a: 3 }];
