@@ -14,7 +14,7 @@ import type { FilterNode } from '../../datastore/filters.js';
 import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort, refuseUnknownListFields } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
-import { validationError } from '../../errors.js';
+import { toolError, validationError } from '../../errors.js';
 import { countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
@@ -23,8 +23,10 @@ import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
-import { completeFields, refuseNonJson, tableView } from './table-view.js';
-import type { TableView } from './table-view.js';
+import { completeFields, declaredFields, refuseNonJson, tableView } from './table-view.js';
+import type { FieldDeclaration, TableView } from './table-view.js';
+
+export type { FieldDeclaration } from './table-view.js';
 
 /**
  * Options of `evaluate`: what the server is configured with.
@@ -36,6 +38,19 @@ export interface EvaluateOptions {
   readonly maxLimit?: number;
   /** whose messages a Validation Error uses (2.12 words an unknown filter field differently); default 2.11 */
   readonly ckan?: CkanVersion;
+  /**
+   * The fields of plain records, declared as CKAN's `datastore_create` takes
+   * them (`[{ id, type }]`, or names; `FieldDeclaration`), in place of the
+   * fields inferred from every key of every record: the answer's fields are
+   * these (`_id` first), a record without one holds null, and a record's
+   * other keys are no fields, as in a table made with these fields. A field
+   * without a type is typed by its first non-null value. Not for a `Table`,
+   * whose fields are its own. Mistakes are `DATA_INVALID` errors.
+   * @example
+   * evaluate(compile('from courses where year = 2021'), courses, { fields: ['title', { id: 'year', type: 'int' }] }).fields
+   * // → [{ id: "_id", type: "int" }, { id: "title", type: "text" }, { id: "year", type: "int4" }]
+   */
+  readonly fields?: readonly FieldDeclaration[];
 }
 
 /** `limit` when the request has none (CKAN's `ckan.datastore.search.rows_default`). */
@@ -99,7 +114,11 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
-  return answer(canonicalOf(request, options.ckan), tableView(source as Table | readonly Row[]), options);
+  const declared = options.fields === undefined ? undefined : declaredFields(options.fields);
+  if (declared !== undefined && !Array.isArray(source)) {
+    throw toolError('DATA_INVALID', ['fields', 'a Table has its own fields: the fields option declares the fields of plain records'], { key: 'fields' });
+  }
+  return answer(canonicalOf(request, options.ckan), tableView(source as Table | readonly Row[], declared), options);
 }
 
 /**
@@ -456,7 +475,7 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
   });
   // A typed table's number column may hold numbers kept as their text: they sort by value.
   const orders = items.map((item) =>
-    view.tableId !== undefined && isNumberType(view.fieldById.get(item.field)?.type ?? '') ? compareNumberColumn : compareValues,
+    view.given !== undefined && isNumberType(view.fieldById.get(item.field)?.type ?? '') ? compareNumberColumn : compareValues,
   );
   const compare = sortComparator(items, keys, orders);
   const order = end * 4 <= total ? topK(total, end, compare) : fullSort(total, compare);
@@ -582,13 +601,14 @@ export function buildRecords(view: TableView, keys: readonly string[], page: Pag
   for (let j = from; j < to; j++) {
     const i = page.at(j);
     const row = view.rows[i] as Row;
-    if (view.tableId === undefined) checkValues(row, i); // a Table's rows are typed JSON
+    if (view.tableId === undefined) checkValues(row, i, view); // a Table's rows are typed JSON
     records[j - from] = make(row, i) as Row;
   }
   return records;
 }
 
-/** A record of the page holding a value that is not JSON is refused, as the types refuse it. */
-function checkValues(row: Row, i: number): void {
-  for (const key in row) refuseNonJson(row[key], key, i);
+/** A record of the page holding a value that is not JSON in a field is refused, as the types refuse it. */
+function checkValues(row: Row, i: number, view: TableView): void {
+  if (view.given === undefined) for (const key in row) refuseNonJson(row[key], key, i);
+  else for (const { id } of view.fields) if (Object.hasOwn(row, id)) refuseNonJson(row[id], id, i);
 }

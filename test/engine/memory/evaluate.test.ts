@@ -454,6 +454,90 @@ describe('Validation Errors for names the table does not have', () => {
   });
 });
 
+describe('plain rows with declared fields (the fields option)', () => {
+  const rows = (): Row[] => [
+    { code: 'PHYS-101', level: 1, note: 'intro' },
+    { code: 'PHYS-303', level: 3 },
+    { level: '4', code: 'CHEM-404', extra: new Date(0) as unknown as string },
+  ];
+  const declared = ['code', { id: 'level', type: 'int' }] as const;
+
+  test('the answer has the declared fields; a missing one is null; other keys are no fields', () => {
+    const result = evaluate({ resource_id: 'r' }, [...rows(), { note: 'only a note' }], { fields: declared });
+    expect(result.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'code', type: 'text' }, { id: 'level', type: 'int4' }]);
+    // a Date in a key that is no field is not read, so not refused
+    expect(result.records).toEqual([
+      { _id: 1, code: 'PHYS-101', level: 1 },
+      { _id: 2, code: 'PHYS-303', level: 3 },
+      { _id: 3, code: 'CHEM-404', level: '4' },
+      { _id: 4, code: null, level: null },
+    ]);
+    expect(failure(() => evaluate({ resource_id: 'r', filters: { note: 'intro' } }, rows(), { fields: declared }))).toEqual({
+      status: 409, body: { __type: 'Validation Error', filters: ['invalid value "note"'] },
+    });
+    expect(failure(() => evaluate({ resource_id: 'r', q: { note: 'intro' } }, rows(), { fields: declared })).body).toEqual({ __type: 'Validation Error', q: ['invalid value "note"'] });
+    // a string q searches the declared fields only
+    expect(evaluate({ resource_id: 'r', q: 'intro' }, rows(), { fields: declared }).total).toBe(0);
+    expect(evaluate({ resource_id: 'r', q: 'intro' }, rows(), { fields: [...declared, 'note'] }).total).toBe(1);
+  });
+
+  test('answers as a table made with those fields does (filters, comparisons by the declared type, sort, q)', () => {
+    const fields = [{ id: '_id', type: 'int' }, { id: 'code', type: 'text' }, { id: 'level', type: 'int4' }] as const;
+    const table: Table = { id: 'r', aliases: [], fields, rows: rows().map(({ code, level }, i) => ({ _id: i + 1, code, level })) };
+    const requests: SearchRequest[] = [
+      { resource_id: 'r', filters: { level: ['3', 4] } },
+      { resource_id: 'r', filters: { level: { gte: 3 } } as never, sort: 'level desc' },
+      { resource_id: 'r', q: 'phys', sort: 'code desc', fields: ['level'] },
+      { resource_id: 'r', sort: 'level asc', limit: 2, offset: 1 },
+    ];
+    for (const request of requests) {
+      const options = { ckan: '2.12' as const };
+      const fromTable = evaluate(request, table, options);
+      const fromRows = evaluate(request, rows(), { ...options, fields: declared });
+      expect({ fields: fromRows.fields, records: fromRows.records, total: fromRows.total }).toEqual({ fields: fromTable.fields, records: fromTable.records, total: fromTable.total });
+    }
+  });
+
+  test('a name without a type is typed by its first non-null value; an answer\'s fields can be passed back', () => {
+    const first = evaluate({ resource_id: 'r' }, [{ a: null, b: 'x' }, { a: 2 }], { fields: ['b', 'a', 'c'] });
+    expect(first.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'b', type: 'text' }, { id: 'a', type: 'numeric' }, { id: 'c', type: 'text' }]);
+    const again = evaluate({ resource_id: 'r', filters: { a: 2 } }, [{ a: null, b: 'x' }, { a: 2 }], { fields: first.fields });
+    expect(again.fields).toEqual(first.fields);
+    expect(again.records).toEqual([{ _id: 2, b: null, a: 2, c: null }]);
+  });
+
+  test('the same array with other fields is answered with those (a view per declaration)', () => {
+    const same = rows().slice(0, 2);
+    expect(evaluate({ resource_id: 'r' }, same, { fields: ['code'] }).fields.map((f) => f.id)).toEqual(['_id', 'code']);
+    expect(evaluate({ resource_id: 'r' }, same, { fields: ['level'] }).fields.map((f) => f.id)).toEqual(['_id', 'level']);
+    expect(evaluate({ resource_id: 'r' }, same).fields.map((f) => f.id)).toEqual(['_id', 'code', 'level', 'note']);
+    expect(evaluate({ resource_id: 'r' }, same, { fields: ['code'] }).fields.map((f) => f.id)).toEqual(['_id', 'code']);
+  });
+
+  test.each([
+    ['not a list', 'code', 'the fields option is a list of field names or CKAN fields'],
+    ['an empty name', [''], 'field 1 is neither a name nor a field with an "id"'],
+    ['an entry without an id', ['code', { type: 'text' }], 'field 2 is neither a name nor a field with an "id"'],
+    ['a name twice', ['code', { id: 'code' }], 'the field "code" is declared twice'],
+    ['an unknown type', [{ id: 'level', type: 'integr' }], 'the field "level" has the type "integr", which ckql\'s engines do not hold'],
+    ['a type that is no text', [{ id: 'level', type: 4 }], 'the field "level" has the type 4, which ckql\'s engines do not hold'],
+    ['info that is no object', [{ id: 'level', info: 'Level' }], 'the info of "level" must be an object'],
+    ['_id as text', [{ id: '_id', type: 'text' }], 'the field "_id" is the record\'s int position'],
+  ])('%s is DATA_INVALID on fields', (_name, fields, message) => {
+    let error: unknown;
+    try {
+      evaluate({ resource_id: 'r' }, rows(), { fields: fields as never });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toMatchObject({ code: 'DATA_INVALID', key: 'fields', message: expect.stringContaining(`fields: ${message}`) });
+  });
+
+  test('a Table keeps its own fields: the option is refused there', () => {
+    expect(() => evaluate({ resource_id: 'courses' }, courses, { fields: ['title'] })).toThrow(expect.objectContaining({ code: 'DATA_INVALID', key: 'fields' }));
+  });
+});
+
 describe('plain rows (no field list)', () => {
   test('fields inferred: _id first, keys by first appearance, typed by the first non-null value', () => {
     const rows = [{ a: null, b: 'x' }, { a: 2, c: true, d: { j: 1 } }, { e: null }];
