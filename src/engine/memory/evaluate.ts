@@ -18,7 +18,7 @@ import { toolError, validationError } from '../../errors.js';
 import { countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
-import type { Condition } from './predicate.js';
+import type { Condition, Scan } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
@@ -154,7 +154,51 @@ function fixedData(value: unknown, depth: number): boolean {
   return true;
 }
 
-function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): SearchResult {
+/** What a request asks of every table, its names checked and its conditions made, before a row is read. */
+interface Prepared {
+  readonly sortItems: readonly SortItem[];
+  readonly search: TextSearch;
+  readonly projection: readonly string[] | undefined;
+  readonly conjuncts: readonly Conjunct[];
+}
+
+/**
+ * The prepared form of each canonical request (which cannot change), per
+ * CKAN version and the fields it was checked against (their ids and types,
+ * which the conditions depend on): an embedder's calls with one compiled
+ * request over fresh arrays make its conditions, and the scan's code, once.
+ */
+const preparedByRequest = new WeakMap<SearchRequest, Map<string, Prepared>>();
+const PREPARED_MAX = 16;
+/** Canonical requests answered once: a request is prepared for keeps from its second use (the server's are new each time). */
+const answeredOnce = new WeakSet<SearchRequest>();
+
+function prepared(req: SearchRequest, view: TableView, options: EvaluateOptions): Prepared {
+  if (!isCanonicalRequest(req)) return prepare(req, view, options);
+  if (!answeredOnce.has(req)) {
+    answeredOnce.add(req);
+    return prepare(req, view, options);
+  }
+  let known = preparedByRequest.get(req);
+  const key = `${options.ckan ?? ''}\n${fieldsKey(view)}`;
+  const hit = known?.get(key);
+  if (hit !== undefined) return hit;
+  const made = prepare(req, view, options);
+  if (known === undefined) preparedByRequest.set(req, (known = new Map()));
+  if (known.size >= PREPARED_MAX) known.clear();
+  // checked against the fields the view knows now: a list that grew while checking is keyed by what it became
+  known.set(`${options.ckan ?? ''}\n${fieldsKey(view)}`, made);
+  return made;
+}
+
+/** The ids and types of a view's fields, as one text. */
+function fieldsKey(view: TableView): string {
+  let key = '';
+  for (const f of view.fields) key += `${f.id}\u0000${f.type}\u0000`;
+  return key;
+}
+
+function prepare(req: SearchRequest, view: TableView, options: EvaluateOptions): Prepared {
   const sortItems = req.sort === undefined ? [] : parseSort(req.sort);
   const search = textSearchOf(req);
   const projection = req.fields === undefined ? undefined : [...new Set(req.fields)];
@@ -164,6 +208,11 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
     return node.op === 'eq' ? { condition, equals: [node.value] } : node.op === 'in' ? { condition, equals: node.values } : { condition };
   });
   for (const { field, query } of search.byField) conjuncts.push({ condition: { op: 'test', field, test: fieldSearchTest(query) } });
+  return { sortItems, search, projection, conjuncts };
+}
+
+function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): SearchResult {
+  const { sortItems, search, projection, conjuncts } = prepared(req, view, options);
 
   const maxLimit = options.maxLimit ?? DEFAULT_MAX_LIMIT;
   const requested = req.limit ?? DEFAULT_LIMIT;
@@ -395,8 +444,23 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
   }
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
   const conditions = rest.map((c) => c.condition);
-  const condition: Condition = conditions.length === 1 ? (conditions[0] as Condition) : { op: 'and', of: bySelectivity(conditions, view.rows) };
-  return scanFor(condition)(view.rows, rows, needed, stop);
+  return scanOf(conditions.length === 1 ? conditions : bySelectivity(conditions, view.rows))(view.rows, rows, needed, stop);
+}
+
+/** Scans made for an `and` of these conditions in this order, by its first condition (a prepared request's conditions are the same objects on every call). */
+const scans = new WeakMap<Condition, { readonly of: readonly Condition[]; readonly scan: Scan }[]>();
+const SCANS_PER_CONDITION = 8;
+
+function scanOf(conditions: readonly Condition[]): Scan {
+  const first = conditions[0] as Condition;
+  let known = scans.get(first);
+  const hit = known?.find(({ of }) => of.length === conditions.length && of.every((c, k) => c === conditions[k]));
+  if (hit !== undefined) return hit.scan;
+  const scan = scanFor(conditions.length === 1 ? first : { op: 'and', of: conditions });
+  if (known === undefined) scans.set(first, (known = []));
+  if (known.length >= SCANS_PER_CONDITION) known.shift();
+  known.push({ of: conditions, scan });
+  return scan;
 }
 
 interface Leader {

@@ -593,6 +593,20 @@ describe('plain rows (no field list)', () => {
     expectFields([{ a: 1, b: 2 }, Object.assign(Object.create(null) as object, { b: 3, a: 4 }) as Row]);
   });
 
+  test('one compiled request over arrays whose fields differ is checked and read by each array\'s fields', () => {
+    // the request is prepared once per field list: its comparison reads by each list's type, and a name one list lacks fails there only
+    const request = compile('from r where year >= 2020', { target: 'ckan-2.12' });
+    const numbers = () => [{ year: 999 }, { year: 2021 }];
+    const texts = () => [{ year: '999' }, { year: '2021' }];
+    for (let round = 0; round < 3; round++) {
+      expect(ids(evaluate(request, numbers(), { ckan: '2.12' }))).toEqual([2]);
+      // text by code point: "999" comes after "2020"
+      expect(ids(evaluate(request, texts(), { ckan: '2.12' }))).toEqual([1, 2]);
+      expect(ids(evaluate(request, texts(), { ckan: '2.12', fields: [{ id: 'year', type: 'int' }] }))).toEqual([2]);
+      expect(failure(() => evaluate(request, [{ when: 2021 }, { when: 2022 }], { ckan: '2.12' })).status).toBe(409);
+    }
+  });
+
   test('a record with an inherited enumerable key is read by its own keys', () => {
     const inherited = Object.assign(Object.create({ ghost: 'boo' }) as object, { a: 2 }) as Row;
     const rows: Row[] = [{ a: 1 }, inherited, { a: 3 }];
