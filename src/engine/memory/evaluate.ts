@@ -444,7 +444,7 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
   }
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
   const conditions = rest.map((c) => c.condition);
-  return scanOf(conditions.length === 1 ? conditions : bySelectivity(conditions, view.rows))(view.rows, rows, needed, stop);
+  return scanOf(conditions.length === 1 ? conditions : bySelectivity(conditions, view.rows, (c) => scanOf([c])))(view.rows, rows, needed, stop);
 }
 
 /** Scans made for an `and` of these conditions in this order, by its first condition (a prepared request's conditions are the same objects on every call). */

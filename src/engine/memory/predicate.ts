@@ -299,19 +299,15 @@ const SAMPLE_MIN_ROWS = 8192;
  * @example
  * bySelectivity([status = completed, term in (a, b), grade = 5], rows) // [grade = 5, term in (a, b), status = completed]
  */
-export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[]): readonly Condition[] {
+export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[], scanOf: (c: Condition) => Scan = scanFor): readonly Condition[] {
   const costs = conditions.map(costOf);
   let rejects: readonly number[] = conditions.map(() => 1);
   if (rows.length >= SAMPLE_MIN_ROWS) {
+    // each condition's own scan over the sample rows (`scanOf` may give one made before)
     const step = Math.max(1, Math.floor(rows.length / SAMPLE));
-    let sampled = 0;
-    for (let i = 0; i < rows.length; i += step) sampled++;
-    rejects = conditions.map((c) => {
-      const holds = closureTest(c);
-      let failed = 0;
-      for (let i = 0; i < rows.length; i += step) if (!holds(rows[i] as Row, i)) failed++;
-      return failed / sampled;
-    });
+    const sample = new Int32Array(Math.ceil(rows.length / step));
+    for (let k = 0; k < sample.length; k++) sample[k] = k * step;
+    rejects = conditions.map((c) => 1 - scanOf(c)(rows, sample, 0).total / sample.length);
   }
   const rank = (k: number): number => ((rejects[k] as number) === 0 ? Infinity : (costs[k] as number) / (rejects[k] as number));
   return conditions.map((c, k) => ({ c, k, r: rank(k) })).sort((a, b) => a.r - b.r || a.k - b.k).map(({ c }) => c);
