@@ -215,7 +215,9 @@ export function completeFields(view: TableView): void {
  * lists: so the record's prototype must be `Object.prototype` or null, and
  * no key may be a name `Object.prototype` has (`constructor`): otherwise,
  * and for a record that fails, the keys are compared one by one in order
- * (`hasKeys`).
+ * (`hasKeys`). One record passes that should not: one holding a key of
+ * `keys` as an own property it does not enumerate (only
+ * `Object.defineProperty` makes one) and another key besides.
  * @example
  * keysLikeFirst([{ a: 1, b: 2 }, { b: 3, a: 4 }], ['a', 'b']) // true
  * keysLikeFirst([{ a: 1, b: 2 }, { a: 3, c: 4 }], ['a', 'b']) // false
