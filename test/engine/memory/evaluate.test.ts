@@ -698,6 +698,14 @@ describe('types and values of plain records', () => {
     const run = () => evaluate({ resource_id: 'e' }, events);
     expect(run).toThrow(/record 1 holds a Date in "on": values must be JSON \(give a date as ISO text\)/);
   });
+
+  test('a Date in a later record is refused where the answer shows it, inferred or declared', () => {
+    const rows = [{ name: 'plan', on: '2020-01-01' }, { name: 'launch', on: new Date(Date.UTC(2020, 0, 1)) as unknown as string }];
+    for (const options of [{}, { fields: ['name', 'on'] }]) {
+      expect(() => evaluate({ resource_id: 'e' }, rows, options)).toThrow(/record 2 holds a Date in "on"/);
+      expect(evaluate({ resource_id: 'e', filters: { name: 'plan' } }, rows, options).records).toEqual([{ _id: 1, name: 'plan', on: '2020-01-01' }]);
+    }
+  });
 });
 
 describe('one request over many arrays', () => {
