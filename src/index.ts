@@ -48,7 +48,7 @@ export type { FilterNode, ParseFiltersOptions } from './datastore/filters.js';
 export { resultJson } from './datastore/response.js';
 export type { ResultParts, NextPage } from './datastore/response.js';
 export { evaluate } from './engine/memory/evaluate.js';
-export type { EvaluateOptions, PlainRecord } from './engine/memory/evaluate.js';
+export type { EvaluateOptions, FieldDeclaration, PlainRecord } from './engine/memory/evaluate.js';
 export { evaluateQuery, residualTest } from './engine/memory/evaluate-query.js';
 export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
 export type { FileProgress, LoadOptions } from './engine/memory/load.js';

@@ -14,17 +14,19 @@ import type { FilterNode } from '../../datastore/filters.js';
 import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort, refuseUnknownListFields } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
-import { validationError } from '../../errors.js';
+import { toolError, validationError } from '../../errors.js';
 import { countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
-import type { Condition } from './predicate.js';
+import type { Condition, Scan } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
-import { completeFields, refuseNonJson, settleFields, tableView } from './table-view.js';
-import type { TableView } from './table-view.js';
+import { completeFields, declaredFields, refuseNonJson, tableView } from './table-view.js';
+import type { FieldDeclaration, TableView } from './table-view.js';
+
+export type { FieldDeclaration } from './table-view.js';
 
 /**
  * Options of `evaluate`: what the server is configured with.
@@ -36,6 +38,19 @@ export interface EvaluateOptions {
   readonly maxLimit?: number;
   /** whose messages a Validation Error uses (2.12 words an unknown filter field differently); default 2.11 */
   readonly ckan?: CkanVersion;
+  /**
+   * The fields of plain records, declared as CKAN's `datastore_create` takes
+   * them (`[{ id, type }]`, or names; `FieldDeclaration`), in place of the
+   * fields inferred from every key of every record: the answer's fields are
+   * these (`_id` first), a record without one holds null, and a record's
+   * other keys are no fields, as in a table made with these fields. A field
+   * without a type is typed by its first non-null value. Not for a `Table`,
+   * whose fields are its own. Mistakes are `DATA_INVALID` errors.
+   * @example
+   * evaluate(compile('from courses where year = 2021'), courses, { fields: ['title', { id: 'year', type: 'int' }] }).fields
+   * // → [{ id: "_id", type: "int" }, { id: "title", type: "text" }, { id: "year", type: "int4" }]
+   */
+  readonly fields?: readonly FieldDeclaration[];
 }
 
 /** `limit` when the request has none (CKAN's `ckan.datastore.search.rows_default`). */
@@ -99,7 +114,11 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
-  return answer(canonicalOf(request, options.ckan), tableView(source as Table | readonly Row[]), options);
+  const declared = options.fields === undefined ? undefined : declaredFields(options.fields);
+  if (declared !== undefined && !Array.isArray(source)) {
+    throw toolError('DATA_INVALID', ['fields', 'a Table has its own fields: the fields option declares the fields of plain records'], { key: 'fields' });
+  }
+  return answer(canonicalOf(request, options.ckan), tableView(source as Table | readonly Row[], declared), options);
 }
 
 /**
@@ -135,7 +154,51 @@ function fixedData(value: unknown, depth: number): boolean {
   return true;
 }
 
-function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): SearchResult {
+/** What a request asks of every table, its names checked and its conditions made, before a row is read. */
+interface Prepared {
+  readonly sortItems: readonly SortItem[];
+  readonly search: TextSearch;
+  readonly projection: readonly string[] | undefined;
+  readonly conjuncts: readonly Conjunct[];
+}
+
+/**
+ * The prepared form of each canonical request (which cannot change), per
+ * CKAN version and the fields it was checked against (their ids and types,
+ * which the conditions depend on): an embedder's calls with one compiled
+ * request over fresh arrays make its conditions, and the scan's code, once.
+ */
+const preparedByRequest = new WeakMap<SearchRequest, Map<string, Prepared>>();
+const PREPARED_MAX = 16;
+/** Canonical requests answered once: a request is prepared for keeps from its second use (the server's are new each time). */
+const answeredOnce = new WeakSet<SearchRequest>();
+
+function prepared(req: SearchRequest, view: TableView, options: EvaluateOptions): Prepared {
+  if (!isCanonicalRequest(req)) return prepare(req, view, options);
+  if (!answeredOnce.has(req)) {
+    answeredOnce.add(req);
+    return prepare(req, view, options);
+  }
+  let known = preparedByRequest.get(req);
+  const key = `${options.ckan ?? ''}\n${fieldsKey(view)}`;
+  const hit = known?.get(key);
+  if (hit !== undefined) return hit;
+  const made = prepare(req, view, options);
+  if (known === undefined) preparedByRequest.set(req, (known = new Map()));
+  if (known.size >= PREPARED_MAX) known.clear();
+  // checked against the fields the view knows now: a list that grew while checking is keyed by what it became
+  known.set(`${options.ckan ?? ''}\n${fieldsKey(view)}`, made);
+  return made;
+}
+
+/** The ids and types of a view's fields, as one text. */
+function fieldsKey(view: TableView): string {
+  let key = '';
+  for (const f of view.fields) key += `${f.id}\u0000${f.type}\u0000`;
+  return key;
+}
+
+function prepare(req: SearchRequest, view: TableView, options: EvaluateOptions): Prepared {
   const sortItems = req.sort === undefined ? [] : parseSort(req.sort);
   const search = textSearchOf(req);
   const projection = req.fields === undefined ? undefined : [...new Set(req.fields)];
@@ -145,6 +208,11 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
     return node.op === 'eq' ? { condition, equals: [node.value] } : node.op === 'in' ? { condition, equals: node.values } : { condition };
   });
   for (const { field, query } of search.byField) conjuncts.push({ condition: { op: 'test', field, test: fieldSearchTest(query) } });
+  return { sortItems, search, projection, conjuncts };
+}
+
+function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): SearchResult {
+  const { sortItems, search, projection, conjuncts } = prepared(req, view, options);
 
   const maxLimit = options.maxLimit ?? DEFAULT_MAX_LIMIT;
   const requested = req.limit ?? DEFAULT_LIMIT;
@@ -376,12 +444,23 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
   }
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
   const conditions = rest.map((c) => c.condition);
-  const condition: Condition = conditions.length === 1 ? (conditions[0] as Condition) : { op: 'and', of: bySelectivity(conditions, view.rows) };
-  // a scan of every row also settles a plain array's field list (table-view.ts)
-  const keys = rows === null ? view.pending : undefined;
-  const scanned = scanFor(condition, keys)(view.rows, rows, needed, stop && keys === undefined);
-  if (keys !== undefined && scanned.sameKeys !== undefined) settleFields(view, scanned.sameKeys);
-  return scanned;
+  return scanOf(conditions.length === 1 ? conditions : bySelectivity(conditions, view.rows, (c) => scanOf([c])))(view.rows, rows, needed, stop);
+}
+
+/** Scans made for an `and` of these conditions in this order, by its first condition (a prepared request's conditions are the same objects on every call). */
+const scans = new WeakMap<Condition, { readonly of: readonly Condition[]; readonly scan: Scan }[]>();
+const SCANS_PER_CONDITION = 8;
+
+function scanOf(conditions: readonly Condition[]): Scan {
+  const first = conditions[0] as Condition;
+  let known = scans.get(first);
+  const hit = known?.find(({ of }) => of.length === conditions.length && of.every((c, k) => c === conditions[k]));
+  if (hit !== undefined) return hit.scan;
+  const scan = scanFor(conditions.length === 1 ? first : { op: 'and', of: conditions });
+  if (known === undefined) scans.set(first, (known = []));
+  if (known.length >= SCANS_PER_CONDITION) known.shift();
+  known.push({ of: conditions, scan });
+  return scan;
 }
 
 interface Leader {
@@ -460,7 +539,7 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
   });
   // A typed table's number column may hold numbers kept as their text: they sort by value.
   const orders = items.map((item) =>
-    view.tableId !== undefined && isNumberType(view.fieldById.get(item.field)?.type ?? '') ? compareNumberColumn : compareValues,
+    view.given !== undefined && isNumberType(view.fieldById.get(item.field)?.type ?? '') ? compareNumberColumn : compareValues,
   );
   const compare = sortComparator(items, keys, orders);
   const order = end * 4 <= total ? topK(total, end, compare) : fullSort(total, compare);
@@ -605,14 +684,19 @@ export function buildRecords(view: TableView, keys: readonly string[], page: Pag
   const records: Row[] = [];
   for (let j = from; j < to; j++) {
     const i = page.at(j);
-    const row = view.rows[i] as Row;
-    if (view.tableId === undefined) checkValues(row, i); // a Table's rows are typed JSON
-    records.push(make(row, i) as Row);
+    const record = make(view.rows[i] as Row, i) as Row;
+    if (view.tableId === undefined) checkValues(record, i); // a Table's rows are typed JSON
+    records.push(record);
   }
   return records;
 }
 
-/** A record of the page holding a value that is not JSON is refused, as the types refuse it. */
-function checkValues(row: Row, i: number): void {
-  for (const key in row) refuseNonJson(row[key], key, i);
+/**
+ * A record of the page holding a value that is not JSON is refused, as the
+ * types refuse it: the record as built (its fields, projected), a plain
+ * object of one shape per page, which `for…in` reads quickly where the
+ * caller's objects may have any keys.
+ */
+function checkValues(record: Row, i: number): void {
+  for (const key in record) refuseNonJson(record[key], key, i);
 }

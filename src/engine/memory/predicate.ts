@@ -23,7 +23,6 @@ import type { CkanVersion, FieldInfo, JsonValue, Row } from '../../datastore/typ
 import { canonicalText, typeReading } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
 import { generate, readExpression } from './row-shape.js';
-import { hasKeys } from './table-view.js';
 
 /** A test of one field's value (`undefined` for a missing key). */
 export type ValueTest = (value: JsonValue | null | undefined) => boolean;
@@ -209,26 +208,15 @@ export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, 
 export interface ScanResult {
   readonly rows: Int32Array;
   readonly total: number;
-  /**
-   * With `keys` given to `scanFor` and every row scanned: whether each row's
-   * `for…in` keys were exactly `keys`, in order (undefined when not checked).
-   */
-  readonly sameKeys?: boolean;
 }
 
 /**
  * A scan for `condition`: generated code reading each field by its literal
  * name, or closures when code generation is disabled.
- *
- * With `keys`, a scan of every row also checks that each row's keys are
- * those (plain records whose field list is not known yet, table-view.ts):
- * the field list and the filter then cost one read of each record instead
- * of two, which on a first call is most of the time (BENCHMARKS.md,
- * Evaluate, plain arrays).
  * @example
  * scanFor(conditionOf(dictFilterTree({ status: 'failed' }), fieldById))(rows, null) // Int32Array [3, 17, …]
  */
-export function scanFor(condition: Condition, keys?: readonly string[]): Scan {
+export function scanFor(condition: Condition): Scan {
   // Wanted values are passed in (`w`), never written into the source: one function serves every
   // query with the same fields and list sizes, and NaN or odd strings need no literal form.
   const tests: ValueTest[] = [];
@@ -256,8 +244,6 @@ export function scanFor(condition: Condition, keys?: readonly string[]): Scan {
   };
   const test = expression(condition);
   const locals = [...tests.map((_, k) => `t${k} = t[${k}]`), ...wanted.map((_, k) => `w${k} = w[${k}]`)].join(', ');
-  // the same test as table-view.ts hasKeys, inlined; `keys` is a parameter, so one function serves every key list
-  const keyCheck = keys === undefined ? '' : 'if (same && !has(r, K, nk)) same = false;';
   // One function per source, not a closure per call: V8 keeps its optimized code for the next
   // request (a fresh closure per request ran each first pass unoptimized until on-stack replacement).
   const body = `${locals === '' ? '' : `const ${locals};`}
@@ -266,11 +252,9 @@ const max = n < keep ? n : keep;
 let out = new Int32Array(max < 1024 ? max : 1024);
 let k = 0;
 let v;
-${keys === undefined ? '' : 'let same = c === null; const nk = K.length;'}
 for (let j = 0; j < n; j++) {
   const i = c === null ? j : c[j];
   const r = rows[i];
-  ${keyCheck}
   if (!${test}) continue;
   if (k < max) {
     if (k === out.length) out = grow(out, max);
@@ -279,14 +263,13 @@ for (let j = 0; j < n; j++) {
   k++;
   if (stop && k >= max) break;
 }
-return { rows: out.subarray(0, k < max ? k : max), total: k${keys === undefined ? '' : ', sameKeys: c === null ? same : undefined'} };`;
+return { rows: out.subarray(0, k < max ? k : max), total: k };`;
   type Generated = (
     rows: readonly Row[], c: ArrayLike<number> | null, keep: number, stop: boolean,
-    t: readonly ValueTest[], w: readonly unknown[], K: readonly string[] | undefined, has: typeof hasKeys, grow: typeof growList,
+    t: readonly ValueTest[], w: readonly unknown[], grow: typeof growList,
   ) => ScanResult;
-  const scan = generate<Generated>(['rows', 'c', 'keep', 'stop', 't', 'w', 'K', 'has', 'grow'], body);
-  if (scan !== undefined) return (rows, c, keep = Infinity, stop = false) => scan(rows, c, keep, stop, tests, wanted, keys, hasKeys, growList);
-  // without code generation the keys are not checked here (sameKeys stays undefined): the caller lists them
+  const scan = generate<Generated>(['rows', 'c', 'keep', 'stop', 't', 'w', 'grow'], body);
+  if (scan !== undefined) return (rows, c, keep = Infinity, stop = false) => scan(rows, c, keep, stop, tests, wanted, growList);
   const holds = closureTest(condition);
   return (rows, c, keep = Infinity, stop = false) => {
     const n = c === null ? rows.length : c.length;
@@ -312,23 +295,37 @@ const SAMPLE = 64;
 const SAMPLE_MIN_ROWS = 8192;
 
 /**
- * The conditions of an `and`, the most selective first (so `&&` stops
- * early on most rows), judged on evenly spaced sample rows; ties keep
- * their order.
+ * The conditions of an `and` in the order that rejects a row soonest for
+ * the least work: by the cost of a test over the share of rows it rejects
+ * (the classic order of independent filters), the share judged on evenly
+ * spaced sample rows (on small tables, where the sample would cost more
+ * than it saves, by cost alone); ties keep their order. A test's cost is a
+ * read of the value plus a comparison per wanted value (`in` of two strings
+ * compares each: when they are longer than V8 keeps as one copy, by their
+ * characters), so a selective `in` of long texts does not go before a
+ * nearly as selective `=` of a number (BENCHMARKS.md, Evaluate, plain arrays).
  * @example
- * bySelectivity([status = completed, grade = 5], rows) // [grade = 5, status = completed]
+ * bySelectivity([status = completed, term in (a, b), grade = 5], rows) // [grade = 5, term in (a, b), status = completed]
  */
-export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[]): readonly Condition[] {
-  // a small table is scanned in less time than the sample takes to judge
-  if (rows.length < SAMPLE_MIN_ROWS) return conditions;
-  const step = Math.max(1, Math.floor(rows.length / SAMPLE));
-  const passes = conditions.map((c) => {
-    const holds = closureTest(c);
-    let count = 0;
-    for (let i = 0; i < rows.length; i += step) if (holds(rows[i] as Row, i)) count++;
-    return count;
-  });
-  return conditions.map((c, k) => ({ c, k })).sort((a, b) => (passes[a.k] as number) - (passes[b.k] as number) || a.k - b.k).map(({ c }) => c);
+export function bySelectivity(conditions: readonly Condition[], rows: readonly Row[], scanOf: (c: Condition) => Scan = scanFor): readonly Condition[] {
+  const costs = conditions.map(costOf);
+  let rejects: readonly number[] = conditions.map(() => 1);
+  if (rows.length >= SAMPLE_MIN_ROWS) {
+    // each condition's own scan over the sample rows (`scanOf` may give one made before)
+    const step = Math.max(1, Math.floor(rows.length / SAMPLE));
+    const sample = new Int32Array(Math.ceil(rows.length / step));
+    for (let k = 0; k < sample.length; k++) sample[k] = k * step;
+    rejects = conditions.map((c) => 1 - scanOf(c)(rows, sample, 0).total / sample.length);
+  }
+  const rank = (k: number): number => ((rejects[k] as number) === 0 ? Infinity : (costs[k] as number) / (rejects[k] as number));
+  return conditions.map((c, k) => ({ c, k, r: rank(k) })).sort((a, b) => a.r - b.r || a.k - b.k).map(({ c }) => c);
+}
+
+/** The relative cost of testing a row: one read, and a comparison per wanted value (a set lookup beyond four); a closure's test counts as four. */
+function costOf(c: Condition): number {
+  if (c.op !== 'test') return c.of.reduce((sum, inner) => sum + costOf(inner), 0);
+  if (c.equals === undefined) return 4;
+  return 1 + Math.min(4, Math.max(c.equals.strings.length, c.equals.numbers.length, 1));
 }
 
 /**

@@ -216,6 +216,29 @@ describe('evaluate equals the naive reference', () => {
     );
   });
 
+  test('over plain rows with declared fields (other keys are no fields), as over a table with those fields', () => {
+    fc.assert(
+      fc.property(fc.array(rowArb, { maxLength: 24 }), fc.uniqueArray(fc.constantFrom(...NAMES), { maxLength: NAMES.length }), requestArb, (rows, declared, request) => {
+        const names = ['_id', ...declared];
+        const named = [...(request.fields ?? []), ...Object.keys(request.filters ?? {}), ...(request.sort ?? []).map((s) => s.field)];
+        const fields = declared.map((id) => ({ id, type: 'json' }));
+        if (named.some((name) => !names.includes(name))) {
+          expect(() => evaluate(toWire(request) as unknown as SearchRequest, rows, { fields })).toThrow(/invalid value/);
+          return;
+        }
+        const result = evaluate(toWire(request) as unknown as SearchRequest, rows, { fields });
+        expect(result.fields.map((f) => f.id)).toEqual(request.fields ?? names);
+        const expected = reference(rows, names, request);
+        expect(result.total).toBe(expected.total);
+        expect(result.records).toEqual(expected.records);
+        const table: Table = { id: 'generated', aliases: [], fields: [{ id: '_id', type: 'int' }, ...declared.map((id) => ({ id, type: 'json' as const }))], rows };
+        const fromTable = evaluate(toWire(request) as unknown as SearchRequest, table);
+        expect([result.fields, result.records]).toEqual([fromTable.fields, fromTable.records]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   // Declared types that the values do not all have: the first request's row scan compares
   // values of the declared kind with `===` and must fall back to canonical text for the rest.
   const TYPED: readonly FieldInfo[] = [

@@ -454,6 +454,90 @@ describe('Validation Errors for names the table does not have', () => {
   });
 });
 
+describe('plain rows with declared fields (the fields option)', () => {
+  const rows = (): Row[] => [
+    { code: 'PHYS-101', level: 1, note: 'intro' },
+    { code: 'PHYS-303', level: 3 },
+    { level: '4', code: 'CHEM-404', extra: new Date(0) as unknown as string },
+  ];
+  const declared = ['code', { id: 'level', type: 'int' }] as const;
+
+  test('the answer has the declared fields; a missing one is null; other keys are no fields', () => {
+    const result = evaluate({ resource_id: 'r' }, [...rows(), { note: 'only a note' }], { fields: declared });
+    expect(result.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'code', type: 'text' }, { id: 'level', type: 'int4' }]);
+    // a Date in a key that is no field is not read, so not refused
+    expect(result.records).toEqual([
+      { _id: 1, code: 'PHYS-101', level: 1 },
+      { _id: 2, code: 'PHYS-303', level: 3 },
+      { _id: 3, code: 'CHEM-404', level: '4' },
+      { _id: 4, code: null, level: null },
+    ]);
+    expect(failure(() => evaluate({ resource_id: 'r', filters: { note: 'intro' } }, rows(), { fields: declared }))).toEqual({
+      status: 409, body: { __type: 'Validation Error', filters: ['invalid value "note"'] },
+    });
+    expect(failure(() => evaluate({ resource_id: 'r', q: { note: 'intro' } }, rows(), { fields: declared })).body).toEqual({ __type: 'Validation Error', q: ['invalid value "note"'] });
+    // a string q searches the declared fields only
+    expect(evaluate({ resource_id: 'r', q: 'intro' }, rows(), { fields: declared }).total).toBe(0);
+    expect(evaluate({ resource_id: 'r', q: 'intro' }, rows(), { fields: [...declared, 'note'] }).total).toBe(1);
+  });
+
+  test('answers as a table made with those fields does (filters, comparisons by the declared type, sort, q)', () => {
+    const fields = [{ id: '_id', type: 'int' }, { id: 'code', type: 'text' }, { id: 'level', type: 'int4' }] as const;
+    const table: Table = { id: 'r', aliases: [], fields, rows: rows().map(({ code, level }, i) => ({ _id: i + 1, code, level })) };
+    const requests: SearchRequest[] = [
+      { resource_id: 'r', filters: { level: ['3', 4] } },
+      { resource_id: 'r', filters: { level: { gte: 3 } } as never, sort: 'level desc' },
+      { resource_id: 'r', q: 'phys', sort: 'code desc', fields: ['level'] },
+      { resource_id: 'r', sort: 'level asc', limit: 2, offset: 1 },
+    ];
+    for (const request of requests) {
+      const options = { ckan: '2.12' as const };
+      const fromTable = evaluate(request, table, options);
+      const fromRows = evaluate(request, rows(), { ...options, fields: declared });
+      expect({ fields: fromRows.fields, records: fromRows.records, total: fromRows.total }).toEqual({ fields: fromTable.fields, records: fromTable.records, total: fromTable.total });
+    }
+  });
+
+  test('a name without a type is typed by its first non-null value; an answer\'s fields can be passed back', () => {
+    const first = evaluate({ resource_id: 'r' }, [{ a: null, b: 'x' }, { a: 2 }], { fields: ['b', 'a', 'c'] });
+    expect(first.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'b', type: 'text' }, { id: 'a', type: 'numeric' }, { id: 'c', type: 'text' }]);
+    const again = evaluate({ resource_id: 'r', filters: { a: 2 } }, [{ a: null, b: 'x' }, { a: 2 }], { fields: first.fields });
+    expect(again.fields).toEqual(first.fields);
+    expect(again.records).toEqual([{ _id: 2, b: null, a: 2, c: null }]);
+  });
+
+  test('the same array with other fields is answered with those (a view per declaration)', () => {
+    const same = rows().slice(0, 2);
+    expect(evaluate({ resource_id: 'r' }, same, { fields: ['code'] }).fields.map((f) => f.id)).toEqual(['_id', 'code']);
+    expect(evaluate({ resource_id: 'r' }, same, { fields: ['level'] }).fields.map((f) => f.id)).toEqual(['_id', 'level']);
+    expect(evaluate({ resource_id: 'r' }, same).fields.map((f) => f.id)).toEqual(['_id', 'code', 'level', 'note']);
+    expect(evaluate({ resource_id: 'r' }, same, { fields: ['code'] }).fields.map((f) => f.id)).toEqual(['_id', 'code']);
+  });
+
+  test.each([
+    ['not a list', 'code', 'the fields option is a list of field names or CKAN fields'],
+    ['an empty name', [''], 'field 1 is neither a name nor a field with an "id"'],
+    ['an entry without an id', ['code', { type: 'text' }], 'field 2 is neither a name nor a field with an "id"'],
+    ['a name twice', ['code', { id: 'code' }], 'the field "code" is declared twice'],
+    ['an unknown type', [{ id: 'level', type: 'integr' }], 'the field "level" has the type "integr", which ckql\'s engines do not hold'],
+    ['a type that is no text', [{ id: 'level', type: 4 }], 'the field "level" has the type 4, which ckql\'s engines do not hold'],
+    ['info that is no object', [{ id: 'level', info: 'Level' }], 'the info of "level" must be an object'],
+    ['_id as text', [{ id: '_id', type: 'text' }], 'the field "_id" is the record\'s int position'],
+  ])('%s is DATA_INVALID on fields', (_name, fields, message) => {
+    let error: unknown;
+    try {
+      evaluate({ resource_id: 'r' }, rows(), { fields: fields as never });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toMatchObject({ code: 'DATA_INVALID', key: 'fields', message: expect.stringContaining(`fields: ${message}`) });
+  });
+
+  test('a Table keeps its own fields: the option is refused there', () => {
+    expect(() => evaluate({ resource_id: 'courses' }, courses, { fields: ['title'] })).toThrow(expect.objectContaining({ code: 'DATA_INVALID', key: 'fields' }));
+  });
+});
+
 describe('plain rows (no field list)', () => {
   test('fields inferred: _id first, keys by first appearance, typed by the first non-null value', () => {
     const rows = [{ a: null, b: 'x' }, { a: 2, c: true, d: { j: 1 } }, { e: null }];
@@ -483,6 +567,44 @@ describe('plain rows (no field list)', () => {
     expect(evaluate({ resource_id: 'r', fields: ['late'], filters: { a: 4 } }, rows()).records).toEqual([{ late: 'here' }]);
     // keys in another order add nothing; the order of the fields is the first record's
     expect(evaluate({ resource_id: 'r', filters: { a: 3 } }, rows().slice(0, 3)).fields).toEqual(all.slice(0, 3));
+  });
+
+  test('a record with as many keys as the first but another one adds its field, whatever its prototype holds', () => {
+    // the field list is every own key of every record, counted here without the evaluator's shortcuts
+    const expectFields = (rows: readonly Row[]) => {
+      const seen = ['_id'];
+      for (const row of rows) for (const key of Object.keys(row)) if (!seen.includes(key)) seen.push(key);
+      expect(evaluate({ resource_id: 'r' }, rows).fields.map((f) => f.id)).toEqual(seen);
+    };
+    expectFields([{ a: 1, b: 2 }, { a: 3, b: 4 }, { a: 5, x: 6 }]);
+    expectFields([{ a: 1, b: 2 }, { b: 3, a: 4 }, { x: 5, b: 6 }]);
+    // `b` answers to `in` through the prototype, but is no key of the record: `x` is
+    class WithGetter {
+      a = 1;
+      x = 2;
+      get b(): number {
+        return 3;
+      }
+    }
+    expectFields([{ a: 1, b: 2 }, new WithGetter() as unknown as Row]);
+    // every object answers `constructor` to `in`
+    expectFields(JSON.parse('[{"constructor": 1, "a": 2}, {"a": 3, "x": 4}]') as Row[]);
+    expectFields([{ a: 1 }, Object.assign(Object.create(null) as object, { x: 2 }) as Row, { a: 3 }]);
+    expectFields([{ a: 1, b: 2 }, Object.assign(Object.create(null) as object, { b: 3, a: 4 }) as Row]);
+  });
+
+  test('one compiled request over arrays whose fields differ is checked and read by each array\'s fields', () => {
+    // the request is prepared once per field list: its comparison reads by each list's type, and a name one list lacks fails there only
+    const request = compile('from r where year >= 2020', { target: 'ckan-2.12' });
+    const numbers = () => [{ year: 999 }, { year: 2021 }];
+    const texts = () => [{ year: '999' }, { year: '2021' }];
+    for (let round = 0; round < 3; round++) {
+      expect(ids(evaluate(request, numbers(), { ckan: '2.12' }))).toEqual([2]);
+      // text by code point: "999" comes after "2020"
+      expect(ids(evaluate(request, texts(), { ckan: '2.12' }))).toEqual([1, 2]);
+      expect(ids(evaluate(request, texts(), { ckan: '2.12', fields: [{ id: 'year', type: 'int' }] }))).toEqual([2]);
+      expect(failure(() => evaluate(request, [{ when: 2021 }, { when: 2022 }], { ckan: '2.12' })).status).toBe(409);
+    }
   });
 
   test('a record with an inherited enumerable key is read by its own keys', () => {
@@ -575,6 +697,14 @@ describe('types and values of plain records', () => {
     // @ts-expect-error a Date is not a JSON value
     const run = () => evaluate({ resource_id: 'e' }, events);
     expect(run).toThrow(/record 1 holds a Date in "on": values must be JSON \(give a date as ISO text\)/);
+  });
+
+  test('a Date in a later record is refused where the answer shows it, inferred or declared', () => {
+    const rows = [{ name: 'plan', on: '2020-01-01' }, { name: 'launch', on: new Date(Date.UTC(2020, 0, 1)) as unknown as string }];
+    for (const options of [{}, { fields: ['name', 'on'] }]) {
+      expect(() => evaluate({ resource_id: 'e' }, rows, options)).toThrow(/record 2 holds a Date in "on"/);
+      expect(evaluate({ resource_id: 'e', filters: { name: 'plan' } }, rows, options).records).toEqual([{ _id: 1, name: 'plan', on: '2020-01-01' }]);
+    }
   });
 });
 
