@@ -12,6 +12,7 @@ import { sortText } from '../../src/datastore/sort.js';
 import type { SearchRequest } from '../../src/datastore/types.js';
 import { normalizeRequest } from '../../src/datastore/validate.js';
 import { readQ, requestFromQueryString } from '../../src/server/params.js';
+import { propertyParameters, scaledRuns } from '../helpers/arbitraries.js';
 
 /** What the server makes of the query string the client writes for `request`. */
 function roundTrip(request: SearchRequest): SearchRequest {
@@ -56,7 +57,7 @@ describe('queryStringFor and requestFromQueryString are inverse', () => {
         }
         expect(roundTrip(request)).toEqual(request);
       }),
-      { numRuns: 2_000 },
+      propertyParameters(scaledRuns(2_000)),
     );
   });
 
@@ -68,7 +69,7 @@ describe('queryStringFor and requestFromQueryString are inverse', () => {
         // When plain text would not survive the trip, the client must not send it plain.
         if (readBack !== q) expect(qNeedsJson(q)).toBe(true);
       }),
-      { numRuns: 2_000 },
+      propertyParameters(scaledRuns(2_000)),
     );
   });
 

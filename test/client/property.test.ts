@@ -17,6 +17,7 @@ import type { FieldInfo, Filters, Scalar, SearchRequest, SearchResult, Table } f
 import { DatastoreError } from '../../src/errors.js';
 import { makeTable } from '../server/tables.js';
 import { withoutRank } from '../helpers/rank.js';
+import { propertyParameters } from '../helpers/arbitraries.js';
 
 const ID = '9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a';
 let current: Table = makeTable(ID, ['gen'], [], []);
@@ -157,7 +158,7 @@ describe('records over HTTP equal evaluate', () => {
           }
         },
       ),
-      { numRuns: 100 },
+      propertyParameters(100),
     );
     // Many runs must return records, or the property says little (about 60 in 100 do; 40 is four deviations below).
     expect(matched).toBeGreaterThan(40);
@@ -203,7 +204,7 @@ describe('a request with an empty-list filter, answered by the client', () => {
         const expected = await outcome(() => evaluate(request, table));
         for (const client of [post, get]) expect(await outcome(async () => withoutRank(await client.search(request)))).toEqual(expected);
       }),
-      { numRuns: 100 },
+      propertyParameters(100),
     );
   });
 });

@@ -7,6 +7,7 @@ import { parse } from '../../src/syntax/parse.js';
 import { normalizeRequest } from '../../src/datastore/validate.js';
 import { DatastoreError } from '../../src/errors.js';
 import type { SearchRequest } from '../../src/datastore/types.js';
+import { propertyParameters, scaledRuns } from '../helpers/arbitraries.js';
 
 /**
  * Deep equality that also checks key order, and that a field named
@@ -218,7 +219,7 @@ describe('fromRequest, generated requests', () => {
       fc.property(request, (r) => {
         expectSameJson(compile(fromRequest(r)), expressible(r));
       }),
-      { numRuns: 2000 },
+      propertyParameters(scaledRuns(2000)),
     );
   });
 
@@ -228,7 +229,7 @@ describe('fromRequest, generated requests', () => {
         const canonical = expressible(r);
         expectSameJson(compile(fromRequest(canonical)), canonical);
       }),
-      { numRuns: 500 },
+      propertyParameters(scaledRuns(500)),
     );
   });
 
@@ -237,7 +238,7 @@ describe('fromRequest, generated requests', () => {
       fc.property(request, (r) => {
         expectSameJson(compile(parse(format(fromRequest(r)))), expressible(r));
       }),
-      { numRuns: 1000 },
+      propertyParameters(scaledRuns(1000)),
     );
   });
 });

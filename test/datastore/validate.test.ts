@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { MAX_FIELDS, MAX_SORT_ITEMS, formatSort, normalizeRequest, parseSort } from '../../src/datastore/validate.js';
 import { DatastoreError } from '../../src/errors.js';
 import type { Filters } from '../../src/datastore/types.js';
+import { propertyParameters, scaledRuns } from '../helpers/arbitraries.js';
 
 /** The error `fn` throws, as status and body (what the server would send). */
 function failure(fn: () => unknown): { code: string; status: number | undefined; body: unknown } {
@@ -248,7 +249,7 @@ describe('normalizeRequest: hostile input', () => {
           expect(error).toBeInstanceOf(DatastoreError);
         }
       }),
-      { numRuns: 2000 },
+      propertyParameters(scaledRuns(2000)),
     );
   });
 });
@@ -278,7 +279,7 @@ describe('sort text', () => {
       fc.property(fc.array(item, { minLength: 1, maxLength: 4 }), (items) => {
         expect(parseSort(formatSort(items))).toEqual(items);
       }),
-      { numRuns: 1000 },
+      propertyParameters(scaledRuns(1000)),
     );
   });
 });

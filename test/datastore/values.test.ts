@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import {
   canonicalText, compareDecimal, compareNumberColumn, compareNumbers, compareText, compareValues, normalizeQueryText, normalizeText, searchableText, valuesEqual,
 } from '../../src/datastore/values.js';
-import { anyCodePoint } from '../helpers/arbitraries.js';
+import { anyCodePoint, propertyParameters, scaledRuns } from '../helpers/arbitraries.js';
 
 describe('canonicalText', () => {
   test.each([
@@ -70,7 +70,7 @@ describe('valuesEqual', () => {
       fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
         expect(valuesEqual(a, b)).toBe(canonicalText(a) === canonicalText(b));
       }),
-      { numRuns: 500 },
+      propertyParameters(scaledRuns(500)),
     );
   });
 });
@@ -100,7 +100,7 @@ describe('compareText', () => {
       fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
         expect(Math.sign(compareText(a, b))).toBe(Math.sign(byCodePoints(a, b)));
       }),
-      { numRuns: 1000 },
+      propertyParameters(scaledRuns(1000)),
     );
   });
 });
@@ -132,7 +132,7 @@ describe('compareValues', () => {
         expect(Math.sign(compareValues(a, b)) + Math.sign(compareValues(b, a))).toBe(0);
         if (compareValues(a, b) <= 0 && compareValues(b, c) <= 0) expect(compareValues(a, c)).toBeLessThanOrEqual(0);
       }),
-      { numRuns: 1000 },
+      propertyParameters(scaledRuns(1000)),
     );
   });
 });
@@ -156,7 +156,7 @@ describe('text normalization', () => {
       fc.property(fc.string({ unit: anyCodePoint }), (s) => {
         expect(normalizeQueryText(s)).not.toMatch(/[\n\t\r]/);
       }),
-      { numRuns: 500 },
+      propertyParameters(scaledRuns(500)),
     );
   });
 

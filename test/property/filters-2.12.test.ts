@@ -90,7 +90,7 @@ test('the server answers generated 2.12 filter trees as the evaluator does', asy
       // JSON is the wire: compare with what JSON makes of the evaluator's answer.
       expect(await served(body)).toEqual(JSON.parse(JSON.stringify(expected)));
     }),
-    propertyParameters(Math.max(50, Math.floor(propertyRuns / 10))),
+    propertyParameters(Math.max(100, Math.floor(propertyRuns / 10))),
   );
   // Many trees must be answered with records, or the property says little.
   expect(answered).toBeGreaterThan(5);

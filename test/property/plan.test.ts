@@ -102,7 +102,7 @@ test.each(['ckan-2.11', 'ckan-2.12'] as const)('evaluate over the %s plan equals
       const reference = answerOf(outcomeOf(() => evaluateQuery(query, bigTable)));
       expect(answerOf(outcomeOf(() => evaluatePlan(plan(query, { target }), bigTable)))).toEqual(reference);
     }),
-    propertyParameters(Math.max(100, Math.floor(propertyRuns / 5))),
+    propertyParameters(Math.max(200, Math.floor(propertyRuns / 5))),
   );
   // The property says little unless many queries hold such a number.
   expect(big).toBeGreaterThan(10);
@@ -210,7 +210,7 @@ test('the sql text on PGlite keeps the records, in the order, evaluateQuery give
       compared++;
       expect(sql!.records.map((r) => r['_id'])).toEqual((reference as { ok: unknown }).ok);
     }),
-    propertyParameters(Math.max(60, Math.floor(propertyRuns / 10))),
+    propertyParameters(Math.max(100, Math.floor(propertyRuns / 10))),
   );
   expect(compared).toBeGreaterThan(10);
 }, 120_000);

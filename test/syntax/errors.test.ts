@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { QueryError, type QueryErrorCode } from '../../src/errors.js';
 import { MAX_NESTING, parse } from '../../src/syntax/parse.js';
-import { anyCodePoint } from '../helpers/arbitraries.js';
+import { anyCodePoint, propertyParameters, scaledRuns } from '../helpers/arbitraries.js';
 
 function failure(source: string): QueryError {
   try {
@@ -155,9 +155,9 @@ describe('any input', () => {
     );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 25 }).map((parts) => parts.join(' ')), check),
-      { numRuns: 3000 },
+      propertyParameters(scaledRuns(3000)),
     );
-    fc.assert(fc.property(fc.string({ unit: anyCodePoint, maxLength: 60 }), check), { numRuns: 2000 });
+    fc.assert(fc.property(fc.string({ unit: anyCodePoint, maxLength: 60 }), check), propertyParameters(scaledRuns(2000)));
   });
 
   it('gives a QueryError, not a stack overflow, for absurd nesting and sizes', () => {

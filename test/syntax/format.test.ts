@@ -5,6 +5,7 @@ import { plainSelect } from '../../src/ast.js';
 import { format, formatField, formatScalar, formatString, formatText, formatValue } from '../../src/format.js';
 import { parse } from '../../src/syntax/parse.js';
 import { withoutSpans } from './ast-helpers.js';
+import { propertyParameters, scaledRuns } from '../helpers/arbitraries.js';
 
 const span = { start: 0, end: 0 };
 
@@ -152,7 +153,7 @@ describe('round trip', () => {
       fc.property(query, (q) => {
         expect(withoutSpans(parse(format(q)))).toEqual(withoutSpans(q));
       }),
-      { numRuns: 1500 },
+      propertyParameters(scaledRuns(1500)),
     );
   });
 
@@ -162,7 +163,7 @@ describe('round trip', () => {
         const once = format(q);
         expect(format(parse(once))).toBe(once);
       }),
-      { numRuns: 500 },
+      propertyParameters(scaledRuns(500)),
     );
   });
 });

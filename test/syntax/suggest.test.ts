@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { suggest } from '../../src/syntax/suggest.js';
+import { propertyParameters, scaledRuns } from '../helpers/arbitraries.js';
 
 const keywords = (texts: string[]) => texts.map((text) => ({ kind: 'keyword', text }));
 
@@ -149,7 +150,7 @@ describe('suggest', () => {
         expect(result.from).toBeGreaterThanOrEqual(0);
         expect(result.from).toBeLessThanOrEqual(text.length);
       }),
-      { numRuns: 300 },
+      propertyParameters(scaledRuns(300)),
     );
     expect(suggest('from x ', Number.NaN).from).toBe(7);
   });

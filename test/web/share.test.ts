@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readFragment, shareFragment } from '../../web/src/share.js';
 import type { ShareState } from '../../web/src/share.js';
-import { anyCodePoint } from '../helpers/arbitraries.js';
+import { anyCodePoint, propertyParameters, scaledRuns } from '../helpers/arbitraries.js';
 
 const text = fc.string({ unit: anyCodePoint, maxLength: 40 });
 const state: fc.Arbitrary<ShareState> = fc.record(
@@ -37,7 +37,7 @@ describe('share links', () => {
         };
         expect((read as { state: ShareState }).state).toEqual(expected);
       }),
-      { numRuns: 300 },
+      propertyParameters(scaledRuns(300)),
     );
   });
 

@@ -6,6 +6,7 @@ import { tableFromRows } from '../../../src/engine/memory/load.js';
 import { fromRequest } from '../../../src/compile/from-request.js';
 import type { Row, Scalar, SearchResult } from '../../../src/datastore/types.js';
 import { DatastoreError, QueryError } from '../../../src/errors.js';
+import { propertyParameters, scaledRuns } from '../../helpers/arbitraries.js';
 
 const rows: Row[] = [
   { title: 'Linear Algebra', subject: 'math', year: 2020, stage: 'active' },
@@ -186,7 +187,7 @@ describe('evaluateQuery agrees with evaluate', () => {
           expect(got.limit).toBe(expected.limit);
         }
       }),
-      { numRuns: 1500 },
+      propertyParameters(scaledRuns(1500)),
     );
   });
 
@@ -199,7 +200,7 @@ describe('evaluateQuery agrees with evaluate', () => {
         const other = ids(evaluateQuery(`from courses where ${g} = ${lit(y)}`, courses));
         expect(either).toEqual([...new Set([...one, ...other])].sort((a, b) => Number(a) - Number(b)));
       }),
-      { numRuns: 300 },
+      propertyParameters(scaledRuns(300)),
     );
   });
 });

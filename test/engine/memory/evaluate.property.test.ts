@@ -10,6 +10,7 @@ import { tableFromRows } from '../../../src/engine/memory/load.js';
 import type { FieldInfo, JsonValue, Row, Scalar, SearchRequest, Table } from '../../../src/datastore/types.js';
 import type { FilterNode } from '../../../src/datastore/filters.js';
 import { conditionOf, scanFor } from '../../../src/engine/memory/predicate.js';
+import { propertyParameters, scaledRuns } from '../../helpers/arbitraries.js';
 
 // ---------------------------------------------------------------------------
 // The reference
@@ -189,7 +190,7 @@ describe('evaluate equals the naive reference', () => {
         expect(result.total).toBe(expected.total);
         expect(result.records).toEqual(expected.records);
       }),
-      { numRuns: 3000 },
+      propertyParameters(scaledRuns(3000)),
     );
   });
 
@@ -212,7 +213,7 @@ describe('evaluate equals the naive reference', () => {
         expect(result.total).toBe(expected.total);
         expect(result.records).toEqual(expected.records);
       }),
-      { numRuns: 2000 },
+      propertyParameters(scaledRuns(2000)),
     );
   });
 
@@ -235,7 +236,7 @@ describe('evaluate equals the naive reference', () => {
         const fromTable = evaluate(toWire(request) as unknown as SearchRequest, table);
         expect([result.fields, result.records]).toEqual([fromTable.fields, fromTable.records]);
       }),
-      { numRuns: 2000 },
+      propertyParameters(scaledRuns(2000)),
     );
   });
 
@@ -261,7 +262,7 @@ describe('evaluate equals the naive reference', () => {
           expect(result.records).toEqual(expected.records);
         }
       }),
-      { numRuns: 2000 },
+      propertyParameters(scaledRuns(2000)),
     );
   });
 
@@ -294,7 +295,7 @@ describe('evaluate equals the naive reference', () => {
           expect(result.records).toEqual(expected.records);
         }
       }),
-      { numRuns: 1500 },
+      propertyParameters(scaledRuns(1500)),
     );
   });
 
@@ -309,7 +310,7 @@ describe('evaluate equals the naive reference', () => {
           expect(result.records).toEqual(expected.records);
         }
       }),
-      { numRuns: 300 },
+      propertyParameters(scaledRuns(300)),
     );
   });
 });
@@ -369,7 +370,7 @@ describe('filter trees equal a naive filter', () => {
         const expected = rows.flatMap((row, i) => (holds(node, row as Row, i) ? [i] : []));
         expect(got).toEqual(expected);
       }),
-      { numRuns: 1500 },
+      propertyParameters(scaledRuns(1500)),
     );
   });
 });
