@@ -22,7 +22,8 @@ import type { FilterNode } from '../../datastore/filters.js';
 import type { CkanVersion, FieldInfo, JsonValue, Row } from '../../datastore/types.js';
 import { canonicalText, typeReading } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
-import { generate, readExpression } from './row-shape.js';
+import { generate } from '../../datastore/generate.js';
+import { readExpression } from './row-shape.js';
 import { hasKeys } from './table-view.js';
 
 /** A test of one field's value (`undefined` for a missing key). */
