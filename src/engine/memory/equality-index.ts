@@ -173,8 +173,17 @@ function codesOf(index: EqualityIndex, rowCount: number): Codes {
  * most of the request's work (BENCHMARKS.md, Server).
  * @example
  * keepEqual(statusIndex, 200_000, Int32Array.of(3, 17, 40), ['withdrawn']) // Int32Array [17]
+ *
+ * `along`, when given, holds the codes of `rows` in their order
+ * (`codesAlong`), read instead of the code column.
  */
-export function keepEqual(index: EqualityIndex, rowCount: number, rows: ArrayLike<number>, wanted: readonly (string | null)[]): Int32Array {
+export function keepEqual(
+  index: EqualityIndex,
+  rowCount: number,
+  rows: ArrayLike<number>,
+  wanted: readonly (string | null)[],
+  along?: Uint16Array | Int32Array,
+): Int32Array {
   const { codes, codeOf } = codesOf(index, rowCount);
   const want = new Set<number>();
   for (const text of wanted) {
@@ -186,6 +195,10 @@ export function keepEqual(index: EqualityIndex, rowCount: number, rows: ArrayLik
   let kept = 0;
   if (want.size === 1) {
     const [only] = want as Set<number>;
+    if (along !== undefined) {
+      for (let j = 0; j < rows.length; j++) if (along[j] === only) out[kept++] = rows[j] as number;
+      return out.subarray(0, kept);
+    }
     for (let j = 0; j < rows.length; j++) {
       const i = rows[j] as number;
       if (codes[i] === only) out[kept++] = i;
@@ -193,8 +206,50 @@ export function keepEqual(index: EqualityIndex, rowCount: number, rows: ArrayLik
   } else {
     for (let j = 0; j < rows.length; j++) {
       const i = rows[j] as number;
-      if (want.has(codes[i] as number)) out[kept++] = i;
+      if (want.has((along === undefined ? codes[i] : along[j]) as number)) out[kept++] = i;
     }
   }
   return out.subarray(0, kept);
+}
+
+/** Another index's codes along each of an index's lists, one column for all the lists, and where each list starts in it. */
+interface Along {
+  readonly codes: Uint16Array | Int32Array;
+  readonly start: ReadonlyMap<string | null, number>;
+}
+
+/** `Along` of each pair of indexes, made on first use (and as long-lived as the indexes). */
+const alongByIndex = new WeakMap<EqualityIndex, WeakMap<EqualityIndex, Along>>();
+
+/**
+ * The codes of `other`'s values for the rows of `index`'s list of `text`,
+ * in that list's order: what `keepEqual` reads for those rows. A list's rows
+ * are scattered over the table, so their codes in the code column are a
+ * cache miss each; along the list they are read in a row (on the server's
+ * selective request, with two `=` conditions, that read was the largest
+ * part of the engine's work: BENCHMARKS.md, Server). Made for every list of
+ * `index` at once, a column as long as the table, the first time the pair
+ * is used.
+ * @example
+ * keepEqual(status, n, course.get('PHYS-303'), ['withdrawn'], codesAlong(course, 'PHYS-303', status, n))
+ */
+export function codesAlong(index: EqualityIndex, text: string | null, other: EqualityIndex, rowCount: number): Uint16Array | Int32Array | undefined {
+  let byOther = alongByIndex.get(index);
+  if (byOther === undefined) alongByIndex.set(index, (byOther = new WeakMap()));
+  let along = byOther.get(other);
+  if (along === undefined) {
+    const { codes } = codesOf(other, rowCount);
+    const column = codes instanceof Uint16Array ? new Uint16Array(rowCount) : new Int32Array(rowCount);
+    const start = new Map<string | null, number>();
+    let at = 0;
+    for (const [value, rows] of index) {
+      start.set(value, at);
+      for (let j = 0; j < rows.length; j++) column[at++] = codes[rows[j] as number] as number;
+    }
+    along = { codes: column, start };
+    byOther.set(other, along);
+  }
+  const from = along.start.get(text);
+  const rows = index.get(text);
+  return from === undefined || rows === undefined ? undefined : along.codes.subarray(from, from + rows.length);
 }

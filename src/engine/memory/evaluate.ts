@@ -15,7 +15,7 @@ import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSo
 import type { SortItem } from '../../datastore/validate.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
-import { countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
+import { codesAlong, countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
 import type { Condition } from './predicate.js';
@@ -361,11 +361,14 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
     if (rest.length === 0 && searches.length === 0) return { rows: lookupRows(leader.index, leader.wanted, needed), total: countRows(leader.index, leader.wanted) };
     const candidates = lookupRows(leader.index, leader.wanted);
     rows = candidates;
+    // the leader's own list of one value: the first other index is read along it (codesAlong)
+    const oneList = leader.wanted.length === 1 && candidates === leader.index.get(leader.wanted[0] as string | null);
     // another `=`/`in` whose field has an index is tested on the index's codes, not on the row objects
     rest = rest.filter(({ condition, equals }) => {
       const index = equals !== undefined && condition.op === 'test' ? view.indexes.get(condition.field) : undefined;
       if (index === undefined || index === null) return true;
-      rows = keepEqual(index, view.rows.length, rows ?? candidates, wantedTexts(equals as readonly JsonValue[]));
+      const along = oneList && rows === candidates ? codesAlong(leader.index, leader.wanted[0] as string | null, index, view.rows.length) : undefined;
+      rows = keepEqual(index, view.rows.length, rows ?? candidates, wantedTexts(equals as readonly JsonValue[]), along);
       return false;
     });
   }
