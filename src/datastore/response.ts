@@ -82,7 +82,7 @@ export function* resultPieces(parts: ResultParts, fieldsJson?: string): Generato
   const fields = fieldsJson ?? JSON.stringify(parts.outputFields);
   let json = '{';
   let fieldsWritten = false;
-  for (const [key, value] of parts.echo) {
+  parts.echo.forEach((value, key) => {
     if (json.length > 1) json += ',';
     if (key === 'fields') {
       // CKAN overwrites the echoed `fields` with the result's, in place.
@@ -91,9 +91,10 @@ export function* resultPieces(parts: ResultParts, fieldsJson?: string): Generato
     } else if (key === 'resource_id') {
       json += `"resource_id":${jsonString(parts.resourceId)}`;
     } else {
-      json += `${jsonString(key)}:${JSON.stringify(value)}`;
+      json += ECHO_KEYS.get(key) ?? `${jsonString(key)}:`;
+      json += scalarJson(value);
     }
-  }
+  });
   json += ',"records":';
   if (parts.records.length <= RECORDS_PER_PIECE) json += recordsJson(parts, 0, parts.records.length);
   else {
@@ -108,13 +109,35 @@ export function* resultPieces(parts: ResultParts, fieldsJson?: string): Generato
     json = quote || ']';
   }
   if (!fieldsWritten) json += `,"fields":${fields}`;
-  if (parts.links !== undefined) json += `,"_links":${JSON.stringify(parts.links)}`;
+  const links = parts.links;
+  if (links !== undefined) json += `,"_links":{"start":${jsonString(links.start)},"next":${jsonString(links.next)}${links.prev === undefined ? '' : `,"prev":${jsonString(links.prev)}`}}`;
   if (parts.total !== undefined) {
     json += `,"total":${parts.total}`;
     if (parts.ckan === '2.11') json += `,"total_was_estimated":${parts.totalWasEstimated === true}`;
   }
   if (parts.nextPage !== undefined) json += `,"next_page":${JSON.stringify(parts.nextPage)}`;
   yield `${json}}`;
+}
+
+/** The JSON text (and colon) of the keys the echo can have besides `fields` and `resource_id`. */
+const ECHO_KEYS: ReadonlyMap<string, string> = new Map(
+  ['distinct', 'filters', 'full_text', 'include_next_page', 'include_total', 'language', 'limit', 'offset', 'plain', 'q', 'records_format', 'sort', 'total_estimation_threshold'].map(
+    (key) => [key, `"${key}":`],
+  ),
+);
+
+/** `JSON.stringify(value)`, without its call for the echo's usual values (a flag, a number, a word, null). */
+function scalarJson(value: JsonValue): string {
+  switch (typeof value) {
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'string':
+      return jsonString(value);
+    case 'number':
+      return value - value === 0 ? `${value}` : 'null';
+    default:
+      return value === null ? 'null' : JSON.stringify(value);
+  }
 }
 
 /** `records[from, to)` in the requested format: a JSON list, or a JSON string of CSV/TSV text. */
