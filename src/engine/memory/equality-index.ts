@@ -172,7 +172,7 @@ function codesOf(index: EqualityIndex, rowCount: number): Codes {
  * cache miss where a code column is not, which on a selective request was
  * most of the request's work (BENCHMARKS.md, Server).
  * @example
- * keepEqual(statusIndex, 200_000, Int32Array.of(3, 17, 40), ['withdrawn']) // Int32Array [17]
+ * keepEqual(statusIndex, 200_000, Int32Array.of(3, 17, 40), ['withdrawn']) // [17]
  *
  * `along`, when given, holds the codes of `rows` in their order
  * (`codesAlong`), read instead of the code column.
@@ -183,33 +183,35 @@ export function keepEqual(
   rows: ArrayLike<number>,
   wanted: readonly (string | null)[],
   along?: Uint16Array | Int32Array,
-): Int32Array {
+): number[] {
   const { codes, codeOf } = codesOf(index, rowCount);
+  // a list filled by `push`: a typed array of the candidates' length had its memory allocated outside
+  // the heap (and freed by the GC) on every request, for the few rows that are kept
+  const out: number[] = [];
+  if (wanted.length === 1) {
+    const only = codeOf.get(wanted[0] as string | null);
+    if (only === undefined) return out;
+    if (along !== undefined) {
+      for (let j = 0; j < rows.length; j++) if (along[j] === only) out.push(rows[j] as number);
+      return out;
+    }
+    for (let j = 0; j < rows.length; j++) {
+      const i = rows[j] as number;
+      if (codes[i] === only) out.push(i);
+    }
+    return out;
+  }
   const want = new Set<number>();
   for (const text of wanted) {
     const code = codeOf.get(text);
     if (code !== undefined) want.add(code);
   }
-  const out = new Int32Array(want.size === 0 ? 0 : rows.length);
   if (want.size === 0) return out;
-  let kept = 0;
-  if (want.size === 1) {
-    const [only] = want as Set<number>;
-    if (along !== undefined) {
-      for (let j = 0; j < rows.length; j++) if (along[j] === only) out[kept++] = rows[j] as number;
-      return out.subarray(0, kept);
-    }
-    for (let j = 0; j < rows.length; j++) {
-      const i = rows[j] as number;
-      if (codes[i] === only) out[kept++] = i;
-    }
-  } else {
-    for (let j = 0; j < rows.length; j++) {
-      const i = rows[j] as number;
-      if (want.has((along === undefined ? codes[i] : along[j]) as number)) out[kept++] = i;
-    }
+  for (let j = 0; j < rows.length; j++) {
+    const i = rows[j] as number;
+    if (want.has((along === undefined ? codes[i] : along[j]) as number)) out.push(i);
   }
-  return out.subarray(0, kept);
+  return out;
 }
 
 /** Another index's codes along each of an index's lists, one column for all the lists, and where each list starts in it. */
