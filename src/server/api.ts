@@ -11,7 +11,7 @@ import { DatastoreError, resourceNotFound, toolError, validationError } from '..
 import type { CkanVersion, ErrorBody, FieldInfo, RecordsFormat, SearchRequest, SearchResult, Table } from '../datastore/types.js';
 import { checkAgainstTable, rankColumns, validateSearch, withFields } from '../datastore/validate.js';
 import type { ValidatedSearch } from '../datastore/validate.js';
-import { keysetDirection, linksFor, nextPageOf, recordsArePlain, resultPieces } from '../datastore/response.js';
+import { keysetDirection, linksFor, nextPageOf, resultPieces } from '../datastore/response.js';
 import type { ResultParts } from '../datastore/response.js';
 import { memoryEngine } from '../engine/memory/engine.js';
 import type { TableLookup } from '../engine/memory/engine.js';
@@ -447,7 +447,6 @@ function responseParts(
     outputFields,
     records: result.records,
     recordsFormat,
-    plain: recordsFormat === 'objects' && missingRank.length === 0 && !plan.hiddenId && (!needsCare(outputFields, ckan) || recordsArePlain(result.records, outputFields)),
   };
   if (total !== undefined) {
     parts.total = total;
@@ -457,19 +456,6 @@ function responseParts(
   if (nextPage !== undefined) parts.nextPage = nextPage;
   return parts;
 }
-
-/** Types whose values CKAN writes other than `JSON.stringify` would: exact big numbers, scales, float exponents, timestamps. */
-function needsCare(fields: readonly FieldInfo[], ckan: CkanVersion): boolean {
-  const key = ckan === '2.11' ? careByFields211 : careByFields212;
-  let care = key.get(fields);
-  if (care === undefined) {
-    care = fields.some((f) => f.type === 'int8' || f.type === 'numeric' || f.type === 'float8' || f.type === 'timestamp');
-    key.set(fields, care);
-  }
-  return care;
-}
-const careByFields211 = new WeakMap<readonly FieldInfo[], boolean>();
-const careByFields212 = new WeakMap<readonly FieldInfo[], boolean>();
 
 /** JSON texts of tables' field lists, by the list: a served table's fields do not change (`Table` is read-only). */
 const fieldsJsonByList = new WeakMap<readonly FieldInfo[], string>();

@@ -28,7 +28,8 @@ import { validationError } from '../../errors.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { aggregateSlot, keySlot } from '../../compile/shape.js';
 import { residualTest } from './evaluate-query.js';
-import { fieldReadName, generate, readExpression } from './row-shape.js';
+import { generate } from '../../datastore/generate.js';
+import { fieldReadName, readExpression } from './row-shape.js';
 
 /** Reads a value of an item (a table row by its position, a fetched record, a joined pair). */
 export type Read<T> = (item: T) => JsonValue | null | undefined;

@@ -172,29 +172,86 @@ function codesOf(index: EqualityIndex, rowCount: number): Codes {
  * cache miss where a code column is not, which on a selective request was
  * most of the request's work (BENCHMARKS.md, Server).
  * @example
- * keepEqual(statusIndex, 200_000, Int32Array.of(3, 17, 40), ['withdrawn']) // Int32Array [17]
+ * keepEqual(statusIndex, 200_000, Int32Array.of(3, 17, 40), ['withdrawn']) // [17]
+ *
+ * `along`, when given, holds the codes of `rows` in their order
+ * (`codesAlong`), read instead of the code column.
  */
-export function keepEqual(index: EqualityIndex, rowCount: number, rows: ArrayLike<number>, wanted: readonly (string | null)[]): Int32Array {
+export function keepEqual(
+  index: EqualityIndex,
+  rowCount: number,
+  rows: ArrayLike<number>,
+  wanted: readonly (string | null)[],
+  along?: Uint16Array | Int32Array,
+): number[] {
   const { codes, codeOf } = codesOf(index, rowCount);
+  // a list filled by `push`: a typed array of the candidates' length had its memory allocated outside
+  // the heap (and freed by the GC) on every request, for the few rows that are kept
+  const out: number[] = [];
+  if (wanted.length === 1) {
+    const only = codeOf.get(wanted[0] as string | null);
+    if (only === undefined) return out;
+    if (along !== undefined) {
+      for (let j = 0; j < rows.length; j++) if (along[j] === only) out.push(rows[j] as number);
+      return out;
+    }
+    for (let j = 0; j < rows.length; j++) {
+      const i = rows[j] as number;
+      if (codes[i] === only) out.push(i);
+    }
+    return out;
+  }
   const want = new Set<number>();
   for (const text of wanted) {
     const code = codeOf.get(text);
     if (code !== undefined) want.add(code);
   }
-  const out = new Int32Array(want.size === 0 ? 0 : rows.length);
   if (want.size === 0) return out;
-  let kept = 0;
-  if (want.size === 1) {
-    const [only] = want as Set<number>;
-    for (let j = 0; j < rows.length; j++) {
-      const i = rows[j] as number;
-      if (codes[i] === only) out[kept++] = i;
-    }
-  } else {
-    for (let j = 0; j < rows.length; j++) {
-      const i = rows[j] as number;
-      if (want.has(codes[i] as number)) out[kept++] = i;
-    }
+  for (let j = 0; j < rows.length; j++) {
+    const i = rows[j] as number;
+    if (want.has((along === undefined ? codes[i] : along[j]) as number)) out.push(i);
   }
-  return out.subarray(0, kept);
+  return out;
+}
+
+/** Another index's codes along each of an index's lists, one column for all the lists, and where each list starts in it. */
+interface Along {
+  readonly codes: Uint16Array | Int32Array;
+  readonly start: ReadonlyMap<string | null, number>;
+}
+
+/** `Along` of each pair of indexes, made on first use (and as long-lived as the indexes). */
+const alongByIndex = new WeakMap<EqualityIndex, WeakMap<EqualityIndex, Along>>();
+
+/**
+ * The codes of `other`'s values for the rows of `index`'s list of `text`,
+ * in that list's order: what `keepEqual` reads for those rows. A list's rows
+ * are scattered over the table, so their codes in the code column are a
+ * cache miss each; along the list they are read in a row (on the server's
+ * selective request, with two `=` conditions, that read was the largest
+ * part of the engine's work: BENCHMARKS.md, Server). Made for every list of
+ * `index` at once, a column as long as the table, the first time the pair
+ * is used.
+ * @example
+ * keepEqual(status, n, course.get('PHYS-303'), ['withdrawn'], codesAlong(course, 'PHYS-303', status, n))
+ */
+export function codesAlong(index: EqualityIndex, text: string | null, other: EqualityIndex, rowCount: number): Uint16Array | Int32Array | undefined {
+  let byOther = alongByIndex.get(index);
+  if (byOther === undefined) alongByIndex.set(index, (byOther = new WeakMap()));
+  let along = byOther.get(other);
+  if (along === undefined) {
+    const { codes } = codesOf(other, rowCount);
+    const column = codes instanceof Uint16Array ? new Uint16Array(rowCount) : new Int32Array(rowCount);
+    const start = new Map<string | null, number>();
+    let at = 0;
+    for (const [value, rows] of index) {
+      start.set(value, at);
+      for (let j = 0; j < rows.length; j++) column[at++] = codes[rows[j] as number] as number;
+    }
+    along = { codes: column, start };
+    byOther.set(other, along);
+  }
+  const from = along.start.get(text);
+  const rows = index.get(text);
+  return from === undefined || rows === undefined ? undefined : along.codes.subarray(from, from + rows.length);
 }

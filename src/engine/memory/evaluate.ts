@@ -15,7 +15,7 @@ import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSo
 import type { SortItem } from '../../datastore/validate.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType } from '../../datastore/values.js';
 import { toolError, validationError } from '../../errors.js';
-import { countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
+import { codesAlong, countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
 import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
 import type { Condition, Scan } from './predicate.js';
@@ -202,11 +202,7 @@ function prepare(req: SearchRequest, view: TableView, options: EvaluateOptions):
   const sortItems = req.sort === undefined ? [] : parseSort(req.sort);
   const search = textSearchOf(req);
   const projection = req.fields === undefined ? undefined : [...new Set(req.fields)];
-  const { filters, conditions } = checked(view, () => conditionsOf(req, view, options, projection, sortItems, search));
-  const conjuncts: Conjunct[] = conditions.map((condition, k) => {
-    const node = filters[k] as FilterNode;
-    return node.op === 'eq' ? { condition, equals: [node.value] } : node.op === 'in' ? { condition, equals: node.values } : { condition };
-  });
+  const conjuncts = checked(view, () => conjunctsOfRequest(req, view, options, projection, sortItems, search));
   for (const { field, query } of search.byField) conjuncts.push({ condition: { op: 'test', field, test: fieldSearchTest(query) } });
   return { sortItems, search, projection, conjuncts };
 }
@@ -254,23 +250,45 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
  * conditions. CKAN checks names in alphabetical parameter order: fields <
  * filters < q < sort (docs/ckan-2.11-reference.md §1).
  */
-function conditionsOf(
+function conjunctsOfRequest(
   req: SearchRequest,
   view: TableView,
   options: EvaluateOptions,
   projection: readonly string[] | undefined,
   sortItems: readonly SortItem[],
   search: TextSearch,
-): { filters: readonly FilterNode[]; conditions: Condition[] } {
+): Conjunct[] {
   for (const name of projection ?? []) {
     if (!view.fieldById.has(name)) throw validationError('fields', `invalid value ${JSON.stringify(name)}`);
   }
   const tree = filterTreeOf(req, view.fields, options.ckan === undefined ? {} : { ckan: options.ckan });
   if (tree !== undefined && options.ckan === '2.12') refuseUnknownListFields(tree, view.fields);
   const filters = tree === undefined ? [] : conjuncts(tree);
-  const conditions = filters.map((node) => conditionOf(node, view.fieldById, options.ckan));
+  const made = filters.map((node): Conjunct => {
+    // an `=`/`in` on a known field cannot fail: its condition waits until a scan needs it (an index answers it without)
+    if (node.op === 'eq' && view.fieldById.has(node.field)) return new EqualsConjunct(node, node.field, [node.value], view.fieldById, options.ckan);
+    if (node.op === 'in' && view.fieldById.has(node.field)) return new EqualsConjunct(node, node.field, node.values, view.fieldById, options.ckan);
+    return { condition: conditionOf(node, view.fieldById, options.ckan) };
+  });
   checkNames(sortItems, view, search);
-  return { filters, conditions };
+  return made;
+}
+
+/** An `=`/`in` of a request's filters, whose condition (its tests and wanted values) is made on first use. */
+class EqualsConjunct implements Conjunct {
+  private made: Condition | undefined = undefined;
+
+  constructor(
+    private readonly node: FilterNode,
+    readonly field: string,
+    readonly equals: readonly JsonValue[],
+    private readonly fieldById: ReadonlyMap<string, FieldInfo>,
+    private readonly ckan: CkanVersion | undefined,
+  ) {}
+
+  get condition(): Condition {
+    return (this.made ??= conditionOf(this.node, this.fieldById, this.ckan));
+  }
 }
 
 /**
@@ -357,9 +375,11 @@ export interface Work {
   readonly count: boolean;
 }
 
-/** A condition of `Work`, with the values it wants when it is an `=`/`in` an equality index can answer. */
+/** A condition of `Work`, with its field and the values it wants when it is an `=`/`in` an equality index can answer. */
 export interface Conjunct {
   readonly condition: Condition;
+  /** with `equals`: the field they are wanted in */
+  readonly field?: string;
   readonly equals?: readonly JsonValue[];
 }
 
@@ -429,11 +449,14 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
     if (rest.length === 0 && searches.length === 0) return { rows: lookupRows(leader.index, leader.wanted, needed), total: countRows(leader.index, leader.wanted) };
     const candidates = lookupRows(leader.index, leader.wanted);
     rows = candidates;
+    // the leader's own list of one value: the first other index is read along it (codesAlong)
+    const oneList = leader.wanted.length === 1 && candidates === leader.index.get(leader.wanted[0] as string | null);
     // another `=`/`in` whose field has an index is tested on the index's codes, not on the row objects
-    rest = rest.filter(({ condition, equals }) => {
-      const index = equals !== undefined && condition.op === 'test' ? view.indexes.get(condition.field) : undefined;
+    rest = rest.filter(({ field, equals }) => {
+      const index = equals !== undefined && field !== undefined ? view.indexes.get(field) : undefined;
       if (index === undefined || index === null) return true;
-      rows = keepEqual(index, view.rows.length, rows ?? candidates, wantedTexts(equals as readonly JsonValue[]));
+      const along = oneList && rows === candidates ? codesAlong(leader.index, leader.wanted[0] as string | null, index, view.rows.length) : undefined;
+      rows = keepEqual(index, view.rows.length, rows ?? candidates, wantedTexts(equals as readonly JsonValue[]), along);
       return false;
     });
   }
@@ -474,10 +497,10 @@ function indexLeader(view: TableView, conjuncts: readonly Conjunct[]): Leader | 
   let best: Leader | undefined;
   let fewest = Infinity;
   let built = false;
-  conjuncts.forEach(({ condition, equals }, position) => {
-    if (equals === undefined || condition.op !== 'test') return;
-    const existed = view.indexes.has(condition.field);
-    const index = equalityIndex(view, condition.field, !built);
+  conjuncts.forEach(({ field, equals }, position) => {
+    if (equals === undefined || field === undefined) return;
+    const existed = view.indexes.has(field);
+    const index = equalityIndex(view, field, !built);
     if (index === undefined) return;
     built ||= !existed;
     const wanted = wantedTexts(equals);

@@ -22,7 +22,8 @@ import type { FilterNode } from '../../datastore/filters.js';
 import type { CkanVersion, FieldInfo, JsonValue, Row } from '../../datastore/types.js';
 import { canonicalText, typeReading } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
-import { generate, readExpression } from './row-shape.js';
+import { generate } from '../../datastore/generate.js';
+import { readExpression } from './row-shape.js';
 
 /** A test of one field's value (`undefined` for a missing key). */
 export type ValueTest = (value: JsonValue | null | undefined) => boolean;
@@ -139,10 +140,9 @@ function wantedKinds(values: readonly JsonValue[]): { strings: string[]; numbers
     // `field = value`, the common case, without the lists and the set below
     const text = canonicalText(values[0] as JsonValue);
     if (text === null) return { strings: [], numbers: [] };
-    const wanted = internalize(text);
-    return { strings: [wanted], numbers: canonicalText(Number(wanted)) === wanted ? [Number(wanted)] : [] };
+    return { strings: [text], numbers: canonicalText(Number(text)) === text ? [Number(text)] : [] };
   }
-  const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))].map(internalize);
+  const strings = [...new Set(values.map((v) => canonicalText(v)).filter((t): t is string => t !== null))];
   const numbers = strings.filter((t) => canonicalText(Number(t)) === t).map(Number);
   return { strings, numbers };
 }
@@ -228,7 +228,8 @@ export function scanFor(condition: Condition): Scan {
       wanted.push(new Set(list));
       return `w${wanted.length - 1}.has(v)`;
     }
-    return `(${list.map((x) => `v === w${wanted.push(x) - 1}`).join(' || ')})`;
+    // a wanted string is internalized here, where a scan will compare it, not for every condition made
+    return `(${list.map((x) => `v === w${wanted.push(typeof x === 'string' ? internalize(x) : x) - 1}`).join(' || ')})`;
   };
   const expression = (c: Condition): string => {
     if (c.op === 'test') {

@@ -140,7 +140,7 @@ function normalForm(condition: QueryCondition, truth: boolean, fields: ReadonlyM
     case 'in': {
       const values = condition.kind === 'in' ? condition.values.map(literal) : [literal(condition.value)];
       const name = condition.field.name;
-      if (truth) return { condition: conditionOf({ op: 'in', field: name, values }, fields), equals: values };
+      if (truth) return { condition: conditionOf({ op: 'in', field: name, values }, fields), field: name, equals: values };
       // false: a value equal to none of them (`f = null` is `f is null`, false for any value);
       // a null only for the empty list (`null in ()` is false, `null in (1)` unknown)
       return { condition: notEqualsCondition(name, values) };
@@ -150,7 +150,7 @@ function normalForm(condition: QueryCondition, truth: boolean, fields: ReadonlyM
       const value = literal(condition.value);
       if (condition.op === 'ne') {
         // `f != null` is `f is not null`
-        if (!truth) return { condition: conditionOf({ op: 'eq', field: name, value }, fields), equals: [value] };
+        if (!truth) return { condition: conditionOf({ op: 'eq', field: name, value }, fields), field: name, equals: [value] };
         return { condition: notEqualsCondition(name, [value]) };
       }
       // `not (f < v)` is `f >= v` where the comparison is known (neither side null, the value of the type)
@@ -177,7 +177,7 @@ function normalForm(condition: QueryCondition, truth: boolean, fields: ReadonlyM
       return test(name, (v) => !isNull(v) && matches(canonicalText(v) as string) === truth);
     }
     case 'is-null':
-      return truth ? { condition: conditionOf({ op: 'eq', field: condition.field.name, value: null }, fields), equals: [null] } : { condition: notEqualsCondition(condition.field.name, [null]) };
+      return truth ? { condition: conditionOf({ op: 'eq', field: condition.field.name, value: null }, fields), field: condition.field.name, equals: [null] } : { condition: notEqualsCondition(condition.field.name, [null]) };
     case 'not':
       return normalForm(condition.condition, !truth, fields);
     case 'and':

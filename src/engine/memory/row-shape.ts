@@ -12,6 +12,7 @@
  */
 
 import type { JsonValue } from '../../datastore/types.js';
+import { generate } from '../../datastore/generate.js';
 
 /** Builds `{ [keys[0]]: values[0], … }` from an array of values. */
 export type RowFactory = (values: readonly unknown[]) => Record<string, unknown>;
@@ -25,37 +26,6 @@ export type RecordFactory = (row: Readonly<Record<string, unknown>>, position: n
 function keyLiteral(key: string): string {
   const literal = JSON.stringify(key);
   return key === '__proto__' ? `[${literal}]` : literal;
-}
-
-/**
- * Generated functions by their source: tables with the same field names share
- * one function, which V8 has already optimized (a fresh table would otherwise
- * run a fresh, cold function over all its rows). Bounded: cleared when full.
- */
-const generated = new Map<string, unknown>();
-const GENERATED_MAX = 512;
-
-/**
- * `new Function(...params, body)`, shared by every caller with the same
- * source; undefined when code generation is disabled. Callers embed names
- * only as JSON string literals (see the module comment).
- * @example
- * generate<(r: Row) => unknown>(['r'], 'return r["year"];')?.({ year: 2020 }) // 2020
- */
-export function generate<F>(params: readonly string[], body: string): F | undefined {
-  const key = `${params.join(',')}\n${body}`;
-  const known = generated.get(key);
-  if (known !== undefined) return known as F;
-  let made: F;
-  try {
-    made = new Function(...params, body) as F;
-  } catch {
-    // Code generation can be disabled (--disallow-code-generation-from-strings): fall back.
-    return undefined;
-  }
-  if (generated.size >= GENERATED_MAX) generated.clear();
-  generated.set(key, made);
-  return made;
 }
 
 /**

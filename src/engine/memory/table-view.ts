@@ -10,7 +10,7 @@
 import { fieldTypeOf } from '../../datastore/field-types.js';
 import type { FieldDictionary, FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
-import { generate } from './row-shape.js';
+import { generate } from '../../datastore/generate.js';
 
 export interface TableView {
   readonly rows: readonly Row[];
