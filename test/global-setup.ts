@@ -6,10 +6,11 @@
  * the built bin, not `tsx`, so no test pays for transpiling the CLI at every
  * start, and the bin that ships is the one tested.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { emitDeclarations } from '../scripts/emit-declarations.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -39,15 +40,31 @@ function webBuiltAt(): number {
   }
 }
 
-export default function setup(): void {
-  buildBin();
-  // The playground page (served by `ckql serve`, driven in Chromium by test/e2e): rebuilt when web/ or src/ changed.
-  if (webBuiltAt() > Math.max(newestModified(join(root, 'src')), newestModified(join(root, 'web')), statSync(join(root, 'scripts', 'bundle-web.ts')).mtimeMs)) return;
-  execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'bundle-web.ts')], { cwd: root, stdio: 'inherit' });
+export default async function setup(): Promise<void> {
+  // The three steps write different parts of dist/, so they run at once: the bundles in their own
+  // processes while this one writes the declarations.
+  await Promise.all([buildBin(), buildWeb()]);
 }
 
-function buildBin(): void {
+/** The playground page (served by `ckql serve`, driven in Chromium by test/e2e): rebuilt when web/ or src/ changed. */
+async function buildWeb(): Promise<void> {
+  if (webBuiltAt() > Math.max(newestModified(join(root, 'src')), newestModified(join(root, 'web')), statSync(join(root, 'scripts', 'bundle-web.ts')).mtimeMs)) return;
+  await run(join(root, 'scripts', 'bundle-web.ts'));
+}
+
+async function buildBin(): Promise<void> {
   if (builtAt() > Math.max(newestModified(join(root, 'src')), statSync(join(root, 'scripts', 'bundle-bin.ts')).mtimeMs, statSync(join(root, 'scripts', 'emit-declarations.ts')).mtimeMs)) return;
-  emitDeclarations();
-  execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'bundle-bin.ts')], { cwd: root, stdio: 'inherit' });
+  const bundled = run(join(root, 'scripts', 'bundle-bin.ts'));
+  try {
+    emitDeclarations();
+  } finally {
+    await bundled;
+  }
+}
+
+/** Runs a build script with tsx, its output shown; rejects when it fails. */
+async function run(script: string): Promise<void> {
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { cwd: root });
+  process.stdout.write(stdout);
+  process.stderr.write(stderr);
 }
