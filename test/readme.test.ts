@@ -547,14 +547,16 @@ describe('README.md', () => {
     const url = new URL(pgUrl);
     url.pathname = `/${name}`;
     try {
-      writeFileSync(join(scratch, 'big.csv'), readFileSync(join(repoRoot, 'examples', 'data', 'enrolments.csv')));
+      // the first 5,000 enrolments stand for the README's big file (the whole 20,000 cost the suite seconds of CPU)
+      const lines = readFileSync(join(repoRoot, 'examples', 'data', 'enrolments.csv'), 'utf8').split('\n');
+      writeFileSync(join(scratch, 'big.csv'), `${lines.slice(0, 5_001).join('\n')}\n`);
       const big = await run(command('ckql load big.csv --db postgres://ckan@db/datastore --replace --alias big').replace('postgres://ckan@db/datastore', url.href));
-      expect(big.stderr).toContain('loaded 1 resource (20,000 rows): big');
+      expect(big.stderr).toContain('loaded 1 resource (5,000 rows): big');
       expect(big.code).toBe(0);
       const served = await serve(command('ckql serve --db postgres://reader@db/datastore').replace('postgres://reader@db/datastore', url.href));
       try {
         const answer = await fetch(`${served.url}/api/3/action/datastore_search?resource_id=big&limit=0`);
-        expect(((await answer.json()) as { result: { total: number } }).result.total).toBe(20_000);
+        expect(((await answer.json()) as { result: { total: number } }).result.total).toBe(5_000);
       } finally {
         expect(await served.stop()).toBe(0);
       }
