@@ -3,6 +3,8 @@
  * in-process API answers as the CKAN version the target speaks, the
  * client plans for it, and `sql` runs where the engine runs SQL.
  */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Table } from '../../src/datastore/types.js';
@@ -91,15 +93,21 @@ describe('local data with a target', () => {
   });
 
   it('runs sql on PGlite: one SELECT, the same records and total', async () => {
-    const source = await openSource({ kind: 'data', paths: [data], engine: 'pglite', target: 'sql' });
+    // the first 4,000 enrolments: loading all 20,000 into PGlite cost two seconds of CPU and showed nothing more
+    const dir = await mkdtemp(join(tmpdir(), 'ckql-local-target-'));
+    const lines = (await readFile(join(data, 'enrolments.csv'), 'utf8')).split('\n');
+    await writeFile(join(dir, 'enrolments.csv'), `${lines.slice(0, 4_001).join('\n')}\n`);
+    const source = await openSource({ kind: 'data', paths: [dir], engine: 'pglite', target: 'sql' });
     try {
       expect(source.client.target).toBe('sql');
       const result = await source.client.search(query);
-      const reference = evaluateQuery(query, enrolments);
+      const reference = evaluateQuery(query, (await loadResources([dir]))[0]!);
+      expect(reference.total).toBeGreaterThan(500);
       expect(result.records).toEqual(reference.records);
       expect(result.total).toBe(reference.total);
     } finally {
       await source.close();
+      await rm(dir, { recursive: true, force: true });
     }
   }, 30_000);
 });
