@@ -48,8 +48,10 @@ export default defineConfig({
     // And one thread for V8's garbage collector: its helper threads only compete with the other worker for the two
     // cores (the whole suite: 111 → 108 s of CPU here).
     execArgv: ['--wasm-tiering-budget=1000000000', '--single-threaded-gc'],
-    // Two cores: a third worker (tried) loads the project once more and gave no shorter run here.
-    maxWorkers: 2,
+    // Three workers on two cores: many files wait on other processes (the bin, Chromium, tmux, npm) or on
+    // sockets, and a third worker fills those waits. It loads the project once more (≈ 1 s of CPU more in all);
+    // the suite on an idle machine: 2 workers 66–68 s, 3 workers 63 s (2026-11-27).
+    maxWorkers: 3,
     sequence: { sequencer: LongFirst },
     // Test files share each worker's module cache: re-importing the project (Chevrotain's grammar,
     // undici, ink) for each of ~80 files was a third of the suite's time (66 s → 42 s here). Tests
