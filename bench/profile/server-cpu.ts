@@ -15,15 +15,11 @@
  *
  *   tsx bench/profile/server-cpu.ts [seconds] [rounds] [connections] [spins, e.g. 10,30]
  */
-import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { request } from 'undici';
-import { runChild, startChild } from '../lib/child.js';
+import { readFileSync } from 'node:fs';
+import { runChild } from '../lib/child.js';
 import type { RunningChild } from '../lib/child.js';
-import { ckqlModules } from '../lib/ckql.js';
-import { enrolmentsFile } from '../lib/data.js';
-import { SEARCH_PATH, SELECTIVE_QUERY } from '../server.js';
+import { startServerTrio } from '../lib/server-trio.js';
+import { SEARCH_PATH } from '../server.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const rounds = Number(process.argv[3] ?? 2);
@@ -40,24 +36,11 @@ function cpuOf(pid: number): { user: number; system: number } {
   return { user: Number(fields[11]) * TICK_US, system: Number(fields[12]) * TICK_US };
 }
 
-const { compile } = await ckqlModules.compile();
-const body = JSON.stringify(compile(SELECTIVE_QUERY));
-const temp = mkdtempSync(path.join(tmpdir(), 'ckql-cpu-'));
-const children: RunningChild[] = [];
+const { body, ckql, floor, floorJson, startFloor, stop } = await startServerTrio();
 try {
-  const ckql = await startChild('serve.ts', ['ckql', enrolmentsFile(200_000)]);
-  children.push(ckql);
-  const first = await request(ckql.ready + SEARCH_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const bytes = Buffer.from(await first.body.arrayBuffer());
-  writeFileSync(path.join(temp, 'body.json'), bytes);
-  const headers = JSON.stringify({ 'content-type': first.headers['content-type'], 'access-control-allow-origin': '*' });
-  const floor = await startChild('serve.ts', ['floor', path.join(temp, 'body.json'), headers]);
-  const floorJson = await startChild('serve.ts', ['floor-json', path.join(temp, 'body.json'), headers]);
-  children.push(floor, floorJson);
   const targets: [string, RunningChild][] = [['floor', floor], ['floor + JSON', floorJson], ['ckql', ckql]];
   for (const spin of spins) {
-    const spinning = await startChild('serve.ts', ['floor-spin', path.join(temp, 'body.json'), headers, String(spin)]);
-    children.push(spinning);
+    const spinning = await startFloor('floor-spin', String(spin));
     targets.push([`floor + ${spin} µs`, spinning]);
   }
   const total: Record<string, { requests: number; duration: number; user: number; system: number }> = {};
@@ -87,6 +70,5 @@ try {
     );
   }
 } finally {
-  await Promise.all(children.map((c) => c.stop()));
-  rmSync(temp, { recursive: true, force: true });
+  await stop();
 }

@@ -5,32 +5,14 @@
  *
  *   tsx bench/profile/server-floors.ts [seconds] [rounds]
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { request } from 'undici';
-import { runChild, startChild } from '../lib/child.js';
-import type { RunningChild } from '../lib/child.js';
-import { ckqlModules } from '../lib/ckql.js';
-import { enrolmentsFile } from '../lib/data.js';
-import { SEARCH_PATH, SELECTIVE_QUERY } from '../server.js';
+import { runChild } from '../lib/child.js';
+import { startServerTrio } from '../lib/server-trio.js';
+import { SEARCH_PATH } from '../server.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const rounds = Number(process.argv[3] ?? 2);
-const { compile } = await ckqlModules.compile();
-const body = JSON.stringify(compile(SELECTIVE_QUERY));
-const temp = mkdtempSync(path.join(tmpdir(), 'ckql-floors-'));
-const children: RunningChild[] = [];
+const { body, ckql, floor, floorJson, stop } = await startServerTrio();
 try {
-  const ckql = await startChild('serve.ts', ['ckql', enrolmentsFile(200_000)]);
-  children.push(ckql);
-  const first = await request(ckql.ready + SEARCH_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const bytes = Buffer.from(await first.body.arrayBuffer());
-  writeFileSync(path.join(temp, 'body.json'), bytes);
-  const headers = JSON.stringify({ 'content-type': first.headers['content-type'], 'access-control-allow-origin': '*' });
-  const floor = await startChild('serve.ts', ['floor', path.join(temp, 'body.json'), headers]);
-  const floorJson = await startChild('serve.ts', ['floor-json', path.join(temp, 'body.json'), headers]);
-  children.push(floor, floorJson);
   const targets = { floor: floor.ready, 'floor + JSON': floorJson.ready, ckql: ckql.ready };
   const total: Record<string, { requests: number; duration: number }> = {};
   for (let r = 0; r < rounds; r++) {
@@ -49,6 +31,5 @@ try {
     console.log(`${name.padEnd(14)} ${Math.round(rps).toString().padStart(7)} req/s  ${((rps / floorRps) * 100).toFixed(1).padStart(5)} % of floor  ${(1e6 / rps).toFixed(1)} µs/request`);
   }
 } finally {
-  await Promise.all(children.map((c) => c.stop()));
-  rmSync(temp, { recursive: true, force: true });
+  await stop();
 }
