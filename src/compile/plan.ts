@@ -299,14 +299,11 @@ function shapedPlan(query: Query, target: Exclude<Target, 'sql'>, sideTargets?: 
   const noSelect = query.select === undefined && !shape.grouped;
 
   const sides = shape.sources.map((source, side): SidePlan => {
-    const { pushed, rest } = split(and(ofSide[side]!, whereSpan), targetOf(side));
+    const { rest, filters } = split(and(ofSide[side]!, whereSpan), targetOf(side));
     if (rest !== undefined) conditionFieldNodes(rest).forEach(need);
     // Across sources each side's request goes to its own source, which knows the resource without the source's name.
     const request: Record<string, unknown> = { resource_id: sideTargets === undefined ? source.resource : splitSource(source.resource).resource };
-    if (pushed !== undefined) {
-      const filters = targetOf(side) === 'ckan-2.11' ? dictFilters(pushed) : treeFilters(pushed);
-      if (filters !== undefined) request.filters = filters;
-    }
+    if (filters !== undefined) request.filters = filters;
     const search = searchOfSide(query.search, side, sideOf);
     if (search !== undefined) Object.assign(request, searchKeys(search));
     const fields = wanted[side];
@@ -341,12 +338,9 @@ function planPlain(query: PlainQuery, options: PlanOptions): Plan {
   if (target === 'sql') {
     return freeze({ target, request: sqlRequest(query, resource), local: NOTHING_LOCAL, maxScan });
   }
-  const { pushed, rest } = split(query.where?.condition, target);
+  const { rest, filters } = split(query.where?.condition, target);
   const request: Record<string, unknown> = { resource_id: resource };
-  if (pushed !== undefined) {
-    const filters = target === 'ckan-2.11' ? dictFilters(pushed) : treeFilters(pushed);
-    if (filters !== undefined) request.filters = filters;
-  }
+  if (filters !== undefined) request.filters = filters;
   if (query.search !== undefined) Object.assign(request, searchKeys(query.search));
   const localDistinct = query.select?.distinct === true && target === 'ckan-2.11' && options.distinctOnPortal !== true;
   const local = rest !== undefined || localDistinct;
@@ -424,12 +418,13 @@ export function constructName(condition: Condition): string {
 // ---------------------------------------------------------------- the split
 
 /**
- * The pushed-down condition and the residual. Only a top-level `and` is
+ * The filters of the pushed-down condition (made once: the checks need
+ * them) and the residual. Only a top-level `and` is
  * split: each member goes to one side (a member the target can say keeps
  * the records it would, so filtering first and testing the rest after is
  * the same as testing all). Anything else goes whole to one side.
  */
-function split(condition: Condition | undefined, target: Exclude<Target, 'sql'>): { pushed?: Condition; rest?: Condition } {
+function split(condition: Condition | undefined, target: Exclude<Target, 'sql'>): { rest?: Condition; filters?: Filters | FilterDict } {
   if (condition === undefined) return {};
   const members = condition.kind === 'and' ? condition.conditions : [condition];
   const pushed: Condition[] = [];
@@ -438,19 +433,28 @@ function split(condition: Condition | undefined, target: Exclude<Target, 'sql'>)
   const side = (list: Condition[]): Condition | undefined =>
     list.length === 0 ? undefined : list.length === 1 ? list[0] : { kind: 'and', span: condition.span, conditions: list };
   let down = side(pushed);
-  if (target === 'ckan-2.11' && down !== undefined && !dictSays(down)) {
-    // Members that each fit a dict but not together (rare): send none of them.
-    rest.unshift(...pushed);
-    down = undefined;
+  // the request's filters, made here once (the checks below need them)
+  let filters: Filters | FilterDict | undefined;
+  if (target === 'ckan-2.11' && down !== undefined) {
+    const dict = dictOrNull(down);
+    if (dict === null) {
+      // Members that each fit a dict but not together (rare): send none of them.
+      rest.unshift(...pushed);
+      down = undefined;
+    } else filters = dict;
   }
-  if (target === 'ckan-2.12' && down !== undefined && !withinTreeLimits(treeFilters(down))) {
-    rest.unshift(...pushed);
-    down = undefined;
+  if (target === 'ckan-2.12' && down !== undefined) {
+    filters = treeFilters(down);
+    if (!withinTreeLimits(filters)) {
+      rest.unshift(...pushed);
+      down = undefined;
+      filters = undefined;
+    }
   }
   // Keep the residual in source order.
   rest.sort((a, b) => a.span.start - b.span.start);
-  const result: { pushed?: Condition; rest?: Condition } = {};
-  if (down !== undefined) result.pushed = down;
+  const result: { rest?: Condition; filters?: Filters | FilterDict } = {};
+  if (filters !== undefined) result.filters = filters;
   const residual = side(rest);
   if (residual !== undefined) result.rest = residual;
   return result;
@@ -473,12 +477,16 @@ export function onlyEqualities(condition: Condition): boolean {
 
 /** Whether CKAN 2.11's dict says a condition. */
 function dictSays(condition: Condition): boolean {
-  if (!onlyEqualities(condition)) return false;
+  return dictOrNull(condition) !== null;
+}
+
+/** CKAN 2.11's dict of a condition, or null where no dict says it. */
+function dictOrNull(condition: Condition): Filters | undefined | null {
+  if (!onlyEqualities(condition)) return null;
   try {
-    dictFilters(condition);
-    return true;
+    return dictFilters(condition);
   } catch (error) {
-    if (error instanceof QueryError && (error.code === 'OR_ACROSS_FIELDS' || error.code === 'AND_INSIDE_OR')) return false;
+    if (error instanceof QueryError && (error.code === 'OR_ACROSS_FIELDS' || error.code === 'AND_INSIDE_OR')) return null;
     throw error;
   }
 }
@@ -523,8 +531,8 @@ type FilterDict = Record<string, JsonValue>;
  * operator objects (`{"gte": 5}`), `$or` and `$and` (docs/ckan-2.12-reference.md §1.2).
  */
 function treeFilters(condition: Condition): Filters | FilterDict | undefined {
-  if (!dictSays(condition)) return treeDict(condition);
-  const dict = dictFilters(condition);
+  const dict = dictOrNull(condition);
+  if (dict === null) return treeDict(condition);
   // 2.12 reads a key starting with `$` as an operator: a field named so is written `$$name`.
   if (dict === undefined || !Object.keys(dict).some((key) => key.startsWith('$'))) return dict;
   const escaped: Record<string, unknown> = {};
