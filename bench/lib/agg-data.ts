@@ -4,6 +4,8 @@
  * with a subject (20 values), a grade (0-100, 5 % null), a course key
  * (`C-0000` … of `courses` courses) and a student; and the courses.
  */
+import { createRandom } from '../../scripts/generate-demo-data.js';
+
 export interface EnrolmentRow {
   readonly _id: number;
   readonly subject: string;
@@ -15,24 +17,12 @@ export interface EnrolmentRow {
 
 const SUBJECTS = Array.from({ length: 20 }, (_, i) => `subject-${String(i).padStart(2, '0')}`);
 
-/** A small seeded generator (mulberry32), so runs compare. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function courseCode(i: number): string {
   return `C-${String(i).padStart(4, '0')}`;
 }
 
 export function enrolmentRows(n: number, courses = 2_000): EnrolmentRow[] {
-  const next = random(17);
+  const next = createRandom(17);
   const rows: EnrolmentRow[] = new Array(n);
   for (let i = 0; i < n; i++) {
     rows[i] = {

@@ -13,27 +13,16 @@ import { makeAggregator } from '../../../src/engine/memory/aggregate.js';
 import { fieldRead } from '../../../src/engine/memory/row-shape.js';
 import { cases } from '../../helpers/aggregate-fixtures.js';
 import { repoRoot as root, runNodeProgram } from '../../helpers/node-program.js';
+import { createRandom } from '../../../scripts/generate-demo-data.js';
 
 const span = { start: 0, end: 0 };
 function agg(fn: AggregateFunction, field?: string, distinct?: true): Aggregate {
   return { kind: 'aggregate', span, fn, ...(field === undefined ? {} : { field: { kind: 'field', span, name: field } }), ...(distinct ? { distinct } : {}) } as Aggregate;
 }
 
-/** A seeded generator (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('the generated fold', () => {
   it('gives a plain loop’s groups: count(*), count, count(distinct), exact sum, avg, min, max', () => {
-    const next = random(7);
+    const next = createRandom(7);
     const rows: Row[] = Array.from({ length: 5000 }, () => ({
       k: next() < 0.1 ? null : ['a', 'b', 'c', 'd'][Math.floor(next() * 4)]!,
       n: next() < 0.2 ? null : Math.floor(next() * 2001) - 1000,
