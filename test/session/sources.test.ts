@@ -370,20 +370,28 @@ describe('ckql query and explain with profiles and local files', () => {
 
 // ---------------------------------------------------------------- the REPL (in process)
 
+
+/** A REPL session over `source` with this file's config (as `ckql` makes one), JSON output; `profile` when it came from one. */
+async function sessionOver(source: Source, profile?: string): Promise<Session> {
+  return new Session({
+    source,
+    config: await loadConfig({ configFile }),
+    settings: { format: 'json', limit: 20, timing: false, explain: false, language: undefined },
+    color: false,
+    width: () => 200,
+    // local data is read on demand, as the REPL reads it
+    openSource: (spec) => openSource(spec, { lazy: true }),
+    ...(profile === undefined ? {} : { profile }),
+  });
+}
+
 describe('the REPL', () => {
   let source: Source;
   let session: Session;
 
   beforeAll(async () => {
     source = await openSource({ kind: 'data', paths: [demoDataDir] }, { lazy: true });
-    session = new Session({
-      source,
-      config: await loadConfig({ configFile }),
-      settings: { format: 'json', limit: 20, timing: false, explain: false, language: undefined },
-      color: false,
-      width: () => 200,
-      openSource: (spec) => openSource(spec, { lazy: true }),
-    });
+    session = await sessionOver(source);
   });
 
   afterAll(async () => {
@@ -478,15 +486,7 @@ describe('the REPL', () => {
 describe('a REPL session opened from a profile', () => {
   it('reads name:resource of its own profile from its own source, completes it so, and its hint names it', async () => {
     const source = await openSource({ kind: 'url', url: servers[0]!.url });
-    const session = new Session({
-      source,
-      config: await loadConfig({ configFile }),
-      settings: { format: 'json', limit: 20, timing: false, explain: false, language: undefined },
-      color: false,
-      width: () => 200,
-      openSource: (spec) => openSource(spec),
-      profile: 'pa',
-    });
+    const session = await sessionOver(source, 'pa');
     try {
       const text = 'from pa:courses where subject = math limit 2';
       const output = await session.run(text);
@@ -511,14 +511,7 @@ describe('a resource whose own name has "word:" in front (CKAN\'s datastore take
     const data = mkdtempSync(join(tmpdir(), 'ckql-colon-'));
     writeFileSync(join(data, 'stats:2024.csv'), 'n,label\n1,one\n2,two\n');
     const source = await openSource({ kind: 'data', paths: [data] }, { lazy: true });
-    const session = new Session({
-      source,
-      config: await loadConfig({ configFile }),
-      settings: { format: 'json', limit: 20, timing: false, explain: false, language: undefined },
-      color: false,
-      width: () => 200,
-      openSource: (spec) => openSource(spec, { lazy: true }),
-    });
+    const session = await sessionOver(source);
     try {
       const refused = await session.run('from stats:2024 where n = 2');
       expect(refused).toContain('error[UNKNOWN_SOURCE]: no source named "stats"');
