@@ -6,11 +6,8 @@
  * on-the-fly transforms cost over a second of CPU per process.
  */
 import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
-
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { repoRoot } from '../cli/run-ckql.js';
 
 export function runNodeProgram(source: string, flags: readonly string[] = []): string {
   const bundled = buildSync({

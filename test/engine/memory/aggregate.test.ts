@@ -12,7 +12,8 @@ import type { JsonValue, Row } from '../../../src/datastore/types.js';
 import { makeAggregator } from '../../../src/engine/memory/aggregate.js';
 import { fieldRead } from '../../../src/engine/memory/row-shape.js';
 import { cases } from '../../helpers/aggregate-fixtures.js';
-import { repoRoot as root, runNodeProgram } from '../../helpers/node-program.js';
+import { repoRoot as root } from '../../cli/run-ckql.js';
+import { runNodeProgram } from '../../helpers/node-program.js';
 import { createRandom } from '../../../scripts/generate-demo-data.js';
 
 const span = { start: 0, end: 0 };

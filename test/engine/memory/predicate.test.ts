@@ -10,7 +10,8 @@ import type { FilterNode } from '../../../src/datastore/filters.js';
 import type { FieldInfo, JsonValue, Row } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
 import { bySelectivity, compareTest, conditionOf, equalsTest, scanFor } from '../../../src/engine/memory/predicate.js';
-import { repoRoot, runNodeProgram } from '../../helpers/node-program.js';
+import { repoRoot } from '../../cli/run-ckql.js';
+import { runNodeProgram } from '../../helpers/node-program.js';
 
 const fields: FieldInfo[] = [
   { id: '_id', type: 'int' },
