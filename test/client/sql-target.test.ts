@@ -4,7 +4,7 @@
  * gets the records, order and total that the ckan-2.11 plan and the
  * reference walker give.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -21,9 +21,10 @@ import type { Engine } from '../../src/engine/types.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
 import { repoRoot } from '../cli/run-ckql.js';
 
-const data = join(repoRoot, 'examples', 'data');
+const demoEnrolments = join(repoRoot, 'examples', 'data', 'enrolments.csv');
 /** A resource whose names and values hold colons, which SQLAlchemy's text() reads as bind parameters. */
 const COLONS_CSV = ['title,x :y', '"a :b",1', '10:30,2', '"x::y",3', ':start,4', '"a \\:b",5', 'plain,6'].join('\n');
+/** The folder this file serves: a sample of the demo's enrolments (below), and the colons. */
 let colonsDir: string;
 let engine: Engine;
 let server: RunningServer;
@@ -37,6 +38,13 @@ let capped: RunningServer;
 beforeAll(async () => {
   colonsDir = await mkdtemp(join(tmpdir(), 'ckql-colons-'));
   await writeFile(join(colonsDir, 'colons.csv'), COLONS_CSV);
+  // The first 6,000 enrolments and every MATH-106 one (the paging tests below need its many pages):
+  // all 20,000 cost seconds of CPU to load into PGlite and to page through as the 2.11 plan, and showed
+  // nothing more.
+  const [header = '', ...records] = (await readFile(demoEnrolments, 'utf8')).trimEnd().split('\n');
+  const sample = records.filter((line, i) => i < 6_000 || line.split(',')[1] === 'MATH-106');
+  const data = join(colonsDir, 'enrolments.csv');
+  await writeFile(data, `${[header, ...sample].join('\n')}\n`);
   engine = await openEngine({ engine: 'pglite', data: [data, join(colonsDir, 'colons.csv')] });
   server = await startServer({ engine, port: 0, log: (line) => log.push(line) });
   // A portal whose rows_max is 5: datastore_search_sql cuts longer answers and says records_truncated.
@@ -72,8 +80,8 @@ it.each([
 
 it('answers a search up to the portal\'s rows_max with one SELECT', async () => {
   log.length = 0;
-  const result = await sql.search('from enrolments where grade >= 1 limit 5000');
-  expect(result.records).toHaveLength(5000);
+  const result = await sql.search('from enrolments where grade >= 1 limit 4000');
+  expect(result.records).toHaveLength(4000);
   expect(log.filter((line) => line.includes('datastore_search_sql'))).toHaveLength(1);
 });
 
