@@ -149,6 +149,9 @@ describe('a plan with a limit against ckql serve', () => {
         const matches = scanned.flatMap((row, i) => (keep(row, i) ? [i] : []));
         const need = offset + limit;
         const expected = need === 0 ? 1 : need <= matches.length ? Math.ceil((matches[need - 1]! + 1) / pageSize) : Math.max(1, Math.ceil(scanned.length / pageSize));
+        // A scan of the whole table in pages of a few records is thousands of requests, and seconds; the
+        // page arithmetic is the same at 150 (a small page still meets the runs that stop early).
+        fc.pre(expected <= 150);
         log[target]!.length = 0;
         const run = await c.stream(query, { pageSize });
         const rows: Row[] = [];
