@@ -17,8 +17,8 @@ import { canonicalText, compareNumberColumn, compareValues, isNumberType } from 
 import { toolError, validationError } from '../../errors.js';
 import { codesAlong, countRows, equalityIndex, keepEqual, lookupRows, wantedTexts } from './equality-index.js';
 import type { EqualityIndex } from './equality-index.js';
-import { bySelectivity, conditionOf, fieldReader, keyedScanFor, scanFor } from './predicate.js';
-import type { Condition, KeyedScan, Scan } from './predicate.js';
+import { bySelectivity, conditionOf, fieldReader, scanFor } from './predicate.js';
+import type { Condition, Scan } from './predicate.js';
 import { recordFactory } from './row-shape.js';
 import type { RecordFactory } from './row-shape.js';
 import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
@@ -467,15 +467,7 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
   }
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
   const conditions = rest.map((c) => c.condition);
-  const ordered = conditions.length === 1 ? conditions : bySelectivity(conditions, view.rows, (c) => scanOf([c]));
-  // A first scan of every row of plain records checks their keys in the same pass (`keyedScanOf`).
-  const keys = view.pending;
-  if (keys !== undefined && rows === null && !stop) {
-    const keyed = keyedScanOf(ordered, keys)?.(view.rows, needed);
-    completeFields(view, keyed !== undefined);
-    if (keyed !== undefined) return keyed;
-  }
-  return scanOf(ordered)(view.rows, rows, needed, stop);
+  return scanOf(conditions.length === 1 ? conditions : bySelectivity(conditions, view.rows, (c) => scanOf([c])))(view.rows, rows, needed, stop);
 }
 
 /** Scans made for an `and` of these conditions in this order, by its first condition (a prepared request's conditions are the same objects on every call). */
@@ -492,21 +484,6 @@ function scanOf(conditions: readonly Condition[]): Scan {
   if (known.length >= SCANS_PER_CONDITION) known.shift();
   known.push({ of: conditions, scan });
   return scan;
-}
-
-/** Keyed scans by the conditions' scan and the first record's keys (JSON). */
-const keyedScans = new WeakMap<Scan, Map<string, KeyedScan | undefined>>();
-
-function keyedScanOf(conditions: readonly Condition[], keys: readonly string[]): KeyedScan | undefined {
-  const scan = scanOf(conditions);
-  let known = keyedScans.get(scan);
-  if (known === undefined) keyedScans.set(scan, (known = new Map()));
-  const cacheKey = JSON.stringify(keys);
-  if (known.has(cacheKey)) return known.get(cacheKey);
-  if (known.size >= SCANS_PER_CONDITION) known.clear();
-  const made = keyedScanFor(conditions.length === 1 ? (conditions[0] as Condition) : { op: 'and', of: conditions }, keys);
-  known.set(cacheKey, made);
-  return made;
 }
 
 interface Leader {

@@ -24,7 +24,6 @@ import { canonicalText, typeReading } from '../../datastore/values.js';
 import { DatastoreError, validationError } from '../../errors.js';
 import { generate } from '../../datastore/generate.js';
 import { readExpression } from './row-shape.js';
-import { hasKeys, keyCheckStatement } from './table-view.js';
 
 /** A test of one field's value (`undefined` for a missing key). */
 export type ValueTest = (value: JsonValue | null | undefined) => boolean;
@@ -218,10 +217,37 @@ export interface ScanResult {
  * scanFor(conditionOf(dictFilterTree({ status: 'failed' }), fieldById))(rows, null) // Int32Array [3, 17, …]
  */
 export function scanFor(condition: Condition): Scan {
-  const { test, locals, tests, wanted } = testSource(condition);
+  // Wanted values are passed in (`w`), never written into the source: one function serves every
+  // query with the same fields and list sizes, and NaN or odd strings need no literal form.
+  const tests: ValueTest[] = [];
+  const wanted: unknown[] = [];
+  const anyOf = (list: readonly unknown[]): string => {
+    if (list.length === 0) return 'false';
+    // up to four `===` beat hashing; NaN is found only by a Set (SameValueZero)
+    if (list.length > 4 || list.some((x) => x !== x)) {
+      wanted.push(new Set(list));
+      return `w${wanted.length - 1}.has(v)`;
+    }
+    // a wanted string is internalized here, where a scan will compare it, not for every condition made
+    return `(${list.map((x) => `v === w${wanted.push(typeof x === 'string' ? internalize(x) : x) - 1}`).join(' || ')})`;
+  };
+  const expression = (c: Condition): string => {
+    if (c.op === 'test') {
+      const k = tests.push(c.test) - 1;
+      if (c.equals === undefined) return `t${k}(${readExpression('r', c.field, 'i')})`;
+      // a string or number is decided inline; null, booleans and JSON by the test
+      const { strings, numbers } = c.equals;
+      const not = c.negated === true ? '!' : '';
+      return `(typeof (v = ${readExpression('r', c.field, 'i')}) === "string" ? ${not}${anyOf(strings)} : typeof v === "number" ? ${not}${anyOf(numbers)} : t${k}(v))`;
+    }
+    if (c.of.length === 0) return c.op === 'and' ? 'true' : 'false';
+    return `(${c.of.map(expression).join(c.op === 'and' ? ' && ' : ' || ')})`;
+  };
+  const test = expression(condition);
+  const locals = [...tests.map((_, k) => `t${k} = t[${k}]`), ...wanted.map((_, k) => `w${k} = w[${k}]`)].join(', ');
   // One function per source, not a closure per call: V8 keeps its optimized code for the next
   // request (a fresh closure per request ran each first pass unoptimized until on-stack replacement).
-  const body = `${locals}
+  const body = `${locals === '' ? '' : `const ${locals};`}
 const n = c === null ? rows.length : c.length;
 const max = n < keep ? n : keep;
 let out = new Int32Array(max < 1024 ? max : 1024);
@@ -263,80 +289,6 @@ return { rows: out.subarray(0, k < max ? k : max), total: k };`;
     }
     return { rows: out.subarray(0, Math.min(k, max)), total: k };
   };
-}
-
-/** The scan's test of row `r` (at `i`, its value in `v`) as code, and the closures and values it reads as `t0…`, `w0…`. */
-function testSource(condition: Condition): { test: string; locals: string; tests: ValueTest[]; wanted: unknown[] } {
-  // Wanted values are passed in (`w`), never written into the source: one function serves every
-  // query with the same fields and list sizes, and NaN or odd strings need no literal form.
-  const tests: ValueTest[] = [];
-  const wanted: unknown[] = [];
-  const anyOf = (list: readonly unknown[]): string => {
-    if (list.length === 0) return 'false';
-    // up to four `===` beat hashing; NaN is found only by a Set (SameValueZero)
-    if (list.length > 4 || list.some((x) => x !== x)) {
-      wanted.push(new Set(list));
-      return `w${wanted.length - 1}.has(v)`;
-    }
-    // a wanted string is internalized here, where a scan will compare it, not for every condition made
-    return `(${list.map((x) => `v === w${wanted.push(typeof x === 'string' ? internalize(x) : x) - 1}`).join(' || ')})`;
-  };
-  const expression = (c: Condition): string => {
-    if (c.op === 'test') {
-      const k = tests.push(c.test) - 1;
-      if (c.equals === undefined) return `t${k}(${readExpression('r', c.field, 'i')})`;
-      // a string or number is decided inline; null, booleans and JSON by the test
-      const { strings, numbers } = c.equals;
-      const not = c.negated === true ? '!' : '';
-      return `(typeof (v = ${readExpression('r', c.field, 'i')}) === "string" ? ${not}${anyOf(strings)} : typeof v === "number" ? ${not}${anyOf(numbers)} : t${k}(v))`;
-    }
-    if (c.of.length === 0) return c.op === 'and' ? 'true' : 'false';
-    return `(${c.of.map(expression).join(c.op === 'and' ? ' && ' : ' || ')})`;
-  };
-  const test = expression(condition);
-  const names = [...tests.map((_, k) => `t${k} = t[${k}]`), ...wanted.map((_, k) => `w${k} = w[${k}]`)].join(', ');
-  return { test, locals: names === '' ? '' : `const ${names};`, tests, wanted };
-}
-
-/**
- * A first scan of plain records whose field list is still the first
- * record's `keys`: the scan of every row (as `scanFor`'s, without
- * candidates or an early stop) that also checks each record's keys as
- * `keysLikeFirst` does, in the same pass. Undefined when a record's keys
- * differ (then the fields are inferred and the rows scanned again), or
- * when no code can be generated for these keys.
- */
-export type KeyedScan = (rows: readonly Row[], keep: number) => ScanResult | undefined;
-
-export function keyedScanFor(condition: Condition, keys: readonly string[]): KeyedScan | undefined {
-  const check = keyCheckStatement(keys, 'return undefined');
-  if (check === undefined) return undefined;
-  const { test, locals, tests, wanted } = testSource(condition);
-  const body = `${locals}
-const nk = keys.length;
-const n = rows.length;
-const max = n < keep ? n : keep;
-let out = new Int32Array(max < 1024 ? max : 1024);
-let k = 0;
-let v;
-for (let i = 0; i < n; i++) {
-  const r = rows[i];
-  ${check}
-  if (!${test}) continue;
-  if (k < max) {
-    if (k === out.length) out = grow(out, max);
-    out[k] = i;
-  }
-  k++;
-}
-return { rows: out.subarray(0, k < max ? k : max), total: k };`;
-  type Generated = (
-    rows: readonly Row[], keep: number, t: readonly ValueTest[], w: readonly unknown[], grow: typeof growList,
-    keys: readonly string[], has: typeof hasKeys, objectPrototype: object, prototypeOf: (o: object) => unknown,
-  ) => ScanResult | undefined;
-  const scan = generate<Generated>(['rows', 'keep', 't', 'w', 'grow', 'keys', 'has', 'objectPrototype', 'prototypeOf'], body);
-  if (scan === undefined) return undefined;
-  return (rows, keep) => scan(rows, keep, tests, wanted, growList, keys, hasKeys, Object.prototype, Object.getPrototypeOf);
 }
 
 /** Rows sampled to order the conditions of an `and`, on tables of at least `SAMPLE_MIN_ROWS`. */

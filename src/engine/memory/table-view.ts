@@ -191,11 +191,11 @@ export function declaredFields(option: unknown): DeclaredFields {
  * record has the first record's keys, the list is the first record's, as
  * it is; otherwise it is read from the records.
  */
-export function completeFields(view: TableView, keysChecked = false): void {
+export function completeFields(view: TableView): void {
   const keys = view.pending;
   if (keys === undefined) return;
   view.pending = undefined;
-  if (keysChecked || keysLikeFirst(view.rows, keys)) return;
+  if (keysLikeFirst(view.rows, keys)) return;
   view.fields = inferFields(view.rows);
   view.fieldById = new Map(view.fields.map((f) => [f.id, f]));
 }
@@ -249,38 +249,22 @@ function keyCheck(keys: readonly string[]): KeyCheck | undefined {
 }
 
 function makeKeyCheck(keys: readonly string[]): KeyCheck | undefined {
-  const check = keyCheckStatement(keys, 'return false');
-  if (check === undefined) return undefined;
-  const body = `const nk = keys.length;
+  const present = keys.map((key) => `${JSON.stringify(key)} in r`).join(' && ');
+  const body = `const n = keys.length;
 for (let i = 1; i < rows.length; i++) {
   const r = rows[i];
-  ${check}
+  if (typeof r === "object" && r !== null) {
+    let count = 0;
+    for (const key in r) count++;
+    if (count === n${present === '' ? '' : ` && ${present}`}) {
+      const proto = prototypeOf(r);
+      if (proto === objectPrototype || proto === null) continue;
+    }
+  }
+  if (!has(r, keys, n)) return false;
 }
 return true;`;
   return generate<KeyCheck>(['rows', 'keys', 'has', 'objectPrototype', 'prototypeOf'], body);
-}
-
-/**
- * The check of one record `r` against `keys` (length `nk`) as code, for a
- * loop that also has `keys`, `has`, `objectPrototype` and `prototypeOf` in
- * scope: it runs `fail` when the record's keys differ from `keys`.
- * Undefined for a key list with a name `Object.prototype` has (then only
- * `hasKeys` decides).
- */
-export function keyCheckStatement(keys: readonly string[], fail: string): string | undefined {
-  if (keys.some((key) => key in Object.prototype)) return undefined;
-  const present = keys.map((key) => `${JSON.stringify(key)} in r`).join(' && ');
-  return `same: {
-    if (typeof r === "object" && r !== null) {
-      let count = 0;
-      for (const key in r) count++;
-      if (count === nk${present === '' ? '' : ` && ${present}`}) {
-        const proto = prototypeOf(r);
-        if (proto === objectPrototype || proto === null) break same;
-      }
-    }
-    if (!has(r, keys, nk)) ${fail};
-  }`;
 }
 
 /**
