@@ -5,7 +5,7 @@ import { compile } from '../../../src/compile/compile.js';
 import { tableFromRows } from '../../../src/engine/memory/load.js';
 import type { Row, SearchRequest, SearchResult, Table } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
-import { tableView } from '../../../src/engine/memory/table-view.js';
+import { inferFields, tableView } from '../../../src/engine/memory/table-view.js';
 
 /** A table made by hand (not by the loader), so records are built, not handed out. */
 function handTable(rows: readonly Row[], fields: Table['fields']): Table {
@@ -591,6 +591,51 @@ describe('plain rows (no field list)', () => {
     expectFields(JSON.parse('[{"constructor": 1, "a": 2}, {"a": 3, "x": 4}]') as Row[]);
     expectFields([{ a: 1 }, Object.assign(Object.create(null) as object, { x: 2 }) as Row, { a: 3 }]);
     expectFields([{ a: 1, b: 2 }, Object.assign(Object.create(null) as object, { b: 3, a: 4 }) as Row]);
+  });
+
+  test('a record the filters reject, with a key more, a key less or another key, counts in the fields of a first scan, small or large', () => {
+    // the first scan of a fresh array checks every record's keys, those it keeps and those it drops alike
+    const request = compile('from r where status = completed and term in ("2023-autumn", "2024-spring") and grade = 5');
+    const terms = ['2023-autumn', '2024-spring', '2023-spring', '2024-autumn'];
+    const statuses = ['completed', 'completed', 'failed', 'withdrawn', 'enrolled'];
+    const plain = (n: number): Row[] =>
+      Array.from({ length: n }, (_, i) => ({ student: `S-${i}`, term: terms[i % 4], status: statuses[(i >> 2) % 5], grade: i % 7 === 0 ? null : (i * 7) % 6 }));
+    // the reference, written here: every own key in order of first appearance, typed by its first non-null value
+    const referenceFields = (rows: readonly Row[]) => {
+      const keys: string[] = [];
+      for (const row of rows) for (const key of Object.keys(row)) if (!keys.includes(key)) keys.push(key);
+      const typeOf = (key: string): string => {
+        const value = rows.map((row) => row[key]).find((v) => v !== null && v !== undefined);
+        return typeof value === 'number' ? 'numeric' : typeof value === 'string' ? 'text' : typeof value === 'boolean' ? 'bool' : value === undefined ? 'text' : 'json';
+      };
+      return [{ id: '_id', type: 'int' }, ...keys.map((id) => ({ id, type: typeOf(id) }))];
+    };
+    const kept = (row: Row) => row.status === 'completed' && (row.term === '2023-autumn' || row.term === '2024-spring') && row.grade === 5;
+    const changes: Record<string, (row: Row) => Row> = {
+      'a key more': (row) => ({ ...row, late: true }),
+      'a key less': ({ grade: _grade, ...row }) => row,
+      'another key': ({ grade, ...row }) => ({ ...row, mark: grade ?? 1 }),
+    };
+    // 8,192 rows and more: the order of the conditions is sampled (predicate.ts, bySelectivity)
+    for (const n of [40, 10_000]) {
+      for (const [change, make] of Object.entries(changes)) {
+        for (const at of [1, n >> 1, n - 1]) {
+          const rows = plain(n);
+          expect(kept(rows[at] as Row)).toBe(false);
+          rows[at] = make(rows[at] as Row);
+          const label = `${change} in record ${at + 1} of ${n}`;
+          const result = evaluate(request, rows);
+          expect(result.fields, label).toEqual(referenceFields(rows));
+          expect(result.fields, label).toEqual(inferFields(rows));
+          const matches = rows.flatMap((row, i) => (kept(row) ? [i + 1] : []));
+          expect(result.total, label).toBe(matches.length);
+          expect(ids(result), label).toEqual(matches.slice(0, 100));
+          // a record without a field holds null for it
+          const names = result.fields.map((f) => f.id);
+          for (const record of result.records) expect(Object.keys(record), label).toEqual(names);
+        }
+      }
+    }
   });
 
   test('one compiled request over arrays whose fields differ is checked and read by each array\'s fields', () => {
