@@ -11,6 +11,8 @@ import { benchDir, rootDir } from './data.js';
 export interface ChildOptions {
   readonly exposeGc?: boolean;
   readonly env?: Readonly<Record<string, string>>;
+  /** node or V8 flags for the child (some, e.g. `--single-threaded-gc`, are refused in NODE_OPTIONS) */
+  readonly nodeFlags?: readonly string[];
 }
 
 /**
@@ -20,7 +22,7 @@ export interface ChildOptions {
  */
 function nodeArgs(script: string, args: readonly string[], options: ChildOptions): string[] {
   const tsx = script.endsWith('.ts') || process.env.CKQL_BENCH_SOURCE === 'src';
-  return [...(options.exposeGc ? ['--expose-gc'] : []), ...(tsx ? ['--import', 'tsx'] : []), path.join(benchDir, 'children', script), ...args];
+  return [...(options.exposeGc ? ['--expose-gc'] : []), ...(options.nodeFlags ?? []), ...(tsx ? ['--import', 'tsx'] : []), path.join(benchDir, 'children', script), ...args];
 }
 
 export interface RunningChild {
