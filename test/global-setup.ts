@@ -1,17 +1,18 @@
 /**
- * Builds `dist/` once before the test files run, when it is missing or older
- * than a file in `src/` (as `npm run build` does, less its type check, which
- * is `npm run typecheck`: the declarations, then the bundles):
+ * Builds `dist/`'s bundles once before the test files run, when they are
+ * missing or older than a file in `src/` (as `npm run build` does, less its
+ * type check, which is `npm run typecheck`, and the declarations, which the
+ * one test that reads them writes: test/cli/package.test.ts):
  * the few real-process tests (exit statuses, signals, `serve`, the bin) run
  * the built bin, not `tsx`, so no test pays for transpiling the CLI at every
- * start, and the bin that ships is the one tested.
+ * start, and the bin that ships is the one tested. Nothing else starts until
+ * this ends, so it does only what the files need before they start.
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { emitDeclarations } from '../scripts/emit-declarations.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -41,8 +42,7 @@ function webBuiltAt(): number {
 }
 
 export default async function setup(): Promise<void> {
-  // The three steps write different parts of dist/, so they run at once: the bundles in their own
-  // processes while this one writes the declarations.
+  // The two bundles write different parts of dist/, so they are built at once, each in its own process.
   await Promise.all([buildBin(), buildWeb()]);
 }
 
@@ -53,13 +53,8 @@ async function buildWeb(): Promise<void> {
 }
 
 async function buildBin(): Promise<void> {
-  if (builtAt() > Math.max(newestModified(join(root, 'src')), statSync(join(root, 'scripts', 'bundle-bin.ts')).mtimeMs, statSync(join(root, 'scripts', 'emit-declarations.ts')).mtimeMs)) return;
-  const bundled = run(join(root, 'scripts', 'bundle-bin.ts'));
-  try {
-    emitDeclarations();
-  } finally {
-    await bundled;
-  }
+  if (builtAt() > Math.max(newestModified(join(root, 'src')), statSync(join(root, 'scripts', 'bundle-bin.ts')).mtimeMs)) return;
+  await run(join(root, 'scripts', 'bundle-bin.ts'));
 }
 
 /** Runs a build script with tsx, its output shown; rejects when it fails. */

@@ -122,7 +122,7 @@ const readmeCommands: Readonly<Record<string, How>> = {
   'npm test': { ci: 'npm test' },
   'npm start': { here: 'npm start' },
   "npm start -- query 'from courses limit 3'": { here: 'npm start' },
-  'npm run build': { script: 'build', checkedBy: 'test/global-setup.ts builds dist/ with its two steps' },
+  'npm run build': { script: 'build', checkedBy: 'test/global-setup.ts builds the bundles, test/cli/package.test.ts the declarations' },
   'npm link': { script: 'prepack', checkedBy: 'npm links the package; test/cli/package.test.ts checks the bin and the files it ships' },
   'npm run grammar': { script: 'grammar', checkedBy: 'test/syntax/grammar-diagrams.test.ts: the committed output is what it writes' },
   'npm run lint': { ci: 'npm run lint' },
