@@ -7,7 +7,7 @@
 import type { FieldType, Row, Table } from '../../src/datastore/types.js';
 import { TOTAL_COLUMN } from '../../src/compile/sql.js';
 import { readSqlText } from '../../src/datastore/sql-text.js';
-import { startPglite } from '../../src/engine/pglite/db.js';
+import { borrowPglite } from './pglite-pool.js';
 
 const pgTypes: Record<string, string> = {
   text: 'text',
@@ -40,7 +40,7 @@ export interface CkanSql {
  * cached cluster: an initdb per file cost seconds), with PGlite's own parsers.
  */
 export async function openCkanSql(tables: readonly Table[]): Promise<CkanSql> {
-  const db = await startPglite();
+  const { pg: db, release } = await borrowPglite();
   for (const table of tables) {
     const fields = table.fields.filter((f) => f.id !== '_id');
     const name = table.aliases[0] ?? table.id;
@@ -83,7 +83,7 @@ export async function openCkanSql(tables: readonly Table[]): Promise<CkanSql> {
       });
       return { records, total };
     },
-    close: () => db.close(),
+    close: release,
   };
 }
 

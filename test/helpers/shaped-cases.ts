@@ -25,7 +25,6 @@ import { TOTAL_COLUMN } from '../../src/compile/sql.js';
 import type { SqlRequest } from '../../src/compile/sql.js';
 import type { FacetResult, Facets, FieldInfo, Row, Table } from '../../src/datastore/types.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
-import { pgliteEngine } from '../../src/engine/pglite/engine.js';
 import type { Engine } from '../../src/engine/types.js';
 import { QueryError } from '../../src/errors.js';
 import { readSqlText } from '../../src/datastore/sql-text.js';
@@ -57,7 +56,8 @@ export interface ShapedTargets {
 export async function openShapedTargets(tables: readonly Table[], postgres: CkanSql): Promise<ShapedTargets> {
   const memory = memoryEngine(tables);
   const engines = await openTestEngines(tables);
-  const sqlEngine = await pgliteEngine({ tables, load: { indexes: false } });
+  // `ckql serve --engine pglite` over the same tables: the test engines' PGlite
+  const sqlEngine = engines.get('pglite');
   const servers: RunningServer[] = await Promise.all([
     startServer({ engine: memory, ckan: '2.11', port: 0 }),
     startServer({ engine: memory, ckan: '2.12', port: 0 }),
@@ -76,7 +76,6 @@ export async function openShapedTargets(tables: readonly Table[], postgres: Ckan
     close: async () => {
       for (const client of Object.values(clients)) await client.close();
       for (const server of servers) await server.close();
-      await sqlEngine.close();
       await engines.close();
     },
   };

@@ -181,6 +181,16 @@ export function startPglite(values: Values = {}): Promise<PGlite> {
 }
 
 /**
+ * A fresh PGlite in memory that reads values as `openPglite`'s do (as
+ * PostgreSQL's text), for `pgliteDb`.
+ * @example
+ * const db = pgliteDb(await startTextPglite());
+ */
+export function startTextPglite(): Promise<PGlite> {
+  return freshDatabase(undefined, TEXT_VALUES);
+}
+
+/**
  * Opens PGlite: a fresh database in memory, or the one kept in `dataDir`
  * (created when missing).
  * @example
@@ -191,6 +201,17 @@ export async function openPglite(dataDir?: string): Promise<Db> {
   const pg = dataDir === undefined || !(await holdsDatabase(dataDir))
     ? await freshDatabase(dataDir, TEXT_VALUES)
     : await PGlite.create({ dataDir, parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS, startParams: [...START_PARAMS] });
+  return pgliteDb(pg);
+}
+
+/**
+ * A started PGlite as a `Db` (one started by `openPglite`'s way, values as
+ * text: `startTextPglite`); closing the `Db` closes PGlite.
+ * @example
+ * const db = pgliteDb(await startTextPglite());
+ * await db.transaction((tx) => tx.query('SELECT 1'));
+ */
+export function pgliteDb(pg: PGlite): Db {
   const session = (run: Pick<PGlite, 'query'>): SqlSession => ({
     query: async (sql, params = []) => {
       const result = await run.query<Record<string, unknown>>(sql, params as unknown[]);

@@ -7,11 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Table } from '../../../src/datastore/types.js';
-import { pgliteEngine } from '../../../src/engine/pglite/engine.js';
 import { postgresEngine } from '../../../src/engine/postgres/engine.js';
+import { sqlEngine } from '../../../src/engine/sql/engine.js';
 import type { SqlEngine } from '../../../src/engine/sql/engine.js';
 import { loadTables } from '../../../src/engine/sql/load.js';
 import { resourceIdFor } from '../../../src/engine/memory/load.js';
+import { borrowPgliteDb } from '../../helpers/pglite-pool.js';
 
 export const serverUrl = process.env['CKQL_TEST_PG_URL'];
 export const ci = process.env['CI'] === 'true' || process.env['CI'] === '1';
@@ -24,11 +25,27 @@ export interface TestEngines {
   close(): Promise<void>;
 }
 
+/**
+ * The pglite engine with `tables`, as `pgliteEngine({ tables, load: { indexes: false } })` opens it (what
+ * that function does: `openPglite()`, `loadTables`, `sqlEngine`), on an instance of the worker's pool
+ * (test/helpers/pglite-pool.ts): closing the engine hands the instance back.
+ */
+export async function pooledPgliteEngine(tables: readonly Table[]): Promise<SqlEngine> {
+  const db = await borrowPgliteDb();
+  try {
+    if (tables.length > 0) await loadTables(db, tables, { indexes: false, replace: true });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return sqlEngine(db, { kind: 'pglite', label: 'pglite (in memory)' });
+}
+
 /** Opens each engine of `engineNames` loaded with `tables` (no full-text indexes: same answers, faster). */
 export async function openTestEngines(tables: readonly Table[]): Promise<TestEngines> {
   const engines = new Map<string, SqlEngine>();
   let dropDatabase: (() => Promise<void>) | undefined;
-  engines.set('pglite', await pgliteEngine({ tables, load: { indexes: false } }));
+  engines.set('pglite', await pooledPgliteEngine(tables));
   if (engineNames.includes('postgres')) {
     if (serverUrl === undefined) throw new Error('CI=true but CKQL_TEST_PG_URL is not set: .ci/run starts a PostgreSQL cluster for these tests');
     const name = `ckql_test_${randomBytes(6).toString('hex')}`;
