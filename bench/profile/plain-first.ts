@@ -15,6 +15,7 @@
 import type { Row } from '../../src/datastore/types.js';
 import { ckqlModules } from '../lib/ckql.js';
 import { enrolmentsFile } from '../lib/data.js';
+import { countKeys, handThreeFilters } from '../lib/plain-loops.js';
 import { loadTable } from '../lib/tables.js';
 
 const [rowsText, secondsText, who, query] = process.argv.slice(2);
@@ -24,28 +25,8 @@ const table = await loadTable(enrolmentsFile(size < 10_000 ? 10_000 : size));
 const plain = JSON.parse(JSON.stringify(table.rows.slice(0, size))) as Row[];
 const [{ compile }, { evaluate }] = await Promise.all([ckqlModules.compile(), ckqlModules.evaluate()]);
 const request = compile(query ?? 'from enrolments where status = completed and term in ("2023-autumn", "2024-spring") and grade = 5');
-const hand = (rows: readonly Row[]) => {
-  const records: Row[] = [];
-  let total = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i] as Row;
-    if (r.grade !== 5 || r.status !== 'completed') continue;
-    const t = r.term;
-    if (t === '2023-autumn' || t === '2024-spring') {
-      if (total < 100) records.push(r);
-      total++;
-    }
-  }
-  return total;
-};
-const forin = (rows: readonly Row[]) => {
-  let keys = 0;
-  for (let i = 0; i < rows.length; i++) {
-    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- counting the keys is the point
-    for (const key in rows[i] as Row) keys++;
-  }
-  return keys;
-};
+const hand = handThreeFilters;
+const forin = countKeys;
 const end = performance.now() + Number(secondsText ?? 5) * 1000;
 const times: number[] = [];
 let total = 0;

@@ -11,6 +11,7 @@
  */
 import type { Row } from '../../src/datastore/types.js';
 import { enrolmentsFile } from '../lib/data.js';
+import { countKeys, handThreeFilters } from '../lib/plain-loops.js';
 import { loadTable } from '../lib/tables.js';
 
 const [who = 'two', secondsText] = process.argv.slice(2);
@@ -90,26 +91,8 @@ const fusedPass = generated(`for (let i = 0; i < n; i++) {
   ${collect}
 }
 return k;`);
-const hand: Pass = (rows) => {
-  const records: Row[] = [];
-  let total = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i] as Row;
-    if (r.grade !== 5 || r.status !== 'completed') continue;
-    const t = r.term;
-    if (t === '2023-autumn' || t === '2024-spring') {
-      if (total < 100) records.push(r);
-      total++;
-    }
-  }
-  return total;
-};
-const forin: Pass = (rows) => {
-  let count = 0;
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- counting the keys is the point
-  for (let i = 0; i < rows.length; i++) for (const key in rows[i] as Row) count++;
-  return count;
-};
+const hand: Pass = handThreeFilters;
+const forin: Pass = countKeys;
 const passes: Record<string, Pass> = {
   two: (rows) => (keyPass(rows) === true ? scanPass(rows) : undefined),
   keys: keyPass,
