@@ -5,7 +5,9 @@
  * written: shared by the engine, plan and sql-target tests.
  */
 import { expect } from 'vitest';
-import type { Row } from '../../src/datastore/types.js';
+import type { JsonValue, Row } from '../../src/datastore/types.js';
+import { memoryEngine } from '../../src/engine/memory/engine.js';
+import { parse } from '../../src/syntax/parse.js';
 import { typedTable } from '../engine/sql/engines.js';
 
 export const courses = typedTable(
@@ -120,3 +122,20 @@ export function expectSameRows(actual: readonly Row[], expected: readonly Row[],
     }
   });
 }
+
+/**
+ * Every record (and the facets) the memory engine answers each query with over `tables`, as JSON would
+ * carry it: run here and, by test/engine/memory/aggregate.test.ts, in a node without code generation.
+ */
+export async function memoryAnswers(queries: readonly string[]): Promise<{ text: string; rows: Row[]; facets: JsonValue }[]> {
+  const engine = memoryEngine(tables);
+  const out: { text: string; rows: Row[]; facets: unknown }[] = [];
+  for (const text of queries) {
+    const stream = await engine.query(parse(text), { all: true });
+    const rows: Row[] = [];
+    for await (const batch of stream.batches) rows.push(...batch);
+    out.push({ text, rows, facets: stream.facets ?? null });
+  }
+  return JSON.parse(JSON.stringify(out)) as { text: string; rows: Row[]; facets: JsonValue }[];
+}
+
