@@ -18,6 +18,9 @@ const TYPE_NAMES: Readonly<Record<string, ScalarFieldType>> = {
   json: 'json', nested: 'json', jsonb: 'json',
 };
 
+/** The types `fieldTypeOf` reads, as a hint for a type it does not: the names, and the common spellings of some. */
+export const SUPPORTED_FIELD_TYPES = 'text, int4 (int, integer), int8 (bigint), numeric, float8, bool, date, timestamp, json, or an array of one of them (text[] or _text)';
+
 /**
  * A CKAN (PostgreSQL) type name as ckql's engines hold it: `int` → `int4`,
  * `text[]` → `_text`, `double precision` → `float8`. Undefined for a type

@@ -19,7 +19,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { DatasetMeta, FieldDictionary, FieldType, JsonValue, ResourceMeta, ScalarFieldType } from '../datastore/types.js';
 import { toolError } from '../errors.js';
-import { fieldTypeOf } from '../datastore/field-types.js';
+import { fieldTypeOf, SUPPORTED_FIELD_TYPES } from '../datastore/field-types.js';
 
 export { fieldTypeOf } from '../datastore/field-types.js';
 
@@ -46,12 +46,10 @@ export interface Declaration {
   readonly primaryKey?: readonly string[];
 }
 
-const SUPPORTED = 'text, int4 (int, integer), int8 (bigint), numeric, float8, bool, date, timestamp, json, or an array of one of them (text[] or _text)';
-
 function typeOf(name: unknown, where: string, field: string): FieldType {
   const type = typeof name === 'string' ? fieldTypeOf(name) : undefined;
   if (type === undefined) {
-    throw toolError('DATA_INVALID', [where, `the field ${JSON.stringify(field)} has the type ${JSON.stringify(name)}, which ckql's engines do not hold; use ${SUPPORTED}`], { file: where });
+    throw toolError('DATA_INVALID', [where, `the field ${JSON.stringify(field)} has the type ${JSON.stringify(name)}, which ckql's engines do not hold; use ${SUPPORTED_FIELD_TYPES}`], { file: where });
   }
   return type;
 }

@@ -7,7 +7,7 @@
  * array the view is dropped when its length changes, the one mutation that
  * is cheap to notice.
  */
-import { fieldTypeOf } from '../../datastore/field-types.js';
+import { fieldTypeOf, SUPPORTED_FIELD_TYPES } from '../../datastore/field-types.js';
 import type { FieldDictionary, FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { toolError } from '../../errors.js';
 import { generate } from '../../datastore/generate.js';
@@ -142,8 +142,6 @@ export interface DeclaredFields {
   readonly key: string;
 }
 
-const SUPPORTED_TYPES = 'text, int4 (int, integer), int8 (bigint), numeric, float8, bool, date, timestamp, json, or an array of one of them (text[] or _text)';
-
 /**
  * Checks declared fields (`FieldDeclaration`): a list of names or
  * `{ id, type, info }` objects, each id once, each type one ckql's engines
@@ -170,7 +168,7 @@ export function declaredFields(option: unknown): DeclaredFields {
     const typeName = object?.type;
     const type = typeof typeName === 'string' ? fieldTypeOf(typeName) : undefined;
     if (typeName !== undefined && type === undefined) {
-      throw refuse(`the field ${JSON.stringify(id)} has the type ${JSON.stringify(typeName)}, which ckql's engines do not hold`, `use ${SUPPORTED_TYPES}`);
+      throw refuse(`the field ${JSON.stringify(id)} has the type ${JSON.stringify(typeName)}, which ckql's engines do not hold`, `use ${SUPPORTED_FIELD_TYPES}`);
     }
     const info = object?.info;
     if (info !== undefined && (typeof info !== 'object' || info === null || Array.isArray(info))) {
