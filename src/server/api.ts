@@ -23,7 +23,7 @@ import { accessDenied, excerpt, serviceError } from './errors.js';
 import { TABLE_METADATA, TABLE_METADATA_FIELDS, statusResult, tableMetadata } from './metadata.js';
 import { bodyKind, requestFromForm, requestFromJson, requestFromQueryString } from './params.js';
 import { SQL_ACTION, sqlResultJson } from './search-sql.js';
-import { buildRoutes, unknownAction, unknownPath } from './routes.js';
+import { buildRoutes, pathOf, unknownAction, unknownPath } from './routes.js';
 import { datastoreInfoResult, packageSearch, packageShow, resourceShow } from './catalog.js';
 import type { CatalogAccess } from './catalog.js';
 import { answerDump, dumpResourceOf } from './dump.js';
@@ -296,9 +296,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
   };
 
   const refuse = (url: string | undefined, error: unknown): ApiAnswer => {
-    const mark = url === undefined ? -1 : url.indexOf('?');
-    const route = url === undefined ? undefined : routes.get(mark === -1 ? url : url.slice(0, mark));
-    return failure(route, error);
+    return failure(url === undefined ? undefined : routes.get(pathOf(url)), error);
   };
 
   return { answer, refuse, cancellable: engine.kind !== 'memory' };

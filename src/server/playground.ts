@@ -29,6 +29,7 @@ import { gzipSync } from 'node:zlib';
 
 import type { PlayAction, PlayDownload, PlaygroundOptions } from './playground-types.js';
 import { PLAY_ACTIONS } from './playground-types.js';
+import { pathOf } from './routes.js';
 
 export { PLAY_ACTIONS };
 export type { PlayAction, PlayDownload, PlaygroundActions, PlaygroundOptions, PlayResult } from './playground-types.js';
@@ -326,8 +327,3 @@ export function safeJson(value: unknown): string {
   return (JSON.stringify(value) ?? 'null').replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '/';
-  const mark = url.indexOf('?');
-  return mark === -1 ? url : url.slice(0, mark);
-}

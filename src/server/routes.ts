@@ -16,6 +16,16 @@ export const ACTIONS = [
 export type Action = (typeof ACTIONS)[number];
 const API_PREFIXES = ['/api/action/', '/api/3/action/'] as const;
 
+/**
+ * A request target's path, without its query (a request without one is `/`).
+ * @example pathOf('/api/3/action/datastore_search?resource_id=x') // → '/api/3/action/datastore_search'
+ */
+export function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const mark = url.indexOf('?');
+  return mark === -1 ? url : url.slice(0, mark);
+}
+
 export interface Route {
   /** the language segment, or `undefined` for the bare path */
   readonly language: string | undefined;

@@ -14,6 +14,7 @@ import { apiFor, engineOf, JSON_TYPE, privateResourceIds } from './api.js';
 import type { Api, ApiAnswer, ApiRequest, ApiSettings, ServedData } from './api.js';
 import { helpUrl } from './envelope.js';
 import { serviceError } from './errors.js';
+import { pathOf } from './routes.js';
 import { openPlayground } from './playground.js';
 import type { Playground } from './playground.js';
 import type { PlaygroundOptions } from './playground-types.js';
@@ -524,10 +525,5 @@ function drainThenDestroy(socket: Duplex): void {
   socket.resume();
 }
 
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '?';
-  const mark = url.indexOf('?');
-  return mark === -1 ? url : url.slice(0, mark);
-}
 
 
