@@ -181,6 +181,16 @@ export class DatastoreError extends Error {
 }
 
 /**
+ * Whether a Not Found names the resource (the query's fault), not the path
+ * (the URL or language of the source). CKAN says which only in its message:
+ * `Not found: Resource "x" was not found.`.
+ * @example isUnknownResource(new DatastoreError('NOT_FOUND', 'Not found: Resource "corses" was not found.')) // true
+ */
+export function isUnknownResource(error: DatastoreError): boolean {
+  return error.code === 'NOT_FOUND' && /\bresource\b/i.test(error.message);
+}
+
+/**
  * A 409 Validation Error on one parameter, shaped as CKAN shapes it:
  * `{"__type": "Validation Error", "<param>": ["<message>"]}`.
  */

@@ -2,7 +2,7 @@
  * The process exit status for each kind of outcome, modelled on jq and psql
  * (see docs/ecosystem-and-ux-reference.md §1).
  */
-import { DatastoreError, QueryError, ToolError, networkErrorCodes } from '../errors.js';
+import { DatastoreError, QueryError, ToolError, isUnknownResource, networkErrorCodes } from '../errors.js';
 
 export const exitCodes = {
   ok: 0,
@@ -41,14 +41,6 @@ const usageToolCodes: ReadonlySet<ToolError['code']> = new Set([
  * it exits like a query the compiler refused.
  */
 const refusedRequestCodes: ReadonlySet<DatastoreError['code']> = new Set(['VALIDATION_ERROR', 'BAD_REQUEST']);
-
-/**
- * A 404 names either the resource (the query's fault) or the path (the URL or
- * language of the source: not the query's fault). CKAN says which only in
- * its message: `Not found: Resource "x" was not found.`.
- */
-const isUnknownResource = (error: DatastoreError): boolean =>
-  error.code === 'NOT_FOUND' && /\bresource\b/i.test(error.message);
 
 /**
  * @example exitCodeFor(parseError) // 3

@@ -11,6 +11,8 @@ import { renderFacets } from '../output/facets.js';
 import type { OutputFormat } from '../output/format-records.js';
 import type { CliContext } from './context.js';
 import { unknownFieldHint, unknownResourceHint } from '../session/field-hint.js';
+import { refusalInQuery } from '../session/schema.js';
+import type { ParamValue } from '../compile/bind.js';
 import { interruptible } from './interrupt.js';
 import { attachHint } from './report.js';
 import type { Source } from '../session/source.js';
@@ -31,11 +33,16 @@ export interface PrintQueryOptions {
    * that plan sends (for hints about unknown fields and resources)
    */
   readonly query?: Query;
+  /** the query's text and its parameters: a source's refusal of an unknown field or resource is told at its place there */
+  readonly text?: string;
+  readonly params?: Readonly<Record<string, ParamValue>>;
 }
 
 /**
- * Prints the records of `request` to stdout. A Validation Error about a
- * field is thrown with a "did you mean" hint attached.
+ * Prints the records of `request` to stdout. A source's refusal of a field
+ * or resource the query's text names is thrown as the query error `ckql
+ * check --schema` gives (at its place in the text); otherwise a Validation
+ * Error or Not Found is thrown with a "did you mean" hint attached.
  */
 export async function printQuery(
   context: CliContext,
@@ -105,6 +112,8 @@ export async function printQuery(
       }
     });
   } catch (error) {
+    const told = options.text === undefined ? undefined : await refusalInQuery(error, options.text, source, options.params);
+    if (told !== undefined) throw told;
     if (error instanceof DatastoreError && error.code === 'VALIDATION_ERROR') {
       throw attachHint(error, await unknownFieldHint(error, request, source.client));
     }

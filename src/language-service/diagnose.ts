@@ -322,7 +322,11 @@ function unknownResource(span: Span, name: string, source: string | undefined, r
       message: queryError('UNKNOWN_RESOURCE', span, [written]).message,
       span,
       severity: 'error',
-      hint: near.length > 0 ? `did you mean ${JSON.stringify(near[0])}?` : `the resources${source === undefined ? '' : ` of ${source}`} are ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}`,
+      ...(near.length > 0
+        ? { hint: `did you mean ${JSON.stringify(near[0])}?` }
+        : names.length > 0
+          ? { hint: `the resources${source === undefined ? '' : ` of ${source}`} are ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}` }
+          : {}),
       fixes: near.map((each) => replace(span, formatResource(each))),
     },
   ];

@@ -12,6 +12,7 @@ import { datastoreTables, type DatasetSummary, type DatastoreTable } from '../cl
 import { resourceName } from '../client/resource-names.js';
 import { typeWarnings } from '../client/dictionary.js';
 import { unknownFieldHint } from '../session/field-hint.js';
+import { refusalInQuery } from '../session/schema.js';
 import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
 import { namesSources, otherSources, profileNote } from '../session/sources.js';
@@ -305,8 +306,12 @@ export class Session {
         parts.push(this.renderFailure(withParamHint(error, options.unboundHint), options.signal));
         return parts.join('\n');
       }
-      const hint = request === undefined ? undefined : await this.#hintFor(error, request, options.signal);
-      parts.push(this.renderFailure(error, options.signal, hint));
+      // An unknown field or resource is shown at its place in the statement, as `ckql check --schema` shows it.
+      const told = options.signal?.aborted === true
+        ? undefined
+        : await refusalInQuery(error, text, { listResources: () => this.resources(), client: this.#client }, options.params, options.signal);
+      const hint = told !== undefined || request === undefined ? undefined : await this.#hintFor(error, request, options.signal);
+      parts.push(this.renderFailure(told ?? error, options.signal, hint));
     }
     return parts.join('\n');
   }

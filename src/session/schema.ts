@@ -5,28 +5,34 @@
  * Not Found for is left out, so with `allResources` the service calls it
  * unknown. Shared by `ckql check --schema` and the language server.
  */
-import { DatastoreError } from '../errors.js';
+import { querySources } from '../ast.js';
+import type { ParamValue } from '../compile/bind.js';
+import { splitSource } from '../compile/plan.js';
+import { DatastoreError, QueryError, isUnknownResource } from '../errors.js';
 import type { ResourceSchema } from '../language-service/index.js';
-import { statementsOf } from '../language-service/index.js';
+import { diagnose, statementsOf } from '../language-service/index.js';
 import { parse } from '../syntax/parse.js';
 import type { Source } from './source.js';
 
 /**
- * The resources named after `from` in `text` (a query or a script), with
- * `$parameters` read from `params` when they hold text.
- * @example resourcesNamed('from courses limit 1; from $r', { r: 'schools' }) // ['courses', 'schools']
+ * The resources `text` (a query or a script) reads: each statement's `from`
+ * and joined resources, with `$parameters` read from `params` when they hold
+ * text.
+ * @example resourcesNamed('from courses limit 1; from $r s join courses c on s.code = c.school', { r: 'schools' }) // ['courses', 'schools']
  */
 export function resourcesNamed(text: string, params: Readonly<Record<string, unknown>> = {}): string[] {
   const names: string[] = [];
   for (const statement of statementsOf(text)) {
-    let resource;
+    let query;
     try {
-      resource = parse(statement.text).from.resource;
+      query = parse(statement.text);
     } catch {
       continue;
     }
-    const name = resource.kind === 'param' ? params[resource.name] : resource.value;
-    if (typeof name === 'string' && name !== '' && !names.includes(name)) names.push(name);
+    for (const { resource } of querySources(query)) {
+      const name = resource.kind === 'param' ? params[resource.name] : resource.value;
+      if (typeof name === 'string' && name !== '' && !names.includes(name)) names.push(name);
+    }
   }
   return names;
 }
@@ -41,23 +47,74 @@ export interface SourceSchema {
  * The schema of the resources `names` (and the source's own list).
  * Network failures are thrown; Not Found only leaves the name out.
  */
-export async function loadSchema(source: Source, names: Iterable<string>, signal?: AbortSignal): Promise<SourceSchema> {
+export async function loadSchema(source: Pick<Source, 'listResources' | 'client'>, names: Iterable<string>, signal?: AbortSignal): Promise<SourceSchema> {
   const listed = await source.listResources();
-  const resources: ResourceSchema[] = listed.map((r) => ({ id: r.id, ...(r.alias === undefined ? {} : { alias: r.alias }), ...(r.total === undefined ? {} : { total: r.total }) }));
+  const resources = listed.map((r): ResourceSchema => ({ id: r.id, ...(r.alias === undefined ? {} : { alias: r.alias }), ...(r.total === undefined ? {} : { total: r.total }) }));
+  return { resources: await withFields(source.client, resources, names, signal), allResources: true };
+}
+
+/** `resources` with the fields of each of `names` (one `limit: 0` request each), those not among them added; a name the source answers Not Found for is left out. */
+async function withFields(
+  client: Source['client'],
+  resources: readonly ResourceSchema[],
+  names: Iterable<string>,
+  signal: AbortSignal | undefined,
+): Promise<ResourceSchema[]> {
+  const all = [...resources];
   for (const name of new Set(names)) {
     try {
-      const result = await source.client.search({ resource_id: name, limit: 0 }, signal === undefined ? {} : { signal });
+      const result = await client.search({ resource_id: name, limit: 0 }, signal === undefined ? {} : { signal });
       const fields = result.fields.map((field) => ({ ...field }));
-      const known = resources.findIndex((r) => r.id === name || r.alias === name || r.id === result.resource_id);
-      const base: ResourceSchema = known >= 0 ? resources[known]! : { id: name };
+      const known = all.findIndex((r) => r.id === name || r.alias === name || r.id === result.resource_id);
+      const base: ResourceSchema = known >= 0 ? all[known]! : { id: name };
       const schema: ResourceSchema = { ...base, fields, ...(result.total === undefined ? {} : { total: result.total }) };
-      if (known >= 0) resources[known] = schema;
-      else resources.push(schema);
+      if (known >= 0) all[known] = schema;
+      else all.push(schema);
     } catch (error) {
       if (error instanceof DatastoreError && error.code === 'NOT_FOUND') continue;
       throw error;
     }
   }
-  return { resources, allResources: true };
+  return all;
 }
 
+/**
+ * A source's refusal of a query (a Validation Error, a Not Found) told as
+ * `ckql check --schema` tells it: the first field or resource of `text`
+ * that the source does not have, found by the language service against the
+ * source's schema, as a query error at its place in the text (shown under
+ * the query with a caret) with its "did you mean". Undefined for any other
+ * error, for a query naming other sources (`portal:courses`), and when the
+ * schema cannot be read or explains nothing: the source's own message
+ * stands then. Only a Not Found lists the source's resources (local data
+ * reads every file for it); a Validation Error asks only for the fields of
+ * the resources the query names.
+ * @example
+ * await refusalInQuery(error, 'from courses where levle >= 3', source)
+ * // QueryError UNKNOWN_FIELD '"courses" has no field "levle"' at 19–24, hint 'did you mean "level"?'
+ */
+export async function refusalInQuery(
+  error: unknown,
+  text: string,
+  source: Pick<Source, 'listResources' | 'client'>,
+  params?: Readonly<Record<string, ParamValue>>,
+  signal?: AbortSignal,
+): Promise<QueryError | undefined> {
+  if (!(error instanceof DatastoreError)) return undefined;
+  // A Validation Error is told by an unknown field, a Not Found of a resource by an unknown resource (not of a path).
+  const telling = error.code === 'VALIDATION_ERROR' ? 'UNKNOWN_FIELD' : isUnknownResource(error) ? 'UNKNOWN_RESOURCE' : undefined;
+  if (telling === undefined) return undefined;
+  const names = resourcesNamed(text, params);
+  if (names.length === 0 || names.some((name) => splitSource(name).source !== undefined)) return undefined;
+  let schema;
+  try {
+    schema = telling === 'UNKNOWN_RESOURCE' ? await loadSchema(source, names, signal) : { resources: await withFields(source.client, [], names, signal) };
+  } catch {
+    return undefined;
+  }
+  const found = diagnose(text, { ...schema, ...(params === undefined ? {} : { params }) }).find(
+    (d) => d.severity === 'error' && d.code === telling,
+  );
+  if (found === undefined) return undefined;
+  return new QueryError(found.code, found.message, found.span, { source: text, ...(found.hint === undefined ? {} : { hint: found.hint }) });
+}

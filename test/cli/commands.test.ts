@@ -250,9 +250,27 @@ describe('query --data', () => {
   it('an unknown field is a query error (exit 3) that suggests the nearest field', async () => {
     const result = await ckql(['query', 'from courses where subjet = math', '--data', data]);
     expect(result.code).toBe(3);
-    expect(result.stderr).toContain('VALIDATION_ERROR');
+    expect(result.stderr).toContain('error[UNKNOWN_FIELD]: "courses" has no field "subjet"');
     expect(result.stderr).toContain('did you mean "subject"?');
     expectNoStack(result.stderr);
+  });
+
+  // A range filter, a joined resource's field: the request the source refuses does not name the field as written,
+  // so the field is found in the query's text, as `ckql check --schema` finds it, and shown there.
+  it.each([
+    ['from courses where credts >= 3', 'courses', 'credts', 'credits'],
+    ['from courses a join courses b on a.code = b.code where b.subjet = math select b.title', 'courses', 'b.subjet', 'subject'],
+  ])('an unknown field in %j is shown under the query at its place, with the nearest field', async (query, resource, written, meant) => {
+    const result = await ckql(['query', query, '--data', data]);
+    expect(result.code).toBe(3);
+    const lines = result.stderr.split('\n');
+    expect(lines[0]).toBe(`error[UNKNOWN_FIELD]: "${resource}" has no field "${written.replace(/^\w+\./, '')}"`);
+    const excerpt = lines.findIndex((line) => line === `1 | ${query}`);
+    expect(excerpt).toBeGreaterThan(0);
+    const caret = lines[excerpt + 1] ?? '';
+    expect(caret.indexOf('^') - '1 | '.length).toBe(query.indexOf(written));
+    expect(caret.trim().replace(/^\|\s*/, '')).toBe('^'.repeat(written.length));
+    expect(result.stderr).toContain(`did you mean "${meant}"?`);
   });
 
   it('an unknown field in order by or select is found too', async () => {
@@ -264,7 +282,8 @@ describe('query --data', () => {
   it('an unknown resource exits 3 and suggests a known one', async () => {
     const result = await ckql(['query', 'from corses', '--data', data]);
     expect(result.code).toBe(3);
-    expect(result.stderr).toContain('NOT_FOUND');
+    expect(result.stderr).toContain('error[UNKNOWN_RESOURCE]: no resource named "corses"');
+    expect(result.stderr).toContain('1 | from corses\n  |      ^^^^^^');
     expect(result.stderr).toContain('did you mean "courses"?');
   });
 
@@ -393,10 +412,13 @@ describe('network and interruption', () => {
     const server = await startServer({ tables: await loadResources([data]) });
     try {
       const field = await ckql(['query', 'from courses where subjet = math', '--url', server.url]);
-      expect(field.stderr).toContain('VALIDATION_ERROR');
+      expect(field.stderr).toContain('error[UNKNOWN_FIELD]: "courses" has no field "subjet"');
+      expect(field.stderr).toContain('did you mean "subject"?');
       expect(field.code).toBe(3);
+      // a portal cannot list its resources, so there is no guess at the name meant
       const resource = await ckql(['query', 'from corses', '--url', server.url]);
-      expect(resource.stderr).toContain('NOT_FOUND');
+      expect(resource.stderr).toContain('error[UNKNOWN_RESOURCE]: no resource named "corses"');
+      expect(resource.stderr).not.toContain('hint');
       expect(resource.code).toBe(3);
     } finally {
       await server.close();

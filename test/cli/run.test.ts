@@ -209,6 +209,20 @@ describe('config and parameters that must not be silently ignored', () => {
     expect(result.stderr).toContain('2 | where subject = limit 5');
   });
 
+  it('a field the source does not have is shown at its line of the named query, with the nearest field', async () => {
+    const folder = join(root, 'misspelt-field');
+    await mkdir(folder, { recursive: true });
+    await writeFileMode(
+      join(folder, 'ckql.config.yaml'),
+      `profiles:\n  local:\n    data: ${data()}\nqueries:\n  big:\n    query: |\n      from courses\n      where credts >= $min\n    params: { min: 3 }\n`,
+    );
+    const result = await ckql(['run', 'big'], { cwd: folder });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('error[UNKNOWN_FIELD]: "courses" has no field "credts"');
+    expect(result.stderr).toContain(`--> ${join(folder, 'ckql.config.yaml')}:6, queries.big.query, at 2:7 of the query`);
+    expect(result.stderr).toContain('did you mean "credits"?');
+  });
+
   it('a named query takes a list parameter (where code in ($codes)) from the config and binds it', async () => {
     const folder = join(root, 'list-param');
     await mkdir(folder, { recursive: true });

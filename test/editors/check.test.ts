@@ -127,6 +127,19 @@ describe('ckql check', () => {
       expect(checked.report.problems[0]!.hint).toBe('did you mean "courses"?');
     });
 
+    it("checks the fields of a joined resource as of the first", async () => {
+      await writeFile(
+        join(dir, 'join.ckql'),
+        'from enrolments e join courses c on e.course = c.code where c.subjet = math select c.title;\nfrom enrolments e join courses c on e.course = c.code select e.grde',
+      );
+      const checked = await checkJson(['--schema', join(repoRoot, 'examples/data'), join(dir, 'join.ckql')]);
+      expect(checked.code).toBe(3);
+      expect(checked.report.problems.filter((p) => p.severity === 'error').map((p) => [p.line, p.column, p.code, p.hint])).toEqual([
+        [1, 61, 'UNKNOWN_FIELD', 'did you mean "subject"?'],
+        [2, 62, 'UNKNOWN_FIELD', 'did you mean "grade"?'],
+      ]);
+    });
+
     it('passes with warnings only, and refuses a file it cannot read as any kind', async () => {
       await writeFile(join(dir, 'w.ckql'), 'from courses where credits = lots');
       const warned = await ckql(['check', '--schema', join(repoRoot, 'examples/data'), join(dir, 'w.ckql')]);

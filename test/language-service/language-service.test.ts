@@ -103,6 +103,9 @@ describe('diagnose', () => {
     const resource = diagnose('from corses limit 1', context);
     expect(resource).toMatchObject([{ code: 'UNKNOWN_RESOURCE', span: { start: 5, end: 11 }, severity: 'error' }]);
     expect(applied('from corses limit 1', resource[0]!)).toBe('from courses limit 1');
+    // A source that has no resources at all: the error stands, with no empty list for a hint.
+    const none = diagnose('from corses limit 1', { resources: [], allResources: true });
+    expect(none.map((d) => [d.code, d.hint])).toEqual([['UNKNOWN_RESOURCE', undefined]]);
     // Without the whole list (a portal lists few), an unknown name is not an error; nor are fields not known yet.
     expect(diagnose('from corses limit 1', { resources: [courses] })).toEqual([]);
     // A resource of another source (`name:resource`) is not this source's to know, when the context knows no sources;

@@ -3,10 +3,11 @@
  * project's own server: what a person types (Tab, Enter, Ctrl-C, dot
  * commands) and what they see.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadResources } from '../../src/engine/memory/load.js';
@@ -14,6 +15,8 @@ import { startServer } from '../../src/server/server.js';
 import { demoDataDir, openSource, type Source } from '../../src/session/source.js';
 import { startSpinner } from '../../src/repl/spinner.js';
 import { configWith, openDemo, portalSource, prompt, startDriver, startSlowPortal, type Driver } from './driver.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
 let demo: Source;
 let totals: { math: number; activeOrSurvey: number; courses: number };
@@ -122,8 +125,17 @@ describe('a session on the demo data', () => {
   it('says "did you mean" for an unknown field and an unknown resource', async () => {
     const driver = startDriver({ source: demo });
     await driver.waitFor(prompt);
-    expect(await ask(driver, 'from courses where subjet = math', 'did you mean "subject"?')).toContain('VALIDATION_ERROR');
-    expect(await ask(driver, 'from course', 'did you mean "courses"?')).toContain('NOT_FOUND');
+    const field = await ask(driver, 'from courses where subjet = math', 'did you mean "subject"?');
+    expect(field).toContain('error[UNKNOWN_FIELD]: "courses" has no field "subjet"');
+    expect(field).toMatch(/1 \| from courses where subjet = math\r?\n +\| {20}\^{6}\r?\n/);
+    // as the README's session shows it
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const shown = /ckql> from courses where subjet = math\n([\s\S]*?)\n```/.exec(readme)?.[1];
+    expect(shown).toBeDefined();
+    expect(field.replaceAll('\r\n', '\n')).toContain(shown);
+    expect(await ask(driver, 'from course', 'did you mean "courses"?')).toContain('error[UNKNOWN_RESOURCE]');
+    // a range filter: the request the source refuses does not name the field as written, the statement does
+    expect(await ask(driver, 'from courses where levle >= 3', 'did you mean "level"?')).toContain('error[UNKNOWN_FIELD]');
     await driver.exit();
   });
 
@@ -477,7 +489,7 @@ describe('dot commands', () => {
       await driver.waitFor(prompt);
       expect(await ask(driver, `.connect ${dir}`, 'connected to')).toContain('birds');
       expect(await ask(driver, 'from birds where name = wren', '1 of 1 record')).toContain('0.15');
-      expect(await ask(driver, 'from courses', 'NOT_FOUND')).toContain('"courses"');
+      expect(await ask(driver, 'from courses', 'UNKNOWN_RESOURCE')).toContain('"courses"');
       expect(await ask(driver, `.connect ${portal.url}`, 'connected to')).toContain(portal.url);
       expect(await ask(driver, 'from quick', '1 of 1 record')).toContain('quick');
       expect(await ask(driver, `.connect ${join(dir, 'nothing-here')}`, 'error[DATA_NOT_FOUND]')).toContain('nothing-here');
@@ -795,7 +807,7 @@ describe('local data read on demand (the REPL\'s source)', () => {
       const listed = await ask(driver, '.resources', 'enrolments');
       expect(listed).toMatch(/courses +│ [0-9a-f-]{36} +│ +\d+/);
       expect(listed).toMatch(/enrolments +│ [0-9a-f-]{36} +│ +\d+/);
-      expect(await ask(driver, 'from corses', 'NOT_FOUND')).toContain('did you mean "courses"?');
+      expect(await ask(driver, 'from corses', 'UNKNOWN_RESOURCE')).toContain('did you mean "courses"?');
       await driver.exit();
     } finally {
       await lazy.close();

@@ -94,6 +94,8 @@ Examples:
         await printQuery(context, others === undefined ? opened : { ...opened, client: others.client }, request, {
           // The query itself goes to the source: a local engine answers it whole, a portal as its plan says.
           query: bound,
+          text: queryText,
+          params,
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
           ...(options.total === true ? { total: true } : {}),

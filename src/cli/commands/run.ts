@@ -143,6 +143,8 @@ Example (ckql.config.yaml):
         const warnings = others === undefined ? startTypeWarnings(context, source.client, named.query, { ...named.params, ...given }) : { print: async () => undefined };
         await printQuery(context, others === undefined ? source : { ...source, client: others.client }, request, {
           ...(query === undefined ? {} : { query }),
+          text: named.query,
+          params: { ...named.params, ...given },
           format: options.format ?? defaultFormat(context),
           ...(options.all === true ? { all: true } : {}),
           ...(options.total === true ? { total: true } : {}),
@@ -150,6 +152,9 @@ Example (ckql.config.yaml):
           escapeFormulas: options.escapeFormulas,
         });
         await warnings.print();
+      } catch (error) {
+        // An unknown field or resource is told at its line in the config file.
+        throw attachOrigin(error, named.origin);
       } finally {
         await others?.close();
         await source.close();
