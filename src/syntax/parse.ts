@@ -84,6 +84,8 @@ function characterHint(found: string): string | undefined {
       return 'join conditions with "and"; for alternatives of one field use "in (a, b)" or "(f = a or f = b)"';
     case '*':
       return 'leave out "select" to get every field';
+    case '~':
+      return TEXT_MATCH_HINT;
     case '[':
     case ']':
     case '{':
@@ -321,6 +323,7 @@ function hintFor(
       return `text that starts with a digit must be quoted: ${JSON.stringify(text)}`;
     }
     if (wants('a quoted string')) return `quote the search text: ${JSON.stringify(image)}`;
+    if (wants('"like"') && textMatchWords.has(image.toLowerCase())) return TEXT_MATCH_HINT;
     if (previous && beforePrevious?.tokenType === Equals && isValueWord(previous)) {
       const text = source.slice(previous.startOffset, tokenSpan(token).end);
       return `a value with spaces must be quoted: ${JSON.stringify(text)}`;
@@ -359,6 +362,10 @@ function hintFor(
   }
   return undefined;
 }
+
+/** What other languages write to match text in a field (`title contains algebra`, `title ~ 'alg'`): ckql says it with like or search. */
+const TEXT_MATCH_HINT = 'to match text in a field use like: f like "%algebra%" (ilike ignores case); to find words in any field: search "algebra"';
+const textMatchWords: ReadonlySet<string> = new Set(['contains', 'includes', 'has', 'matches', 'match', 'regexp', 'rlike', 'glob', 'startswith', 'endswith', 'similar']);
 
 function isValueWord(token: IToken): boolean {
   return token.tokenType === Bareword || token.tokenType === Uuid || token.tokenType === NumberLiteral;
