@@ -38,7 +38,8 @@ import type { DatastoreClient } from '../client/types.js';
 import { delimitedText, valueText } from '../datastore/response.js';
 import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest } from '../datastore/types.js';
 import { canonicalText, isNumberType } from '../datastore/values.js';
-import { DatastoreError, toolError } from '../errors.js';
+import { DatastoreError, QueryError, toolError } from '../errors.js';
+import { diagnose } from '../language-service/index.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
 import { formatScalar } from '../format.js';
 import { parse } from '../syntax/parse.js';
@@ -133,6 +134,7 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   const head = await client.search({ resource_id: named, limit: 0 }, signal === undefined ? {} : { signal });
   requests++;
   const id = head.resource_id;
+  refuseUnknownFields(options.input, options.params, named, head.fields);
   const selected = query.select === undefined ? undefined : selectedNames(query.select);
   for (const name of selected ?? []) {
     if (!head.fields.some((f) => f.id === name)) throw toolError('USAGE', [`select names ${JSON.stringify(name)}, which ${named} does not have (fields: ${head.fields.map((f) => f.id).join(', ')})`]);
@@ -199,6 +201,7 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   let written = resumed?.records ?? 0;
   const pageSize = Math.max(1, Math.floor(options.pageSize ?? PAGE_SIZE));
   const report = (): void => options.onProgress?.({ written, total: total === undefined ? undefined : Math.max(total, written), path });
+  let finished = false;
   try {
     if (resumed === undefined) await handle.write((options.bom === true && (format === 'csv' || format === 'tsv') ? '\ufeff' : '') + writer.head());
     const emit = async (records: readonly Row[]): Promise<void> => {
@@ -238,8 +241,14 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
     }
     if (format === 'json') await finishJson(handle);
     else await handle.write(writer.end(written));
+    finished = true;
   } finally {
     await handle.close();
+    // A new export that failed before its first record leaves nothing to resume: no `.part` is kept.
+    if (!finished && resumed === undefined && written === 0) {
+      await rm(part, { force: true });
+      await rm(marker, { force: true });
+    }
   }
   let fieldsFile: string | undefined;
   if (options.fieldsFile !== false) {
@@ -266,8 +275,30 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
 }
 
 /** A resource name or a query as a bound query. */
+/** Whether an export's input is a query (`from …`, after any comment lines), not a resource's name. */
+function isQueryText(input: string): boolean {
+  return /^\s*(--[^\n]*\n\s*)*from\b/i.test(input);
+}
+
+/**
+ * A field the query names that the resource does not have, found before a
+ * file is opened or a page asked for: the query error `ckql check --schema`
+ * gives, at its place in the text, with the field meant. (The portal would
+ * refuse the first page, or, for a condition ckql applies itself, every
+ * record would fail it.)
+ */
+function refuseUnknownFields(input: string, params: Params | undefined, resource: string, fields: readonly FieldInfo[]): void {
+  if (!isQueryText(input)) return;
+  const unknown = diagnose(input, { resources: [{ id: resource, fields }], ...(params === undefined ? {} : { params }) }).find(
+    (d) => d.severity === 'error' && d.code === 'UNKNOWN_FIELD',
+  );
+  if (unknown !== undefined) {
+    throw new QueryError(unknown.code, unknown.message, unknown.span, { source: input, ...(unknown.hint === undefined ? {} : { hint: unknown.hint }) });
+  }
+}
+
 function queryOf(input: string, params: Params | undefined): Query {
-  const text = /^\s*(--[^\n]*\n\s*)*from\b/i.test(input) ? input : `from ${formatScalar(input.trim())}`;
+  const text = isQueryText(input) ? input : `from ${formatScalar(input.trim())}`;
   const query = parse(text);
   return params === undefined ? query : bind(query, params);
 }

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/connect.js';
 import type { Row } from '../../src/datastore/types.js';
+import { QueryError } from '../../src/errors.js';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { openEngine } from '../../src/engine/open.js';
 import type { OpenEngineOptions } from '../../src/engine/open.js';
@@ -194,6 +195,25 @@ describe('resume', () => {
       expect(readFileSync(file, 'utf8')).toBe(readFileSync(whole, 'utf8'));
       expect(existsSync(`${file}.part`)).toBe(false);
     }
+  });
+
+  it('a field the resource does not have is refused before any file is written, at its place in the query', async () => {
+    const file = join(out, 'misspelt.csv');
+    const refused = await exportRecords({ client, input: 'from many where nn >= 3 order by n', file }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(QueryError);
+    expect(refused).toMatchObject({ code: 'UNKNOWN_FIELD', span: { start: 16, end: 18 }, hint: 'did you mean "n"?' });
+    expect([file, `${file}.part`, `${file}.part.json`].filter((each) => existsSync(each))).toEqual([]);
+  });
+
+  it('a new export the portal refuses before its first record leaves no FILE.part to resume', async () => {
+    const file = join(out, 'refused.csv');
+    // the field is checked against the resource first; a value the portal refuses fails the first page
+    const refused = exportRecords({ client, input: 'from many where n > "three"', file, path: 'offset' });
+    await expect(refused).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect([file, `${file}.part`, `${file}.part.json`].filter((each) => existsSync(each))).toEqual([]);
   });
 
   it('refuses to resume another export into the same file', async () => {
