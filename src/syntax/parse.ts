@@ -8,6 +8,7 @@ import type { Query } from '../ast.js';
 import { queryError, type QueryError } from '../errors.js';
 import { pointSpan } from '../span.js';
 import { editDistance } from '../text.js';
+import { formatString } from '../format.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
@@ -328,6 +329,10 @@ function hintFor(
       const text = source.slice(previous.startOffset, tokenSpan(token).end);
       return `a value with spaces must be quoted: ${JSON.stringify(text)}`;
     }
+  }
+
+  if (wants('a resource id or name') && token.tokenType === BacktickField) {
+    return `a resource name is quoted with double quotes: ${formatString(image.slice(1, -1).replaceAll('``', '`'))}`;
   }
 
   if (wants('a field name')) {

@@ -127,6 +127,7 @@ describe('hints', () => {
     ["from x where a = 'it''s'", "a quote inside a string is escaped with a backslash: \\', not ''"],
     ['where a = 1', 'a query starts with "from" and the resource to search: from <resource> where …'],
     ['from x where a = $', 'a parameter is "$" followed by a name, such as $subject'],
+    ['from `air quality`', 'a resource name is quoted with double quotes: "air quality"'],
     ['from x where title ~ "alg"', 'to match text in a field use like: f like "%algebra%" (ilike ignores case); to find words in any field: search "algebra"'],
     ['from x where title contains algebra', 'to match text in a field use like: f like "%algebra%" (ilike ignores case); to find words in any field: search "algebra"'],
     ['from x where title MATCHES "a.*"', 'to match text in a field use like: f like "%algebra%" (ilike ignores case); to find words in any field: search "algebra"'],
