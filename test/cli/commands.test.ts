@@ -340,6 +340,9 @@ describe('fields, resources, explain', () => {
     const all = await ckql(['fields', '--data', data, '--format', 'csv']);
     expect(all.stdout.split('\n')).toContain('numbers,even,bool');
     expect(all.stdout.split('\n')).toContain('courses,subject,text');
+    const misspelt = await ckql(['fields', 'corses', '--data', data]);
+    expect(misspelt.code).toBe(3);
+    expect(misspelt.stderr).toContain('did you mean "courses"?');
   });
 
   it('explain prints the request, the GET URL and a curl line with the token redacted', async () => {

@@ -1,11 +1,12 @@
 /** `ckql fields [resource]`: the fields (names and types) of one resource, or of every known one. */
 import type { Command } from 'commander';
 import type { FieldInfo, Row, SearchResult } from '../../datastore/types.js';
-import { toolError } from '../../errors.js';
+import { DatastoreError, toolError } from '../../errors.js';
 import { formatRecords } from '../../output/format-records.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { interruptible } from '../interrupt.js';
-import { badFileReporter } from '../report.js';
+import { attachHint, badFileReporter } from '../report.js';
+import { unknownResourceHint } from '../../session/field-hint.js';
 import type { CommandRun } from '../context.js';
 import { addFormatOption, addSourceOptions, configLoader, defaultFormat, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
@@ -45,11 +46,15 @@ Example:
           throw toolError('USAGE', ['this source does not know its resources yet; name one: ckql fields RESOURCE']);
         }
         const dictionaries: Dictionary[] = [];
-        await interruptible(async (signal) => {
-          // One `limit: 0` search per resource gives its fields, their dictionary and the count; all at once
-          // (the client keeps at most 3 requests in flight to a portal).
-          dictionaries.push(...(await Promise.all(names.map((name) => readDictionary(source.client, name, signal)))));
-        });
+        try {
+          await interruptible(async (signal) => {
+            // One `limit: 0` search per resource gives its fields, their dictionary and the count; all at once
+            // (the client keeps at most 3 requests in flight to a portal).
+            dictionaries.push(...(await Promise.all(names.map((name) => readDictionary(source.client, name, signal)))));
+          });
+        } catch (error) {
+          throw resource !== undefined && error instanceof DatastoreError ? attachHint(error, await unknownResourceHint(error, resource, source)) : error;
+        }
         const format = options.format ?? defaultFormat(context);
         const described = dictionaries.some((d) => d.fields.some((f) => f.label !== undefined || f.notes !== undefined || f.typeOverride !== undefined));
         const records: Row[] = dictionaries.flatMap((dictionary) =>
