@@ -9,7 +9,7 @@ import { withDatastoreTables, type SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
 import { readParamValue, refuseUnknownParams } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
-import { ToolError, toolError } from '../errors.js';
+import { DatastoreError, ToolError, isUnknownResource, toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
 import { countText } from '../output/count-text.js';
@@ -147,7 +147,13 @@ export const dotCommands: readonly DotCommand[] = [
       if (resource === undefined) {
         throw toolError('USAGE', ['.fields needs a resource until a query has run'], { hint: 'for example .fields courses' });
       }
-      const dictionary = await readDictionary(session.client, resource, io.signal);
+      let dictionary;
+      try {
+        dictionary = await readDictionary(session.client, resource, io.signal);
+      } catch (error) {
+        if (!(error instanceof DatastoreError && isUnknownResource(error))) throw error;
+        return session.renderFailure(error, io.signal, await session.resourceHint(resource));
+      }
       const described = dictionary.fields.some((f) => f.label !== undefined || f.notes !== undefined || f.typeOverride !== undefined);
       const count = dictionary.total === undefined ? '' : `, ${countText(dictionary.total, 'record')}`;
       return renderInfoTable(

@@ -433,8 +433,13 @@ export class Session {
     if (!(error instanceof DatastoreError) || signal?.aborted === true) return undefined;
     if (error.code === 'VALIDATION_ERROR') return unknownFieldHint(error, request, this.#client, signal);
     if (error.code !== 'NOT_FOUND') return undefined;
+    return this.resourceHint(request.resource_id);
+  }
+
+  /** The hint for a resource the source does not have: the name meant, else where to find the names. */
+  async resourceHint(resource: string): Promise<string | undefined> {
     const names = (await this.resources().catch(() => [])).flatMap((r) => (r.alias === undefined ? [r.id] : [r.alias, r.id]));
-    return didYouMean(request.resource_id, names) ?? (names.length === 0 ? undefined : '.resources lists the resources');
+    return didYouMean(resource, names) ?? (names.length === 0 ? undefined : '.resources lists the resources');
   }
 
   #remember(request: SearchRequest, result: SearchResult): void {

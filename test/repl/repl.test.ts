@@ -300,6 +300,7 @@ describe('dot commands', () => {
     const fresh = startDriver({ source: demo });
     await fresh.waitFor(prompt);
     expect(await ask(fresh, '.fields', 'error[USAGE]')).toContain('.fields courses');
+    expect(await ask(fresh, '.fields corses', 'NOT_FOUND')).toContain('did you mean "courses"?');
     await ask(fresh, 'from schools limit 1', '1 of 8 records');
     expect(await ask(fresh, '.fields', 'fields of schools')).toMatch(/founded +│ int/);
     await fresh.exit();
