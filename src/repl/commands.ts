@@ -309,7 +309,10 @@ export const dotCommands: readonly DotCommand[] = [
         }
         session.setLanguage(word === 'none' ? undefined : word);
       }
-      return `language ${session.settings.language ?? 'none'}: ${session.client.prepare({ resource_id: '…' }).url.split('?')[0]}`;
+      const url = session.client.prepare({ resource_id: '…' }).url.split('?')[0] ?? '';
+      // Local data has no address: the path is the one its server API answers under, in this process.
+      const where = session.source.spec.kind === 'data' ? `${new URL(url).pathname} (local data, answered in this process)` : url;
+      return `language ${session.settings.language ?? 'none'}: ${where}`;
     },
   },
   {

@@ -735,9 +735,10 @@ describe('dot commands say what went wrong', () => {
     const driver = startDriver({ source: demo });
     await driver.waitFor(prompt);
     expect(await ask(driver, '.lang fr', 'error[USAGE]')).toContain('local data is served under /en and /de only');
-    expect(await ask(driver, '.lang', 'language')).toContain('language none');
+    // local data has no address: the path its server API answers under, not a host where nothing listens
+    expect(await ask(driver, '.lang', 'language')).toContain('language none: /api/action/datastore_search (local data, answered in this process)');
     // local data under /de is the same data, read as it is first named
-    await ask(driver, '.lang de', 'language de');
+    expect(await ask(driver, '.lang de', 'language de')).toContain('language de: /de/api/action/datastore_search (local data');
     expect(await ask(driver, 'from schools limit 1', 'of 8 records')).toContain('1 of 8 records');
     await driver.exit();
   });
