@@ -15,7 +15,7 @@ import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { ToolError } from '../../errors.js';
 import {
-  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, isBadFile, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING,
+  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, isBadFile, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING, withExactIntegers,
   overrideOf, planCsvColumns, QUOTED_EMPTY, resourceIdFor, csvOptions,
 } from '../memory/load.js';
 import type { ColumnPlan, CsvPlan, Inference, JsonInference, Typing } from '../memory/load.js';
@@ -343,7 +343,7 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
         if (typeof value !== 'object' || value === null || Array.isArray(value)) {
           throw toolError('DATA_INVALID', [file, `line ${line} is not a JSON object (each line must be one record {"field": value, …})`], { file, line });
         }
-        yield { record: value as Record<string, unknown>, line };
+        yield { record: withExactIntegers(value as Record<string, unknown>, text), line };
       }
     } catch (error) {
       if ((error as { name?: unknown }).name === 'AbortError') {

@@ -163,6 +163,20 @@ describe.each(engineNames)('%s', (name) => {
     expect((await engine.search({ resource_id: 'events-array' })).records).toEqual((await engine.search({ resource_id: 'events' })).records);
   });
 
+  it('keeps an integer beyond 2^53 of an NDJSON or JSON file digit for digit, as of a CSV file and as the memory loader does', async () => {
+    const engine = engines.get(name);
+    const files = { 'exact.csv': 'n\n9007199254740993\n-12345678901234567890\n', 'exact-n.ndjson': '{"n": 9007199254740993}\n{"n": -12345678901234567890}\n', 'exact-a.json': '[{"n": 9007199254740993}, {"n": -12345678901234567890}]' };
+    for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
+    await loadFiles(engine.db, Object.keys(files).map((file) => join(dir, file)), { replace: true, indexes: false });
+    await engine.refresh();
+    for (const resource of ['exact', 'exact-n', 'exact-a']) {
+      const [memory] = await loadResources(join(dir, Object.keys(files).find((file) => file.startsWith(`${resource}.`))!));
+      expect((await engine.resource(resource))?.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'n', type: 'numeric' }]);
+      expect(memory?.fields).toEqual((await engine.resource(resource))?.fields);
+      expect((await engine.search({ resource_id: resource })).records).toEqual([{ _id: 1, n: '9007199254740993' }, { _id: 2, n: '-12345678901234567890' }]);
+    }
+  });
+
   it('a line that is not a JSON object is DATA_INVALID with its line number, and no table is made', async () => {
     const engine = engines.get(name);
     const error = await loadFiles(engine.db, [badLine], { indexes: false }).then(() => undefined, (e: unknown) => e);
