@@ -106,10 +106,18 @@ function unquoted(text: string): string {
   return /^"(?:[^"\\]|\\.)*"$/.test(text) ? (JSON.parse(text) as string) : text;
 }
 
-/** Splits `a b="x y" c` into words; double quotes keep spaces and stay part of the word. */
+/**
+ * Splits `a b="x y" c='z w' d=(1, 2)` into words: quotes (double or single,
+ * as in a query) and a parenthesised list keep their spaces and stay part of
+ * the word, so `.run` takes every value `--param` takes.
+ */
 function words(text: string): string[] {
-  return [...text.matchAll(/(?:[^\s"]+|"(?:[^"\\]|\\.)*")+/g)].map((match) => match[0]);
+  return [...text.matchAll(WORD)].map((match) => match[0]);
 }
+
+const QUOTED = String.raw`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`;
+// a quote with no closing one is a character of its word (`name=O'Brien`)
+const WORD = new RegExp(String.raw`(?:[^\s"'(]+|${QUOTED}|\((?:[^)"']|${QUOTED})*\)?|["'])+`, 'g');
 
 export const dotCommands: readonly DotCommand[] = [
   {
