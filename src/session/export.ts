@@ -131,6 +131,7 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
     });
   }
   const named = query.from.resource.kind === 'string' ? query.from.resource.value : '';
+  await refuseUnwritable(options.file, `${named.replace(/[^\p{L}\p{N}._-]+/gu, '-') || 'export'}.${format}`);
   const head = await client.search({ resource_id: named, limit: 0 }, signal === undefined ? {} : { signal });
   requests++;
   const id = head.resource_id;
@@ -196,7 +197,9 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   }
   const total = matches === undefined ? undefined : Math.min(Math.max(0, matches - (resolved.offset?.value.kind === 'number' ? resolved.offset.value.value : 0)), wanted);
   const writer = writerFor(format, fields, ckan);
-  const handle = await open(part, resumed === undefined ? 'w+' : 'a+');
+  const handle = await open(part, resumed === undefined ? 'w+' : 'a+').catch((error: unknown) => {
+    throw toolError('USAGE', [`cannot export to ${options.file}: ${part} cannot be written (${(error as { code?: string }).code ?? String(error)})`], { cause: error });
+  });
   await writeFile(marker, identity);
   let written = resumed?.records ?? 0;
   const pageSize = Math.max(1, Math.floor(options.pageSize ?? PAGE_SIZE));
@@ -272,6 +275,22 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   await rename(part, options.file);
   await rm(marker, { force: true });
   return { file: options.file, fieldsFile, format, path, records: written, requests, resumed: resumed?.records };
+}
+
+/**
+ * An output the export could not finish, refused before anything is asked
+ * or written: a file in a folder that does not exist, or a folder itself
+ * (the records would go to FOLDER.part, and the rename at the end would
+ * fail). `name` is the file suggested inside such a folder.
+ */
+async function refuseUnwritable(file: string, name: string): Promise<void> {
+  if ((await stat(file).catch(() => undefined))?.isDirectory() === true) {
+    throw toolError('USAGE', [`cannot export to ${file}: ${file} is a folder, and an export writes one file`], { hint: `give a file in it, such as ${join(file, name)}` });
+  }
+  const folder = dirname(file);
+  const parent = await stat(folder).catch(() => undefined);
+  if (parent === undefined) throw toolError('USAGE', [`cannot export to ${file}: the folder ${folder} does not exist`], { hint: `make it first (mkdir -p ${folder}), or write the file elsewhere` });
+  if (!parent.isDirectory()) throw toolError('USAGE', [`cannot export to ${file}: ${folder} is a file, not a folder`]);
 }
 
 /** A resource name or a query as a bound query. */

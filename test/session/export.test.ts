@@ -208,6 +208,25 @@ describe('resume', () => {
     expect([file, `${file}.part`, `${file}.part.json`].filter((each) => existsSync(each))).toEqual([]);
   });
 
+  it('an output in a folder that does not exist, or that is a folder, is refused before anything is written', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const missing = join(out, 'no-such-folder', 'many.csv');
+    await expect(exportRecords({ client, input: 'many', file: missing })).rejects.toMatchObject({
+      code: 'USAGE', message: expect.stringContaining(`the folder ${join(out, 'no-such-folder')} does not exist`),
+    });
+    // a folder as the output: the records were written to FOLDER.part and the rename failed at the end
+    const folder = join(out, 'a-folder');
+    mkdirSync(folder);
+    await expect(exportRecords({ client, input: 'many', file: folder })).rejects.toMatchObject({
+      code: 'USAGE', message: expect.stringContaining(`${folder} is a folder`), hint: expect.stringContaining(join(folder, 'many.csv')),
+    });
+    expect([`${folder}.part`, `${folder}.part.json`, `${folder}.fields.json`].filter((each) => existsSync(each))).toEqual([]);
+    // a folder nobody may write in (sysfs refuses even root): a usage error naming the file, not a crash
+    await expect(exportRecords({ client, input: 'many', file: '/sys/many.csv' })).rejects.toMatchObject({
+      code: 'USAGE', message: expect.stringContaining('/sys/many.csv.part cannot be written'),
+    });
+  });
+
   it('a new export the portal refuses before its first record leaves no FILE.part to resume', async () => {
     const file = join(out, 'refused.csv');
     // the field is checked against the resource first; a value the portal refuses fails the first page
