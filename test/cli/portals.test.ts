@@ -104,4 +104,17 @@ describe('the commands on a portal', () => {
     const bad = await ckql(['export', 'courses', '-o', join(work, 'x.csv'), '--format', 'xls', '--url', server.url]);
     expect(bad.code).toBe(2);
   });
+
+  it('ckql export of a resource the source does not have names the one meant, as ckql query and ckql fields do', async () => {
+    // local data knows its resources (a portal's are known as they are used)
+    const data = join(repoRoot, 'examples', 'data');
+    const named = await ckql(['export', 'corses', '-o', join(work, 'c.csv'), '--data', data]);
+    expect(named.code).toBe(3);
+    expect(named.stderr).toContain('hint: did you mean "courses"?');
+    const query = await ckql(['export', 'from corses where level >= 3', '-o', join(work, 'c.csv'), '--data', data]);
+    expect(query.code).toBe(3);
+    expect(query.stderr).toContain('error[UNKNOWN_RESOURCE]: no resource named "corses" in this source');
+    expect(query.stderr).toContain('1 | from corses where level >= 3\n  |      ^^^^^^');
+    expect(query.stderr).toContain('hint: did you mean "courses"?');
+  });
 });
