@@ -23,6 +23,7 @@ import { CellError, cellValue, jsonValueOf } from '../declared.js';
 import type { InferMode } from '../declared.js';
 import type { FieldDictionary, FieldType, JsonValue } from '../../datastore/types.js';
 import { exceedsDepth } from '../../datastore/values.js';
+import { ALIAS_NAME_RULE, isValidAliasName } from '../../datastore/validate.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
@@ -68,6 +69,9 @@ export interface LoadedResource {
 export async function loadFiles(db: Db, paths: readonly string[], options: LoadFilesOptions = {}): Promise<LoadedResource[]> {
   const files = await listDataFiles(paths, options.fields === undefined ? {} : { fields: options.fields });
   if (options.alias !== undefined && files.length !== 1) throw toolError('USAGE', [`--alias names one resource, but ${files.length} files are loaded`]);
+  if (options.alias !== undefined && !isValidAliasName(options.alias)) {
+    throw toolError('USAGE', [`--alias ${JSON.stringify(options.alias)} is not a valid alias name`], { hint: ALIAS_NAME_RULE });
+  }
   const privateNames = new Set(options.private === true || options.private === undefined ? [] : options.private);
   // Checked before anything is loaded.
   const unknown = [...privateNames].find((name) => !files.some((f) => f.aliases.includes(name) || f.id === name));

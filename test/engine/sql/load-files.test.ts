@@ -208,6 +208,26 @@ describe.each(engineNames)('%s', (name) => {
     expect(await engine.resource('fresh')).toBeUndefined();
   });
 
+  it('an --alias CKAN\'s datastore_create refuses is refused before anything is loaded; the names CKAN takes are taken', async () => {
+    const engine = engines.get(name);
+    // ckanext/datastore/helpers.py is_valid_table_name: not empty, no leading "_", no white space around, no `"`, no `%`
+    for (const alias of ['', '_hidden', 'say "hi"', '50%', ' padded', 'padded ']) {
+      const error = await loadFiles(engine.db, [prices], { replace: true, indexes: false, alias }).then(() => undefined, (e: unknown) => e);
+      expect(error, JSON.stringify(alias)).toBeInstanceOf(ToolError);
+      expect({ code: (error as ToolError).code, message: (error as ToolError).message }).toEqual({
+        code: 'USAGE', message: `--alias ${JSON.stringify(alias)} is not a valid alias name`,
+      });
+    }
+    await engine.refresh();
+    expect(await engine.resource('_hidden')).toBeUndefined();
+    // CKAN's own test of the rule takes these
+    for (const alias of ['foo bar', '42', "'"]) {
+      await loadFiles(engine.db, [prices], { replace: true, indexes: false, alias });
+      await engine.refresh();
+      expect((await engine.search({ resource_id: alias })).total).toBe(4);
+    }
+  });
+
   it('a malformed CSV is DATA_INVALID with its line, and no table is made', async () => {
     const engine = engines.get(name);
     const error = await loadFiles(engine.db, [broken], { indexes: false }).then(() => undefined, (e: unknown) => e);
