@@ -12,7 +12,7 @@ import { formatString } from '../format.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
-  And, Bareword, BacktickField, Comma, Count, Equals, Group, Having, In, Keyword, keywordTokens, LParen, Not, NumberLiteral, Or,
+  And, Bareword, BacktickField, Comma, Count, Equals, From, Group, Having, In, Keyword, keywordTokens, LParen, Not, NumberLiteral, Or,
   Order, Parameter, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid, Where,
 } from './tokens.js';
 
@@ -362,6 +362,9 @@ function hintFor(
   if (token.tokenType === RParen && previous?.tokenType === Comma) return 'remove the "," before ")"';
   if (previous?.tokenType === In && wants('"("')) return 'write the values in parentheses: in (a, b)';
   if (token.tokenType === And && previous?.tokenType === Comma) return 'in a value list, values are separated by "," only';
+  if (previous?.tokenType === Semicolon && tokenMatcher(token, From)) {
+    return 'this takes one query; several, each ended by ";", run as a script: ckql -c \'…; …\', ckql -f FILE, or the REPL';
+  }
   if (expected.length === 1 && expected[0] === '"from"') {
     return 'a query starts with "from" and the resource to search: from <resource> where …';
   }
