@@ -308,6 +308,18 @@ describe('fields, resources, explain', () => {
     expect(rows[0]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
 
+  it('a table of resources, of fields or of named queries counts them by what they are, not as records', async () => {
+    // `courses` of this data has 5 records; its fields' table said "N of N records" above "courses: N fields, 5 records"
+    const resources = await ckql(['resources', '--data', data, '--format', 'table']);
+    expect(resources.stdout).toMatch(/\n2 resources\n$/);
+    const fields = await ckql(['fields', 'courses', '--data', data, '--format', 'table']);
+    const count = /courses: (\d+) fields, 5 records/.exec(fields.stderr)?.[1];
+    expect(fields.stdout).toMatch(new RegExp(`\\n${count} fields\\n$`));
+    expect(fields.stdout).not.toContain('records');
+    const one = await ckql(['resources', '--data', join(data, 'numbers.json'), '--format', 'table']);
+    expect(one.stdout).toMatch(/\n1 resource\n$/);
+  });
+
   it('resources lists the files it can read beside those it cannot, reports each bad one with its line, and exits 1', async () => {
     const mixed = join(root, 'mixed');
     await mkdir(mixed, { recursive: true });
