@@ -110,6 +110,13 @@ Example:
           throw toolError('DATA_INVALID', [data.join(', '), 'no file could be read, so there is nothing to serve'], { hint: 'fix the files above' });
         }
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
+        const locked = options.private ?? [];
+        if (locked.length > 0 && (tokens === undefined || tokens.length === 0)) {
+          // Not an error (a resource may be kept from everyone on purpose), but rarely what was meant.
+          const [what, them] = locked.length === 1 ? ['resource', 'it'] : ['resources', 'them'];
+          const where = tokens === undefined ? 'give the tokens with --tokens-file FILE' : `--tokens-file ${options.tokensFile} holds none`;
+          context.err(`warning: no token opens the private ${what} ${locked.join(', ')}: nobody can read ${them}; ${where} (one per line)`);
+        }
         // One engine for the API and the playground's queries (which go to the API in this process).
         const answering = engine ?? memoryEngine(tables);
         let publicUrl = '';
