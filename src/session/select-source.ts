@@ -250,7 +250,7 @@ function refusePortalFlags(flags: SourceFlags, where: string): void {
     flags.tokenFile === undefined ? undefined : '--token-file',
   ].filter((flag) => flag !== undefined);
   if (given.length > 0) {
-    throw toolError('USAGE', [`${given.join(', ')} only apply to a portal (--url or a url profile), not ${where}`]);
+    throw toolError('USAGE', [`${given.join(', ')} only ${given.length === 1 ? 'applies' : 'apply'} to a portal (--url or a url profile), not ${where}`]);
   }
 }
 
