@@ -7,7 +7,7 @@ import { parseTarget } from '../compile/plan.js';
 import { isAbsolute, resolve } from 'node:path';
 import { withDatastoreTables, type SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
-import { readParamValue, refuseUnknownParams } from '../session/params.js';
+import { readListedValue, refuseUnknownParams } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, ToolError, isUnknownResource, toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
@@ -96,7 +96,7 @@ export function readRunParams(words: readonly string[]): Params {
       });
     }
     if (Object.hasOwn(params, name)) throw toolError('USAGE', [`.run: ${name} is given twice; give each parameter once`]);
-    params[name] = readParamValue(word.slice(equals + 1));
+    params[name] = readListedValue(word.slice(equals + 1), `.run: ${name}`);
   }
   return params;
 }

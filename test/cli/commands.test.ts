@@ -110,6 +110,7 @@ describe('usage errors exit 2', () => {
     ['an unknown flag', ['query', 'from x', '--bogus'], /unknown option '--bogus'/],
     ['a bad --format value', ['query', 'from x', '--format', 'xml'], /unknown output format "xml"/],
     ['a --param without =', ['compile', 'from x', '--param', 'oops'], /--param expects name=value/],
+    ['a --param list not closed (bound as the text "(1," it matched nothing)', ['compile', 'from x where a in ($l)', '--param', 'l=(1,'], /--param l: "\(1," is not a list of values/],
     ['a token as an argument', ['query', 'from x', '--token', 's3cret'], /never taken as a command-line argument/],
     ['two sources', ['query', 'from x', '--data', 'a', '--url', 'http://x.org'], /give only one/],
     ['--lang with local data', ['query', 'from x', '--data', 'a', '--lang', 'en'], /--lang only applies to a portal/],

@@ -690,6 +690,8 @@ describe('dot commands say what went wrong', () => {
     expect(listed).toContain('Technische Hochschule Südstadt');
     expect(await ask(driver, ".run named name='Harbour City College'", '1 of 1 record')).toContain('NZ');
     expect(await ask(driver, '.run named name="Harbour City College"', '1 of 1 record')).toContain('NZ');
+    // a list not closed is refused (as text it matched nothing)
+    expect(await ask(driver, '.run in-countries countries=(NO, DE', 'error[USAGE]')).toContain('.run: countries: "(NO, DE" is not a list of values');
     await driver.exit();
   });
 
