@@ -165,7 +165,25 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   }
 
   const orderedById = isIdOrder(resolved.order?.keys) && resolved.select?.distinct !== true;
+  if (options.path !== undefined) await refuseForcedPath(options.path);
   let path = options.path ?? (await choosePath(true));
+  /** A path given (`--via`) that cannot give the query's records as asked: refused, not taken. */
+  async function refuseForcedPath(forced: ExportPath): Promise<void> {
+    const refuse = (why: string): never => {
+      throw toolError('USAGE', [`--via ${forced} cannot give this export: ${why}`], { hint: 'leave out --via: ckql takes the cheapest path that gives each record once' });
+    };
+    if (forced === 'next_page') {
+      if (target !== 'ckan-2.12') refuse(`next_page is CKAN 2.12's, and this source answers as ${target}`);
+      if (!orderedById) refuse('it pages in _id order, and the query orders its records otherwise (or asks for distinct ones)');
+      if (resolved.search !== undefined || resolved.offset !== undefined || !wholeOn(resolved, 'ckan-2.12')) {
+        refuse('the portal must say the whole query, and CKAN 2.12 cannot say all of it (a search, an offset, or a condition ckql applies itself)');
+      }
+    }
+    if (forced === 'sql') {
+      if (!orderedById || resolved.offset !== undefined) refuse('it pages in _id order from the first record, and the query orders its records otherwise or skips some (offset)');
+      if (target !== 'sql' && !(await sqlEnabled())) refuse('this source does not answer datastore_search_sql');
+    }
+  }
   async function choosePath(dump: boolean): Promise<ExportPath> {
     if (dump && dumpParams(resolved, target, fields, format) !== undefined) return 'dump';
     if (target === 'ckan-2.12' && orderedById && wholeOn(resolved, 'ckan-2.12') && resolved.search === undefined && resolved.offset === undefined) return 'next_page';

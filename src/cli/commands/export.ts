@@ -52,7 +52,7 @@ export function registerExport(program: Command, run: CommandRun): void {
     .option('--no-fields-file', 'do not write NAME.fields.json (types, data dictionary, id and aliases) beside the file')
     .option('--bom', 'csv/tsv: start with a UTF-8 BOM, for spreadsheets')
     .option('--page-size <n>', 'records per request when paging (default 10000)', integerOption('--page-size', 1, 32_000))
-    .addOption(new Option('--via <path>', `take this path instead of the cheapest: ${EXPORT_PATHS.join(', ')}`).argParser(choice('--via', EXPORT_PATHS)));
+    .addOption(new Option('--via <path>', `take this path instead of the cheapest, where it gives the query's records: ${EXPORT_PATHS.join(', ')}`).argParser(choice('--via', EXPORT_PATHS)));
   addParamOption(command).addHelpText(
     'after',
     `
