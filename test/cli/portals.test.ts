@@ -105,6 +105,13 @@ describe('the commands on a portal', () => {
     expect(bad.code).toBe(2);
   });
 
+  it('a "dataset/resource" name whose dataset lacks the resource keeps what the dataset has', async () => {
+    // it was retold as 'no resource named "university/corses" in this source', with no hint at all
+    const result = await ckql(['query', 'from "university/corses" limit 1', '--url', server.url]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('the dataset "university" has no resource named "corses"; its resources: "courses", "enrolments", "schools"');
+  });
+
   it('ckql export of a resource the source does not have names the one meant, as ckql query and ckql fields do', async () => {
     // local data knows its resources (a portal's are known as they are used)
     const data = join(repoRoot, 'examples', 'data');
