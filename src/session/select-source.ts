@@ -228,7 +228,8 @@ function refuseTypingFlags(flags: SourceFlags, where: string): void {
 
 /** Seconds as the source spec's milliseconds. */
 function timeoutOf(seconds: number | undefined): { timeout?: number } {
-  return seconds === undefined ? {} : { timeout: Math.round(seconds * 1_000) };
+  // at least a millisecond: a positive number of seconds is never a timeout of 0 ms, which the client refuses
+  return seconds === undefined ? {} : { timeout: Math.max(1, Math.round(seconds * 1_000)) };
 }
 
 /** `--token-file`, else `CKQL_TOKEN`. */

@@ -310,6 +310,13 @@ describe('fields, resources, explain', () => {
     expect(rows[0]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
 
+  it('a --timeout below a millisecond is taken as one (it was refused as "timeout must be a positive number, not 0")', async () => {
+    const result = await ckql(['query', 'from courses limit 1', '--data', data, '--timeout', '0.0001']);
+    expect(result.stderr).not.toContain('must be a positive number');
+    // in time, or timed out: not a usage error
+    expect([0, 4]).toContain(result.code);
+  });
+
   it('a table of resources, of fields or of named queries counts them by what they are, not as records', async () => {
     // `courses` of this data has 5 records; its fields' table said "N of N records" above "courses: N fields, 5 records"
     const resources = await ckql(['resources', '--data', data, '--format', 'table']);
