@@ -183,8 +183,13 @@ export const dotCommands: readonly DotCommand[] = [
       let all = false;
       for (const word of argument.trim().split(/\s+/).filter((each) => each !== '')) {
         if (word === '--all') all = true;
-        else if (/^(org|organization):/.test(word)) organization = word.slice(word.indexOf(':') + 1);
-        else words.push(word);
+        else if (word.startsWith('--')) {
+          // an option mistyped would be searched for as a word, and find nothing
+          throw toolError('USAGE', [`.datasets takes words, org:NAME and --all, found ${JSON.stringify(word)}`], { hint: didYouMean(word, ['--all']) ?? 'for example .datasets air quality org:city --all' });
+        } else if (/^(org|organization):/.test(word)) {
+          organization = word.slice(word.indexOf(':') + 1);
+          if (organization === '') throw toolError('USAGE', ['.datasets org: needs the name of an organization'], { hint: 'for example .datasets org:city' });
+        } else words.push(word);
       }
       const text = words.join(' ');
       const query = { ...(text === '' ? {} : { text }), ...(organization === undefined ? {} : { organization }), signal: io.signal };

@@ -95,6 +95,10 @@ describe('the commands on a portal', () => {
     expect(csv.stdout).toContain('university,University demo data,,');
     const none = await ckql(['datasets', 'no-such-words', '--url', server.url, '--format', 'json']);
     expect(JSON.parse(none.stdout)).toEqual([]);
+    // an empty --org (an unset shell variable) listed every dataset
+    const empty = await ckql(['datasets', '--org', '', '--url', server.url]);
+    expect([empty.code, empty.stdout]).toEqual([2, '']);
+    expect(empty.stderr).toContain('--org needs a name');
   });
 
   it('ckql export says what it wrote, and by which path', async () => {
