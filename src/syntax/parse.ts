@@ -70,9 +70,12 @@ function unexpectedCharacter(offset: number, source: string): QueryError {
   return queryError('UNEXPECTED_CHARACTER', { start: offset, end: offset + found.length }, [found], {
     source,
     found,
-    hint: characterHint(found),
+    hint: /^\s*$/.test(source.slice(0, offset)) && /^\.[a-z]/i.test(source.slice(offset)) ? DOT_COMMAND_HINT : characterHint(found),
   });
 }
+
+/** `.format csv` where a query is read (a script, `ckql query`): a REPL command, not a query. */
+const DOT_COMMAND_HINT = 'a line that starts with "." is a REPL command (.format, .limit, …), typed at the ckql> prompt; a script or a query holds queries only, and settings are flags (--format csv)';
 
 function characterHint(found: string): string | undefined {
   switch (found) {
