@@ -579,8 +579,6 @@ async function ndjsonFileRows(file: string, alias: string, onProgress?: (progres
   return rows;
 }
 
-/** A run of digits long enough to be an integer beyond 2^53: only a record whose text has one can have been rounded. */
-const LONG_DIGITS = /\d{16}/;
 const INTEGER_DIGITS = /^-?\d+$/;
 
 /**
@@ -593,11 +591,11 @@ const INTEGER_DIGITS = /^-?\d+$/;
  * @example withExactIntegers({ n: 9007199254740992 }, '{"n": 9007199254740993}') // → { n: 9007199254740993n }
  */
 export function withExactIntegers<R extends Record<string, unknown>>(record: R, text: string): R {
-  if (!LONG_DIGITS.test(text)) return record;
   let exact: unknown;
+  // The values first (a few ns a record), the text again only for a record that holds such a number.
   for (const key in record) {
     const value = record[key];
-    if (key === '_id' || typeof value !== 'number' || Number.isSafeInteger(value) || !Number.isInteger(value)) continue;
+    if (typeof value !== 'number' || (value <= Number.MAX_SAFE_INTEGER && value >= Number.MIN_SAFE_INTEGER) || key === '_id') continue;
     try {
       exact ??= parseLossless(text);
     } catch {
