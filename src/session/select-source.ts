@@ -89,6 +89,7 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
   if (flags.url !== undefined) {
     checkUrl(flags.url);
     if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, '--url');
+    refuseEngineFlags(flags, '--url');
     const token = await flagToken(flags, env);
     return {
       spec: {
@@ -162,6 +163,7 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
     };
   }
   if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
+  refuseEngineFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
   let token = await flagToken({ tokenFile: flags.tokenFile }, {});
   if (token === undefined && profile.token !== undefined) {
     const secret = await readToken(profile.token, {
@@ -224,6 +226,19 @@ function typingOf(flags: SourceFlags, cwd: string, profileInfer?: InferMode): { 
 function refuseTypingFlags(flags: SourceFlags, where: string): void {
   const given = [flags.fields === undefined ? undefined : '--fields', flags.infer === undefined ? undefined : '--infer'].filter((flag) => flag !== undefined);
   throw toolError('USAGE', [`${given.join(', ')} declare the types of local data files, not of ${where}`], { hint: 'a portal says its own types; use --data or a data profile' });
+}
+
+/** `--engine`, `--db`, `--db-dir` with a portal: they choose who answers local data, and a portal answers itself (they were ignored). */
+function refuseEngineFlags(flags: SourceFlags, where: string): void {
+  const given = [
+    flags.engine === undefined ? undefined : '--engine',
+    flags.db === undefined ? undefined : '--db',
+    flags.dbDir === undefined ? undefined : '--db-dir',
+  ].filter((flag) => flag !== undefined);
+  if (given.length === 0) return;
+  throw toolError('USAGE', [`${given.join(', ')} ${given.length === 1 ? 'chooses' : 'choose'} who answers local data, not ${where}, which answers itself`], {
+    hint: 'leave it out for a portal; a PostgreSQL datastore is served with --db alone (no --url)',
+  });
 }
 
 /** Seconds as the source spec's milliseconds. */

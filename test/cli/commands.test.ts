@@ -115,6 +115,8 @@ describe('usage errors exit 2', () => {
     ['two sources', ['query', 'from x', '--data', 'a', '--url', 'http://x.org'], /give only one/],
     ['--lang with local data', ['query', 'from x', '--data', 'a', '--lang', 'en'], /--lang only applies to a portal/],
     ['--lang and --get with local data', ['query', 'from x', '--data', 'a', '--lang', 'en', '--get'], /--lang, --get only apply to a portal/],
+    ['--engine with a portal (it was ignored)', ['query', 'from x', '--url', 'http://127.0.0.1:9', '--engine', 'pglite'], /--engine chooses who answers local data, not --url/],
+    ['--db with a portal (it was ignored)', ['query', 'from x', '--url', 'http://127.0.0.1:9', '--db', 'postgres://u@h/d'], /--db chooses who answers local data, not --url/],
     ['a URL that is not http', ['query', 'from x', '--url', 'ftp://x.org'], /http\(s\) URL/],
     ['a bad port', ['serve', '.', '--port', '99999'], /--port must be a whole number/],
     ['a bad --max-body', ['serve', '.', '--max-body', 'lots'], /--max-body must be a size/],
