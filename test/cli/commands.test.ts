@@ -49,10 +49,16 @@ describe('compile and format (no source needed)', () => {
     });
   });
 
-  it('format prints the canonical text', async () => {
+  it('format prints the canonical text, and keeps the comments (they were dropped), as the language service formats', async () => {
     const result = await ckql(['format', 'FROM courses LIMIT 5 WHERE stage = "active" -- comment']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe('from courses\nwhere stage = active\nlimit 5\n');
+    expect(result.stdout).toBe('from courses\nwhere stage = active\nlimit 5 -- comment\n');
+    const before = await ckql(['format', '-'], { input: '-- weekly\nFROM courses LIMIT 5\n' });
+    expect(before.stdout).toBe('-- weekly\nfrom courses\nlimit 5\n');
+    // a comment inside the query: the text is printed as written, and stderr says why
+    const inside = await ckql(['format', 'FROM courses -- math only\nWHERE subject = math']);
+    expect([inside.code, inside.stdout]).toEqual([0, 'FROM courses -- math only\nWHERE subject = math\n']);
+    expect(inside.stderr).toContain('a comment inside the query keeps it as written');
   });
 
   it('format --from request and --from sql read a request and the sql target\'s SELECT back into a query', async () => {
