@@ -122,6 +122,13 @@ describe('ckql serve', () => {
     }
   });
 
+  it('stopped as soon as it says "listening on", it exits 0 (the signal handlers came after the line, and the signal killed it)', async () => {
+    for (let round = 0; round < 4; round++) {
+      const server = await serve([join(data, 'numbers.json'), '--no-playground']);
+      expect((await server.stop(round % 2 === 0 ? 'SIGTERM' : 'SIGINT')).code).toBe(0);
+    }
+  });
+
   it('--private with no token to open it says so: every request for it would be refused', async () => {
     const server = await serve([data, '--private', 'courses']);
     try {

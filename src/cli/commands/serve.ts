@@ -154,21 +154,24 @@ Example:
           throw error;
         });
         publicUrl = server.url;
+        // Ready for SIGINT/SIGTERM before "listening on" is printed: a script that stops the server as soon as
+        // it reads that line gets exit 0, not a death by the signal.
+        let resolveStop: () => void = () => undefined;
+        const stopped = new Promise<void>((resolve) => (resolveStop = resolve));
+        const stop = (): void => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolveStop();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
         await context.out(`listening on ${server.url}\n`);
         if (actions !== undefined) context.err(`playground: ${server.url}/`);
         const served = engine === undefined
           ? tables.map((table) => `${table.aliases[0] ?? table.id} (${table.rows.length})`)
           : (await engine.resources()).map((r) => r.aliases[0] ?? r.id);
         context.err(`serving ${served.length} resource${served.length === 1 ? '' : 's'}${engine === undefined ? '' : ` with ${engine.label}`}: ${served.join(', ')}`);
-        await new Promise<void>((resolveStop) => {
-          const stop = (): void => {
-            process.off('SIGINT', stop);
-            process.off('SIGTERM', stop);
-            resolveStop();
-          };
-          process.on('SIGINT', stop);
-          process.on('SIGTERM', stop);
-        });
+        await stopped;
         await server.close();
         await actions?.close();
         await engine?.close();
