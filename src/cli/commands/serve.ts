@@ -20,6 +20,7 @@ import { badFileReporter } from '../report.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { memoryEngine } from '../../engine/memory/engine.js';
 import { packageVersion } from '../version.js';
+import { untilStopped } from '../interrupt.js';
 
 interface ServeOptions {
   readonly host: string;
@@ -154,17 +155,7 @@ Example:
           throw error;
         });
         publicUrl = server.url;
-        // Ready for SIGINT/SIGTERM before "listening on" is printed: a script that stops the server as soon as
-        // it reads that line gets exit 0, not a death by the signal.
-        let resolveStop: () => void = () => undefined;
-        const stopped = new Promise<void>((resolve) => (resolveStop = resolve));
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolveStop();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
+        const stopped = untilStopped();
         await context.out(`listening on ${server.url}\n`);
         if (actions !== undefined) context.err(`playground: ${server.url}/`);
         const served = engine === undefined
