@@ -43,3 +43,25 @@ export async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>
     controller.signal.removeEventListener('abort', onAbort);
   }
 }
+
+/**
+ * A server command's end: resolves at the first SIGINT or SIGTERM, listening
+ * from this call on. Call it before printing the line that says the server
+ * is ready, so a script that stops it on that line sees exit 0, not a death
+ * by the signal.
+ * @example
+ * const stopped = untilStopped();
+ * await context.out(`listening on ${server.url}\n`);
+ * await stopped;
+ */
+export function untilStopped(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -10,6 +10,7 @@ import { parse as parseToml } from 'smol-toml';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { toolError } from '../errors.js';
+import { didYouMean } from '../text.js';
 import type { ToolError } from '../errors.js';
 import { formatKeyPath, lineOfPath } from './locate.js';
 import type { ConfigFormat, KeyPath } from './locate.js';
@@ -233,7 +234,9 @@ function check<T extends z.ZodType>(schema: T, value: unknown, path: KeyPath, fa
   const at = [...path, ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))];
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';
-    return invalidThrow(fail([...at, key], `unknown key ${JSON.stringify(key)}`, hint));
+    // the keys of the object checked (a key of a nested one has a path, and its own check)
+    const known = issue.path.length === 0 && 'shape' in schema ? Object.keys((schema as unknown as z.ZodObject).shape).filter((each) => !each.startsWith('$')) : [];
+    return invalidThrow(fail([...at, key], `unknown key ${JSON.stringify(key)}`, didYouMean(key, known) ?? hint));
   }
   const actual = valueAt(value, issue.path);
   if (actual === undefined && issue.code === 'invalid_type') return invalidThrow(fail(at, 'is missing', hint));

@@ -334,8 +334,10 @@ export function cellValue(cell: string, type: FieldType): JsonValue {
  * @example jsonValueOf('42', 'int4') // → 42
  * @example jsonValueOf(7, 'text')    // → '7'
  */
-export function jsonValueOf(value: JsonValue | undefined, type: FieldType): JsonValue {
+export function jsonValueOf(value: JsonValue | bigint | undefined, type: FieldType): JsonValue {
   if (value === undefined || value === null) return null;
+  // an integer the loader read exactly (memory/load.ts `withExactIntegers`): its digits, as a cell's
+  if (typeof value === 'bigint') return type === 'json' ? Number(value) : type.startsWith('_') ? [cellValue(String(value), type.slice(1) as FieldType)] : cellValue(String(value), type);
   if (type === 'json') return value;
   if (type.startsWith('_')) {
     if (!Array.isArray(value)) return typeof value === 'string' ? arrayValue(value, type.slice(1) as ScalarFieldType) : [jsonValueOf(value, type.slice(1) as FieldType)];

@@ -19,6 +19,7 @@ import { isNumberType } from '../datastore/values.js';
 import { cellText } from './cell-text.js';
 import { escapeInvisible, ownValue, stringifyJson } from './safe-text.js';
 import { facetsMarkdown, renderFacets } from './facets.js';
+import type { Noun } from './table/layout.js';
 
 export const outputFormats = ['table', 'json', 'ndjson', 'csv', 'markdown'] as const;
 export type OutputFormat = (typeof outputFormats)[number];
@@ -42,6 +43,8 @@ export interface FormatOptions {
   readonly escapeFormulas?: boolean;
   /** table: a line under the footer (why a result was cut short) */
   readonly note?: string;
+  /** table: what the rows are, when not records (`7 fields`, `3 resources`) */
+  readonly noun?: Noun;
 }
 
 /**
@@ -299,6 +302,7 @@ async function renderTable(result: SearchResult, options: FormatOptions & { read
     ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
     ...(options.returned === undefined ? {} : { returned: options.returned }),
     ...(options.note === undefined ? {} : { note: options.note }),
+    ...(options.noun === undefined ? {} : { noun: options.noun }),
   });
   return text.endsWith('\n') ? text : `${text}\n`;
 }

@@ -7,7 +7,7 @@ import { parseTarget } from '../compile/plan.js';
 import { isAbsolute, resolve } from 'node:path';
 import { withDatastoreTables, type SourceSpec } from '../session/source.js';
 import { didYouMean } from '../session/nearest.js';
-import { readParamValue, refuseUnknownParams } from '../session/params.js';
+import { readListedValue, refuseUnknownParams } from '../session/params.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, ToolError, isUnknownResource, toolError } from '../errors.js';
 import { outputFormats, parseOutputFormat } from '../output/format-records.js';
@@ -96,7 +96,7 @@ export function readRunParams(words: readonly string[]): Params {
       });
     }
     if (Object.hasOwn(params, name)) throw toolError('USAGE', [`.run: ${name} is given twice; give each parameter once`]);
-    params[name] = readParamValue(word.slice(equals + 1));
+    params[name] = readListedValue(word.slice(equals + 1), `.run: ${name}`);
   }
   return params;
 }
@@ -106,10 +106,18 @@ function unquoted(text: string): string {
   return /^"(?:[^"\\]|\\.)*"$/.test(text) ? (JSON.parse(text) as string) : text;
 }
 
-/** Splits `a b="x y" c` into words; double quotes keep spaces and stay part of the word. */
+/**
+ * Splits `a b="x y" c='z w' d=(1, 2)` into words: quotes (double or single,
+ * as in a query) and a parenthesised list keep their spaces and stay part of
+ * the word, so `.run` takes every value `--param` takes.
+ */
 function words(text: string): string[] {
-  return [...text.matchAll(/(?:[^\s"]+|"(?:[^"\\]|\\.)*")+/g)].map((match) => match[0]);
+  return [...text.matchAll(WORD)].map((match) => match[0]);
 }
+
+const QUOTED = String.raw`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`;
+// a quote with no closing one is a character of its word (`name=O'Brien`)
+const WORD = new RegExp(String.raw`(?:[^\s"'(]+|${QUOTED}|\((?:[^)"']|${QUOTED})*\)?|["'])+`, 'g');
 
 export const dotCommands: readonly DotCommand[] = [
   {
@@ -175,8 +183,13 @@ export const dotCommands: readonly DotCommand[] = [
       let all = false;
       for (const word of argument.trim().split(/\s+/).filter((each) => each !== '')) {
         if (word === '--all') all = true;
-        else if (/^(org|organization):/.test(word)) organization = word.slice(word.indexOf(':') + 1);
-        else words.push(word);
+        else if (word.startsWith('--')) {
+          // an option mistyped would be searched for as a word, and find nothing
+          throw toolError('USAGE', [`.datasets takes words, org:NAME and --all, found ${JSON.stringify(word)}`], { hint: didYouMean(word, ['--all']) ?? 'for example .datasets air quality org:city --all' });
+        } else if (/^(org|organization):/.test(word)) {
+          organization = word.slice(word.indexOf(':') + 1);
+          if (organization === '') throw toolError('USAGE', ['.datasets org: needs the name of an organization'], { hint: 'for example .datasets org:city' });
+        } else words.push(word);
       }
       const text = words.join(' ');
       const query = { ...(text === '' ? {} : { text }), ...(organization === undefined ? {} : { organization }), signal: io.signal };

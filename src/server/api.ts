@@ -154,7 +154,7 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
     if (error instanceof DatastoreError && error.status !== undefined && error.body !== undefined) {
       // A body CKAN writes as a bare JSON string (a 400 for unreadable data) has no envelope.
       const text = typeof error.body === 'string' ? JSON.stringify(error.body) : envelopes(route?.language, route?.action).error(error.body);
-      return { status: error.status, type: JSON_TYPE, text, ...(error.status === 405 ? { headers: { allow: 'GET, POST, OPTIONS' } } : {}) };
+      return { status: error.status, type: JSON_TYPE, text, ...(error.status === 405 ? { headers: { allow: 'GET, HEAD, POST, OPTIONS' } } : {}) };
     }
     // Not an error a request can legitimately cause: answer 500 and keep serving.
     const body: ErrorBody = { __type: 'Internal Server Error', message: 'Internal Server Error' };
@@ -241,8 +241,8 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
 
   // `/datastore/dump/<id>`: the whole resource as a file (dump.ts).
   const dump = async (request: ApiRequest, id: string, query: string, signal: AbortSignal | undefined): Promise<ApiAnswer> => {
-    if (request.method !== 'GET') {
-      return { status: 405, type: HTML_TYPE, text: 'Method not allowed: the dump is read with GET\n', headers: { allow: 'GET' } };
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return { status: 405, type: HTML_TYPE, text: 'Method not allowed: the dump is read with GET\n', headers: { allow: 'GET, HEAD' } };
     }
     // A private resource the token does not open is as missing as one that is not there (CKAN answers 404 for both).
     const info = await engine.resource(id);
@@ -274,7 +274,9 @@ export function apiFor(engine: Engine, privateIds: ReadonlySet<string>, options:
       }
       const callback = query === '' ? undefined : callbackOf(query);
       switch (request.method) {
+        // HEAD as GET, as CKAN's Flask routes answer it; node:http leaves the body out
         case 'GET':
+        case 'HEAD':
           return await run(request, route, requestFromQueryString(query), query, callback, signal);
         case 'POST': {
           const text = request.body ?? '';

@@ -131,6 +131,7 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
     });
   }
   const named = query.from.resource.kind === 'string' ? query.from.resource.value : '';
+  await refuseUnwritable(options.file, `${named.replace(/[^\p{L}\p{N}._-]+/gu, '-') || 'export'}.${format}`);
   const head = await client.search({ resource_id: named, limit: 0 }, signal === undefined ? {} : { signal });
   requests++;
   const id = head.resource_id;
@@ -164,7 +165,25 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   }
 
   const orderedById = isIdOrder(resolved.order?.keys) && resolved.select?.distinct !== true;
+  if (options.path !== undefined) await refuseForcedPath(options.path);
   let path = options.path ?? (await choosePath(true));
+  /** A path given (`--via`) that cannot give the query's records as asked: refused, not taken. */
+  async function refuseForcedPath(forced: ExportPath): Promise<void> {
+    const refuse = (why: string): never => {
+      throw toolError('USAGE', [`--via ${forced} cannot give this export: ${why}`], { hint: 'leave out --via: ckql takes the cheapest path that gives each record once' });
+    };
+    if (forced === 'next_page') {
+      if (target !== 'ckan-2.12') refuse(`next_page is CKAN 2.12's, and this source answers as ${target}`);
+      if (!orderedById) refuse('it pages in _id order, and the query orders its records otherwise (or asks for distinct ones)');
+      if (resolved.search !== undefined || resolved.offset !== undefined || !wholeOn(resolved, 'ckan-2.12')) {
+        refuse('the portal must say the whole query, and CKAN 2.12 cannot say all of it (a search, an offset, or a condition ckql applies itself)');
+      }
+    }
+    if (forced === 'sql') {
+      if (!orderedById || resolved.offset !== undefined) refuse('it pages in _id order from the first record, and the query orders its records otherwise or skips some (offset)');
+      if (target !== 'sql' && !(await sqlEnabled())) refuse('this source does not answer datastore_search_sql');
+    }
+  }
   async function choosePath(dump: boolean): Promise<ExportPath> {
     if (dump && dumpParams(resolved, target, fields, format) !== undefined) return 'dump';
     if (target === 'ckan-2.12' && orderedById && wholeOn(resolved, 'ckan-2.12') && resolved.search === undefined && resolved.offset === undefined) return 'next_page';
@@ -196,7 +215,9 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   }
   const total = matches === undefined ? undefined : Math.min(Math.max(0, matches - (resolved.offset?.value.kind === 'number' ? resolved.offset.value.value : 0)), wanted);
   const writer = writerFor(format, fields, ckan);
-  const handle = await open(part, resumed === undefined ? 'w+' : 'a+');
+  const handle = await open(part, resumed === undefined ? 'w+' : 'a+').catch((error: unknown) => {
+    throw toolError('USAGE', [`cannot export to ${options.file}: ${part} cannot be written (${(error as { code?: string }).code ?? String(error)})`], { cause: error });
+  });
   await writeFile(marker, identity);
   let written = resumed?.records ?? 0;
   const pageSize = Math.max(1, Math.floor(options.pageSize ?? PAGE_SIZE));
@@ -272,6 +293,22 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   await rename(part, options.file);
   await rm(marker, { force: true });
   return { file: options.file, fieldsFile, format, path, records: written, requests, resumed: resumed?.records };
+}
+
+/**
+ * An output the export could not finish, refused before anything is asked
+ * or written: a file in a folder that does not exist, or a folder itself
+ * (the records would go to FOLDER.part, and the rename at the end would
+ * fail). `name` is the file suggested inside such a folder.
+ */
+async function refuseUnwritable(file: string, name: string): Promise<void> {
+  if ((await stat(file).catch(() => undefined))?.isDirectory() === true) {
+    throw toolError('USAGE', [`cannot export to ${file}: ${file} is a folder, and an export writes one file`], { hint: `give a file in it, such as ${join(file, name)}` });
+  }
+  const folder = dirname(file);
+  const parent = await stat(folder).catch(() => undefined);
+  if (parent === undefined) throw toolError('USAGE', [`cannot export to ${file}: the folder ${folder} does not exist`], { hint: `make it first (mkdir -p ${folder}), or write the file elsewhere` });
+  if (!parent.isDirectory()) throw toolError('USAGE', [`cannot export to ${file}: ${folder} is a file, not a folder`]);
 }
 
 /** A resource name or a query as a bound query. */

@@ -75,9 +75,26 @@ export function readParams(options: readonly string[]): Record<string, ParamValu
     if (Object.hasOwn(params, bare)) {
       throw toolError('USAGE', [`--param ${bare} is given twice; give each parameter once`]);
     }
-    params[bare] = readParamValue(option.slice(equals + 1));
+    params[bare] = readListedValue(option.slice(equals + 1), `--param ${bare}`);
   }
   return params;
+}
+
+/**
+ * A value as `readParamValue` reads it, where one that starts with `(` and
+ * is no list (`(1,`, `(a b)`) is a usage error naming `where`: it was meant
+ * as a list, and bound as text it would match nothing, silently.
+ * @example readListedValue('(3, 4)', '--param levels') // [3, 4]
+ * @example readListedValue('(3,', '--param levels') // throws USAGE: --param levels: "(3," is not a list of values
+ */
+export function readListedValue(text: string, where: string): ParamValue {
+  const value = readParamValue(text);
+  if (text.trimStart().startsWith('(') && !Array.isArray(value)) {
+    throw toolError('USAGE', [`${where}: ${JSON.stringify(text)} is not a list of values`], {
+      hint: 'write a list as (3, 4) or ("high school", college), closed with ")"; a text that starts with "(" is quoted: "(text)"',
+    });
+  }
+  return value;
 }
 
 /**

@@ -100,7 +100,9 @@ export async function refusalInQuery(
   params?: Readonly<Record<string, ParamValue>>,
   signal?: AbortSignal,
 ): Promise<QueryError | undefined> {
-  if (!(error instanceof DatastoreError)) return undefined;
+  // The source's own answer has a body; ckql's resolving of a "dataset/resource" name throws without one, and its message
+  // (the dataset's resources) says more than the list of the source's.
+  if (!(error instanceof DatastoreError) || error.body === undefined) return undefined;
   // A Validation Error is told by an unknown field, a Not Found of a resource by an unknown resource (not of a path).
   const telling = error.code === 'VALIDATION_ERROR' ? 'UNKNOWN_FIELD' : isUnknownResource(error) ? 'UNKNOWN_RESOURCE' : undefined;
   if (telling === undefined) return undefined;

@@ -89,6 +89,7 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
   if (flags.url !== undefined) {
     checkUrl(flags.url);
     if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, '--url');
+    refuseEngineFlags(flags, '--url');
     const token = await flagToken(flags, env);
     return {
       spec: {
@@ -162,6 +163,7 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
     };
   }
   if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
+  refuseEngineFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
   let token = await flagToken({ tokenFile: flags.tokenFile }, {});
   if (token === undefined && profile.token !== undefined) {
     const secret = await readToken(profile.token, {
@@ -226,9 +228,23 @@ function refuseTypingFlags(flags: SourceFlags, where: string): void {
   throw toolError('USAGE', [`${given.join(', ')} declare the types of local data files, not of ${where}`], { hint: 'a portal says its own types; use --data or a data profile' });
 }
 
+/** `--engine`, `--db`, `--db-dir` with a portal: they choose who answers local data, and a portal answers itself (they were ignored). */
+function refuseEngineFlags(flags: SourceFlags, where: string): void {
+  const given = [
+    flags.engine === undefined ? undefined : '--engine',
+    flags.db === undefined ? undefined : '--db',
+    flags.dbDir === undefined ? undefined : '--db-dir',
+  ].filter((flag) => flag !== undefined);
+  if (given.length === 0) return;
+  throw toolError('USAGE', [`${given.join(', ')} ${given.length === 1 ? 'chooses' : 'choose'} who answers local data, not ${where}, which answers itself`], {
+    hint: 'leave it out for a portal; a PostgreSQL datastore is served with --db alone (no --url)',
+  });
+}
+
 /** Seconds as the source spec's milliseconds. */
 function timeoutOf(seconds: number | undefined): { timeout?: number } {
-  return seconds === undefined ? {} : { timeout: Math.round(seconds * 1_000) };
+  // at least a millisecond: a positive number of seconds is never a timeout of 0 ms, which the client refuses
+  return seconds === undefined ? {} : { timeout: Math.max(1, Math.round(seconds * 1_000)) };
 }
 
 /** `--token-file`, else `CKQL_TOKEN`. */
@@ -250,7 +266,7 @@ function refusePortalFlags(flags: SourceFlags, where: string): void {
     flags.tokenFile === undefined ? undefined : '--token-file',
   ].filter((flag) => flag !== undefined);
   if (given.length > 0) {
-    throw toolError('USAGE', [`${given.join(', ')} only apply to a portal (--url or a url profile), not ${where}`]);
+    throw toolError('USAGE', [`${given.join(', ')} only ${given.length === 1 ? 'applies' : 'apply'} to a portal (--url or a url profile), not ${where}`]);
   }
 }
 

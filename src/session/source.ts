@@ -22,6 +22,7 @@ import { openEngine } from '../engine/open.js';
 import type { Engine, EngineKind } from '../engine/types.js';
 import { memoryEngine } from '../engine/memory/engine.js';
 import { openApi, streamOf, wholeText } from '../server/api.js';
+import { TABLE_METADATA } from '../server/metadata.js';
 import type { Api } from '../server/api.js';
 import type { CkanVersion, Row, SearchRequest, SearchResult, Table } from '../datastore/types.js';
 import { queryResources, type Query } from '../ast.js';
@@ -190,17 +191,18 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   const onBadFile = options.onBadFile;
   const tables = await loadResources(spec.paths, {
     ...typingOf(spec),
-    ...(options.resources === undefined ? {} : { only: options.resources }),
+    // `_table_metadata` lists every table: every file is read for it
+    ...(options.resources === undefined || options.resources.includes(TABLE_METADATA) ? {} : { only: options.resources }),
     ...(onProgress === undefined ? {} : { onProgress }),
     ...(onBadFile === undefined ? {} : { onBadFile }),
   }).finally(() => options.progress?.done());
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
-    (allTables ??= options.resources === undefined ? Promise.resolve(tables) : everyTableBut(spec, tables, options.progress, onBadFile));
+    (allTables ??= options.resources === undefined || options.resources.includes(TABLE_METADATA) ? Promise.resolve(tables) : everyTableBut(spec, tables, options.progress, onBadFile));
   const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
-  const count = options.resources === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
+  const count = options.resources === undefined || options.resources.includes(TABLE_METADATA) ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
   let closing: Promise<void> | undefined;
   return {
     label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}${count})`,
@@ -298,7 +300,9 @@ async function openLazyData(spec: Extract<SourceSpec, { kind: 'data' }>, progres
   };
   // A cancel does not wait for the files: the query stops at once, and they go on loading for the next one.
   const before = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<void> => {
-    const names = resourcesNamed(input, params);
+    const named = resourcesNamed(input, params);
+    // `_table_metadata` lists every table: every file is read for it
+    const names = named.includes(TABLE_METADATA) ? [...named, ...files.map((each) => each.id)] : named;
     if (names.length > 0) await untilAborted(Promise.all(names.map(read)), signal);
   };
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
@@ -500,7 +504,8 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
   // No dialect asked for: the engine answers a whole query itself (docs/executor.md). A target set by
   // --target or .target pages the data through the API as that portal would be (its fidelity, its limits).
   let asked = spec.target;
-  const direct = (input: SearchInput): input is Query | string => asked === undefined && !isRequest(input);
+  // `_table_metadata` is the API's (server/metadata.ts), not a table of the engine: a query reading it goes to the API.
+  const direct = (input: SearchInput): input is Query | string => asked === undefined && !isRequest(input) && !readsTableMetadata(input);
   // The engine's own answers too take `dataset/resource` names (client/resource-names.ts).
   return withResourceNames(clientWith(client, (inner) => ({
     setTarget: (target) => {
@@ -538,6 +543,15 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
       return { chosen: 'local', steps: describeTree(engineTree(engine, query, { all: false, total: true })) };
     },
   })));
+}
+
+function readsTableMetadata(input: Query | string): boolean {
+  try {
+    return queryResources(typeof input === 'string' ? parse(input) : input).includes(TABLE_METADATA);
+  } catch {
+    // a text that does not parse is the engine's to refuse
+    return false;
+  }
 }
 
 function isRequest(input: SearchInput): input is SearchRequest {

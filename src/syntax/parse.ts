@@ -12,7 +12,7 @@ import { formatString } from '../format.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
-  And, Bareword, BacktickField, Comma, Count, Equals, Group, Having, In, Keyword, keywordTokens, LParen, Not, NumberLiteral, Or,
+  And, Bareword, BacktickField, Comma, Count, Equals, From, Group, Having, In, Keyword, keywordTokens, LParen, Not, NumberLiteral, Or,
   Order, Parameter, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid, Where,
 } from './tokens.js';
 
@@ -70,9 +70,12 @@ function unexpectedCharacter(offset: number, source: string): QueryError {
   return queryError('UNEXPECTED_CHARACTER', { start: offset, end: offset + found.length }, [found], {
     source,
     found,
-    hint: characterHint(found),
+    hint: /^\s*$/.test(source.slice(0, offset)) && /^\.[a-z]/i.test(source.slice(offset)) ? DOT_COMMAND_HINT : characterHint(found),
   });
 }
+
+/** `.format csv` where a query is read (a script, `ckql query`): a REPL command, not a query. */
+const DOT_COMMAND_HINT = 'a line that starts with "." is a REPL command (.format, .limit, …), typed at the ckql> prompt; a script or a query holds queries only, and settings are flags (--format csv)';
 
 function characterHint(found: string): string | undefined {
   switch (found) {
@@ -362,6 +365,9 @@ function hintFor(
   if (token.tokenType === RParen && previous?.tokenType === Comma) return 'remove the "," before ")"';
   if (previous?.tokenType === In && wants('"("')) return 'write the values in parentheses: in (a, b)';
   if (token.tokenType === And && previous?.tokenType === Comma) return 'in a value list, values are separated by "," only';
+  if (previous?.tokenType === Semicolon && tokenMatcher(token, From)) {
+    return 'this takes one query; several, each ended by ";", run as a script: ckql -c \'…; …\', ckql -f FILE, or the REPL';
+  }
   if (expected.length === 1 && expected[0] === '"from"') {
     return 'a query starts with "from" and the resource to search: from <resource> where …';
   }

@@ -49,10 +49,16 @@ describe('compile and format (no source needed)', () => {
     });
   });
 
-  it('format prints the canonical text', async () => {
+  it('format prints the canonical text, and keeps the comments (they were dropped), as the language service formats', async () => {
     const result = await ckql(['format', 'FROM courses LIMIT 5 WHERE stage = "active" -- comment']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe('from courses\nwhere stage = active\nlimit 5\n');
+    expect(result.stdout).toBe('from courses\nwhere stage = active\nlimit 5 -- comment\n');
+    const before = await ckql(['format', '-'], { input: '-- weekly\nFROM courses LIMIT 5\n' });
+    expect(before.stdout).toBe('-- weekly\nfrom courses\nlimit 5\n');
+    // a comment inside the query: the text is printed as written, and stderr says why
+    const inside = await ckql(['format', 'FROM courses -- math only\nWHERE subject = math']);
+    expect([inside.code, inside.stdout]).toEqual([0, 'FROM courses -- math only\nWHERE subject = math\n']);
+    expect(inside.stderr).toContain('a comment inside the query keeps it as written');
   });
 
   it('format --from request and --from sql read a request and the sql target\'s SELECT back into a query', async () => {
@@ -110,9 +116,13 @@ describe('usage errors exit 2', () => {
     ['an unknown flag', ['query', 'from x', '--bogus'], /unknown option '--bogus'/],
     ['a bad --format value', ['query', 'from x', '--format', 'xml'], /unknown output format "xml"/],
     ['a --param without =', ['compile', 'from x', '--param', 'oops'], /--param expects name=value/],
+    ['a --param list not closed (bound as the text "(1," it matched nothing)', ['compile', 'from x where a in ($l)', '--param', 'l=(1,'], /--param l: "\(1," is not a list of values/],
     ['a token as an argument', ['query', 'from x', '--token', 's3cret'], /never taken as a command-line argument/],
     ['two sources', ['query', 'from x', '--data', 'a', '--url', 'http://x.org'], /give only one/],
-    ['--lang with local data', ['query', 'from x', '--data', 'a', '--lang', 'en'], /only apply to a portal/],
+    ['--lang with local data', ['query', 'from x', '--data', 'a', '--lang', 'en'], /--lang only applies to a portal/],
+    ['--lang and --get with local data', ['query', 'from x', '--data', 'a', '--lang', 'en', '--get'], /--lang, --get only apply to a portal/],
+    ['--engine with a portal (it was ignored)', ['query', 'from x', '--url', 'http://127.0.0.1:9', '--engine', 'pglite'], /--engine chooses who answers local data, not --url/],
+    ['--db with a portal (it was ignored)', ['query', 'from x', '--url', 'http://127.0.0.1:9', '--db', 'postgres://u@h/d'], /--db chooses who answers local data, not --url/],
     ['a URL that is not http', ['query', 'from x', '--url', 'ftp://x.org'], /http\(s\) URL/],
     ['a bad port', ['serve', '.', '--port', '99999'], /--port must be a whole number/],
     ['a bad --max-body', ['serve', '.', '--max-body', 'lots'], /--max-body must be a size/],
@@ -306,6 +316,25 @@ describe('fields, resources, explain', () => {
       { alias: 'numbers', total: 25 },
     ]);
     expect(rows[0]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  });
+
+  it('a --timeout below a millisecond is taken as one (it was refused as "timeout must be a positive number, not 0")', async () => {
+    const result = await ckql(['query', 'from courses limit 1', '--data', data, '--timeout', '0.0001']);
+    expect(result.stderr).not.toContain('must be a positive number');
+    // in time, or timed out: not a usage error
+    expect([0, 4]).toContain(result.code);
+  });
+
+  it('a table of resources, of fields or of named queries counts them by what they are, not as records', async () => {
+    // `courses` of this data has 5 records; its fields' table said "N of N records" above "courses: N fields, 5 records"
+    const resources = await ckql(['resources', '--data', data, '--format', 'table']);
+    expect(resources.stdout).toMatch(/\n2 resources\n$/);
+    const fields = await ckql(['fields', 'courses', '--data', data, '--format', 'table']);
+    const count = /courses: (\d+) fields, 5 records/.exec(fields.stderr)?.[1];
+    expect(fields.stdout).toMatch(new RegExp(`\\n${count} fields\\n$`));
+    expect(fields.stdout).not.toContain('records');
+    const one = await ckql(['resources', '--data', join(data, 'numbers.json'), '--format', 'table']);
+    expect(one.stdout).toMatch(/\n1 resource\n$/);
   });
 
   it('resources lists the files it can read beside those it cannot, reports each bad one with its line, and exits 1', async () => {

@@ -95,6 +95,10 @@ describe('the commands on a portal', () => {
     expect(csv.stdout).toContain('university,University demo data,,');
     const none = await ckql(['datasets', 'no-such-words', '--url', server.url, '--format', 'json']);
     expect(JSON.parse(none.stdout)).toEqual([]);
+    // an empty --org (an unset shell variable) listed every dataset
+    const empty = await ckql(['datasets', '--org', '', '--url', server.url]);
+    expect([empty.code, empty.stdout]).toEqual([2, '']);
+    expect(empty.stderr).toContain('--org needs a name');
   });
 
   it('ckql export says what it wrote, and by which path', async () => {
@@ -103,5 +107,25 @@ describe('the commands on a portal', () => {
     expect(result.stderr).toMatch(/^exported \d+ records to .*math\.ndjson \(ndjson\) in \d+ requests by dump; fields: .*math\.fields\.json\n$/);
     const bad = await ckql(['export', 'courses', '-o', join(work, 'x.csv'), '--format', 'xls', '--url', server.url]);
     expect(bad.code).toBe(2);
+  });
+
+  it('a "dataset/resource" name whose dataset lacks the resource keeps what the dataset has', async () => {
+    // it was retold as 'no resource named "university/corses" in this source', with no hint at all
+    const result = await ckql(['query', 'from "university/corses" limit 1', '--url', server.url]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('the dataset "university" has no resource named "corses"; its resources: "courses", "enrolments", "schools"');
+  });
+
+  it('ckql export of a resource the source does not have names the one meant, as ckql query and ckql fields do', async () => {
+    // local data knows its resources (a portal's are known as they are used)
+    const data = join(repoRoot, 'examples', 'data');
+    const named = await ckql(['export', 'corses', '-o', join(work, 'c.csv'), '--data', data]);
+    expect(named.code).toBe(3);
+    expect(named.stderr).toContain('hint: did you mean "courses"?');
+    const query = await ckql(['export', 'from corses where level >= 3', '-o', join(work, 'c.csv'), '--data', data]);
+    expect(query.code).toBe(3);
+    expect(query.stderr).toContain('error[UNKNOWN_RESOURCE]: no resource named "corses" in this source');
+    expect(query.stderr).toContain('1 | from corses where level >= 3\n  |      ^^^^^^');
+    expect(query.stderr).toContain('hint: did you mean "courses"?');
   });
 });

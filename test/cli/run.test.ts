@@ -99,6 +99,8 @@ describe('ckql run', () => {
       { name: 'evens', description: null, params: 'even' },
       { name: 'plain', description: null, params: '' },
     ]);
+    const table = await ckqlInProcess(['run', '--format', 'table'], { cwd: project });
+    expect(table.stdout).toMatch(/\n3 queries\n$/);
   });
 });
 

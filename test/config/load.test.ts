@@ -255,6 +255,21 @@ describe('errors name the file, the line and the key', () => {
     });
   }
 
+  it('an unknown key near a known one is told with the key meant', async () => {
+    for (const [name, text, hint] of [
+      ['url.yaml', 'profiles:\n  prod:\n    url: https://x.org\n    tokn_env: X\n', 'did you mean "token_env"?'],
+      ['data.yaml', 'profiles:\n  demo:\n    data: d\n    tagret: ckan-2.12\n', 'did you mean "target"?'],
+      ['top.yaml', 'profile:\n  a: { data: d }\n', 'did you mean "profiles"?'],
+      ['query.yaml', 'queries:\n  q:\n    query: from x\n    parms: { a: 1 }\n', 'did you mean "params"?'],
+    ] as const) {
+      const error = await failure(readConfigFile(await write(join(root, name), text)));
+      expect([error.code, error.hint], name).toEqual(['CONFIG_INVALID', hint]);
+    }
+    // nothing near: the keys there are
+    const far = await failure(readConfigFile(await write(join(root, 'far.yaml'), 'profiles:\n  demo:\n    data: d\n    colour: red\n')));
+    expect(far.hint).toMatch(/^a profile has either url \(with language/);
+  });
+
   it('reports YAML, JSON and TOML syntax errors with their line', async () => {
     for (const [name, text, line] of [
       ['bad.yaml', 'queries:\n  a: from x\n  a: from y\n', 3],

@@ -150,6 +150,15 @@ describe('ckql check', () => {
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('not a .ckql script, a config file');
     });
+
+    it('a --schema that is no profile, file, folder or URL says so, not only that no profile has the name', async () => {
+      await writeFile(join(dir, 'ok.ckql'), 'from courses limit 1');
+      const typo = await ckql(['check', '--schema', 'examples/dta', join(dir, 'ok.ckql')], { cwd: repoRoot });
+      expect(typo.code).toBe(2);
+      expect(typo.stderr).toContain('error[USAGE]: --schema "examples/dta" is no profile, and no file or folder is there');
+      expect(typo.stderr).toContain('hint: give a profile name, a data folder or file, or a portal URL (https://…)');
+      expect(typo.stderr).not.toContain('add them under profiles:');
+    });
   });
 
   it('exits 3 from the built bin when a query fails, and 0 when all pass', async () => {

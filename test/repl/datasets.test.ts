@@ -96,4 +96,19 @@ describe('the REPL at a portal', () => {
       await source.close();
     }
   });
+
+  it('.datasets refuses an option it does not have and an empty org:, instead of searching for them (it said "0 of 0 datasets")', async () => {
+    const source = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
+    const driver = startDriver({ source });
+    try {
+      await driver.waitFor(prompt);
+      expect(await ask(driver, '.datasets --al', 'error[USAGE]')).toContain('.datasets takes words, org:NAME and --all, found "--al"');
+      expect(await ask(driver, '.datasets --al', 'hint')).toContain('did you mean "--all"?');
+      expect(await ask(driver, '.datasets course org:', 'error[USAGE]')).toContain('org: needs the name of an organization');
+      expect(await ask(driver, '.datasets course --all', 'query one:')).toContain('1 of 1 datasets');
+    } finally {
+      await driver.exit();
+      await source.close();
+    }
+  });
 });

@@ -677,6 +677,24 @@ describe('dot commands say what went wrong', () => {
     await driver.exit();
   });
 
+  it('.run takes a list with spaces and a single-quoted text, as --param does', async () => {
+    const config = configWith({
+      'in-countries': { query: 'from schools where country in ($countries) select name order by name' },
+      'named': { query: 'from schools where name = $name select country' },
+    });
+    const driver = startDriver({ source: demo, config });
+    await driver.waitFor(prompt);
+    // the README writes a list as (3, 4); a word split at its space was "found \"DE)\""
+    const listed = await ask(driver, '.run in-countries countries=(NO, DE)', '2 of 2 records');
+    expect(listed).toContain('Aurora University');
+    expect(listed).toContain('Technische Hochschule Südstadt');
+    expect(await ask(driver, ".run named name='Harbour City College'", '1 of 1 record')).toContain('NZ');
+    expect(await ask(driver, '.run named name="Harbour City College"', '1 of 1 record')).toContain('NZ');
+    // a list not closed is refused (as text it matched nothing)
+    expect(await ask(driver, '.run in-countries countries=(NO, DE', 'error[USAGE]')).toContain('.run: countries: "(NO, DE" is not a list of values');
+    await driver.exit();
+  });
+
   it('.run honours the named query\'s profile:, as ckql run does', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ckql-profile-'));
     writeFileSync(join(dir, 'birds.csv'), 'name,wingspan\nalbatross,3.4\nwren,0.15\n');

@@ -380,11 +380,27 @@ describe('error rows of semantics.md', () => {
     expect(next.status).toBe(200);
   });
 
-  it.each(['PUT', 'DELETE', 'PATCH', 'HEAD'])('405 for %s, with Allow', async (method) => {
+  it.each(['PUT', 'DELETE', 'PATCH'])('405 for %s, with Allow', async (method) => {
     const answer = await call(method, `${ACTION}`);
     expect(answer.status).toBe(405);
-    expect(answer.headers.allow).toBe('GET, POST, OPTIONS');
-    if (method !== 'HEAD') expect(answer.json.error.__type).toBe('Method Not Allowed');
+    expect(answer.headers.allow).toBe('GET, HEAD, POST, OPTIONS');
+    expect(answer.json.error.__type).toBe('Method Not Allowed');
+  });
+
+  // CKAN's routes are Flask's: a GET route answers HEAD too (werkzeug adds it), with the GET's status and headers and no body.
+  it.each([
+    ['a search', `${ACTION}?resource_id=courses&limit=2`, 200],
+    ['a missing resource', `${ACTION}?resource_id=nothing`, 404],
+    ['a bad parameter', `${ACTION}?resource_id=courses&limit=x`, 409],
+    ['status_show', '/api/3/action/status_show', 200],
+    ['a dump', '/datastore/dump/courses?limit=3', 200],
+  ])('HEAD of %s answers as GET, without the body', async (_, path, status) => {
+    const [head, get] = [await call('HEAD', path), await call('GET', path)];
+    expect([head.status, get.status]).toEqual([status, status]);
+    expect(head.text).toBe('');
+    expect(get.text).not.toBe('');
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+    if (get.headers['content-length'] !== undefined) expect(head.headers['content-length']).toBe(get.headers['content-length']);
   });
 
   it('OPTIONS answers the CORS preflight', async () => {

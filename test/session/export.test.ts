@@ -208,6 +208,51 @@ describe('resume', () => {
     expect([file, `${file}.part`, `${file}.part.json`].filter((each) => existsSync(each))).toEqual([]);
   });
 
+  it('an output in a folder that does not exist, or that is a folder, is refused before anything is written', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const missing = join(out, 'no-such-folder', 'many.csv');
+    await expect(exportRecords({ client, input: 'many', file: missing })).rejects.toMatchObject({
+      code: 'USAGE', message: expect.stringContaining(`the folder ${join(out, 'no-such-folder')} does not exist`),
+    });
+    // a folder as the output: the records were written to FOLDER.part and the rename failed at the end
+    const folder = join(out, 'a-folder');
+    mkdirSync(folder);
+    await expect(exportRecords({ client, input: 'many', file: folder })).rejects.toMatchObject({
+      code: 'USAGE', message: expect.stringContaining(`${folder} is a folder`), hint: expect.stringContaining(join(folder, 'many.csv')),
+    });
+    expect([`${folder}.part`, `${folder}.part.json`, `${folder}.fields.json`].filter((each) => existsSync(each))).toEqual([]);
+    // a folder nobody may write in (sysfs refuses even root): a usage error naming the file, not a crash
+    await expect(exportRecords({ client, input: 'many', file: '/sys/many.csv' })).rejects.toMatchObject({
+      code: 'USAGE', message: expect.stringContaining('/sys/many.csv.part cannot be written'),
+    });
+  });
+
+  it('a path given with --via that cannot give the query\'s records is refused before anything is written', async () => {
+    // each was taken as asked: next_page dropped what ckql applies itself (320 records for 25), sql an order and an offset
+    const refused = async (input: string, path: ExportPath, on: DatastoreClient = client): Promise<unknown> => {
+      const file = join(out, `via-${path}.csv`);
+      const error = await exportRecords({ client: on, input, file, path }).then(() => undefined, (e: unknown) => e);
+      expect([file, `${file}.part`, `${file}.part.json`].filter((each) => existsSync(each))).toEqual([]);
+      return error;
+    };
+    expect(await refused('many', 'next_page')).toMatchObject({ code: 'USAGE', message: expect.stringContaining("next_page is CKAN 2.12's, and this source answers as ckan-2.11") });
+    expect(await refused('from many order by text', 'sql')).toMatchObject({ code: 'USAGE', message: expect.stringContaining('the query orders its records otherwise') });
+    expect(await refused('from many offset 90', 'sql')).toMatchObject({ code: 'USAGE', message: expect.stringContaining('skips some (offset)') });
+    expect(await refused('many', 'sql')).toMatchObject({ code: 'USAGE', message: expect.stringContaining('this source does not answer datastore_search_sql') });
+    const newer = await startServer({ tables: await loadResources([join(data.root, 'many.ndjson')]), port: 0, ckan: '2.12' });
+    const on212 = connect({ url: newer.url });
+    try {
+      expect(await refused('from many where text like "%9%"', 'next_page', on212)).toMatchObject({ code: 'USAGE', message: expect.stringContaining('CKAN 2.12 cannot say all of it') });
+      expect(await refused('from many order by n desc', 'next_page', on212)).toMatchObject({ code: 'USAGE', message: expect.stringContaining('the query orders its records otherwise') });
+      // what it can say, it gives, as the cheapest path would
+      const file = join(out, 'via-fine.csv');
+      expect((await exportRecords({ client: on212, input: 'from many where n >= 90', file, path: 'next_page' })).records).toBe(6);
+    } finally {
+      await on212.close();
+      await newer.close();
+    }
+  });
+
   it('a new export the portal refuses before its first record leaves no FILE.part to resume', async () => {
     const file = join(out, 'refused.csv');
     // the field is checked against the resource first; a value the portal refuses fails the first page

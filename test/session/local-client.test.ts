@@ -60,6 +60,22 @@ describe('local data in the process', () => {
     expect([here.code, here.status, here.body]).toEqual([there.code, there.status, there.body]);
   });
 
+  test('from _table_metadata lists every table and alias, as the server does over HTTP, however the source was opened', async () => {
+    // the engine answering a query whole did not know the table (Not Found), and a one-shot source that read only
+    // the files a query names listed none of them (0 records)
+    const query = 'from _table_metadata order by name';
+    const there = await overHttp.search(query);
+    expect(there.records.length).toBe(6);
+    const oneShot = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { resources: ['_table_metadata'] });
+    const lazy = await openSource({ kind: 'data', paths: [demoDataDir], demo: true }, { lazy: true });
+    try {
+      for (const source of [local, oneShot, lazy]) expect((await source.client.search(query)).records).toEqual(there.records);
+    } finally {
+      await oneShot.close();
+      await lazy.close();
+    }
+  });
+
   test('a request cancelled before it is answered is ABORTED', async () => {
     const controller = new AbortController();
     controller.abort();

@@ -131,6 +131,9 @@ describe('hints', () => {
     ['from x where title ~ "alg"', 'to match text in a field use like: f like "%algebra%" (ilike ignores case); to find words in any field: search "algebra"'],
     ['from x where title contains algebra', 'to match text in a field use like: f like "%algebra%" (ilike ignores case); to find words in any field: search "algebra"'],
     ['from x where title MATCHES "a.*"', 'to match text in a field use like: f like "%algebra%" (ilike ignores case); to find words in any field: search "algebra"'],
+    ['.format csv', 'a line that starts with "." is a REPL command (.format, .limit, …), typed at the ckql> prompt; a script or a query holds queries only, and settings are flags (--format csv)'],
+    ['from x where a = .5', 'a number is written like 3, -2.5 or 1e3; other text must be quoted: "…"'],
+    ['from x limit 1; from y limit 1', 'this takes one query; several, each ended by ";", run as a script: ckql -c \'…; …\', ckql -f FILE, or the REPL'],
   ])('%j → %s', (source, hint) => {
     expect(failure(source).hint).toBe(hint);
   });

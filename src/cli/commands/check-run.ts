@@ -13,7 +13,7 @@ import { parseTarget, type Target } from '../../compile/plan.js';
 import type { Config } from '../../config/types.js';
 import { findConfigFile } from '../../config/load.js';
 import { lineAndColumn, renderError } from '../../diagnostics.js';
-import { QueryError, toolError } from '../../errors.js';
+import { QueryError, ToolError, toolError } from '../../errors.js';
 import { diagnose, statementsOf, type Diagnostic, type LanguageContext, type Severity } from '../../language-service/index.js';
 import { authorsWords, documentKind, fileSpan, queriesOf, type EmbeddedQuery } from '../../session/embedded.js';
 import { loadSchema, resourcesNamed, type SourceSchema } from '../../session/schema.js';
@@ -222,7 +222,14 @@ async function schemaOf(
     );
     flags = exists ? { data: [spec] } : { profile: spec };
   }
-  const { spec: sourceSpec } = await selectSource(flags, { config: loadConfig, env: context.env, cwd: context.cwd });
+  const { spec: sourceSpec } = await selectSource(flags, { config: loadConfig, env: context.env, cwd: context.cwd }).catch((error: unknown) => {
+    // Nothing at that path either: say so, not only that no profile has the name (a mistyped folder is no profile).
+    if (!(error instanceof ToolError) || error.code !== 'UNKNOWN_PROFILE') throw error;
+    const meant = error.hint?.startsWith('did you mean') === true ? `${error.hint} ` : '';
+    throw toolError('USAGE', [`--schema ${JSON.stringify(spec)} is no profile, and no file or folder is there`], {
+      hint: `${meant}give a profile name, a data folder or file, or a portal URL (https://…)`,
+    });
+  });
   const source = await openSource(sourceSpec, { lazy: true });
   try {
     return await loadSchema(source, names);

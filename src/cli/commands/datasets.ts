@@ -4,6 +4,7 @@
  * and a ✓ where the datastore holds the records. The first page and the
  * count by default; `--all` pages through every match, 1,000 per request.
  */
+import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { allDatasets, searchDatasets } from '../../client/discovery.js';
 import type { DatasetSummary } from '../../client/discovery.js';
@@ -27,12 +28,20 @@ interface DatasetsOptions extends SourceOptionValues {
   readonly format?: OutputFormat;
 }
 
+/** An option that names something: empty (an unset shell variable) would silently mean "every one". */
+function nonEmpty(name: string): (value: string) => string {
+  return (value) => {
+    if (value.trim() === '') throw new InvalidArgumentError(`${name} needs a name; leave it out for every one.`);
+    return value;
+  };
+}
+
 export function registerDatasets(program: Command, run: CommandRun): void {
   const command = program
     .command('datasets')
     .description("search the portal's catalogue (package_search): datasets, their resources and ids, ✓ where the datastore holds the records")
     .argument('[text...]', 'words to search for (every dataset when none)')
-    .option('--org <name>', "only this organisation's datasets")
+    .option('--org <name>', "only this organisation's datasets", nonEmpty('--org'))
     .option('--fq <filter>', 'a Solr filter the portal applies, e.g. res_format:CSV')
     .option('--datastore', 'only datasets with a resource in the datastore (checked after fetching: portals do not index it)')
     .option('--all', 'every match, 1,000 per request (default: the first page and the count)')

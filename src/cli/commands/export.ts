@@ -16,6 +16,10 @@ import { interruptible } from '../interrupt.js';
 import { addParamOption, addSourceOptions, configLoader, integerOption, readQueryArgument, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
+import { DatastoreError } from '../../errors.js';
+import { unknownResourceHint } from '../../session/field-hint.js';
+import { refusalInQuery } from '../../session/schema.js';
+import { attachHint } from '../report.js';
 import { selectSource } from '../../session/select-source.js';
 import { openSource, relativeLabel } from '../../session/source.js';
 
@@ -48,7 +52,7 @@ export function registerExport(program: Command, run: CommandRun): void {
     .option('--no-fields-file', 'do not write NAME.fields.json (types, data dictionary, id and aliases) beside the file')
     .option('--bom', 'csv/tsv: start with a UTF-8 BOM, for spreadsheets')
     .option('--page-size <n>', 'records per request when paging (default 10000)', integerOption('--page-size', 1, 32_000))
-    .addOption(new Option('--via <path>', `take this path instead of the cheapest: ${EXPORT_PATHS.join(', ')}`).argParser(choice('--via', EXPORT_PATHS)));
+    .addOption(new Option('--via <path>', `take this path instead of the cheapest, where it gives the query's records: ${EXPORT_PATHS.join(', ')}`).argParser(choice('--via', EXPORT_PATHS)));
   addParamOption(command).addHelpText(
     'after',
     `
@@ -66,7 +70,8 @@ Examples:
       refuseTokenArgument(options);
       const input = await readQueryArgument(text, context);
       const params = readParams(options.param);
-      if (/^\s*(--[^\n]*\n\s*)*from\b/i.test(input)) refuseUnknownParams(input, Object.keys(params), '--param');
+      const isQuery = /^\s*(--[^\n]*\n\s*)*from\b/i.test(input);
+      if (isQuery) refuseUnknownParams(input, Object.keys(params), '--param');
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
       const source = await openSource(spec, { progress: fileProgressBar(context.stderr, context.env) });
       const file = resolve(context.cwd, options.output);
@@ -104,6 +109,10 @@ Examples:
       } catch (error) {
         // What was written stays in FILE.part for --resume.
         if (existsSync(`${file}.part`)) context.err(`the records written so far are in ${relativeLabel(`${file}.part`)}; --resume goes on from there`);
+        // A resource the source does not have: the one meant, under the query as ckql query shows it, or as ckql fields hints it.
+        const told = isQuery ? await refusalInQuery(error, input, source, params) : undefined;
+        if (told !== undefined) throw told;
+        if (!isQuery && error instanceof DatastoreError) throw attachHint(error, await unknownResourceHint(error, input.trim(), source));
         throw error;
       } finally {
         await source.close();

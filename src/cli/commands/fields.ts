@@ -80,6 +80,7 @@ Example:
             color: context.color.stdout,
             width: context.width,
             pretty: context.stdout.isTTY === true,
+            noun: { one: 'field', many: 'fields' },
             ...(atTerminal ? { note: counts } : {}),
           }),
         );
@@ -92,13 +93,16 @@ Example:
   );
 }
 
-/** A listing (fields, resources) as a result, so every output format can print it. */
+/**
+ * A listing (fields, resources) as a result, so every output format can
+ * print it. It has no total: a table counts its rows by what they are
+ * (`formatRecords`'s `noun`), not as "N of N records".
+ */
 export function listing(fields: readonly FieldInfo[], records: readonly Row[]): SearchResult {
   return {
     resource_id: '',
     fields,
     records,
-    total: records.length,
     total_was_estimated: false,
     limit: records.length,
     include_total: true,

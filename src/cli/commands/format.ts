@@ -10,6 +10,7 @@ import { fromSql } from '../../compile/from-sql.js';
 import { QueryError, toolError } from '../../errors.js';
 import type { Query } from '../../ast.js';
 import { format } from '../../format.js';
+import { format as formatText } from '../../language-service/index.js';
 import { parse } from '../../syntax/parse.js';
 import type { CommandRun } from '../context.js';
 import { readQueryArgument } from '../options.js';
@@ -40,6 +41,12 @@ Examples:
           canonical = format(queryOf(source, options.from));
         } catch (error) {
           throw error instanceof QueryError ? withSource(error, source) : error;
+        }
+        if (options.from === 'query') {
+          // The query parses; its text is formatted as editors format it, so its comments are kept (the AST has none).
+          const formatted = formatText(source);
+          canonical = formatted.text;
+          if (formatted.unchanged.length > 0) run.context.err('note: a comment inside the query keeps it as written; put comments before or after it to format it');
         }
         await run.context.out(canonical.endsWith('\n') ? canonical : `${canonical}\n`);
         return 0;

@@ -62,6 +62,7 @@ Example:
             color: context.color.stdout,
             width: context.width,
             pretty: context.stdout.isTTY === true,
+            noun: { one: 'resource', many: 'resources' },
           }),
         );
         if (resources.length === 0 && spec.kind === 'url') {

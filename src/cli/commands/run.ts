@@ -87,6 +87,7 @@ Example (ckql.config.yaml):
           await formatRecords(listing(fields, records), options.format ?? defaultFormat(context), {
             color: context.color.stdout,
             width: context.width,
+            noun: { one: 'query', many: 'queries' },
           }),
         );
         if (config.file === undefined) context.err('no config file found: see ckql run --help for one with a named query');

@@ -20,6 +20,7 @@ import { badFileReporter } from '../report.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { memoryEngine } from '../../engine/memory/engine.js';
 import { packageVersion } from '../version.js';
+import { untilStopped } from '../interrupt.js';
 
 interface ServeOptions {
   readonly host: string;
@@ -110,6 +111,13 @@ Example:
           throw toolError('DATA_INVALID', [data.join(', '), 'no file could be read, so there is nothing to serve'], { hint: 'fix the files above' });
         }
         const tokens = options.tokensFile === undefined ? undefined : readTokens(await readOptionFile('--tokens-file', options.tokensFile));
+        const locked = options.private ?? [];
+        if (locked.length > 0 && (tokens === undefined || tokens.length === 0)) {
+          // Not an error (a resource may be kept from everyone on purpose), but rarely what was meant.
+          const [what, them] = locked.length === 1 ? ['resource', 'it'] : ['resources', 'them'];
+          const where = tokens === undefined ? 'give the tokens with --tokens-file FILE' : `--tokens-file ${options.tokensFile} holds none`;
+          context.err(`warning: no token opens the private ${what} ${locked.join(', ')}: nobody can read ${them}; ${where} (one per line)`);
+        }
         // One engine for the API and the playground's queries (which go to the API in this process).
         const answering = engine ?? memoryEngine(tables);
         let publicUrl = '';
@@ -147,21 +155,14 @@ Example:
           throw error;
         });
         publicUrl = server.url;
+        const stopped = untilStopped();
         await context.out(`listening on ${server.url}\n`);
         if (actions !== undefined) context.err(`playground: ${server.url}/`);
         const served = engine === undefined
           ? tables.map((table) => `${table.aliases[0] ?? table.id} (${table.rows.length})`)
           : (await engine.resources()).map((r) => r.aliases[0] ?? r.id);
         context.err(`serving ${served.length} resource${served.length === 1 ? '' : 's'}${engine === undefined ? '' : ` with ${engine.label}`}: ${served.join(', ')}`);
-        await new Promise<void>((resolveStop) => {
-          const stop = (): void => {
-            process.off('SIGINT', stop);
-            process.off('SIGTERM', stop);
-            resolveStop();
-          };
-          process.on('SIGINT', stop);
-          process.on('SIGTERM', stop);
-        });
+        await stopped;
         await server.close();
         await actions?.close();
         await engine?.close();

@@ -14,6 +14,7 @@ import type { CommandRun } from '../context.js';
 import { addSourceOptions, configLoader, integerOption, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { packageVersion } from '../version.js';
+import { untilStopped } from '../interrupt.js';
 
 interface UiOptions extends SourceOptionValues {
   readonly host: string;
@@ -89,16 +90,9 @@ Examples:
         }
         throw error;
       });
+      const stopped = untilStopped();
       await context.out(`playground at ${server.url}/\n`);
-      await new Promise<void>((resolveStop) => {
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolveStop();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await stopped;
       await server.close();
       await actions.close();
       return 0;

@@ -15,6 +15,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { parse as csvParser } from 'csv-parse';
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { Options as CsvParseOptions } from 'csv-parse';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
 import { DatastoreError, ToolError, toolError } from '../../errors.js';
@@ -119,8 +120,9 @@ export interface DataFile {
  * decimal with more digits than a double holds) is kept as its exact text,
  * which the server writes as a JSON number; a timestamp is kept as
  * `YYYY-MM-DDTHH:MM:SS[.fraction]`, its zone dropped (PostgreSQL's
- * `timestamp` drops it). JSON/NDJSON: values are kept as they are;
- * integers → `int4`/`int8`, other numbers `numeric`, booleans → `bool`,
+ * `timestamp` drops it). JSON/NDJSON: values are kept as they are (a
+ * record's integer beyond 2^53 as its exact text, `withExactIntegers`);
+ * integers → `int4`/`int8` (`numeric` beyond int8), other numbers `numeric`, booleans → `bool`,
  * strings → `date`/`timestamp` as in CSV else `text`, arrays of texts
  * (numbers, booleans) → `_text` (`_int4`, `_numeric`, `_bool`), other
  * objects/arrays → `json`, a mix of kinds → `text` (or `json` if an object
@@ -419,7 +421,7 @@ export function jsonArrayRecords(
         throw toolError('DATA_INVALID', [file, `element ${count + 1} of the array is not an object (each record must be {"field": value, …})`], { file, line });
       }
       count++;
-      ready.push({ record: value, line });
+      ready.push({ record: withExactIntegers(value, text), line });
     });
     const decoder = new StringDecoder('utf8');
     try {
@@ -553,7 +555,7 @@ async function ndjsonFileRows(file: string, alias: string, onProgress?: (progres
         file, line: lineNumber,
       });
     }
-    rows.push(value);
+    rows.push(withExactIntegers(value, line));
   };
   const input = createReadStream(file);
   const decoder = new StringDecoder('utf8');
@@ -575,6 +577,35 @@ async function ndjsonFileRows(file: string, alias: string, onProgress?: (progres
   take(rest + decoder.end());
   onProgress?.({ resource: alias, rows: rows.length, bytes: totalBytes, totalBytes });
   return rows;
+}
+
+const INTEGER_DIGITS = /^-?\d+$/;
+
+/**
+ * `record`, as `JSON.parse` read it from `text`, with each top-level integer
+ * that `JSON.parse` rounded (beyond 2^53) read again exactly, as a `bigint`:
+ * the column's inference counts it as the integer it is, and the table keeps
+ * its exact text, as it keeps a CSV cell's (`int8` and `numeric` are exact in
+ * CKAN). Numbers inside objects and arrays stay as `JSON.parse` read them.
+ * `_id` is left to the `_id` check, which refuses anything beyond `int4`.
+ * @example withExactIntegers({ n: 9007199254740992 }, '{"n": 9007199254740993}') // → { n: 9007199254740993n }
+ */
+export function withExactIntegers<R extends Record<string, unknown>>(record: R, text: string): R {
+  let exact: unknown;
+  // The values first (a few ns a record), the text again only for a record that holds such a number.
+  for (const key in record) {
+    const value = record[key];
+    if (typeof value !== 'number' || (value <= Number.MAX_SAFE_INTEGER && value >= Number.MIN_SAFE_INTEGER) || key === '_id') continue;
+    try {
+      exact ??= parseLossless(text);
+    } catch {
+      // a record the second reader refuses (a key given twice): the rounded numbers are all there is
+      return record;
+    }
+    const digits = (exact as Record<string, unknown>)[key];
+    if (isLosslessNumber(digits) && INTEGER_DIGITS.test(digits.value)) (record as Record<string, unknown>)[key] = BigInt(digits.value);
+  }
+  return record;
 }
 
 function isRecord(value: unknown): value is Row {
@@ -1164,7 +1195,9 @@ function buildTable(rows: readonly Row[], meta: TableMeta, typing: Typing): Tabl
     for (let k = 0; k < names.length; k++) {
       const name = names[k] as string;
       const done = converted[k];
-      const v = done !== undefined ? done[r] : Object.hasOwn(row, name) ? row[name] : undefined;
+      let v: unknown = done !== undefined ? done[r] : Object.hasOwn(row, name) ? row[name] : undefined;
+      // an integer read exactly (`withExactIntegers`) is kept as its text, as a CSV cell's is; a json value holds numbers
+      if (typeof v === 'bigint') v = types[k] === 'json' ? Number(v) : String(v);
       if (typeof v === 'string') values[k + 1] = (pools[k] as ColumnStrings).intern(types[k] === 'timestamp' ? timestampValue(v) : v);
       else {
         if (typeof v === 'object' && v !== null && exceedsDepth(v, MAX_NESTING)) {
@@ -1261,6 +1294,8 @@ function kindBits(value: unknown): number {
       return STRING;
     case 'number':
       return Number.isInteger(value) ? INTEGER : FRACTION;
+    case 'bigint':
+      return INTEGER;
     case 'boolean':
       return BOOLEAN;
     case 'object':
@@ -1284,8 +1319,9 @@ function kindBits(value: unknown): number {
  */
 export class JsonColumnInference {
   private bits = 0;
-  /** an integer beyond int4 */
+  /** an integer beyond int4; one beyond int8 (read exactly, `withExactIntegers`) */
   private wide = false;
+  private huge = false;
   /** every text is an ISO timestamp; every text is a date */
   private stamps = true;
   private dates = true;
@@ -1299,6 +1335,7 @@ export class JsonColumnInference {
     this.bits |= bits;
     if (bits === INTEGER) {
       if ((value as number) < INT4_MIN || (value as number) > INT4_MAX) this.wide = true;
+      if (typeof value === 'bigint' && (value < INT8_MIN || value > INT8_MAX)) this.huge = true;
     } else if (bits === STRING) {
       if (this.stamps && !isIsoTimestamp(value as string)) this.stamps = false;
       if (this.dates && !DATE.test(value as string)) this.dates = false;
@@ -1322,7 +1359,7 @@ export class JsonColumnInference {
     const bits = this.bits;
     if (bits === 0) return 'text';
     if ((bits & STRUCTURED) !== 0) return bits === STRUCTURED ? this.arrayType() : 'json';
-    if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER ? (this.wide ? 'int8' : 'int4') : 'numeric';
+    if ((bits & ~(INTEGER | FRACTION)) === 0) return bits === INTEGER && !this.huge ? (this.wide ? 'int8' : 'int4') : 'numeric';
     if (bits === BOOLEAN) return 'bool';
     if (bits === STRING) return !this.stamps ? 'text' : this.dates ? 'date' : 'timestamp';
     return 'text';

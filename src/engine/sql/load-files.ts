@@ -15,7 +15,7 @@ import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { ToolError } from '../../errors.js';
 import {
-  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, isBadFile, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING,
+  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, isBadFile, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING, withExactIntegers,
   overrideOf, planCsvColumns, QUOTED_EMPTY, resourceIdFor, csvOptions,
 } from '../memory/load.js';
 import type { ColumnPlan, CsvPlan, Inference, JsonInference, Typing } from '../memory/load.js';
@@ -23,6 +23,7 @@ import { CellError, cellValue, jsonValueOf } from '../declared.js';
 import type { InferMode } from '../declared.js';
 import type { FieldDictionary, FieldType, JsonValue } from '../../datastore/types.js';
 import { exceedsDepth } from '../../datastore/values.js';
+import { ALIAS_NAME_RULE, isValidAliasName } from '../../datastore/validate.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
@@ -68,6 +69,9 @@ export interface LoadedResource {
 export async function loadFiles(db: Db, paths: readonly string[], options: LoadFilesOptions = {}): Promise<LoadedResource[]> {
   const files = await listDataFiles(paths, options.fields === undefined ? {} : { fields: options.fields });
   if (options.alias !== undefined && files.length !== 1) throw toolError('USAGE', [`--alias names one resource, but ${files.length} files are loaded`]);
+  if (options.alias !== undefined && !isValidAliasName(options.alias)) {
+    throw toolError('USAGE', [`--alias ${JSON.stringify(options.alias)} is not a valid alias name`], { hint: ALIAS_NAME_RULE });
+  }
   const privateNames = new Set(options.private === true || options.private === undefined ? [] : options.private);
   // Checked before anything is loaded.
   const unknown = [...privateNames].find((name) => !files.some((f) => f.aliases.includes(name) || f.id === name));
@@ -343,7 +347,7 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
         if (typeof value !== 'object' || value === null || Array.isArray(value)) {
           throw toolError('DATA_INVALID', [file, `line ${line} is not a JSON object (each line must be one record {"field": value, …})`], { file, line });
         }
-        yield { record: value as Record<string, unknown>, line };
+        yield { record: withExactIntegers(value as Record<string, unknown>, text), line };
       }
     } catch (error) {
       if ((error as { name?: unknown }).name === 'AbortError') {

@@ -210,7 +210,8 @@ function* valuesOf(table: Table, field: FieldInfo): Iterable<unknown> {
 export function csvCell(value: unknown, sqlType: string): string {
   if (value === null || value === undefined) return '';
   let text: string;
-  if (sqlType === 'nested') text = compositeOf(JSON.stringify(value));
+  // a bigint is an integer the loader read exactly (memory/load.ts `withExactIntegers`): its digits are its JSON
+  if (sqlType === 'nested') text = compositeOf(typeof value === 'bigint' ? String(value) : JSON.stringify(value));
   else if (sqlType.endsWith('[]')) text = Array.isArray(value) ? arrayLiteral(value) : String(value);
   else if (typeof value === 'boolean') text = value ? 't' : 'f';
   else if (typeof value === 'object') text = JSON.stringify(value);

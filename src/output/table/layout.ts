@@ -172,6 +172,14 @@ function verticalLayout(fields: readonly FieldInfo[], width: number): Layout {
   return { kind: 'vertical', labelWidth, valueWidth: Math.max(1, width - labelWidth - columnGap) };
 }
 
+/** What a table's rows are, singular and plural, for its footer: `3 resources`. */
+export interface Noun {
+  readonly one: string;
+  readonly many: string;
+}
+
+const RECORDS: Noun = { one: 'record', many: 'records' };
+
 /**
  * The footer under a result: `20 of 318 records, 12 ms`. A plan that stopped
  * at its limit without counting the rest says so, and what it read:
@@ -181,6 +189,8 @@ function verticalLayout(fields: readonly FieldInfo[], width: number): Layout {
  */
 export function footerText(summary: {
   readonly returned: number;
+  /** what the rows are, when not records (a listing of fields, resources, queries) */
+  readonly noun?: Noun | undefined;
   readonly total?: number | undefined;
   readonly shown?: number | undefined;
   readonly offset?: number | undefined;
@@ -188,7 +198,8 @@ export function footerText(summary: {
   readonly read?: ReadSummary | undefined;
 }): string {
   const { returned, total, shown, offset, elapsedMs, read } = summary;
-  const noun = (total ?? returned) === 1 ? 'record' : 'records';
+  const { one, many } = summary.noun ?? RECORDS;
+  const noun = (total ?? returned) === 1 ? one : many;
   let text = total === undefined ? `${returned} ${noun}` : `${returned} of ${total} ${noun}`;
   if (offset !== undefined && offset > 0) text += ` from offset ${offset}`;
   if (total === undefined && read !== undefined && read.requests > 0) {

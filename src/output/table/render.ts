@@ -7,7 +7,7 @@
 import { createElement } from 'react';
 import { renderToString } from 'ink';
 import type { SearchResult } from '../../datastore/types.js';
-import { cellOf, footerText, layoutTable, nullText, tableMargin, columnGap, widthOf, type Layout } from './layout.js';
+import { cellOf, footerText, layoutTable, nullText, tableMargin, columnGap, widthOf, type Layout, type Noun } from './layout.js';
 import { ownValue } from '../safe-text.js';
 import { InfoTable } from './views/InfoTable.js';
 import { ResultView } from './views/ResultView.js';
@@ -24,6 +24,8 @@ export interface RenderResultOptions {
   readonly returned?: number;
   /** a line under the footer, such as why not every record is drawn */
   readonly note?: string;
+  /** what the rows are, when not records: the footer says `7 fields` */
+  readonly noun?: Noun;
 }
 
 /**
@@ -48,6 +50,7 @@ export function renderResultTable(result: SearchResult, options: RenderResultOpt
   const returned = options.returned ?? result.records.length;
   const footer = footerText({
     returned,
+    noun: options.noun,
     total: result.total,
     shown: shown.length,
     offset: result.offset,

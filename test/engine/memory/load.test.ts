@@ -184,6 +184,24 @@ describe('JSON and NDJSON', () => {
     expect(error.message).toMatch(/nested more than 1000 levels deep/);
   });
 
+  test('an integer beyond 2^53 in a .json or .ndjson file is kept digit for digit, as a CSV cell is', async () => {
+    // JSON.parse alone reads 9007199254740993 as 9007199254740992; the CSV loader keeps the text
+    const csv = await one('exact.csv', 'n,small\n9007199254740993,1\n-12345678901234567890,2\n');
+    const json = await one('exact.json', '[{"n": 9007199254740993, "small": 1, "inner": {"k": 9007199254740993}}, {"n": -12345678901234567890, "small": 2, "inner": null}]');
+    const ndjson = await one('exact.ndjson', '{"n": 9007199254740993, "small": 1}\n{"n": -12345678901234567890, "small": 2}\n');
+    for (const table of [json, ndjson]) {
+      expect(table.rows.map((row) => [row['n'], row['small']])).toEqual(csv.rows.map((row) => [row['n'], row['small']]));
+      expect(types(table)['n']).toBe(types(csv)['n']);
+    }
+    expect(types(csv)['n']).toBe('numeric');
+    expect(csv.rows[0]?.['n']).toBe('9007199254740993');
+    // beyond int4 and within int8: int8, as in CSV
+    const wide = await one('wide.ndjson', '{"n": 9007199254740993}\n{"n": 1}\n');
+    expect([types(wide)['n'], wide.rows[0]?.['n']]).toEqual(['int8', '9007199254740993']);
+    // a number inside a json value stays a number (JSON.parse's), never a text
+    expect(json.rows[0]?.['inner']).toEqual({ k: 9007199254740992 });
+  });
+
   test('.ndjson and .jsonl: one object per line, blank lines skipped, CRLF fine', async () => {
     const path = await folder({ 'a.ndjson': '{"x":1}\r\n\r\n{"x":2,"y":"b"}\r\n', 'b.jsonl': '{"z":true}\n' });
     const [a, b] = await loadResources(path);

@@ -163,6 +163,20 @@ describe.each(engineNames)('%s', (name) => {
     expect((await engine.search({ resource_id: 'events-array' })).records).toEqual((await engine.search({ resource_id: 'events' })).records);
   });
 
+  it('keeps an integer beyond 2^53 of an NDJSON or JSON file digit for digit, as of a CSV file and as the memory loader does', async () => {
+    const engine = engines.get(name);
+    const files = { 'exact.csv': 'n\n9007199254740993\n-12345678901234567890\n', 'exact-n.ndjson': '{"n": 9007199254740993}\n{"n": -12345678901234567890}\n', 'exact-a.json': '[{"n": 9007199254740993}, {"n": -12345678901234567890}]' };
+    for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
+    await loadFiles(engine.db, Object.keys(files).map((file) => join(dir, file)), { replace: true, indexes: false });
+    await engine.refresh();
+    for (const resource of ['exact', 'exact-n', 'exact-a']) {
+      const [memory] = await loadResources(join(dir, Object.keys(files).find((file) => file.startsWith(`${resource}.`))!));
+      expect((await engine.resource(resource))?.fields).toEqual([{ id: '_id', type: 'int' }, { id: 'n', type: 'numeric' }]);
+      expect(memory?.fields).toEqual((await engine.resource(resource))?.fields);
+      expect((await engine.search({ resource_id: resource })).records).toEqual([{ _id: 1, n: '9007199254740993' }, { _id: 2, n: '-12345678901234567890' }]);
+    }
+  });
+
   it('a line that is not a JSON object is DATA_INVALID with its line number, and no table is made', async () => {
     const engine = engines.get(name);
     const error = await loadFiles(engine.db, [badLine], { indexes: false }).then(() => undefined, (e: unknown) => e);
@@ -192,6 +206,26 @@ describe.each(engineNames)('%s', (name) => {
     expect(fresh).toBeInstanceOf(Error);
     await engine.refresh();
     expect(await engine.resource('fresh')).toBeUndefined();
+  });
+
+  it('an --alias CKAN\'s datastore_create refuses is refused before anything is loaded; the names CKAN takes are taken', async () => {
+    const engine = engines.get(name);
+    // ckanext/datastore/helpers.py is_valid_table_name: not empty, no leading "_", no white space around, no `"`, no `%`
+    for (const alias of ['', '_hidden', 'say "hi"', '50%', ' padded', 'padded ']) {
+      const error = await loadFiles(engine.db, [prices], { replace: true, indexes: false, alias }).then(() => undefined, (e: unknown) => e);
+      expect(error, JSON.stringify(alias)).toBeInstanceOf(ToolError);
+      expect({ code: (error as ToolError).code, message: (error as ToolError).message }).toEqual({
+        code: 'USAGE', message: `--alias ${JSON.stringify(alias)} is not a valid alias name`,
+      });
+    }
+    await engine.refresh();
+    expect(await engine.resource('_hidden')).toBeUndefined();
+    // CKAN's own test of the rule takes these
+    for (const alias of ['foo bar', '42', "'"]) {
+      await loadFiles(engine.db, [prices], { replace: true, indexes: false, alias });
+      await engine.refresh();
+      expect((await engine.search({ resource_id: alias })).total).toBe(4);
+    }
   });
 
   it('a malformed CSV is DATA_INVALID with its line, and no table is made', async () => {
