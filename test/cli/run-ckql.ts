@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,6 +42,9 @@ function environment(extra: RunOptions['env'] = {}): NodeJS.ProcessEnv {
     delete env[name];
   }
   env.HOME = emptyHome;
+  // PGlite's start-up template stays in the real cache (src/engine/pglite/db.ts): a child with the empty HOME
+  // would otherwise run initdb at every start, ~2 s of CPU, where the bin a person runs loads the template.
+  env.XDG_CACHE_HOME = process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache');
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

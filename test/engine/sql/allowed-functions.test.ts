@@ -4,7 +4,7 @@
  * and `ckql serve --sql-functions FILE`.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openEngine } from '../../../src/engine/open.js';
@@ -31,8 +31,7 @@ describe('allowed functions', () => {
     const memory = await ckqlInProcess(['serve', 'examples/data', '--port', '0', '--sql-functions', file]);
     expect(memory.code).toBe(2);
     expect(memory.stderr).toContain('--sql-functions applies to datastore_search_sql');
-    const env = { XDG_CACHE_HOME: process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache') };
-    const missing = await ckqlInProcess(['serve', 'examples/data', '--engine', 'pglite', '--port', '0', '--sql-functions', join(file, 'nope')], { env });
+    const missing = await ckqlInProcess(['serve', 'examples/data', '--engine', 'pglite', '--port', '0', '--sql-functions', join(file, 'nope')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--sql-functions');
   });

@@ -4,13 +4,10 @@
  * that cannot be reached is exit 4 with no password in the message.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ckqlInProcess, ndjson } from '../../cli/run-ckql.js';
-
-// The runs get an empty HOME; PGlite's start-up template stays in the real cache (src/engine/pglite/db.ts).
-const env = { XDG_CACHE_HOME: process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache') };
 
 describe('ckql load and --db', () => {
   it('loads a file into a kept PGlite database, refuses to load it twice without --replace, and queries it', async () => {
@@ -23,7 +20,7 @@ describe('ckql load and --db', () => {
     writeFileSync(join(folder, 'bad.csv'), 'a,b\n1,2\n3,4,5\n');
     // --engine and --db-dir, as serve and query spell them; a terminal's bar says when the indexes are built
     const loaded = await ckqlInProcess(['load', folder, '--engine', 'pglite', '--db-dir', dir], {
-      env: { ...env, CI: undefined, NO_COLOR: '1' },
+      env: { CI: undefined, NO_COLOR: '1' },
       tty: { stderr: true, columns: 120 },
     });
     expect(loaded.stderr).toContain('loaded 1 resource (8 rows): schools');
@@ -33,10 +30,10 @@ describe('ckql load and --db', () => {
     expect(loaded.code).toBe(1);
     expect(loaded.stderr).toMatch(/indexing schools \[[#.]+\] full-text index 1 of \d+ \(--no-indexes skips them\), \d+ s/);
     expect(loaded.stderr).toMatch(/indexing schools \[#+\] \d+ indexes built/);
-    const again = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', dir], { env });
+    const again = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', dir]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('add --replace to replace it');
-    const query = await ckqlInProcess(['query', '--db', dir, '--format', 'ndjson', 'from schools select name order by name limit 2'], { env });
+    const query = await ckqlInProcess(['query', '--db', dir, '--format', 'ndjson', 'from schools select name order by name limit 2']);
     expect(query.code).toBe(0);
     const names = ndjson(query.stdout).map((r) => (r as { name: string }).name);
     expect(names.length).toBe(2);
