@@ -67,12 +67,14 @@ export function pageScan(options: PageScanOptions): Operator {
       let total: number | undefined;
       let first: SearchResult | undefined;
       let fields;
+      let headEstimated = false;
       const refuseBeyond = (count: number | undefined, read: number | undefined): void => {
         if (options.maxScan !== undefined && count !== undefined && count > options.maxScan.max) throw options.maxScan.refuse(count, read);
       };
       if (options.countFirst) {
         const head = await ask({ ...base, limit: 0 });
         total = head.total;
+        headEstimated = (head as { total_was_estimated?: unknown }).total_was_estimated === true;
         fields = head.fields;
         refuseBeyond(total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted), undefined);
       } else {
@@ -80,7 +82,10 @@ export function pageScan(options: PageScanOptions): Operator {
         total = first.total;
         fields = first.fields;
       }
-      const totalInRange = total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted);
+      // CKAN 2.11's estimate (`total_estimation_threshold`: pg_class.reltuples) may be short of
+      // the records there are; paging ends at a short page instead (docs/ckan-2.11-reference.md §1).
+      const estimated = ((first ?? {}) as { total_was_estimated?: unknown }).total_was_estimated === true || headEstimated;
+      const totalInRange = total === undefined || estimated ? undefined : Math.min(Math.max(0, total - start), wanted);
       // With a bound on what may be read (and more to read than it), no page goes past it.
       const bounded = options.maxScan !== undefined && (totalInRange === undefined || totalInRange > options.maxScan.max);
       const pageLimit = (fetched: number): number => {

@@ -20,6 +20,7 @@ import type { Row, SearchRequest } from '../../src/datastore/types.js';
 import { BIG_ID, COURSES_ID, TOKEN, big, courses, grades, odd, texts } from '../server/tables.js';
 import { recordsWithoutRank } from '../helpers/rank.js';
 import { datastoreFailure as failure } from '../helpers/outcome.js';
+import { startStubPortal } from '../helpers/stub-ckan.js';
 
 const MAX_BODY = 2_048;
 let server: RunningServer;
@@ -447,6 +448,22 @@ describe('searchAll', () => {
       expect(requests).toBe(9);
     } finally {
       await capped.close();
+    }
+  });
+
+  it("does not stop at a total CKAN 2.11 estimated: every record is read, the last page being short", async () => {
+    // A stale pg_class.reltuples says 1,200 of 2,500 records (total_was_estimated: true).
+    const records = Array.from({ length: 2_500 }, (_, i) => ({ _id: i + 1, n: i }));
+    const portal = await startStubPortal({ resources: [{ id: 'big', fields: [{ id: '_id', type: 'int' }, { id: 'n', type: 'int' }], records }], estimatedTotal: 1_200 });
+    try {
+      const client = connect({ url: portal.url, retries: 0, target: 'ckan-2.11' });
+      const read: Row[] = [];
+      for await (const record of client.searchAll({ resource_id: 'big', total_estimation_threshold: 1_000 }, { pageSize: 1_000 })) read.push(record);
+      expect(read.map((r) => r.n)).toEqual(records.map((r) => r.n));
+      expect(portal.requests.filter((r) => r.action === 'datastore_search')).toHaveLength(3);
+      await client.close();
+    } finally {
+      await portal.close();
     }
   });
 

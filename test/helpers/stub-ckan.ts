@@ -12,7 +12,8 @@
  *
  * Only the parameters these tests use are read: `resource_id`, `filters`
  * (equality), `fields`, `sort` (`field [asc|desc]`, comma-separated),
- * `limit` (capped at `limitMax`), `offset`, `include_total`.
+ * `limit` (capped at `limitMax`), `offset`, `include_total`,
+ * `total_estimation_threshold` (with `estimatedTotal`).
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -34,6 +35,13 @@ export interface StubPortalOptions {
   readonly resources?: readonly StubResource[];
   /** `datastore_search`'s cap on `limit`; default 32000 */
   readonly limitMax?: number;
+  /**
+   * CKAN 2.11's estimate of an unfiltered count (`pg_class.reltuples`, stale
+   * after inserts until the next ANALYZE): given as `total`, with
+   * `total_was_estimated: true`, to a request that sends
+   * `total_estimation_threshold` (docs/ckan-2.11-reference.md §1)
+   */
+  readonly estimatedTotal?: number;
   /** ms each answer waits before it is sent (to see requests in flight together); default 0 */
   readonly delay?: number;
   /** answers a request before the stub does (status and body), or undefined to let it */
@@ -161,6 +169,8 @@ function search(resource: StubResource, body: Record<string, unknown>, options: 
   const limit = Math.min(Number(body.limit ?? 100), options.limitMax ?? 32_000);
   const offset = Number(body.offset ?? 0);
   const fields = Array.isArray(body.fields) ? (body.fields as string[]) : typeof body.fields === 'string' ? body.fields.split(',') : undefined;
+  const estimated =
+    options.estimatedTotal !== undefined && body.total_estimation_threshold !== undefined && body.total_estimation_threshold !== null && Object.keys(filters).length === 0;
   const page = records.slice(offset, offset + limit).map((record) => (fields === undefined ? record : Object.fromEntries(fields.map((f) => [f, record[f] ?? null]))));
   return {
     resource_id: resource.id,
@@ -168,8 +178,8 @@ function search(resource: StubResource, body: Record<string, unknown>, options: 
     records: page,
     limit,
     ...(offset === 0 ? {} : { offset }),
-    ...(body.include_total === false || body.include_total === 'false' ? {} : { total: records.length }),
-    total_was_estimated: false,
+    ...(body.include_total === false || body.include_total === 'false' ? {} : { total: estimated ? options.estimatedTotal : records.length }),
+    total_was_estimated: estimated,
     include_total: body.include_total !== false,
     records_format: 'objects',
   };
