@@ -84,9 +84,10 @@ function failure(status: number, text: string, json: unknown, context: ResponseC
   }
   if (envelope !== undefined && isErrorBody(envelope.error)) throw errorFromBody(status, envelope.error, context);
   if (status >= 300 && status < 400 && context.location !== undefined) {
+    const base = baseOf(context.location);
     throw new DatastoreError(
       'HTTP_ERROR',
-      `${context.origin} answered HTTP ${status}, a redirect to ${bodyExcerpt(context.location)}; connect to the portal's new base URL instead (redirects are not followed)`,
+      `${context.origin} answered HTTP ${status}, a redirect to ${bodyExcerpt(context.location)}; ${base === undefined ? "connect to the portal's new base URL instead" : `connect to ${base} instead (--url, a profile's url:)`} (redirects are not followed)`,
       { status, body: bodyExcerpt(text, 2_000) },
     );
   }
@@ -241,6 +242,22 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isErrorBody(value: unknown): value is ErrorBody {
   return isObject(value) && typeof value.__type === 'string';
+}
+
+/**
+ * The base URL a redirected action points at: the `Location` up to its
+ * `/api/[3/]action/`, or undefined when it names no action (a login page).
+ * @example baseOf('https://data.example.org/fr/api/3/action/datastore_search?resource_id=r') // 'https://data.example.org/fr'
+ */
+function baseOf(location: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(location);
+  } catch {
+    return undefined;
+  }
+  const at = /\/api\/(?:3\/)?action\/[^/]*$/.exec(url.pathname);
+  return at === null ? undefined : `${url.origin}${url.pathname.slice(0, at.index)}`;
 }
 
 /** A body cut down for a message, white space folded: a server's HTML error page reads as one line. */

@@ -107,7 +107,7 @@ export async function sendRequest<T>(wire: WireRequest, options: TransportOption
     return read(status, scrub(text, options.token), {
       origin: options.origin,
       sentToken: options.token !== undefined,
-      ...(location === undefined ? {} : { location: scrub(location, options.token) }),
+      ...(location === undefined ? {} : { location: scrub(resolved(location, wire.url), options.token) }),
     });
   }
 }
@@ -331,6 +331,15 @@ function withAttempts(error: DatastoreError, attempts: number): DatastoreError {
     ...(error.body === undefined ? {} : { body: error.body }),
     cause: error.cause,
   });
+}
+
+/** A `Location` as the URL it names: a relative one (`/fr/api/…`) read against the request's. */
+function resolved(location: string, url: string): string {
+  try {
+    return new URL(location, url).href;
+  } catch {
+    return location;
+  }
 }
 
 /** A server that echoes the token (it should not) must not get it into an error or a log. */

@@ -179,6 +179,21 @@ describe('retryable statuses', () => {
     expect(server.hits()).toBe(1);
   });
 
+  it('a redirect of an action names the base URL to connect to: http to https, a language segment, a relative Location', async () => {
+    const cases: [string, (url: string) => string][] = [
+      ['https://data.example.org/api/3/action/datastore_search?resource_id=r', () => 'https://data.example.org'],
+      ['/fr/api/action/datastore_search', (url) => `${url}/fr`],
+      ['https://data.example.org/catalogue/api/action/datastore_search', () => 'https://data.example.org/catalogue'],
+    ];
+    for (const [location, base] of cases) {
+      const server = await scripted([(_req, res) => res.writeHead(302, { location }).end()]);
+      const error = await failure(open({ url: server.url, method: 'GET' }).search(QUERY));
+      expect(error.code).toBe('HTTP_ERROR');
+      expect(error.message).toContain(`connect to ${base(server.url)} instead`);
+      expect(server.hits()).toBe(1);
+    }
+  });
+
   it('reads Retry-After as seconds or as an HTTP date', () => {
     const now = Date.parse('2025-01-01T00:00:00Z');
     expect(parseRetryAfter('7', now)).toBe(7_000);
