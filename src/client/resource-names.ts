@@ -9,7 +9,8 @@
  * sent as it is (an alias may hold a `/`).
  */
 import { clientWith } from './wrap.js';
-import type { Query } from '../ast.js';
+import { querySources } from '../ast.js';
+import type { From, Query } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
 import type { SearchRequest } from '../datastore/types.js';
@@ -140,28 +141,31 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
     } catch {
       return [input, options];
     }
-    const resource = query.from.resource;
+    // `from`'s resource and each join's: any of them may be a `dataset/resource` name.
     const params = options?.params;
-    let text: string | undefined;
-    if (resource.kind === 'string') text = resource.value;
-    else if (params !== undefined && typeof params[resource.name] === 'string') text = params[resource.name] as string;
-    if (text === undefined || !text.includes('/')) return [input, options];
-    const id = await names.resolve(text, signal);
-    if (id === undefined) return [input, options];
-    // The parameters are bound here, so the resource can be replaced by its id.
+    const ids: (string | undefined)[] = [];
+    for (const source of querySources(query)) {
+      const resource = source.resource;
+      const text = resource.kind === 'string' ? resource.value : typeof params?.[resource.name] === 'string' ? (params[resource.name] as string) : undefined;
+      ids.push(text?.includes('/') === true ? await names.resolve(text, signal) : undefined);
+    }
+    if (ids.every((id) => id === undefined)) return [input, options];
+    // The parameters are bound here, so the resources can be replaced by their ids.
     let bound: Query;
     try {
       bound = params === undefined ? query : bind(query, params);
     } catch {
       return [input, options];
     }
-    const from = { ...bound.from, resource: { kind: 'string' as const, span: bound.from.resource.span, value: id } };
+    const withId = (source: From, id: string | undefined): From =>
+      id === undefined ? source : { ...source, resource: { kind: 'string', span: source.resource.span, value: id } };
+    const joins = bound.joins?.map((join, i) => ({ ...join, source: withId(join.source, ids[i + 1]) }));
     let rest: T | undefined;
     if (options !== undefined) {
       const { params: _bound, ...others } = options;
       rest = others as T;
     }
-    return [{ ...bound, from }, rest];
+    return [{ ...bound, from: withId(bound.from, ids[0]), ...(joins === undefined ? {} : { joins }) }, rest];
   };
   const wrapped = clientWith(client, () => ({
     detectTarget: async (resourceId, signal) => client.detectTarget((await names.resolve(resourceId, signal)) ?? resourceId, signal),

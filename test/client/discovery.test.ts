@@ -118,6 +118,16 @@ describe('discovery over ckql serve', () => {
     expect(explained.request?.request.resource_id).toBe((await client.search({ resource_id: 'stations', limit: 0 })).resource_id);
   });
 
+  it('a joined side named dataset/resource is resolved as the from side is', async () => {
+    const join = 'from "air-quality/measurements 2023" m join "air-quality/stations" s on m.station = s.station where m.station = B select m.day, s.opened order by m.day';
+    const byAlias = 'from "measurements-2023" m join stations s on m.station = s.station where m.station = B select m.day, s.opened order by m.day';
+    const expected = (await client.search(byAlias)).records;
+    expect(expected).toHaveLength(2);
+    expect((await client.search(join)).records).toEqual(expected);
+    // Each side's name may come from a parameter too.
+    expect((await client.search('from $m m join $s s on m.station = s.station where m.station = B select m.day, s.opened order by m.day', { params: { m: 'air-quality/measurements 2023', s: 'air-quality/stations' } })).records).toEqual(expected);
+  });
+
   it('names what a dataset holds when its resource is not found', async () => {
     await expect(client.search('from "air-quality/measurements 2024"')).rejects.toThrow(
       'the dataset "air-quality" has no resource named "measurements 2024"; its resources: "measurements 2023", "stations"',
