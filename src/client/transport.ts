@@ -104,11 +104,17 @@ export async function sendRequest<T>(wire: WireRequest, options: TransportOption
     }
     if (throttled) throw throttledError(options, attempt + 1);
     if (status >= 200 && status < 300 && options.history !== undefined) options.history.succeeded++;
-    return read(status, scrub(text, options.token), {
+    const context = {
       origin: options.origin,
       sentToken: options.token !== undefined,
       ...(location === undefined ? {} : { location: scrub(resolved(location, wire.url), options.token) }),
-    });
+    };
+    try {
+      return read(status, scrub(text, options.token), context);
+    } catch (error) {
+      // The retries ran out on a 429/502/503/504: said, as for a connection that kept failing.
+      throw error instanceof DatastoreError && RETRY_STATUSES.has(status) && attempt > 0 ? withAttempts(error, attempt + 1) : error;
+    }
   }
 }
 
@@ -177,10 +183,11 @@ export async function sendDownload(wire: WireRequest, options: TransportOptions,
         { status: 404, body: excerptOf(text) },
       );
     }
-    throw new DatastoreError('HTTP_ERROR', `${options.origin} answered HTTP ${answer.status} for ${path}${text.trim() === '' ? '' : `: ${excerptOf(text, 200)}`}`, {
+    const error = new DatastoreError('HTTP_ERROR', `${options.origin} answered HTTP ${answer.status} for ${path}${text.trim() === '' ? '' : `: ${excerptOf(text, 200)}`}`, {
       status: answer.status,
       body: excerptOf(text),
     });
+    throw RETRY_STATUSES.has(answer.status) && attempt > 0 ? withAttempts(error, attempt + 1) : error;
   }
 }
 

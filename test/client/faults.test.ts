@@ -160,7 +160,14 @@ describe('retryable statuses', () => {
     expect(error.code).toBe('HTTP_ERROR');
     expect(error.status).toBe(504);
     expect(error.body).toBe('gateway timeout');
+    expect(error.message).toMatch(/gave up after 3 attempts/);
     expect(server.hits()).toBe(3);
+    // An answer that is not retried says nothing of attempts, also after a retried one.
+    const settled = await scripted([(_req, res) => res.writeHead(503).end(), (_req, res) => res.writeHead(500).end()]);
+    const answered = await failure(open({ url: settled.url, retries: 2 }).search(QUERY));
+    expect(answered.status).toBe(500);
+    expect(answered.message).not.toMatch(/attempts/);
+    expect(settled.hits()).toBe(2);
   });
 
   it('does not retry other statuses', async () => {
