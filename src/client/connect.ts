@@ -19,7 +19,7 @@ import type { SqlRequest } from '../compile/sql.js';
 import { TOTAL_COLUMN } from '../compile/sql.js';
 import { fetchCkanVersion, probeNextPage, targetOfVersion } from './target-detect.js';
 import type { Params } from '../compile/bind.js';
-import { DatastoreError, toolError } from '../errors.js';
+import { DatastoreError, toolError, validationError } from '../errors.js';
 import type { FieldInfo, Row, SearchRequest, SearchResult } from '../datastore/types.js';
 import { normalizeRequest } from '../datastore/validate.js';
 import { answerEmpty, hasEmptyListFilter } from './empty.js';
@@ -369,7 +369,15 @@ function positive(value: number | undefined, fallback: number, name: string): nu
 function requestOf(input: SearchInput, params: Params | undefined, target?: Target): SearchRequest {
   if (typeof input === 'string') return compile(input, params);
   if (isQuery(input)) return compile(input, params);
-  return normalizeRequest(input, target === 'ckan-2.11' ? {} : { ckan: '2.12' });
+  const request = normalizeRequest(input, target === 'ckan-2.11' ? {} : { ckan: '2.12' });
+  if (request.records_format === 'csv' || request.records_format === 'tsv') {
+    // CKAN answers these with `records` as one text (docs/ckan-2.11-reference.md §5), not the records a result holds.
+    throw validationError(
+      'records_format',
+      `${request.records_format} gives the records as one text, which a search result does not hold; ask for objects or lists, or download ${request.records_format} from the portal's /datastore/dump/<id> (ckql export)`,
+    );
+  }
+  return request;
 }
 
 function isQuery(input: Query | SearchRequest): input is Query {

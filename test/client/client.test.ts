@@ -120,6 +120,20 @@ describe('request shapes of service.md, by POST and by GET', () => {
     await expect(client.search({ resource_id: 'courses', limit: -1 })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     expect(seen.length).toBe(before);
   });
+
+  it('records_format csv or tsv (records as one text, not a list) is refused before it is sent, saying what gives CSV', async () => {
+    const client = open();
+    const before = seen.length;
+    for (const format of ['csv', 'tsv'] as const) {
+      const error = await failure(client.search({ resource_id: 'courses', limit: 2, records_format: format }));
+      expect(error.code).toBe('VALIDATION_ERROR');
+      expect(error.message).toMatch(/^records_format: .*objects or lists.*datastore\/dump/);
+      await expect(client.searchAll({ resource_id: 'courses', records_format: format }).next()).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    }
+    expect(seen.length).toBe(before);
+    // lists are read as CKAN sends them
+    expect((await client.search({ resource_id: 'courses', limit: 1, fields: ['title'], records_format: 'lists' })).records).toEqual([[local({ resource_id: 'courses', limit: 1 })[0]?.title]]);
+  });
 });
 
 describe('prepare', () => {
