@@ -173,7 +173,19 @@ export function connect(options: ClientOptions): DatastoreClient {
   /** `datastore_search_sql` with the sql target's text, read back as a search result. */
   const sendSql = async (sql: string, signal: AbortSignal | undefined): Promise<SearchResult> => {
     if (closed) throw new DatastoreError('ABORTED', 'this client is closed; connect() again to send more requests');
-    const answer = await sendSearch({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal);
+    let answer: SearchResult;
+    try {
+      answer = await sendSearch({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal);
+    } catch (error) {
+      // CKAN without the action (`ckan.datastore.sqlsearch.enabled` off, its default): the target is wrong, not the query.
+      if (error instanceof DatastoreError && error.code === 'BAD_REQUEST' && /Action name not known: datastore_search_sql/.test(error.message)) {
+        throw toolError('USAGE', [`${base.origin} does not answer datastore_search_sql (most portals leave it disabled), so the sql target cannot be used there`], {
+          hint: 'use the ckan-2.11 or ckan-2.12 target (--target, a profile\'s target:, or leave it out to detect it)',
+          cause: error,
+        });
+      }
+      throw error;
+    }
     return sqlResult(answer);
   };
 

@@ -19,6 +19,8 @@ import { loadResources } from '../../src/engine/memory/load.js';
 import { openEngine } from '../../src/engine/open.js';
 import type { Engine } from '../../src/engine/types.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
+import { ToolError } from '../../src/errors.js';
+import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { repoRoot } from '../cli/run-ckql.js';
 
 const demoEnrolments = join(repoRoot, 'examples', 'data', 'enrolments.csv');
@@ -166,5 +168,28 @@ describe('colons, which CKAN\'s SQLAlchemy text() reads as bind parameters', () 
     const { status, body } = await searchSql(`SELECT title FROM "colons" WHERE title IN ('a \\:b', '10:30') OR title::text = 'x::y' ORDER BY _id`);
     expect(status).toBe(200);
     expect((body['result'] as { records: unknown[] }).records).toEqual([{ title: 'a :b' }, { title: '10:30' }, { title: 'x::y' }]);
+  });
+});
+
+describe('a portal without datastore_search_sql', () => {
+  it('is told as the sql target being wrong for it, a usage error that says what to use instead, after one request', async () => {
+    // A memory engine has no SQL: the server answers as CKAN with the action disabled (400, "Action name not known").
+    for (const ckan of ['2.11', '2.12'] as const) {
+      const seen: string[] = [];
+      const portal = await startServer({ tables: [enrolments], port: 0, ckan, log: (line) => seen.push(line) });
+      const client = connect({ url: portal.url, retries: 0, target: 'sql' });
+      try {
+        const error = await client.search('from enrolments where course like "MATH%" limit 3').then(() => undefined, (e: unknown) => e);
+        expect(error).toBeInstanceOf(ToolError);
+        expect(error).toMatchObject({ code: 'USAGE' });
+        expect(exitCodeFor(error)).toBe(2);
+        expect((error as ToolError).message).toMatch(/does not answer datastore_search_sql/);
+        expect((error as ToolError).hint).toMatch(/ckan-2\.11 or ckan-2\.12 target/);
+        expect(seen).toHaveLength(1);
+      } finally {
+        await client.close();
+        await portal.close();
+      }
+    }
   });
 });
