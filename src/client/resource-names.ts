@@ -93,7 +93,14 @@ export class ResourceNames {
       dataset = await showDataset(this.client, datasetName, signal);
     } catch (error) {
       // No such dataset (or no catalogue at all): the text may be an alias with a `/` in it.
-      if (error instanceof DatastoreError && ['NOT_FOUND', 'BAD_REQUEST', 'FORBIDDEN'].includes(error.code)) return undefined;
+      if (error instanceof DatastoreError && ['NOT_FOUND', 'BAD_REQUEST'].includes(error.code)) return undefined;
+      // CKAN refuses package_show of a private dataset (403); sent as it is, the name would only be "not found".
+      if (error instanceof DatastoreError && error.code === 'FORBIDDEN') {
+        throw new DatastoreError('FORBIDDEN', `${JSON.stringify(resourceName(datasetName, wanted))}: the dataset ${JSON.stringify(datasetName)} is not open to this request: ${error.message}`, {
+          ...(error.status === undefined ? {} : { status: error.status }),
+          ...(error.body === undefined ? {} : { body: error.body }),
+        });
+      }
       throw error;
     }
     this.remember([dataset]);

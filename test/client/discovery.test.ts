@@ -14,6 +14,7 @@ import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { startStubPortal } from '../helpers/stub-ckan.js';
+import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { SPENDING_ID, writePortalData } from '../helpers/portal-data.js';
 import type { PortalData } from '../helpers/portal-data.js';
 
@@ -159,6 +160,27 @@ describe('resolved once', () => {
       for (let i = 0; i < 3; i++) await client.search('from "stats/Counts" limit 1');
       expect(portal.requests.map((r) => r.action)).toEqual(['package_show', 'datastore_search', 'datastore_search', 'datastore_search']);
       expect(portal.requests[1]?.body.resource_id).toBe('res-7');
+    } finally {
+      await client.close();
+      await portal.close();
+    }
+  });
+
+  it('a private dataset (package_show refused, 403) is FORBIDDEN naming it, not a resource sent by its name and not found', async () => {
+    const portal = await startStubPortal({
+      resources: [{ id: 'res-7', fields: [{ id: '_id', type: 'int' as const }], records: [{ _id: 1 }] }],
+      intercept: (action, body) =>
+        action === 'package_show'
+          ? { status: 403, body: JSON.stringify({ success: false, error: { __type: 'Authorization Error', message: `Access denied: User  not authorized to read package ${String(body.id)}` } }) }
+          : undefined,
+    });
+    const client = connect({ url: portal.url, retries: 0 });
+    try {
+      const error = await client.search('from "stats/Counts" limit 1').then(() => undefined, (e: unknown) => e);
+      expect(error).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+      expect(exitCodeFor(error)).toBe(5);
+      expect((error as Error).message).toMatch(/^"stats\/Counts": the dataset "stats" is not open to this request: .*no token was sent/);
+      expect(portal.requests.map((r) => r.action)).toEqual(['package_show']);
     } finally {
       await client.close();
       await portal.close();
