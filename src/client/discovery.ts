@@ -125,7 +125,8 @@ export interface DatastoreTable {
 export async function datastoreTables(client: DatastoreClient, signal?: AbortSignal): Promise<DatastoreTable[] | undefined> {
   const tables = new Map<string, string[]>();
   const aliases: [string, string][] = [];
-  for (let offset = 0; ; offset += SEARCH_ROWS_MAX) {
+  // Follow what came, not what was asked: a portal whose rows_max is lower answers fewer a page.
+  for (let offset = 0; ; ) {
     let page;
     try {
       page = await client.search(
@@ -142,6 +143,7 @@ export async function datastoreTables(client: DatastoreClient, signal?: AbortSig
       else if (!tables.has(row.name)) tables.set(row.name, []);
     }
     if (page.records.length < Math.min(page.limit, SEARCH_ROWS_MAX) || page.records.length === 0) break;
+    offset += page.records.length;
   }
   for (const [alias, table] of aliases) tables.get(table)?.push(alias);
   return [...tables].map(([id, names]) => ({ id, aliases: names }));

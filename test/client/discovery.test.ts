@@ -8,13 +8,14 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/connect.js';
-import { allDatasets, searchDatasets, totalOrder } from '../../src/client/discovery.js';
+import { allDatasets, datastoreTables, searchDatasets, totalOrder } from '../../src/client/discovery.js';
 import { splitResourceName } from '../../src/client/resource-names.js';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { startStubPortal } from '../helpers/stub-ckan.js';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
+import { makeTable } from '../server/tables.js';
 import { SPENDING_ID, writePortalData } from '../helpers/portal-data.js';
 import type { PortalData } from '../helpers/portal-data.js';
 
@@ -187,3 +188,22 @@ describe('resolved once', () => {
     }
   });
 });
+
+describe('the datastore\'s tables (_table_metadata)', () => {
+  it('every table and alias on a portal whose rows_max is below a page, each page following what came', async () => {
+    const tables = Array.from({ length: 12 }, (_, i) => makeTable(`table-${String(i).padStart(2, '0')}`, [`alias-${i}`], [{ id: 'n', type: 'int' }], [{ n: i }]));
+    const seen: string[] = [];
+    const portal = await startServer({ tables, port: 0, maxLimit: 5, log: (line) => seen.push(line) });
+    const client = connect({ url: portal.url, retries: 0 });
+    try {
+      const listed = await datastoreTables(client);
+      expect(listed?.map((t) => [t.id, t.aliases]).sort()).toEqual(tables.map((t) => [t.id, t.aliases]).sort());
+      // 24 rows, 5 a page: 5 requests, the last one short
+      expect(seen).toHaveLength(5);
+    } finally {
+      await client.close();
+      await portal.close();
+    }
+  });
+});
+
