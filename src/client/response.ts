@@ -94,11 +94,18 @@ function failure(status: number, text: string, json: unknown, context: ResponseC
   if (typeof json === 'string') {
     // CKAN 2.11 answers a bad body with a bare JSON string: "Bad request - JSON Error: …".
     const code: DatastoreErrorCode = status === 400 ? 'BAD_REQUEST' : 'HTTP_ERROR';
-    throw new DatastoreError(code, `${context.origin} answered HTTP ${status}: ${bodyExcerpt(json, 500)}`, { status, body: json });
+    // (2.11 "Bad request - Action name not known: …", 2.12 "Bad request: …"): CKAN without the DataStore plugin.
+    const noDatastore = status === 400 && /Action name not known: datastore_search$/.test(json);
+    const said = noDatastore
+      ? `${context.origin} has no DataStore (datastore_search is not one of its actions: "${bodyExcerpt(json, 200)}"): its datasets can be listed (ckql datasets) and their files downloaded, not queried`
+      : `${context.origin} answered HTTP ${status}: ${bodyExcerpt(json, 500)}`;
+    throw new DatastoreError(code, said, { status, body: json });
   }
+  // CKAN answers its /api/action/ URLs with JSON: a page that is not says the base URL is not a portal's.
+  const wrongUrl = status === 404 ? "; is the URL the portal's base URL (the part before /api/)? CKAN answers its /api/action/ URLs with JSON, an error too" : '';
   throw new DatastoreError(
     'HTTP_ERROR',
-    `${context.origin} answered HTTP ${status} without a ${service} error body${text.trim() === '' ? '' : `: ${bodyExcerpt(text)}`}`,
+    `${context.origin} answered HTTP ${status} without a ${service} error body${wrongUrl}${text.trim() === '' ? '' : `: ${bodyExcerpt(text)}`}`,
     { status, body: bodyExcerpt(text, 2_000) },
   );
 }

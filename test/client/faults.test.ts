@@ -201,6 +201,18 @@ describe('retryable statuses', () => {
     }
   });
 
+  it('a 404 page that is not CKAN\'s (a wrong base URL) and a portal without the DataStore say what is wrong', async () => {
+    const page = await scripted([(_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body><h1>404 Not Found</h1></body></html>')]);
+    const wrongUrl = await failure(open({ url: `${page.url}/dataset` }).search(QUERY));
+    expect(wrongUrl).toMatchObject({ code: 'HTTP_ERROR', status: 404 });
+    expect(wrongUrl.message).toMatch(/is the URL the portal's base URL \(the part before \/api\/\)\? CKAN answers its \/api\/action\/ URLs with JSON, an error too/);
+    const noDatastore = await scripted([(_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify('Bad request - Action name not known: datastore_search'))]);
+    const refused = await failure(open({ url: noDatastore.url }).search(QUERY));
+    expect(refused).toMatchObject({ code: 'BAD_REQUEST', status: 400 });
+    expect(refused.message).toMatch(/has no DataStore \(datastore_search is not one of its actions.*ckql datasets/);
+    expect(noDatastore.hits()).toBe(1);
+  });
+
   it('reads Retry-After as seconds or as an HTTP date', () => {
     const now = Date.parse('2025-01-01T00:00:00Z');
     expect(parseRetryAfter('7', now)).toBe(7_000);
