@@ -99,6 +99,7 @@ export async function sendRequest<T>(wire: WireRequest, options: TransportOption
     }
     const throttled = isThrottling(status, text, options);
     if ((RETRY_STATUSES.has(status) || throttled) && attempt < options.retries) {
+      if (retryAfter !== undefined && retryAfter > options.maxRetryDelay) throw waitTooLong(status, retryAfter, options);
       await wait(backoff(attempt, retryAfter, options, random), attempt, throttled ? 'HTTP 403 (rate limited?)' : `HTTP ${status}`, options, signal);
       continue;
     }
@@ -171,6 +172,7 @@ export async function sendDownload(wire: WireRequest, options: TransportOptions,
     const text = scrub(await bodyText(answer), options.token);
     const throttled = isThrottling(answer.status, text, options);
     if ((RETRY_STATUSES.has(answer.status) || throttled) && attempt < options.retries) {
+      if (answer.retryAfter !== undefined && answer.retryAfter > options.maxRetryDelay) throw waitTooLong(answer.status, answer.retryAfter, options);
       await wait(backoff(attempt, answer.retryAfter, options, random), attempt, throttled ? 'HTTP 403 (rate limited?)' : `HTTP ${answer.status}`, options, signal);
       continue;
     }
@@ -243,11 +245,27 @@ export function parseRetryAfter(header: string | string[] | undefined, now: numb
 }
 
 /**
+ * A server's `Retry-After` longer than the client waits: asking sooner would
+ * be refused again (and a rate limiter may count it), so the retries end
+ * here, with the time the server named.
+ */
+function waitTooLong(status: number, retryAfter: number, options: TransportOptions): DatastoreError {
+  const seconds = (ms: number): string => `${Number((ms / 1_000).toFixed(2))} s`;
+  const at = new Date(Date.now() + retryAfter).toTimeString().slice(0, 8);
+  return new DatastoreError(
+    'HTTP_ERROR',
+    `${options.origin} answered HTTP ${status} and asks for ${seconds(retryAfter)} before another request (Retry-After), longer than this client waits (${seconds(options.maxRetryDelay)}); try again after ${at} (an export goes on with --resume)`,
+    { status },
+  );
+}
+
+/**
  * Full jitter: a random wait up to `retryDelay · 2^attempt`, capped. A
- * server's `Retry-After` is honoured as given, under the same cap.
+ * server's `Retry-After` is honoured as given (one over the cap ends the
+ * retries before this: `waitTooLong`).
  */
 function backoff(attempt: number, retryAfter: number | undefined, options: TransportOptions, random: () => number): number {
-  if (retryAfter !== undefined) return Math.min(retryAfter, options.maxRetryDelay);
+  if (retryAfter !== undefined) return retryAfter;
   const ceiling = Math.min(options.maxRetryDelay, options.retryDelay * 2 ** attempt);
   return Math.round(random() * ceiling);
 }

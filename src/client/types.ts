@@ -98,7 +98,7 @@ export interface ClientOptions {
   readonly maxInFlight?: number;
   /** ms: the first retry waits up to this (full jitter), doubling per attempt; default 500 */
   readonly retryDelay?: number;
-  /** ms: the longest wait between attempts, also the cap on `Retry-After`; default 30 000 */
+  /** ms: the longest wait between attempts; a longer `Retry-After` ends the retries with an error that says when to try again; default 30 000 */
   readonly maxRetryDelay?: number;
   /** called before each retry wait, e.g. for a "rate-limited, retrying in 4 s" line */
   readonly onRetry?: (info: RetryInfo) => void;

@@ -120,7 +120,7 @@ describe('retryable statuses', () => {
   it('503 with Retry-After, then 200: waits as told (under the cap) and succeeds', async () => {
     const server = await scripted([
       (_req, res) => res.writeHead(503, { 'retry-after': '0' }).end('busy'),
-      (_req, res) => res.writeHead(429, { 'retry-after': '3' }).end('slow down'),
+      (_req, res) => res.writeHead(429, { 'retry-after': '0' }).end('slow down'),
       ok,
     ]);
     const waits: { delay: number; reason: string }[] = [];
@@ -128,8 +128,21 @@ describe('retryable statuses', () => {
     const result = await client.search(QUERY);
     expect(result.total).toBe(1);
     expect(server.hits()).toBe(3);
-    // Retry-After 0 is honoured exactly; 3 s is capped by maxRetryDelay (50 ms here)
-    expect(waits).toEqual([{ delay: 0, reason: 'HTTP 503' }, { delay: 50, reason: 'HTTP 429' }]);
+    // Retry-After 0 is honoured exactly
+    expect(waits).toEqual([{ delay: 0, reason: 'HTTP 503' }, { delay: 0, reason: 'HTTP 429' }]);
+  });
+
+  it('a Retry-After longer than maxRetryDelay is not cut short: no early retry, an error that says when to try again', async () => {
+    for (const how of ['search', 'download'] as const) {
+      const server = await scripted([(_req, res) => res.writeHead(429, { 'retry-after': '3' }).end('slow down'), ok]);
+      const waits: number[] = [];
+      const client = open({ url: server.url, retries: 3, onRetry: ({ delay }) => waits.push(delay) });
+      const error = await failure(how === 'search' ? client.search(QUERY) : client.download('datastore/dump/r', {}));
+      expect(error).toMatchObject({ code: 'HTTP_ERROR', status: 429 });
+      expect(error.message).toMatch(/asks for 3 s before another request \(Retry-After\), longer than this client waits \(0\.05 s\); try again after \d\d:\d\d:\d\d/);
+      expect(waits).toEqual([]);
+      expect(server.hits()).toBe(1);
+    }
   });
 
   it('POST is retried too (a search is read-only)', async () => {
