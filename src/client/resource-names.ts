@@ -174,19 +174,26 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
     }
     return [{ ...bound, from: withId(bound.from, ids[0]), ...(joins === undefined ? {} : { joins }) }, rest];
   };
+  const told = async (error: unknown, signal: AbortSignal | undefined): Promise<never> => {
+    throw await notInDatastore(client, error, signal);
+  };
   const wrapped = clientWith(client, () => ({
     detectTarget: async (resourceId, signal) => client.detectTarget((await names.resolve(resourceId, signal)) ?? resourceId, signal),
     search: async (input, options) => {
       const [next, rest] = await resolved(input, options);
-      return client.search(next, rest);
+      return client.search(next, rest).catch((error: unknown) => told(error, options?.signal));
     },
     searchAll: async function* (input, options) {
       const [next, rest] = await resolved(input, options);
-      yield* client.searchAll(next, rest);
+      try {
+        yield* client.searchAll(next, rest);
+      } catch (error) {
+        await told(error, options?.signal);
+      }
     },
     stream: async (input, options) => {
       const [next, rest] = await resolved(input, options);
-      return client.stream(next, rest);
+      return client.stream(next, rest).catch((error: unknown) => told(error, options?.signal));
     },
     // (`prepare` cannot wait: it shows the id of a name resolved already, else the name.)
     explain: async (input, options) => {
@@ -197,4 +204,36 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
     withLanguage: (language) => client.withLanguage(language),
   }));
   return wrapped;
+}
+
+/**
+ * CKAN's Not Found of a resource that is in the catalogue without a
+ * DataStore table (`datastore_active` unset: a file that was never loaded,
+ * or failed to load), told as such after one `resource_show`; any other
+ * error as it came.
+ * @example
+ * await notInDatastore(client, new DatastoreError('NOT_FOUND', 'Not found: Resource "5f1e…" was not found.', { body }))
+ * // → DatastoreError NOT_FOUND 'the resource 5f1e… ("report.pdf") is in the portal\'s catalogue but not in its DataStore …'
+ */
+async function notInDatastore(client: DatastoreClient, error: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+  // Only the portal's own answer (it has a body); ckql's resolving of a name says more already.
+  if (!(error instanceof DatastoreError) || error.code !== 'NOT_FOUND' || error.body === undefined) return error;
+  const id = /Resource "(.+)" was not found/.exec(error.message)?.[1];
+  if (id === undefined) return error;
+  let resource: unknown;
+  try {
+    resource = await client.action('resource_show', { id }, signal === undefined ? {} : { signal });
+  } catch {
+    return error;
+  }
+  if (typeof resource !== 'object' || resource === null) return error;
+  const { name, url, datastore_active: active } = resource as { name?: unknown; url?: unknown; datastore_active?: unknown };
+  if (active === true || active === 'True' || active === 'true') return error;
+  const named = typeof name === 'string' && name !== '' ? ` (${JSON.stringify(name)})` : '';
+  const file = typeof url === 'string' && url !== '' ? `; its file: ${url}` : '';
+  return new DatastoreError(
+    'NOT_FOUND',
+    `the resource ${id}${named} is in the portal's catalogue but not in its DataStore (datastore_active is not set): it can be downloaded, not queried${file}`,
+    { status: error.status ?? 404 },
+  );
 }

@@ -207,3 +207,31 @@ describe('the datastore\'s tables (_table_metadata)', () => {
   });
 });
 
+describe('a resource without a DataStore table', () => {
+  it('is told as in the catalogue and not in the DataStore, after one resource_show; an unknown id keeps CKAN\'s Not Found', async () => {
+    const portal = await startStubPortal({
+      intercept: (action, body) =>
+        action === 'resource_show'
+          ? body.id === 'res-pdf'
+            ? { status: 200, body: JSON.stringify({ success: true, result: { id: 'res-pdf', name: 'Annual report', url: 'https://example.org/report.pdf', datastore_active: false } }) }
+            : { status: 404, body: JSON.stringify({ success: false, error: { __type: 'Not Found Error', message: 'Not found: Resource was not found.' } }) }
+          : undefined,
+    });
+    const client = connect({ url: portal.url, retries: 0, target: 'ckan-2.11' });
+    try {
+      for (const run of [() => client.search('from "res-pdf" limit 1'), () => client.stream('from "res-pdf"', { all: true }), () => client.searchAll({ resource_id: 'res-pdf' }).next()]) {
+        const error = await run().then(() => undefined, (e: unknown) => e);
+        expect(error).toMatchObject({ code: 'NOT_FOUND' });
+        expect((error as Error).message).toBe(
+          'the resource res-pdf ("Annual report") is in the portal\'s catalogue but not in its DataStore (datastore_active is not set): it can be downloaded, not queried; its file: https://example.org/report.pdf',
+        );
+      }
+      expect(portal.requests.map((r) => r.action)).toEqual(Array.from({ length: 3 }, () => ['datastore_search', 'resource_show']).flat());
+      await expect(client.search('from "no-such-id" limit 1')).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'Not found: Resource "no-such-id" was not found.' });
+    } finally {
+      await client.close();
+      await portal.close();
+    }
+  });
+});
+

@@ -97,7 +97,8 @@ export async function startStubPortal(options: StubPortalOptions = {}): Promise<
           return ok(packageSearch(body, options));
         case 'datastore_search': {
           const resource = options.resources?.find((each) => each.id === body.resource_id);
-          if (resource === undefined) return fail(404, { __type: 'Not Found Error', message: 'Not found: Resource was not found.' });
+          // CKAN's words (docs/ckan-2.11-reference.md §5, "Error envelope")
+          if (resource === undefined) return fail(404, { __type: 'Not Found Error', message: `Not found: Resource "${String(body.resource_id)}" was not found.` });
           return ok(search(resource, body, options));
         }
         default:
