@@ -29,7 +29,7 @@ import type {
   TargetChoice, ValuesAnswer,
 } from '../server/play-protocol.js';
 import type { PlayAction, PlayDownload, PlaygroundActions, PlayResult } from '../server/playground.js';
-import { readParamValue } from '../session/params.js';
+import { readParamValue, withParamHint } from '../session/params.js';
 import { shellQuote } from '../session/select-source.js';
 import type { Source } from '../session/source.js';
 import { parse } from '../syntax/parse.js';
@@ -347,7 +347,9 @@ async function* downloadChunks(
 }
 
 /** The error answer the page shows: a query error with its span, a source's refusal, or a usage error. */
-function failure(error: unknown): PlayResult {
+function failure(thrown: unknown): PlayResult {
+  // The page has a box per parameter: the library's hint (`compile(query, …)`, `--param`) is no use there.
+  const error = withParamHint(thrown, (name) => `type its value in the $${name} box under Parameters, below the editor`);
   const body = (code: string, message: string, extra: { hint?: string | undefined; span?: { start: number; end: number } } = {}): ErrorAnswer => ({
     error: { code, message, ...(extra.hint === undefined ? {} : { hint: extra.hint }), ...(extra.span === undefined ? {} : { span: extra.span }) },
   });

@@ -188,6 +188,18 @@ describe('the playground over ckql serve', () => {
     expect(notFound.text).not.toMatch(/[<>]/);
     expect(contentSecurityPolicy('n')).not.toContain('unsafe-inline');
   });
+
+  it('a parameter left without a value is refused at its span, with the hint of the page (its box), not the library\'s', async () => {
+    const text = 'from courses where subject = $subject and credits > 5';
+    for (const params of [{}, { subject: '' }]) {
+      const answer = await query({}, { source: 'local', query: text, params });
+      expect(answer.status).toBe(400);
+      const { error } = JSON.parse(answer.text) as { error: { code: string; hint: string; span: { start: number; end: number } } };
+      expect(error.code).toBe('UNBOUND_PARAMETER');
+      expect(text.slice(error.span.start, error.span.end)).toBe('$subject');
+      expect(error.hint).toBe('type its value in the $subject box under Parameters, below the editor');
+    }
+  });
 });
 
 describe('ckql ui over a portal profile', () => {
