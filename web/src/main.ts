@@ -9,7 +9,6 @@ import type {
 } from '../../src/server/play-protocol.js';
 import { PlayError, call, download } from './api.js';
 import { byId, fill, h } from './dom.js';
-import { forceLinting } from '@codemirror/lint';
 import { createEditor, errorRange, setText } from './editor.js';
 import { renderExplain } from './explain.js';
 import type { Lookup } from '../../src/language-service/complete.js';
@@ -18,7 +17,7 @@ import type { Diagnostic } from '../../src/language-service/diagnose.js';
 import { format } from '../../src/language-service/format.js';
 import type { Target } from '../../src/compile/plan.js';
 import type { FieldsAnswer, ResourcesAnswer, ValuesAnswer } from '../../src/server/play-protocol.js';
-import { languageExtensions, parameterNames } from './language.js';
+import { languageExtensions, parameterNames, recheck } from './language.js';
 import { barColumns, facetView, resultBars, resultTable, rowsText } from './results.js';
 import { readFragment, shareFragment } from './share.js';
 import type { ShareState } from './share.js';
@@ -99,7 +98,7 @@ function showError(page: Page, error: unknown): void {
     say(text, 'error');
     if (error.span !== undefined) {
       page.serverProblem = { text: page.view.state.doc.toString(), ...errorRange(page.view, error.span), message: text };
-      forceLinting(page.view);
+      recheck(page.view);
     }
     return;
   }
@@ -256,6 +255,11 @@ async function run(page: Page, pageNumber: number): Promise<void> {
   say('Running…');
   try {
     const answer = await call<QueryAnswer>('query', queryInput(page, state), controller.signal);
+    // The text ran: an error the server found in it before (say, a parameter then without a value) is gone.
+    if (page.serverProblem !== undefined) {
+      page.serverProblem = undefined;
+      recheck(page.view);
+    }
     page.last = { answer, query: state.query, state };
     renderResults(page);
     updateFragment(state);
