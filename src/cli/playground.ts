@@ -30,6 +30,7 @@ import type {
 } from '../server/play-protocol.js';
 import type { PlayAction, PlayDownload, PlaygroundActions, PlayResult } from '../server/playground.js';
 import { readParamValue, withParamHint } from '../session/params.js';
+import { refusalInQuery } from '../session/schema.js';
 import { shellQuote } from '../session/select-source.js';
 import type { Source } from '../session/source.js';
 import { parse } from '../syntax/parse.js';
@@ -195,9 +196,14 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
     const page = integerInput(input.page, 'page', 0, 0, Number.MAX_SAFE_INTEGER);
     const window = pageWindow(bound, page, pageSize);
     const started = performance.now();
-    const { result, ranAs } = await onSource(source, target, async (client) => {
-      const answered = await client.search(window.query, { signal, total: true });
-      return { result: answered, ranAs: client.target ?? 'ckan-2.11' };
+    const { result, ranAs } = await onSource(source, target, async (client, open) => {
+      try {
+        const answered = await client.search(window.query, { signal, total: true });
+        return { result: answered, ranAs: client.target ?? 'ckan-2.11' };
+      } catch (error) {
+        // A field or resource the source lacks is told at its place in the text, with its "did you mean", as `ckql query` tells it.
+        throw (await refusalInQuery(error, queryText(input), open, paramValues(input), signal)) ?? error;
+      }
     });
     const elapsedMs = Math.round(performance.now() - started);
     const records = window.empty ? [] : result.records;
@@ -388,13 +394,18 @@ function paramTexts(input: Readonly<Record<string, unknown>>): Readonly<Record<s
  */
 function boundQuery(input: Readonly<Record<string, unknown>>): Query {
   const parsed = parse(queryText(input));
+  return bind(parsed, paramValues(input, parsed));
+}
+
+/** The values of the query's parameters given a value (one left empty is left unbound). */
+function paramValues(input: Readonly<Record<string, unknown>>, parsed: Query = parse(queryText(input))): Record<string, ParamValue> {
   const texts = paramTexts(input);
   const values = Object.create(null) as Record<string, ParamValue>;
   for (const parameter of parametersOf(parsed)) {
     const text = Object.hasOwn(texts, parameter.name) ? texts[parameter.name] : undefined;
     if (text !== undefined && text !== '') values[parameter.name] = readParamValue(text);
   }
-  return bind(parsed, values);
+  return values;
 }
 
 function integerInput(value: unknown, name: string, fallback: number, min: number, max: number): number {
