@@ -34,6 +34,7 @@ import { refusalInQuery } from '../session/schema.js';
 import { shellQuote } from '../session/select-source.js';
 import type { Source } from '../session/source.js';
 import { parse } from '../syntax/parse.js';
+import { splitStatements } from '../syntax/statements.js';
 import { parametersOf } from '../syntax/walk.js';
 
 /** One source the page may query. */
@@ -393,12 +394,32 @@ function paramTexts(input: Readonly<Record<string, unknown>>): Readonly<Record<s
  * parameter left empty stays unbound, so the compiler names it with its span.
  */
 function boundQuery(input: Readonly<Record<string, unknown>>): Query {
-  const parsed = parse(queryText(input));
+  const parsed = oneQuery(queryText(input));
   return bind(parsed, paramValues(input, parsed));
 }
 
+/**
+ * The query of the page's text. Where the text holds more than one, the
+ * error at the next says what the page can do (the parser's hint names the
+ * command line's ways of running a script, of no use here).
+ */
+function oneQuery(text: string): Query {
+  try {
+    return parse(text);
+  } catch (error) {
+    const second = splitStatements(text)[1];
+    if (!(error instanceof QueryError) || second === undefined || error.span.start < second.start) throw error;
+    throw new QueryError(error.code, error.message, error.span, {
+      expected: error.expected,
+      ...(error.found === undefined ? {} : { found: error.found }),
+      ...(error.source === undefined ? {} : { source: error.source }),
+      hint: 'the playground runs one query at a time: delete the others, or keep them as comments (-- from …)',
+    });
+  }
+}
+
 /** The values of the query's parameters given a value (one left empty is left unbound). */
-function paramValues(input: Readonly<Record<string, unknown>>, parsed: Query = parse(queryText(input))): Record<string, ParamValue> {
+function paramValues(input: Readonly<Record<string, unknown>>, parsed: Query = oneQuery(queryText(input))): Record<string, ParamValue> {
   const texts = paramTexts(input);
   const values = Object.create(null) as Record<string, ParamValue>;
   for (const parameter of parametersOf(parsed)) {

@@ -206,6 +206,17 @@ describe('the playground over ckql serve', () => {
     }
   });
 
+  it('two queries in the text: refused at the second with what the page can do, not the command line\'s ways', async () => {
+    const text = 'from courses where subject = math;\nfrom schools';
+    const answer = await query({}, { source: 'local', query: text });
+    expect(answer.status).toBe(400);
+    const { error } = JSON.parse(answer.text) as { error: { code: string; hint: string; span: { start: number; end: number } } };
+    expect(error.code).toBe('UNEXPECTED_TOKEN');
+    expect(error.span.start).toBe(text.indexOf('from schools'));
+    expect(error.hint).toBe('the playground runs one query at a time: delete the others, or keep them as comments (-- from …)');
+    expect(error.hint).not.toMatch(/ckql -c|-f FILE/);
+  });
+
   it('a parameter left without a value is refused at its span, with the hint of the page (its box), not the library\'s', async () => {
     const text = 'from courses where subject = $subject and credits > 5';
     for (const params of [{}, { subject: '' }]) {
