@@ -320,10 +320,14 @@ describe.skipIf(!haveBrowser && !ci)('the playground in Chromium', () => {
     if (process.env.CKQL_SCREENSHOT_DOCS === '1') await page.screenshot({ path: join(root, 'docs', 'playground.png') });
   });
 
-  it('a link opened in a fresh page is checked against the fields the source sends after it loads', async () => {
+  it('a link opened in a fresh page is checked against the fields the source sends after it loads, and says what of it the server lacks', async () => {
     await page.goto('about:blank'); // a fresh page: only the fragment would change, and the page stay as it was
-    await page.goto(`${server.url}/#v=1&source=local&target=ckan-2.11&q=${encodeURIComponent('from courses where subjet = math')}`);
+    await page.goto(`${server.url}/#v=1&source=portal&target=sql&q=${encodeURIComponent('from courses where subjet = math')}`);
     await expect.poll(() => page.locator('#problems').innerText()).toMatch(/^Error at line 1, column 20: .*subjet.*did you mean "subject"/);
     expect(await page.locator('.cm-lintRange-error').first().innerText()).toBe('subjet');
+    // the run's own answer does not hide that the link asked for what this server has not
+    await expect.poll(() => page.locator('#status').innerText()).toMatch(
+      /^This link names the source portal, which this server does not offer; using local\. This link names the target sql, which local does not offer; using ckan-2\.11\. .*subjet/,
+    );
   });
 });

@@ -468,13 +468,18 @@ async function start(): Promise<void> {
     page.sources = answer.sources;
     fillSources(page);
     chooseSource(page, shared?.source ?? answer.defaultSource, shared?.target);
-    if (shared?.source !== undefined && page.source?.name !== shared.source) say(`This link names the source ${shared.source}, which this server does not offer; using ${page.source?.name ?? 'none'}.`, 'error');
     byId('version').textContent = `ckql ${answer.version}`;
   } catch (error) {
     showError(page, error);
     return;
   }
-  if (shared !== undefined) void run(page, shared.page ?? 0);
+  if (shared === undefined) return;
+  // What of the link this server cannot give, said after the run (whose own status would hide it).
+  const notes: string[] = [];
+  if (shared.source !== undefined && page.source?.name !== shared.source) notes.push(`This link names the source ${shared.source}, which this server does not offer; using ${page.source?.name ?? 'none'}.`);
+  if (shared.target !== undefined && targetSelect.value !== shared.target) notes.push(`This link names the target ${shared.target}, which ${page.source?.name ?? 'this source'} does not offer; using ${targetSelect.value}.`);
+  await run(page, shared.page ?? 0);
+  if (notes.length > 0) say(`${notes.join(' ')} ${status.textContent ?? ''}`.trim(), 'error');
 }
 
 function formatQuery(page: Page): void {
