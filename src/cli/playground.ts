@@ -29,10 +29,12 @@ import type {
   TargetChoice, ValuesAnswer,
 } from '../server/play-protocol.js';
 import type { PlayAction, PlayDownload, PlaygroundActions, PlayResult } from '../server/playground.js';
-import { readParamValue } from '../session/params.js';
+import { readParamValue, withParamHint } from '../session/params.js';
+import { refusalInQuery } from '../session/schema.js';
 import { shellQuote } from '../session/select-source.js';
 import type { Source } from '../session/source.js';
 import { parse } from '../syntax/parse.js';
+import { splitStatements } from '../syntax/statements.js';
 import { parametersOf } from '../syntax/walk.js';
 
 /** One source the page may query. */
@@ -195,9 +197,14 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
     const page = integerInput(input.page, 'page', 0, 0, Number.MAX_SAFE_INTEGER);
     const window = pageWindow(bound, page, pageSize);
     const started = performance.now();
-    const { result, ranAs } = await onSource(source, target, async (client) => {
-      const answered = await client.search(window.query, { signal, total: true });
-      return { result: answered, ranAs: client.target ?? 'ckan-2.11' };
+    const { result, ranAs } = await onSource(source, target, async (client, open) => {
+      try {
+        const answered = await client.search(window.query, { signal, total: true });
+        return { result: answered, ranAs: client.target ?? 'ckan-2.11' };
+      } catch (error) {
+        // A field or resource the source lacks is told at its place in the text, with its "did you mean", as `ckql query` tells it.
+        throw (await refusalInQuery(error, queryText(input), open, paramValues(input), signal)) ?? error;
+      }
     });
     const elapsedMs = Math.round(performance.now() - started);
     const records = window.empty ? [] : result.records;
@@ -347,7 +354,9 @@ async function* downloadChunks(
 }
 
 /** The error answer the page shows: a query error with its span, a source's refusal, or a usage error. */
-function failure(error: unknown): PlayResult {
+function failure(thrown: unknown): PlayResult {
+  // The page has a box per parameter: the library's hint (`compile(query, …)`, `--param`) is no use there.
+  const error = withParamHint(thrown, (name) => `type its value in the $${name} box under Parameters, below the editor`);
   const body = (code: string, message: string, extra: { hint?: string | undefined; span?: { start: number; end: number } } = {}): ErrorAnswer => ({
     error: { code, message, ...(extra.hint === undefined ? {} : { hint: extra.hint }), ...(extra.span === undefined ? {} : { span: extra.span }) },
   });
@@ -385,14 +394,39 @@ function paramTexts(input: Readonly<Record<string, unknown>>): Readonly<Record<s
  * parameter left empty stays unbound, so the compiler names it with its span.
  */
 function boundQuery(input: Readonly<Record<string, unknown>>): Query {
-  const parsed = parse(queryText(input));
+  const parsed = oneQuery(queryText(input));
+  return bind(parsed, paramValues(input, parsed));
+}
+
+/**
+ * The query of the page's text. Where the text holds more than one, the
+ * error at the next says what the page can do (the parser's hint names the
+ * command line's ways of running a script, of no use here).
+ */
+function oneQuery(text: string): Query {
+  try {
+    return parse(text);
+  } catch (error) {
+    const second = splitStatements(text)[1];
+    if (!(error instanceof QueryError) || second === undefined || error.span.start < second.start) throw error;
+    throw new QueryError(error.code, error.message, error.span, {
+      expected: error.expected,
+      ...(error.found === undefined ? {} : { found: error.found }),
+      ...(error.source === undefined ? {} : { source: error.source }),
+      hint: 'the playground runs one query at a time: delete the others, or keep them as comments (-- from …)',
+    });
+  }
+}
+
+/** The values of the query's parameters given a value (one left empty is left unbound). */
+function paramValues(input: Readonly<Record<string, unknown>>, parsed: Query = oneQuery(queryText(input))): Record<string, ParamValue> {
   const texts = paramTexts(input);
   const values = Object.create(null) as Record<string, ParamValue>;
   for (const parameter of parametersOf(parsed)) {
     const text = Object.hasOwn(texts, parameter.name) ? texts[parameter.name] : undefined;
     if (text !== undefined && text !== '') values[parameter.name] = readParamValue(text);
   }
-  return bind(parsed, values);
+  return values;
 }
 
 function integerInput(value: unknown, name: string, fallback: number, min: number, max: number): number {

@@ -102,7 +102,8 @@ export function roleOf(tokens: readonly IToken[], index: number): Role {
   // the token after it decides, as the parser's lookahead would.
   const following = tokens[index + 1];
   if (following === undefined || following.tokenType === Semicolon) return named;
-  const plain: IToken = { ...token, tokenType: Bareword };
+  // The parser matches a token by its type's index, not its type: both say it is a plain name.
+  const plain: IToken = { ...token, tokenType: Bareword, tokenTypeIdx: Bareword.tokenTypeIdx! };
   let after;
   try {
     after = queryParser().computeContentAssist('query', [...before, plain]);

@@ -201,15 +201,22 @@ describe.skipIf(!haveBrowser && !ci)('the playground in Chromium', () => {
 
   it('a query error the server finds shows at its span in the editor', async () => {
     await typeQuery('from courses where subject = $subject');
+    // run once the live check of the text typed is done: the server's error is still marked
+    await page.waitForTimeout(600);
     await page.keyboard.press('Control+Enter');
     const mark = page.locator('.cm-lintRange-error');
     await expect.poll(() => mark.count()).toBeGreaterThan(0);
     expect(await mark.first().innerText()).toBe('$subject');
-    expect(await page.locator('#status').innerText()).toMatch(/subject/);
+    expect(await page.locator('#status').innerText()).toMatch(/\$subject is not bound \(type its value in the \$subject box under Parameters/);
     // the live check that follows keeps it (the text is the one that ran)
     await page.waitForTimeout(600);
     expect(await mark.first().innerText()).toBe('$subject');
     await shot('error-shown');
+    // given its value, the same text runs, and the server's mark goes with the error
+    await page.getByRole('textbox', { name: '$subject', exact: true }).fill('math');
+    await page.getByRole('textbox', { name: '$subject', exact: true }).press('Enter');
+    await expect.poll(() => page.locator('#table-region caption').innerText()).toContain('subject = $subject');
+    await expect.poll(() => mark.count()).toBe(0);
   });
 
   it('a parameter gets an input; explain shows the request, the local part and copies', async () => {
@@ -311,5 +318,16 @@ describe.skipIf(!haveBrowser && !ci)('the playground in Chromium', () => {
     await expect.poll(() => page.locator('#explain-panel').getByText('What ckql finishes locally').count()).toBe(1);
     await page.screenshot({ path: join(screenshots, 'overview.png') });
     if (process.env.CKQL_SCREENSHOT_DOCS === '1') await page.screenshot({ path: join(root, 'docs', 'playground.png') });
+  });
+
+  it('a link opened in a fresh page is checked against the fields the source sends after it loads, and says what of it the server lacks', async () => {
+    await page.goto('about:blank'); // a fresh page: only the fragment would change, and the page stay as it was
+    await page.goto(`${server.url}/#v=1&source=portal&target=sql&q=${encodeURIComponent('from courses where subjet = math')}`);
+    await expect.poll(() => page.locator('#problems').innerText()).toMatch(/^Error at line 1, column 20: .*subjet.*did you mean "subject"/);
+    expect(await page.locator('.cm-lintRange-error').first().innerText()).toBe('subjet');
+    // the run's own answer does not hide that the link asked for what this server has not
+    await expect.poll(() => page.locator('#status').innerText()).toMatch(
+      /^This link names the source portal, which this server does not offer; using local\. This link names the target sql, which local does not offer; using ckan-2\.11\. .*subjet/,
+    );
   });
 });

@@ -298,6 +298,20 @@ describe('highlight', () => {
       ['nulls', 'keyword'], ['first', 'keyword'], ['-- note', 'comment'], ['!', 'invalid'], ['x', 'name'],
     ]);
   });
+
+  it('paints a clause or an aggregate after a name as the keyword the parser reads (group by after the resource, count(*)), and hover helps there', () => {
+    const text = 'from courses group by subject select subject, count(*) as n having n > 1';
+    // the parser's reading: a group by clause (no alias "group"), and an aggregate
+    const parsed = parse(text);
+    expect(parsed.from.alias).toBeUndefined();
+    expect(parsed.group).toBeDefined();
+    expect(parsed.select?.items[1]?.value.kind).toBe('aggregate');
+    const classOf = (word: string): string | undefined => highlight(text).find((t) => text.slice(t.start, t.end) === word)?.class;
+    expect(['group', 'count', 'having'].map(classOf)).toEqual(['keyword', 'keyword', 'keyword']);
+    expect(hover(text, text.indexOf('count') + 2, context)).toMatchObject({ kind: 'keyword', title: 'count' });
+    expect(hover(text, text.indexOf('group') + 2, context)).toMatchObject({ kind: 'keyword', title: 'group' });
+    expect(highlight('from t facet subject top 5').map((t) => t.class)).toEqual(['keyword', 'name', 'keyword', 'name', 'keyword', 'number']);
+  });
 });
 
 describe('other sources (`name:resource`, docs/aggregates.md)', () => {

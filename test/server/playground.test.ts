@@ -177,7 +177,7 @@ describe('the playground over ckql serve', () => {
 
   it('escapes echoed text: a query that echoes markup comes back inert', async () => {
     const answer = await query({}, { source: 'local', query: 'from "<script>alert(1)</script>" limit 1' });
-    expect(answer.status).toBe(422);
+    expect(answer.status).toBe(400); // UNKNOWN_RESOURCE, at the name
     expect(answer.headers['content-type']).toBe('application/json;charset=utf-8');
     expect(answer.headers['x-content-type-options']).toBe('nosniff');
     expect(answer.text).not.toMatch(/[<>]/);
@@ -187,6 +187,46 @@ describe('the playground over ckql serve', () => {
     expect(notFound.status).toBe(404);
     expect(notFound.text).not.toMatch(/[<>]/);
     expect(contentSecurityPolicy('n')).not.toContain('unsafe-inline');
+  });
+
+  it('a field or resource the source lacks is refused at its span with its "did you mean", as ckql query tells it', async () => {
+    const cases = [
+      { text: 'from courses where subjet = math', code: 'UNKNOWN_FIELD', at: 'subjet', hint: 'did you mean "subject"?' },
+      { text: 'from courses where subject = $s and credits > 5 order by credit', params: { s: 'math' }, code: 'UNKNOWN_FIELD', at: 'credit', hint: 'did you mean "credits"?' },
+      { text: 'from course where subject = math', code: 'UNKNOWN_RESOURCE', at: 'course', hint: 'did you mean "courses"?' },
+    ];
+    for (const { text, params, code, at, hint } of cases) {
+      const answer = await query({}, { source: 'local', query: text, params: params ?? {} });
+      expect(answer.status).toBe(400);
+      const { error } = JSON.parse(answer.text) as { error: { code: string; hint: string; span: { start: number; end: number } } };
+      expect(error.code).toBe(code);
+      expect(error.span.start).toBe(text.lastIndexOf(at));
+      expect(text.slice(error.span.start, error.span.end)).toBe(at);
+      expect(error.hint).toBe(hint);
+    }
+  });
+
+  it('two queries in the text: refused at the second with what the page can do, not the command line\'s ways', async () => {
+    const text = 'from courses where subject = math;\nfrom schools';
+    const answer = await query({}, { source: 'local', query: text });
+    expect(answer.status).toBe(400);
+    const { error } = JSON.parse(answer.text) as { error: { code: string; hint: string; span: { start: number; end: number } } };
+    expect(error.code).toBe('UNEXPECTED_TOKEN');
+    expect(error.span.start).toBe(text.indexOf('from schools'));
+    expect(error.hint).toBe('the playground runs one query at a time: delete the others, or keep them as comments (-- from …)');
+    expect(error.hint).not.toMatch(/ckql -c|-f FILE/);
+  });
+
+  it('a parameter left without a value is refused at its span, with the hint of the page (its box), not the library\'s', async () => {
+    const text = 'from courses where subject = $subject and credits > 5';
+    for (const params of [{}, { subject: '' }]) {
+      const answer = await query({}, { source: 'local', query: text, params });
+      expect(answer.status).toBe(400);
+      const { error } = JSON.parse(answer.text) as { error: { code: string; hint: string; span: { start: number; end: number } } };
+      expect(error.code).toBe('UNBOUND_PARAMETER');
+      expect(text.slice(error.span.start, error.span.end)).toBe('$subject');
+      expect(error.hint).toBe('type its value in the $subject box under Parameters, below the editor');
+    }
   });
 });
 

@@ -8,9 +8,9 @@
  */
 import { autocompletion, startCompletion } from '@codemirror/autocomplete';
 import type { Completion, CompletionContext, CompletionResult } from '@codemirror/autocomplete';
-import { forceLinting, linter } from '@codemirror/lint';
+import { linter } from '@codemirror/lint';
 import type { Action, Diagnostic as EditorDiagnostic } from '@codemirror/lint';
-import { RangeSetBuilder } from '@codemirror/state';
+import { RangeSetBuilder, StateEffect } from '@codemirror/state';
 import type { Extension } from '@codemirror/state';
 import { Decoration, EditorView, ViewPlugin, hoverTooltip } from '@codemirror/view';
 import type { DecorationSet, ViewUpdate } from '@codemirror/view';
@@ -83,6 +83,19 @@ const highlighting = ViewPlugin.fromClass(
   { decorations: (plugin) => plugin.decorations },
 );
 
+/** Asks for a new check of the text as it is (see `recheck`). */
+const recheckEffect = StateEffect.define<null>();
+
+/**
+ * Checks the text again now: after something was learned of the source, or
+ * the server found an error in the text or ran it. (CodeMirror's
+ * `forceLinting` only hastens a check already due after an edit; with none
+ * due it does nothing, and the marks would stay as they were.)
+ */
+export function recheck(view: EditorView): void {
+  view.dispatch({ effects: recheckEffect.of(null) });
+}
+
 const severityOf = { error: 'error', warning: 'warning', information: 'info', hint: 'hint' } as const;
 
 /** A service diagnostic as the editor shows it; an end of input while typing is shown gently. */
@@ -133,7 +146,7 @@ export function languageExtensions(host: LanguageHost): Extension[] {
       if (listed !== undefined && listed.fields === undefined) wanted.push({ kind: 'fields', resource: resource! });
       if (wanted.length > 0) {
         void host.learn(wanted).then((learned) => {
-          if (learned) forceLinting(view);
+          if (learned) recheck(view);
         });
       }
       const found = diagnose(text, context);
@@ -143,7 +156,7 @@ export function languageExtensions(host: LanguageHost): Extension[] {
       if (fromServer !== undefined) shown.push({ ...fromServer, severity: 'error', source: 'server' });
       return shown;
     },
-    { delay: 250 },
+    { delay: 250, needsRefresh: (update) => update.transactions.some((tr) => tr.effects.some((effect) => effect.is(recheckEffect))) },
   );
 
   const completion = autocompletion({

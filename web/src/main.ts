@@ -9,7 +9,6 @@ import type {
 } from '../../src/server/play-protocol.js';
 import { PlayError, call, download } from './api.js';
 import { byId, fill, h } from './dom.js';
-import { forceLinting } from '@codemirror/lint';
 import { createEditor, errorRange, setText } from './editor.js';
 import { renderExplain } from './explain.js';
 import type { Lookup } from '../../src/language-service/complete.js';
@@ -18,7 +17,7 @@ import type { Diagnostic } from '../../src/language-service/diagnose.js';
 import { format } from '../../src/language-service/format.js';
 import type { Target } from '../../src/compile/plan.js';
 import type { FieldsAnswer, ResourcesAnswer, ValuesAnswer } from '../../src/server/play-protocol.js';
-import { languageExtensions, parameterNames } from './language.js';
+import { languageExtensions, parameterNames, recheck } from './language.js';
 import { barColumns, facetView, resultBars, resultTable, rowsText } from './results.js';
 import { readFragment, shareFragment } from './share.js';
 import type { ShareState } from './share.js';
@@ -99,7 +98,7 @@ function showError(page: Page, error: unknown): void {
     say(text, 'error');
     if (error.span !== undefined) {
       page.serverProblem = { text: page.view.state.doc.toString(), ...errorRange(page.view, error.span), message: text };
-      forceLinting(page.view);
+      recheck(page.view);
     }
     return;
   }
@@ -256,6 +255,11 @@ async function run(page: Page, pageNumber: number): Promise<void> {
   say('Running…');
   try {
     const answer = await call<QueryAnswer>('query', queryInput(page, state), controller.signal);
+    // The text ran: an error the server found in it before (say, a parameter then without a value) is gone.
+    if (page.serverProblem !== undefined) {
+      page.serverProblem = undefined;
+      recheck(page.view);
+    }
     page.last = { answer, query: state.query, state };
     renderResults(page);
     updateFragment(state);
@@ -464,13 +468,18 @@ async function start(): Promise<void> {
     page.sources = answer.sources;
     fillSources(page);
     chooseSource(page, shared?.source ?? answer.defaultSource, shared?.target);
-    if (shared?.source !== undefined && page.source?.name !== shared.source) say(`This link names the source ${shared.source}, which this server does not offer; using ${page.source?.name ?? 'none'}.`, 'error');
     byId('version').textContent = `ckql ${answer.version}`;
   } catch (error) {
     showError(page, error);
     return;
   }
-  if (shared !== undefined) void run(page, shared.page ?? 0);
+  if (shared === undefined) return;
+  // What of the link this server cannot give, said after the run (whose own status would hide it).
+  const notes: string[] = [];
+  if (shared.source !== undefined && page.source?.name !== shared.source) notes.push(`This link names the source ${shared.source}, which this server does not offer; using ${page.source?.name ?? 'none'}.`);
+  if (shared.target !== undefined && targetSelect.value !== shared.target) notes.push(`This link names the target ${shared.target}, which ${page.source?.name ?? 'this source'} does not offer; using ${targetSelect.value}.`);
+  await run(page, shared.page ?? 0);
+  if (notes.length > 0) say(`${notes.join(' ')} ${status.textContent ?? ''}`.trim(), 'error');
 }
 
 function formatQuery(page: Page): void {
