@@ -57,7 +57,6 @@ export interface NormalizeOptions {
   readonly ckan?: CkanVersion;
 }
 
-/** The most sort items a request may have: more cannot be useful, and each costs a comparison per pair of records. */
 /**
  * Whether CKAN's `datastore_create` takes `name` as an alias
  * (`ckanext/datastore/helpers.py`, `is_valid_table_name`): not empty, no
@@ -72,6 +71,7 @@ export function isValidAliasName(name: string): boolean {
 /** What `isValidAliasName` asks, for a hint. */
 export const ALIAS_NAME_RULE = 'an alias is not empty, has no white space at either end, does not start with "_", and holds no " or % (CKAN\'s datastore_create refuses it otherwise)';
 
+/** The most sort items a request may have: more cannot be useful, and each costs a comparison per pair of records. */
 export const MAX_SORT_ITEMS = 1_000;
 /** The most names `fields` may list. */
 export const MAX_FIELDS = 10_000;

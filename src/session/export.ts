@@ -311,7 +311,6 @@ async function refuseUnwritable(file: string, name: string): Promise<void> {
   if (!parent.isDirectory()) throw toolError('USAGE', [`cannot export to ${file}: ${folder} is a file, not a folder`]);
 }
 
-/** A resource name or a query as a bound query. */
 /** Whether an export's input is a query (`from …`, after any comment lines), not a resource's name. */
 function isQueryText(input: string): boolean {
   return /^\s*(--[^\n]*\n\s*)*from\b/i.test(input);
@@ -334,6 +333,7 @@ function refuseUnknownFields(input: string, params: Params | undefined, resource
   }
 }
 
+/** A resource name or a query as a bound query. */
 function queryOf(input: string, params: Params | undefined): Query {
   const text = isQueryText(input) ? input : `from ${formatScalar(input.trim())}`;
   const query = parse(text);
