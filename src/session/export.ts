@@ -38,8 +38,8 @@ import type { DatastoreClient } from '../client/types.js';
 import { delimitedText, valueText } from '../datastore/response.js';
 import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest } from '../datastore/types.js';
 import { canonicalText, isNumberType } from '../datastore/values.js';
-import { DatastoreError, QueryError, toolError } from '../errors.js';
-import { diagnose } from '../language-service/index.js';
+import { DatastoreError, toolError } from '../errors.js';
+import { schemaError } from './schema.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
 import { formatScalar } from '../format.js';
 import { parse } from '../syntax/parse.js';
@@ -312,7 +312,7 @@ async function refuseUnwritable(file: string, name: string): Promise<void> {
 }
 
 /** Whether an export's input is a query (`from …`, after any comment lines), not a resource's name. */
-function isQueryText(input: string): boolean {
+export function isQueryText(input: string): boolean {
   return /^\s*(--[^\n]*\n\s*)*from\b/i.test(input);
 }
 
@@ -325,12 +325,8 @@ function isQueryText(input: string): boolean {
  */
 function refuseUnknownFields(input: string, params: Params | undefined, resource: string, fields: readonly FieldInfo[]): void {
   if (!isQueryText(input)) return;
-  const unknown = diagnose(input, { resources: [{ id: resource, fields }], ...(params === undefined ? {} : { params }) }).find(
-    (d) => d.severity === 'error' && d.code === 'UNKNOWN_FIELD',
-  );
-  if (unknown !== undefined) {
-    throw new QueryError(unknown.code, unknown.message, unknown.span, { source: input, ...(unknown.hint === undefined ? {} : { hint: unknown.hint }) });
-  }
+  const unknown = schemaError(input, { resources: [{ id: resource, fields }] }, 'UNKNOWN_FIELD', params);
+  if (unknown !== undefined) throw unknown;
 }
 
 /** A resource name or a query as a bound query. */

@@ -9,7 +9,7 @@ import { querySources } from '../ast.js';
 import type { ParamValue } from '../compile/bind.js';
 import { splitSource } from '../compile/plan.js';
 import { DatastoreError, QueryError, isUnknownResource } from '../errors.js';
-import type { ResourceSchema } from '../language-service/index.js';
+import type { LanguageContext, ResourceSchema } from '../language-service/index.js';
 import { diagnose, statementsOf } from '../language-service/index.js';
 import { parse } from '../syntax/parse.js';
 import type { Source } from './source.js';
@@ -114,9 +114,24 @@ export async function refusalInQuery(
   } catch {
     return undefined;
   }
-  const found = diagnose(text, { ...schema, ...(params === undefined ? {} : { params }) }).find(
-    (d) => d.severity === 'error' && d.code === telling,
-  );
+  return schemaError(text, schema, telling, params);
+}
+
+/**
+ * The language service's first error of `code` (`UNKNOWN_FIELD`,
+ * `UNKNOWN_RESOURCE`) in `text` against `schema`, as a query error at its
+ * place in the text with its hint; undefined when there is none.
+ * @example
+ * schemaError('from courses where levle >= 3', { resources: [{ id: 'courses', fields }] }, 'UNKNOWN_FIELD')
+ * // QueryError UNKNOWN_FIELD '"courses" has no field "levle"' at 19–24, hint 'did you mean "level"?'
+ */
+export function schemaError(
+  text: string,
+  schema: Pick<LanguageContext, 'resources' | 'allResources'>,
+  code: 'UNKNOWN_FIELD' | 'UNKNOWN_RESOURCE',
+  params?: Readonly<Record<string, ParamValue>>,
+): QueryError | undefined {
+  const found = diagnose(text, { ...schema, ...(params === undefined ? {} : { params }) }).find((d) => d.severity === 'error' && d.code === code);
   if (found === undefined) return undefined;
   return new QueryError(found.code, found.message, found.span, { source: text, ...(found.hint === undefined ? {} : { hint: found.hint }) });
 }

@@ -8,7 +8,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { EXPORT_FORMATS, EXPORT_PATHS, exportFormatOf, exportRecords } from '../../session/export.js';
+import { EXPORT_FORMATS, EXPORT_PATHS, exportFormatOf, exportRecords, isQueryText } from '../../session/export.js';
 import type { ExportFormat, ExportPath } from '../../session/export.js';
 import { fileProgressBar, progressBar } from '../../output/progress-bar.js';
 import type { CommandRun } from '../context.js';
@@ -70,7 +70,7 @@ Examples:
       refuseTokenArgument(options);
       const input = await readQueryArgument(text, context);
       const params = readParams(options.param);
-      const isQuery = /^\s*(--[^\n]*\n\s*)*from\b/i.test(input);
+      const isQuery = isQueryText(input);
       if (isQuery) refuseUnknownParams(input, Object.keys(params), '--param');
       const { spec } = await selectSource(options, { config: configLoader(options, context), env: context.env, cwd: context.cwd });
       const source = await openSource(spec, { progress: fileProgressBar(context.stderr, context.env) });
