@@ -120,6 +120,20 @@ export class QueryError extends Error {
 }
 
 /**
+ * The same error with another hint: the one of the place it is shown from
+ * (`--param s=…`, the playground's parameter box) instead of the library's.
+ * @example throw withHint(error, 'type its value in the $s box under Parameters')
+ */
+export function withHint(error: QueryError, hint: string): QueryError {
+  return new QueryError(error.code, error.message, error.span, {
+    expected: error.expected,
+    ...(error.found === undefined ? {} : { found: error.found }),
+    ...(error.source === undefined ? {} : { source: error.source }),
+    hint,
+  });
+}
+
+/**
  * Builds a `QueryError` whose message comes from the catalogue.
  * @example queryError('UNBOUND_PARAMETER', span, ['subject'])
  */

@@ -19,7 +19,7 @@ import type { ParamValue } from '../compile/bind.js';
 import type { Target } from '../compile/plan.js';
 import { targets } from '../compile/plan.js';
 import type { FieldInfo, Row } from '../datastore/types.js';
-import { DatastoreError, QueryError, ToolError } from '../errors.js';
+import { DatastoreError, QueryError, ToolError, withHint } from '../errors.js';
 import { format } from '../format.js';
 import { curlCommand } from '../output/curl.js';
 import { createRecordWriter } from '../output/format-records.js';
@@ -409,12 +409,7 @@ function oneQuery(text: string): Query {
   } catch (error) {
     const second = splitStatements(text)[1];
     if (!(error instanceof QueryError) || second === undefined || error.span.start < second.start) throw error;
-    throw new QueryError(error.code, error.message, error.span, {
-      expected: error.expected,
-      ...(error.found === undefined ? {} : { found: error.found }),
-      ...(error.source === undefined ? {} : { source: error.source }),
-      hint: 'the playground runs one query at a time: delete the others, or keep them as comments (-- from …)',
-    });
+    throw withHint(error, 'the playground runs one query at a time: delete the others, or keep them as comments (-- from …)');
   }
 }
 

@@ -9,7 +9,7 @@ import { parametersOf } from '../syntax/walk.js';
 import type { Scalar } from '../datastore/types.js';
 import type { ParamValue } from '../compile/bind.js';
 import { literal } from '../compile/dict-filters.js';
-import { QueryError, toolError } from '../errors.js';
+import { QueryError, toolError, withHint } from '../errors.js';
 import { parse } from '../syntax/parse.js';
 import { didYouMean } from './nearest.js';
 
@@ -134,10 +134,5 @@ export function collect(value: string, previous: readonly string[] = []): string
 export function withParamHint(error: unknown, hint: (name: string) => string): unknown {
   if (!(error instanceof QueryError) || error.code !== 'UNBOUND_PARAMETER') return error;
   const name = /\$([A-Za-z_][A-Za-z0-9_.:-]*)/.exec(error.message)?.[1] ?? 'name';
-  return new QueryError(error.code, error.message, error.span, {
-    ...(error.expected === undefined ? {} : { expected: error.expected }),
-    ...(error.found === undefined ? {} : { found: error.found }),
-    ...(error.source === undefined ? {} : { source: error.source }),
-    hint: hint(name),
-  });
+  return withHint(error, hint(name));
 }
