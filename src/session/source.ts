@@ -189,20 +189,21 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
   if (options.lazy === true) return openLazyData(spec, options.progress);
   const onProgress = options.progress?.update;
   const onBadFile = options.onBadFile;
+  // The files to read now: those named, or every one (`_table_metadata` lists every table).
+  const only = options.resources === undefined || options.resources.includes(TABLE_METADATA) ? undefined : options.resources;
   const tables = await loadResources(spec.paths, {
     ...typingOf(spec),
-    // `_table_metadata` lists every table: every file is read for it
-    ...(options.resources === undefined || options.resources.includes(TABLE_METADATA) ? {} : { only: options.resources }),
+    ...(only === undefined ? {} : { only }),
     ...(onProgress === undefined ? {} : { onProgress }),
     ...(onBadFile === undefined ? {} : { onBadFile }),
   }).finally(() => options.progress?.done());
   // Every table, for listings and "did you mean"; the ones already read are not read again.
   let allTables: Promise<readonly Table[]> | undefined;
   const everyTable = (): Promise<readonly Table[]> =>
-    (allTables ??= options.resources === undefined || options.resources.includes(TABLE_METADATA) ? Promise.resolve(tables) : everyTableBut(spec, tables, options.progress, onBadFile));
+    (allTables ??= only === undefined ? Promise.resolve(tables) : everyTableBut(spec, tables, options.progress, onBadFile));
   const client = await localClient(memoryEngine(tables), spec);
   const where = spec.demo === true ? relativeLabel(demoDataDir) : spec.paths.map(relativeLabel).join(', ');
-  const count = options.resources === undefined || options.resources.includes(TABLE_METADATA) ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
+  const count = only === undefined ? `, ${tables.length} resource${tables.length === 1 ? '' : 's'}` : '';
   let closing: Promise<void> | undefined;
   return {
     label: `${spec.demo === true ? 'demo data' : 'local data'} (${where}${count})`,
@@ -546,6 +547,8 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
 }
 
 function readsTableMetadata(input: Query | string): boolean {
+  // A text can name it only by writing it (or with an escape): most texts are not parsed twice.
+  if (typeof input === 'string' && !input.includes(TABLE_METADATA) && !input.includes('\\')) return false;
   try {
     return queryResources(typeof input === 'string' ? parse(input) : input).includes(TABLE_METADATA);
   } catch {
