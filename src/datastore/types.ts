@@ -149,7 +149,8 @@ export interface SearchResult {
   readonly records: readonly Row[];
   /** absent when the request had `include_total: false` */
   readonly total?: number;
-  readonly total_was_estimated: false;
+  /** 2.11: whether `total` is PostgreSQL's estimate (`total_estimation_threshold`), which a portal or the PostgreSQL engines may answer; false otherwise */
+  readonly total_was_estimated: boolean;
   readonly limit: number;
   readonly offset?: number;
   readonly q?: string | FieldSearch;

@@ -67,24 +67,24 @@ export function pageScan(options: PageScanOptions): Operator {
       let total: number | undefined;
       let first: SearchResult | undefined;
       let fields;
-      let headEstimated = false;
+      // CKAN 2.11's estimate (`total_estimation_threshold`: pg_class.reltuples) may be short of
+      // the records there are; paging then ends at a short page (docs/ckan-2.11-reference.md §1).
+      let estimated = false;
       const refuseBeyond = (count: number | undefined, read: number | undefined): void => {
         if (options.maxScan !== undefined && count !== undefined && count > options.maxScan.max) throw options.maxScan.refuse(count, read);
       };
       if (options.countFirst) {
         const head = await ask({ ...base, limit: 0 });
         total = head.total;
-        headEstimated = (head as { total_was_estimated?: unknown }).total_was_estimated === true;
+        estimated = head.total_was_estimated === true;
         fields = head.fields;
         refuseBeyond(total === undefined ? undefined : Math.min(Math.max(0, total - start), wanted), undefined);
       } else {
         first = await ask(pageRequest(base, options.paging, Math.min(pageSize, wanted, options.maxScan?.max ?? Infinity), start, undefined, true, request.include_total !== false));
         total = first.total;
+        estimated = first.total_was_estimated === true;
         fields = first.fields;
       }
-      // CKAN 2.11's estimate (`total_estimation_threshold`: pg_class.reltuples) may be short of
-      // the records there are; paging ends at a short page instead (docs/ckan-2.11-reference.md §1).
-      const estimated = ((first ?? {}) as { total_was_estimated?: unknown }).total_was_estimated === true || headEstimated;
       const totalInRange = total === undefined || estimated ? undefined : Math.min(Math.max(0, total - start), wanted);
       // With a bound on what may be read (and more to read than it), no page goes past it.
       const bounded = options.maxScan !== undefined && (totalInRange === undefined || totalInRange > options.maxScan.max);
