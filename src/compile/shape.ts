@@ -19,7 +19,7 @@
  * read over those slots, and the output columns are named slots.
  */
 import type {
-  Aggregate, Bucket, Condition, Field, From, Join, Operand, Query, SortDirection, StringValue,
+  Aggregate, Bucket, Condition, Field, From, Join, Operand, Query, SelectItem, SortDirection, StringValue,
 } from '../ast.js';
 import { assertNever, querySources } from '../ast.js';
 import type { FieldInfo, FieldType } from '../datastore/types.js';
@@ -28,6 +28,7 @@ import { queryError, validationError } from '../errors.js';
 import type { Span } from '../span.js';
 import { formatField } from '../format.js';
 import { unboundError } from './dict-filters.js';
+import { expressionFields, firstComputation } from '../syntax/expressions.js';
 
 /** A `facet`'s default number of values, and the most `top` may ask for. */
 export const DEFAULT_FACET_TOP = 30;
@@ -105,6 +106,12 @@ export const aggregateSlot = (i: number): string => `a${i}`;
  * //     having: a0 > 3, order: [k0 asc], … }
  */
 export function shapeOf(query: Query): Shape {
+  const computed = firstComputation(query);
+  if (computed !== undefined) {
+    throw queryError('NOT_COMPUTED_YET', computed, ['this expression', 'a grouped, joined or computed query'], {
+      hint: 'docs/expressions.md says what each engine and target computes',
+    });
+  }
   const sources = querySources(query).map((from): ShapeSource => {
     const resource = resourceText(from.resource);
     return { from, resource, qualifier: from.alias?.name ?? resource };
@@ -113,7 +120,8 @@ export function shapeOf(query: Query): Shape {
   const same = (a: Field, b: Field): boolean => sameField(a, b, single);
   for (const join of query.joins ?? []) checkKeys(join, sources);
 
-  const items = query.select?.items ?? [];
+  // after the refusal above, every value is a field, a bucket or an aggregate
+  const items = (query.select?.items ?? []) as readonly (SelectItem & { readonly value: Field | Bucket | Aggregate })[];
   const aggregateInSelect = items.some((item) => item.value.kind === 'aggregate');
   const aggregateInOrder = query.order?.keys.some((key) => key.field.kind === 'aggregate') ?? false;
   const grouped = query.group !== undefined || query.having !== undefined || aggregateInSelect || aggregateInOrder;
@@ -122,7 +130,7 @@ export function shapeOf(query: Query): Shape {
   const named = nameItems(query, single);
 
   const keys: (Field | Bucket)[] = [];
-  for (const key of query.group?.keys ?? []) {
+  for (const key of (query.group?.keys ?? []) as readonly (Field | Bucket)[]) {
     // A name that is a select item's `as` name stands for that item (SoQL's `$group=day`).
     const aliased = key.kind === 'field' && key.qualifier === undefined ? items.find((item) => item.as?.name === key.name) : undefined;
     const value = aliased?.value ?? key;
@@ -183,7 +191,7 @@ export function shapeOf(query: Query): Shape {
 
   let having: Condition | undefined;
   if (query.having !== undefined) {
-    having = mapCondition(query.having.condition, (operand) => {
+    having = mapCondition(query.having.condition as Condition<Operand>, (operand) => {
       const slot = operand.kind === 'aggregate' ? aggregateSlotOf(operand) : slotOfName(operand);
       if (slot === undefined) throw notGrouped(operand, query);
       return { kind: 'field', span: operand.span, name: slot };
@@ -192,7 +200,7 @@ export function shapeOf(query: Query): Shape {
 
   const order: ShapeSortKey[] = [];
   for (const key of query.order?.keys ?? []) {
-    const by = sortBy(key.field, grouped, columns, slotOfName, aggregateSlotOf, query);
+    const by = sortBy(key.field as Operand, grouped, columns, slotOfName, aggregateSlotOf, query);
     order.push({ span: key.span, by, direction: key.direction, ...(key.nulls === undefined ? {} : { nulls: key.nulls }) });
   }
 
@@ -242,7 +250,7 @@ function notGrouped(value: Field | Bucket | Aggregate, query: Query): Error {
   const hint =
     query.group === undefined
       ? `either add "group by ${text}", or aggregate it: count(distinct ${fieldText}), min(${fieldText}), max(${fieldText})`
-      : `either add it to group by (group by ${[...query.group.keys.map(valueText), text].join(', ')}), or aggregate it: count(distinct ${fieldText}), min(${fieldText}), max(${fieldText})`;
+      : `either add it to group by (group by ${[...(query.group.keys as readonly (Field | Bucket)[]).map(valueText), text].join(', ')}), or aggregate it: count(distinct ${fieldText}), min(${fieldText}), max(${fieldText})`;
   return queryError('NOT_GROUPED', value.span, [JSON.stringify(text)], { found: text, hint });
 }
 
@@ -274,7 +282,7 @@ interface NamedItem {
 
 /** The select items with their output names: `as` names as given (each once), the others as `uniqueNames` makes them. */
 function nameItems(query: Query, single: boolean): NamedItem[] {
-  const items = query.select?.items ?? [];
+  const items = (query.select?.items ?? []) as readonly (SelectItem & { readonly value: Field | Bucket | Aggregate })[];
   const explicit = new Set<string>();
   for (const item of items) {
     if (item.as === undefined) continue;
@@ -406,6 +414,8 @@ export function mapCondition<F extends Operand, G extends Operand>(condition: Co
     case 'like':
     case 'is-null':
       return { ...condition, field: map(condition.field) } as Condition<G>;
+    case 'comparison':
+      return condition;
     case 'not':
       return { ...condition, condition: mapCondition(condition.condition, map) };
     case 'and':
@@ -427,6 +437,9 @@ export function conditionFieldList(condition: Condition | undefined, out: Field[
     case 'like':
     case 'is-null':
       out.push(condition.field);
+      return out;
+    case 'comparison':
+      out.push(...expressionFields(condition.left), ...expressionFields(condition.right));
       return out;
     case 'not':
       return conditionFieldList(condition.condition, out);

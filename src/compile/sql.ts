@@ -180,6 +180,8 @@ export function conditionSql<F extends Operand>(condition: Condition<F>, literal
     case 'or':
       if (condition.conditions.length === 0) return condition.kind === 'and' ? 'true' : 'false';
       return `(${condition.conditions.map((member) => conditionSql(member, literal, field)).join(condition.kind === 'and' ? ' AND ' : ' OR ')})`;
+    case 'comparison':
+      throw queryError('NOT_COMPUTED_YET', condition.span, ['this comparison', 'the sql target'], { hint: 'docs/expressions.md says what each engine and target computes' });
     default:
       return assertNever(condition, 'condition');
   }

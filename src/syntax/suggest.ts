@@ -6,6 +6,7 @@
  * or the loaded data.
  */
 import type { ILexingResult, IToken, TokenType } from 'chevrotain';
+import { classicPath } from './assist.js';
 import { afterSource, queryParser, type RuleName } from './parser.js';
 import { tokenSpan, unescapeString } from './to-ast.js';
 import {
@@ -119,7 +120,9 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
   const lower = prefix.toLowerCase();
 
   for (const path of queryParser().computeContentAssist('query', before)) {
-    const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
+    const classic = classicPath(path);
+    if (classic === 'skip') continue;
+    const rule = classic === 'value' ? 'value' : (path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined);
     const type = path.nextTokenType;
     // The parser reads an aggregate or a bucket in `where` only to say it belongs in `having` or `group by`.
     if ((rule === 'aggregate' || rule === 'bucket' || rule === 'unit') && path.ruleStack.includes('whereClause')) continue;

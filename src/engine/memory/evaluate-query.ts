@@ -305,6 +305,8 @@ function truth(condition: Condition, row: Row, position: number, context: Contex
       }
       return result;
     }
+    case 'comparison':
+      throw queryError('NOT_COMPUTED_YET', condition.span, ['this comparison', 'the memory engine'], { hint: 'docs/expressions.md says what each engine and target computes' });
     default:
       return assertNever(condition, 'condition');
   }
@@ -402,6 +404,8 @@ function checkCondition(condition: Condition, context: Context): void {
     case 'and':
     case 'or':
       for (const member of condition.conditions) checkCondition(member, context);
+      return;
+    case 'comparison':
       return;
     default:
       return assertNever(condition, 'condition');
