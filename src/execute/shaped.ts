@@ -8,7 +8,7 @@
  * streams the other past it, first pushing the hashed keys to it as an
  * `in` filter when there are few. `count(*)` alone is one `limit: 0` request.
  */
-import type { Condition, Field, Query } from '../ast.js';
+import type { Bucket, Condition, Field, Query } from '../ast.js';
 import type { BoundShape, Shape } from '../compile/shape.js';
 import { bindShape, fieldRefText, mapCondition, shapeOf, valueText } from '../compile/shape.js';
 import type { Plan, ShapedPlan, SidePlan } from '../compile/plan.js';
@@ -478,7 +478,8 @@ function aggregate(input: Operator, shape: Shape): Operator {
         return made;
       };
       const aggregator = makeAggregator<Row>({
-        keys: shape.keys.map((key) => valueReader(bound, key)),
+        // a portal's plan computes no expression (planShaped refuses one), so each key is a field or a bucket
+        keys: shape.keys.map((key) => valueReader(bound, key as Field | Bucket)),
         aggregates: shape.aggregates.map((a) => ({
           aggregate: a,
           ...(a.field === undefined ? {} : { read: read(a.field) }),

@@ -160,3 +160,22 @@ export function firstComputation(query: Query): Span | undefined {
   conditions(query.having?.condition);
   return spans.sort((a, b) => a.start - b.start)[0];
 }
+
+/** An expression with its direct operands replaced (a case's conditions keep theirs, their compared expressions mapped). */
+export function mapChildren(expression: Expression, map: (child: Expression) => Expression): Expression {
+  switch (expression.kind) {
+    case 'binary':
+      return { ...expression, left: map(expression.left), right: map(expression.right) };
+    case 'negate':
+    case 'cast':
+      return { ...expression, operand: map(expression.operand) };
+    case 'call':
+      return { ...expression, args: expression.args.map(map) };
+    case 'case': {
+      const whens = expression.whens.map((when) => ({ ...when, condition: mapConditionLeaves(when.condition, map), result: map(when.result) }));
+      return expression.else === undefined ? { ...expression, whens } : { ...expression, whens, else: map(expression.else) };
+    }
+    default:
+      return expression;
+  }
+}

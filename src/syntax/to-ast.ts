@@ -689,6 +689,35 @@ function loneValue(node: ExpressionCstNode, reader: FieldReader): Value | undefi
 
 // ---------------------------------------------------------------- expressions (docs/expressions.md)
 
+/**
+ * A select item, group key or sort key: an expression, but not a value
+ * alone (`select "a"`, `order by 1`), which names no column: a field name
+ * is written bare or in backticks, and a value put where a name belongs
+ * (a template's interpolation) stays an error.
+ */
+function columnExpression(node: ExpressionCstNode, reader: FieldReader, key = false): Expression {
+  const expression = readExpression(node, reader);
+  switch (expression.kind) {
+    case 'number':
+    case 'boolean':
+    case 'null':
+    case 'string':
+    case 'param': {
+      // a constant selects a column of it; a constant key (PostgreSQL's `order by 1` is a position) and text are refused
+      if (!key && expression.kind !== 'string' && expression.kind !== 'param') return expression;
+      const text = reader.source.slice(expression.span.start, expression.span.end);
+      throw queryError('UNEXPECTED_TOKEN', expression.span, ['a field name or an expression', JSON.stringify(text)], {
+        source: reader.source,
+        expected: ['a field name', 'an expression'],
+        found: text,
+        hint: 'a value alone is no column: write a field name bare or in backticks (`school year`)',
+      });
+    }
+    default:
+      return expression;
+  }
+}
+
 /** A chain of one precedence level, left to right: its operands and the operators between them, by offset. */
 function foldChain(operands: readonly Expression[], operators: readonly IToken[]): Expression {
   const ops = [...operators].sort((a, b) => a.startOffset - b.startOffset);
@@ -989,7 +1018,7 @@ function readName(node: NameCstNode, source: string): Name {
 function readSelect(c: SelectClauseCstChildren, reader: FieldReader): Select {
   const items = c.selectItem.map((node): SelectItem => {
     const i = node.children;
-    const value: SelectItem['value'] = i.Star !== undefined ? { kind: 'star', span: tokenSpan(i.Star[0]!) } : readExpression(i.expression![0]!, reader);
+    const value: SelectItem['value'] = i.Star !== undefined ? { kind: 'star', span: tokenSpan(i.Star[0]!) } : columnExpression(i.expression![0]!, reader);
     if (i.name === undefined) return { kind: 'select-item', span: value.span, value };
     const as = readName(i.name[0]!, reader.source);
     return { kind: 'select-item', span: { start: value.span.start, end: as.span.end }, value, as };
@@ -1000,7 +1029,7 @@ function readSelect(c: SelectClauseCstChildren, reader: FieldReader): Select {
 
 function readGroupBy(c: GroupClauseCstChildren, reader: FieldReader): Group {
   const keys = c.groupKey.map((node) => {
-    const key = readExpression(node.children.expression[0]!, reader);
+    const key = columnExpression(node.children.expression[0]!, reader, true);
     const aggregate = firstAggregate(key);
     if (aggregate !== undefined) {
       const text = reader.source.slice(aggregate.span.start, aggregate.span.end);
@@ -1055,7 +1084,7 @@ function readFacet(c: FacetClauseCstChildren, reader: FieldReader): Facet {
 function readOrder(c: OrderClauseCstChildren, reader: FieldReader): Order {
   const keys = c.sortKey.map((node): SortKey => {
     const k = node.children;
-    const field = readExpression(k.expression[0]!, reader);
+    const field = columnExpression(k.expression[0]!, reader, true);
     const last = k.First ?? k.Last ?? k.Desc ?? k.Asc;
     const key: SortKey = {
       kind: 'sort-key',
