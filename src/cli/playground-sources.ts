@@ -10,8 +10,8 @@ import type { CkanVersion } from '../datastore/types.js';
 import type { Engine } from '../engine/types.js';
 import { openApi, wholeText } from '../server/api.js';
 import type { TargetChoice } from '../server/play-protocol.js';
-import type { Config, TokenSource } from '../config/types.js';
-import { selectSource, shellQuote } from '../session/select-source.js';
+import type { Config } from '../config/types.js';
+import { selectSource, tokenShellOf } from '../session/select-source.js';
 import type { SelectedSource } from '../session/select-source.js';
 import { hidePassword, openSource, relativeLabel } from '../session/source.js';
 import type { Source } from '../session/source.js';
@@ -126,8 +126,9 @@ export function profileSources(config: Config, except: string | undefined, env: 
       label: isUrl ? hidePassword(profile.url) : `local data (${profile.paths.map(relativeLabel).join(', ') || profile.db || 'database'})`,
       kind: profile.kind,
       targets: isUrl ? portalTargets(profile.target) : dataTargets(profile.target, profile.engine, profile.db),
-      hasToken: isUrl && (profile.token !== undefined || (env.CKQL_TOKEN ?? '').trim() !== ''),
-      ...(isUrl ? { tokenShell: tokenShellOf(profile.token) } : {}),
+      // A profile's own token or none: CKQL_TOKEN is --url's alone (session/select-source.ts).
+      hasToken: isUrl && profile.token !== undefined,
+      ...(isUrl && profile.token !== undefined ? { tokenShell: tokenShellOf(profile.token) } : {}),
       profile: name,
       ...(isUrl ? { url: hidePassword(profile.url), ...(profile.language === undefined ? {} : { language: profile.language }) } : {}),
       open: async () => (await select()).open(),
@@ -145,12 +146,4 @@ function dataTargets(target: Target | undefined, engine: string | undefined, db:
   const sql = engine === 'pglite' || engine === 'postgres' || db !== undefined;
   const asked = (['ckan-2.11', 'ckan-2.12', 'sql'] as const).filter((each) => each !== 'sql' || sql);
   return target === undefined ? ['auto', ...asked] : [target, ...asked.filter((each) => each !== target), 'auto'];
-}
-
-/** How a shell reads a profile's token for a curl line, as `selectSource` says it (never the token). */
-function tokenShellOf(token: TokenSource | undefined): string {
-  if (token?.kind === 'env') return `$${token.name}`;
-  if (token?.kind === 'file') return `$(cat ${shellQuote(token.path)})`;
-  if (token?.kind === 'cmd') return `$(${token.command})`;
-  return '$CKQL_TOKEN';
 }

@@ -546,7 +546,7 @@ export function configEntry(text: string, params: Readonly<Record<string, string
  * The query as TypeScript: each parameter becomes a `${…}` value of the
  * `ckql` tagged template (always data, never syntax).
  */
-export function taggedTemplate(text: string, params: Readonly<Record<string, string>>, source: Pick<PlaySource, 'kind' | 'hasToken' | 'url' | 'language'>): string {
+export function taggedTemplate(text: string, params: Readonly<Record<string, string>>, source: Pick<PlaySource, 'kind' | 'hasToken' | 'url' | 'language' | 'tokenShell'>): string {
   let parsed: Query | undefined;
   try {
     parsed = parse(text);
@@ -568,7 +568,8 @@ export function taggedTemplate(text: string, params: Readonly<Record<string, str
   if (source.kind === 'url' || source.url !== undefined) {
     const options = [`url: ${JSON.stringify(source.url ?? 'https://data.example.org')}`];
     if (source.language !== undefined) options.push(`language: ${JSON.stringify(source.language)}`);
-    if (source.hasToken) options.push('token: process.env.CKQL_TOKEN');
+    // The variable the source's token is read from (a profile's token_env), else CKQL_TOKEN for the reader to set.
+    if (source.hasToken) options.push(`token: process.env.${/^\$([A-Za-z_][A-Za-z0-9_]*)$/.exec(source.tokenShell ?? '')?.[1] ?? 'CKQL_TOKEN'}`);
     lines.push(`const client = connect({ ${options.join(', ')} });`);
   } else {
     lines.push("// local data: start `ckql serve DATA` first; it listens on 127.0.0.1:8080", "const client = connect({ url: 'http://127.0.0.1:8080' });");

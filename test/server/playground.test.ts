@@ -268,7 +268,8 @@ describe('ckql ui over a portal profile', () => {
     expect(JSON.parse(answers[1]!.text).records).toHaveLength(2);
     const explained = JSON.parse(answers[2]!.text);
     expect(explained.portal.curl).toContain('-H "Authorization: $PORTAL_TOKEN"');
-    expect(explained.taggedTemplate).toContain('token: process.env.CKQL_TOKEN');
+    // the TypeScript reads the token from the variable the profile names, as the curl line does
+    expect(explained.taggedTemplate).toContain('token: process.env.PORTAL_TOKEN');
     expect(JSON.parse(answers[0]!.text).sources[0]).toMatchObject({ name: 'portal', kind: 'url', hasToken: true, targets: ['auto', 'ckan-2.11', 'ckan-2.12', 'sql'] });
     // the download streams from the portal too
     const download = await call('download', { source: 'portal', query: 'from courses where subject = math', format: 'ndjson' });
