@@ -40,6 +40,8 @@ export const queryMessages = {
   BUCKET_IN_CONDITION: (what: string): string => `${what} cannot be tested in a condition; compare the field itself, or test the bucket's name in having`,
   FACET_WITH_GROUP: (): string => 'a query cannot both group and facet: facets describe the records a query keeps, not its groups',
   DISTINCT_WITH_GROUP: (): string => '"select distinct" cannot be combined with grouping: each group is already one row',
+  DISTINCT_ORDER_NOT_SELECTED: (key: string): string =>
+    `"select distinct" records cannot be ordered by ${q(key)}, which they do not show: the distinct records have no one value of it`,
   INVALID_BUCKET_WIDTH: (found: string): string => `a bucket's width must be a number greater than 0, found ${found}`,
   INVALID_TOP: (found: string): string => `top must be a whole number from 1 to 1000, found ${found}`,
   UNKNOWN_QUALIFIER: (qualifier: string): string => `${q(qualifier)} is not the alias or name of a resource of this query`,

@@ -342,7 +342,9 @@ function planPlain(query: PlainQuery, options: PlanOptions): Plan {
   const request: Record<string, unknown> = { resource_id: resource };
   if (filters !== undefined) request.filters = filters;
   if (query.search !== undefined) Object.assign(request, searchKeys(query.search));
-  const localDistinct = query.select?.distinct === true && target === 'ckan-2.11' && options.distinctOnPortal !== true;
+  // Distinct runs here on CKAN 2.11 (see `distinctOnPortal`), and on any target after a condition that runs here:
+  // the portal's distinct would come before the records that condition drops.
+  const localDistinct = query.select?.distinct === true && (rest !== undefined || (target === 'ckan-2.11' && options.distinctOnPortal !== true));
   const local = rest !== undefined || localDistinct;
   if (query.select?.distinct && !local) request.distinct = true;
   if (query.select !== undefined) {
