@@ -239,6 +239,7 @@ export const toolMessages = {
   DATA_DUPLICATE_ALIAS: (alias: string, first: string, second: string): string =>
     `two files give the resource name ${q(alias)}: ${first} and ${second}`,
   CONFIG_INVALID: (file: string, detail: string): string => `${file}: ${detail}`,
+  FILE_UNREADABLE: (file: string, detail: string): string => `${file} ${detail}`,
   CONFIG_INSECURE_TOKEN: (file: string): string =>
     `${file} holds a token in plain text and others can read it; use token_env, token_file or token_cmd, or chmod 600 the file`,
   TOKEN_UNAVAILABLE: (where: string, detail: string): string => `${where}: ${detail}`,

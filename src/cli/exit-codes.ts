@@ -28,6 +28,7 @@ export const exitCodes = {
 const usageToolCodes: ReadonlySet<ToolError['code']> = new Set([
   'USAGE',
   'CONFIG_INVALID',
+  'FILE_UNREADABLE',
   'CONFIG_INSECURE_TOKEN',
   'TOKEN_UNAVAILABLE',
   'TOKEN_FILE_INSECURE',

@@ -3,15 +3,15 @@
  * code a command needs only when a config file exists, so `load.ts` imports
  * this module on demand.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { toolError } from '../errors.js';
+import { ToolError, toolError } from '../errors.js';
+import { readTextFile } from '../engine/files.js';
 import { didYouMean } from '../text.js';
-import type { ToolError } from '../errors.js';
 import { formatKeyPath, lineOfPath } from './locate.js';
 import type { ConfigFormat, KeyPath } from './locate.js';
 import { configSchema, dataProfileSchema, namedQuerySchema, tokenKeys, urlProfileSchema } from './schema.js';
@@ -22,12 +22,11 @@ import type { Config, NamedQuery, ParamDefault, Profile, QueryOrigin, TokenSourc
 export async function readConfigFile(file: string): Promise<Config> {
   let text: string;
   try {
-    text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
+    text = await readTextFile(file);
   } catch (cause) {
-    throw toolError('CONFIG_INVALID', [file, `cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'})`], {
-      file,
-      cause,
-    });
+    // FILE_UNREADABLE says what the file is (a FIFO, a symlink loop, too large, not UTF-8); a config keeps its own code.
+    const detail = cause instanceof ToolError ? cause.message.slice(file.length + 1) : `cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'})`;
+    throw toolError('CONFIG_INVALID', [file, detail], { file, cause, ...(cause instanceof ToolError && cause.hint !== undefined ? { hint: cause.hint } : {}) });
   }
   const config = configFromText(file, text);
   const format = formatOf(file);
@@ -99,7 +98,12 @@ function parseText(file: string, text: string, format: ConfigFormat): unknown {
         const detail = (first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
         throw invalid(line, `not valid YAML: ${detail}`, first);
       }
-      return document.toJS({ maxAliasCount: 100 }) as unknown;
+      try {
+        return document.toJS({ maxAliasCount: 100 }) as unknown;
+      } catch (cause) {
+        // yaml's guard against an alias bomb (aliases of aliases that expand to millions of nodes).
+        throw invalid(undefined, 'not valid YAML here: its aliases (*name) expand to too many values; write the values out, or use fewer aliases', cause);
+      }
     }
   }
 }

@@ -10,6 +10,7 @@
  */
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { framedMessages } from './framing.js';
 import {
   CodeActionKind, CompletionItemKind, createConnection, DiagnosticSeverity, MarkupKind, StreamMessageReader, StreamMessageWriter,
   TextDocuments, TextDocumentSyncKind,
@@ -86,7 +87,9 @@ const SAMPLE_SIZE = 500;
  * server that was not shut down.
  */
 export function serveStreams(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, options: LanguageServerOptions = {}): Promise<number> {
-  const reader = new StreamMessageReader(input);
+  // The framing is checked first: one malformed header must not stop the server (lsp/framing.ts).
+  const framed = input.pipe(framedMessages((problem) => process.stderr.write(`ckql lsp: ${problem}\n`)));
+  const reader = new StreamMessageReader(framed);
   const connection = createConnection(reader, new StreamMessageWriter(output));
   serveLanguage(connection, options);
   const closed = new Promise<number>((resolve) => reader.onClose(() => resolve(1)));
@@ -296,8 +299,18 @@ function rangeOf(document: TextDocument, span: { start: number; end: number }): 
   return { start: document.positionAt(span.start), end: document.positionAt(span.end) };
 }
 
+/** A document's path; a file URI this system cannot name (a UNC host on Linux, `file://server/share/x.ckql`) keeps its URL path. */
 function pathOf(uri: string): string {
-  return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+  if (!uri.startsWith('file:')) return uri;
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    try {
+      return decodeURIComponent(new URL(uri).pathname);
+    } catch {
+      return uri;
+    }
+  }
 }
 
 /**

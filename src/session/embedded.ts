@@ -269,86 +269,108 @@ function fallbackOffsets(text: string, format: 'yaml' | 'json' | 'toml', name: s
  * does (in parentheses after `in`), standing where the `${…}` stands.
  */
 export function templateQueries(source: string): EmbeddedQuery[] {
+  // One loop over an explicit stack of what is open (a template, the code of a `${…}` inside it), not recursion:
+  // a file of templates nested thousands deep is read like any other, where a call per level overflowed the stack.
+  type Template = { readonly kind: 'template'; chunkStart: number; readonly chunks?: Span[]; readonly holes?: Span[] };
+  type Hole = { readonly kind: 'hole'; readonly start: number; depth: number };
   const out: EmbeddedQuery[] = [];
-  let i = 0;
+  const open: (Template | Hole)[] = [];
+  const lines = new LineIndex(source);
+  const end = source.length;
+  const lineEnd = (at: number): number => {
+    const found = source.indexOf('\n', at);
+    return found < 0 ? end : found;
+  };
+  const blockEnd = (at: number): number => {
+    const found = source.indexOf('*/', at + 2);
+    return found < 0 ? end : found + 2;
+  };
   const skipString = (at: number): number => {
     const quote = source[at];
     let k = at + 1;
-    while (k < source.length && source[k] !== quote && source[k] !== '\n') k += source[k] === '\\' ? 2 : 1;
+    while (k < end && source[k] !== quote && source[k] !== '\n') k += source[k] === '\\' ? 2 : 1;
     return k + 1;
   };
-  /** Past the closing backtick of a template starting at `at`, noting its chunks and substitutions. */
-  const readTemplate = (at: number, chunks?: { start: number; end: number }[], holes?: { start: number; end: number }[]): number => {
-    let k = at + 1;
-    let chunkStart = k;
-    while (k < source.length) {
-      const char = source[k];
-      if (char === '\\') k += 2;
-      else if (char === '`') {
-        chunks?.push({ start: chunkStart, end: k });
-        return k + 1;
-      } else if (char === '$' && source[k + 1] === '{') {
-        chunks?.push({ start: chunkStart, end: k });
-        const end = skipCode(k + 2, '}');
-        holes?.push({ start: k, end });
-        k = end;
-        chunkStart = k;
-      } else k++;
-    }
-    chunks?.push({ start: chunkStart, end: source.length });
-    return source.length;
+  /** A template closed (at its backtick, or at the end of the file): a `ckql` one is a query. */
+  const closeTemplate = (template: Template, at: number): void => {
+    template.chunks?.push({ start: template.chunkStart, end: at });
+    if (template.chunks !== undefined) out.push(templateQuery(source, template.chunks, template.holes!, lines.lineOf(template.chunks[0]!.start)));
   };
-  /** Past the `close` that ends code starting at `at` (nested brackets, strings, templates and comments skipped). */
-  const skipCode = (at: number, close: string): number => {
-    let depth = 0;
-    let k = at;
-    while (k < source.length) {
-      const char = source[k]!;
-      if (char === '/' && source[k + 1] === '/') k = lineEnd(k);
-      else if (char === '/' && source[k + 1] === '*') k = blockEnd(k);
-      else if (char === '"' || char === "'") k = skipString(k);
-      else if (char === '`') k = readTemplate(k);
-      else if (char === '{') {
-        depth++;
-        k++;
-      } else if (char === '}') {
-        if (depth === 0 && close === '}') return k + 1;
-        depth--;
-        k++;
-      } else k++;
-    }
-    return source.length;
-  };
-  const lineEnd = (at: number): number => {
-    const end = source.indexOf('\n', at);
-    return end < 0 ? source.length : end;
-  };
-  const blockEnd = (at: number): number => {
-    const end = source.indexOf('*/', at + 2);
-    return end < 0 ? source.length : end + 2;
+  /** A `${…}` closed: the template around it goes on after it. */
+  const closeHole = (hole: Hole, at: number): void => {
+    const template = open[open.length - 1] as Template;
+    template.holes?.push({ start: hole.start, end: at });
+    template.chunkStart = at;
   };
 
-  while (i < source.length) {
+  let i = 0;
+  while (i < end) {
+    const top = open[open.length - 1];
     const char = source[i]!;
+    if (top?.kind === 'template') {
+      if (char === '\\') i += 2;
+      else if (char === '`') {
+        open.pop();
+        closeTemplate(top, i);
+        i++;
+      } else if (char === '$' && source[i + 1] === '{') {
+        top.chunks?.push({ start: top.chunkStart, end: i });
+        open.push({ kind: 'hole', start: i, depth: 0 });
+        i += 2;
+      } else i++;
+      continue;
+    }
+    // Code: the file's own, or inside a `${…}`.
     if (char === '/' && source[i + 1] === '/') i = lineEnd(i);
     else if (char === '/' && source[i + 1] === '*') i = blockEnd(i);
     else if (char === '"' || char === "'") i = skipString(i);
     else if (char === '`') {
-      const tag = /(?:^|[^A-Za-z0-9_$])ckql\s*$/.exec(source.slice(Math.max(0, i - 40), i));
-      if (tag === null) {
-        i = readTemplate(i);
-        continue;
+      // Only a template in the file's own code may be a query; one inside a `${…}` is skipped with its holes.
+      const tagged = top === undefined && /(?:^|[^A-Za-z0-9_$])ckql\s*$/.test(source.slice(Math.max(0, i - 40), i));
+      open.push(tagged ? { kind: 'template', chunkStart: i + 1, chunks: [], holes: [] } : { kind: 'template', chunkStart: i + 1 });
+      i++;
+    } else if (top !== undefined && char === '{') {
+      top.depth++;
+      i++;
+    } else if (top !== undefined && char === '}') {
+      i++;
+      if (top.depth > 0) top.depth--;
+      else {
+        open.pop();
+        closeHole(top, i);
       }
-      const chunks: { start: number; end: number }[] = [];
-      const holes: { start: number; end: number }[] = [];
-      i = readTemplate(i, chunks, holes);
-      out.push(templateQuery(source, chunks, holes));
     } else i++;
+  }
+  // A file that ends inside templates: each still open ends at the end of the file.
+  for (let top = open.pop(); top !== undefined; top = open.pop()) {
+    if (top.kind === 'hole') closeHole(top, end);
+    else closeTemplate(top, end);
   }
   return out;
 }
 
-function templateQuery(source: string, chunks: readonly { start: number; end: number }[], holes: readonly { start: number; end: number }[]): EmbeddedQuery {
+/** Line numbers of offsets in a text, from one pass over its line breaks. */
+class LineIndex {
+  readonly #starts: number[] = [0];
+
+  constructor(text: string) {
+    for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) this.#starts.push(at + 1);
+  }
+
+  /** The 1-based line of `offset`. */
+  lineOf(offset: number): number {
+    let low = 0;
+    let high = this.#starts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.#starts[middle]! <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return low + 1;
+  }
+}
+
+function templateQuery(source: string, chunks: readonly Span[], holes: readonly Span[], line: number): EmbeddedQuery {
   const raw = chunks.map((chunk) => source.slice(chunk.start, chunk.end));
   let prefix = '__p';
   while (raw.some((text) => text.includes(`$${prefix}`))) prefix = `_${prefix}`;
@@ -372,7 +394,6 @@ function templateQuery(source: string, chunks: readonly { start: number; end: nu
     for (let n = 0; n < placeholder.length; n++) offsets.push(n === 0 ? hole.start : hole.end - 1);
   });
   offsets.push(chunks.length > 0 ? chunks[chunks.length - 1]!.end : 0);
-  const line = source.slice(0, chunks[0]?.start ?? 0).split('\n').length;
   return { label: `ckql template at line ${line}`, text, offsets, placeholders };
 }
 

@@ -223,7 +223,15 @@ async function dataFiles(path: string): Promise<DataFile[]> {
   try {
     info = await stat(path);
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+      throw toolError('DATA_INVALID', [path, 'is a loop of symbolic links (one points, through others, back to itself)'], { file: path, cause: error });
+    }
     throw toolError('DATA_NOT_FOUND', [path], { file: path, cause: error });
+  }
+  // A FIFO would wait for a writer for good, and a device such as /dev/zero never ends: only files and folders are read.
+  if (!info.isDirectory() && !info.isFile()) {
+    const kind = info.isFIFO() ? 'a named pipe (FIFO)' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : info.isSocket() ? 'a socket' : 'not a regular file';
+    throw toolError('DATA_INVALID', [path, `is ${kind}, not a data file`], { file: path, hint: 'name a .csv, .tsv, .json, .ndjson or .jsonl file, or a folder of them' });
   }
   if (info.isDirectory()) {
     const all = await readdir(path);
@@ -233,7 +241,8 @@ async function dataFiles(path: string): Promise<DataFile[]> {
     const files: string[] = [];
     for (const name of names) {
       const file = join(path, name);
-      if ((await stat(file)).isFile()) files.push(file);
+      // Not a regular file (a FIFO, a device, a loop of symbolic links): not data, skipped as other names are.
+      if (await stat(file).then((found) => found.isFile(), () => false)) files.push(file);
     }
     if (files.length === 0) {
       throw toolError('DATA_INVALID', [path, 'this directory holds no .csv, .tsv, .json, .ndjson or .jsonl file'], { file: path });
