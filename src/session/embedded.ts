@@ -207,14 +207,16 @@ function configQueries(file: string, text: string): DocumentQueries {
   }
   const format = formatOf(file);
   const queries: EmbeddedQuery[] = [];
+  const yamlOffsets = format === 'toml' ? undefined : yamlOffsetsOf(text);
+  const lines = new LineIndex(text);
   for (const [name, named] of config.queries) {
     const params: Record<string, ParamValue | undefined> = {};
     for (const [key, value] of Object.entries(named.params)) params[key] = value as ParamValue;
-    const offsets = format === 'toml' ? tomlOffsets(text, name, named.query) : yamlOffsets(text, name, named.query);
+    const offsets = yamlOffsets === undefined ? tomlOffsets(text, lines, name, named.query) : yamlOffsets(name, named.query);
     queries.push({
       label: `queries.${name}`,
       text: named.query,
-      offsets: offsets ?? fallbackOffsets(text, format, name, named.query.length),
+      offsets: offsets ?? fallbackOffsets(text, lines, format, name, named.query.length),
       params,
       ...(named.profile === undefined ? {} : { profile: named.profile }),
     });
@@ -222,13 +224,21 @@ function configQueries(file: string, text: string): DocumentQueries {
   return { queries, config };
 }
 
-/** YAML (and JSON, which YAML reads): the query's scalar node, aligned with its source. */
-function yamlOffsets(text: string, name: string, query: string): number[] | undefined {
+/**
+ * YAML (and JSON, which YAML reads): each query's scalar node, aligned with
+ * its source. The file is parsed once for all its queries (once per query
+ * made 1,000 queries quadratic).
+ */
+function yamlOffsetsOf(text: string): (name: string, query: string) => number[] | undefined {
   const document = parseDocument(text, { lineCounter: new LineCounter() });
   const queries = isMap(document.contents) ? document.contents.get('queries', true) : undefined;
-  if (!isMap(queries)) return undefined;
-  const entry = queries.items.find((item) => isScalar(item.key) && String(item.key.value) === name);
-  let node: unknown = entry?.value;
+  const entries = new Map<string, unknown>();
+  if (isMap(queries)) for (const item of queries.items) if (isScalar(item.key) && !entries.has(String(item.key.value))) entries.set(String(item.key.value), item.value);
+  return (name, query) => yamlOffsets(text, entries.get(name), query);
+}
+
+function yamlOffsets(text: string, entry: unknown, query: string): number[] | undefined {
+  let node: unknown = entry;
   if (isMap(node)) node = node.get('query', true);
   if (!isScalar(node)) return undefined;
   const range = (node as YamlNode).range;
@@ -237,11 +247,10 @@ function yamlOffsets(text: string, name: string, query: string): number[] | unde
 }
 
 /** TOML: the string after `query =` (or `name =` under `[queries]`), aligned with its source. */
-function tomlOffsets(text: string, name: string, query: string): number[] | undefined {
+function tomlOffsets(text: string, lines: LineIndex, name: string, query: string): number[] | undefined {
   const line = lineOfPath(text, 'toml', ['queries', name, 'query']) ?? lineOfPath(text, 'toml', ['queries', name]);
   if (line === undefined) return undefined;
-  let start = 0;
-  for (let n = 1; n < line; n++) start = text.indexOf('\n', start) + 1;
+  const start = lines.startOf(line);
   const equals = text.indexOf('=', start);
   if (equals < 0) return undefined;
   const open = /["']{1,3}/.exec(text.slice(equals));
@@ -251,10 +260,9 @@ function tomlOffsets(text: string, name: string, query: string): number[] | unde
 }
 
 /** When the text cannot be found: every offset at the line of the query's key. */
-function fallbackOffsets(text: string, format: 'yaml' | 'json' | 'toml', name: string, length: number): number[] {
+function fallbackOffsets(text: string, lines: LineIndex, format: 'yaml' | 'json' | 'toml', name: string, length: number): number[] {
   const line = lineOfPath(text, format, ['queries', name, 'query']) ?? lineOfPath(text, format, ['queries', name]) ?? 1;
-  let start = 0;
-  for (let n = 1; n < line; n++) start = text.indexOf('\n', start) + 1;
+  const start = lines.startOf(line);
   return new Array<number>(length + 1).fill(start);
 }
 
@@ -355,6 +363,11 @@ class LineIndex {
 
   constructor(text: string) {
     for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) this.#starts.push(at + 1);
+  }
+
+  /** The offset the 1-based `line` starts at (past the last line: the text's end). */
+  startOf(line: number): number {
+    return this.#starts[Math.max(0, line - 1)] ?? this.#starts[this.#starts.length - 1]!;
   }
 
   /** The 1-based line of `offset`. */
