@@ -240,6 +240,9 @@ export const toolMessages = {
     `two files give the resource name ${q(alias)}: ${first} and ${second}`,
   CONFIG_INVALID: (file: string, detail: string): string => `${file}: ${detail}`,
   FILE_UNREADABLE: (file: string, detail: string): string => `${file} ${detail}`,
+  RESUME_MISMATCH: (part: string, detail: string): string => `cannot resume from ${part}: ${detail}`,
+  EXPORT_LOCKED: (file: string, pid: number): string =>
+    `another export is writing ${file}${pid > 0 ? ` (process ${pid})` : ''}; two exports to one file would mix their records`,
   CONFIG_INSECURE_TOKEN: (file: string): string =>
     `${file} holds a token in plain text and others can read it; use token_env, token_file or token_cmd, or chmod 600 the file`,
   TOKEN_UNAVAILABLE: (where: string, detail: string): string => `${where}: ${detail}`,

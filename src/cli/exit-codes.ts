@@ -29,6 +29,8 @@ const usageToolCodes: ReadonlySet<ToolError['code']> = new Set([
   'USAGE',
   'CONFIG_INVALID',
   'FILE_UNREADABLE',
+  'RESUME_MISMATCH',
+  'EXPORT_LOCKED',
   'CONFIG_INSECURE_TOKEN',
   'TOKEN_UNAVAILABLE',
   'TOKEN_FILE_INSECURE',
