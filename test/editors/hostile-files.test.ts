@@ -182,6 +182,44 @@ describe('the language server over hostile documents and framing', () => {
     expect(read).toBe(`Content-Length: ${good.length}\r\n\r\n${good}`);
   });
 
+  it('checks a document once its edits pause: 100 quick edits of a 10,000-line script are one analysis, and a hover is answered after them', async () => {
+    const { client, raw } = languageServer();
+    try {
+      await client.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
+      await client.sendNotification('initialized', {});
+      const uri = pathToFileURL(join(dir, 'big.ckql')).href;
+      const lines = Array.from({ length: 10_000 }, (_, i) => `from courses where level = ${i};`);
+      // One handler: the protocol library keeps one per method, so a second would replace this count.
+      const published: number[] = [];
+      const waiting = new Map<number, () => void>();
+      client.onNotification('textDocument/publishDiagnostics', (params: { uri: string; version?: number }) => {
+        if (params.uri !== uri) return;
+        published.push(params.version ?? -1);
+        waiting.get(params.version ?? -1)?.();
+      });
+      const versionPublished = (version: number): Promise<void> => new Promise((resolve) => waiting.set(version, resolve));
+      const opened = versionPublished(1);
+      await client.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'ckql', version: 1, text: lines.join('\n') } });
+      await bounded(opened, 20_000, 'the first diagnostics');
+      const last = versionPublished(101);
+      for (let version = 2; version <= 101; version++) {
+        await client.sendNotification('textDocument/didChange', {
+          textDocument: { uri, version },
+          contentChanges: [{ range: { start: { line: 0, character: 27 }, end: { line: 0, character: 28 } }, text: String(version % 10) }],
+        });
+      }
+      const hover = await bounded(client.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line: 5, character: 15 } }), 20_000, 'hover');
+      expect(hover).toMatchObject({ contents: expect.any(Object) });
+      await bounded(last, 20_000, 'the diagnostics of the last version');
+      // the open, and the last edit (an edit may land after a pause the machine made): never one per edit
+      expect(published.length, published.join(',')).toBeLessThanOrEqual(4);
+      expect(published.at(-1)).toBe(101);
+    } finally {
+      client.dispose();
+      raw.end();
+    }
+  });
+
   it('diagnoses hostile documents (a UNC file URI, an alias bomb, templates nested 5,000 deep) and keeps serving', async () => {
     const { client, raw } = languageServer();
     try {
