@@ -122,7 +122,7 @@ export interface DataFile {
  * decimal with more digits than a double holds) is kept as its exact value's
  * plain digits, no trailing zeros (`exactNumber`), which the server writes as
  * a JSON number; a timestamp is kept as
- * `YYYY-MM-DDTHH:MM:SS[.fraction]`, its zone dropped (PostgreSQL's
+ * `YYYY-MM-DDTHH:MM:SS[.fraction]` (no trailing zeros), its zone dropped (PostgreSQL's
  * `timestamp` drops it). JSON/NDJSON: values are kept as they are (a
  * record's integer beyond 2^53 as its exact text, `withExactIntegers`);
  * integers → `int4`/`int8` (`numeric` beyond int8), other numbers `numeric`, booleans → `bool`,
@@ -1038,14 +1038,18 @@ const TIMESTAMP_PARTS = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\
 
 /**
  * A timestamp as the loader keeps it: `YYYY-MM-DDTHH:MM:SS`, with the
- * fraction as written; a zone is dropped, as PostgreSQL's `timestamp` drops it.
+ * fraction as written less its trailing zeros, so one moment has one text
+ * (grouping, `distinct` and join keys compare text) as PostgreSQL writes it;
+ * a zone is dropped, as PostgreSQL's `timestamp` drops it.
  * @example
  * timestampValue('2023-09-07') // → "2023-09-07T00:00:00"
+ * timestampValue('2023-09-07 10:00:00.500') // → "2023-09-07T10:00:00.5"
  */
 export function timestampValue(text: string): string {
   const m = TIMESTAMP_PARTS.exec(text);
   if (m === null) return text;
-  return `${m[1]}T${m[2] ?? '00'}:${m[3] ?? '00'}:${m[4] ?? '00'}${m[5] ?? ''}`;
+  const fraction = m[5] === undefined ? '' : m[5].replace(/\.?0+$/, '');
+  return `${m[1]}T${m[2] ?? '00'}:${m[3] ?? '00'}:${m[4] ?? '00'}${fraction}`;
 }
 
 const ISO_TIMESTAMP =
