@@ -44,15 +44,16 @@ interface Column {
   readonly pool: readonly string[];
 }
 
-const TEXTS = ['a', 'A', 'b', 'é', 'e\u0301', 'ß', '😀', 'Z', 'a,b', 'say "hi"', '日本', '10', '9', 'ǅ', '\uFF5E'];
+const TEXTS = [' a', 'a ', 'a', 'A', 'b', 'é', 'e\u0301', 'ß', '😀', 'Z', 'a,b', 'say "hi"', '日本', '10', '9', 'ǅ', '\uFF5E'];
 const INTS = ['-3', '-1', '0', '1', '2', '3'];
 // 2^53 ± 1 and 2^53 (+2: a double holds it), beyond int8, and small ones beside them
-const BIGS = ['9007199254740993', '-9007199254740993', '9007199254740992', '9007199254740994', '12345678901234567890', '18446744073709551616', '1', '-5', '9223372036854775807'];
-// one value in several spellings (trailing zeros, exponents), decimals a double cannot hold, small ones a double writes with an exponent
-const DECIMALS = ['7.5', '7.50', '0.1', '0.1000000000000000000001', '0.10000000000000000000010', '1e21', '1000000000000000000000', '-2.25', '12345678901234567890.5', '1.5e-7', '0.00000015', '3'];
+const BIGS = ['-0', '9007199254740993', '-9007199254740993', '9007199254740992', '9007199254740994', '12345678901234567890', '18446744073709551616', '1', '-5', '9223372036854775807'];
+// one value in several spellings (trailing zeros, exponents, -0), decimals a double cannot hold, small ones a double writes with an
+// exponent, a double's own 17 digits
+const DECIMALS = ['-0.0', '0', '0.30000000000000004', '1.23e25', '12300000000000000000000000', '-1e21', '7.5', '7.50', '0.1', '0.1000000000000000000001', '0.10000000000000000000010', '1e21', '1000000000000000000000', '-2.25', '12345678901234567890.5', '1.5e-7', '0.00000015', '3'];
 const DATES = ['2020-01-01', '2019-12-31', '2024-02-29', '1999-01-01'];
-// one moment written three ways (T, a space, a date alone at midnight)
-const TIMESTAMPS = ['2020-01-01T10:00:00', '2020-01-01 10:00:00', '2019-06-30T23:59:59', '2020-01-01T00:00:00', '2020-01-01'];
+// one moment written several ways (T, a space, a date alone at midnight, a fraction with trailing zeros)
+const TIMESTAMPS = ['2020-01-01T10:00:00.5', '2020-01-01T10:00:00.500', '2020-01-01T10:00:00.000', '2020-01-01T10:00:00', '2020-01-01 10:00:00', '2019-06-30T23:59:59', '2020-01-01T00:00:00', '2020-01-01'];
 const BOOLS = ['true', 'false', 'TRUE', 'False'];
 
 const LEFT: readonly Column[] = [
@@ -181,7 +182,9 @@ function literal(r: Ref, raw: string): { ckql: string; sql: string } {
       return { ckql: `"${text}"`, sql: `'${text}'` };
     }
     case 'timestamp': {
-      const text = raw.length === 10 ? `${raw}T00:00:00` : raw.replace(' ', 'T');
+      // as the loader keeps it: `T`, seconds, the fraction less its trailing zeros
+      const [time = '', fraction = ''] = (raw.length === 10 ? `${raw}T00:00:00` : raw.replace(' ', 'T')).split('.');
+      const text = fraction.replace(/0+$/, '') === '' ? time : `${time}.${fraction.replace(/0+$/, '')}`;
       return { ckql: `"${text}"`, sql: `'${text}'` };
     }
     case 'date':
