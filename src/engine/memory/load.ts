@@ -21,6 +21,8 @@ import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, Res
 import { DatastoreError, ToolError, toolError } from '../../errors.js';
 import { rowFactory } from './row-shape.js';
 import { exceedsDepth } from '../../datastore/values.js';
+import { decimalOf, decimalText } from '../../datastore/decimal.js';
+import type { Decimal } from '../../datastore/decimal.js';
 import {
   CellError, cellValue, DatapusherInference, fieldTypeOf, jsonValueOf, packageName, readDataPackage, readDeclaration, xloaderHeader,
 } from '../declared.js';
@@ -117,9 +119,10 @@ export interface DataFile {
  * (JSON number syntax, so `007` or `+5` stay text), all `true`/`false` (any
  * case) `bool`, all ISO-8601 dates `date`, dates and date-times `timestamp`,
  * else `text`; values are converted to match: an integer beyond 2^53 (or a
- * decimal with more digits than a double holds) is kept as its exact text,
- * which the server writes as a JSON number; a timestamp is kept as
- * `YYYY-MM-DDTHH:MM:SS[.fraction]`, its zone dropped (PostgreSQL's
+ * decimal with more digits than a double holds) is kept as its exact value's
+ * plain digits, no trailing zeros (`exactNumber`), which the server writes as
+ * a JSON number; a timestamp is kept as
+ * `YYYY-MM-DDTHH:MM:SS[.fraction]` (no trailing zeros), its zone dropped (PostgreSQL's
  * `timestamp` drops it). JSON/NDJSON: values are kept as they are (a
  * record's integer beyond 2^53 as its exact text, `withExactIntegers`);
  * integers → `int4`/`int8` (`numeric` beyond int8), other numbers `numeric`, booleans → `bool`,
@@ -1005,15 +1008,24 @@ export class ColumnInference {
 
 /**
  * A number as the loader keeps it: a JavaScript number when that is exact,
- * else its text (an integer beyond 2^53, a decimal with more than 15
- * significant digits), which the server writes as a JSON number unchanged.
+ * else its exact value as plain decimal text (an integer beyond 2^53, a
+ * decimal with more than 15 significant digits or too small for a normal
+ * double), which the server writes as a JSON number unchanged. One text per
+ * value, as PostgreSQL writes a `numeric` without its scale (`1e21` and
+ * `1000000000000000000000`, `0.1…010` and `0.1…01` are one value each), so
+ * grouping, `distinct` and join keys, which compare canonical text, are exact.
  */
 function exactNumber(cell: string): number | string {
   const n = Number(cell);
   if (INT.test(cell)) return Number.isSafeInteger(n) ? n : cell;
   const digits = cell.replace(/[eE].*$/, '').replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '');
-  return digits.length <= 15 ? n : cell;
+  const magnitude = Math.abs(n);
+  if (digits.length <= 15 && magnitude <= Number.MAX_SAFE_INTEGER && (magnitude >= MIN_NORMAL || digits === '')) return n;
+  return decimalText(decimalOf(cell) as Decimal);
 }
+
+/** The least normal double: below it a double holds fewer than 15 digits. */
+const MIN_NORMAL = 2.2250738585072014e-308;
 
 function convertCell(cell: string, type: FieldType, pool: ColumnStrings): JsonValue {
   switch (type) {
@@ -1035,14 +1047,18 @@ const TIMESTAMP_PARTS = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\
 
 /**
  * A timestamp as the loader keeps it: `YYYY-MM-DDTHH:MM:SS`, with the
- * fraction as written; a zone is dropped, as PostgreSQL's `timestamp` drops it.
+ * fraction as written less its trailing zeros, so one moment has one text
+ * (grouping, `distinct` and join keys compare text) as PostgreSQL writes it;
+ * a zone is dropped, as PostgreSQL's `timestamp` drops it.
  * @example
  * timestampValue('2023-09-07') // → "2023-09-07T00:00:00"
+ * timestampValue('2023-09-07 10:00:00.500') // → "2023-09-07T10:00:00.5"
  */
 export function timestampValue(text: string): string {
   const m = TIMESTAMP_PARTS.exec(text);
   if (m === null) return text;
-  return `${m[1]}T${m[2] ?? '00'}:${m[3] ?? '00'}:${m[4] ?? '00'}${m[5] ?? ''}`;
+  const fraction = m[5] === undefined ? '' : m[5].replace(/\.?0+$/, '');
+  return `${m[1]}T${m[2] ?? '00'}:${m[3] ?? '00'}:${m[4] ?? '00'}${fraction}`;
 }
 
 const ISO_TIMESTAMP =

@@ -66,6 +66,14 @@ describe('CSV', () => {
     expect(Object.keys(table.rows[0] ?? {})).toEqual(table.fields.map((f) => f.id));
   });
 
+  test('a timestamp keeps one text per moment: its fraction without trailing zeros, as PostgreSQL writes it', async () => {
+    const table = await one('moments.csv', ['at', '2020-01-01T10:00:00.500', '2020-01-01 10:00:00.5', '2020-01-01T10:00:00.000', '2020-01-01T10:00', '2020-01-01T10:00:00.0125'].join('\n'));
+    expect(table.rows.map((row) => row['at'])).toEqual(['2020-01-01T10:00:00.5', '2020-01-01T10:00:00.5', '2020-01-01T10:00:00', '2020-01-01T10:00:00', '2020-01-01T10:00:00.0125']);
+    // so grouping sees two moments, not four spellings
+    const groups = evaluate({ resource_id: table.id, distinct: true, fields: ['at'], sort: 'at' } as SearchRequest, table).records;
+    expect(groups).toEqual([{ at: '2020-01-01T10:00:00' }, { at: '2020-01-01T10:00:00.0125' }, { at: '2020-01-01T10:00:00.5' }]);
+  });
+
   test('integers: int4 within its range, int8 beyond it, exact beyond 2^53; dates are date', async () => {
     const table = await one('n.csv', ['small,big,huge,day', '1,2147483648,9007199254740993,2020-01-31', '-2147483648,-5,123456789012345678901234,2021-02-01'].join('\n'));
     expect(types(table)).toEqual({ _id: 'int', small: 'int4', big: 'int8', huge: 'numeric', day: 'date' });
