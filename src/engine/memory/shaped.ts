@@ -10,13 +10,15 @@
  */
 import type { Condition as QueryCondition, Field, Query } from '../../ast.js';
 import { isPlainQuery } from '../../ast.js';
-import { bindShape, conditionFieldList, mapCondition, shapeOf } from '../../compile/shape.js';
+import { bindShape, conditionFieldList, fieldRefText, mapCondition, shapeOf } from '../../compile/shape.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { canonicalText } from '../../datastore/values.js';
 import { DatastoreError, queryError, resourceNotFound } from '../../errors.js';
 import { firstParameter } from '../../syntax/walk.js';
+import { formatField } from '../../format.js';
+import { DEFAULT_MAX_JOIN_ROWS } from '../../compile/plan.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from './aggregate.js';
 import type { Read } from './aggregate.js';
@@ -56,7 +58,7 @@ export function queryShaped(query: Query, tables: TableFinder, options: EngineQu
   const records = withoutFacet(query);
   const views = found.map((table) => tableView(table));
   const bound = bindShape(shape, views.map((view) => view.fields));
-  const joined = joinedRows(shape, views, bound);
+  const joined = joinedRows(shape, views, bound, options.maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS);
   const facets = shape.facets.length === 0 ? undefined : facetsOf(shape.facets, joined, bound);
   if (isPlainQuery(records)) {
     // The records of a facet query are those it gives without its facets.
@@ -106,7 +108,7 @@ interface Joined {
 /** Row positions, ascending or as joined; `undefined`: every row, in order. */
 type Positions = Int32Array | undefined;
 
-function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape): Joined {
+function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number): Joined {
   const sideOf = (field: Field): number => bound.ref(field).side;
   const optional = new Set(shape.joins.flatMap((join, j) => (join.left ? [j + 1] : [])));
   const where = shape.query.where?.condition;
@@ -124,13 +126,17 @@ function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape
   let positions: Positions[] = [kept[0]];
   let length = kept[0]?.length ?? views[0]!.rows.length;
   shape.joins.forEach((join, j) => {
-    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, join.on.map((pair) => {
+    const keys = join.on.map((pair) => {
       const [mine, other] = sideOf(pair.left) === j + 1 ? [pair.left, pair.right] : [pair.right, pair.left];
       if (sideOf(other) > j) {
         throw queryError('JOIN_KEYS_ONE_SIDE', pair.span, [], { hint: 'each pair of keys names a field of the joined resource and one of a resource before it' });
       }
       return { mine: bound.ref(mine).info.id, other: { side: sideOf(other), name: bound.ref(other).info.id } };
-    }), views);
+    });
+    const example = { resource: shape.sources[j + 1]!.resource, key: keys[0]!.mine, qualifier: shape.sources[j + 1]!.qualifier };
+    const refuse = (rows: number, multiplying: readonly KeyProduct[]): Error =>
+      queryError('JOIN_TOO_LARGE', join.span, [rows, maxRows, true], { hint: joinHint(join, example, multiplying.map((k) => ({ key: k.key, left: k.probed, right: k.hashed }))) });
+    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, keys, views, { max: maxRows, refuse });
     length = positions[0]!.length;
   });
   let joined: Joined = { views, positions, length };
@@ -173,11 +179,27 @@ function keyText(value: JsonValue | null | undefined): string | null {
   return typeof value === 'string' ? value : canonicalText(value);
 }
 
+/** A join's bound: the most rows it may give, and its refusal (the rows it would give, the keys that multiply the most). */
+interface JoinBound {
+  readonly max: number;
+  readonly refuse: (rows: number, multiplying: readonly KeyProduct[]) => Error;
+}
+
+/** A key of both sides and how many rows each side has of it. */
+interface KeyProduct {
+  readonly key: string;
+  readonly hashed: number;
+  readonly probed: number;
+}
+
 /**
  * Joins `side` to the joined rows so far: a hash of the smaller of the two
  * by their keys, the other read past it. An inner join's output is put back
  * in the rows' order (by joined row, then the side's row) when the hash was
- * built over the joined rows; a left join always hashes the side.
+ * built over the joined rows; a left join always hashes the side. The rows
+ * it gives are counted from the hash and the other side's keys before any
+ * is made, so a join past `bound.max` is refused before it runs, and the
+ * positions are written into lists of their exact length.
  */
 function joinSide(
   positions: readonly Positions[],
@@ -187,27 +209,39 @@ function joinSide(
   left: boolean,
   keys: readonly { readonly mine: string; readonly other: { readonly side: number; readonly name: string } }[],
   views: readonly TableView[],
+  bound: JoinBound,
 ): Int32Array[] {
   const view = views[side]!;
   const sideCount = rows?.length ?? view.rows.length;
   const mineKey = keys.map((k): KeySource => ({ rows: view.rows as readonly Row[], through: undefined, name: k.mine, read: fieldRead(k.mine) }));
   const otherKey = keys.map(({ other }): KeySource => ({ rows: views[other.side]!.rows as readonly Row[], through: positions[other.side], name: other.name, read: fieldRead(other.name) }));
-  const outJ: number[] = [];
-  const outI: number[] = [];
+  let outJ: Int32Array;
+  let outI: Int32Array;
   if (left || sideCount <= count) {
-    probeKeys(count, undefined, otherKey, hashKeys(sideCount, rows, mineKey), left, outJ, outI);
+    const index = hashKeys(sideCount, rows, mineKey);
+    const probed = keyTexts(count, undefined, otherKey);
+    const size = joinSize(probed, index, left);
+    if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
+    outJ = new Int32Array(size);
+    outI = new Int32Array(size);
+    probeKeys(count, undefined, probed, index, left, outJ, outI);
   } else {
     // The joined rows are fewer: hash them, read the side past them, then restore the rows' order.
-    const pairsI: number[] = [];
-    const pairsJ: number[] = [];
-    probeKeys(sideCount, rows, mineKey, hashKeys(count, undefined, otherKey), false, pairsI, pairsJ);
+    const index = hashKeys(count, undefined, otherKey);
+    const probed = keyTexts(sideCount, rows, mineKey);
+    const size = joinSize(probed, index, false);
+    if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
+    const pairsI = new Int32Array(size);
+    const pairsJ = new Int32Array(size);
+    probeKeys(sideCount, rows, probed, index, false, pairsI, pairsJ);
     // A counting sort by joined row keeps each row's matches in the side's order.
     const starts = new Int32Array(count + 1);
     for (const j of pairsJ) starts[j + 1]!++;
     for (let j = 0; j < count; j++) starts[j + 1]! += starts[j]!;
     const at = starts.slice(0, count);
-    outJ.length = outI.length = pairsJ.length;
-    for (let k = 0; k < pairsJ.length; k++) {
+    outJ = new Int32Array(size);
+    outI = new Int32Array(size);
+    for (let k = 0; k < size; k++) {
       const j = pairsJ[k]!;
       const to = at[j]!++;
       outJ[to] = j;
@@ -215,8 +249,54 @@ function joinSide(
     }
   }
   const next = positions.map((list) => gather(list, outJ));
-  next.push(Int32Array.from(outI));
+  next.push(outI);
   return next;
+}
+
+/** The rows a join gives: for each probing key, the hashed rows of that key (a left join: at least one). */
+function joinSize(probed: readonly (string | null)[], index: Map<string, number[]>, left: boolean): number {
+  let size = 0;
+  for (let k = 0; k < probed.length; k++) {
+    const text = probed[k]!;
+    const matches = text === null ? undefined : index.get(text);
+    size += matches === undefined ? (left ? 1 : 0) : matches.length;
+  }
+  return size;
+}
+
+/** The keys whose rows multiply the most (the hashed rows of a key times the probing rows of it), the largest first. */
+function multiplying(probed: readonly (string | null)[], index: Map<string, number[]>): KeyProduct[] {
+  const counts = new Map<string, number>();
+  for (const text of probed) if (text !== null && index.has(text)) counts.set(text, (counts.get(text) ?? 0) + 1);
+  return [...counts]
+    .map(([key, n]) => ({ key, hashed: index.get(key)!.length, probed: n }))
+    .sort((a, b) => b.hashed * b.probed - a.hashed * a.probed)
+    .slice(0, 3);
+}
+
+/**
+ * What a refusal of a join says after its count: the keys that multiply
+ * (`left` rows of one side times `right` of the other), then what to write
+ * instead (`example`: the joined side's resource, a key of it, its
+ * qualifier), then how to raise the bound. Shared with the plans' join
+ * (execute/shaped.ts).
+ * @example
+ * joinHint(join, { resource: 'enrolments', key: 'status', qualifier: 'b' }, [{ key: 'completed', left: 14041, right: 14041 }])
+ * // 'most of them pair rows of the same key of a.status = b.status: "completed" (14041 × 14041 = 197149681); …'
+ */
+export function joinHint(
+  join: Shape['joins'][number],
+  example: { readonly resource: string; readonly key: string; readonly qualifier: string },
+  keys: readonly { readonly key: string; readonly left: number; readonly right: number }[],
+): string {
+  const on = join.on.map((p) => `${fieldRefText(p.left)} = ${fieldRefText(p.right)}`).join(' and ');
+  const listed = keys.map((k) => `${JSON.stringify(k.key)} (${k.left} × ${k.right} = ${k.left * k.right})`).join(', ');
+  return [
+    listed === '' ? '' : `most of them pair rows of the same key of ${on}: ${listed}; `,
+    `to count or sum over the pairs, group each side by its key first (from ${example.resource} group by ${formatField(example.key)} select ${formatField(example.key)}, count(*) as n) and multiply the counts of each key; `,
+    `or pair more fields in on (on ${on} and ${example.qualifier}.… = …), or keep fewer rows with where; `,
+    'or raise the bound (--max-join-rows N, .max-join-rows N in the REPL, maxJoinRows in the library)',
+  ].join('');
 }
 
 /*
@@ -264,34 +344,43 @@ function hashKeys(n: number, at: Positions, key: readonly KeySource[]): Map<stri
   return index;
 }
 
+/** The key texts of the positions `at[k]` (or `k`), k < n, in order. */
+function keyTexts(n: number, at: Positions, key: readonly KeySource[]): (string | null)[] {
+  const out = new Array<string | null>(n);
+  for (let k = 0; k < n; k++) out[k] = keyAt(key, at === undefined ? k : at[k]!);
+  return out;
+}
+
 /**
- * For each position `at[k]` (or `k`), k < n, in order: a pair (it, match)
- * per match of its key in `index`, in the index's order; `left`: (it, -1)
- * when none matches.
+ * For each position `at[k]` (or `k`), k < n, in order, whose key text is
+ * `probed[k]`: a pair (it, match) per match of its key in `index`, in the
+ * index's order; `left`: (it, -1) when none matches. The lists hold
+ * exactly the pairs (`joinSize`).
  */
-function probeKeys(n: number, at: Positions, key: readonly KeySource[], index: Map<string, number[]>, left: boolean, outProbe: number[], outMatch: number[]): void {
+function probeKeys(n: number, at: Positions, probed: readonly (string | null)[], index: Map<string, number[]>, left: boolean, outProbe: Int32Array, outMatch: Int32Array): void {
+  let to = 0;
   for (let k = 0; k < n; k++) {
     const p = at === undefined ? k : at[k]!;
-    const text = keyAt(key, p);
+    const text = probed[k]!;
     const matches = text === null ? undefined : index.get(text);
     if (matches === undefined) {
       if (left) {
-        outProbe.push(p);
-        outMatch.push(-1);
+        outProbe[to] = p;
+        outMatch[to++] = -1;
       }
       continue;
     }
     for (let m = 0; m < matches.length; m++) {
-      outProbe.push(p);
-      outMatch.push(matches[m]!);
+      outProbe[to] = p;
+      outMatch[to++] = matches[m]!;
     }
   }
 }
 
 /** `list[j]` (or `j` itself, without a list) for each `j` of `at`. */
-function gather(list: Positions, at: readonly number[]): Int32Array {
+function gather(list: Positions, at: Int32Array): Int32Array {
   const out = new Int32Array(at.length);
-  if (list === undefined) for (let k = 0; k < out.length; k++) out[k] = at[k]!;
+  if (list === undefined) out.set(at);
   else for (let k = 0; k < out.length; k++) out[k] = list[at[k]!]!;
   return out;
 }
