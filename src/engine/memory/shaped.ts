@@ -220,20 +220,20 @@ function joinSide(
   if (left || sideCount <= count) {
     const index = hashKeys(sideCount, rows, mineKey);
     const probed = keyTexts(count, undefined, otherKey);
-    const size = joinSize(probed, index, left);
+    const { size, found } = matchesOf(probed, index, left);
     if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
     outJ = new Int32Array(size);
     outI = new Int32Array(size);
-    probeKeys(count, undefined, probed, index, left, outJ, outI);
+    probeKeys(count, undefined, found, left, outJ, outI);
   } else {
     // The joined rows are fewer: hash them, read the side past them, then restore the rows' order.
     const index = hashKeys(count, undefined, otherKey);
     const probed = keyTexts(sideCount, rows, mineKey);
-    const size = joinSize(probed, index, false);
+    const { size, found } = matchesOf(probed, index, false);
     if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
     const pairsI = new Int32Array(size);
     const pairsJ = new Int32Array(size);
-    probeKeys(sideCount, rows, probed, index, false, pairsI, pairsJ);
+    probeKeys(sideCount, rows, found, false, pairsI, pairsJ);
     // A counting sort by joined row keeps each row's matches in the side's order.
     const starts = new Int32Array(count + 1);
     for (const j of pairsJ) starts[j + 1]!++;
@@ -253,15 +253,20 @@ function joinSide(
   return next;
 }
 
-/** The rows a join gives: for each probing key, the hashed rows of that key (a left join: at least one). */
-function joinSize(probed: readonly (string | null)[], index: Map<string, number[]>, left: boolean): number {
+/**
+ * The hashed rows of each probing key (`found[k]`; undefined: none), and
+ * the rows the join gives: their number for each (a left join: at least one).
+ */
+function matchesOf(probed: readonly (string | null)[], index: Map<string, number[]>, left: boolean): { size: number; found: (number[] | undefined)[] } {
   let size = 0;
+  const found = new Array<number[] | undefined>(probed.length);
   for (let k = 0; k < probed.length; k++) {
     const text = probed[k]!;
     const matches = text === null ? undefined : index.get(text);
+    found[k] = matches;
     size += matches === undefined ? (left ? 1 : 0) : matches.length;
   }
-  return size;
+  return { size, found };
 }
 
 /** The keys whose rows multiply the most (the hashed rows of a key times the probing rows of it), the largest first. */
@@ -352,17 +357,16 @@ function keyTexts(n: number, at: Positions, key: readonly KeySource[]): (string 
 }
 
 /**
- * For each position `at[k]` (or `k`), k < n, in order, whose key text is
- * `probed[k]`: a pair (it, match) per match of its key in `index`, in the
- * index's order; `left`: (it, -1) when none matches. The lists hold
- * exactly the pairs (`joinSize`).
+ * For each position `at[k]` (or `k`), k < n, in order, whose key's hashed
+ * rows are `found[k]`: a pair (it, match) per match, in the hash's order;
+ * `left`: (it, -1) when none matches. The lists hold exactly the pairs
+ * (`matchesOf`).
  */
-function probeKeys(n: number, at: Positions, probed: readonly (string | null)[], index: Map<string, number[]>, left: boolean, outProbe: Int32Array, outMatch: Int32Array): void {
+function probeKeys(n: number, at: Positions, found: readonly (number[] | undefined)[], left: boolean, outProbe: Int32Array, outMatch: Int32Array): void {
   let to = 0;
   for (let k = 0; k < n; k++) {
     const p = at === undefined ? k : at[k]!;
-    const text = probed[k]!;
-    const matches = text === null ? undefined : index.get(text);
+    const matches = found[k];
     if (matches === undefined) {
       if (left) {
         outProbe[to] = p;
