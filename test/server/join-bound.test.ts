@@ -58,4 +58,21 @@ describe('ckql serve and a join past the bound', () => {
     const api = await fetch(`${server.url}/api/3/action/datastore_search?resource_id=enrolments&limit=0`);
     expect(((await api.json()) as { result: { total: number } }).result.total).toBe(20000);
   });
+
+  it('takes --max-join-rows for the playground’s queries, and answers one under it', async () => {
+    // `ckql serve --max-join-rows N`, wired as the serve command wires it: COMP-209's 111 enrolments paired give 12321 rows.
+    const engine = memoryEngine(await loadResources([join(root, 'examples', 'data')], { only: ['enrolments'] }));
+    let url = '';
+    const bounded = playgroundActions({ sources: [servedSource(engine, { url: () => url, ckan: '2.11', label: 'demo', maxJoinRows: 12320 })], defaultSource: 'local', version: 'test' });
+    const own = await startServer({ engine, port: 0, playground: { actions: bounded } });
+    url = own.url;
+    try {
+      const query = "from enrolments a join enrolments b on a.course = b.course where a.course = 'COMP-209' and b.course = 'COMP-209' select count(*) as n";
+      expect((await play(own.url, query)).body.error?.message).toBe('this join gives 12321 rows, more than the 12320 a join may give');
+      expect(JSON.stringify((await play(server.url, query)).body)).toContain('12321');
+    } finally {
+      await own.close();
+      await bounded.close();
+    }
+  });
 });
