@@ -44,11 +44,10 @@ export function parseTarget(text: string): Target | undefined {
 export const DEFAULT_MAX_SCAN = 100_000;
 
 /**
- * The default number of rows a join may give. A joined row costs the memory
- * engine 4 bytes a side while the join runs (the positions of its rows), and
- * folding 10 million of them into a `count(*)` or a `group by` takes a few
- * seconds on one core (BENCHMARKS.md, joins); past it a join is refused
- * before it runs (`JOIN_TOO_LARGE`).
+ * The default number of rows a join may give; past it a join is refused
+ * before it runs (`JOIN_TOO_LARGE`). A joined row costs the memory engine 4
+ * bytes a side while the join runs (the positions of its rows), and a plan's
+ * joined records go on in batches (docs/executor.md, Counting and limits).
  */
 export const DEFAULT_MAX_JOIN_ROWS = 10_000_000;
 
