@@ -58,24 +58,34 @@ export function queryShaped(query: Query, tables: TableFinder, options: EngineQu
   const records = withoutFacet(query);
   const views = found.map((table) => tableView(table));
   const bound = bindShape(shape, views.map((view) => view.fields));
-  const joined = joinedRows(shape, views, bound, options.maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS);
+  const maxJoinRows = options.maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
+  // A grouped join folds its last join's rows a chunk at a time, never holding them all.
+  if (shape.grouped && views.length > 1) {
+    const groups = groupedJoinRows(bound, views, (visit) => joinedRows(shape, views, bound, maxJoinRows, visit));
+    return answerOf(found[0]!.id, bound, groups, shape, options);
+  }
+  const joined = joinedRows(shape, views, bound, maxJoinRows);
   const facets = shape.facets.length === 0 ? undefined : facetsOf(shape.facets, joined, bound);
   if (isPlainQuery(records)) {
     // The records of a facet query are those it gives without its facets.
     const answer = queryTable(records, found[0]!, { ...options, total: true });
     return { ...answer, resource: found[0]!.id, ...(facets === undefined ? {} : { facets }) };
   }
-  const rows = shape.grouped ? groupedRows(bound, joined) : plainRows(bound, joined);
+  const rows = shape.grouped ? groupedRowsOfOne(bound, joined) : plainRows(bound, joined);
+  return { ...answerOf(found[0]!.id, bound, rows, shape, options), ...(facets === undefined ? {} : { facets }) };
+}
+
+/** The answer of the rows: their count as the total, the page of them the query asks for, in batches. */
+function answerOf(resource: string, bound: BoundShape, rows: readonly Row[], shape: Shape, options: EngineQueryOptions): QueryStream {
   const offset = shape.offset;
   const limit = shape.limit ?? (options.all === true ? Infinity : DEFAULT_LIMIT);
   const page = rows.slice(offset, offset + limit);
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
   return {
-    resource: found[0]!.id,
+    resource,
     fields: bound.columns.map((c) => ({ id: c.name, type: c.type })),
     total: rows.length,
     batches: batchesOf(page, batchSize, options.signal),
-    ...(facets === undefined ? {} : { facets }),
   };
 }
 
@@ -108,7 +118,14 @@ interface Joined {
 /** Row positions, ascending or as joined; `undefined`: every row, in order. */
 type Positions = Int32Array | undefined;
 
-function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number): Joined {
+/**
+ * The joined rows (see `Joined`); with `visit`, the last join's rows are
+ * given to it a chunk at a time (at most `JOIN_CHUNK`, the conditions across
+ * sides tested), in no promised order, and none is kept.
+ */
+function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number): Joined;
+function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number, visit: (chunk: Joined) => void): void;
+function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number, visit?: (chunk: Joined) => void): Joined | void {
   const sideOf = (field: Field): number => bound.ref(field).side;
   const optional = new Set(shape.joins.flatMap((join, j) => (join.left ? [j + 1] : [])));
   const where = shape.query.where?.condition;
@@ -136,9 +153,18 @@ function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape
     const example = { resource: shape.sources[j + 1]!.resource, key: keys[0]!.mine, qualifier: shape.sources[j + 1]!.qualifier };
     const refuse = (rows: number, multiplying: readonly KeyProduct[]): Error =>
       queryError('JOIN_TOO_LARGE', join.span, [rows, maxRows, true], { hint: joinHint(join, example, multiplying.map((k) => ({ key: k.key, left: k.probed, right: k.hashed }))) });
-    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, keys, views, { max: maxRows, refuse });
+    if (visit !== undefined && j === shape.joins.length - 1) {
+      const before = positions;
+      joinSide(positions, length, j + 1, kept[j + 1], join.left, keys, views, { max: maxRows, refuse }, (outJ, outI) => {
+        const chunk: Joined = { views, positions: [...before.map((list) => gather(list, outJ)), outI.slice()], length: outJ.length };
+        visit(across.length > 0 ? filterJoined(chunk, across, bound) : chunk);
+      });
+      return;
+    }
+    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, keys, views, { max: maxRows, refuse })!;
     length = positions[0]!.length;
   });
+  if (visit !== undefined) return;
   let joined: Joined = { views, positions, length };
   if (across.length > 0) joined = filterJoined(joined, across, bound);
   return joined;
@@ -210,7 +236,8 @@ function joinSide(
   keys: readonly { readonly mine: string; readonly other: { readonly side: number; readonly name: string } }[],
   views: readonly TableView[],
   bound: JoinBound,
-): Int32Array[] {
+  emit?: (outJ: Int32Array, outI: Int32Array) => void,
+): Int32Array[] | undefined {
   const view = views[side]!;
   const sideCount = rows?.length ?? view.rows.length;
   const mineKey = keys.map((k): KeySource => ({ rows: view.rows as readonly Row[], through: undefined, name: k.mine, read: fieldRead(k.mine) }));
@@ -222,6 +249,10 @@ function joinSide(
     const probed = keyTexts(count, undefined, otherKey);
     const { size, found } = matchesOf(probed, index, left);
     if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
+    if (emit !== undefined) {
+      probeChunks(count, undefined, found, left, emit);
+      return undefined;
+    }
     outJ = new Int32Array(size);
     outI = new Int32Array(size);
     probeKeys(count, undefined, found, left, outJ, outI);
@@ -231,6 +262,11 @@ function joinSide(
     const probed = keyTexts(sideCount, rows, mineKey);
     const { size, found } = matchesOf(probed, index, false);
     if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
+    if (emit !== undefined) {
+      // Chunks need no order: the side's rows as they probe, with their joined rows.
+      probeChunks(sideCount, rows, found, false, (sideRows, joinedRows) => emit(joinedRows, sideRows));
+      return undefined;
+    }
     const pairsI = new Int32Array(size);
     const pairsJ = new Int32Array(size);
     probeKeys(sideCount, rows, found, false, pairsI, pairsJ);
@@ -381,6 +417,42 @@ function probeKeys(n: number, at: Positions, found: readonly (number[] | undefin
   }
 }
 
+/** The joined rows the last join of a grouped query gives its aggregate at once. */
+const JOIN_CHUNK = 65_536;
+
+/**
+ * `probeKeys` a chunk at a time: `emit(probe, match)` with at most
+ * `JOIN_CHUNK` pairs, the lists reused for the next chunk (copy what is kept).
+ */
+function probeChunks(n: number, at: Positions, found: readonly (number[] | undefined)[], left: boolean, emit: (outProbe: Int32Array, outMatch: Int32Array) => void): void {
+  const outProbe = new Int32Array(JOIN_CHUNK);
+  const outMatch = new Int32Array(JOIN_CHUNK);
+  let to = 0;
+  for (let k = 0; k < n; k++) {
+    const p = at === undefined ? k : at[k]!;
+    const matches = found[k];
+    if (matches === undefined) {
+      if (!left) continue;
+      outProbe[to] = p;
+      outMatch[to++] = -1;
+    } else {
+      for (let m = 0; m < matches.length; m++) {
+        outProbe[to] = p;
+        outMatch[to++] = matches[m]!;
+        if (to === JOIN_CHUNK) {
+          emit(outProbe, outMatch);
+          to = 0;
+        }
+      }
+    }
+    if (to === JOIN_CHUNK) {
+      emit(outProbe, outMatch);
+      to = 0;
+    }
+  }
+  if (to > 0) emit(outProbe.subarray(0, to), outMatch.subarray(0, to));
+}
+
 /** `list[j]` (or `j` itself, without a list) for each `j` of `at`. */
 function gather(list: Positions, at: Int32Array): Int32Array {
   const out = new Int32Array(at.length);
@@ -449,29 +521,57 @@ function valueReader(joined: Joined, bound: BoundShape, value: Field | { readonl
 
 // ---------------------------------------------------------------- the answer
 
-function groupedRows(bound: BoundShape, joined: Joined): Row[] {
+/**
+ * A grouped join's groups: the aggregator reads each chunk of the last
+ * join's rows as `joinedRows` gives it (through `current`, which holds the
+ * chunk), so only the groups grow with the join.
+ */
+function groupedJoinRows(bound: BoundShape, views: readonly TableView[], each: (visit: (chunk: Joined) => void) => void): Row[] {
   const shape = bound.shape;
-  if (joined.views.length === 1) return groupedRowsOfOne(bound, joined);
+  const current: { positions: readonly Positions[] } = { positions: [] };
+  const fieldOf = (field: Field): Read<number> => chunkReader(current, views, bound, field);
   // One read per field, so aggregates of one field share their state (sum and avg).
   const reads = new Map<string, Read<number>>();
   const read = (field: Field): Read<number> => {
     const { side, info } = bound.ref(field);
     const key = `${side}\u0000${info.id}`;
     let made = reads.get(key);
-    if (made === undefined) reads.set(key, (made = reader(joined, bound, field)));
+    if (made === undefined) reads.set(key, (made = fieldOf(field)));
     return made;
   };
   const aggregator = makeAggregator<number>({
-    keys: shape.keys.map((key) => valueReader(joined, bound, key)),
+    keys: shape.keys.map((key) => {
+      if (key.kind === 'field') return fieldOf(key);
+      const value = fieldOf(key.field);
+      const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
+      return (j) => bucket(value(j));
+    }),
     aggregates: shape.aggregates.map((aggregate) => ({
       aggregate,
       ...(aggregate.field === undefined ? {} : { read: read(aggregate.field) }),
       type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
     })),
   });
-  aggregator.addCount(joined.length);
+  each((chunk) => {
+    current.positions = chunk.positions;
+    aggregator.addCount(chunk.length);
+  });
   const name = namedColumns(bound);
   return finishGroups(bound, aggregator.groups()).map(name);
+}
+
+/** A field's value in row `j` of the chunk `current` holds now: null where a left join found no row, `_id` as `readField` gives it. */
+function chunkReader(current: { readonly positions: readonly Positions[] }, views: readonly TableView[], bound: BoundShape, field: Field): Read<number> {
+  const { side, info } = bound.ref(field);
+  const rows = views[side]!.rows as readonly Row[];
+  const name = info.id;
+  const read = fieldRead(name);
+  return (j) => {
+    const list = current.positions[side];
+    const i = list === undefined ? j : list[j]!;
+    if (i < 0) return null;
+    return name === '_id' ? readField(rows[i] as Row, name, i) : read(rows[i] as Row);
+  };
 }
 
 /**
