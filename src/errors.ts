@@ -69,6 +69,8 @@ export const queryMessages = {
   NUL_IN_SQL: (): string => 'a NUL character cannot be written in SQL text',
   SCAN_TOO_LARGE: (count: number, max: number): string =>
     `the part of this query the portal can answer matches ${count} records, more than the ${max} ckql reads to finish it locally`,
+  JOIN_TOO_LARGE: (rows: number, max: number, exact: boolean): string =>
+    exact ? `this join gives ${rows} rows, more than the ${max} a join may give` : `this join gives more than the ${max} rows a join may give`,
   UNBOUND_PARAMETER: (name: string): string => `parameter $${name} is not bound`,
   INVALID_PARAMETER: (name: string, expected: string, found: string): string =>
     `parameter $${name} must be ${expected}, found ${found}`,

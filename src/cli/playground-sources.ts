@@ -25,7 +25,7 @@ import type { PlaySource } from './playground.js';
  * as they are). Its targets are the CKAN version served, and `sql` when the
  * engine runs SQL (the server answers datastore_search_sql).
  */
-export function servedSource(engine: Engine, options: { readonly url: () => string; readonly ckan: CkanVersion; readonly label: string }): PlaySource {
+export function servedSource(engine: Engine, options: { readonly url: () => string; readonly ckan: CkanVersion; readonly label: string; readonly maxJoinRows?: number }): PlaySource {
   const served: Target = options.ckan === '2.12' ? 'ckan-2.12' : 'ckan-2.11';
   const choices: TargetChoice[] = [served];
   if (engine.searchSql !== undefined) choices.push('sql');
@@ -44,6 +44,7 @@ export function servedSource(engine: Engine, options: { readonly url: () => stri
       const client = connect({
         url,
         target: served,
+        ...(options.maxJoinRows === undefined ? {} : { maxJoinRows: options.maxJoinRows }),
         inProcess: async (wire, signal) => {
           const address = new URL(wire.url);
           const answer = await api.answer(

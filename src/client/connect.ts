@@ -6,7 +6,7 @@
 
 import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
-import { DEFAULT_MAX_SCAN } from '../compile/plan.js';
+import { DEFAULT_MAX_JOIN_ROWS, DEFAULT_MAX_SCAN } from '../compile/plan.js';
 import { splitSource, type Plan, type Target } from '../compile/plan.js';
 import { portalTree } from '../execute/build.js';
 import type { Portal } from '../execute/build.js';
@@ -126,6 +126,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   let detected: Promise<Target> | undefined;
   let found: Target | undefined;
   let maxScan = options.maxScan;
+  let maxJoinRows = options.maxJoinRows;
   const statusUrl = endpoint.replace(/datastore_search$/, 'status_show');
   const sqlUrl = endpoint.replace(/datastore_search$/, 'datastore_search_sql');
   const targetFor = (resourceId: string, signal: AbortSignal | undefined): Promise<Target> => {
@@ -148,7 +149,7 @@ export function connect(options: ClientOptions): DatastoreClient {
    */
   const planOf = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<Plan | undefined> => {
     if (typeof input !== 'string' && !isQuery(input)) return undefined;
-    const withMax = maxScan === undefined ? {} : { maxScan };
+    const withMax = { ...(maxScan === undefined ? {} : { maxScan }), ...(maxJoinRows === undefined ? {} : { maxJoinRows }) };
     const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
     if (basic.residual === undefined && !locallyFinished(basic)) return basic;
     const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
@@ -300,6 +301,13 @@ export function connect(options: ClientOptions): DatastoreClient {
       if (next !== undefined && (!Number.isSafeInteger(next) || next < 1)) throw toolError('USAGE', [`maxScan must be a whole number of records, 1 or more, not ${String(next)}`]);
       maxScan = next;
     },
+    get maxJoinRows() {
+      return maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
+    },
+    setMaxJoinRows: (next: number | undefined) => {
+      if (next !== undefined && (!Number.isSafeInteger(next) || next < 1)) throw toolError('USAGE', [`maxJoinRows must be a whole number of rows, 1 or more, not ${String(next)}`]);
+      maxJoinRows = next;
+    },
     setTarget: (next: Target | undefined) => {
       target = next;
       detected = undefined;
@@ -315,7 +323,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     stream,
     prepare,
     explain,
-    withLanguage: (next) => connect({ ...options, ...(maxScan === undefined ? {} : { maxScan }), ...(next === undefined ? { language: '' } : { language: next }) }),
+    withLanguage: (next) => connect({ ...options, ...(maxScan === undefined ? {} : { maxScan }), ...(maxJoinRows === undefined ? {} : { maxJoinRows }), ...(next === undefined ? { language: '' } : { language: next }) }),
     action: (name, body, actionOptions) => callAction(actions, name, body, actionOptions),
     download: (path, params, downloadOptions) => downloadFile(actions, path, params, downloadOptions),
     close: async () => {

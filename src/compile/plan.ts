@@ -43,10 +43,20 @@ export function parseTarget(text: string): Target | undefined {
 /** The default number of records a plan may read to finish a query locally. */
 export const DEFAULT_MAX_SCAN = 100_000;
 
+/**
+ * The default number of rows a join may give; past it a join is refused
+ * before it runs (`JOIN_TOO_LARGE`). A joined row costs the memory engine 4
+ * bytes a side while the join runs (the positions of its rows), and a plan's
+ * joined records go on in batches (docs/executor.md, Counting and limits).
+ */
+export const DEFAULT_MAX_JOIN_ROWS = 10_000_000;
+
 export interface PlanOptions {
   readonly target?: Target;
   /** the most records the pushed-down part may match; default 100 000 */
   readonly maxScan?: number;
+  /** the most rows a join may give; default 10 000 000 (`DEFAULT_MAX_JOIN_ROWS`) */
+  readonly maxJoinRows?: number;
   /**
    * Send `select distinct` to a CKAN 2.11 portal as `distinct: true` (what
    * `compile` does: the request says it). Plans do not by default: CKAN
@@ -131,6 +141,8 @@ export interface Plan {
   readonly residual?: Query;
   readonly local: LocalSteps;
   readonly maxScan: number;
+  /** the most rows a join may give, when asked for (`PlanOptions.maxJoinRows`); else `DEFAULT_MAX_JOIN_ROWS` */
+  readonly maxJoinRows?: number;
   /** a grouped, joined or renamed query on a `ckan-*` target: how its records are read and finished */
   readonly shaped?: ShapedPlan;
   /** a query with `facet` on a `ckan-*` target: how the records its facets count are read */
@@ -212,6 +224,7 @@ function planShaped(query: Query, options: PlanOptions): Plan {
       join: shape.joins.length > 0,
     },
     maxScan,
+    ...(options.maxJoinRows === undefined ? {} : { maxJoinRows: options.maxJoinRows }),
     shaped,
   });
 }

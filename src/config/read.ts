@@ -150,7 +150,7 @@ function profileHint(profiles: ReadonlyMap<string, Profile>): string {
 function validateProfile(name: string, value: unknown, baseDir: string, fail: Fail): Profile {
   const path = ['profiles', name];
   const isData = typeof value === 'object' && value !== null && ('data' in value || 'db' in value);
-  const hint = 'a profile has either url (with language, method, timeout, token_env, token_file, token_cmd, resources, target, max_scan, token_header, user_agent, max_in_flight) or data (with engine, db, target, max_scan, infer)';
+  const hint = 'a profile has either url (with language, method, timeout, token_env, token_file, token_cmd, resources, target, max_scan, max_join_rows, token_header, user_agent, max_in_flight) or data (with engine, db, target, max_scan, max_join_rows, infer)';
   if (isData) {
     const profile = check(dataProfileSchema, value, path, fail, hint);
     const paths = profile.data === undefined ? [] : typeof profile.data === 'string' ? [profile.data] : profile.data;
@@ -163,6 +163,7 @@ function validateProfile(name: string, value: unknown, baseDir: string, fail: Fa
       ...(db === undefined ? {} : { db }),
       ...(profile.target === undefined ? {} : { target: profile.target }),
       ...(profile.max_scan === undefined ? {} : { maxScan: profile.max_scan }),
+      ...(profile.max_join_rows === undefined ? {} : { maxJoinRows: profile.max_join_rows }),
       ...(profile.infer === undefined ? {} : { infer: profile.infer }),
     };
   }
@@ -178,6 +179,7 @@ function validateProfile(name: string, value: unknown, baseDir: string, fail: Fa
     resources: profile.resources ?? [],
     ...(profile.target === undefined ? {} : { target: profile.target }),
     ...(profile.max_scan === undefined ? {} : { maxScan: profile.max_scan }),
+      ...(profile.max_join_rows === undefined ? {} : { maxJoinRows: profile.max_join_rows }),
     ...(profile.token_header === undefined ? {} : { tokenHeader: profile.token_header }),
     ...(profile.user_agent === undefined ? {} : { userAgent: profile.user_agent }),
     ...(profile.max_in_flight === undefined ? {} : { maxInFlight: profile.max_in_flight }),

@@ -259,6 +259,25 @@ export const dotCommands: readonly DotCommand[] = [
     },
   },
   {
+    name: 'max-join-rows',
+    usage: 'N|default',
+    help: 'the most rows a join may give; one past it is refused before it runs (default 10000000)',
+    words: async () => ['default'],
+    run: async (session, argument) => {
+      const text = argument.trim();
+      if (text !== '') {
+        const max = Number(text);
+        if (text !== 'default' && (!/^\d+$/.test(text) || !Number.isSafeInteger(max) || max < 1)) {
+          throw toolError('USAGE', [`.max-join-rows takes a whole number of rows, 1 or more, or default; found ${JSON.stringify(text)}`]);
+        }
+        // As .max-scan: the source's client and a language client beside it read the same setting.
+        session.source.client.setMaxJoinRows(text === 'default' ? undefined : max);
+        if (session.client !== session.source.client) session.client.setMaxJoinRows(text === 'default' ? undefined : max);
+      }
+      return `max-join-rows ${session.client.maxJoinRows} (rows a join may give)`;
+    },
+  },
+  {
     name: 'timing',
     usage: 'on|off',
     help: 'show how long each query took',

@@ -42,6 +42,8 @@ export interface SourceFlags {
   readonly target?: string;
   /** `--max-scan N`; wins over the profile's `max_scan` */
   readonly maxScan?: number;
+  /** `--max-join-rows N`; wins over the profile's `max_join_rows` */
+  readonly maxJoinRows?: number;
   /** `--fields FILE`: the declared types of the one data file (engine/declared.ts) */
   readonly fields?: string;
   /** `--infer ckql|xloader|datapusher`: how undeclared columns of local data are typed; wins over the profile's `infer` */
@@ -198,15 +200,19 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
   };
 }
 
-/** `--target` and `--max-scan`, over the profile's `target` and `max_scan`. */
-function planningOf(flags: SourceFlags, profile?: { readonly target?: Target; readonly maxScan?: number }): { target?: Target; maxScan?: number } {
+/** `--target`, `--max-scan` and `--max-join-rows`, over the profile's `target`, `max_scan` and `max_join_rows`. */
+function planningOf(
+  flags: SourceFlags,
+  profile?: { readonly target?: Target; readonly maxScan?: number; readonly maxJoinRows?: number },
+): { target?: Target; maxScan?: number; maxJoinRows?: number } {
   let target = profile?.target;
   if (flags.target !== undefined) {
     target = parseTarget(flags.target);
     if (target === undefined) throw toolError('USAGE', [`--target must be ckan-2.11, ckan-2.12 or sql, found ${JSON.stringify(flags.target)}`]);
   }
   const maxScan = flags.maxScan ?? profile?.maxScan;
-  return { ...(target === undefined ? {} : { target }), ...(maxScan === undefined ? {} : { maxScan }) };
+  const maxJoinRows = flags.maxJoinRows ?? profile?.maxJoinRows;
+  return { ...(target === undefined ? {} : { target }), ...(maxScan === undefined ? {} : { maxScan }), ...(maxJoinRows === undefined ? {} : { maxJoinRows }) };
 }
 
 /** `--fields` and `--infer` (over a data profile's `infer`), for local data. */

@@ -10,13 +10,15 @@
  */
 import type { Condition as QueryCondition, Field, Query } from '../../ast.js';
 import { isPlainQuery } from '../../ast.js';
-import { bindShape, conditionFieldList, mapCondition, shapeOf } from '../../compile/shape.js';
+import { bindShape, conditionFieldList, fieldRefText, mapCondition, shapeOf } from '../../compile/shape.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { canonicalText } from '../../datastore/values.js';
 import { DatastoreError, queryError, resourceNotFound } from '../../errors.js';
 import { firstParameter } from '../../syntax/walk.js';
+import { formatField } from '../../format.js';
+import { DEFAULT_MAX_JOIN_ROWS } from '../../compile/plan.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from './aggregate.js';
 import type { Read } from './aggregate.js';
@@ -56,24 +58,34 @@ export function queryShaped(query: Query, tables: TableFinder, options: EngineQu
   const records = withoutFacet(query);
   const views = found.map((table) => tableView(table));
   const bound = bindShape(shape, views.map((view) => view.fields));
-  const joined = joinedRows(shape, views, bound);
+  const maxJoinRows = options.maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
+  // A grouped join folds its last join's rows a chunk at a time, never holding them all.
+  if (shape.grouped && views.length > 1) {
+    const groups = groupedJoinRows(bound, views, (visit) => joinedRows(shape, views, bound, maxJoinRows, visit));
+    return answerOf(found[0]!.id, bound, groups, shape, options);
+  }
+  const joined = joinedRows(shape, views, bound, maxJoinRows);
   const facets = shape.facets.length === 0 ? undefined : facetsOf(shape.facets, joined, bound);
   if (isPlainQuery(records)) {
     // The records of a facet query are those it gives without its facets.
     const answer = queryTable(records, found[0]!, { ...options, total: true });
     return { ...answer, resource: found[0]!.id, ...(facets === undefined ? {} : { facets }) };
   }
-  const rows = shape.grouped ? groupedRows(bound, joined) : plainRows(bound, joined);
+  const rows = shape.grouped ? groupedRowsOfOne(bound, joined) : plainRows(bound, joined);
+  return { ...answerOf(found[0]!.id, bound, rows, shape, options), ...(facets === undefined ? {} : { facets }) };
+}
+
+/** The answer of the rows: their count as the total, the page of them the query asks for, in batches. */
+function answerOf(resource: string, bound: BoundShape, rows: readonly Row[], shape: Shape, options: EngineQueryOptions): QueryStream {
   const offset = shape.offset;
   const limit = shape.limit ?? (options.all === true ? Infinity : DEFAULT_LIMIT);
   const page = rows.slice(offset, offset + limit);
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
   return {
-    resource: found[0]!.id,
+    resource,
     fields: bound.columns.map((c) => ({ id: c.name, type: c.type })),
     total: rows.length,
     batches: batchesOf(page, batchSize, options.signal),
-    ...(facets === undefined ? {} : { facets }),
   };
 }
 
@@ -106,7 +118,14 @@ interface Joined {
 /** Row positions, ascending or as joined; `undefined`: every row, in order. */
 type Positions = Int32Array | undefined;
 
-function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape): Joined {
+/**
+ * The joined rows (see `Joined`); with `visit`, the last join's rows are
+ * given to it a chunk at a time (at most `JOIN_CHUNK`, the conditions across
+ * sides tested), in no promised order, and none is kept.
+ */
+function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number): Joined;
+function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number, visit: (chunk: Joined) => void): void;
+function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number, visit?: (chunk: Joined) => void): Joined | void {
   const sideOf = (field: Field): number => bound.ref(field).side;
   const optional = new Set(shape.joins.flatMap((join, j) => (join.left ? [j + 1] : [])));
   const where = shape.query.where?.condition;
@@ -124,15 +143,28 @@ function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape
   let positions: Positions[] = [kept[0]];
   let length = kept[0]?.length ?? views[0]!.rows.length;
   shape.joins.forEach((join, j) => {
-    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, join.on.map((pair) => {
+    const keys = join.on.map((pair) => {
       const [mine, other] = sideOf(pair.left) === j + 1 ? [pair.left, pair.right] : [pair.right, pair.left];
       if (sideOf(other) > j) {
         throw queryError('JOIN_KEYS_ONE_SIDE', pair.span, [], { hint: 'each pair of keys names a field of the joined resource and one of a resource before it' });
       }
       return { mine: bound.ref(mine).info.id, other: { side: sideOf(other), name: bound.ref(other).info.id } };
-    }), views);
+    });
+    const example = { resource: shape.sources[j + 1]!.resource, key: keys[0]!.mine, qualifier: shape.sources[j + 1]!.qualifier };
+    const refuse = (rows: number, multiplying: readonly KeyProduct[]): Error =>
+      queryError('JOIN_TOO_LARGE', join.span, [rows, maxRows, true], { hint: joinHint(join, example, multiplying.map((k) => ({ key: k.key, left: k.probed, right: k.hashed }))) });
+    if (visit !== undefined && j === shape.joins.length - 1) {
+      const before = positions;
+      joinSide(positions, length, j + 1, kept[j + 1], join.left, keys, views, { max: maxRows, refuse }, (outJ, outI) => {
+        const chunk: Joined = { views, positions: [...before.map((list) => gather(list, outJ)), outI.slice()], length: outJ.length };
+        visit(across.length > 0 ? filterJoined(chunk, across, bound) : chunk);
+      });
+      return;
+    }
+    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, keys, views, { max: maxRows, refuse })!;
     length = positions[0]!.length;
   });
+  if (visit !== undefined) return;
   let joined: Joined = { views, positions, length };
   if (across.length > 0) joined = filterJoined(joined, across, bound);
   return joined;
@@ -173,11 +205,27 @@ function keyText(value: JsonValue | null | undefined): string | null {
   return typeof value === 'string' ? value : canonicalText(value);
 }
 
+/** A join's bound: the most rows it may give, and its refusal (the rows it would give, the keys that multiply the most). */
+interface JoinBound {
+  readonly max: number;
+  readonly refuse: (rows: number, multiplying: readonly KeyProduct[]) => Error;
+}
+
+/** A key of both sides and how many rows each side has of it. */
+interface KeyProduct {
+  readonly key: string;
+  readonly hashed: number;
+  readonly probed: number;
+}
+
 /**
  * Joins `side` to the joined rows so far: a hash of the smaller of the two
  * by their keys, the other read past it. An inner join's output is put back
  * in the rows' order (by joined row, then the side's row) when the hash was
- * built over the joined rows; a left join always hashes the side.
+ * built over the joined rows; a left join always hashes the side. The rows
+ * it gives are counted from the hash and the other side's keys before any
+ * is made, so a join past `bound.max` is refused before it runs, and the
+ * positions are written into lists of their exact length.
  */
 function joinSide(
   positions: readonly Positions[],
@@ -187,27 +235,49 @@ function joinSide(
   left: boolean,
   keys: readonly { readonly mine: string; readonly other: { readonly side: number; readonly name: string } }[],
   views: readonly TableView[],
-): Int32Array[] {
+  bound: JoinBound,
+  emit?: (outJ: Int32Array, outI: Int32Array) => void,
+): Int32Array[] | undefined {
   const view = views[side]!;
   const sideCount = rows?.length ?? view.rows.length;
   const mineKey = keys.map((k): KeySource => ({ rows: view.rows as readonly Row[], through: undefined, name: k.mine, read: fieldRead(k.mine) }));
   const otherKey = keys.map(({ other }): KeySource => ({ rows: views[other.side]!.rows as readonly Row[], through: positions[other.side], name: other.name, read: fieldRead(other.name) }));
-  const outJ: number[] = [];
-  const outI: number[] = [];
+  let outJ: Int32Array;
+  let outI: Int32Array;
   if (left || sideCount <= count) {
-    probeKeys(count, undefined, otherKey, hashKeys(sideCount, rows, mineKey), left, outJ, outI);
+    const index = hashKeys(sideCount, rows, mineKey);
+    const probed = keyTexts(count, undefined, otherKey);
+    const { size, found } = matchesOf(probed, index, left);
+    if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
+    if (emit !== undefined) {
+      probeChunks(count, undefined, found, left, emit);
+      return undefined;
+    }
+    outJ = new Int32Array(size);
+    outI = new Int32Array(size);
+    probeKeys(count, undefined, found, left, outJ, outI);
   } else {
     // The joined rows are fewer: hash them, read the side past them, then restore the rows' order.
-    const pairsI: number[] = [];
-    const pairsJ: number[] = [];
-    probeKeys(sideCount, rows, mineKey, hashKeys(count, undefined, otherKey), false, pairsI, pairsJ);
+    const index = hashKeys(count, undefined, otherKey);
+    const probed = keyTexts(sideCount, rows, mineKey);
+    const { size, found } = matchesOf(probed, index, false);
+    if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
+    if (emit !== undefined) {
+      // Chunks need no order: the side's rows as they probe, with their joined rows.
+      probeChunks(sideCount, rows, found, false, (sideRows, joinedRows) => emit(joinedRows, sideRows));
+      return undefined;
+    }
+    const pairsI = new Int32Array(size);
+    const pairsJ = new Int32Array(size);
+    probeKeys(sideCount, rows, found, false, pairsI, pairsJ);
     // A counting sort by joined row keeps each row's matches in the side's order.
     const starts = new Int32Array(count + 1);
     for (const j of pairsJ) starts[j + 1]!++;
     for (let j = 0; j < count; j++) starts[j + 1]! += starts[j]!;
     const at = starts.slice(0, count);
-    outJ.length = outI.length = pairsJ.length;
-    for (let k = 0; k < pairsJ.length; k++) {
+    outJ = new Int32Array(size);
+    outI = new Int32Array(size);
+    for (let k = 0; k < size; k++) {
       const j = pairsJ[k]!;
       const to = at[j]!++;
       outJ[to] = j;
@@ -215,8 +285,59 @@ function joinSide(
     }
   }
   const next = positions.map((list) => gather(list, outJ));
-  next.push(Int32Array.from(outI));
+  next.push(outI);
   return next;
+}
+
+/**
+ * The hashed rows of each probing key (`found[k]`; undefined: none), and
+ * the rows the join gives: their number for each (a left join: at least one).
+ */
+function matchesOf(probed: readonly (string | null)[], index: Map<string, number[]>, left: boolean): { size: number; found: (number[] | undefined)[] } {
+  let size = 0;
+  const found = new Array<number[] | undefined>(probed.length);
+  for (let k = 0; k < probed.length; k++) {
+    const text = probed[k]!;
+    const matches = text === null ? undefined : index.get(text);
+    found[k] = matches;
+    size += matches === undefined ? (left ? 1 : 0) : matches.length;
+  }
+  return { size, found };
+}
+
+/** The keys whose rows multiply the most (the hashed rows of a key times the probing rows of it), the largest first. */
+function multiplying(probed: readonly (string | null)[], index: Map<string, number[]>): KeyProduct[] {
+  const counts = new Map<string, number>();
+  for (const text of probed) if (text !== null && index.has(text)) counts.set(text, (counts.get(text) ?? 0) + 1);
+  return [...counts]
+    .map(([key, n]) => ({ key, hashed: index.get(key)!.length, probed: n }))
+    .sort((a, b) => b.hashed * b.probed - a.hashed * a.probed)
+    .slice(0, 3);
+}
+
+/**
+ * What a refusal of a join says after its count: the keys that multiply
+ * (`left` rows of one side times `right` of the other), then what to write
+ * instead (`example`: the joined side's resource, a key of it, its
+ * qualifier), then how to raise the bound. Shared with the plans' join
+ * (execute/shaped.ts).
+ * @example
+ * joinHint(join, { resource: 'enrolments', key: 'status', qualifier: 'b' }, [{ key: 'completed', left: 14041, right: 14041 }])
+ * // 'most of them pair rows of the same key of a.status = b.status: "completed" (14041 × 14041 = 197149681); …'
+ */
+export function joinHint(
+  join: Shape['joins'][number],
+  example: { readonly resource: string; readonly key: string; readonly qualifier: string },
+  keys: readonly { readonly key: string; readonly left: number; readonly right: number }[],
+): string {
+  const on = join.on.map((p) => `${fieldRefText(p.left)} = ${fieldRefText(p.right)}`).join(' and ');
+  const listed = keys.map((k) => `${JSON.stringify(k.key)} (${k.left} × ${k.right} = ${k.left * k.right})`).join(', ');
+  return [
+    listed === '' ? '' : `most of them pair rows of the same key of ${on}: ${listed}; `,
+    `to count or sum over the pairs, group each side by its key first (from ${example.resource} group by ${formatField(example.key)} select ${formatField(example.key)}, count(*) as n) and multiply the counts of each key; `,
+    `or pair more fields in on (on ${on} and ${example.qualifier}.… = …), or keep fewer rows with where; `,
+    'or raise the bound (--max-join-rows N, .max-join-rows N in the REPL, maxJoinRows in the library)',
+  ].join('');
 }
 
 /*
@@ -264,34 +385,78 @@ function hashKeys(n: number, at: Positions, key: readonly KeySource[]): Map<stri
   return index;
 }
 
+/** The key texts of the positions `at[k]` (or `k`), k < n, in order. */
+function keyTexts(n: number, at: Positions, key: readonly KeySource[]): (string | null)[] {
+  const out = new Array<string | null>(n);
+  for (let k = 0; k < n; k++) out[k] = keyAt(key, at === undefined ? k : at[k]!);
+  return out;
+}
+
 /**
- * For each position `at[k]` (or `k`), k < n, in order: a pair (it, match)
- * per match of its key in `index`, in the index's order; `left`: (it, -1)
- * when none matches.
+ * For each position `at[k]` (or `k`), k < n, in order, whose key's hashed
+ * rows are `found[k]`: a pair (it, match) per match, in the hash's order;
+ * `left`: (it, -1) when none matches. The lists hold exactly the pairs
+ * (`matchesOf`).
  */
-function probeKeys(n: number, at: Positions, key: readonly KeySource[], index: Map<string, number[]>, left: boolean, outProbe: number[], outMatch: number[]): void {
+function probeKeys(n: number, at: Positions, found: readonly (number[] | undefined)[], left: boolean, outProbe: Int32Array, outMatch: Int32Array): void {
+  let to = 0;
   for (let k = 0; k < n; k++) {
     const p = at === undefined ? k : at[k]!;
-    const text = keyAt(key, p);
-    const matches = text === null ? undefined : index.get(text);
+    const matches = found[k];
     if (matches === undefined) {
       if (left) {
-        outProbe.push(p);
-        outMatch.push(-1);
+        outProbe[to] = p;
+        outMatch[to++] = -1;
       }
       continue;
     }
     for (let m = 0; m < matches.length; m++) {
-      outProbe.push(p);
-      outMatch.push(matches[m]!);
+      outProbe[to] = p;
+      outMatch[to++] = matches[m]!;
     }
   }
 }
 
+/** The joined rows the last join of a grouped query gives its aggregate at once. */
+const JOIN_CHUNK = 65_536;
+
+/**
+ * `probeKeys` a chunk at a time: `emit(probe, match)` with at most
+ * `JOIN_CHUNK` pairs, the lists reused for the next chunk (copy what is kept).
+ */
+function probeChunks(n: number, at: Positions, found: readonly (number[] | undefined)[], left: boolean, emit: (outProbe: Int32Array, outMatch: Int32Array) => void): void {
+  const outProbe = new Int32Array(JOIN_CHUNK);
+  const outMatch = new Int32Array(JOIN_CHUNK);
+  let to = 0;
+  for (let k = 0; k < n; k++) {
+    const p = at === undefined ? k : at[k]!;
+    const matches = found[k];
+    if (matches === undefined) {
+      if (!left) continue;
+      outProbe[to] = p;
+      outMatch[to++] = -1;
+    } else {
+      for (let m = 0; m < matches.length; m++) {
+        outProbe[to] = p;
+        outMatch[to++] = matches[m]!;
+        if (to === JOIN_CHUNK) {
+          emit(outProbe, outMatch);
+          to = 0;
+        }
+      }
+    }
+    if (to === JOIN_CHUNK) {
+      emit(outProbe, outMatch);
+      to = 0;
+    }
+  }
+  if (to > 0) emit(outProbe.subarray(0, to), outMatch.subarray(0, to));
+}
+
 /** `list[j]` (or `j` itself, without a list) for each `j` of `at`. */
-function gather(list: Positions, at: readonly number[]): Int32Array {
+function gather(list: Positions, at: Int32Array): Int32Array {
   const out = new Int32Array(at.length);
-  if (list === undefined) for (let k = 0; k < out.length; k++) out[k] = at[k]!;
+  if (list === undefined) out.set(at);
   else for (let k = 0; k < out.length; k++) out[k] = list[at[k]!]!;
   return out;
 }
@@ -356,29 +521,57 @@ function valueReader(joined: Joined, bound: BoundShape, value: Field | { readonl
 
 // ---------------------------------------------------------------- the answer
 
-function groupedRows(bound: BoundShape, joined: Joined): Row[] {
+/**
+ * A grouped join's groups: the aggregator reads each chunk of the last
+ * join's rows as `joinedRows` gives it (through `current`, which holds the
+ * chunk), so only the groups grow with the join.
+ */
+function groupedJoinRows(bound: BoundShape, views: readonly TableView[], each: (visit: (chunk: Joined) => void) => void): Row[] {
   const shape = bound.shape;
-  if (joined.views.length === 1) return groupedRowsOfOne(bound, joined);
+  const current: { positions: readonly Positions[] } = { positions: [] };
+  const fieldOf = (field: Field): Read<number> => chunkReader(current, views, bound, field);
   // One read per field, so aggregates of one field share their state (sum and avg).
   const reads = new Map<string, Read<number>>();
   const read = (field: Field): Read<number> => {
     const { side, info } = bound.ref(field);
     const key = `${side}\u0000${info.id}`;
     let made = reads.get(key);
-    if (made === undefined) reads.set(key, (made = reader(joined, bound, field)));
+    if (made === undefined) reads.set(key, (made = fieldOf(field)));
     return made;
   };
   const aggregator = makeAggregator<number>({
-    keys: shape.keys.map((key) => valueReader(joined, bound, key)),
+    keys: shape.keys.map((key) => {
+      if (key.kind === 'field') return fieldOf(key);
+      const value = fieldOf(key.field);
+      const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
+      return (j) => bucket(value(j));
+    }),
     aggregates: shape.aggregates.map((aggregate) => ({
       aggregate,
       ...(aggregate.field === undefined ? {} : { read: read(aggregate.field) }),
       type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
     })),
   });
-  aggregator.addCount(joined.length);
+  each((chunk) => {
+    current.positions = chunk.positions;
+    aggregator.addCount(chunk.length);
+  });
   const name = namedColumns(bound);
   return finishGroups(bound, aggregator.groups()).map(name);
+}
+
+/** A field's value in row `j` of the chunk `current` holds now: null where a left join found no row, `_id` as `readField` gives it. */
+function chunkReader(current: { readonly positions: readonly Positions[] }, views: readonly TableView[], bound: BoundShape, field: Field): Read<number> {
+  const { side, info } = bound.ref(field);
+  const rows = views[side]!.rows as readonly Row[];
+  const name = info.id;
+  const read = fieldRead(name);
+  return (j) => {
+    const list = current.positions[side];
+    const i = list === undefined ? j : list[j]!;
+    if (i < 0) return null;
+    return name === '_id' ? readField(rows[i] as Row, name, i) : read(rows[i] as Row);
+  };
 }
 
 /**
