@@ -7,7 +7,7 @@
 import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
 import { DEFAULT_MAX_SCAN } from '../compile/plan.js';
-import { splitSource, type Plan, type Target } from '../compile/plan.js';
+import { saysWhole, splitSource, type Plan, type Target } from '../compile/plan.js';
 import { portalTree } from '../execute/build.js';
 import type { Portal } from '../execute/build.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
@@ -150,7 +150,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     if (typeof input !== 'string' && !isQuery(input)) return undefined;
     const withMax = maxScan === undefined ? {} : { maxScan };
     const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
-    if (basic.residual === undefined && !locallyFinished(basic)) return basic;
+    if (saysWhole(basic)) return basic;
     const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
     if (portal === 'ckan-2.11') return basic;
     return plan(input, { target: portal, params, ...withMax, ...(portal === 'sql' ? await joinFields(basic, signal) : {}) });
@@ -199,7 +199,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   const treeFor = (planned: Plan | undefined, input: SearchInput, params: Params | undefined, all: boolean, total: boolean, pageSize: number, counts?: ReadonlyMap<string, number>) => {
     const known: Target = (target ?? found) === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
     // A request 2.11 says whole is also 2.12's: on a portal known to be 2.12 its pages may follow next_page.
-    const paged = planned !== undefined && planned.residual === undefined && !locallyFinished(planned) && planned.target === 'ckan-2.11' ? { ...planned, target: known } : planned;
+    const paged = planned !== undefined && saysWhole(planned) && planned.target === 'ckan-2.11' ? { ...planned, target: known } : planned;
     const whole: Plan = paged ?? {
       target: known,
       request: requestOf(input, params, target),
@@ -211,7 +211,7 @@ export function connect(options: ClientOptions): DatastoreClient {
 
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
     const planned = await planOf(input, searchOptions.params, searchOptions.signal);
-    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql' && !locallyFinished(planned))) {
+    if (planned === undefined || (saysWhole(planned) && planned.target !== 'sql')) {
       // One request says the whole query: the portal's own answer, as it is.
       const request = planned === undefined ? requestOf(input, searchOptions.params, target) : (planned.request as SearchRequest);
       if (answersEmptyItself(request, planned)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
@@ -233,7 +233,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     const all = streamOptions.all === true;
     const pageSize = Math.max(1, Math.floor(streamOptions.pageSize ?? DEFAULTS.pageSize));
     const planned = await planOf(input, streamOptions.params, streamOptions.signal);
-    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql' && !locallyFinished(planned))) {
+    if (planned === undefined || (saysWhole(planned) && planned.target !== 'sql')) {
       const request = planned === undefined ? requestOf(input, streamOptions.params, target) : (planned.request as SearchRequest);
       if (answersEmptyItself(request, planned)) {
         // Nothing to read, but the same errors as `search` (an unknown field, resource or token).
@@ -280,7 +280,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   const explain = async (input: SearchInput, explainOptions: SearchOptions = {}): Promise<Explanation> => {
     const planned = await planOf(input, explainOptions.params, explainOptions.signal);
     if (planned === undefined) return { chosen: target === undefined ? 'whole' : 'given', request: prepare(input, explainOptions.params) };
-    const chosen = planned.target === 'ckan-2.11' && planned.residual === undefined && !locallyFinished(planned) ? 'whole' : target === undefined ? 'detected' : 'given';
+    const chosen = planned.target === 'ckan-2.11' && saysWhole(planned) ? 'whole' : target === undefined ? 'detected' : 'given';
     const steps = describeTree(treeFor(planned, input, explainOptions.params, false, false, DEFAULTS.pageSize, await sideCounts(planned, explainOptions.signal)));
     if (planned.target === 'sql') return { plan: planned, chosen, steps, sql: { url: sqlUrl, text: (planned.request as SqlRequest).sql } };
     const request = planned.request as SearchRequest;
@@ -425,9 +425,4 @@ function boundQuery(input: SearchInput, params: Params | undefined): Query {
   if (typeof input === 'string') return params === undefined ? parse(input) : bind(parse(input), params);
   if (isQuery(input)) return params === undefined ? input : bind(input, params);
   return { kind: 'query', span: { start: 0, end: 0 }, from: { kind: 'from', span: { start: 0, end: 0 }, resource: { kind: 'string', span: { start: 0, end: 0 }, value: input.resource_id } } };
-}
-
-/** Whether ckql finishes a plan itself (a group, a join, facets): no one request says it, whatever its residual. */
-function locallyFinished(planned: Plan): boolean {
-  return planned.shaped !== undefined || planned.facets !== undefined || planned.facetRequest !== undefined;
 }
