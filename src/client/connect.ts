@@ -24,7 +24,8 @@ import type { FieldInfo, Row, SearchRequest, SearchResult } from '../datastore/t
 import { normalizeRequest } from '../datastore/validate.js';
 import { answerEmpty, hasEmptyListFilter } from './empty.js';
 import { actionUrl, queryStringFor } from './encode.js';
-import { sendSearch } from './transport.js';
+import { sendRequest, sendSearch } from './transport.js';
+import { readSqlResponse } from './response.js';
 import type { Exchanger, TransportOptions, WireRequest } from './transport.js';
 import type { Http } from './http.js';
 import { callAction, downloadFile } from './action.js';
@@ -175,7 +176,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     if (closed) throw new DatastoreError('ABORTED', 'this client is closed; connect() again to send more requests');
     let answer: SearchResult;
     try {
-      answer = await sendSearch({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal);
+      answer = await sendRequest({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal, readSqlResponse);
     } catch (error) {
       // CKAN without the action (`ckan.datastore.sqlsearch.enabled` off, its default): the target is wrong, not the query.
       if (error instanceof DatastoreError && error.code === 'BAD_REQUEST' && /Action name not known: datastore_search_sql/.test(error.message)) {
@@ -186,7 +187,7 @@ export function connect(options: ClientOptions): DatastoreClient {
       }
       throw error;
     }
-    return sqlResult(answer);
+    return sqlResult(answer, base.origin);
   };
 
   const portal: Portal = { send, sendSql, origin: base.origin };
@@ -401,9 +402,14 @@ function isQuery(input: Query | SearchRequest): input is Query {
  * and ckql's total column left out, the total read from that column (a page
  * with no records has none to carry it).
  */
-function sqlResult(answer: SearchResult): SearchResult {
+function sqlResult(answer: SearchResult, origin: string): SearchResult {
   const first = answer.records[0];
-  const total = first === undefined ? undefined : Number(first[TOTAL_COLUMN]);
+  // The column is PostgreSQL's count(*) OVER () (a bigint, which CKAN writes as a number or as its digits), where the SELECT counts.
+  const counted = first?.[TOTAL_COLUMN];
+  const total = counted === undefined ? undefined : Number(counted);
+  if (total !== undefined && !(Number.isSafeInteger(total) && total >= 0)) {
+    throw new DatastoreError('INVALID_RESPONSE', `${origin} answered a datastore_search_sql result whose records[0].${TOTAL_COLUMN} (the count) is not a whole number of 0 or more`);
+  }
   const hidden = (name: string) => name === TOTAL_COLUMN || name === '_full_text';
   const records = answer.records.map((record) => Object.fromEntries(Object.entries(record).filter(([name]) => !hidden(name))) as Row);
   const result: Record<string, unknown> = {
