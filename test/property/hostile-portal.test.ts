@@ -101,6 +101,8 @@ type Mutation =
   | { readonly kind: 'remove' | 'replace'; readonly near: boolean; readonly at: number; readonly value: Json }
   | { readonly kind: 'not-json' | 'truncate' | 'empty' | 'html'; readonly at: number }
   | { readonly kind: 'status'; readonly status: number }
+  /** CKAN's error envelope in place of the success, with its own parts as generated */
+  | { readonly kind: 'ckan-error'; readonly type: string; readonly parts: Record<string, Json> }
   | { readonly kind: 'content-type'; readonly type: string };
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
@@ -108,6 +110,14 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('not-json' as const, 'truncate' as const, 'empty' as const, 'html' as const), at: fc.nat() }) },
   // no 429/502/503/504: those are retried with backoff, and what is retried is the transport's, tested in test/client/faults.test.ts
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(200, 201, 204, 301, 400, 403, 404, 409, 500) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('ckan-error' as const),
+      type: fc.constantFrom('Not Found Error', 'Validation Error', 'Authorization Error', 'Search Query Error', 'Internal Error', ''),
+      parts: fc.dictionary(fc.constantFrom('message', 'filters', 'fields', 'sort', 'q', 'info', 'resource_id', '__junk'), fc.oneof(junk, fc.constant<Json>(`Not found: Resource "${RESOURCE}" was not found.`), fc.constant<Json>(['invalid value "a"']))),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('content-type' as const), type: fc.constantFrom('text/html', 'application/octet-stream', 'text/plain; charset=latin1') }) },
 );
 
@@ -177,6 +187,10 @@ function answerOf(action: string, changes: readonly Mutation[]): Answer {
         break;
       case 'status':
         answer.status = change.status;
+        break;
+      case 'ckan-error':
+        envelope = { help: 'http://stub/api/3/action/help_show', success: false, error: { ...change.parts, __type: change.type } };
+        if (answer.status === 200) answer.status = change.type === 'Not Found Error' ? 404 : change.type === 'Authorization Error' ? 403 : 409;
         break;
       case 'content-type':
         answer.contentType = change.type;
