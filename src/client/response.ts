@@ -51,6 +51,19 @@ export function readSqlResponse(status: number, text: string, context: ResponseC
   return readSearch(status, text, context, 'datastore_search_sql');
 }
 
+/**
+ * A `datastore_search_sql` result read through `action` (an `unknown`),
+ * checked as `readSqlResponse` checks one.
+ * @example checkedSqlResult({ records: [{ _id: 1 }], fields: [{ id: '_id', type: 'int' }] }, 'https://data.example.org').records // → [{ _id: 1 }]
+ * @example checkedSqlResult(null, 'https://data.example.org') // throws INVALID_RESPONSE: … a datastore_search_sql result that is no object with records
+ */
+export function checkedSqlResult(result: unknown, origin: string): SearchResult {
+  if (!isObject(result) || !Array.isArray(result.records)) {
+    throw new DatastoreError('INVALID_RESPONSE', `${origin} answered a datastore_search_sql result that is no object with records: ${bodyExcerpt(String(JSON.stringify(result)))}`);
+  }
+  return checkedResult(result, { origin, sentToken: false }, 'datastore_search_sql');
+}
+
 type SearchAction = 'datastore_search' | 'datastore_search_sql';
 
 function readSearch(status: number, text: string, context: ResponseContext, action: SearchAction): SearchResult {

@@ -10,9 +10,12 @@
  * typed error with a code (`DatastoreError`, `QueryError`, `ToolError`),
  * never a `TypeError` or the CLI's "unexpected error".
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
@@ -92,13 +95,14 @@ function validResult(action: string): Json {
 /** A value in place of a valid one. Numbers written raw (`1e999`, 2^64) go through `RAW` text. */
 const RAW = '\u0000raw:';
 const junk: fc.Arbitrary<Json> = fc.oneof(
+  fc.constant<Json>(null),
   fc.constantFrom<Json>(null, true, false, 0, -1, 1.5, '', 'x', [], {}, [null], { id: null }, [[[]]], `${RAW}1e999`, `${RAW}-1e999`, `${RAW}18446744073709551616`, `${RAW}-0`, 1e300, 2 ** 53 + 2, -(2 ** 31)),
   fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>,
 );
 
 type Mutation =
-  /** `near`: one of `result`'s own keys (or `result` itself), where most of what is read is; else any place */
-  | { readonly kind: 'remove' | 'replace'; readonly near: boolean; readonly at: number; readonly value: Json }
+  /** where: `result` or one of its own keys (most of what is read); anywhere inside `result`; anywhere in the envelope */
+  | { readonly kind: 'remove' | 'replace'; readonly where: 'result' | 'inside' | 'anywhere'; readonly at: number; readonly value: Json }
   | { readonly kind: 'not-json' | 'truncate' | 'empty' | 'html'; readonly at: number }
   | { readonly kind: 'status'; readonly status: number }
   /** CKAN's error envelope in place of the success, with its own parts as generated */
@@ -106,7 +110,7 @@ type Mutation =
   | { readonly kind: 'content-type'; readonly type: string };
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constantFrom('remove' as const, 'replace' as const), near: fc.boolean(), at: fc.nat(), value: junk }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constantFrom('remove' as const, 'replace' as const), where: fc.constantFrom('result' as const, 'inside' as const, 'anywhere' as const), at: fc.nat(), value: junk }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('not-json' as const, 'truncate' as const, 'empty' as const, 'html' as const), at: fc.nat() }) },
   // no 429/502/503/504: those are retried with backoff, and what is retried is the transport's, tested in test/client/faults.test.ts
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(200, 201, 204, 301, 400, 403, 404, 409, 500) }) },
@@ -167,7 +171,8 @@ function answerOf(action: string, changes: readonly Mutation[]): Answer {
     switch (change.kind) {
       case 'remove':
       case 'replace': {
-        const all: (string | number)[][] = change.near ? paths(envelope).filter((path) => path.length <= 2 && path[0] === 'result') : paths(envelope);
+        const inResult = (path: (string | number)[]): boolean => path[0] === 'result' && (change.where === 'inside' || path.length <= 2);
+        const all: (string | number)[][] = change.where === 'anywhere' ? paths(envelope) : paths(envelope).filter(inResult);
         if (all.length === 0) break;
         const path: (string | number)[] = all[change.at % all.length]!;
         envelope = change.kind === 'remove' && path.length > 0 ? edit(envelope, path, { remove: true }) : edit(envelope, path, { value: change.value });
@@ -208,6 +213,8 @@ let current: Partial<Record<string, Mutation[]>> = {};
 /** a fixed `result` for an action, in place of the generated answer (the regression tests) */
 let fixed: Partial<Record<string, Json>> = {};
 let url = '';
+/** where the exports write */
+const work = mkdtempSync(join(tmpdir(), 'ckql-hostile-'));
 const server = createServer((req: IncomingMessage, res: ServerResponse) => {
   req.resume();
   req.on('end', () => {
@@ -228,6 +235,7 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  rmSync(work, { recursive: true, force: true });
 });
 
 /** A typed error with a code, or no error: anything else is a crash. */
@@ -287,6 +295,20 @@ describe('a portal answer without what it must hold', () => {
       fixed = {};
     }
   });
+
+  it('an export by datastore_search_sql whose answer is null, or holds a record that is null, is INVALID_RESPONSE (it was a TypeError)', async () => {
+    for (const given of [null, { records: [null], fields: FIELDS }]) {
+      fixed = { datastore_search_sql: given };
+      try {
+        const result = await ckql(['export', `from "${RESOURCE}" where n >= 1`, '-o', join(work, 'sql.ndjson'), '--via', 'sql', '--url', url]);
+        expect(result.stderr, JSON.stringify(given)).not.toMatch(/unexpected error/);
+        expect(result.stderr, JSON.stringify(given)).toContain('error[INVALID_RESPONSE]');
+        expect(result.stderr, JSON.stringify(given)).toContain('answered a datastore_search_sql result');
+      } finally {
+        fixed = {};
+      }
+    }
+  });
 });
 
 describe('a hostile portal', () => {
@@ -319,6 +341,9 @@ describe('a hostile portal', () => {
       ['fields', RESOURCE],
       ['datasets', 'x'],
       ['resources'],
+      ['export', RESOURCE, '-o', join(work, 'r.csv')],
+      ['export', `from "${RESOURCE}" where n >= 1`, '-o', join(work, 'q.ndjson'), '--via', 'sql'],
+      ['export', RESOURCE, '-o', join(work, 'o.csv'), '--via', 'offset', '--no-fields-file'],
     ];
     await fc.assert(
       fc.asyncProperty(mutations, fc.constantFrom(...commands), async (changes, command) => {
