@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
-import { datastoreTables, searchDatasets, showDataset } from '../../src/client/discovery.js';
+import { allDatasets, datastoreTables, searchDatasets, showDataset } from '../../src/client/discovery.js';
 import { readDictionary } from '../../src/client/dictionary.js';
 import { DatastoreError, QueryError, ToolError } from '../../src/errors.js';
 import { ckql } from '../cli/run-ckql.js';
@@ -220,7 +220,7 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
   req.on('end', () => {
     const action = /\/api\/(?:3\/)?action\/(\w+)/.exec(req.url ?? '')?.[1] ?? '';
     const given = fixed[action];
-    const answer = given === undefined ? answerOf(action, current[action] ?? []) : { status: 200, contentType: 'application/json', body: JSON.stringify({ success: true, result: given }) };
+    const answer = given === undefined ? answerOf(action, current[action] ?? []) : { status: 200, contentType: 'application/json', body: JSON.stringify({ success: true, result: given }).replace(/"\\u0000raw:([^"]*)"/g, '$1') };
     // A 204 or a 3xx without a Location as a portal behind a bad proxy might send them.
     res.writeHead(answer.status, { 'content-type': answer.contentType });
     res.end(answer.status === 204 ? undefined : answer.body);
@@ -279,6 +279,7 @@ const libraryRuns: readonly [string, (client: ReturnType<typeof connect>) => Pro
   ['datasets', (client) => searchDatasets(client, { text: 'x' })],
   ['a dataset', (client) => showDataset(client, 'ds')],
   ['the datastore tables', (client) => datastoreTables(client)],
+  ['every dataset', async (client) => { for await (const _dataset of allDatasets(client)) void _dataset; }],
 ];
 
 describe('a portal answer without what it must hold', () => {
@@ -307,6 +308,60 @@ describe('a portal answer without what it must hold', () => {
       } finally {
         fixed = {};
       }
+    }
+  });
+});
+
+/** The outcome of a run that must end: a run still going after `ms` is a failure (a loop without end). */
+async function ending(run: () => Promise<unknown>, ms = 3_000): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([outcomeOf(run, 'ending'), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('paging a portal that does not page', () => {
+  it("lists the DataStore's tables of a portal whose pages repeat and say no limit (it asked for the same page without end)", async () => {
+    const { limit: _dropped, ...rest } = validResult('datastore_search') as Record<string, Json>;
+    const records: Json = [{ _id: 1, name: 'a', alias_of: null }, { _id: 2, name: 'b', alias_of: null }];
+    const client = connect({ url, retries: 0 });
+    try {
+      // no limit said: the page is short of ours, so the last
+      fixed = { datastore_search: { ...rest, records } };
+      let tables: unknown;
+      expect(await ending(async () => (tables = await datastoreTables(client)))).toBeUndefined();
+      expect(tables).toEqual([{ id: 'a', aliases: [] }, { id: 'b', aliases: [] }]);
+      // a limit of 2 said, and the same page at every offset
+      fixed = { datastore_search: { ...rest, limit: 2, records } };
+      const error = await ending(() => datastoreTables(client));
+      expect(error).toBeInstanceOf(DatastoreError);
+      expect((error as DatastoreError).code).toBe('INVALID_RESPONSE');
+      expect((error as DatastoreError).message).toContain('the same records');
+    } finally {
+      fixed = {};
+      await client.close();
+    }
+  });
+
+  it('refuses a package_search count that is no count, and a catalogue that ignores start (each paged without end)', async () => {
+    const client = connect({ url, retries: 0 });
+    const every = async (): Promise<void> => {
+      for await (const _dataset of allDatasets(client)) void _dataset;
+    };
+    try {
+      for (const [count, said] of [[`${RAW}1e999`, 'without a count'], [2 ** 52, 'with datasets it gave before']] as const) {
+        fixed = { package_search: { count, results: [PACKAGE] } };
+        const error = await ending(every);
+        expect(error, String(count)).toBeInstanceOf(DatastoreError);
+        expect((error as DatastoreError).code).toBe('INVALID_RESPONSE');
+        expect((error as DatastoreError).message).toContain(said);
+      }
+    } finally {
+      fixed = {};
+      await client.close();
     }
   });
 });
@@ -340,6 +395,7 @@ describe('a hostile portal', () => {
       ['explain', `from "${RESOURCE}" where n >= 1`],
       ['fields', RESOURCE],
       ['datasets', 'x'],
+      ['datasets', '--all'],
       ['resources'],
       ['export', RESOURCE, '-o', join(work, 'r.csv')],
       ['export', `from "${RESOURCE}" where n >= 1`, '-o', join(work, 'q.ndjson'), '--via', 'sql'],
