@@ -43,7 +43,7 @@ export type {
 } from './datastore/types.js';
 export { normalizeRequest, validateSearch, checkAgainstTable, filterTreeOf } from './datastore/validate.js';
 export type { ValidatedSearch, SortItem } from './datastore/validate.js';
-export { parseFilters } from './datastore/filters.js';
+export { filtersVersion, parseFilters } from './datastore/filters.js';
 export type { FilterNode, ParseFiltersOptions } from './datastore/filters.js';
 export { resultJson } from './datastore/response.js';
 export type { ResultParts, NextPage } from './datastore/response.js';

@@ -154,6 +154,17 @@ export interface Plan {
 }
 
 /**
+ * Whether a plan's request says its whole query, so that the portal's answer
+ * to it is the query's: nothing runs locally (no residual) and nothing is
+ * grouped, joined, renamed or faceted from the records read.
+ * @example saysWhole(plan('from courses where subject = math')) // → true
+ * @example saysWhole(plan('from courses group by subject select subject, count(*)')) // → false
+ */
+export function saysWhole(planned: Plan): boolean {
+  return planned.residual === undefined && planned.shaped === undefined && planned.facets === undefined && planned.facetRequest === undefined;
+}
+
+/**
  * Plans a (bound) query for a target: the largest part of its `where` the
  * target can say is pushed down with `search` and `order by`; the rest is the
  * residual. The `sql` target says everything.

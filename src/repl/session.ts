@@ -22,7 +22,7 @@ import { withDatastoreTables, type ResourceSummary, type Source, type SourceSpec
 import { compile, plan } from '../compile/compile.js';
 import { bind, type Params } from '../compile/bind.js';
 import { parse } from '../syntax/parse.js';
-import { splitSource } from '../compile/plan.js';
+import { saysWhole, splitSource } from '../compile/plan.js';
 import type { Query } from '../ast.js';
 import type { Config } from '../config/types.js';
 import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
@@ -286,7 +286,7 @@ export class Session {
       // runs the plan (docs/executor.md). `request` is the first request a portal is sent, for hints.
       const planned = plan(text, { target: 'ckan-2.11', ...(options.params === undefined ? {} : { params: options.params }) });
       const query = this.queryFor(text, options.params);
-      request = planned.residual === undefined ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
+      request = saysWhole(planned) ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
       this.lastResource = request.resource_id;
       const client = this.#clientFor(query);
       if (this.settings.explain) {

@@ -35,6 +35,7 @@ import type { Params } from '../compile/bind.js';
 import { plan } from '../compile/compile.js';
 import type { Target } from '../compile/plan.js';
 import { keysetSql } from '../compile/sql.js';
+import { checkedSqlResult } from '../client/response.js';
 import type { DatastoreClient } from '../client/types.js';
 import { delimitedText, valueText } from '../datastore/response.js';
 import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest } from '../datastore/types.js';
@@ -591,16 +592,14 @@ async function viaSql(
   let left = wanted;
   while (left > 0) {
     const limit = Math.min(pageSize, left);
-    const result = (await client.action('datastore_search_sql', { sql: keysetSql(query, id, read, last, limit) }, { method: 'POST', ...(signal === undefined ? {} : { signal }) })) as {
-      records?: unknown;
-      records_truncated?: unknown;
-    };
+    const answer = await client.action('datastore_search_sql', { sql: keysetSql(query, id, read, last, limit) }, { method: 'POST', ...(signal === undefined ? {} : { signal }) });
+    const result = checkedSqlResult(answer, new URL(client.url).origin);
     requests++;
-    const records = Array.isArray(result.records) ? (result.records as Row[]) : [];
+    const records = result.records;
     await emit(read === columns ? records : records.map((record) => Object.fromEntries(columns.map((name) => [name, record[name] ?? null])) as Row));
     left -= records.length;
     const lastId = records[records.length - 1]?._id;
-    if (records.length === 0 || typeof lastId !== 'number' || (records.length < limit && result.records_truncated !== true)) break;
+    if (records.length === 0 || typeof lastId !== 'number' || (records.length < limit && (result as { records_truncated?: boolean }).records_truncated !== true)) break;
     last = lastId;
   }
   return requests;

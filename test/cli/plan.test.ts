@@ -105,6 +105,21 @@ describe('ckql compile --target', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('TARGET_CANNOT_EXPRESS');
   });
+
+  it('refuses a grouped query on a CKAN target (it printed the request for ungrouped records, exit 0), pointing at explain and query', async () => {
+    const query = 'from courses group by subject select subject, count(*) as n';
+    for (const target of [[], ['--target', 'ckan-2.12']]) {
+      const refused = await ckql(['compile', query, ...target]);
+      expect(refused.code, target.join(' ')).toBe(3);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain('error[TARGET_CANNOT_EXPRESS]: "group by" cannot be sent to a');
+      expect(refused.stderr).toContain('ckql explain');
+      expect(refused.stderr).toContain('ckql query');
+    }
+    const sql = await ckql(['compile', query, '--target', 'sql']);
+    expect(sql.code).toBe(0);
+    expect(sql.stdout).toContain('GROUP BY "courses"."subject"');
+  });
 });
 
 describe('ckql query and the join bound', () => {

@@ -10,6 +10,7 @@
  * heap, a large one from a full sort.
  */
 import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
+import { filtersVersion } from '../../datastore/filters.js';
 import type { FilterNode } from '../../datastore/filters.js';
 import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort, refuseUnknownListFields } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
@@ -36,7 +37,13 @@ export type { FieldDeclaration } from './table-view.js';
 export interface EvaluateOptions {
   /** the server's maximum `limit`; a larger one is capped silently (default 32000, as CKAN) */
   readonly maxLimit?: number;
-  /** whose messages a Validation Error uses (2.12 words an unknown filter field differently); default 2.11 */
+  /**
+   * the CKAN version whose reading of the request this is: how `filters` are
+   * read (2.12's operators, `$or`, lists of filter dicts) and whose messages
+   * a Validation Error uses (2.12 words an unknown filter field differently).
+   * Default: 2.12 for filters in a form only 2.12 reads (`compile(q, { target:
+   * 'ckan-2.12' })`'s `{"gte": 5}`, `$or`; `filtersVersion`), else 2.11
+   */
   readonly ckan?: CkanVersion;
   /**
    * The fields of plain records, declared as CKAN's `datastore_create` takes
@@ -118,7 +125,9 @@ export function evaluate(request: SearchRequest, source: Table | readonly object
   if (declared !== undefined && !Array.isArray(source)) {
     throw toolError('DATA_INVALID', ['fields', 'a Table has its own fields: the fields option declares the fields of plain records'], { key: 'fields' });
   }
-  return answer(canonicalOf(request, options.ckan), tableView(source as Table | readonly Row[], declared), options);
+  // A request in a form only 2.12 reads is answered as 2.12 (2.11 refuses it), without being told.
+  const read = options.ckan !== undefined || request.filters === undefined || filtersVersion(request.filters) === '2.11' ? options : { ...options, ckan: '2.12' as const };
+  return answer(canonicalOf(request, read.ckan), tableView(source as Table | readonly Row[], declared), read);
 }
 
 /**
