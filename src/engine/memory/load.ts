@@ -17,7 +17,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
 import { DatastoreError, ToolError, toolError } from '../../errors.js';
-import { rowFactory } from './row-shape.js';
+import { rowFactory, rowsFromColumns } from './row-shape.js';
 import { cellText, CsvReader, CsvSyntaxError } from './csv-reader.js';
 import type { CsvSink } from './csv-reader.js';
 import { exceedsDepth } from '../../datastore/values.js';
@@ -672,13 +672,10 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
     { id: '_id', type: 'int' },
     ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType, ...(c.info === undefined ? {} : { info: c.info }) })),
   ];
-  const make = rowFactory(fields.map((f) => f.id));
+  const write = rowsFromColumns(fields.map((f) => f.id));
   const keptIds = idIndex === undefined ? undefined : sink.ids.values();
   // Each column's values a block of rows at a time (one tight loop per column), then the block's rows.
   const blocks = columns.map(() => new Array<unknown>(ROW_BLOCK).fill(null));
-  // Generic elements from the start: a scratch array that turned into a double array would hand
-  // every number to the row as a boxed double, and each row field would hold its own box.
-  const values: unknown[] = new Array<unknown>(fields.length).fill(null);
   const out: Row[] = new Array<Row>(rows);
   for (let from = 0; from < rows; from += ROW_BLOCK) {
     const to = Math.min(rows, from + ROW_BLOCK);
@@ -688,11 +685,7 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
       if (done === undefined) (stores[k] as CsvColumn).valuesInto(types[k] as FieldType, block, from, to);
       else for (let r = from; r < to; r++) block[r - from] = done[r] ?? null;
     }
-    for (let r = from; r < to; r++) {
-      values[0] = keptIds === undefined ? r + 1 : keptIds[r];
-      for (let k = 0; k < columns.length; k++) values[k + 1] = (blocks[k] as unknown[])[r - from];
-      out[r] = make(values) as Row;
-    }
+    write(out, from, to, keptIds, blocks);
   }
   return finishTable(keptIds === undefined ? out : sink.ids.ordered(out), fields, meta);
 }
