@@ -106,8 +106,8 @@ export interface DataFile {
  * folder with a `datapackage.json` gives the package's resources with their
  * Table Schemas; columns nobody declared are typed by `infer`.
  *
- * CSV files are read with a real parser (quotes, `""` escapes, newlines in
- * quoted cells, CRLF, a BOM); the delimiter is `,`, or `;` or a tab when the
+ * CSV files are read by `CsvReader` (csv-reader.ts: quotes, `""` escapes,
+ * newlines in quoted cells, CRLF, a BOM, as csv-parse read them); the delimiter is `,`, or `;` or a tab when the
  * header line holds more of those than commas.
  *
  * Column types are inferred over all values and named as CKAN names them
