@@ -4,11 +4,13 @@
  *   load-peers.ts duckdb <file>   DuckDB's read_csv into a table of an in-memory database
  *                                 (@duckdb/node-api, a bench-only dependency; its default threads)
  *   load-peers.ts pglite <file>   ckql's loadFiles into an in-memory PGlite (what
- *                                 `ckql serve --engine pglite` and `ckql load` run: COPY in batches)
+ *                                 `ckql serve --engine pglite` and `ckql load` run: COPY in batches),
+ *                                 with the bin's wasm tiering (src/cli/wasm-tiering.ts)
  *
  * Prints one JSON line: rows, ms (the load alone, modules and the database
  * started before), cpuMs (every thread of the process), peak RSS in bytes.
  */
+import { tierWasmLate } from '../../src/cli/wasm-tiering.js';
 import { ckqlModules } from '../lib/ckql.js';
 
 const [mode, file] = process.argv.slice(2) as [string, string];
@@ -25,6 +27,7 @@ if (mode === 'duckdb') {
   const counted = await connection.runAndReadAll('SELECT count(*) FROM sales');
   rows = Number(counted.getRows()[0]?.[0]);
 } else if (mode === 'pglite') {
+  tierWasmLate();
   const [{ openPglite }, { loadFiles }] = await Promise.all([ckqlModules.pgliteDb(), ckqlModules.loadFiles()]);
   const db = await openPglite();
   cpu = process.cpuUsage();
