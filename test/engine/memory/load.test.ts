@@ -6,6 +6,9 @@ import { isIsoTimestamp, loadResources, resourceIdFor, tableFromRows, uuidV5 } f
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
 import { ToolError } from '../../../src/errors.js';
 import type { Filters, SearchRequest, Table } from '../../../src/datastore/types.js';
+import { rowsFromColumns } from '../../../src/engine/memory/row-shape.js';
+import { runNodeProgram } from '../../helpers/node-program.js';
+import { repoRoot } from '../../cli/run-ckql.js';
 
 let dir: string;
 let n = 0;
@@ -422,5 +425,22 @@ describe('encoded text columns handed to the evaluator', () => {
     expect(first[2]?.records.map((r) => r._id)).toEqual([18]);
     expect(first[3]?.records.map((r) => r._id)).toEqual(idsWhere((d) => d.grade === 3 && d.status === 'Withdrawn'));
     expect(first[4]?.records.map((r) => r._id)).toEqual(idsWhere((d) => d.note.includes('note 19')));
+  });
+});
+
+describe('rows built from a block of column values', () => {
+  const program = (shape: string) => `import { rowsFromColumns } from ${JSON.stringify(shape)};
+const out = new Array(3).fill(null);
+rowsFromColumns(['_id', 'a', '__proto__', 'constructor'])(out, 1, 3, [7, 8, 9], [['x', 'y'], [1, null], [true, false]]);
+console.log(JSON.stringify(out.map((row) => row === null ? null : [Object.keys(row), Object.values(row), Object.getPrototypeOf(row) === Object.prototype])));`;
+
+  test('the generated loop and the closures (node --disallow-code-generation-from-strings) write the same rows, odd keys as own keys', () => {
+    const shape = join(repoRoot, 'src/engine/memory/row-shape.ts');
+    const expected = [null, [['_id', 'a', '__proto__', 'constructor'], [8, 'x', 1, true], true], [['_id', 'a', '__proto__', 'constructor'], [9, 'y', null, false], true]];
+    expect(JSON.parse(runNodeProgram(program(shape)))).toEqual(expected);
+    expect(JSON.parse(runNodeProgram(program(shape), ['--disallow-code-generation-from-strings']))).toEqual(expected);
+    const out: unknown[] = [undefined];
+    rowsFromColumns(['_id', 'n'])(out, 0, 1, undefined, [[5]]);
+    expect(out).toEqual([{ _id: 1, n: 5 }]);
   });
 });
