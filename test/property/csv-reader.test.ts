@@ -15,6 +15,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { decimalOf, decimalText } from '../../src/datastore/decimal.js';
 import { CsvReader, CsvRecords, CsvSyntaxError } from '../../src/engine/memory/csv-reader.js';
 import { inferCsvType, loadResources, timestampValue } from '../../src/engine/memory/load.js';
 
@@ -141,8 +142,12 @@ describe('the memory loader keeps what the cells say', () => {
       case 'numeric': {
         const n = Number(cell);
         if (/^-?\d+$/.test(cell)) return Number.isSafeInteger(n) ? n : cell;
+        // A double when it holds the value: 15 digits or fewer, a safe magnitude, a normal double (or zero); else
+        // the value as plain decimal text (README: numbers beyond a double are kept, grouped and joined exactly).
         const digits = cell.replace(/[eE].*$/, '').replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '');
-        return digits.length <= 15 ? n : cell;
+        const magnitude = Math.abs(n);
+        if (digits.length <= 15 && magnitude <= Number.MAX_SAFE_INTEGER && (magnitude >= 2.2250738585072014e-308 || digits === '')) return n;
+        return decimalText(decimalOf(cell)!);
       }
       case 'bool':
         return cell.toLowerCase() === 'true';
