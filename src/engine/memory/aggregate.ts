@@ -323,6 +323,18 @@ const POWERS = Array.from({ length: 23 }, (_, i) => 10 ** i);
  */
 const DIGITS_15 = 1e15;
 
+/** 1.5 × 2^52: a double of that size has no fraction, so adding it rounds away a smaller one's. */
+const ROUNDING = 6755399441055744;
+
+/**
+ * `x` rounded to an integer (to even on a tie) while |x| < 2^51, two
+ * additions where `Math.round` costs more; past that a large number or NaN,
+ * which the callers' `< DIGITS_15` test turns away.
+ */
+function roundedUnits(x: number): number {
+  return x + ROUNDING - ROUNDING;
+}
+
 /**
  * `sum`/`avg` of integers and `numeric`, exact as PostgreSQL's. A double is
  * the decimal its shortest text says (docs/semantics.md). The sum is an
@@ -348,8 +360,8 @@ class ExactSum implements Accumulator {
     if (value === null || value === undefined) return;
     this.n++;
     if (typeof value === 'number') {
-      const m = Math.round(value * this.unit);
-      if (m / this.unit === value && Math.abs(m) < DIGITS_15) this.addUnits(m);
+      const m = roundedUnits(value * this.unit);
+      if (Math.abs(m) < DIGITS_15 && m / this.unit === value) this.addUnits(m);
       else this.addNumber(value);
       return;
     }
@@ -360,7 +372,7 @@ class ExactSum implements Accumulator {
   private addNumber(value: number): void {
     if (Number.isSafeInteger(value)) return this.addScaled(value, 0);
     for (let places = 1; places < POWERS.length; places++) {
-      const m = Math.round(value * POWERS[places]!);
+      const m = roundedUnits(value * POWERS[places]!);
       if (!(Math.abs(m) < DIGITS_15)) break;
       if (m / POWERS[places]! === value) return this.addScaled(m, places);
     }
@@ -457,6 +469,28 @@ class Extreme implements Accumulator {
     return this.best ?? null;
   }
 }
+
+/**
+ * One accumulator of each class, kept for the life of the module, its
+ * fields holding the most general kind of value each takes (a double, a
+ * BigInt, any JSON value). V8 keeps an object layout (a map) only while an
+ * object has it: without these, a full GC between two queries drops the
+ * layouts of the last query's accumulators, and the fold and the
+ * accumulators' methods, optimized for them, are deoptimized and the next
+ * query runs them cold (bench/analysis.md, "Exact sums").
+ */
+export const keptLayouts: readonly Accumulator[] = (() => {
+  const float = new FloatSum();
+  float.sum = 0.5;
+  const exact = new ExactSum();
+  exact.unit = NaN;
+  exact.small = 0.5;
+  exact.big = 1n;
+  const extreme = new Extreme(false, undefined);
+  extreme.best = 0.5;
+  extreme.best = 'text';
+  return [new ValueCount(), new DistinctCount(), float, exact, extreme];
+})();
 
 /** Two values of a field in its type's order (`typeReading`), else `compareValues`'. */
 export function valueOrder(type: FieldType | undefined): (a: JsonValue, b: JsonValue) => number {
