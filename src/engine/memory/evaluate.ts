@@ -422,7 +422,9 @@ export function answerWork(view: TableView, work: Work): Answer {
   // Unsorted, only the rows up to the page's end are needed; the others are only counted, if at all.
   const needed = sortItems.length === 0 && !work.distinct ? offset + limit : Infinity;
   let selection = selectRows(view, work.conjuncts, work.searches, needed, !work.count);
-  completeFields(view);
+  // A projection names the answer's fields, each found already (a name only a later record has completed
+  // the list then): the other records' keys are not needed, and listing them is most of a first call.
+  if (projection === undefined) completeFields(view);
   const keys = projection ?? fieldIdsOf(view.fields);
   if (work.distinct) selection = distinctRows(view, selection.rows, keys);
   return { keys, page: orderAndPage(view, selection, sortItems, offset, limit), total: work.count ? selection.total : undefined };

@@ -588,6 +588,25 @@ describe('plain rows (no field list)', () => {
     expect(evaluate({ resource_id: 'r', filters: { a: 3 } }, rows().slice(0, 3)).fields).toEqual(all.slice(0, 3));
   });
 
+  test('with a fields projection of known fields, no other record’s keys are listed: the answer names only those fields', () => {
+    // a later record that counts each listing of its keys (for…in, Object.keys): the key union lists every record's
+    let listed = 0;
+    const rows = (): Row[] => [
+      { a: 1, b: 'x' },
+      { a: 2, b: 'y' },
+      new Proxy({ a: 3, b: 'z', late: 'here' }, { ownKeys: (target) => (listed++, Reflect.ownKeys(target)) }),
+      { a: 4, b: 'y' },
+    ];
+    const projected = evaluate({ resource_id: 'r', fields: ['b', 'a'], filters: { b: 'y' }, sort: 'a desc' }, rows());
+    expect(listed).toBe(0);
+    expect(projected.fields).toEqual([{ id: 'b', type: 'text' }, { id: 'a', type: 'numeric' }]);
+    expect(projected.records).toEqual([{ b: 'y', a: 4 }, { b: 'y', a: 2 }]);
+    expect(projected.total).toBe(2);
+    // without the projection the answer lists every field, so every record's keys are read
+    expect(evaluate({ resource_id: 'r', filters: { b: 'y' } }, rows()).fields.map((f) => f.id)).toEqual(['_id', 'a', 'b', 'late']);
+    expect(listed).toBeGreaterThan(0);
+  });
+
   test('a record with as many keys as the first but another one adds its field, whatever its prototype holds', () => {
     // the field list is every own key of every record, counted here without the evaluator's shortcuts
     const expectFields = (rows: readonly Row[]) => {
