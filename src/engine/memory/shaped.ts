@@ -15,12 +15,14 @@ import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { canonicalText } from '../../datastore/values.js';
-import { DatastoreError, queryError, resourceNotFound } from '../../errors.js';
+import { queryError, resourceNotFound } from '../../errors.js';
 import { firstParameter } from '../../syntax/walk.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from './aggregate.js';
 import type { Read } from './aggregate.js';
-import { answerWork, DEFAULT_LIMIT } from './evaluate.js';
+import { answerSteps, DEFAULT_LIMIT } from './evaluate.js';
+import { abortedBy, paced, SLICE } from '../pace.js';
+import type { Steps } from '../pace.js';
 import type { Conjunct } from './evaluate.js';
 import { residualTest, withoutFacet } from './evaluate-query.js';
 import { conjunctsOf, DEFAULT_BATCH_SIZE, queryTable, searchesOf } from './query.js';
@@ -38,12 +40,13 @@ export interface TableFinder {
  * Answers a bound query that `queryTable` does not (`isPlainQuery` false):
  * its fields, total (always counted: the pass computes it), facets and
  * records in batches. Errors are those of `evaluateQuery`, raised before a
- * record is given.
+ * record is given. Each stage pauses every few milliseconds for the event
+ * loop and stops with `ABORTED` once the signal is aborted (engine/pace.ts).
  * @example
- * const stream = queryShaped(parse('from courses group by subject select subject, count(*) as n order by n desc'), catalog);
+ * const stream = await queryShaped(parse('from courses group by subject select subject, count(*) as n order by n desc'), catalog);
  * for await (const batch of stream.batches) console.log(batch); // [{ subject: 'math', n: 6 }, …]
  */
-export function queryShaped(query: Query, tables: TableFinder, options: EngineQueryOptions = {}): QueryStream {
+export async function queryShaped(query: Query, tables: TableFinder, options: EngineQueryOptions = {}): Promise<QueryStream> {
   const unbound = firstParameter(query);
   if (unbound !== undefined) throw queryError('UNBOUND_PARAMETER', unbound.span, [unbound.name]);
   stopIfAborted(options.signal);
@@ -56,14 +59,15 @@ export function queryShaped(query: Query, tables: TableFinder, options: EngineQu
   const records = withoutFacet(query);
   const views = found.map((table) => tableView(table));
   const bound = bindShape(shape, views.map((view) => view.fields));
-  const joined = joinedRows(shape, views, bound);
-  const facets = shape.facets.length === 0 ? undefined : facetsOf(shape.facets, joined, bound);
+  const signal = options.signal;
+  const joined = await paced(joinedRows(shape, views, bound), signal);
+  const facets = shape.facets.length === 0 ? undefined : await paced(facetsOf(shape.facets, joined, bound), signal);
   if (isPlainQuery(records)) {
     // The records of a facet query are those it gives without its facets.
-    const answer = queryTable(records, found[0]!, { ...options, total: true });
+    const answer = await queryTable(records, found[0]!, { ...options, total: true });
     return { ...answer, resource: found[0]!.id, ...(facets === undefined ? {} : { facets }) };
   }
-  const rows = shape.grouped ? groupedRows(bound, joined) : plainRows(bound, joined);
+  const rows = await paced(shape.grouped ? groupedRows(bound, joined) : plainRows(bound, joined), signal);
   const offset = shape.offset;
   const limit = shape.limit ?? (options.all === true ? Infinity : DEFAULT_LIMIT);
   const page = rows.slice(offset, offset + limit);
@@ -85,7 +89,7 @@ async function* batchesOf(rows: readonly Row[], size: number, signal: AbortSigna
 }
 
 function stopIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted === true) throw new DatastoreError('ABORTED', 'the search was cancelled', { cause: signal.reason });
+  if (signal?.aborted === true) throw abortedBy(signal);
 }
 
 // ---------------------------------------------------------------- the joined rows
@@ -106,7 +110,7 @@ interface Joined {
 /** Row positions, ascending or as joined; `undefined`: every row, in order. */
 type Positions = Int32Array | undefined;
 
-function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape): Joined {
+function* joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape): Steps<Joined> {
   const sideOf = (field: Field): number => bound.ref(field).side;
   const optional = new Set(shape.joins.flatMap((join, j) => (join.left ? [j + 1] : [])));
   const where = shape.query.where?.condition;
@@ -120,11 +124,12 @@ function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape
     else across.push(member);
   }
   // Each side's rows: its conditions and its part of the search, as queryTable runs them.
-  const kept = views.map((view, side) => sideRows(shape, view, side, ofSide[side]!, sideOf));
+  const kept: Positions[] = [];
+  for (const [side, view] of views.entries()) kept.push(yield* sideRows(shape, view, side, ofSide[side]!, sideOf));
   let positions: Positions[] = [kept[0]];
   let length = kept[0]?.length ?? views[0]!.rows.length;
-  shape.joins.forEach((join, j) => {
-    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, join.on.map((pair) => {
+  for (const [j, join] of shape.joins.entries()) {
+    positions = yield* joinSide(positions, length, j + 1, kept[j + 1], join.left, join.on.map((pair) => {
       const [mine, other] = sideOf(pair.left) === j + 1 ? [pair.left, pair.right] : [pair.right, pair.left];
       if (sideOf(other) > j) {
         throw queryError('JOIN_KEYS_ONE_SIDE', pair.span, [], { hint: 'each pair of keys names a field of the joined resource and one of a resource before it' });
@@ -132,14 +137,14 @@ function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape
       return { mine: bound.ref(mine).info.id, other: { side: sideOf(other), name: bound.ref(other).info.id } };
     }), views);
     length = positions[0]!.length;
-  });
+  }
   let joined: Joined = { views, positions, length };
-  if (across.length > 0) joined = filterJoined(joined, across, bound);
+  if (across.length > 0) joined = yield* filterJoined(joined, across, bound);
   return joined;
 }
 
 /** The positions of a side's rows that its own conditions and search keep, ascending (`undefined`: every row). */
-function sideRows(shape: Shape, view: TableView, side: number, conditions: readonly QueryCondition[], sideOf: (field: Field) => number): Positions {
+function* sideRows(shape: Shape, view: TableView, side: number, conditions: readonly QueryCondition[], sideOf: (field: Field) => number): Steps<Positions> {
   const conjuncts: Conjunct[] = [];
   for (const condition of conditions) conjuncts.push(...conjunctsOf(condition, true, view.fieldById));
   const search = shape.query.search;
@@ -161,7 +166,7 @@ function sideRows(shape: Shape, view: TableView, side: number, conditions: reado
   }
   // Nothing to test: every row, in order.
   if (conjuncts.length === 0 && searches.length === 0) return undefined;
-  const answer = answerWork(view, { conjuncts, searches, sortItems: [], projection: undefined, distinct: false, offset: 0, limit: Infinity, count: true });
+  const answer = yield* answerSteps(view, { conjuncts, searches, sortItems: [], projection: undefined, distinct: false, offset: 0, limit: Infinity, count: true });
   const out = new Int32Array(answer.page.length);
   for (let j = 0; j < out.length; j++) out[j] = answer.page.at(j);
   return out;
@@ -179,7 +184,7 @@ function keyText(value: JsonValue | null | undefined): string | null {
  * in the rows' order (by joined row, then the side's row) when the hash was
  * built over the joined rows; a left join always hashes the side.
  */
-function joinSide(
+function* joinSide(
   positions: readonly Positions[],
   count: number,
   side: number,
@@ -187,7 +192,7 @@ function joinSide(
   left: boolean,
   keys: readonly { readonly mine: string; readonly other: { readonly side: number; readonly name: string } }[],
   views: readonly TableView[],
-): Int32Array[] {
+): Steps<Int32Array[]> {
   const view = views[side]!;
   const sideCount = rows?.length ?? view.rows.length;
   const mineKey = keys.map((k): KeySource => ({ rows: view.rows as readonly Row[], through: undefined, name: k.mine, read: fieldRead(k.mine) }));
@@ -195,15 +200,18 @@ function joinSide(
   const outJ: number[] = [];
   const outI: number[] = [];
   if (left || sideCount <= count) {
-    probeKeys(count, undefined, otherKey, hashKeys(sideCount, rows, mineKey), left, outJ, outI);
+    yield* probeKeys(count, undefined, otherKey, yield* hashKeys(sideCount, rows, mineKey), left, outJ, outI);
   } else {
     // The joined rows are fewer: hash them, read the side past them, then restore the rows' order.
     const pairsI: number[] = [];
     const pairsJ: number[] = [];
-    probeKeys(sideCount, rows, mineKey, hashKeys(count, undefined, otherKey), false, pairsI, pairsJ);
+    yield* probeKeys(sideCount, rows, mineKey, yield* hashKeys(count, undefined, otherKey), false, pairsI, pairsJ);
     // A counting sort by joined row keeps each row's matches in the side's order.
     const starts = new Int32Array(count + 1);
-    for (const j of pairsJ) starts[j + 1]!++;
+    for (let k = 0; k < pairsJ.length; k++) {
+      starts[pairsJ[k]! + 1]!++;
+      if (k % SLICE === SLICE - 1) yield;
+    }
     for (let j = 0; j < count; j++) starts[j + 1]! += starts[j]!;
     const at = starts.slice(0, count);
     outJ.length = outI.length = pairsJ.length;
@@ -212,10 +220,12 @@ function joinSide(
       const to = at[j]!++;
       outJ[to] = j;
       outI[to] = pairsI[k]!;
+      if (k % SLICE === SLICE - 1) yield;
     }
   }
-  const next = positions.map((list) => gather(list, outJ));
-  next.push(Int32Array.from(outI));
+  const next: Int32Array[] = [];
+  for (const list of positions) next.push(yield* gather(list, outJ));
+  next.push(yield* gather(undefined, outI));
   return next;
 }
 
@@ -250,10 +260,19 @@ function valueAt(source: KeySource, p: number): JsonValue | null {
   return source.name === '_id' ? readField(row, '_id', i) : source.read(row);
 }
 
-/** The positions `at[k]` (or `k`) for k < n, by their key's text (null keys left out). */
-function hashKeys(n: number, at: Positions, key: readonly KeySource[]): Map<string, number[]> {
+/** The positions `at[k]` (or `k`) for k < n, by their key's text (null keys left out); a slice at a time (engine/pace.ts). */
+function* hashKeys(n: number, at: Positions, key: readonly KeySource[]): Steps<Map<string, number[]>> {
   const index = new Map<string, number[]>();
-  for (let k = 0; k < n; k++) {
+  for (let from = 0; from < n; from += SLICE) {
+    hashSlice(index, from, Math.min(n, from + SLICE), at, key);
+    yield;
+  }
+  return index;
+}
+
+/** `hashKeys` of the positions k, `from` ≤ k < `to`. */
+function hashSlice(index: Map<string, number[]>, from: number, to: number, at: Positions, key: readonly KeySource[]): void {
+  for (let k = from; k < to; k++) {
     const i = at === undefined ? k : at[k]!;
     const text = keyAt(key, i);
     if (text === null) continue;
@@ -261,16 +280,24 @@ function hashKeys(n: number, at: Positions, key: readonly KeySource[]): Map<stri
     if (list === undefined) index.set(text, [i]);
     else list.push(i);
   }
-  return index;
 }
 
 /**
  * For each position `at[k]` (or `k`), k < n, in order: a pair (it, match)
  * per match of its key in `index`, in the index's order; `left`: (it, -1)
- * when none matches.
+ * when none matches. A yield after about every `SLICE` pairs or positions.
  */
-function probeKeys(n: number, at: Positions, key: readonly KeySource[], index: Map<string, number[]>, left: boolean, outProbe: number[], outMatch: number[]): void {
-  for (let k = 0; k < n; k++) {
+function* probeKeys(n: number, at: Positions, key: readonly KeySource[], index: Map<string, number[]>, left: boolean, outProbe: number[], outMatch: number[]): Steps<void> {
+  for (let k = 0; k < n; ) {
+    k = probeSlice(k, n, at, key, index, left, outProbe, outMatch, outProbe.length + SLICE);
+    yield;
+  }
+}
+
+/** `probeKeys` from position `from` until `n`, or until the pairs reach `until`; the next position. */
+function probeSlice(from: number, n: number, at: Positions, key: readonly KeySource[], index: Map<string, number[]>, left: boolean, outProbe: number[], outMatch: number[], until: number): number {
+  let k = from;
+  for (; k < n && outProbe.length < until && k < from + SLICE; k++) {
     const p = at === undefined ? k : at[k]!;
     const text = keyAt(key, p);
     const matches = text === null ? undefined : index.get(text);
@@ -286,13 +313,18 @@ function probeKeys(n: number, at: Positions, key: readonly KeySource[], index: M
       outMatch.push(matches[m]!);
     }
   }
+  return k;
 }
 
 /** `list[j]` (or `j` itself, without a list) for each `j` of `at`. */
-function gather(list: Positions, at: readonly number[]): Int32Array {
+function* gather(list: Positions, at: readonly number[]): Steps<Int32Array> {
   const out = new Int32Array(at.length);
-  if (list === undefined) for (let k = 0; k < out.length; k++) out[k] = at[k]!;
-  else for (let k = 0; k < out.length; k++) out[k] = list[at[k]!]!;
+  for (let from = 0; from < out.length; from += SLICE) {
+    const to = Math.min(out.length, from + SLICE);
+    if (list === undefined) for (let k = from; k < to; k++) out[k] = at[k]!;
+    else for (let k = from; k < to; k++) out[k] = list[at[k]!]!;
+    yield;
+  }
   return out;
 }
 
@@ -325,7 +357,7 @@ function reader(joined: Joined, bound: BoundShape, field: Field): Read<number> {
 }
 
 /** Keeps the joined rows that the conditions across sides hold for (the reference's test, over the fields they read). */
-function filterJoined(joined: Joined, conditions: readonly QueryCondition[], bound: BoundShape): Joined {
+function* filterJoined(joined: Joined, conditions: readonly QueryCondition[], bound: BoundShape): Steps<Joined> {
   const fields = [...new Set(conditions.flatMap((c) => conditionFieldList(c)))];
   const key = (field: Field): string => {
     const ref = bound.ref(field);
@@ -342,6 +374,7 @@ function filterJoined(joined: Joined, conditions: readonly QueryCondition[], bou
     const row: Record<string, JsonValue | null | undefined> = {};
     for (const { key: k, read } of reads) row[k] = read(j);
     if (test(row as Row, j)) kept.push(j);
+    if (j % SLICE === SLICE - 1) yield;
   }
   return { views: joined.views, positions: joined.positions.map((list) => Int32Array.from(kept, (j) => (list === undefined ? j : list[j]!))), length: kept.length };
 }
@@ -356,9 +389,9 @@ function valueReader(joined: Joined, bound: BoundShape, value: Field | { readonl
 
 // ---------------------------------------------------------------- the answer
 
-function groupedRows(bound: BoundShape, joined: Joined): Row[] {
+function* groupedRows(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const shape = bound.shape;
-  if (joined.views.length === 1) return groupedRowsOfOne(bound, joined);
+  if (joined.views.length === 1) return yield* groupedRowsOfOne(bound, joined);
   // One read per field, so aggregates of one field share their state (sum and avg).
   const reads = new Map<string, Read<number>>();
   const read = (field: Field): Read<number> => {
@@ -376,9 +409,9 @@ function groupedRows(bound: BoundShape, joined: Joined): Row[] {
       type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
     })),
   });
-  aggregator.addCount(joined.length);
+  yield* aggregator.countSteps(joined.length);
   const name = namedColumns(bound);
-  return finishGroups(bound, aggregator.groups()).map(name);
+  return (yield* finishGroups(bound, aggregator.groups())).map(name);
 }
 
 /**
@@ -386,7 +419,7 @@ function groupedRows(bound: BoundShape, joined: Joined): Row[] {
  * through the joined positions, each field as a property load written into
  * its fold (`fieldRead`).
  */
-function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
+function* groupedRowsOfOne(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const shape = bound.shape;
   const view = joined.views[0]!;
   const rows = view.rows as readonly Row[];
@@ -409,13 +442,13 @@ function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
     .some((f) => bound.ref(f).info.id === '_id');
   // `_id` may be the row's position rather than a key it holds: read it as the joined rows do.
   const items = needsPosition ? rows.map((row, i) => (Object.hasOwn(row, '_id') ? row : ({ ...row, _id: readField(row, '_id', i) } as Row))) : rows;
-  aggregator.addAll(items, positions);
+  yield* aggregator.addSteps(items, positions);
   const name = namedColumns(bound);
-  return finishGroups(bound, aggregator.groups()).map(name);
+  return (yield* finishGroups(bound, aggregator.groups())).map(name);
 }
 
 /** An ungrouped shape: each joined row as a record of its columns, distinct when asked, in the order asked (then the rows'). */
-function plainRows(bound: BoundShape, joined: Joined): Row[] {
+function* plainRows(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const shape = bound.shape;
   const columns = bound.columns.map((c): JoinedColumn => {
     const value = c.value as Field | { readonly kind: 'bucket'; readonly fn: string; readonly field: Field; readonly width?: { readonly value: number } };
@@ -423,7 +456,13 @@ function plainRows(bound: BoundShape, joined: Joined): Row[] {
     const { side, info } = bound.ref(value);
     return { key: c.name, side, field: info.id };
   });
-  const records = joinedRecords(columns)(joined.views.map((view) => view.rows), joined.positions, 0, joined.length) as Record<string, JsonValue>[];
+  const build = joinedRecords(columns);
+  const sideRowLists = joined.views.map((view) => view.rows);
+  const records: Record<string, JsonValue>[] = [];
+  for (let from = 0; from < joined.length; from += SLICE) {
+    for (const record of build(sideRowLists, joined.positions, from, Math.min(joined.length, from + SLICE))) records.push(record as Record<string, JsonValue>);
+    yield;
+  }
   // In the joined rows' order: the records alone.
   if (!shape.distinct && shape.order.length === 0) return records as Row[];
   const sortReads = shape.order.map((key) => valueReader(joined, bound, (key.by as { value: Field }).value));
@@ -431,32 +470,36 @@ function plainRows(bound: BoundShape, joined: Joined): Row[] {
     const value = (key.by as { value: Field | { kind: 'bucket'; fn: string; field: Field } }).value;
     return value.kind === 'bucket' ? (value.fn === 'bucket' ? 'numeric' : 'timestamp') : bound.ref(value).info.type;
   });
-  let rows = records.map((record, j) => {
-    const sort: Record<string, JsonValue> = {};
-    sortReads.forEach((read, k) => (sort[`s${k}`] = read(j) ?? null));
-    return { record, sort };
-  });
-  if (shape.distinct) {
-    const seen = new Set<string>();
-    rows = rows.filter(({ record }) => {
+  // Each record beside its sort values, distinct when asked.
+  const seen = new Set<string>();
+  const rows: Record<string, JsonValue>[] = [];
+  for (let j = 0; j < records.length; j++) {
+    if (j % SLICE === SLICE - 1) yield;
+    const record = records[j]!;
+    if (shape.distinct) {
       const key = JSON.stringify(bound.columns.map((c) => canonicalText(record[c.name])));
-      if (seen.has(key)) return false;
+      if (seen.has(key)) continue;
       seen.add(key);
-      return true;
-    });
+    }
+    const entry: Record<string, JsonValue> = { '\u0000': record as unknown as JsonValue };
+    sortReads.forEach((read, k) => (entry[`s${k}`] = read(j) ?? null));
+    rows.push(entry);
   }
-  if (shape.order.length === 0) return rows.map((r) => r.record);
-  const sorted = sortRows(rows.map((r) => ({ ...r.sort, '\u0000': r.record as unknown as JsonValue })), shape.order.map((key, k) => ({ slot: `s${k}`, direction: key.direction, nulls: key.nulls, type: sortTypes[k] })));
+  if (shape.order.length === 0) return rows.map((r) => r['\u0000'] as unknown as Row);
+  const sorted = yield* sortRows(rows, shape.order.map((key, k) => ({ slot: `s${k}`, direction: key.direction, nulls: key.nulls, type: sortTypes[k] })));
   return sorted.map((r) => r['\u0000'] as unknown as Row);
 }
 
 /** Each facet's values over the kept rows: by count, then value; nulls counted apart. */
-function facetsOf(facets: readonly FacetSpec[], joined: Joined, bound: BoundShape): Facets {
+function* facetsOf(facets: readonly FacetSpec[], joined: Joined, bound: BoundShape): Steps<Facets> {
   const out: Record<string, FacetResult> = {};
   for (const facet of facets) {
     const read = reader(joined, bound, facet.field);
     const counter = new FacetCounter(facet);
-    for (let j = 0; j < joined.length; j++) counter.see(read(j));
+    for (let j = 0; j < joined.length; j++) {
+      counter.see(read(j));
+      if (j % SLICE === SLICE - 1) yield;
+    }
     out[facet.name] = counter.result(bound.ref(facet.field).info.type);
   }
   return out;
