@@ -560,10 +560,9 @@ function* orderAndPage(view: TableView, { rows, total }: Selection, items: reado
   for (const item of items) {
     const read = fieldReader(item.field);
     const values = new Array<JsonValue | null>(total);
-    for (let j = 0; j < total; j++) {
-      const i = at(j);
-      values[j] = read(view.rows[i] as Row, i) ?? null;
-      if (j % SLICE === SLICE - 1) yield;
+    for (let from = 0; from < total; from += SLICE) {
+      readKeys(view.rows, rows, read, values, from, Math.min(total, from + SLICE));
+      yield;
     }
     keys.push(values);
   }
@@ -576,6 +575,14 @@ function* orderAndPage(view: TableView, { rows, total }: Selection, items: reado
   const page = new Array<number>(end - offset);
   for (let j = offset; j < end; j++) page[j - offset] = at(order[j] as number);
   return listPage(page);
+}
+
+/** The sort values of matches `from` … `to` − 1 (`rows[j]`, or row `j` itself), into `values`: a plain loop, apart from the steps. */
+function readKeys(all: readonly Row[], rows: ArrayLike<number> | null, read: (row: Row, i: number) => JsonValue | undefined, values: (JsonValue | null)[], from: number, to: number): void {
+  for (let j = from; j < to; j++) {
+    const i = rows === null ? j : (rows[j] as number);
+    values[j] = read(all[i] as Row, i) ?? null;
+  }
 }
 
 /** Whether the rows' `_id`s ascend (checked once per view: a loader keeps rows in `_id` order, an embedder's table may not). */
