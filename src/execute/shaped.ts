@@ -26,6 +26,7 @@ import { queryError } from '../errors.js';
 import { format } from '../format.js';
 import { filter, limit } from './local.js';
 import { breathe, checkSignal } from './operator.js';
+import { paced, runSteps } from '../engine/pace.js';
 import type { Operator, RunContext, Stream } from './operator.js';
 import { pageScan } from './scan.js';
 import type { Paging, SendPage } from './scan.js';
@@ -600,7 +601,7 @@ function aggregate(input: Operator, shape: Shape): Operator {
           await breathe(context);
           aggregator.addAll(batch);
         }
-        groups.push(...finishGroups(bound, aggregator.groups()).map(namedColumns(bound)));
+        groups.push(...(await paced(finishGroups(bound, aggregator.groups()), context.signal)).map(namedColumns(bound)));
         for (let from = 0; from < groups.length; from += 1000) yield groups.slice(from, from + 1000);
       }
       const stream: Stream = {
@@ -628,7 +629,7 @@ function countOnly(shaped: ShapedPlan, shape: Shape, portal: ShapedPortal): Oper
       const bound = bindShape(shape, [answer.fields]);
       const row: Record<string, JsonValue> = {};
       shape.aggregates.forEach((_, i) => (row[`a${i}`] = total));
-      const groups = finishGroups(bound, [row as Row]).map(namedColumns(bound));
+      const groups = runSteps(finishGroups(bound, [row as Row])).map(namedColumns(bound));
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         if (groups.length > 0) yield groups;
       }
@@ -713,7 +714,7 @@ function columns(input: Operator, shape: Shape, holds: boolean): Operator {
           nulls: k < shape.order.length ? shape.order[k]!.nulls : undefined,
           type: sortTypes[k],
         }));
-        const rows = sortRows(kept, keys).map((entry) => entry['\u0000'] as unknown as Row);
+        const rows = (await paced(sortRows(kept, keys), context.signal)).map((entry) => entry['\u0000'] as unknown as Row);
         for (let from = 0; from < rows.length; from += 1000) yield rows.slice(from, from + 1000);
       }
       return { fields, batches: closing(sorted(), () => upstream.batches.return()), outcome: () => ({ matched: kept.length, more: false }) };

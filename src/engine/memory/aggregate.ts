@@ -27,6 +27,9 @@ import { aggregateSlot, keySlot } from '../../compile/shape.js';
 import { residualTest } from './evaluate-query.js';
 import { generate } from '../../datastore/generate.js';
 import { fieldReadName, readExpression } from './row-shape.js';
+import { SLICE } from '../pace.js';
+import type { Steps } from '../pace.js';
+import { sortSteps } from './sort-steps.js';
 
 /** Reads a value of an item (a table row by its position, a fetched record, a joined pair). */
 export type Read<T> = (item: T) => JsonValue | null | undefined;
@@ -56,8 +59,10 @@ interface Group {
 export interface Aggregator<T> {
   /** adds `items[positions[j]]` for each j, or every item in order without `positions` */
   addAll(items: readonly T[], positions?: Int32Array): void;
-  /** adds the numbers 0 … count − 1 as items (joined rows by their position) */
-  addCount(this: Aggregator<number>, count: number): void;
+  /** `addAll` as steps (engine/pace.ts), a slice of items at a time */
+  addSteps(items: readonly T[], positions?: Int32Array): Steps<void>;
+  /** adds the numbers 0 … count − 1 as items (joined rows by their position), as steps */
+  countSteps(this: Aggregator<number>, count: number): Steps<void>;
   /** the slot rows of the groups (`k0…`, `a0…`), in no particular order */
   groups(): Row[];
   /** how many groups so far */
@@ -76,9 +81,9 @@ interface FoldState<T> {
 
 /**
  * Folds `items[positions[j]]` (each item without `positions`; without
- * items, the numbers 0 … count − 1) into the state's groups.
+ * items, the numbers themselves) for `from` ≤ j < `to` into the state's groups.
  */
-type Fold<T> = (state: FoldState<T>, items: readonly T[] | undefined, positions: Int32Array | undefined, count: number) => void;
+type Fold<T> = (state: FoldState<T>, items: readonly T[] | undefined, positions: Int32Array | undefined, from: number, to: number) => void;
 
 /**
  * An aggregator for a spec. Each distinct value is read once per item, and
@@ -111,11 +116,18 @@ export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
   const stateInputs = states.map((s) => s.input);
   const state: FoldState<T> = { groups, specs: states, newGroup, keys: spec.keys, inputs, canonical: canonicalText };
   const fold = generatedFold(spec.keys, inputs, stateInputs) ?? closureFold(spec.keys.length, stateInputs);
+  function* slices(items: readonly T[] | undefined, positions: Int32Array | undefined, count: number): Steps<void> {
+    for (let from = 0; from < count; from += SLICE) {
+      fold(state, items, positions, from, Math.min(count, from + SLICE));
+      yield;
+    }
+  }
   return {
-    addAll: (items, positions) => fold(state, items, positions, positions === undefined ? items.length : positions.length),
-    addCount(count) {
-      // Only an Aggregator<number> has addCount (its `this`): its items are the numbers themselves.
-      fold(state, undefined, undefined, count);
+    addAll: (items, positions) => fold(state, items, positions, 0, positions === undefined ? items.length : positions.length),
+    addSteps: (items, positions) => slices(items, positions, positions === undefined ? items.length : positions.length),
+    countSteps(count) {
+      // Only an Aggregator<number> has countSteps (its `this`): its items are the numbers themselves.
+      return slices(undefined, undefined, count);
     },
     get size() {
       return groups.size;
@@ -167,19 +179,19 @@ function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], 
   stateInputs.forEach((input, i) => lines.push(`s[${i}].add(v${input});`));
   const body = [
     'const { groups, specs, newGroup, keys, inputs, canonical } = state;',
-    'for (let j = 0; j < count; j++) {',
+    'for (let j = from; j < to; j++) {',
     'const r = items === undefined ? j : positions === undefined ? items[j] : items[positions[j]];',
     ...lines,
     '}',
   ].join('\n');
-  return generate<Fold<T>>(['state', 'items', 'positions', 'count'], body);
+  return generate<Fold<T>>(['state', 'items', 'positions', 'from', 'to'], body);
 }
 
 /** The fold of `generatedFold` as closures, where code generation is disabled. */
 function closureFold<T>(keyCount: number, stateInputs: readonly number[]): Fold<T> {
-  return (state, items, positions, count) => {
+  return (state, items, positions, from, to) => {
     const { groups, specs, keys, inputs } = state;
-    for (let j = 0; j < count; j++) {
+    for (let j = from; j < to; j++) {
       const item = (items === undefined ? j : positions === undefined ? items[j] : items[positions[j]!]) as T;
       const ks = keys.map((read) => (read(item) ?? null) as JsonValue | null);
       const vs = inputs.map((read) => read(item));
@@ -510,9 +522,10 @@ export function valueOrder(type: FieldType | undefined): (a: JsonValue, b: JsonV
 /**
  * The groups a grouped shape answers with, in its order: those `having`
  * keeps, sorted by the order keys and then the group keys (ascending, nulls
- * last), so groups come in key order without `order by`.
+ * last), so groups come in key order without `order by`. As steps: a query
+ * may have as many groups as rows.
  */
-export function finishGroups(bound: BoundShape, groups: readonly Row[]): Row[] {
+export function* finishGroups(bound: BoundShape, groups: readonly Row[]): Steps<Row[]> {
   const shape = bound.shape;
   const slotFields: FieldInfo[] = [...bound.slotTypes].map(([id, type]) => ({ id, type }));
   const kept = shape.having === undefined ? groups : groups.filter(havingTest(shape.having, slotFields));
@@ -520,7 +533,7 @@ export function finishGroups(bound: BoundShape, groups: readonly Row[]): Row[] {
     ...shape.order.map((key) => ({ slot: (key.by as { slot: string }).slot, direction: key.direction, nulls: key.nulls })),
     ...shape.keys.map((_, i) => ({ slot: keySlot(i), direction: 'asc' as const, nulls: undefined })),
   ];
-  return sortRows(kept, keys.map((key) => ({ ...key, type: bound.slotTypes.get(key.slot) })));
+  return yield* sortRows(kept, keys.map((key) => ({ ...key, type: bound.slotTypes.get(key.slot) })));
 }
 
 /** `having` as a test of slot rows, checked as `where` is (a value that cannot be read as its slot's type is refused). */
@@ -529,11 +542,11 @@ export function havingTest(having: Condition, slotFields: readonly FieldInfo[]):
   return (row) => test(row, 0);
 }
 
-/** A stable sort of rows by keys: each by its type's order, nulls last ascending and first descending unless told. */
-export function sortRows<R extends Readonly<Record<string, JsonValue | undefined>>>(
+/** A stable sort of rows by keys, as steps (`sortSteps`): each by its type's order, nulls last ascending and first descending unless told. */
+export function* sortRows<R extends Readonly<Record<string, JsonValue | undefined>>>(
   rows: readonly R[],
   keys: readonly { readonly slot: string; readonly direction: 'asc' | 'desc'; readonly nulls?: 'first' | 'last' | undefined; readonly type: FieldType | undefined }[],
-): R[] {
+): Steps<R[]> {
   if (keys.length === 0) return [...rows];
   const parts = keys.map((key) => {
     const order = valueOrder(key.type);
@@ -546,15 +559,16 @@ export function sortRows<R extends Readonly<Record<string, JsonValue | undefined
       return desc ? order(y, x) : order(x, y);
     };
   });
-  const indexed = rows.map((row, i) => ({ row, i }));
-  indexed.sort((a, b) => {
+  const order = yield* sortSteps(rows.length, (a, b) => {
     for (const part of parts) {
-      const c = part(a.row, b.row);
+      const c = part(rows[a]!, rows[b]!);
       if (c !== 0) return c;
     }
-    return a.i - b.i;
+    return a - b;
   });
-  return indexed.map(({ row }) => row);
+  const sorted = new Array<R>(order.length);
+  for (let j = 0; j < order.length; j++) sorted[j] = rows[order[j]!]!;
+  return sorted;
 }
 
 /** The slot rows of a shape's groups as records, its columns named. */

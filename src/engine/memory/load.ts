@@ -57,6 +57,8 @@ export interface LoadOptions {
    * others are read. Without it, the first such file stops the load.
    */
   readonly onBadFile?: (error: ToolError) => void;
+  /** stops the load at the next chunk of a file it reads (or before the next file) with `ABORTED`; nothing of it is kept */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -159,6 +161,7 @@ export async function loadResources(paths: string | readonly string[], options: 
   const only = options.only === undefined ? undefined : new Set(options.only);
   const tables: Table[] = [];
   for (const found of files) {
+    stopIfAborted(options.signal, found.file);
     const isPrivate = privateNames.delete(found.alias) || privateNames.delete(found.id);
     if (only !== undefined && !found.aliases.some((alias) => only.has(alias)) && !only.has(found.id) && !only.has(datasetResourceName(found))) continue;
     try {
@@ -366,10 +369,16 @@ async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOption
   const ext = extname(found.file).toLowerCase();
   const where: TableMeta = { id: found.id, aliases: found.aliases, source: found.file, private: isPrivate, meta: found.meta };
   const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
-  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, options.onProgress);
+  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, options.onProgress, options.signal);
   const alias = found.alias;
-  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, options.onProgress) : await ndjsonFileRows(found.file, alias, options.onProgress);
+  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, options.onProgress, options.signal) : await ndjsonFileRows(found.file, alias, options.onProgress, options.signal);
+  stopIfAborted(options.signal, found.file);
   return buildTable(rows, where, typing);
+}
+
+/** A load whose signal was aborted ends with `ABORTED`, between two chunks of its file. */
+function stopIfAborted(signal: AbortSignal | undefined, file: string): void {
+  if (signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: signal.reason });
 }
 
 function stripBom(text: string): string {
@@ -385,10 +394,10 @@ function stripBom(text: string): string {
  * so the file's text is never held whole: a file larger than the longest
  * string V8 makes (≈ 512 MiB) loads too.
  */
-async function jsonArrayFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void): Promise<Row[]> {
+async function jsonArrayFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
-  const reading = jsonArrayRecords(file);
+  const reading = jsonArrayRecords(file, signal);
   let reported = 0;
   for await (const { record } of reading.records) {
     rows.push(record as Row);
@@ -546,7 +555,7 @@ function isJsonSpace(c: number): boolean {
 }
 
 /** The records of an NDJSON file, read line by line as it streams in (its text is never held whole). */
-async function ndjsonFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void): Promise<Row[]> {
+async function ndjsonFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
   let lineNumber = 0;
@@ -574,6 +583,7 @@ async function ndjsonFileRows(file: string, alias: string, onProgress?: (progres
   let rest = '';
   try {
     for await (const chunk of input) {
+      stopIfAborted(signal, file);
       const text = rest + decoder.write(chunk as Buffer);
       let start = rest === '' && lineNumber === 0 ? (text.charCodeAt(0) === 0xfeff ? 1 : 0) : 0;
       for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
@@ -646,7 +656,7 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
  * inferred, and rows are built once the types are known. Neither the
  * file's text nor a list of parsed records is ever held whole.
  */
-async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, onProgress?: (progress: FileProgress) => void): Promise<Table> {
+async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Table> {
   const totalBytes = (await stat(file)).size;
   const alias = meta.aliases[0] ?? meta.id;
   const sink = new CsvTableSink(file, typing);
@@ -655,6 +665,7 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
   try {
     // One chunk at a time: the point where a load can stop between chunks.
     for await (const chunk of input) {
+      stopIfAborted(signal, file);
       reader.push(chunk as Buffer);
       onProgress?.({ resource: alias, rows: sink.rows, bytes: input.bytesRead, totalBytes });
     }

@@ -444,3 +444,36 @@ console.log(JSON.stringify(out.map((row) => row === null ? null : [Object.keys(r
     expect(out).toEqual([{ _id: 1, n: 5 }]);
   });
 });
+
+describe('an aborted signal stops a load', () => {
+  const lines = 8000;
+  const files = {
+    csv: ['n,word', ...Array.from({ length: lines }, (_, i) => `${i},word number ${i}`)].join('\n'),
+    json: `[${Array.from({ length: lines }, (_, i) => JSON.stringify({ n: i, word: `word number ${i}` })).join(',\n')}]`,
+    ndjson: Array.from({ length: lines }, (_, i) => JSON.stringify({ n: i, word: `word number ${i}` })).join('\n'),
+  };
+
+  test.each(Object.keys(files) as (keyof typeof files)[])('%s: aborted after its first chunk, before its first file, and untouched', async (ext) => {
+    const folder = join(dir, `abort-${ext}`);
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, `many.${ext}`), files[ext]);
+    // Each file is several chunks of 64 KiB: the progress of the first aborts, the next chunk stops the load.
+    const controller = new AbortController();
+    const chunks: number[] = [];
+    const load = loadResources(folder, {
+      signal: controller.signal,
+      onProgress: ({ bytes }) => {
+        chunks.push(bytes);
+        controller.abort();
+      },
+    });
+    await expect(load).rejects.toMatchObject({ code: 'ABORTED', message: expect.stringContaining('was interrupted; nothing of it was kept') as string });
+    expect(chunks.length).toBeLessThan(4);
+    const before = new AbortController();
+    before.abort();
+    await expect(loadResources(folder, { signal: before.signal })).rejects.toMatchObject({ code: 'ABORTED' });
+    // A signal not aborted changes nothing.
+    const [table] = await loadResources(folder, { signal: new AbortController().signal });
+    expect(table?.rows).toHaveLength(lines);
+  });
+});
