@@ -669,6 +669,8 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
       reader.push(chunk as Buffer);
       onProgress?.({ resource: alias, rows: sink.rows, bytes: input.bytesRead, totalBytes });
     }
+    // and once more after the last chunk (a file of one chunk), before its rows are built
+    stopIfAborted(signal, file);
     reader.end();
   } catch (error) {
     if (!(error instanceof CsvSyntaxError)) throw error;
