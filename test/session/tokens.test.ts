@@ -21,6 +21,7 @@ import { Session } from '../../src/repl/session.js';
 import { sourceSpecFor } from '../../src/repl/commands.js';
 import { selectSource } from '../../src/session/select-source.js';
 import { openSource } from '../../src/session/source.js';
+import type { Source } from '../../src/session/source.js';
 import { ckql, ndjson } from '../cli/run-ckql.js';
 import { startStubPortal } from '../helpers/stub-ckan.js';
 import type { StubPortal } from '../helpers/stub-ckan.js';
@@ -150,22 +151,28 @@ describe('the CLI', () => {
   });
 });
 
+/** A REPL session on the source the flags choose, as `ckql repl` opens it (its curl token shell and profile). */
+async function replOn(flags: { profile?: string; url?: string }, env: NodeJS.ProcessEnv): Promise<{ session: Session; source: Source }> {
+  const config = await loadConfig({ configFile });
+  const { spec, tokenShell } = await selectSource(flags, { config: async () => config, env });
+  const source = await openSource(spec);
+  const session = new Session({
+    config,
+    settings: { format: 'table', limit: 100, timing: false, explain: false, language: undefined },
+    color: false,
+    width: () => 100,
+    source,
+    openSource: (each) => openSource(each),
+    tokenShell,
+    ...(flags.profile === undefined ? {} : { profile: flags.profile }),
+  });
+  return { session, source };
+}
+
 describe('the REPL', () => {
   it('after .connect URL, requests carry CKQL_TOKEN and the curl line says $CKQL_TOKEN, not the first profile token file', async () => {
-    const config = await loadConfig({ configFile });
     const env = { CKQL_TOKEN: ENV_TOKEN };
-    const { spec, tokenShell } = await selectSource({ profile: 'a' }, { config: async () => config, env });
-    const source = await openSource(spec);
-    const session = new Session({
-      config,
-      settings: { format: 'table', limit: 100, timing: false, explain: false, language: undefined },
-      color: false,
-      width: () => 100,
-      source,
-      openSource: (each) => openSource(each),
-      tokenShell,
-      profile: 'a',
-    });
+    const { session, source } = await replOn({ profile: 'a' }, env);
     try {
       await session.connectTo(sourceSpecFor(pub.url, dir, env));
       pub.requests.length = 0;
@@ -183,19 +190,7 @@ describe('the REPL', () => {
   });
 
   it('a cross-portal join from a --url session sends CKQL_TOKEN to the --url portal alone', async () => {
-    const config = await loadConfig({ configFile });
-    const env = { CKQL_TOKEN: ENV_TOKEN };
-    const { spec, tokenShell } = await selectSource({ url: a.url }, { config: async () => config, env });
-    const source = await openSource(spec);
-    const session = new Session({
-      config,
-      settings: { format: 'table', limit: 100, timing: false, explain: false, language: undefined },
-      color: false,
-      width: () => 100,
-      source,
-      openSource: (each) => openSource(each),
-      tokenShell,
-    });
+    const { session, source } = await replOn({ url: a.url }, { CKQL_TOKEN: ENV_TOKEN });
     // The REPL reads the other profiles' tokens with the process's environment, as a person's shell sets it.
     process.env.CKQL_TOKEN = ENV_TOKEN;
     try {
