@@ -98,8 +98,8 @@ export function lineAndColumn(source: string, offset: number): { line: number; c
 let lastSource: string | undefined;
 let lastStarts: readonly number[] = [0];
 
-/** The offset each line starts at: after `\n`, or after a `\r` not followed by `\n`. */
-function lineStartsOf(source: string): readonly number[] {
+/** The offset each line starts at: after `\n`, or after a `\r` not followed by `\n` (the last source's, kept). */
+export function lineStartsOf(source: string): readonly number[] {
   if (source === lastSource) return lastStarts;
   const starts = [0];
   for (let i = 0; i < source.length; i++) {

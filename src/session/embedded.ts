@@ -14,6 +14,7 @@ import { lineOfPath } from '../config/locate.js';
 import { configFromText, formatOf } from '../config/read.js';
 import type { Config } from '../config/types.js';
 import { ToolError } from '../errors.js';
+import { lineAndColumn, lineStartsOf } from '../diagnostics.js';
 import type { Span } from '../span.js';
 
 export type DocumentKind = 'script' | 'config' | 'code';
@@ -208,7 +209,7 @@ function configQueries(file: string, text: string): DocumentQueries {
   const format = formatOf(file);
   const queries: EmbeddedQuery[] = [];
   const yamlOffsets = format === 'toml' ? undefined : yamlOffsetsOf(text);
-  const lines = new LineIndex(text);
+  const lines = lineStartsOf(text);
   for (const [name, named] of config.queries) {
     const params: Record<string, ParamValue | undefined> = {};
     for (const [key, value] of Object.entries(named.params)) params[key] = value as ParamValue;
@@ -247,10 +248,10 @@ function yamlOffsets(text: string, entry: unknown, query: string): number[] | un
 }
 
 /** TOML: the string after `query =` (or `name =` under `[queries]`), aligned with its source. */
-function tomlOffsets(text: string, lines: LineIndex, name: string, query: string): number[] | undefined {
+function tomlOffsets(text: string, lines: readonly number[], name: string, query: string): number[] | undefined {
   const line = lineOfPath(text, 'toml', ['queries', name, 'query']) ?? lineOfPath(text, 'toml', ['queries', name]);
   if (line === undefined) return undefined;
-  const start = lines.startOf(line);
+  const start = lines[line - 1] ?? lines[lines.length - 1]!;
   const equals = text.indexOf('=', start);
   if (equals < 0) return undefined;
   const open = /["']{1,3}/.exec(text.slice(equals));
@@ -260,9 +261,9 @@ function tomlOffsets(text: string, lines: LineIndex, name: string, query: string
 }
 
 /** When the text cannot be found: every offset at the line of the query's key. */
-function fallbackOffsets(text: string, lines: LineIndex, format: 'yaml' | 'json' | 'toml', name: string, length: number): number[] {
+function fallbackOffsets(text: string, lines: readonly number[], format: 'yaml' | 'json' | 'toml', name: string, length: number): number[] {
   const line = lineOfPath(text, format, ['queries', name, 'query']) ?? lineOfPath(text, format, ['queries', name]) ?? 1;
-  const start = lines.startOf(line);
+  const start = lines[line - 1] ?? lines[lines.length - 1]!;
   return new Array<number>(length + 1).fill(start);
 }
 
@@ -283,7 +284,6 @@ export function templateQueries(source: string): EmbeddedQuery[] {
   type Hole = { readonly kind: 'hole'; readonly start: number; depth: number };
   const out: EmbeddedQuery[] = [];
   const open: (Template | Hole)[] = [];
-  const lines = new LineIndex(source);
   const end = source.length;
   const lineEnd = (at: number): number => {
     const found = source.indexOf('\n', at);
@@ -302,7 +302,7 @@ export function templateQueries(source: string): EmbeddedQuery[] {
   /** A template closed (at its backtick, or at the end of the file): a `ckql` one is a query. */
   const closeTemplate = (template: Template, at: number): void => {
     template.chunks?.push({ start: template.chunkStart, end: at });
-    if (template.chunks !== undefined) out.push(templateQuery(source, template.chunks, template.holes!, lines.lineOf(template.chunks[0]!.start)));
+    if (template.chunks !== undefined) out.push(templateQuery(source, template.chunks, template.holes!, lineAndColumn(source, template.chunks[0]!.start).line));
   };
   /** A `${…}` closed: the template around it goes on after it. */
   const closeHole = (hole: Hole, at: number): void => {
@@ -355,32 +355,6 @@ export function templateQueries(source: string): EmbeddedQuery[] {
     else closeTemplate(top, end);
   }
   return out;
-}
-
-/** Line numbers of offsets in a text, from one pass over its line breaks. */
-class LineIndex {
-  readonly #starts: number[] = [0];
-
-  constructor(text: string) {
-    for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) this.#starts.push(at + 1);
-  }
-
-  /** The offset the 1-based `line` starts at (past the last line: the text's end). */
-  startOf(line: number): number {
-    return this.#starts[Math.max(0, line - 1)] ?? this.#starts[this.#starts.length - 1]!;
-  }
-
-  /** The 1-based line of `offset`. */
-  lineOf(offset: number): number {
-    let low = 0;
-    let high = this.#starts.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (this.#starts[middle]! <= offset) low = middle;
-      else high = middle - 1;
-    }
-    return low + 1;
-  }
 }
 
 function templateQuery(source: string, chunks: readonly Span[], holes: readonly Span[], line: number): EmbeddedQuery {
