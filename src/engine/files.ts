@@ -36,7 +36,7 @@ export async function readTextFile(path: string, options: ReadTextOptions = {}):
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw unreadable(path, `is ${kindOf(info)}, not a file`);
+    if (!info.isFile()) throw unreadable(path, `is ${fileKind(info)}, not a file`);
     if (info.size > maxBytes) throw unreadable(path, `holds ${megabytes(info.size)}; ckql reads at most ${megabytes(maxBytes)} from such a file`);
     // The size read, and one byte more to see a file that grew past the bound since.
     const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
@@ -65,7 +65,7 @@ function openFailure(error: NodeJS.ErrnoException): string {
     case 'ENOENT':
       return 'does not exist';
     case 'ELOOP':
-      return 'is a loop of symbolic links (one points, through others, back to itself)';
+      return SYMLINK_LOOP;
     case 'EACCES':
     case 'EPERM':
       return 'cannot be read: permission denied';
@@ -76,7 +76,11 @@ function openFailure(error: NodeJS.ErrnoException): string {
   }
 }
 
-function kindOf(info: Stats): string {
+/** What a path that ELOOP answers for is, in the words every refusal uses. */
+export const SYMLINK_LOOP = 'is a loop of symbolic links (one points, through others, back to itself)';
+
+/** What a path that is not a regular file is: `a folder`, `a named pipe (FIFO)`, `a device`, … */
+export function fileKind(info: Stats): string {
   if (info.isDirectory()) return 'a folder';
   if (info.isFIFO()) return 'a named pipe (FIFO)';
   if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';

@@ -17,6 +17,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
 import { DatastoreError, ToolError, toolError } from '../../errors.js';
+import { fileKind, SYMLINK_LOOP } from '../files.js';
 import { rowFactory, rowsFromColumns } from './row-shape.js';
 import { cellText, CsvReader, CsvSyntaxError } from './csv-reader.js';
 import type { CsvSink } from './csv-reader.js';
@@ -230,14 +231,13 @@ async function dataFiles(path: string): Promise<DataFile[]> {
     info = await stat(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
-      throw toolError('DATA_INVALID', [path, 'is a loop of symbolic links (one points, through others, back to itself)'], { file: path, cause: error });
+      throw toolError('DATA_INVALID', [path, SYMLINK_LOOP], { file: path, cause: error });
     }
     throw toolError('DATA_NOT_FOUND', [path], { file: path, cause: error });
   }
   // A FIFO would wait for a writer for good, and a device such as /dev/zero never ends: only files and folders are read.
   if (!info.isDirectory() && !info.isFile()) {
-    const kind = info.isFIFO() ? 'a named pipe (FIFO)' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : info.isSocket() ? 'a socket' : 'not a regular file';
-    throw toolError('DATA_INVALID', [path, `is ${kind}, not a data file`], { file: path, hint: 'name a .csv, .tsv, .json, .ndjson or .jsonl file, or a folder of them' });
+    throw toolError('DATA_INVALID', [path, `is ${fileKind(info)}, not a data file`], { file: path, hint: 'name a .csv, .tsv, .json, .ndjson or .jsonl file, or a folder of them' });
   }
   if (info.isDirectory()) {
     const all = await readdir(path);
