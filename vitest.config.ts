@@ -41,6 +41,9 @@ export default defineConfig({
     // Builds dist/ once for the few tests that run the real bin.
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
+    // expect.poll waits up to 5 s (default 1 s): a shared, loaded machine draws a page later, and a passing poll
+    // returns as soon as it passes, so this costs nothing when all is well.
+    expect: { poll: { timeout: 5_000 } },
     hookTimeout: 30_000,
     pool: 'forks',
     // The bin's wasm tiering budget (src/cli/wasm-tiering.ts) in the workers too: without it V8 recompiles PGlite's

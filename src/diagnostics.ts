@@ -73,19 +73,42 @@ function causeOf(error: Error): string | undefined {
 // ---------------------------------------------------------------------------
 // Query errors: the excerpt with carets
 
-/** Where a span starts, in the words of an editor: 1-based line and column (in code points). */
+/**
+ * Where a span starts, in the words of an editor: 1-based line and column
+ * (in code points). The line starts of the last source asked about are
+ * kept, so the problems of one file (`ckql check` may report thousands)
+ * cost a search each, not a scan from the file's start.
+ */
 export function lineAndColumn(source: string, offset: number): { line: number; column: number; lineStart: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < offset && i < source.length; i++) {
-    const code = source.charCodeAt(i);
-    if (code === 10 || (code === 13 && source.charCodeAt(i + 1) !== 10)) {
-      line++;
-      lineStart = i + 1;
-    }
+  const starts = lineStartsOf(source);
+  const at = Math.min(Math.max(0, offset), source.length);
+  // the last line that starts at or before the offset
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (starts[middle]! <= at) low = middle;
+    else high = middle - 1;
   }
+  const lineStart = starts[low]!;
   const column = [...source.slice(lineStart, offset)].length + 1;
-  return { line, column, lineStart };
+  return { line: low + 1, column, lineStart };
+}
+
+let lastSource: string | undefined;
+let lastStarts: readonly number[] = [0];
+
+/** The offset each line starts at: after `\n`, or after a `\r` not followed by `\n` (the last source's, kept). */
+export function lineStartsOf(source: string): readonly number[] {
+  if (source === lastSource) return lastStarts;
+  const starts = [0];
+  for (let i = 0; i < source.length; i++) {
+    const code = source.charCodeAt(i);
+    if (code === 10 || (code === 13 && source.charCodeAt(i + 1) !== 10)) starts.push(i + 1);
+  }
+  lastSource = source;
+  lastStarts = starts;
+  return starts;
 }
 
 /** Longest stretch of a line shown around the span; a minified one-line query stays readable. */

@@ -40,6 +40,8 @@ export const queryMessages = {
   BUCKET_IN_CONDITION: (what: string): string => `${what} cannot be tested in a condition; compare the field itself, or test the bucket's name in having`,
   FACET_WITH_GROUP: (): string => 'a query cannot both group and facet: facets describe the records a query keeps, not its groups',
   DISTINCT_WITH_GROUP: (): string => '"select distinct" cannot be combined with grouping: each group is already one row',
+  DISTINCT_ORDER_NOT_SELECTED: (key: string): string =>
+    `"select distinct" records cannot be ordered by ${q(key)}, which they do not show: the distinct records have no one value of it`,
   INVALID_BUCKET_WIDTH: (found: string): string => `a bucket's width must be a number greater than 0, found ${found}`,
   INVALID_TOP: (found: string): string => `top must be a whole number from 1 to 1000, found ${found}`,
   UNKNOWN_QUALIFIER: (qualifier: string): string => `${q(qualifier)} is not the alias or name of a resource of this query`,
@@ -76,6 +78,8 @@ export const queryMessages = {
   NUL_IN_SQL: (): string => 'a NUL character cannot be written in SQL text',
   SCAN_TOO_LARGE: (count: number, max: number): string =>
     `the part of this query the portal can answer matches ${count} records, more than the ${max} ckql reads to finish it locally`,
+  JOIN_TOO_LARGE: (rows: number, max: number, exact: boolean): string =>
+    exact ? `this join gives ${rows} rows, more than the ${max} a join may give` : `this join gives more than the ${max} rows a join may give`,
   UNBOUND_PARAMETER: (name: string): string => `parameter $${name} is not bound`,
   INVALID_PARAMETER: (name: string, expected: string, found: string): string =>
     `parameter $${name} must be ${expected}, found ${found}`,
@@ -246,6 +250,10 @@ export const toolMessages = {
   DATA_DUPLICATE_ALIAS: (alias: string, first: string, second: string): string =>
     `two files give the resource name ${q(alias)}: ${first} and ${second}`,
   CONFIG_INVALID: (file: string, detail: string): string => `${file}: ${detail}`,
+  FILE_UNREADABLE: (file: string, detail: string): string => `${file} ${detail}`,
+  RESUME_MISMATCH: (part: string, detail: string): string => `cannot resume from ${part}: ${detail}`,
+  EXPORT_LOCKED: (file: string, pid: number): string =>
+    `another export is writing ${file}${pid > 0 ? ` (process ${pid})` : ''}; two exports to one file would mix their records`,
   CONFIG_INSECURE_TOKEN: (file: string): string =>
     `${file} holds a token in plain text and others can read it; use token_env, token_file or token_cmd, or chmod 600 the file`,
   TOKEN_UNAVAILABLE: (where: string, detail: string): string => `${where}: ${detail}`,

@@ -26,7 +26,7 @@ export type { Suggestion, SuggestResult } from './syntax/suggest.js';
 // AST ⇄ request
 export { compile, plan } from './compile/compile.js';
 export type { CompileOptions } from './compile/compile.js';
-export { DEFAULT_MAX_SCAN, parseTarget, targets } from './compile/plan.js';
+export { DEFAULT_MAX_JOIN_ROWS, DEFAULT_MAX_SCAN, parseTarget, targets } from './compile/plan.js';
 export type { LocalSteps, Plan, PlanOptions, Target } from './compile/plan.js';
 export type { SqlRequest } from './compile/sql.js';
 export { fromRequest } from './compile/from-request.js';
@@ -43,7 +43,7 @@ export type {
 } from './datastore/types.js';
 export { normalizeRequest, validateSearch, checkAgainstTable, filterTreeOf } from './datastore/validate.js';
 export type { ValidatedSearch, SortItem } from './datastore/validate.js';
-export { parseFilters } from './datastore/filters.js';
+export { filtersVersion, parseFilters } from './datastore/filters.js';
 export type { FilterNode, ParseFiltersOptions } from './datastore/filters.js';
 export { resultJson } from './datastore/response.js';
 export type { ResultParts, NextPage } from './datastore/response.js';

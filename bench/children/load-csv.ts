@@ -7,7 +7,7 @@
  *   load-csv.ts split-parse <file> the file read whole, split into lines, each JSON.parse'd
  *                                  (how the loader read NDJSON before it streamed it; no table)
  *
- * Prints one JSON line: rows, ms, peak RSS (bytes, the process's high-water
+ * Prints one JSON line: rows, ms, cpuMs, peak RSS (bytes, the process's high-water
  * mark), and the heap still held after a full GC.
  */
 import { readFileSync } from 'node:fs';
@@ -24,6 +24,7 @@ const settled = (): number => {
 
 const { loadResources } = await ckqlModules.load();
 const before = settled();
+const cpu = process.cpuUsage();
 const started = performance.now();
 let rows: number;
 let kept: unknown;
@@ -41,5 +42,6 @@ if (mode === 'ckql') {
   kept = records;
 }
 const ms = performance.now() - started;
+const used = process.cpuUsage(cpu);
 const heldBytes = settled() - before;
-process.stdout.write(JSON.stringify({ rows, ms, peakRss: process.resourceUsage().maxRSS * 1024, heldBytes, kept: kept === undefined ? 0 : 1 }) + '\n');
+process.stdout.write(JSON.stringify({ rows, ms, cpuMs: (used.user + used.system) / 1000, peakRss: process.resourceUsage().maxRSS * 1024, heldBytes, kept: kept === undefined ? 0 : 1 }) + '\n');

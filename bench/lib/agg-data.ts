@@ -40,3 +40,30 @@ export function enrolmentRows(n: number, courses = 2_000): EnrolmentRow[] {
 export function courseRows(n: number): { _id: number; code: string; title: string; level: number }[] {
   return Array.from({ length: n }, (_, i) => ({ _id: i + 1, code: courseCode(i), title: `Course ${i}`, level: 1 + (i % 4) }));
 }
+
+export interface SaleRow {
+  readonly _id: number;
+  readonly category: string;
+  readonly price: number | null;
+}
+
+const CATEGORIES = Array.from({ length: 20 }, (_, i) => `category-${String(i).padStart(2, '0')}`);
+
+/**
+ * Sales with a category (20 values) and a price of 2 decimals (0.01–999.99,
+ * 5 % null), as a CSV of prices reads: most such doubles are not a whole
+ * number of cents times 0.01 (32.41 * 100 is 3240.9999999999995), which is
+ * the case the exact sum must find by a round trip.
+ */
+export function saleRows(n: number): SaleRow[] {
+  const next = createRandom(29);
+  const rows: SaleRow[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    rows[i] = {
+      _id: i + 1,
+      category: CATEGORIES[Math.floor(next() * CATEGORIES.length)]!,
+      price: next() < 0.05 ? null : (1 + Math.floor(next() * 99_999)) / 100,
+    };
+  }
+  return rows;
+}

@@ -13,7 +13,12 @@ export interface ChildOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** node or V8 flags for the child (some, e.g. `--single-threaded-gc`, are refused in NODE_OPTIONS) */
   readonly nodeFlags?: readonly string[];
+  /** `runChild`: kill the child after this many ms and fail with a `ChildTimeout` */
+  readonly timeoutMs?: number;
 }
+
+/** A child `runChild` killed because it ran past its `timeoutMs`. */
+export class ChildTimeout extends Error {}
 
 /**
  * A child in TypeScript runs under the tsx loader; one in JavaScript
@@ -73,9 +78,13 @@ export function runChild<T>(script: string, args: readonly string[], options: Ch
   });
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => { out += chunk.toString('utf8'); });
+  let timedOut = false;
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, options.timeoutMs);
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (timedOut) return reject(new ChildTimeout(`bench child ${script} ${args.join(' ')} ran past ${options.timeoutMs} ms and was stopped`));
       if (code !== 0) return reject(new Error(`bench child ${script} ${args.join(' ')} failed with exit code ${code}`));
       const last = out.trim().split('\n').pop() ?? '';
       try {

@@ -75,3 +75,45 @@ export function vegaJson<T = PlainRow>(name: string): T[] {
 export function vegaPath(name: string): string {
   return path.join(vegaDir, name);
 }
+
+const CATEGORIES = ['books', 'garden', 'electronics', 'toys', 'grocery', 'sports', 'music', 'health', 'tools', 'office', 'kitchen', 'outdoor'] as const;
+const WORDS = ['red', 'blue', 'small', 'large', 'steel', 'wooden', 'lamp', 'chair', 'kettle', 'café', 'set', 'pack', 'deluxe', 'mini', 'classic', 'über'] as const;
+const CODE_CHARS = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+
+/**
+ * `sales.csv`: `rows` records of 8 columns (id, category, price with two
+ * decimals, qty, date, text, bool, code), about 66 bytes a record, made on
+ * first use from a seeded generator (mulberry32), so every run reads the
+ * same bytes. Some texts need quotes (a comma, a doubled quote), some are
+ * not ASCII; a few cells are empty (null).
+ */
+export function salesFile(rows: number): string {
+  const file = path.join(cacheDir, `sales-${rows}`, 'sales.csv');
+  if (existsSync(file)) return file;
+  let seed = 20_261_201;
+  const random = (): number => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const day0 = Date.UTC(2020, 0, 1);
+  const lines: string[] = ['id,category,price,qty,date,text,bool,code'];
+  for (let i = 1; i <= rows; i++) {
+    const price = (Math.floor(random() * 99_999) + 1) / 100;
+    const date = new Date(day0 + Math.floor(random() * 1500) * 86_400_000).toISOString().slice(0, 10);
+    let text = `${pick(WORDS)} ${pick(WORDS)} ${Math.floor(random() * 10_000)}`;
+    const shape = random();
+    if (shape < 0.04) text = `"${text}, ${pick(WORDS)}"`;
+    else if (shape < 0.05) text = `"${text} ""${pick(WORDS)}"""`;
+    let code = '';
+    for (let k = 0; k < 7; k++) code += CODE_CHARS[Math.floor(random() * CODE_CHARS.length)];
+    const qty = random() < 0.01 ? '' : String(Math.floor(random() * 500) + 1);
+    lines.push(`${i},${pick(CATEGORIES)},${price.toFixed(2)},${qty},${date},${text},${random() < 0.5 ? 'true' : 'false'},${code}`);
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(`${file}.tmp`, `${lines.join('\n')}\n`);
+  renameSync(`${file}.tmp`, file);
+  return file;
+}

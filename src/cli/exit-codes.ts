@@ -28,6 +28,9 @@ export const exitCodes = {
 const usageToolCodes: ReadonlySet<ToolError['code']> = new Set([
   'USAGE',
   'CONFIG_INVALID',
+  'FILE_UNREADABLE',
+  'RESUME_MISMATCH',
+  'EXPORT_LOCKED',
   'CONFIG_INSECURE_TOKEN',
   'TOKEN_UNAVAILABLE',
   'TOKEN_FILE_INSECURE',

@@ -36,6 +36,7 @@ export function addSourceOptions(command: Command): Command {
     .option('--timeout <seconds>', 'how long a request may take, for the headers and again for the body (default 30)', secondsOption('--timeout'))
     .option('--target <target>', "the portal's dialect: ckan-2.11, ckan-2.12 or sql (default: asked of the portal when a query needs more than 2.11); local data is served as that CKAN (sql: with --engine pglite or postgres)")
     .option('--max-scan <records>', 'the most records ckql reads to finish a query the portal cannot answer whole (default 100000)', countOption('--max-scan'))
+    .option('--max-join-rows <rows>', 'the most rows a join may give; one past it is refused before it runs (default 10000000)', countOption('--max-join-rows', 'rows'))
     .option('--fields <file>', "local data: the declared types of the one data file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
     .option('--infer <mode>', 'local data: how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)')
     .addOption(new Option('--token <token>').hideHelp());
@@ -127,11 +128,11 @@ export function secondsOption(name: string): (value: string) => number {
   };
 }
 
-/** A whole number of records above 0, such as `--max-scan 500000`. */
-export function countOption(name: string): (value: string) => number {
+/** A whole number of records (or rows) above 0, such as `--max-scan 500000`. */
+export function countOption(name: string, what = 'records'): (value: string) => number {
   return (value) => {
     const count = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
-    if (!(count > 0) || !Number.isSafeInteger(count)) throw new InvalidArgumentError(`${name} must be a whole number of records above 0, such as 500000.`);
+    if (!(count > 0) || !Number.isSafeInteger(count)) throw new InvalidArgumentError(`${name} must be a whole number of ${what} above 0, such as 500000.`);
     return count;
   };
 }

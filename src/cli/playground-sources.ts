@@ -10,8 +10,8 @@ import type { CkanVersion } from '../datastore/types.js';
 import type { Engine } from '../engine/types.js';
 import { openApi, wholeText } from '../server/api.js';
 import type { TargetChoice } from '../server/play-protocol.js';
-import type { Config, TokenSource } from '../config/types.js';
-import { selectSource, shellQuote } from '../session/select-source.js';
+import type { Config } from '../config/types.js';
+import { selectSource, tokenShellOf } from '../session/select-source.js';
 import type { SelectedSource } from '../session/select-source.js';
 import { hidePassword, openSource, relativeLabel } from '../session/source.js';
 import type { Source } from '../session/source.js';
@@ -25,7 +25,7 @@ import type { PlaySource } from './playground.js';
  * as they are). Its targets are the CKAN version served, and `sql` when the
  * engine runs SQL (the server answers datastore_search_sql).
  */
-export function servedSource(engine: Engine, options: { readonly url: () => string; readonly ckan: CkanVersion; readonly label: string }): PlaySource {
+export function servedSource(engine: Engine, options: { readonly url: () => string; readonly ckan: CkanVersion; readonly label: string; readonly maxJoinRows?: number }): PlaySource {
   const served: Target = options.ckan === '2.12' ? 'ckan-2.12' : 'ckan-2.11';
   const choices: TargetChoice[] = [served];
   if (engine.searchSql !== undefined) choices.push('sql');
@@ -44,6 +44,7 @@ export function servedSource(engine: Engine, options: { readonly url: () => stri
       const client = connect({
         url,
         target: served,
+        ...(options.maxJoinRows === undefined ? {} : { maxJoinRows: options.maxJoinRows }),
         inProcess: async (wire, signal) => {
           const address = new URL(wire.url);
           const answer = await api.answer(
@@ -126,8 +127,9 @@ export function profileSources(config: Config, except: string | undefined, env: 
       label: isUrl ? hidePassword(profile.url) : `local data (${profile.paths.map(relativeLabel).join(', ') || profile.db || 'database'})`,
       kind: profile.kind,
       targets: isUrl ? portalTargets(profile.target) : dataTargets(profile.target, profile.engine, profile.db),
-      hasToken: isUrl && (profile.token !== undefined || (env.CKQL_TOKEN ?? '').trim() !== ''),
-      ...(isUrl ? { tokenShell: tokenShellOf(profile.token) } : {}),
+      // A profile's own token or none: CKQL_TOKEN is --url's alone (session/select-source.ts).
+      hasToken: isUrl && profile.token !== undefined,
+      ...(isUrl && profile.token !== undefined ? { tokenShell: tokenShellOf(profile.token) } : {}),
       profile: name,
       ...(isUrl ? { url: hidePassword(profile.url), ...(profile.language === undefined ? {} : { language: profile.language }) } : {}),
       open: async () => (await select()).open(),
@@ -145,12 +147,4 @@ function dataTargets(target: Target | undefined, engine: string | undefined, db:
   const sql = engine === 'pglite' || engine === 'postgres' || db !== undefined;
   const asked = (['ckan-2.11', 'ckan-2.12', 'sql'] as const).filter((each) => each !== 'sql' || sql);
   return target === undefined ? ['auto', ...asked] : [target, ...asked.filter((each) => each !== target), 'auto'];
-}
-
-/** How a shell reads a profile's token for a curl line, as `selectSource` says it (never the token). */
-function tokenShellOf(token: TokenSource | undefined): string {
-  if (token?.kind === 'env') return `$${token.name}`;
-  if (token?.kind === 'file') return `$(cat ${shellQuote(token.path)})`;
-  if (token?.kind === 'cmd') return `$(${token.command})`;
-  return '$CKQL_TOKEN';
 }

@@ -95,7 +95,7 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
     const name = input.source ?? config.defaultSource;
     const found = typeof name === 'string' ? byName.get(name) : undefined;
     if (found === undefined) {
-      throw new BadInput(`source must name one of this server's sources (${[...byName.keys()].join(', ')}), found ${JSON.stringify(name)}`);
+      throw new BadInput(`source must name one of this server's sources (${[...byName.keys()].join(', ')}), found ${shownInput(name)}`);
     }
     return found;
   };
@@ -133,7 +133,7 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
   const targetOf = (source: PlaySource, input: Readonly<Record<string, unknown>>): TargetChoice => {
     const target = input.target ?? source.targets[0];
     if (typeof target !== 'string' || !(source.targets as readonly string[]).includes(target)) {
-      throw new BadInput(`target must be one of ${source.targets.join(', ')} for ${source.name}, found ${JSON.stringify(target)}`);
+      throw new BadInput(`target must be one of ${source.targets.join(', ')} for ${source.name}, found ${shownInput(target)}`);
     }
     return target as TargetChoice;
   };
@@ -265,7 +265,7 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
       const bound = boundQuery(input);
       const chosen = input.format;
       if (typeof chosen !== 'string' || !(DOWNLOAD_FORMATS as readonly string[]).includes(chosen)) {
-        throw new BadInput(`format must be one of ${DOWNLOAD_FORMATS.join(', ')}, found ${JSON.stringify(chosen)}`);
+        throw new BadInput(`format must be one of ${DOWNLOAD_FORMATS.join(', ')}, found ${shownInput(chosen)}`);
       }
       const formatName = chosen as DownloadFormat;
       // The head (fields, and any error) is read before the answer starts, so an error is still a JSON answer.
@@ -383,7 +383,7 @@ function paramTexts(input: Readonly<Record<string, unknown>>): Readonly<Record<s
   if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new BadInput('params must map parameter names to their text');
   const texts = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(params)) {
-    if (typeof value !== 'string') throw new BadInput(`params.${name} must be text (typed as a query literal: 5, true, "text", (1, 2))`);
+    if (typeof value !== 'string') throw new BadInput(`params[${shownInput(name)}] must be text (typed as a query literal: 5, true, "text", (1, 2))`);
     texts[name] = value;
   }
   return texts;
@@ -424,10 +424,21 @@ function paramValues(input: Readonly<Record<string, unknown>>, parsed: Query = o
   return values;
 }
 
+/**
+ * A value the page sent, as a refusal shows it: a short excerpt of a text or
+ * number, or its kind for anything else. The input is anyone's: it may be
+ * nested past what JSON.stringify can walk, or a megabyte long.
+ */
+function shownInput(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? 'a list' : 'an object';
+}
+
 function integerInput(value: unknown, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new BadInput(`${name} must be a whole number from ${min} to ${max}, found ${JSON.stringify(value)}`);
+    throw new BadInput(`${name} must be a whole number from ${min} to ${max}, found ${shownInput(value)}`);
   }
   return value;
 }
@@ -546,7 +557,7 @@ export function configEntry(text: string, params: Readonly<Record<string, string
  * The query as TypeScript: each parameter becomes a `${…}` value of the
  * `ckql` tagged template (always data, never syntax).
  */
-export function taggedTemplate(text: string, params: Readonly<Record<string, string>>, source: Pick<PlaySource, 'kind' | 'hasToken' | 'url' | 'language'>): string {
+export function taggedTemplate(text: string, params: Readonly<Record<string, string>>, source: Pick<PlaySource, 'kind' | 'hasToken' | 'url' | 'language' | 'tokenShell'>): string {
   let parsed: Query | undefined;
   try {
     parsed = parse(text);
@@ -568,7 +579,8 @@ export function taggedTemplate(text: string, params: Readonly<Record<string, str
   if (source.kind === 'url' || source.url !== undefined) {
     const options = [`url: ${JSON.stringify(source.url ?? 'https://data.example.org')}`];
     if (source.language !== undefined) options.push(`language: ${JSON.stringify(source.language)}`);
-    if (source.hasToken) options.push('token: process.env.CKQL_TOKEN');
+    // The variable the source's token is read from (a profile's token_env), else CKQL_TOKEN for the reader to set.
+    if (source.hasToken) options.push(`token: process.env.${/^\$([A-Za-z_][A-Za-z0-9_]*)$/.exec(source.tokenShell ?? '')?.[1] ?? 'CKQL_TOKEN'}`);
     lines.push(`const client = connect({ ${options.join(', ')} });`);
   } else {
     lines.push("// local data: start `ckql serve DATA` first; it listens on 127.0.0.1:8080", "const client = connect({ url: 'http://127.0.0.1:8080' });");

@@ -6,8 +6,8 @@
 
 import type { Query } from '../ast.js';
 import { compile, plan } from '../compile/compile.js';
-import { DEFAULT_MAX_SCAN } from '../compile/plan.js';
-import { splitSource, type Plan, type Target } from '../compile/plan.js';
+import { DEFAULT_MAX_JOIN_ROWS, DEFAULT_MAX_SCAN } from '../compile/plan.js';
+import { saysWhole, splitSource, type Plan, type Target } from '../compile/plan.js';
 import { portalTree } from '../execute/build.js';
 import type { Portal } from '../execute/build.js';
 import { describeTree, execute, readAll } from '../execute/run.js';
@@ -24,7 +24,8 @@ import type { FieldInfo, Row, SearchRequest, SearchResult } from '../datastore/t
 import { normalizeRequest } from '../datastore/validate.js';
 import { answerEmpty, hasEmptyListFilter } from './empty.js';
 import { actionUrl, queryStringFor } from './encode.js';
-import { sendSearch } from './transport.js';
+import { sendRequest, sendSearch } from './transport.js';
+import { readSqlResponse } from './response.js';
 import type { Exchanger, TransportOptions, WireRequest } from './transport.js';
 import type { Http } from './http.js';
 import { callAction, downloadFile } from './action.js';
@@ -126,6 +127,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   let detected: Promise<Target> | undefined;
   let found: Target | undefined;
   let maxScan = options.maxScan;
+  let maxJoinRows = options.maxJoinRows;
   const statusUrl = endpoint.replace(/datastore_search$/, 'status_show');
   const sqlUrl = endpoint.replace(/datastore_search$/, 'datastore_search_sql');
   const targetFor = (resourceId: string, signal: AbortSignal | undefined): Promise<Target> => {
@@ -148,9 +150,9 @@ export function connect(options: ClientOptions): DatastoreClient {
    */
   const planOf = async (input: SearchInput, params: Params | undefined, signal: AbortSignal | undefined): Promise<Plan | undefined> => {
     if (typeof input !== 'string' && !isQuery(input)) return undefined;
-    const withMax = maxScan === undefined ? {} : { maxScan };
+    const withMax = { ...(maxScan === undefined ? {} : { maxScan }), ...(maxJoinRows === undefined ? {} : { maxJoinRows }) };
     const basic = plan(input, { target: 'ckan-2.11', params, ...withMax });
-    if (basic.residual === undefined && !locallyFinished(basic)) return basic;
+    if (saysWhole(basic)) return basic;
     const portal = await targetFor((basic.request as SearchRequest).resource_id, signal);
     if (portal === 'ckan-2.11') return basic;
     return plan(input, { target: portal, params, ...withMax, ...(portal === 'sql' ? await joinFields(basic, signal) : {}) });
@@ -175,7 +177,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     if (closed) throw new DatastoreError('ABORTED', 'this client is closed; connect() again to send more requests');
     let answer: SearchResult;
     try {
-      answer = await sendSearch({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal);
+      answer = await sendRequest({ method: 'POST', url: sqlUrl, headers: postHeaders, body: JSON.stringify({ sql }) }, transport, signal, readSqlResponse);
     } catch (error) {
       // CKAN without the action (`ckan.datastore.sqlsearch.enabled` off, its default): the target is wrong, not the query.
       if (error instanceof DatastoreError && error.code === 'BAD_REQUEST' && /Action name not known: datastore_search_sql/.test(error.message)) {
@@ -186,7 +188,7 @@ export function connect(options: ClientOptions): DatastoreClient {
       }
       throw error;
     }
-    return sqlResult(answer);
+    return sqlResult(answer, base.origin);
   };
 
   const portal: Portal = { send, sendSql, origin: base.origin };
@@ -199,7 +201,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   const treeFor = (planned: Plan | undefined, input: SearchInput, params: Params | undefined, all: boolean, total: boolean, pageSize: number, counts?: ReadonlyMap<string, number>) => {
     const known: Target = (target ?? found) === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
     // A request 2.11 says whole is also 2.12's: on a portal known to be 2.12 its pages may follow next_page.
-    const paged = planned !== undefined && planned.residual === undefined && !locallyFinished(planned) && planned.target === 'ckan-2.11' ? { ...planned, target: known } : planned;
+    const paged = planned !== undefined && saysWhole(planned) && planned.target === 'ckan-2.11' ? { ...planned, target: known } : planned;
     const whole: Plan = paged ?? {
       target: known,
       request: requestOf(input, params, target),
@@ -211,7 +213,7 @@ export function connect(options: ClientOptions): DatastoreClient {
 
   const search = async (input: SearchInput, searchOptions: SearchOptions = {}): Promise<SearchResult> => {
     const planned = await planOf(input, searchOptions.params, searchOptions.signal);
-    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql' && !locallyFinished(planned))) {
+    if (planned === undefined || (saysWhole(planned) && planned.target !== 'sql')) {
       // One request says the whole query: the portal's own answer, as it is.
       const request = planned === undefined ? requestOf(input, searchOptions.params, target) : (planned.request as SearchRequest);
       if (answersEmptyItself(request, planned)) return answerEmpty(request, (probe) => send(probe, searchOptions.signal));
@@ -233,7 +235,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     const all = streamOptions.all === true;
     const pageSize = Math.max(1, Math.floor(streamOptions.pageSize ?? DEFAULTS.pageSize));
     const planned = await planOf(input, streamOptions.params, streamOptions.signal);
-    if (planned === undefined || (planned.residual === undefined && planned.target !== 'sql' && !locallyFinished(planned))) {
+    if (planned === undefined || (saysWhole(planned) && planned.target !== 'sql')) {
       const request = planned === undefined ? requestOf(input, streamOptions.params, target) : (planned.request as SearchRequest);
       if (answersEmptyItself(request, planned)) {
         // Nothing to read, but the same errors as `search` (an unknown field, resource or token).
@@ -280,7 +282,7 @@ export function connect(options: ClientOptions): DatastoreClient {
   const explain = async (input: SearchInput, explainOptions: SearchOptions = {}): Promise<Explanation> => {
     const planned = await planOf(input, explainOptions.params, explainOptions.signal);
     if (planned === undefined) return { chosen: target === undefined ? 'whole' : 'given', request: prepare(input, explainOptions.params) };
-    const chosen = planned.target === 'ckan-2.11' && planned.residual === undefined && !locallyFinished(planned) ? 'whole' : target === undefined ? 'detected' : 'given';
+    const chosen = planned.target === 'ckan-2.11' && saysWhole(planned) ? 'whole' : target === undefined ? 'detected' : 'given';
     const steps = describeTree(treeFor(planned, input, explainOptions.params, false, false, DEFAULTS.pageSize, await sideCounts(planned, explainOptions.signal)));
     if (planned.target === 'sql') return { plan: planned, chosen, steps, sql: { url: sqlUrl, text: (planned.request as SqlRequest).sql } };
     const request = planned.request as SearchRequest;
@@ -300,6 +302,13 @@ export function connect(options: ClientOptions): DatastoreClient {
       if (next !== undefined && (!Number.isSafeInteger(next) || next < 1)) throw toolError('USAGE', [`maxScan must be a whole number of records, 1 or more, not ${String(next)}`]);
       maxScan = next;
     },
+    get maxJoinRows() {
+      return maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
+    },
+    setMaxJoinRows: (next: number | undefined) => {
+      if (next !== undefined && (!Number.isSafeInteger(next) || next < 1)) throw toolError('USAGE', [`maxJoinRows must be a whole number of rows, 1 or more, not ${String(next)}`]);
+      maxJoinRows = next;
+    },
     setTarget: (next: Target | undefined) => {
       target = next;
       detected = undefined;
@@ -315,7 +324,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     stream,
     prepare,
     explain,
-    withLanguage: (next) => connect({ ...options, ...(maxScan === undefined ? {} : { maxScan }), ...(next === undefined ? { language: '' } : { language: next }) }),
+    withLanguage: (next) => connect({ ...options, ...(maxScan === undefined ? {} : { maxScan }), ...(maxJoinRows === undefined ? {} : { maxJoinRows }), ...(next === undefined ? { language: '' } : { language: next }) }),
     action: (name, body, actionOptions) => callAction(actions, name, body, actionOptions),
     download: (path, params, downloadOptions) => downloadFile(actions, path, params, downloadOptions),
     close: async () => {
@@ -401,9 +410,14 @@ function isQuery(input: Query | SearchRequest): input is Query {
  * and ckql's total column left out, the total read from that column (a page
  * with no records has none to carry it).
  */
-function sqlResult(answer: SearchResult): SearchResult {
+function sqlResult(answer: SearchResult, origin: string): SearchResult {
   const first = answer.records[0];
-  const total = first === undefined ? undefined : Number(first[TOTAL_COLUMN]);
+  // The column is PostgreSQL's count(*) OVER () (a bigint, which CKAN writes as a number or as its digits), where the SELECT counts.
+  const counted = first?.[TOTAL_COLUMN];
+  const total = counted === undefined ? undefined : Number(counted);
+  if (total !== undefined && !(Number.isSafeInteger(total) && total >= 0)) {
+    throw new DatastoreError('INVALID_RESPONSE', `${origin} answered a datastore_search_sql result whose records[0].${TOTAL_COLUMN} (the count) is not a whole number of 0 or more`);
+  }
   const hidden = (name: string) => name === TOTAL_COLUMN || name === '_full_text';
   const records = answer.records.map((record) => Object.fromEntries(Object.entries(record).filter(([name]) => !hidden(name))) as Row);
   const result: Record<string, unknown> = {
@@ -425,9 +439,4 @@ function boundQuery(input: SearchInput, params: Params | undefined): Query {
   if (typeof input === 'string') return params === undefined ? parse(input) : bind(parse(input), params);
   if (isQuery(input)) return params === undefined ? input : bind(input, params);
   return { kind: 'query', span: { start: 0, end: 0 }, from: { kind: 'from', span: { start: 0, end: 0 }, resource: { kind: 'string', span: { start: 0, end: 0 }, value: input.resource_id } } };
-}
-
-/** Whether ckql finishes a plan itself (a group, a join, facets): no one request says it, whatever its residual. */
-function locallyFinished(planned: Plan): boolean {
-  return planned.shaped !== undefined || planned.facets !== undefined || planned.facetRequest !== undefined;
 }

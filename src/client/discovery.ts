@@ -88,6 +88,13 @@ export async function* allDatasets(
     const result = await client.action('package_search', searchBody(query, SEARCH_ROWS_MAX, start, sort), query.signal === undefined ? {} : { signal: query.signal });
     const page = readPage(result, client.url);
     count = page.count;
+    // A portal that ignores `start` sends the same page again and again; only the count would stop it.
+    if (page.datasets.length > 0 && page.datasets.every((dataset) => seen.has(dataset.id))) {
+      throw new DatastoreError(
+        'INVALID_RESPONSE',
+        `${client.url} answered package_search start ${start} with datasets it gave before: it ignores start, so paging cannot go on (${seen.size} datasets read)`,
+      );
+    }
     // Follow what came, not what was asked: a portal whose rows_max is lower answers fewer.
     start += page.datasets.length;
     query.onPage?.({ fetched: Math.min(start, count), count });
@@ -126,6 +133,7 @@ export async function datastoreTables(client: DatastoreClient, signal?: AbortSig
   const tables = new Map<string, string[]>();
   const aliases: [string, string][] = [];
   // Follow what came, not what was asked: a portal whose rows_max is lower answers fewer a page.
+  let previous: string | undefined;
   for (let offset = 0; ; ) {
     let page;
     try {
@@ -137,12 +145,19 @@ export async function datastoreTables(client: DatastoreClient, signal?: AbortSig
       if (error instanceof DatastoreError && ['NOT_FOUND', 'FORBIDDEN', 'VALIDATION_ERROR', 'BAD_REQUEST'].includes(error.code)) return undefined;
       throw error;
     }
+    // A portal that ignores `offset` sends the same page again and again: nothing else would stop the paging.
+    const signature = JSON.stringify(page.records);
+    if (signature === previous) {
+      throw new DatastoreError('INVALID_RESPONSE', `${client.url} answered _table_metadata offset ${offset} with the same records as before: it ignores offset, so paging cannot go on`);
+    }
+    previous = signature;
     for (const row of page.records) {
       if (typeof row.name !== 'string' || row.name.startsWith('_')) continue;
       if (typeof row.alias_of === 'string') aliases.push([row.name, row.alias_of]);
       else if (!tables.has(row.name)) tables.set(row.name, []);
     }
-    if (page.records.length < Math.min(page.limit, SEARCH_ROWS_MAX) || page.records.length === 0) break;
+    // (a portal that says no limit served ours)
+    if (page.records.length < Math.min(page.limit ?? SEARCH_ROWS_MAX, SEARCH_ROWS_MAX) || page.records.length === 0) break;
     offset += page.records.length;
   }
   for (const [alias, table] of aliases) tables.get(table)?.push(alias);
@@ -177,10 +192,10 @@ export function totalOrder(sort: string | undefined): string {
 }
 
 function readPage(result: unknown, origin: string): DatasetPage {
-  if (!isObject(result) || typeof result.count !== 'number' || !Array.isArray(result.results)) {
+  if (!isObject(result) || !Number.isSafeInteger(result.count) || (result.count as number) < 0 || !Array.isArray(result.results)) {
     throw new DatastoreError('INVALID_RESPONSE', `${origin} answered package_search without a count and a list of results`);
   }
-  return { count: result.count, datasets: result.results.map((each) => datasetOf(each, origin)) };
+  return { count: result.count as number, datasets: result.results.map((each) => datasetOf(each, origin)) };
 }
 
 /** A package dict read defensively: a portal's extensions add and rename keys. */

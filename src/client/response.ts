@@ -37,13 +37,43 @@ export interface ResponseContext {
  * //   message: 'the server rejected the request: filters: invalid value "foo"' }
  */
 export function readResponse(status: number, text: string, context: ResponseContext): SearchResult {
+  return readSearch(status, text, context, 'datastore_search');
+}
+
+/**
+ * Reads a complete `datastore_search_sql` response as `readResponse` reads
+ * a search's: its `result` (records and fields; no `resource_id`, which
+ * that action does not echo), or the typed `DatastoreError`.
+ * @example
+ * readSqlResponse(200, '{"success": true, "result": {"records": [], "fields": [], "sql": "SELECT 1"}}', ctx).records // → []
+ */
+export function readSqlResponse(status: number, text: string, context: ResponseContext): SearchResult {
+  return readSearch(status, text, context, 'datastore_search_sql');
+}
+
+/**
+ * A `datastore_search_sql` result read through `action` (an `unknown`),
+ * checked as `readSqlResponse` checks one.
+ * @example checkedSqlResult({ records: [{ _id: 1 }], fields: [{ id: '_id', type: 'int' }] }, 'https://data.example.org').records // → [{ _id: 1 }]
+ * @example checkedSqlResult(null, 'https://data.example.org') // throws INVALID_RESPONSE: … a datastore_search_sql result that is no object with records
+ */
+export function checkedSqlResult(result: unknown, origin: string): SearchResult {
+  if (!isObject(result) || !Array.isArray(result.records)) {
+    throw new DatastoreError('INVALID_RESPONSE', `${origin} answered a datastore_search_sql result that is no object with records: ${bodyExcerpt(String(JSON.stringify(result)))}`);
+  }
+  return checkedResult(result, { origin, sentToken: false }, 'datastore_search_sql');
+}
+
+type SearchAction = 'datastore_search' | 'datastore_search_sql';
+
+function readSearch(status: number, text: string, context: ResponseContext, action: SearchAction): SearchResult {
   const json = parseJson(text);
   const envelope = isObject(json) ? json : undefined;
   if (status >= 200 && status < 300 && envelope?.success === true && isObject(envelope.result) && Array.isArray(envelope.result.records)) {
     const { records, fields } = envelope.result;
-    return checkedResult(roundsIntegers(records, fields) ? exactResult(text, envelope.result) : envelope.result, context);
+    return checkedResult(roundsIntegers(records, fields) ? exactResult(text, envelope.result) : envelope.result, context, action);
   }
-  return failure(status, text, json, context, 'a datastore_search response (no result.records)', 'datastore_search');
+  return failure(status, text, json, context, `a ${action} response (no result.records)`, action);
 }
 
 /**
@@ -111,29 +141,57 @@ function failure(status: number, text: string, json: unknown, context: ResponseC
 }
 
 /**
- * The parts of a result the CLI, the REPL and `searchAll` rely on, checked:
- * records are objects, `fields` is a list of `{ id, type }` with text ids,
- * `total` a number when present. Anything else is `INVALID_RESPONSE` naming
- * what was wrong, never a `TypeError` further on.
+ * Every part of a result the rest of ckql reads, checked before it is used
+ * (a portal may answer anything): records are objects (unless asked as
+ * lists), `fields` a list of `{ id, type }` with text ids and types,
+ * `resource_id` a text (`datastore_search` echoes it; the sql action does
+ * not), `total` and `limit` whole numbers of 0 or more, `offset` too,
+ * `total_was_estimated` a boolean, `next_page` CKAN 2.12's cursor
+ * (`{"_id": {"gt": n}}`), `records_truncated` a boolean. Anything else is
+ * `INVALID_RESPONSE` naming the action and the part, never a `TypeError`
+ * further on. A `total` of null is no total; no `fields` is none.
  */
-function checkedResult(result: Record<string, unknown>, context: ResponseContext): SearchResult {
+function checkedResult(result: Record<string, unknown>, context: ResponseContext, action: SearchAction): SearchResult {
   const wrong = (what: string): never => {
-    throw new DatastoreError('INVALID_RESPONSE', `${context.origin} answered a datastore_search result whose ${what}`);
+    throw new DatastoreError('INVALID_RESPONSE', `${context.origin} answered a ${action} result whose ${what}`, { body: bodyExcerpt(JSON.stringify(result) ?? '', 2_000) });
   };
   const records = result.records as unknown[];
   // Only object records are checked: `records_format: lists` answers arrays.
   const objects = result.records_format === undefined || result.records_format === 'objects';
-  const record = objects ? records.findIndex((each) => !isObject(each)) : -1;
-  if (record >= 0) wrong(`records[${record}] is not an object`);
+  if (!objects && result.records_format !== 'lists') wrong(`records_format is ${bodyExcerpt(String(JSON.stringify(result.records_format)), 60)}, not objects or lists`);
+  const record = objects ? records.findIndex((each) => !isObject(each)) : records.findIndex((each) => !Array.isArray(each));
+  if (record >= 0) wrong(`records[${record}] is not ${objects ? 'an object' : 'a list'}`);
+  const checked: Record<string, unknown> = { ...result };
   if (result.fields !== undefined) {
     if (!Array.isArray(result.fields)) wrong('fields is not a list');
-    const field = (result.fields as unknown[]).findIndex((each) => !isObject(each) || typeof each.id !== 'string');
-    if (field >= 0) wrong(`fields[${field}] is not a field ({ id, type })`);
+    const field = (result.fields as unknown[]).findIndex((each) => !isObject(each) || typeof each.id !== 'string' || typeof each.type !== 'string');
+    if (field >= 0) wrong(`fields[${field}] is not a field ({ id, type } with text id and type)`);
   } else {
-    result = { ...result, fields: [] };
+    checked.fields = [];
   }
-  if (result.total !== undefined && result.total !== null && typeof result.total !== 'number') wrong('total is not a number');
-  return result as unknown as SearchResult;
+  if (action === 'datastore_search' && typeof result.resource_id !== 'string') wrong('resource_id is not a text');
+  if (result.total === null) delete checked.total;
+  else if (result.total !== undefined && !isCount(result.total)) wrong('total is not a whole number of 0 or more');
+  for (const key of ['limit', 'offset'] as const) {
+    if (result[key] !== undefined && !isCount(result[key])) wrong(`${key} is not a whole number of 0 or more`);
+  }
+  for (const key of ['total_was_estimated', 'records_truncated'] as const) {
+    if (result[key] !== undefined && typeof result[key] !== 'boolean') wrong(`${key} is not true or false`);
+  }
+  if (result.next_page !== undefined && result.next_page !== null && !isCursor(result.next_page)) wrong('next_page is not a cursor ({"_id": {"gt": n}} or {"_id": {"lt": n}})');
+  return checked as unknown as SearchResult;
+}
+
+/** A count as CKAN gives one: a whole number, 0 or more, that a double holds exactly. */
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** CKAN 2.12's `next_page`: `{"_id": {"gt": n}}` or `{"_id": {"lt": n}}` (docs/ckan-2.12-reference.md §2.1). */
+function isCursor(value: unknown): boolean {
+  if (!isObject(value) || Object.keys(value).length !== 1 || !isObject(value._id)) return false;
+  const ops = Object.keys(value._id);
+  return ops.length === 1 && (ops[0] === 'gt' || ops[0] === 'lt') && Number.isSafeInteger(value._id[ops[0]]);
 }
 
 /**

@@ -97,7 +97,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
         return target === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
       }),
     );
-    const plan = planQuery(across.query, { target: targets[0]!, sideTargets: targets, maxScan: client.maxScan });
+    const plan = planQuery(across.query, { target: targets[0]!, sideTargets: targets, maxScan: client.maxScan, maxJoinRows: client.maxJoinRows });
     const sides = across.sides.map((side, i): SidePortal => ({ name: side.name, target: targets[i]!, origin: side.client.url, send: sideSend(side.name, side.client) }));
     return { plan, sides };
   };

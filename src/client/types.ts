@@ -111,6 +111,8 @@ export interface ClientOptions {
   readonly target?: Target;
   /** the most records a plan may fetch to finish a query locally; default 100 000 */
   readonly maxScan?: number;
+  /** the most rows a join may give (a plan's, or a local engine's): one past it is refused before it runs (`JOIN_TOO_LARGE`); default 10 000 000 */
+  readonly maxJoinRows?: number;
   /** receives warnings about the options (a `Bearer ` token); default `process.emitWarning` */
   readonly onWarning?: (message: string) => void;
   /**
@@ -240,6 +242,10 @@ export interface DatastoreClient {
   readonly maxScan: number;
   /** sets it (undefined: the default) for the queries from now on */
   setMaxScan(max: number | undefined): void;
+  /** the most rows a join may give (`ClientOptions.maxJoinRows`; default 10 000 000) */
+  readonly maxJoinRows: number;
+  /** sets it (undefined: the default) for the queries from now on */
+  setMaxJoinRows(max: number | undefined): void;
   /** the portal's target, detected once (status_show, else the 2.12 probe on this resource) unless one is set */
   detectTarget(resourceId: string, signal?: AbortSignal): Promise<Target>;
   readonly url: string;

@@ -36,6 +36,10 @@ export function clientWith(client: DatastoreClient, overridesOf: (inner: Datasto
       return client.maxScan;
     },
     setMaxScan: (max) => client.setMaxScan(max),
+    get maxJoinRows() {
+      return client.maxJoinRows;
+    },
+    setMaxJoinRows: (max) => client.setMaxJoinRows(max),
     setTarget: overrides.setTarget ?? ((target) => client.setTarget(target)),
     detectTarget: overrides.detectTarget ?? ((resourceId, signal) => client.detectTarget(resourceId, signal)),
     search: overrides.search ?? ((input, options) => client.search(input, options)),

@@ -6,7 +6,7 @@
  * `resource_id, filters, q, fields, sort, limit, offset`, and only the keys
  * the query sets, so the server's defaults apply to the rest.
  */
-import type { Condition, Query } from '../ast.js';
+import type { Condition, Field, Query, SelectItem } from '../ast.js';
 import { QueryError, queryError } from '../errors.js';
 import type { SearchRequest } from '../datastore/types.js';
 import { MAX_FIELDS, MAX_SORT_ITEMS } from '../datastore/validate.js';
@@ -15,7 +15,8 @@ import { firstParameter } from '../syntax/walk.js';
 import { bind } from './bind.js';
 import type { Params } from './bind.js';
 import { dictFilters } from './dict-filters.js';
-import { constructName, firstResidual, onlyEqualities, parseTarget, planQuery, type Plan, type PlanOptions, type Target } from './plan.js';
+import type { Span } from '../span.js';
+import { constructName, firstResidual, onlyEqualities, parseTarget, planQuery, saysWhole, type Plan, type PlanOptions, type Target } from './plan.js';
 import type { SqlRequest } from './sql.js';
 
 /**
@@ -47,7 +48,13 @@ import type { SqlRequest } from './sql.js';
  * `UNBOUND_PARAMETER` for a parameter left without a value;
  * `OR_ACROSS_FIELDS` (pointing at the first condition on another field) and
  * `AND_INSIDE_OR` (pointing at the `and` group) for what a request cannot
- * express. When given text, every error carries it as `source`.
+ * express; `TARGET_CANNOT_EXPRESS` for any other condition the target
+ * cannot say, and for what no single request says: `group by`, an
+ * aggregate, a bucket, an `as` name, `having`, a join or `facet` (the `sql`
+ * target says all but `facet` in one `SELECT`). Such a query is a plan:
+ * `plan` (and `client.explain`, `ckql explain`) shows it, `client.search`
+ * runs it, `evaluateQuery` answers it over records in hand. When given text,
+ * every error carries it as `source`.
  *
  * @example
  * compile(`from courses
@@ -71,8 +78,9 @@ export function compile(query: Query | string, options?: Params | CompileOptions
     checkNameCounts(bound, target);
     checkSearchText(bound, target);
     const planned = planQuery(bound, { target, distinctOnPortal: true });
-    if (planned.residual === undefined) return planned.request;
-    throw refusal(planned.residual.where!.condition, planned.target);
+    if (planned.residual !== undefined) throw refusal(planned.residual.where!.condition, planned.target);
+    if (!saysWhole(planned)) throw shapeRefusal(bound, planned.target);
+    return planned.request;
   });
 }
 
@@ -200,9 +208,49 @@ function refusal(residual: Condition, target: Target): QueryError {
   if (onlyEqualities(first)) dictFilters(first);
   const hint =
     target === 'ckan-2.11'
-      ? 'plan it instead (client.search and ckql query do), or compile for target ckan-2.12 or sql'
-      : 'plan it instead (client.search and ckql query do), or compile for target sql';
+      ? `${PLAN_IT}; or compile for target ckan-2.12 or sql`
+      : `${PLAN_IT}; or compile for target sql`;
   return queryError('TARGET_CANNOT_EXPRESS', first.span, [constructName(culprit(first, target)), target], { hint });
+}
+
+/** Where a query that is a plan runs and shows, in the library and on the command line. */
+const PLAN_IT =
+  'run it as a plan: client.search and ckql query do, plan() and ckql explain show it, evaluateQuery() runs it over records you hold';
+
+/**
+ * Why no single request says a query whose plan groups, joins, renames or
+ * facets (`saysWhole` false): the construct that comes first in the text.
+ * The `sql` target says all of them in one `SELECT` but the facets, which
+ * are a second statement.
+ */
+/** How a refusal names a select item that is not a field: its function, or what kind of value it is. */
+function constructWord(value: Exclude<SelectItem['value'], Field>): string {
+  if (value.kind === 'aggregate' || value.kind === 'bucket' || value.kind === 'call') return `"${value.fn}"`;
+  if (value.kind === 'binary') return `"${value.op}"`;
+  if (value.kind === 'negate') return '"-"';
+  if (value.kind === 'star') return '"*"';
+  if (value.kind === 'case' || value.kind === 'cast') return `"${value.kind}"`;
+  return 'a value';
+}
+
+function shapeRefusal(query: Query, target: Target): QueryError {
+  const found: { span: Span; name: string }[] = [];
+  if (query.facet !== undefined) found.push({ span: query.facet.span, name: '"facet"' });
+  if (target !== 'sql') {
+    for (const join of query.joins ?? []) found.push({ span: join.span, name: '"join"' });
+    if (query.group !== undefined) found.push({ span: query.group.span, name: '"group by"' });
+    if (query.having !== undefined) found.push({ span: query.having.span, name: '"having"' });
+    for (const item of query.select?.items ?? []) {
+      if (item.value.kind !== 'field') found.push({ span: item.value.span, name: constructWord(item.value) });
+      else if (item.as !== undefined) found.push({ span: item.span, name: '"as"' });
+    }
+    for (const key of query.order?.keys ?? []) {
+      if (key.field.kind === 'aggregate') found.push({ span: key.field.span, name: `"${key.field.fn}"` });
+    }
+  }
+  const first = found.reduce((a, b) => (b.span.start < a.span.start ? b : a), found[0] ?? { span: query.span, name: 'this query' });
+  const hint = target === 'sql' || query.facet !== undefined ? PLAN_IT : `${PLAN_IT}; or compile for target sql (one SELECT)`;
+  return queryError('TARGET_CANNOT_EXPRESS', first.span, [first.name, target], { hint });
 }
 
 /** The innermost construct a target cannot say, for the message. */

@@ -44,10 +44,20 @@ export function parseTarget(text: string): Target | undefined {
 /** The default number of records a plan may read to finish a query locally. */
 export const DEFAULT_MAX_SCAN = 100_000;
 
+/**
+ * The default number of rows a join may give; past it a join is refused
+ * before it runs (`JOIN_TOO_LARGE`). A joined row costs the memory engine 4
+ * bytes a side while the join runs (the positions of its rows), and a plan's
+ * joined records go on in batches (docs/executor.md, Counting and limits).
+ */
+export const DEFAULT_MAX_JOIN_ROWS = 10_000_000;
+
 export interface PlanOptions {
   readonly target?: Target;
   /** the most records the pushed-down part may match; default 100 000 */
   readonly maxScan?: number;
+  /** the most rows a join may give; default 10 000 000 (`DEFAULT_MAX_JOIN_ROWS`) */
+  readonly maxJoinRows?: number;
   /**
    * Send `select distinct` to a CKAN 2.11 portal as `distinct: true` (what
    * `compile` does: the request says it). Plans do not by default: CKAN
@@ -132,6 +142,8 @@ export interface Plan {
   readonly residual?: Query;
   readonly local: LocalSteps;
   readonly maxScan: number;
+  /** the most rows a join may give, when asked for (`PlanOptions.maxJoinRows`); else `DEFAULT_MAX_JOIN_ROWS` */
+  readonly maxJoinRows?: number;
   /** a grouped, joined or renamed query on a `ckan-*` target: how its records are read and finished */
   readonly shaped?: ShapedPlan;
   /** a query with `facet` on a `ckan-*` target: how the records its facets count are read */
@@ -140,6 +152,17 @@ export interface Plan {
   readonly facetRequest?: SqlRequest;
   /** the `sql` target: the fields it was planned with (`PlanOptions.fields`), to plan each page of its records with */
   readonly fields?: readonly (readonly FieldInfo[])[];
+}
+
+/**
+ * Whether a plan's request says its whole query, so that the portal's answer
+ * to it is the query's: nothing runs locally (no residual) and nothing is
+ * grouped, joined, renamed or faceted from the records read.
+ * @example saysWhole(plan('from courses where subject = math')) // → true
+ * @example saysWhole(plan('from courses group by subject select subject, count(*)')) // → false
+ */
+export function saysWhole(planned: Plan): boolean {
+  return planned.residual === undefined && planned.shaped === undefined && planned.facets === undefined && planned.facetRequest === undefined;
 }
 
 /**
@@ -220,6 +243,7 @@ function planShaped(query: Query, options: PlanOptions): Plan {
       join: shape.joins.length > 0,
     },
     maxScan,
+    ...(options.maxJoinRows === undefined ? {} : { maxJoinRows: options.maxJoinRows }),
     shaped,
   });
 }
@@ -350,7 +374,9 @@ function planPlain(query: PlainQuery, options: PlanOptions): Plan {
   const request: Record<string, unknown> = { resource_id: resource };
   if (filters !== undefined) request.filters = filters;
   if (query.search !== undefined) Object.assign(request, searchKeys(query.search));
-  const localDistinct = query.select?.distinct === true && target === 'ckan-2.11' && options.distinctOnPortal !== true;
+  // Distinct runs here on CKAN 2.11 (see `distinctOnPortal`), and on any target after a condition that runs here:
+  // the portal's distinct would come before the records that condition drops.
+  const localDistinct = query.select?.distinct === true && (rest !== undefined || (target === 'ckan-2.11' && options.distinctOnPortal !== true));
   const local = rest !== undefined || localDistinct;
   if (query.select?.distinct && !local) request.distinct = true;
   if (query.select !== undefined) {

@@ -17,17 +17,51 @@ export type KeyPath = readonly (string | number)[];
  * @example lineOfPath('profiles:\n  prod:\n    method: PUT\n', 'yaml', ['profiles', 'prod', 'method']) // 3
  */
 export function lineOfPath(text: string, format: ConfigFormat, path: KeyPath): number | undefined {
-  return format === 'toml' ? lineOfTomlPath(text, path) : lineOfYamlPath(text, path);
+  return locatorOf(text, format)(path);
 }
 
-function lineOfYamlPath(text: string, path: KeyPath): number | undefined {
+/**
+ * One text's locator, made once: a config's checks ask the line of each of
+ * its named queries, and parsing the file again for each made 1,000 queries
+ * take minutes. The last text's locator is kept.
+ */
+function locatorOf(text: string, format: ConfigFormat): (path: KeyPath) => number | undefined {
+  if (last !== undefined && last.text === text && last.format === format) return last.locate;
+  const locate = format === 'toml' ? tomlLocator(text) : yamlLocator(text);
+  last = { text, format, locate };
+  return locate;
+}
+
+let last: { readonly text: string; readonly format: ConfigFormat; readonly locate: (path: KeyPath) => number | undefined } | undefined;
+
+function yamlLocator(text: string): (path: KeyPath) => number | undefined {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter });
+  const keyed = new WeakMap<object, Map<string, unknown>>();
+  /** A map's pairs by key, indexed once per map (a find per query was quadratic in the queries too). */
+  const pairsOf = (map: object & { items: unknown[] }): Map<string, unknown> => {
+    let pairs = keyed.get(map);
+    if (pairs === undefined) {
+      pairs = new Map();
+      for (const item of map.items as { key: unknown }[]) if (isScalar(item.key) && !pairs.has(String(item.key.value))) pairs.set(String(item.key.value), item);
+      keyed.set(map, pairs);
+    }
+    return pairs;
+  };
+  return (path) => lineOfYamlPath(document, lineCounter, path, pairsOf);
+}
+
+function lineOfYamlPath(
+  document: ReturnType<typeof parseDocument>,
+  lineCounter: LineCounter,
+  path: KeyPath,
+  pairsOf: (map: object & { items: unknown[] }) => Map<string, unknown>,
+): number | undefined {
   let node: unknown = document.contents;
   let offset = rangeStart(node);
   for (const segment of path) {
     if (isMap(node)) {
-      const pair = node.items.find((item) => isScalar(item.key) && String(item.key.value) === String(segment));
+      const pair = pairsOf(node).get(String(segment)) as { key: unknown; value: unknown } | undefined;
       if (pair === undefined) break;
       offset = rangeStart(pair.key) ?? offset;
       node = pair.value;
@@ -53,7 +87,7 @@ function rangeStart(node: unknown): number | undefined {
  * under its table's path, then answers with the longest recorded prefix of
  * `path`.
  */
-function lineOfTomlPath(text: string, path: KeyPath): number | undefined {
+function tomlLocator(text: string): (path: KeyPath) => number | undefined {
   const lines = new Map<string, number>();
   let table: string[] = [];
   text.split(/\r?\n/).forEach((raw, index) => {
@@ -67,11 +101,13 @@ function lineOfTomlPath(text: string, path: KeyPath): number | undefined {
     const assignment = /^((?:"[^"]*"|'[^']*'|[A-Za-z0-9_.\s-])+?)\s*=/.exec(line);
     if (assignment?.[1] !== undefined) remember(lines, [...table, ...splitTomlKey(assignment[1])], index + 1);
   });
-  for (let length = path.length; length > 0; length -= 1) {
-    const found = lines.get(pathKey(path.slice(0, length)));
-    if (found !== undefined) return found;
-  }
-  return undefined;
+  return (path) => {
+    for (let length = path.length; length > 0; length -= 1) {
+      const found = lines.get(pathKey(path.slice(0, length)));
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
 }
 
 /** Every prefix too: `[a.b]` is where `a` first appears when nothing came before it. */

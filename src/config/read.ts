@@ -3,15 +3,15 @@
  * code a command needs only when a config file exists, so `load.ts` imports
  * this module on demand.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { toolError } from '../errors.js';
+import { ToolError, toolError } from '../errors.js';
+import { readTextFile } from '../engine/files.js';
 import { didYouMean } from '../text.js';
-import type { ToolError } from '../errors.js';
 import { formatKeyPath, lineOfPath } from './locate.js';
 import type { ConfigFormat, KeyPath } from './locate.js';
 import { configSchema, dataProfileSchema, namedQuerySchema, tokenKeys, urlProfileSchema } from './schema.js';
@@ -22,12 +22,11 @@ import type { Config, NamedQuery, ParamDefault, Profile, QueryOrigin, TokenSourc
 export async function readConfigFile(file: string): Promise<Config> {
   let text: string;
   try {
-    text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
+    text = await readTextFile(file);
   } catch (cause) {
-    throw toolError('CONFIG_INVALID', [file, `cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'})`], {
-      file,
-      cause,
-    });
+    // FILE_UNREADABLE says what the file is (a FIFO, a symlink loop, too large, not UTF-8); a config keeps its own code.
+    const detail = cause instanceof ToolError ? cause.message.slice(file.length + 1) : `cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'})`;
+    throw toolError('CONFIG_INVALID', [file, detail], { file, cause, ...(cause instanceof ToolError && cause.hint !== undefined ? { hint: cause.hint } : {}) });
   }
   const config = configFromText(file, text);
   const format = formatOf(file);
@@ -99,7 +98,12 @@ function parseText(file: string, text: string, format: ConfigFormat): unknown {
         const detail = (first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
         throw invalid(line, `not valid YAML: ${detail}`, first);
       }
-      return document.toJS({ maxAliasCount: 100 }) as unknown;
+      try {
+        return document.toJS({ maxAliasCount: 100 }) as unknown;
+      } catch (cause) {
+        // yaml's guard against an alias bomb (aliases of aliases that expand to millions of nodes).
+        throw invalid(undefined, 'not valid YAML here: its aliases (*name) expand to too many values; write the values out, or use fewer aliases', cause);
+      }
     }
   }
 }
@@ -146,7 +150,7 @@ function profileHint(profiles: ReadonlyMap<string, Profile>): string {
 function validateProfile(name: string, value: unknown, baseDir: string, fail: Fail): Profile {
   const path = ['profiles', name];
   const isData = typeof value === 'object' && value !== null && ('data' in value || 'db' in value);
-  const hint = 'a profile has either url (with language, method, timeout, token_env, token_file, token_cmd, resources, target, max_scan, token_header, user_agent, max_in_flight) or data (with engine, db, target, max_scan, infer)';
+  const hint = 'a profile has either url (with language, method, timeout, token_env, token_file, token_cmd, resources, target, max_scan, max_join_rows, token_header, user_agent, max_in_flight) or data (with engine, db, target, max_scan, max_join_rows, infer)';
   if (isData) {
     const profile = check(dataProfileSchema, value, path, fail, hint);
     const paths = profile.data === undefined ? [] : typeof profile.data === 'string' ? [profile.data] : profile.data;
@@ -159,6 +163,7 @@ function validateProfile(name: string, value: unknown, baseDir: string, fail: Fa
       ...(db === undefined ? {} : { db }),
       ...(profile.target === undefined ? {} : { target: profile.target }),
       ...(profile.max_scan === undefined ? {} : { maxScan: profile.max_scan }),
+      ...(profile.max_join_rows === undefined ? {} : { maxJoinRows: profile.max_join_rows }),
       ...(profile.infer === undefined ? {} : { infer: profile.infer }),
     };
   }
@@ -174,6 +179,7 @@ function validateProfile(name: string, value: unknown, baseDir: string, fail: Fa
     resources: profile.resources ?? [],
     ...(profile.target === undefined ? {} : { target: profile.target }),
     ...(profile.max_scan === undefined ? {} : { maxScan: profile.max_scan }),
+      ...(profile.max_join_rows === undefined ? {} : { maxJoinRows: profile.max_join_rows }),
     ...(profile.token_header === undefined ? {} : { tokenHeader: profile.token_header }),
     ...(profile.user_agent === undefined ? {} : { userAgent: profile.user_agent }),
     ...(profile.max_in_flight === undefined ? {} : { maxInFlight: profile.max_in_flight }),

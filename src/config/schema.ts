@@ -63,6 +63,7 @@ export const urlProfileSchema = z
     target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional().describe('the CKAN dialect: ckan-2.11, ckan-2.12 or sql'),
     /** the most records a plan may read to finish a query locally */
     max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional().describe('the most records a plan may read to finish a query locally (default 100000)'),
+    max_join_rows: z.number({ error: 'must be a number of rows' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional().describe('the most rows a join may give; one past it is refused before it runs (default 10000000)'),
     token_header: nonEmptyText
       .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'must be an HTTP header name such as X-CKAN-API-Key' })
       .optional()
@@ -96,6 +97,7 @@ export const dataProfileSchema = z
     target: z.enum(['ckan-2.11', 'ckan-2.12', 'sql'], { error: 'must be ckan-2.11, ckan-2.12 or sql' }).optional().describe('the CKAN dialect: ckan-2.11, ckan-2.12 or sql'),
     /** the most records a plan may read to finish a query locally */
     max_scan: z.number({ error: 'must be a number of records' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional().describe('the most records a plan may read to finish a query locally (default 100000)'),
+    max_join_rows: z.number({ error: 'must be a number of rows' }).int({ error: 'must be a whole number' }).positive({ error: 'must be above 0' }).optional().describe('the most rows a join may give; one past it is refused before it runs (default 10000000)'),
     infer: z
       .enum(['ckql', 'xloader', 'datapusher'], { error: 'must be ckql, xloader or datapusher' })
       .optional()

@@ -25,6 +25,8 @@ export type Profile =
       readonly target?: 'ckan-2.11' | 'ckan-2.12' | 'sql';
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** the most rows a join may give */
+      readonly maxJoinRows?: number;
       /** the header the token is sent in (CKAN's `apitoken_header_name`) */
       readonly tokenHeader?: string;
       readonly userAgent?: string;
@@ -44,6 +46,8 @@ export type Profile =
       readonly target?: 'ckan-2.11' | 'ckan-2.12' | 'sql';
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** the most rows a join may give */
+      readonly maxJoinRows?: number;
       /** how columns no fields file declares are typed */
       readonly infer?: 'ckql' | 'xloader' | 'datapusher';
     };

@@ -81,6 +81,26 @@ export function parseFilters(filters: unknown, options: ParseFiltersOptions): Fi
   return options.ckan === '2.12' ? parse212(filters, options.fields) : parse211(filters, options.fields);
 }
 
+/**
+ * The version whose reading of `filters` answers it: 2.12 for a form only
+ * CKAN 2.12 reads (docs/ckan-2.12-reference.md §1): a list of filter
+ * dicts, an operator dict among a field's values (`{"gte": 5}`, alone or in
+ * a list), or a `$or`/`$and` list. CKAN 2.11 refuses each of them (`Filters
+ * must be defined as a dict`, `can't adapt type 'dict'`), so reading them as
+ * 2.12 turns no 2.11 answer into another. Anything else is 2.11's.
+ * @example filtersVersion({ year: { gte: 2020 } }) // → '2.12'
+ * @example filtersVersion({ year: [2020, 2021], $x: 1 }) // → '2.11'
+ */
+export function filtersVersion(filters: unknown): CkanVersion {
+  if (Array.isArray(filters)) return filters.length > 0 && filters.every(isDict) ? '2.12' : '2.11';
+  if (!isDict(filters)) return '2.11';
+  for (const value of Object.values(filters)) {
+    // an operator dict, a list holding one, or `$or`/`$and`'s list of filter dicts
+    if (isDict(value) || (Array.isArray(value) && value.some(isDict))) return '2.12';
+  }
+  return '2.11';
+}
+
 // ---------------------------------------------------------------------------
 // CKAN 2.11
 

@@ -271,18 +271,27 @@ export function isNumberType(type: string): boolean {
 const DECIMAL_TEXT = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /**
- * The sort order of a number column of a typed table: its numbers and the
- * numbers the loader kept as their text because a double cannot hold them
- * (beyond 2^53, long decimals) by value, exactly, as PostgreSQL sorts
- * `numeric`; anything else (other texts too) as `compareValues` orders it.
+ * The sort order of a number column of a typed table, exactly, as PostgreSQL
+ * sorts `numeric`: its numbers and its number text (the loader keeps every
+ * integer beyond 2^53 and every decimal a double cannot hold as its text; a
+ * declared field may hold text such as `"7"`) by value, NaN above them all;
+ * anything else (other text, booleans, null) as `compareValues` places it
+ * beside a number, so the order stays total.
  * @example
- * ['9007199254740993', 42, '9007199254740992'].sort(compareNumberColumn) // [42, '9007199254740992', '9007199254740993']
+ * ['18446744073709551616', 42, '9007199254740993'].sort(compareNumberColumn) // [42, '9007199254740993', '18446744073709551616']
  */
 export function compareNumberColumn(a: unknown, b: unknown): number {
-  const exact = (v: unknown): v is number | string =>
-    typeof v === 'number' ? !Number.isNaN(v) : typeof v === 'string' && DECIMAL_TEXT.test(v) && compareDecimal(Number(v), v) !== 0;
-  if ((typeof a === 'string' || typeof b === 'string') && exact(a) && exact(b)) return compareDecimal(a, b);
-  return compareValues(a, b);
+  // the common case first: two doubles, no text read
+  if (typeof a === 'number' && typeof b === 'number') return compareNumbers(a, b);
+  const x = isNumberOperand(a);
+  const y = isNumberOperand(b);
+  if (x && y) return compareDecimal(a, b);
+  // one side is no number: it sorts where compareValues puts it beside any number
+  return compareValues(x ? 0 : a, y ? 0 : b);
+}
+
+function isNumberOperand(value: unknown): value is number | string {
+  return typeof value === 'number' || (typeof value === 'string' && DECIMAL_TEXT.test(value));
 }
 
 /**

@@ -91,6 +91,8 @@ export interface EngineQueryOptions {
   readonly all?: boolean;
   /** records per batch; default 1000 */
   readonly batchSize?: number;
+  /** the most rows a join may give: one that would give more is refused before it runs (`JOIN_TOO_LARGE`); default 10 000 000 */
+  readonly maxJoinRows?: number;
 }
 
 /** A whole query's answer (docs/executor.md): its fields, then its records in batches, read as they are wanted. */

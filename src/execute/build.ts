@@ -164,8 +164,13 @@ function recordsTree(plan: Plan, query: Query, portal: Portal, options: RunOptio
 }
 
 /** The tree of a query that a local engine answers whole. */
-export function engineTree(engine: Engine, query: Query, options: Pick<RunOptions, 'all' | 'total'> & { readonly batchSize?: number }): Operator {
-  return engineQuery(engine, query, { all: options.all, total: options.total, ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }) });
+export function engineTree(engine: Engine, query: Query, options: Pick<RunOptions, 'all' | 'total'> & { readonly batchSize?: number; readonly maxJoinRows?: number }): Operator {
+  return engineQuery(engine, query, {
+    all: options.all,
+    total: options.total,
+    ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+    ...(options.maxJoinRows === undefined ? {} : { maxJoinRows: options.maxJoinRows }),
+  });
 }
 
 /**

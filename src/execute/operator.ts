@@ -6,7 +6,7 @@
  * returns the generators below it, which release what they hold.
  */
 import type { Facets, FieldInfo, Row } from '../datastore/types.js';
-import { DatastoreError } from '../errors.js';
+import { abortedBy, breathe as breatheFor } from '../engine/pace.js';
 
 /** What every operator of one run shares: the signal that cancels it, and counters for explain and footers. */
 export interface RunContext {
@@ -65,30 +65,11 @@ export function checkSignal(context: RunContext): void {
   if (context.signal?.aborted === true) throw abortedBy(context.signal);
 }
 
-/** The error of a cancelled run: the signal's reason when it is ckql's `ABORTED`, else an `ABORTED` that carries it. */
-export function abortedBy(signal: AbortSignal): DatastoreError {
-  const reason: unknown = signal.reason;
-  if (reason instanceof DatastoreError && reason.code === 'ABORTED') return reason;
-  return new DatastoreError('ABORTED', 'the query was cancelled', { cause: reason });
-}
-
-let lastBreath = 0;
-
 /**
- * Lets the event loop run (a Ctrl-C, a keypress, a timer) when a run has
- * held it for a few milliseconds: batches handed on through async
- * generators only ever wait on promises, so without this a local engine's
- * answer would be read to its end before a SIGINT is even seen. Then checks
- * the signal.
+ * Lets the event loop run when the run has held it for a few milliseconds
+ * (a Ctrl-C, a keypress, a timer), then checks the signal: the engine's
+ * `breathe` (engine/pace.ts), which the memory engine's own loops share.
  */
-export async function breathe(context: RunContext): Promise<void> {
-  const now = performance.now();
-  if (now - lastBreath >= BREATH_MS) {
-    lastBreath = now;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  checkSignal(context);
+export function breathe(context: RunContext): Promise<void> {
+  return breatheFor(context.signal);
 }
-
-/** How long a run may hold the event loop between two looks at it. */
-const BREATH_MS = 8;

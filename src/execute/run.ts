@@ -3,7 +3,7 @@
  * was read and what is known of the rest (docs/executor.md, Results).
  */
 import type { Facets, FieldInfo, ReadSummary, Row } from '../datastore/types.js';
-import { abortedBy } from './operator.js';
+import { abortedBy } from '../engine/pace.js';
 import type { Operator, RunContext, RunStats } from './operator.js';
 
 /** A run under way: its fields, its records as they come, and afterwards its summary. */

@@ -11,6 +11,7 @@
 import type { Bucket, Condition, Field, Query } from '../ast.js';
 import type { BoundShape, Shape } from '../compile/shape.js';
 import { bindShape, fieldRefText, mapCondition, shapeOf, valueText } from '../compile/shape.js';
+import { DEFAULT_MAX_JOIN_ROWS } from '../compile/plan.js';
 import type { Plan, ShapedPlan, SidePlan } from '../compile/plan.js';
 import { bucketFunction } from '../datastore/buckets.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, Filters, JsonValue, Row, SearchRequest } from '../datastore/types.js';
@@ -20,10 +21,12 @@ import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } fr
 import type { Read } from '../engine/memory/aggregate.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
 import { fieldRead } from '../engine/memory/row-shape.js';
+import { joinHint } from '../engine/memory/shaped.js';
 import { queryError } from '../errors.js';
 import { format } from '../format.js';
 import { filter, limit } from './local.js';
 import { breathe, checkSignal } from './operator.js';
+import { paced, runSteps } from '../engine/pace.js';
 import type { Operator, RunContext, Stream } from './operator.js';
 import { pageScan } from './scan.js';
 import type { Paging, SendPage } from './scan.js';
@@ -248,6 +251,7 @@ function joinedTest(condition: Condition, shape: Shape, fields: readonly FieldIn
  */
 function hashJoin(shaped: ShapedPlan, shape: Shape, plan: Plan, scan: (side: SidePlan, request?: SearchRequest) => Operator): Operator {
   const inputs = shaped.sides.map((side) => scan(side));
+  const maxJoinRows = plan.maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
   return {
     kind: 'join',
     detail: shape.joins
@@ -316,35 +320,65 @@ function hashJoin(shaped: ShapedPlan, shape: Shape, plan: Plan, scan: (side: Sid
           const leftJoin = shape.joins[0]!.left;
           const matched = leftJoin && buildSide === 0 ? new Set<Row>() : undefined;
           const probeReads = probeKeys.map((f) => plainReader(bound, f));
+          const probeKey = (row: Row): string | undefined => keyText(probeReads.map((r) => r(row)));
+          const refuse = joinRefusal(shape, pairs, maxJoinRows);
+          // The most rows the join can give, from the hash and the other side's count; past the bound, the other
+          // side (at most maxScan records) is read first and the rows counted exactly, so the join is refused before it runs.
+          let most = 0;
+          for (const list of hashed.values()) most = Math.max(most, list.length);
+          const perProbe = leftJoin && probeSide === 0 ? Math.max(1, most) : most;
+          const unmatchedAtMost = matched === undefined ? 0 : buildRows.length;
+          let probeBatches: AsyncIterable<readonly Row[]> | Iterable<readonly Row[]> = probe.batches;
+          if ((probe.total ?? Number.POSITIVE_INFINITY) * perProbe + unmatchedAtMost > maxJoinRows) {
+            const held: (readonly Row[])[] = [];
+            for await (const batch of probe.batches) {
+              await breathe(context);
+              held.push(batch);
+            }
+            const counted = countJoined(held, probeKey, hashed, leftJoin && probeSide === 0, matched !== undefined, buildRows.length);
+            if (counted.rows > maxJoinRows) throw refuse(0, counted.rows, true, counted.multiplying);
+            probeBatches = held;
+          }
           const later = shape.joins.slice(1);
-          const joinLater = laterJoins(later, pairs.slice(1), opened.slice(2), bound, context);
+          const joinLater = laterJoins(later, pairs.slice(1), opened.slice(2), bound, context, maxJoinRows, (j, rows) => refuse(j, rows, false, []));
+          // The first join's rows: given on in batches of at most JOINED_BATCH, each through the later joins.
+          let given = 0;
+          let joined: Row[] = [];
+          const add = (row: Row): void => {
+            if (++given > maxJoinRows) throw refuse(0, maxJoinRows, false, []);
+            joined.push(row);
+          };
           const out = (left: Row | null, right: Row | null): Row => {
             const record: Record<string, JsonValue> = {};
             put(record, 0, buildSide === 0 ? left : right, fields[0]!);
             put(record, 1, buildSide === 0 ? right : left, fields[1]!);
             return record as Row;
           };
-          for await (const batch of probe.batches) {
+          for await (const batch of probeBatches) {
             await breathe(context);
-            const joined: Row[] = [];
             for (const row of batch) {
-              const key = keyText(probeReads.map((r) => r(row)));
+              const key = probeKey(row);
               const matches = key === undefined ? undefined : hashed.get(key);
               if (matches !== undefined) {
                 for (const m of matches) {
                   matched?.add(m);
-                  joined.push(out(m, row));
+                  add(out(m, row));
                 }
               } else if (leftJoin && probeSide === 0) {
-                joined.push(out(null, row));
+                add(out(null, row));
+              }
+              if (joined.length >= JOINED_BATCH) {
+                const next = await joinLater(joined);
+                joined = [];
+                await breathe(context);
+                if (next.length > 0) yield next;
               }
             }
-            const next = await joinLater(joined);
-            if (next.length > 0) yield next;
           }
-          if (matched !== undefined) {
-            const rest = buildRows.filter((row) => !matched.has(row)).map((row) => out(row, null));
-            const next = await joinLater(rest);
+          if (matched !== undefined) for (const row of buildRows) if (!matched.has(row)) add(out(row, null));
+          // What is left, in batches as above.
+          for (let from = 0; from < joined.length; from += JOINED_BATCH) {
+            const next = await joinLater(joined.slice(from, from + JOINED_BATCH));
             if (next.length > 0) yield next;
           }
         }
@@ -355,6 +389,74 @@ function hashJoin(shaped: ShapedPlan, shape: Shape, plan: Plan, scan: (side: Sid
       }
     },
   };
+}
+
+/** Joined records a join gives on at once: the operators above fold or hold them a batch at a time. */
+const JOINED_BATCH = 10_000;
+
+/** A key of the join and the records of each side that have it. */
+interface KeyCount {
+  readonly key: string;
+  readonly left: number;
+  readonly right: number;
+}
+
+/**
+ * The refusal of join `j` (0: the first) past the bound: `rows` counted
+ * (`exact`), or the bound met while it ran; with the keys that multiply
+ * and what to write instead (joinHint, as the memory engine says it).
+ */
+function joinRefusal(
+  shape: Shape,
+  pairs: readonly (readonly { added: { side: number; info: FieldInfo } }[])[],
+  max: number,
+): (j: number, rows: number, exact: boolean, multiplying: readonly KeyCount[]) => Error {
+  return (j, rows, exact, multiplying) => {
+    const join = shape.joins[j]!;
+    const source = shape.sources[j + 1]!;
+    const example = { resource: source.resource, key: pairs[j]![0]!.added.info.id, qualifier: source.qualifier };
+    return queryError('JOIN_TOO_LARGE', join.span, [rows, max, exact], { hint: joinHint(join, example, multiplying) });
+  };
+}
+
+/**
+ * The records the first join gives over the other side's records (`held`):
+ * for each, the hashed records of its key (a left join from it: at least
+ * one), and (a left join into it) the hashed records no key met; with the
+ * keys that multiply the most.
+ */
+function countJoined(
+  held: readonly (readonly Row[])[],
+  keyOf: (row: Row) => string | undefined,
+  hashed: ReadonlyMap<string, readonly Row[]>,
+  keepProbe: boolean,
+  keepHashed: boolean,
+  hashedCount: number,
+): { rows: number; multiplying: KeyCount[] } {
+  const hits = new Map<string, number>();
+  let rows = 0;
+  for (const batch of held) {
+    for (const row of batch) {
+      const key = keyOf(row);
+      const matches = key === undefined ? undefined : hashed.get(key);
+      if (matches === undefined) {
+        if (keepProbe) rows += 1;
+        continue;
+      }
+      rows += matches.length;
+      hits.set(key!, (hits.get(key!) ?? 0) + 1);
+    }
+  }
+  if (keepHashed) {
+    let met = 0;
+    for (const key of hits.keys()) met += hashed.get(key)!.length;
+    rows += hashedCount - met;
+  }
+  const multiplying = [...hits]
+    .map(([key, n]) => ({ key, left: n, right: hashed.get(key)!.length }))
+    .sort((a, b) => b.left * b.right - a.left * a.right)
+    .slice(0, 3);
+  return { rows, multiplying };
 }
 
 /** A field's value in its own side's record (before joining). */
@@ -378,7 +480,11 @@ function laterJoins(
   streams: readonly (Stream | undefined)[],
   _bound: BoundShape,
   context: RunContext,
+  max: number,
+  refuse: (j: number, rows: number) => Error,
 ): (rows: Row[]) => Promise<Row[]> {
+  // The rows each later join has given so far: one past `max` stops the query.
+  const given = joins.map(() => 0);
   if (joins.length === 0) return (rows) => Promise.resolve(rows);
   const tables: Promise<{ hashed: Map<string, Row[]>; fields: readonly FieldInfo[] }>[] = [];
   const tableOf = (j: number) =>
@@ -408,6 +514,8 @@ function laterJoins(
       for (const row of current) {
         const key = keyText(keys.map((k) => row[k] ?? null));
         const matches = key === undefined ? undefined : hashed.get(key);
+        const adds = matches === undefined ? (joins[j]!.left ? 1 : 0) : matches.length;
+        if ((given[j]! += adds) > max) throw refuse(j + 1, max);
         if (matches === undefined) {
           if (joins[j]!.left) {
             const record = { ...row } as Record<string, JsonValue>;
@@ -494,7 +602,7 @@ function aggregate(input: Operator, shape: Shape): Operator {
           await breathe(context);
           aggregator.addAll(batch);
         }
-        groups.push(...finishGroups(bound, aggregator.groups()).map(namedColumns(bound)));
+        groups.push(...(await paced(finishGroups(bound, aggregator.groups()), context.signal)).map(namedColumns(bound)));
         for (let from = 0; from < groups.length; from += 1000) yield groups.slice(from, from + 1000);
       }
       const stream: Stream = {
@@ -522,7 +630,7 @@ function countOnly(shaped: ShapedPlan, shape: Shape, portal: ShapedPortal): Oper
       const bound = bindShape(shape, [answer.fields]);
       const row: Record<string, JsonValue> = {};
       shape.aggregates.forEach((_, i) => (row[`a${i}`] = total));
-      const groups = finishGroups(bound, [row as Row]).map(namedColumns(bound));
+      const groups = runSteps(finishGroups(bound, [row as Row])).map(namedColumns(bound));
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         if (groups.length > 0) yield groups;
       }
@@ -607,7 +715,7 @@ function columns(input: Operator, shape: Shape, holds: boolean): Operator {
           nulls: k < shape.order.length ? shape.order[k]!.nulls : undefined,
           type: sortTypes[k],
         }));
-        const rows = sortRows(kept, keys).map((entry) => entry['\u0000'] as unknown as Row);
+        const rows = (await paced(sortRows(kept, keys), context.signal)).map((entry) => entry['\u0000'] as unknown as Row);
         for (let from = 0; from < rows.length; from += 1000) yield rows.slice(from, from + 1000);
       }
       return { fields, batches: closing(sorted(), () => upstream.batches.return()), outcome: () => ({ matched: kept.length, more: false }) };

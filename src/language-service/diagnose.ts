@@ -87,12 +87,7 @@ function diagnoseStatement(text: string, context: LanguageContext): Diagnostic[]
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
     const fixes = syntaxFixes(error, text);
-    const diagnostic = fromQueryError(error, 'error', fixes);
-    // `f = (a, b)`: the parser only knows a value was expected; the fix knows what was meant.
-    if (diagnostic.hint === undefined && fixes.some((fix) => fix.title.startsWith('Compare with a list'))) {
-      return [{ ...diagnostic, hint: `to match any of several values write ${fixes[0]!.edits[0]!.text}: f ${fixes[0]!.edits[0]!.text} (a, b)` }];
-    }
-    return [diagnostic];
+    return [fromQueryError(error, 'error', fixes)];
   }
   const out: Diagnostic[] = [];
   let bound = query;

@@ -10,6 +10,7 @@
  */
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { framedMessages } from './framing.js';
 import {
   CodeActionKind, CompletionItemKind, createConnection, DiagnosticSeverity, MarkupKind, StreamMessageReader, StreamMessageWriter,
   TextDocuments, TextDocumentSyncKind,
@@ -73,6 +74,8 @@ function sourcesOf(config: Config): SourceSchema[] {
   return sources;
 }
 
+/** How long a document's edits must pause before it is checked again. */
+const CHECK_AFTER_EDITS_MS = 150;
 /** How long a completion waits for fields or values it had to ask a source for. */
 const LOOKUP_WAIT_MS = 1_500;
 /** Records asked for when sampling a field's values. */
@@ -86,7 +89,9 @@ const SAMPLE_SIZE = 500;
  * server that was not shut down.
  */
 export function serveStreams(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, options: LanguageServerOptions = {}): Promise<number> {
-  const reader = new StreamMessageReader(input);
+  // The framing is checked first: one malformed header must not stop the server (lsp/framing.ts).
+  const framed = input.pipe(framedMessages((problem) => process.stderr.write(`ckql lsp: ${problem}\n`)));
+  const reader = new StreamMessageReader(framed);
   const connection = createConnection(reader, new StreamMessageWriter(output));
   serveLanguage(connection, options);
   const closed = new Promise<number>((resolve) => reader.onClose(() => resolve(1)));
@@ -105,6 +110,8 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
   const documents = new TextDocuments(TextDocument);
   let init: InitOptions = {};
   const schemas = new Schemas(options, () => init, () => {
+    // A schema arrived: analyses made before it are stale.
+    schemasLearnt++;
     for (const document of documents.all()) void publish(document);
   });
 
@@ -122,8 +129,22 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
     };
   });
 
-  /** The queries of a document, with the context each is checked in. */
-  async function analyse(document: TextDocument): Promise<{ file: string; queries: readonly EmbeddedQuery[]; problem?: ReturnType<typeof queriesOf>['problem']; contextOf: (query: EmbeddedQuery) => LanguageContext }> {
+  type Analysis = { file: string; queries: readonly EmbeddedQuery[]; problem?: ReturnType<typeof queriesOf>['problem']; contextOf: (query: EmbeddedQuery) => LanguageContext };
+  /** Each open document's analysis, for its version and the schemas known then: completion and hover after an edit read it, not a new one. */
+  const analysed = new Map<string, { readonly version: number; readonly schemas: number; readonly analysis: Promise<Analysis> }>();
+  let schemasLearnt = 0;
+
+  /** The queries of a document, with the context each is checked in (the last analysis, while the document and the schemas are as they were). */
+  function analyse(document: TextDocument): Promise<Analysis> {
+    const kept = analysed.get(document.uri);
+    if (kept !== undefined && kept.version === document.version && kept.schemas === schemasLearnt) return kept.analysis;
+    const analysis = analyseNow(document);
+    analysed.set(document.uri, { version: document.version, schemas: schemasLearnt, analysis });
+    analysis.catch(() => analysed.delete(document.uri));
+    return analysis;
+  }
+
+  async function analyseNow(document: TextDocument): Promise<Analysis> {
     const file = pathOf(document.uri);
     const found = queriesOf(file, document.getText(), documentKind(file, true));
     const config = found.config ?? (await schemas.configNear(file));
@@ -192,9 +213,23 @@ export function serveLanguage(connection: Connection, options: LanguageServerOpt
     await connection.sendDiagnostics({ uri: document.uri, version, diagnostics: out });
   }
 
-  documents.onDidOpen((event) => void publish(event.document));
-  documents.onDidChangeContent((event) => void publish(event.document));
+  // A document is checked once its edits pause: each keystroke of a 10,000-line file analysed it again, and a
+  // hover waited behind every analysis queued before it. Opening is checked at once.
+  const pending = new Map<string, NodeJS.Timeout>();
+  const publishSoon = (document: TextDocument, wait: number): void => {
+    clearTimeout(pending.get(document.uri));
+    pending.set(document.uri, setTimeout(() => {
+      pending.delete(document.uri);
+      const current = documents.get(document.uri);
+      if (current !== undefined) void publish(current);
+    }, wait));
+  };
+  documents.onDidOpen((event) => publishSoon(event.document, 0));
+  documents.onDidChangeContent((event) => publishSoon(event.document, CHECK_AFTER_EDITS_MS));
   documents.onDidClose((event) => {
+    clearTimeout(pending.get(event.document.uri));
+    pending.delete(event.document.uri);
+    analysed.delete(event.document.uri);
     fixes.delete(event.document.uri);
     void connection.sendDiagnostics({ uri: event.document.uri, diagnostics: [] });
   });
@@ -296,8 +331,18 @@ function rangeOf(document: TextDocument, span: { start: number; end: number }): 
   return { start: document.positionAt(span.start), end: document.positionAt(span.end) };
 }
 
+/** A document's path; a file URI this system cannot name (a UNC host on Linux, `file://server/share/x.ckql`) keeps its URL path. */
 function pathOf(uri: string): string {
-  return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+  if (!uri.startsWith('file:')) return uri;
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    try {
+      return decodeURIComponent(new URL(uri).pathname);
+    } catch {
+      return uri;
+    }
+  }
 }
 
 /**

@@ -14,6 +14,7 @@ import { outputFormats, parseOutputFormat } from '../output/format-records.js';
 import { truncate } from '../output/table/layout.js';
 import { countText } from '../output/count-text.js';
 import type { Session } from './session.js';
+import type { DatastoreClient } from '../client/types.js';
 import { readDictionary } from '../client/dictionary.js';
 import { allDatasets, datastoreTables, searchDatasets } from '../client/discovery.js';
 import type { DatasetSummary } from '../client/discovery.js';
@@ -55,6 +56,22 @@ function readSwitch(command: string, argument: string): boolean | undefined {
   if (['on', 'true', '1', 'yes'].includes(word)) return true;
   if (['off', 'false', '0', 'no'].includes(word)) return false;
   throw toolError('USAGE', [`.${command} takes on or off, found ${JSON.stringify(argument.trim())}`]);
+}
+
+/**
+ * `.max-scan N|default`, `.max-join-rows N|default`: a whole number of 1 or
+ * more, or `default` (undefined); nothing given changes nothing. The
+ * source's client and a language client beside it read the same setting.
+ */
+function setBound(session: Session, argument: string, command: string, unit: string, set: (client: DatastoreClient, max: number | undefined) => void): void {
+  const text = argument.trim();
+  if (text === '') return;
+  const max = Number(text);
+  if (text !== 'default' && (!/^\d+$/.test(text) || !Number.isSafeInteger(max) || max < 1)) {
+    throw toolError('USAGE', [`.${command} takes a whole number of ${unit}, 1 or more, or default; found ${JSON.stringify(text)}`]);
+  }
+  set(session.source.client, text === 'default' ? undefined : max);
+  if (session.client !== session.source.client) set(session.client, text === 'default' ? undefined : max);
 }
 
 function state(on: boolean): string {
@@ -245,17 +262,18 @@ export const dotCommands: readonly DotCommand[] = [
     help: 'the most records a plan may read to finish a query itself (default 100000)',
     words: async () => ['default'],
     run: async (session, argument) => {
-      const text = argument.trim();
-      if (text !== '') {
-        const max = Number(text);
-        if (text !== 'default' && (!/^\d+$/.test(text) || !Number.isSafeInteger(max) || max < 1)) {
-          throw toolError('USAGE', [`.max-scan takes a whole number of records, 1 or more, or default; found ${JSON.stringify(text)}`]);
-        }
-        // The source's client and a language client beside it read the same setting.
-        session.source.client.setMaxScan(text === 'default' ? undefined : max);
-        if (session.client !== session.source.client) session.client.setMaxScan(text === 'default' ? undefined : max);
-      }
+      setBound(session, argument, 'max-scan', 'records', (client, max) => client.setMaxScan(max));
       return `max-scan ${session.client.maxScan} (records a plan may read)`;
+    },
+  },
+  {
+    name: 'max-join-rows',
+    usage: 'N|default',
+    help: 'the most rows a join may give; one past it is refused before it runs (default 10000000)',
+    words: async () => ['default'],
+    run: async (session, argument) => {
+      setBound(session, argument, 'max-join-rows', 'rows', (client, max) => client.setMaxJoinRows(max));
+      return `max-join-rows ${session.client.maxJoinRows} (rows a join may give)`;
     },
   },
   {

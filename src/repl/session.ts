@@ -22,7 +22,7 @@ import { withDatastoreTables, type ResourceSummary, type Source, type SourceSpec
 import { compile, plan } from '../compile/compile.js';
 import { bind, type Params } from '../compile/bind.js';
 import { parse } from '../syntax/parse.js';
-import { splitSource } from '../compile/plan.js';
+import { saysWhole, splitSource } from '../compile/plan.js';
 import type { Query } from '../ast.js';
 import type { Config } from '../config/types.js';
 import type { FieldInfo, JsonValue, Row, SearchRequest, SearchResult } from '../datastore/types.js';
@@ -100,7 +100,8 @@ export class Session {
   /** sources opened by `.connect`; the one given at start belongs to the caller */
   readonly #ownSources: Source[] = [];
   readonly #openSource: ((spec: SourceSpec) => Promise<Source>) | undefined;
-  readonly #tokenShell: string;
+  /** how a shell produces the current source's token, for curl lines: it changes with the source (`.connect`, `.run` on a profile) */
+  #tokenShell: string;
   #resources: Promise<readonly ResourceSummary[]> | undefined;
   readonly #fields = new Map<string, Promise<readonly FieldInfo[]>>();
   /** sampled values per resource and field, for completion */
@@ -285,7 +286,7 @@ export class Session {
       // runs the plan (docs/executor.md). `request` is the first request a portal is sent, for hints.
       const planned = plan(text, { target: 'ckan-2.11', ...(options.params === undefined ? {} : { params: options.params }) });
       const query = this.queryFor(text, options.params);
-      request = planned.residual === undefined ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
+      request = saysWhole(planned) ? this.requestFor(text, options.params) : (planned.request as SearchRequest);
       this.lastResource = request.resource_id;
       const client = this.#clientFor(query);
       if (this.settings.explain) {
@@ -409,21 +410,26 @@ export class Session {
   async runOn(profile: string, text: string, options: Parameters<Session['run']>[1] = {}): Promise<string> {
     if (this.#openSource === undefined) return this.run(text, options);
     let source: Source;
+    let tokenShell: string | undefined;
     try {
-      const { spec } = await selectSource({ profile }, { config: async () => this.config });
-      source = await this.#openSource(spec);
+      const selected = await selectSource({ profile }, { config: async () => this.config });
+      tokenShell = selected.tokenShell;
+      source = await this.#openSource(selected.spec);
     } catch (error) {
       return this.renderFailure(error, options.signal);
     }
     const saved = this.#client;
     const savedProfile = this.#profile;
+    const savedShell = this.#tokenShell;
     this.#client = source.client;
     this.#profile = profile;
+    this.#tokenShell = tokenShell ?? '$CKQL_TOKEN';
     try {
       return await this.run(text, options);
     } finally {
       this.#client = saved;
       this.#profile = savedProfile;
+      this.#tokenShell = savedShell;
       await source.close().catch(() => undefined);
     }
   }
@@ -522,7 +528,7 @@ export class Session {
    * asked once first (any answer, even "no such resource", proves it is
    * there), so an address nothing listens on is an error, not "connected".
    */
-  async connectTo(spec: SourceSpec, signal?: AbortSignal): Promise<Source> {
+  async connectTo(spec: SourceSpec, signal?: AbortSignal, tokenShell = '$CKQL_TOKEN'): Promise<Source> {
     if (this.#openSource === undefined) throw new Error('this session cannot open other sources');
     const source = await this.#openSource(spec);
     if (spec.kind === 'url') {
@@ -538,6 +544,8 @@ export class Session {
     }
     this.#ownSources.push(source);
     this.#source = source;
+    // `.connect URL` sends CKQL_TOKEN (commands.ts): the curl line must not name the first source's token.
+    this.#tokenShell = tokenShell;
     this.#profile = undefined;
     this.#resources = undefined;
     this.#fields.clear();

@@ -14,6 +14,7 @@ import { lineOfPath } from '../config/locate.js';
 import { configFromText, formatOf } from '../config/read.js';
 import type { Config } from '../config/types.js';
 import { ToolError } from '../errors.js';
+import { lineAndColumn, lineStartsOf } from '../diagnostics.js';
 import type { Span } from '../span.js';
 
 export type DocumentKind = 'script' | 'config' | 'code';
@@ -207,14 +208,16 @@ function configQueries(file: string, text: string): DocumentQueries {
   }
   const format = formatOf(file);
   const queries: EmbeddedQuery[] = [];
+  const yamlOffsets = format === 'toml' ? undefined : yamlOffsetsOf(text);
+  const lines = lineStartsOf(text);
   for (const [name, named] of config.queries) {
     const params: Record<string, ParamValue | undefined> = {};
     for (const [key, value] of Object.entries(named.params)) params[key] = value as ParamValue;
-    const offsets = format === 'toml' ? tomlOffsets(text, name, named.query) : yamlOffsets(text, name, named.query);
+    const offsets = yamlOffsets === undefined ? tomlOffsets(text, lines, name, named.query) : yamlOffsets(name, named.query);
     queries.push({
       label: `queries.${name}`,
       text: named.query,
-      offsets: offsets ?? fallbackOffsets(text, format, name, named.query.length),
+      offsets: offsets ?? fallbackOffsets(text, lines, format, name, named.query.length),
       params,
       ...(named.profile === undefined ? {} : { profile: named.profile }),
     });
@@ -222,13 +225,21 @@ function configQueries(file: string, text: string): DocumentQueries {
   return { queries, config };
 }
 
-/** YAML (and JSON, which YAML reads): the query's scalar node, aligned with its source. */
-function yamlOffsets(text: string, name: string, query: string): number[] | undefined {
+/**
+ * YAML (and JSON, which YAML reads): each query's scalar node, aligned with
+ * its source. The file is parsed once for all its queries (once per query
+ * made 1,000 queries quadratic).
+ */
+function yamlOffsetsOf(text: string): (name: string, query: string) => number[] | undefined {
   const document = parseDocument(text, { lineCounter: new LineCounter() });
   const queries = isMap(document.contents) ? document.contents.get('queries', true) : undefined;
-  if (!isMap(queries)) return undefined;
-  const entry = queries.items.find((item) => isScalar(item.key) && String(item.key.value) === name);
-  let node: unknown = entry?.value;
+  const entries = new Map<string, unknown>();
+  if (isMap(queries)) for (const item of queries.items) if (isScalar(item.key) && !entries.has(String(item.key.value))) entries.set(String(item.key.value), item.value);
+  return (name, query) => yamlOffsets(text, entries.get(name), query);
+}
+
+function yamlOffsets(text: string, entry: unknown, query: string): number[] | undefined {
+  let node: unknown = entry;
   if (isMap(node)) node = node.get('query', true);
   if (!isScalar(node)) return undefined;
   const range = (node as YamlNode).range;
@@ -237,11 +248,10 @@ function yamlOffsets(text: string, name: string, query: string): number[] | unde
 }
 
 /** TOML: the string after `query =` (or `name =` under `[queries]`), aligned with its source. */
-function tomlOffsets(text: string, name: string, query: string): number[] | undefined {
+function tomlOffsets(text: string, lines: readonly number[], name: string, query: string): number[] | undefined {
   const line = lineOfPath(text, 'toml', ['queries', name, 'query']) ?? lineOfPath(text, 'toml', ['queries', name]);
   if (line === undefined) return undefined;
-  let start = 0;
-  for (let n = 1; n < line; n++) start = text.indexOf('\n', start) + 1;
+  const start = lines[line - 1] ?? lines[lines.length - 1]!;
   const equals = text.indexOf('=', start);
   if (equals < 0) return undefined;
   const open = /["']{1,3}/.exec(text.slice(equals));
@@ -251,10 +261,9 @@ function tomlOffsets(text: string, name: string, query: string): number[] | unde
 }
 
 /** When the text cannot be found: every offset at the line of the query's key. */
-function fallbackOffsets(text: string, format: 'yaml' | 'json' | 'toml', name: string, length: number): number[] {
+function fallbackOffsets(text: string, lines: readonly number[], format: 'yaml' | 'json' | 'toml', name: string, length: number): number[] {
   const line = lineOfPath(text, format, ['queries', name, 'query']) ?? lineOfPath(text, format, ['queries', name]) ?? 1;
-  let start = 0;
-  for (let n = 1; n < line; n++) start = text.indexOf('\n', start) + 1;
+  const start = lines[line - 1] ?? lines[lines.length - 1]!;
   return new Array<number>(length + 1).fill(start);
 }
 
@@ -269,86 +278,86 @@ function fallbackOffsets(text: string, format: 'yaml' | 'json' | 'toml', name: s
  * does (in parentheses after `in`), standing where the `${…}` stands.
  */
 export function templateQueries(source: string): EmbeddedQuery[] {
+  // One loop over an explicit stack of what is open (a template, the code of a `${…}` inside it), not recursion:
+  // a file of templates nested thousands deep is read like any other, where a call per level overflowed the stack.
+  type Template = { readonly kind: 'template'; chunkStart: number; readonly chunks?: Span[]; readonly holes?: Span[] };
+  type Hole = { readonly kind: 'hole'; readonly start: number; depth: number };
   const out: EmbeddedQuery[] = [];
-  let i = 0;
+  const open: (Template | Hole)[] = [];
+  const end = source.length;
+  const lineEnd = (at: number): number => {
+    const found = source.indexOf('\n', at);
+    return found < 0 ? end : found;
+  };
+  const blockEnd = (at: number): number => {
+    const found = source.indexOf('*/', at + 2);
+    return found < 0 ? end : found + 2;
+  };
   const skipString = (at: number): number => {
     const quote = source[at];
     let k = at + 1;
-    while (k < source.length && source[k] !== quote && source[k] !== '\n') k += source[k] === '\\' ? 2 : 1;
+    while (k < end && source[k] !== quote && source[k] !== '\n') k += source[k] === '\\' ? 2 : 1;
     return k + 1;
   };
-  /** Past the closing backtick of a template starting at `at`, noting its chunks and substitutions. */
-  const readTemplate = (at: number, chunks?: { start: number; end: number }[], holes?: { start: number; end: number }[]): number => {
-    let k = at + 1;
-    let chunkStart = k;
-    while (k < source.length) {
-      const char = source[k];
-      if (char === '\\') k += 2;
-      else if (char === '`') {
-        chunks?.push({ start: chunkStart, end: k });
-        return k + 1;
-      } else if (char === '$' && source[k + 1] === '{') {
-        chunks?.push({ start: chunkStart, end: k });
-        const end = skipCode(k + 2, '}');
-        holes?.push({ start: k, end });
-        k = end;
-        chunkStart = k;
-      } else k++;
-    }
-    chunks?.push({ start: chunkStart, end: source.length });
-    return source.length;
+  /** A template closed (at its backtick, or at the end of the file): a `ckql` one is a query. */
+  const closeTemplate = (template: Template, at: number): void => {
+    template.chunks?.push({ start: template.chunkStart, end: at });
+    if (template.chunks !== undefined) out.push(templateQuery(source, template.chunks, template.holes!, lineAndColumn(source, template.chunks[0]!.start).line));
   };
-  /** Past the `close` that ends code starting at `at` (nested brackets, strings, templates and comments skipped). */
-  const skipCode = (at: number, close: string): number => {
-    let depth = 0;
-    let k = at;
-    while (k < source.length) {
-      const char = source[k]!;
-      if (char === '/' && source[k + 1] === '/') k = lineEnd(k);
-      else if (char === '/' && source[k + 1] === '*') k = blockEnd(k);
-      else if (char === '"' || char === "'") k = skipString(k);
-      else if (char === '`') k = readTemplate(k);
-      else if (char === '{') {
-        depth++;
-        k++;
-      } else if (char === '}') {
-        if (depth === 0 && close === '}') return k + 1;
-        depth--;
-        k++;
-      } else k++;
-    }
-    return source.length;
-  };
-  const lineEnd = (at: number): number => {
-    const end = source.indexOf('\n', at);
-    return end < 0 ? source.length : end;
-  };
-  const blockEnd = (at: number): number => {
-    const end = source.indexOf('*/', at + 2);
-    return end < 0 ? source.length : end + 2;
+  /** A `${…}` closed: the template around it goes on after it. */
+  const closeHole = (hole: Hole, at: number): void => {
+    const template = open[open.length - 1] as Template;
+    template.holes?.push({ start: hole.start, end: at });
+    template.chunkStart = at;
   };
 
-  while (i < source.length) {
+  let i = 0;
+  while (i < end) {
+    const top = open[open.length - 1];
     const char = source[i]!;
+    if (top?.kind === 'template') {
+      if (char === '\\') i += 2;
+      else if (char === '`') {
+        open.pop();
+        closeTemplate(top, i);
+        i++;
+      } else if (char === '$' && source[i + 1] === '{') {
+        top.chunks?.push({ start: top.chunkStart, end: i });
+        open.push({ kind: 'hole', start: i, depth: 0 });
+        i += 2;
+      } else i++;
+      continue;
+    }
+    // Code: the file's own, or inside a `${…}`.
     if (char === '/' && source[i + 1] === '/') i = lineEnd(i);
     else if (char === '/' && source[i + 1] === '*') i = blockEnd(i);
     else if (char === '"' || char === "'") i = skipString(i);
     else if (char === '`') {
-      const tag = /(?:^|[^A-Za-z0-9_$])ckql\s*$/.exec(source.slice(Math.max(0, i - 40), i));
-      if (tag === null) {
-        i = readTemplate(i);
-        continue;
+      // Only a template in the file's own code may be a query; one inside a `${…}` is skipped with its holes.
+      const tagged = top === undefined && /(?:^|[^A-Za-z0-9_$])ckql\s*$/.test(source.slice(Math.max(0, i - 40), i));
+      open.push(tagged ? { kind: 'template', chunkStart: i + 1, chunks: [], holes: [] } : { kind: 'template', chunkStart: i + 1 });
+      i++;
+    } else if (top !== undefined && char === '{') {
+      top.depth++;
+      i++;
+    } else if (top !== undefined && char === '}') {
+      i++;
+      if (top.depth > 0) top.depth--;
+      else {
+        open.pop();
+        closeHole(top, i);
       }
-      const chunks: { start: number; end: number }[] = [];
-      const holes: { start: number; end: number }[] = [];
-      i = readTemplate(i, chunks, holes);
-      out.push(templateQuery(source, chunks, holes));
     } else i++;
+  }
+  // A file that ends inside templates: each still open ends at the end of the file.
+  for (let top = open.pop(); top !== undefined; top = open.pop()) {
+    if (top.kind === 'hole') closeHole(top, end);
+    else closeTemplate(top, end);
   }
   return out;
 }
 
-function templateQuery(source: string, chunks: readonly { start: number; end: number }[], holes: readonly { start: number; end: number }[]): EmbeddedQuery {
+function templateQuery(source: string, chunks: readonly Span[], holes: readonly Span[], line: number): EmbeddedQuery {
   const raw = chunks.map((chunk) => source.slice(chunk.start, chunk.end));
   let prefix = '__p';
   while (raw.some((text) => text.includes(`$${prefix}`))) prefix = `_${prefix}`;
@@ -372,7 +381,6 @@ function templateQuery(source: string, chunks: readonly { start: number; end: nu
     for (let n = 0; n < placeholder.length; n++) offsets.push(n === 0 ? hole.start : hole.end - 1);
   });
   offsets.push(chunks.length > 0 ? chunks[chunks.length - 1]!.end : 0);
-  const line = source.slice(0, chunks[0]?.start ?? 0).split('\n').length;
   return { label: `ckql template at line ${line}`, text, offsets, placeholders };
 }
 

@@ -29,11 +29,13 @@ import { StringDecoder } from 'node:string_decoder';
 import { parse as parseLossless } from 'lossless-json';
 import type { Query, SortKey } from '../ast.js';
 import { isPlainQuery, selectedNames } from '../ast.js';
+import type { PlainQuery } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
 import { plan } from '../compile/compile.js';
 import type { Target } from '../compile/plan.js';
 import { keysetSql } from '../compile/sql.js';
+import { checkedSqlResult } from '../client/response.js';
 import type { DatastoreClient } from '../client/types.js';
 import { delimitedText, valueText } from '../datastore/response.js';
 import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest } from '../datastore/types.js';
@@ -121,9 +123,7 @@ export function fieldsFileOf(file: string): string {
  * // → { file: 'measurements.csv', fieldsFile: 'measurements.fields.json', path: 'dump', records: 120345, requests: 3, … }
  */
 export async function exportRecords(options: ExportOptions): Promise<ExportSummary> {
-  const { client, signal } = options;
   const format = options.format ?? exportFormatOf(options.file);
-  let requests = 0;
   const query = queryOf(options.input, options.params);
   if (!isPlainQuery(query)) {
     throw toolError('USAGE', ['export writes the records of one resource; a grouped, joined, renamed or faceted query gives other rows'], {
@@ -132,6 +132,18 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   }
   const named = query.from.resource.kind === 'string' ? query.from.resource.value : '';
   await refuseUnwritable(options.file, `${named.replace(/[^\p{L}\p{N}._-]+/gu, '-') || 'export'}.${format}`);
+  // One export at a time to a file: a second one (or a second --resume) would write into the first's .part.
+  const unlock = await lockExport(options.file);
+  try {
+    return await exportLocked(options, format, query, named);
+  } finally {
+    await unlock();
+  }
+}
+
+async function exportLocked(options: ExportOptions, format: ExportFormat, query: PlainQuery, named: string): Promise<ExportSummary> {
+  const { client, signal } = options;
+  let requests = 0;
   const head = await client.search({ resource_id: named, limit: 0 }, signal === undefined ? {} : { signal });
   requests++;
   const id = head.resource_id;
@@ -148,11 +160,14 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   const target: Target = client.target ?? (await client.detectTarget(id, signal));
   const ckan: CkanVersion = target === 'ckan-2.12' ? '2.12' : '2.11';
 
-  // Resume: what the `.part` holds, and where it ends.
+  const writer = writerFor(format, fields, ckan);
+  const orderedById = isIdOrder(resolved.order?.keys) && resolved.select?.distinct !== true;
+
+  // Resume: what the `.part` holds, where it ends, and that its last record is the source's, in its place.
   const part = `${options.file}.part`;
   const marker = `${options.file}.part.json`;
   const identity = JSON.stringify({ input: options.input, params: options.params ?? null, format, resource: id });
-  let resumed: { records: number; lastId: number | undefined } | undefined;
+  let resumed: ResumePoint | undefined;
   if (options.resume === true) {
     const previous = await readFile(marker, 'utf8').catch(() => undefined);
     if (previous !== undefined) {
@@ -160,11 +175,11 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
         throw toolError('USAGE', [`${part} was written by another export (${previous}); give the same resource or query and format to resume it, or leave out --resume to start again`]);
       }
       if (!byId) throw toolError('USAGE', ['--resume needs _id as the first field of the export: select it first, or leave select out']);
-      resumed = await resumePoint(part, format);
+      resumed = await resumePoint(part, format, writer.head(), orderedById);
+      requests += await verifyResume(client, resumed, { part, id, query: resolved, target, fields, writer, signal });
     }
   }
 
-  const orderedById = isIdOrder(resolved.order?.keys) && resolved.select?.distinct !== true;
   if (options.path !== undefined) await refuseForcedPath(options.path);
   let path = options.path ?? (await choosePath(true));
   /** A path given (`--via`) that cannot give the query's records as asked: refused, not taken. */
@@ -214,7 +229,6 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
     }
   }
   const total = matches === undefined ? undefined : Math.min(Math.max(0, matches - (resolved.offset?.value.kind === 'number' ? resolved.offset.value.value : 0)), wanted);
-  const writer = writerFor(format, fields, ckan);
   const handle = await open(part, resumed === undefined ? 'w+' : 'a+').catch((error: unknown) => {
     throw toolError('USAGE', [`cannot export to ${options.file}: ${part} cannot be written (${(error as { code?: string }).code ?? String(error)})`], { cause: error });
   });
@@ -293,6 +307,41 @@ export async function exportRecords(options: ExportOptions): Promise<ExportSumma
   await rename(part, options.file);
   await rm(marker, { force: true });
   return { file: options.file, fieldsFile, format, path, records: written, requests, resumed: resumed?.records };
+}
+
+/**
+ * Takes `<file>.lock` for this process (created only if absent), and gives
+ * the function that lets it go. A lock whose process is gone (a crash, a
+ * kill -9) is taken over; one whose process runs refuses the export.
+ */
+async function lockExport(file: string): Promise<() => Promise<void>> {
+  const lock = `${file}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
+      return () => rm(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw toolError('USAGE', [`cannot export to ${file}: ${lock} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`], { cause: error });
+      }
+    }
+    const holder = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
+    if (Number.isSafeInteger(holder) && holder > 0 && isRunning(holder)) {
+      throw toolError('EXPORT_LOCKED', [file, holder], { hint: `wait for it to end, or stop it; if no export runs, remove ${lock}` });
+    }
+    await rm(lock, { force: true });
+  }
+  throw toolError('EXPORT_LOCKED', [file, 0], { hint: `if no export runs, remove ${file}.lock` });
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
@@ -543,16 +592,14 @@ async function viaSql(
   let left = wanted;
   while (left > 0) {
     const limit = Math.min(pageSize, left);
-    const result = (await client.action('datastore_search_sql', { sql: keysetSql(query, id, read, last, limit) }, { method: 'POST', ...(signal === undefined ? {} : { signal }) })) as {
-      records?: unknown;
-      records_truncated?: unknown;
-    };
+    const answer = await client.action('datastore_search_sql', { sql: keysetSql(query, id, read, last, limit) }, { method: 'POST', ...(signal === undefined ? {} : { signal }) });
+    const result = checkedSqlResult(answer, new URL(client.url).origin);
     requests++;
-    const records = Array.isArray(result.records) ? (result.records as Row[]) : [];
+    const records = result.records;
     await emit(read === columns ? records : records.map((record) => Object.fromEntries(columns.map((name) => [name, record[name] ?? null])) as Row));
     left -= records.length;
     const lastId = records[records.length - 1]?._id;
-    if (records.length === 0 || typeof lastId !== 'number' || (records.length < limit && result.records_truncated !== true)) break;
+    if (records.length === 0 || typeof lastId !== 'number' || (records.length < limit && (result as { records_truncated?: boolean }).records_truncated !== true)) break;
     last = lastId;
   }
   return requests;
@@ -665,66 +712,122 @@ function writerFor(format: ExportFormat, fields: readonly FieldInfo[], ckan: Cka
   }
 }
 
+/** What a `.part` holds: its whole records, the last one's `_id` and text, and the line it starts on. */
+interface ResumePoint {
+  readonly records: number;
+  readonly lastId: number | undefined;
+  readonly last: { readonly text: string; readonly line: number } | undefined;
+}
+
 /**
  * Where a `.part` ends: its whole records (a record cut off at the end is
- * dropped from the file) and the last one's `_id` (the first field).
+ * dropped from the file) and the last one's `_id` (the first field). Every
+ * record must be one this export writes: the header the writer writes
+ * first, then records whose first field is a whole `_id`, rising when the
+ * export is in `_id` order. The first that is not is refused, naming its
+ * line: resuming after it would keep it, or page from the wrong place.
  */
-async function resumePoint(part: string, format: ExportFormat): Promise<{ records: number; lastId: number | undefined }> {
+async function resumePoint(part: string, format: ExportFormat, head: string, idOrdered: boolean): Promise<ResumePoint> {
   const size = await stat(part).then((info) => info.size, () => undefined);
   if (size === undefined) throw toolError('USAGE', [`--resume: ${part} is gone; leave out --resume to start again`]);
   let records = 0;
   let lastId: number | undefined;
+  let last: ResumePoint['last'];
+  /** bytes of whole records (and the head) */
   let keep = 0;
   let offset = 0;
+  /** the file's line the text being read starts on */
+  let line = 1;
+  let lines = 1;
+  let text = '';
+  let quoted = false;
+  let headRead = format === 'ndjson';
+  const delimited = format === 'csv' || format === 'tsv';
+  const refuse = (at: number, why: string): never => {
+    throw toolError('RESUME_MISMATCH', [part, `line ${at} ${why}`], { hint: 'leave out --resume to start the export again (the .part is replaced), or cut the file before that line' });
+  };
+  const take = (whole: string): void => {
+    if (!headRead) {
+      headRead = true;
+      if (whole.replace(/^\ufeff/, '') !== head) refuse(line, `is not the ${format === 'json' ? 'opening [' : 'header'} this export writes`);
+      return;
+    }
+    let id: unknown;
+    if (delimited) {
+      const first = whole.split(format === 'csv' ? ',' : '\t', 1)[0] ?? '';
+      id = /^\d{1,15}$/.test(first) ? Number(first) : undefined;
+    } else {
+      try {
+        id = (JSON.parse(whole.trimEnd().replace(/,$/, '')) as Row)._id;
+      } catch {
+        refuse(line, 'is not a JSON record');
+      }
+    }
+    if (typeof id !== 'number' || !Number.isSafeInteger(id)) return refuse(line, 'does not start with a record\'s _id');
+    if (idOrdered && lastId !== undefined && id <= lastId) refuse(line, `has _id ${id}, after _id ${lastId}: an export in _id order writes them rising`);
+    records++;
+    lastId = id;
+    last = { text: whole, line };
+  };
   const decoder = new StringDecoder('utf8');
-  if (format === 'csv' || format === 'tsv') {
-    const delimiter = format === 'csv' ? ',' : '\t';
-    let header = true;
-    let quoted = false;
-    let line = '';
-    for await (const chunk of createReadStream(part)) {
-      const buffer = chunk as Buffer;
-      const text = decoder.write(buffer);
-      for (let i = 0; i < text.length; i++) {
-        const c = text.charCodeAt(i);
-        line += text[i];
-        if (c === 34) quoted = !quoted;
-        else if (c === 10 && !quoted) {
-          if (header) header = false;
-          else {
-            records++;
-            const first = line.replace(/^\ufeff/, '').split(delimiter, 1)[0] ?? '';
-            lastId = Number(first.replaceAll('"', ''));
-          }
-          keep = offset + Buffer.byteLength(line);
-          offset = keep;
-          line = '';
-        }
+  for await (const chunk of createReadStream(part)) {
+    const piece = decoder.write(chunk as Buffer);
+    let from = 0;
+    for (let i = 0; i < piece.length; i++) {
+      const c = piece.charCodeAt(i);
+      if (c === 34 && delimited) quoted = !quoted;
+      else if (c === 10) {
+        lines++;
+        if (quoted) continue;
+        const whole = text + piece.slice(from, i + 1);
+        take(whole);
+        keep = offset + Buffer.byteLength(whole);
+        offset = keep;
+        text = '';
+        from = i + 1;
+        line = lines;
       }
     }
-  } else {
-    let line = '';
-    for await (const chunk of createReadStream(part)) {
-      const text = decoder.write(chunk as Buffer);
-      for (let i = 0; i < text.length; i++) {
-        line += text[i];
-        if (text.charCodeAt(i) !== 10) continue;
-        const body = line.trim().replace(/,$/, '');
-        if (body.startsWith('{')) {
-          try {
-            const record = JSON.parse(body) as Row;
-            records++;
-            lastId = typeof record._id === 'number' ? record._id : undefined;
-            keep = offset + Buffer.byteLength(line);
-          } catch {
-            break;
-          }
-        } else if (records === 0) keep = offset + Buffer.byteLength(line);
-        offset += Buffer.byteLength(line);
-        line = '';
-      }
-    }
+    text += piece.slice(from);
   }
+  // What follows the last newline is a record cut off: dropped, and asked again.
   await truncate(part, keep);
-  return { records, lastId: Number.isFinite(lastId) ? lastId : undefined };
+  return { records, lastId, last };
+}
+
+/**
+ * Before appending to a `.part`: its last record must be the source's, as
+ * this export would write it, at the place it stands. A `.part` that was
+ * changed (or a source whose records changed) is refused, naming the line,
+ * where resuming appended duplicates or skipped records without a word.
+ * The value check asks the record by its `_id`; the place check (when the
+ * portal says the whole query) asks which record stands at that position.
+ */
+async function verifyResume(
+  client: DatastoreClient,
+  point: ResumePoint,
+  context: { readonly part: string; readonly id: string; readonly query: Query; readonly target: Target; readonly fields: readonly FieldInfo[]; readonly writer: Writer; readonly signal: AbortSignal | undefined },
+): Promise<number> {
+  const { last, lastId } = point;
+  if (last === undefined || lastId === undefined) return 0;
+  const options = context.signal === undefined ? {} : { signal: context.signal };
+  const refuse = (why: string): never => {
+    throw toolError('RESUME_MISMATCH', [context.part, `line ${last.line} ${why}`], { hint: 'leave out --resume to start the export again (the .part is replaced)' });
+  };
+  const found = await client.search({ resource_id: context.id, filters: { _id: lastId }, fields: context.fields.map((f) => f.id), limit: 1 }, options);
+  const record = found.records[0];
+  if (record === undefined) refuse(`holds _id ${lastId}, which the source does not have`);
+  if (context.writer.records([record!], point.records - 1) !== last.text) refuse(`does not match the source's record _id ${lastId}: the file or the source changed since`);
+  const planned = plan({ ...context.query, limit: undefined, offset: undefined }, { target: context.target === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11' });
+  if (planned.residual !== undefined) return 1;
+  const request = planned.request as SearchRequest;
+  const skipped = context.query.offset?.value.kind === 'number' ? context.query.offset.value.value : 0;
+  const sort = totalSort(request);
+  const at = await client.search(
+    { ...request, ...(sort === undefined ? {} : { sort }), fields: ['_id'], offset: skipped + point.records - 1, limit: 1, include_total: false },
+    options,
+  );
+  const there = at.records[0]?._id;
+  if (there !== lastId) refuse(`is record ${point.records} of the file, but the source's record ${point.records} of this export is ${there === undefined ? 'not there' : `_id ${String(there)}`}: records were added to or taken from the file`);
+  return 2;
 }

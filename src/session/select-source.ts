@@ -4,12 +4,16 @@
  * with none of them, the profile a named query asks for, then the config's
  * `default` profile, then the bundled demo data.
  *
- * A token never comes from a plain argument: `--token-file FILE`, then the
- * profile's `token_*`, then `CKQL_TOKEN`.
+ * A token never comes from a plain argument, and goes to its own portal only:
+ * `--url` takes `--token-file FILE`, else `CKQL_TOKEN`; a portal profile takes
+ * `--token-file FILE` (when it is the profile chosen), else its own
+ * `token_*`, else none. `CKQL_TOKEN` never reaches a profile's portal: a join
+ * naming `pub:courses` from a `--url` session would send it there.
  */
 import { resolve } from 'node:path';
-import type { Config, Profile } from '../config/types.js';
+import type { Config, Profile, TokenSource } from '../config/types.js';
 import { readToken, readTokenFile } from '../config/token.js';
+import { assertNever } from '../ast.js';
 import { toolError } from '../errors.js';
 import { didYouMean } from './nearest.js';
 import { demoDataDir } from './source.js';
@@ -38,6 +42,8 @@ export interface SourceFlags {
   readonly target?: string;
   /** `--max-scan N`; wins over the profile's `max_scan` */
   readonly maxScan?: number;
+  /** `--max-join-rows N`; wins over the profile's `max_join_rows` */
+  readonly maxJoinRows?: number;
   /** `--fields FILE`: the declared types of the one data file (engine/declared.ts) */
   readonly fields?: string;
   /** `--infer ckql|xloader|datapusher`: how undeclared columns of local data are typed; wins over the profile's `infer` */
@@ -164,6 +170,7 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
   }
   if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
   refuseEngineFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
+  // `--token-file`, else the profile's own token, else none: never `CKQL_TOKEN`, which is `--url`'s.
   let token = await flagToken({ tokenFile: flags.tokenFile }, {});
   if (token === undefined && profile.token !== undefined) {
     const secret = await readToken(profile.token, {
@@ -171,15 +178,8 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
       profile: profile.name,
       ...(config.file === undefined ? {} : { file: config.file }),
     });
-    const shell = {
-      env: () => (profile.token?.kind === 'env' ? `$${profile.token.name}` : '$CKQL_TOKEN'),
-      file: () => (profile.token?.kind === 'file' ? `$(cat ${shellQuote(profile.token.path)})` : '$CKQL_TOKEN'),
-      cmd: () => (profile.token?.kind === 'cmd' ? `$(${profile.token.command})` : '$CKQL_TOKEN'),
-      inline: () => '$CKQL_TOKEN',
-    }[profile.token.kind]();
-    token = { value: secret.reveal(), shell };
+    token = { value: secret.reveal(), shell: tokenShellOf(profile.token) };
   }
-  token ??= await flagToken({}, env);
   const language = flags.lang ?? profile.language;
   const method = flags.get === true ? 'GET' : profile.method;
   return {
@@ -200,15 +200,19 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
   };
 }
 
-/** `--target` and `--max-scan`, over the profile's `target` and `max_scan`. */
-function planningOf(flags: SourceFlags, profile?: { readonly target?: Target; readonly maxScan?: number }): { target?: Target; maxScan?: number } {
+/** `--target`, `--max-scan` and `--max-join-rows`, over the profile's `target`, `max_scan` and `max_join_rows`. */
+function planningOf(
+  flags: SourceFlags,
+  profile?: { readonly target?: Target; readonly maxScan?: number; readonly maxJoinRows?: number },
+): { target?: Target; maxScan?: number; maxJoinRows?: number } {
   let target = profile?.target;
   if (flags.target !== undefined) {
     target = parseTarget(flags.target);
     if (target === undefined) throw toolError('USAGE', [`--target must be ckan-2.11, ckan-2.12 or sql, found ${JSON.stringify(flags.target)}`]);
   }
   const maxScan = flags.maxScan ?? profile?.maxScan;
-  return { ...(target === undefined ? {} : { target }), ...(maxScan === undefined ? {} : { maxScan }) };
+  const maxJoinRows = flags.maxJoinRows ?? profile?.maxJoinRows;
+  return { ...(target === undefined ? {} : { target }), ...(maxScan === undefined ? {} : { maxScan }), ...(maxJoinRows === undefined ? {} : { maxJoinRows }) };
 }
 
 /** `--fields` and `--infer` (over a data profile's `infer`), for local data. */
@@ -245,6 +249,27 @@ function refuseEngineFlags(flags: SourceFlags, where: string): void {
 function timeoutOf(seconds: number | undefined): { timeout?: number } {
   // at least a millisecond: a positive number of seconds is never a timeout of 0 ms, which the client refuses
   return seconds === undefined ? {} : { timeout: Math.max(1, Math.round(seconds * 1_000)) };
+}
+
+/**
+ * How a shell produces a profile's token, for curl lines (never the token).
+ * An inline `token:` has no shell spelling: the curl line says `$CKQL_TOKEN`
+ * for the reader to set.
+ * @example tokenShellOf({ kind: 'env', name: 'PORTAL_TOKEN' }) // → '$PORTAL_TOKEN'
+ */
+export function tokenShellOf(token: TokenSource): string {
+  switch (token.kind) {
+    case 'env':
+      return `$${token.name}`;
+    case 'file':
+      return `$(cat ${shellQuote(token.path)})`;
+    case 'cmd':
+      return `$(${token.command})`;
+    case 'inline':
+      return '$CKQL_TOKEN';
+    default:
+      return assertNever(token);
+  }
 }
 
 /** `--token-file`, else `CKQL_TOKEN`. */

@@ -48,6 +48,8 @@ export type SourceSpec =
       readonly target?: Target;
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** the most rows a join may give */
+      readonly maxJoinRows?: number;
       /** a fields file declaring the one data file (engine/declared.ts) */
       readonly fields?: string;
       /** how columns nobody declared are typed; default `ckql` */
@@ -67,6 +69,8 @@ export type SourceSpec =
       readonly target?: Target;
       /** the most records a plan may read to finish a query locally */
       readonly maxScan?: number;
+      /** the most rows a join may give */
+      readonly maxJoinRows?: number;
       /** the header the token is sent in (CKAN's `apitoken_header_name`), the User-Agent, requests in flight at once */
       readonly tokenHeader?: string;
       readonly userAgent?: string;
@@ -168,6 +172,7 @@ export async function openSource(spec: SourceSpec, options: OpenSourceOptions = 
       ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
       ...(spec.target === undefined ? {} : { target: spec.target }),
       ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
+    ...(spec.maxJoinRows === undefined ? {} : { maxJoinRows: spec.maxJoinRows }),
       ...(spec.tokenHeader === undefined ? {} : { tokenHeader: spec.tokenHeader }),
       ...(spec.userAgent === undefined ? {} : { userAgent: spec.userAgent }),
       ...(spec.maxInFlight === undefined ? {} : { maxInFlight: spec.maxInFlight }),
@@ -499,6 +504,7 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
     ...(spec.timeout === undefined ? {} : { timeout: spec.timeout }),
     ...(spec.target === undefined ? {} : { target: spec.target }),
     ...(spec.maxScan === undefined ? {} : { maxScan: spec.maxScan }),
+    ...(spec.maxJoinRows === undefined ? {} : { maxJoinRows: spec.maxJoinRows }),
     inProcess,
     inProcessStream,
   });
@@ -518,7 +524,7 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
     search: async (input, options = {}) => {
       if (!direct(input)) return inner.search(input, options);
       const query = boundQuery(input, options.params);
-      const run = await execute(engineTree(engine, query, { all: false, total: true }), { signal: options.signal });
+      const run = await execute(engineTree(engine, query, { all: false, total: true, maxJoinRows: client.maxJoinRows }), { signal: options.signal });
       return engineResult(query, run, await readAll(run));
     },
     searchAll: async function* (input, options = {}) {
@@ -527,7 +533,7 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
         return;
       }
       const query = boundQuery(input, options.params);
-      const run = await execute(engineTree(engine, query, { all: true, total: false }), { signal: options.signal, onPage: options.onPage });
+      const run = await execute(engineTree(engine, query, { all: true, total: false, maxJoinRows: client.maxJoinRows }), { signal: options.signal, onPage: options.onPage });
       for await (const batch of run.batches) yield* batch;
     },
     stream: async (input, options = {}) => {
@@ -535,7 +541,7 @@ async function localClient(engine: Engine, spec: Extract<SourceSpec, { kind: 'da
       const query = boundQuery(input, options.params);
       const all = options.all === true;
       // The memory engine counts in the pass that answers; a PostgreSQL engine counts in a statement of its own.
-      const tree = engineTree(engine, query, { all, total: options.total ?? (engine.kind === 'memory' || !all), ...(options.pageSize === undefined ? {} : { batchSize: options.pageSize }) });
+      const tree = engineTree(engine, query, { all, total: options.total ?? (engine.kind === 'memory' || !all), maxJoinRows: client.maxJoinRows, ...(options.pageSize === undefined ? {} : { batchSize: options.pageSize }) });
       return recordStream(await execute(tree, { signal: options.signal, onPage: options.onPage }));
     },
     explain: async (input, options = {}) => {

@@ -171,9 +171,37 @@ const ruleNouns: Partial<Record<RuleName, string>> = {
   name: 'a name',
 };
 
+/**
+ * `f = (a, b)`: the "," shows the parentheses hold a list, which a
+ * comparison cannot take; the error is the "(" (where `in` was meant).
+ */
+function listAfterComparison(tokens: readonly IToken[], comma: number, source: string): QueryError | undefined {
+  let depth = 0;
+  for (let i = comma - 1; i > 0; i--) {
+    const type = tokens[i]!.tokenType;
+    if (type === RParen) depth++;
+    else if (type === LParen && depth-- === 0) {
+      const operator = tokens[i - 1]!.tokenType;
+      if (operator !== Equals && operator !== NotEquals) return undefined;
+      const word = operator === Equals ? 'in' : 'not in';
+      return queryError('UNEXPECTED_TOKEN', tokenSpan(tokens[i]!), [`a value after ${describe(tokens[i - 1]!)}`, '"("'], {
+        source,
+        found: '(',
+        expected: ['a value'],
+        hint: `to match any of several values write ${word}: f ${word} (a, b)`,
+      });
+    }
+  }
+  return undefined;
+}
+
 function syntaxError(error: IRecognitionException, tokens: IToken[], source: string): QueryError {
   const token = error.token;
   const atEnd = tokenMatcher(token, EOF);
+  if (token.tokenType === Comma) {
+    const list = listAfterComparison(tokens, tokens.indexOf(token), source);
+    if (list !== undefined) return list;
+  }
   const index = atEnd ? tokens.length : tokens.indexOf(token);
   const previous = index > 0 ? tokens[index - 1] : undefined;
   // What could have come here: the parser's own content assist over the

@@ -184,6 +184,7 @@ export function toAst(cst: CstNode, source: string): Query {
   if (select?.distinct === true && group !== undefined) {
     throw queryError('DISTINCT_WITH_GROUP', select.span, [], { source, hint: 'leave out "distinct": group by already gives each combination once' });
   }
+  if (select?.distinct === true && order !== undefined) checkDistinctOrder(select, order, source);
 
   // Only the clauses that are there: an absent clause is an absent key, so
   // deep equality ignores how a query was built.
@@ -203,6 +204,30 @@ export function toAst(cst: CstNode, source: string): Query {
   if (limit) query.limit = limit;
   if (offset) query.offset = offset;
   return query;
+}
+
+/**
+ * `select distinct a order by b`: PostgreSQL refuses it ("for SELECT
+ * DISTINCT, ORDER BY expressions must appear in select list"), so CKAN 2.12
+ * and the sql target do, while a plan on CKAN 2.11 (distinct applied here)
+ * would answer something. One meaning on every target: refused here, at the
+ * key. A key may name a selected field or a select item's `as` name.
+ */
+function checkDistinctOrder(select: Select, order: Order, source: string): void {
+  for (const key of order.keys) {
+    if (key.field.kind !== 'field') continue;
+    const { name, qualifier } = key.field;
+    const shown = select.items.some((item) =>
+      (qualifier === undefined && item.as?.name === name) ||
+      (item.value.kind === 'field' && item.value.name === name && (qualifier === undefined || item.value.qualifier === undefined || item.value.qualifier === qualifier)),
+    );
+    if (shown) continue;
+    const written = qualifier === undefined ? name : `${qualifier}.${name}`;
+    throw queryError('DISTINCT_ORDER_NOT_SELECTED', key.span, [written], {
+      source,
+      hint: `add ${written} to the select list (select distinct …, ${written}), or leave out "distinct"`,
+    });
+  }
 }
 
 /** The rules of the clauses, each a list of its own in the query's syntax tree. */
@@ -674,6 +699,8 @@ function loneValue(node: ExpressionCstNode, reader: FieldReader): Value | undefi
     const f = p.field[0]!.children;
     if (f.Uuid !== undefined) return textOf(f.Uuid[0]!);
     if (f.Bareword === undefined) return undefined;
+    // `_.` names no field after its dot: a value, as a bareword on the right was before expressions.
+    if (f.Bareword[0]!.image.endsWith('.')) return textOf(f.Bareword[0]!);
     const field = reader.field(p.field[0]!);
     return field.qualifier === undefined ? textOf(f.Bareword[0]!) : undefined;
   }

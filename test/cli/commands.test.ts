@@ -6,7 +6,7 @@
 import { serveCommand } from '../../src/cli/commands/explain.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/server.js';
@@ -547,7 +547,51 @@ describe('network and interruption', () => {
     expect(lines).toBeGreaterThan(0);
     expect(lines).toBeLessThan(rows - rows / 97);
   });
+
+  it('SIGINT during a long self-join, grouping or sort of local data exits 130 at once', async () => {
+    // A many-to-many self-join on `k` (3 values): 9 million pairs of 3000 rows, many seconds of work for each query.
+    const file = join(root, 'pairs.csv');
+    await writeFile(file, ['k,g,x', ...Array.from({ length: 3000 }, (_, i) => `${i % 3},g${i % 40},${(i * 7919) % 3000}`)].join('\n'));
+    const queries = [
+      'from pairs a join pairs b on a.k = b.k select a.x, b.x limit 5',
+      'from pairs a join pairs b on a.k = b.k group by a.g, b.g select a.g, b.g, count(*) as n',
+      'from pairs a join pairs b on a.k = b.k select a.x, b.x order by b.x, a.x limit 5',
+    ];
+    const outcomes = await Promise.all(queries.map(async (query) => {
+      const child = startCkql(['query', '--data', file, query, '--format', 'ndjson']);
+      child.stdin.end();
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      // The file is read inside the query (its SIGINT handler is set by then); once it is closed again, the join runs.
+      await untilFile(child.pid!, file, true);
+      await untilFile(child.pid!, file, false);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const signalled = performance.now();
+      child.kill('SIGINT');
+      const code = await exited;
+      return { query, code, stdout, stderr: stderr.trim(), exitMs: performance.now() - signalled };
+    }));
+    for (const outcome of outcomes) {
+      expect({ query: outcome.query, code: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr }).toEqual({ query: outcome.query, code: 130, stdout: '', stderr: 'interrupted' });
+      // Bounded generously (the machine is shared); the work itself would run on for many seconds.
+      expect(outcome.exitMs).toBeLessThan(2000);
+    }
+  });
 });
+
+/** Waits until the process `pid` has `file` open (`open`), or no longer has it open (Linux: its /proc/PID/fd links). */
+async function untilFile(pid: number, file: string, open: boolean): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const links = await readdir(`/proc/${pid}/fd`).then((fds) => Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => ''))), (): string[] => []);
+    if (links.includes(file) === open) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`process ${pid} never ${open ? 'opened' : 'closed'} ${file}`);
+}
 
 describe('the interactive REPL started by the CLI', () => {
   it(".explain names the token the way the CLI's explain does: $(cat FILE) for a token file, never the token", async () => {

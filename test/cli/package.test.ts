@@ -152,7 +152,11 @@ describe('an embedder type-checks the README sample against dist/, and runs it',
       const env = { ...process.env };
       delete env.PORTAL_TOKEN;
       const { stdout } = await promisify(execFile)(process.execPath, ['sample.mjs'], { cwd: project, env });
-      expect(stdout).toBe('from courses\nwhere stage in (a, b)\nfrom courses\nwhere level >= 3\nlimit 100\n');
+      // the grouped query run as a plan through the client, the requests read back, a grouping of records in hand
+      expect(stdout).toBe(
+        '[{"subject":"computing","n":65},{"subject":"math","n":65}]\nfrom courses\nwhere stage in (a, b)\nfrom courses\nwhere level >= 3\nlimit 100\n' +
+          '[{"level":1,"n":1},{"level":3,"n":1}]\n',
+      );
     } finally {
       await server.close();
     }

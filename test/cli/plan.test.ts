@@ -5,6 +5,8 @@
  * the same records as `--data` does locally.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
@@ -102,5 +104,58 @@ describe('ckql compile --target', () => {
     const refused = await ckql(['compile', 'from enrolments where grade >= 5']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('TARGET_CANNOT_EXPRESS');
+  });
+
+  it('refuses a grouped query on a CKAN target (it printed the request for ungrouped records, exit 0), pointing at explain and query', async () => {
+    const query = 'from courses group by subject select subject, count(*) as n';
+    for (const target of [[], ['--target', 'ckan-2.12']]) {
+      const refused = await ckql(['compile', query, ...target]);
+      expect(refused.code, target.join(' ')).toBe(3);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain('error[TARGET_CANNOT_EXPRESS]: "group by" cannot be sent to a');
+      expect(refused.stderr).toContain('ckql explain');
+      expect(refused.stderr).toContain('ckql query');
+    }
+    const sql = await ckql(['compile', query, '--target', 'sql']);
+    expect(sql.code).toBe(0);
+    expect(sql.stdout).toContain('GROUP BY "courses"."subject"');
+  });
+});
+
+describe('ckql query and the join bound', () => {
+  const enrolments = join(data, 'enrolments.csv');
+  const byCourse = 'from enrolments a join enrolments b on a.course = b.course select count(*) as n';
+
+  it("refuses the demo's many-to-many join with its count, exiting as other query errors do", async () => {
+    const refused = await ckql(['query', 'from enrolments a join enrolments b on a.status = b.status select count(*)', '--data', enrolments]);
+    const syntax = await ckql(['query', 'from enrolments where', '--data', enrolments]);
+    expect(syntax.code).not.toBe(0);
+    expect(refused.code).toBe(syntax.code);
+    expect(refused.stderr).toContain('error[JOIN_TOO_LARGE]: this join gives 209581802 rows, more than the 10000000 a join may give');
+    expect(refused.stderr).toContain('"completed" (14041 × 14041 = 197149681)');
+    expect(refused.stdout).toBe('');
+  });
+
+  it('takes --max-join-rows over a profile’s max_join_rows, each bound met exactly', async () => {
+    // The course self-join gives 1386408 rows (each course's enrolments squared).
+    const at = await ckql(['query', byCourse, '--data', enrolments, '--max-join-rows', '1386408', '--format', 'ndjson']);
+    expect(ndjson(at.stdout)).toEqual([{ n: 1386408 }]);
+    const under = await ckql(['query', byCourse, '--data', enrolments, '--max-join-rows', '1386407']);
+    expect(under.stderr).toContain('gives 1386408 rows, more than the 1386407');
+    const onPortal = await ckql(['query', byCourse, '--url', server211.url, '--max-join-rows', '1386407']);
+    expect(onPortal.stderr).toContain('gives 1386408 rows, more than the 1386407');
+    const dir = mkdtempSync(join(tmpdir(), 'ckql-joins-'));
+    try {
+      const config = join(dir, 'ckql.config.yaml');
+      writeFileSync(config, `profiles:\n  small:\n    data: ${JSON.stringify(enrolments)}\n    max_join_rows: 1386407\n`);
+      const profiled = await ckql(['query', byCourse, '--config', config, '--profile', 'small']);
+      expect(profiled.stderr).toContain('more than the 1386407');
+      const flagWins = await ckql(['query', byCourse, '--config', config, '--profile', 'small', '--max-join-rows', '1386408', '--format', 'ndjson']);
+      expect(ndjson(flagWins.stdout)).toEqual([{ n: 1386408 }]);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+    const bad = await ckql(['query', byCourse, '--data', enrolments, '--max-join-rows', 'lots']);
+    expect(bad.stderr).toContain('--max-join-rows must be a whole number of rows above 0');
   });
 });

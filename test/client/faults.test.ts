@@ -415,4 +415,48 @@ describe('hostile servers', () => {
     expect((await failure(client.search(QUERY))).message).toContain('records[0] is not an object');
     expect((await failure(client.search(QUERY))).message).toContain('fields[0] is not a field');
   });
+
+  it('checks every part of a result it reads: resource_id, field types, counts, flags, the 2.12 cursor (each was a TypeError or a NaN further on)', async () => {
+    const valid = JSON.parse(OK) as { result: Record<string, unknown> };
+    const answers: [Record<string, unknown>, string][] = [
+      [{ resource_id: undefined }, 'a datastore_search result whose resource_id is not a text'],
+      [{ resource_id: 7 }, 'resource_id is not a text'],
+      [{ fields: [{ id: '_id' }] }, 'fields[0] is not a field'],
+      [{ total: '1' }, 'total is not a whole number of 0 or more'],
+      [{ total: -1 }, 'total is not a whole number of 0 or more'],
+      [{ total: 1.5 }, 'total is not a whole number of 0 or more'],
+      [{ limit: 'a hundred' }, 'limit is not a whole number of 0 or more'],
+      [{ offset: -5 }, 'offset is not a whole number of 0 or more'],
+      [{ total_was_estimated: 'no' }, 'total_was_estimated is not true or false'],
+      [{ next_page: { _id: { gt: 'x' } } }, 'next_page is not a cursor'],
+      [{ next_page: 5 }, 'next_page is not a cursor'],
+      [{ records_format: 'csv' }, 'records_format is "csv", not objects or lists'],
+    ];
+    const bodies = answers.map(([change]) => JSON.stringify({ success: true, result: { ...valid.result, ...change } }));
+    // 1e999 is JSON for a number no double holds: JSON.parse reads Infinity
+    bodies.push(OK.replace('"total":1', '"total":1e999'));
+    answers.push([{}, 'total is not a whole number of 0 or more']);
+    const server = await scripted(bodies.map((body) => (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body)));
+    const client = open({ url: server.url, retries: 0 });
+    for (const [change, said] of answers) {
+      const error = await failure(client.search(QUERY));
+      expect(error.code, JSON.stringify(change)).toBe('INVALID_RESPONSE');
+      expect(error.message, JSON.stringify(change)).toContain(said);
+    }
+    // a total of null is no total, as include_total: false gives none
+    const none = await scripted([(_req, res) => res.writeHead(200).end(JSON.stringify({ success: true, result: { ...valid.result, total: null } }))]);
+    expect((await open({ url: none.url }).search(QUERY)).total).toBeUndefined();
+  });
+
+  it('reads a datastore_search_sql answer without resource_id, and refuses a count that is no number', async () => {
+    const sql = (total: unknown) =>
+      JSON.stringify({ success: true, result: { sql: 'SELECT', records: [{ _id: 1, _ckql_total: total }], fields: [{ id: '_id', type: 'int' }, { id: '_ckql_total', type: 'int8' }] } });
+    const server = await scripted([(_req, res) => res.writeHead(200).end(sql('3')), (_req, res) => res.writeHead(200).end(sql('many'))]);
+    const client = open({ url: server.url, retries: 0, target: 'sql' });
+    const result = await client.search('from r where _id >= 1');
+    expect([result.records, result.total]).toEqual([[{ _id: 1 }], 3]);
+    const error = await failure(client.search('from r where _id >= 1'));
+    expect(error.code).toBe('INVALID_RESPONSE');
+    expect(error.message).toContain('datastore_search_sql result whose records[0]._ckql_total (the count) is not a whole number');
+  });
 });

@@ -57,6 +57,19 @@ describe('plans over a CKAN 2.11 server', () => {
     expect(result.fields).toEqual([{ id: 'n', type: 'int' }]);
   });
 
+  it('keeps select distinct when a condition runs locally, on 2.11 and 2.12 alike', async () => {
+    // The answer written here: the distinct parities of the rows that pass, in the order the rows come (by _id).
+    const kept = big.rows.filter((row) => Number(row['n']) >= 2400 && row['n'] !== 2401).map((row) => row['parity']);
+    const expected = [...new Set(kept)].map((parity) => ({ parity }));
+    expect(expected).toHaveLength(2);
+    for (const [url, target] of [[server211.url, 'ckan-2.11'], [server212.url, 'ckan-2.12']] as const) {
+      const result = await client(url, { target }).search('from big where n >= 2400 and n != 2401 select distinct parity');
+      expect(result.records, target).toEqual(expected);
+      const ordered = await client(url, { target }).search('from big where n >= 2400 and n != 2401 select distinct parity order by parity desc');
+      expect(ordered.records, target).toEqual([...expected].reverse());
+    }
+  });
+
   it('refuses before fetching any record when a plan that must read everything would read more than maxScan', async () => {
     const c = client(server211.url, { target: 'ckan-2.11', maxScan: 100 });
     const error = await c.search('from big where n > 5', { total: true }).catch((e: unknown) => e);

@@ -18,8 +18,8 @@ describe('fromSql reads the sql target back', () => {
       'from enrolments select student, grade where (course = MATH-106 or term = "2024-autumn") and grade between 4 and 5 order by grade desc, student limit 6 offset 3',
     ],
     [
-      'from e select distinct student, status where status not in (completed, withdrawn) and enrolled_on is not null order by enrolled_on desc nulls last limit 4',
-      'from e select distinct student, status where status not in (completed, withdrawn) and enrolled_on is not null order by enrolled_on desc nulls last limit 4',
+      'from e select distinct student, status where status not in (completed, withdrawn) and enrolled_on is not null order by status desc nulls last limit 4',
+      'from e select distinct student, status where status not in (completed, withdrawn) and enrolled_on is not null order by status desc nulls last limit 4',
     ],
     ['from e where not (a = 1 or b like "x\\\\_%") order by _id desc', 'from e where not (a = 1 or b like "x\\\\_%") order by _id desc limit 100'],
     // What untyped SQL text cannot keep: "007" stays text, "2020" and "true" are read as the values they spell.

@@ -51,6 +51,40 @@ describe('compile for a target', () => {
     expect(failure(() => compile('from c where (a = 1 or b like "x%")', { target: 'ckan-2.12' })).message).toContain('"like"');
   });
 
+  it('refuses what one request cannot say (group, aggregate, join, having, rename, facet) on a CKAN target, at its construct', () => {
+    // [query, the text the error points at, the construct its message names]
+    const cases: [string, string, string][] = [
+      ['from courses group by subject select subject, count(*) as n', 'group by subject', '"group by"'],
+      ['from courses select count(*)', 'count(*)', '"count"'],
+      ['from courses select max(credits), subject group by subject', 'max(credits)', '"max"'],
+      ['from courses select year(start_date) as y', 'year(start_date)', '"year"'],
+      ['from courses select code as c', 'code as c', '"as"'],
+      ['from courses group by subject select subject having count(*) > 2', 'group by subject', '"group by"'],
+      ['from courses group by subject select subject order by count(*) desc', 'group by subject', '"group by"'],
+      ['from courses c join schools s on c.school = s.code select c.code', 'join schools s on c.school = s.code', '"join"'],
+      ['from courses facet subject', 'facet subject', '"facet"'],
+    ];
+    for (const target of ['ckan-2.11', 'ckan-2.12'] as const) {
+      for (const [source, pointed, construct] of cases) {
+        const error = failure(() => compile(source, { target }));
+        expect(error.code, source).toBe('TARGET_CANNOT_EXPRESS');
+        expect(source.slice(error.span.start, error.span.end), source).toBe(pointed);
+        expect(error.message, source).toContain(`${construct} cannot be sent to a ${target} portal`);
+        expect(error.source, source).toBe(source);
+        // the hint names the functions that run or show the whole query
+        for (const name of ['client.search', 'plan()', 'ckql explain', 'evaluateQuery()']) expect(error.hint, source).toContain(name);
+      }
+    }
+  });
+
+  it('compiles a grouped or joined query for the sql target (one SELECT), but refuses its facets (a second statement)', () => {
+    expect(compile('from courses group by subject select subject, count(*) as n', { target: 'sql' }).sql).toContain('GROUP BY');
+    const error = failure(() => compile('from courses where level = 1 facet subject', { target: 'sql' }));
+    expect(error.code).toBe('TARGET_CANNOT_EXPRESS');
+    expect(error.message).toContain('"facet" cannot be sent to a sql portal');
+    expect(error.hint).not.toContain('compile for target sql');
+  });
+
   it('keeps the precise 2.11 errors for "or" across fields and "and" inside "or"', () => {
     expect(failure(() => compile('from c where (a = 1 or b = 2)')).code).toBe('OR_ACROSS_FIELDS');
     expect(failure(() => compile('from c where ((a = 1 and b = 2) or a = 3)')).code).toBe('AND_INSIDE_OR');

@@ -199,8 +199,51 @@ describe('compareNumberColumn', () => {
     expect([...values].sort(compareNumberColumn)).toEqual([
       true, '-9007199254740993', '1.0000000000000000001', 5, 9007199254740992, '9007199254740993', 'abc', null,
     ]);
-    // Text a double holds is text, after the numbers (a column of whole numbers never holds it: the loader reads it as the number).
-    expect(compareNumberColumn('7', 5)).toBeGreaterThan(0);
-    expect(compareNumberColumn(Number.NaN, '1')).toBe(compareValues(Number.NaN, '1'));
+    // Number text is ordered by its value even where a double holds it: the loader keeps every integer beyond 2^53 as its
+    // text (2^53 + 2 and 2^64 are doubles), and a declared number field may hold text such as '7'.
+    expect(['18446744073709551616', '9007199254740994', 8, '7'].sort(compareNumberColumn)).toEqual(['7', 8, '9007199254740994', '18446744073709551616']);
+    // NaN is above every number, the kept texts too, and below other text, so the order stays total
+    expect(compareNumberColumn(Number.NaN, '9007199254740993')).toBeGreaterThan(0);
+    expect(compareNumberColumn(Number.NaN, 'abc')).toBeLessThan(0);
+  });
+
+  test('is a total order that sorts numbers and number text by exact value (a BigInt reference), other values after', () => {
+    // integers around 2^53 and 2^64 as doubles and as text, scaled by a power of ten to make decimals, and other values
+    const integer = fc.oneof(fc.bigInt({ min: -(2n ** 65n), max: 2n ** 65n }), fc.bigInt({ min: 2n ** 53n - 20n, max: 2n ** 53n + 20n }), fc.bigInt({ min: -50n, max: 50n }));
+    const number = fc.record({ n: integer, scale: fc.integer({ min: 0, max: 25 }), asDouble: fc.boolean() });
+    const value = fc.oneof(number, fc.constantFrom<unknown>('abc', '1abc', null, true, false, Number.NaN));
+    const textOf = (n: bigint, scale: number): string => {
+      const digits = (n < 0n ? -n : n).toString().padStart(scale + 1, '0');
+      const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+      return n < 0n ? `-${text}` : text;
+    };
+    // the hand reference: a number is the decimal n / 10^scale, compared across scales by BigInt cross-multiplication
+    type Item = { n: bigint; scale: number; stored: unknown } | { other: unknown };
+    const items = (raw: unknown[]): Item[] =>
+      raw.map((v) => {
+        if (typeof v !== 'object' || v === null || !('n' in v)) return { other: v };
+        const { n, scale, asDouble } = v as { n: bigint; scale: number; asDouble: boolean };
+        const text = textOf(n, scale);
+        // a double only where it holds the decimal exactly (its shortest text reads back as the same value)
+        const double = Number(text);
+        const stored = asDouble && compareDecimal(double, text) === 0 ? double : text;
+        return { n, scale, stored };
+      });
+    const rank = (item: Item): number => ('other' in item ? (typeof item.other === 'boolean' ? 0 : item.other === null ? 4 : Number.isNaN(item.other) ? 2 : 3) : 1);
+    const reference = (a: Item, b: Item): number => {
+      if (rank(a) !== rank(b)) return rank(a) - rank(b);
+      if ('other' in a || 'other' in b) return compareValues((a as { other: unknown }).other, (b as { other: unknown }).other);
+      const x = a.n * 10n ** BigInt(b.scale);
+      const y = b.n * 10n ** BigInt(a.scale);
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    fc.assert(
+      fc.property(fc.array(value, { maxLength: 30 }), (raw) => {
+        const list = items(raw);
+        const stored = (item: Item): unknown => ('other' in item ? item.other : item.stored);
+        for (const a of list) for (const b of list) expect(Math.sign(compareNumberColumn(stored(a), stored(b))) || 0, `${String(stored(a))} vs ${String(stored(b))}`).toBe(Math.sign(reference(a, b)));
+      }),
+      propertyParameters(scaledRuns(200)),
+    );
   });
 });

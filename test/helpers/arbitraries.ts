@@ -376,10 +376,12 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
         query.select = plainSelect(parts.select.map(field), span, parts.distinct === true) satisfies Select;
       }
       if (parts.order) {
-        const keys = parts.order.map(([f, direction, n]): SortKey => ({
+        // Distinct records are ordered only by what they show (DISTINCT_ORDER_NOT_SELECTED): a key not selected is left out.
+        const distinct = parts.select !== undefined && parts.distinct === true;
+        const order = distinct ? parts.order.filter(([f]) => parts.select!.includes(f)) : parts.order;
+        if (order.length > 0) query.order = { kind: 'order', span, keys: order.map(([f, direction, n]): SortKey => ({
           kind: 'sort-key', span, field: field(f), direction, ...(n === undefined ? {} : { nulls: n }),
-        }));
-        query.order = { kind: 'order', span, keys } satisfies Order;
+        })) } satisfies Order;
       }
       if (parts.limit) query.limit = { kind: 'limit', span, value: parts.limit } satisfies Limit;
       if (parts.offset) query.offset = { kind: 'offset', span, value: parts.offset } satisfies Offset;

@@ -18,7 +18,7 @@ import type { Query } from '../../src/ast.js';
 import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/types.js';
 import { bind } from '../../src/compile/bind.js';
-import { plan } from '../../src/compile/compile.js';
+import { compile, plan } from '../../src/compile/compile.js';
 import type { Plan, Target } from '../../src/compile/plan.js';
 import { shapeOf } from '../../src/compile/shape.js';
 import { TOTAL_COLUMN } from '../../src/compile/sql.js';
@@ -183,6 +183,20 @@ export async function runShapedCase(c: Case, parsed: Query, targets: ShapedTarge
     for (const name of engineNames) await expectCode(name, () => engineAnswer(targets.engines.get(name), query), code);
     for (const target of ['ckan-2.11', 'ckan-2.12', 'sql'] as const) await expectCode(target, () => targets[target].search(query, { total: true }), code);
     return;
+  }
+
+  // 0. no single request says it: `compile` alone refuses it on a CKAN target (it gave the request for the
+  // records read, which a portal answers ungrouped), and on the sql target when its facets need a second statement
+  const refusedOn: Target[] = query.facet === undefined ? ['ckan-2.11', 'ckan-2.12'] : ['ckan-2.11', 'ckan-2.12', 'sql'];
+  for (const target of refusedOn) {
+    let refused: unknown;
+    try {
+      compile(query, { target });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused, `compile for ${target} refuses it`).toBeInstanceOf(QueryError);
+    expect(['TARGET_CANNOT_EXPRESS', 'OR_ACROSS_FIELDS', 'AND_INSIDE_OR'], `compile for ${target}`).toContain((refused as QueryError).code);
   }
 
   // 1. each target's plan: the sql text as `ckql compile --target sql` prints it (no fields known: an

@@ -405,6 +405,31 @@ describe('dot commands', () => {
     }
   });
 
+  it("refuses the demo's many-to-many join with its count and keeps the session; .max-join-rows sets the bound and round trips", async () => {
+    const own = await openDemo();
+    try {
+      const driver = startDriver({ source: own });
+      await driver.waitFor(prompt);
+      const refused = await ask(driver, 'from enrolments a join enrolments b on a.status = b.status select count(*)', /error\[JOIN_TOO_LARGE\][\s\S]*in the library\)/);
+      // 14041² + 2616² + 1692² + 1651²: each status's enrolments times its enrolments.
+      expect(refused).toContain('this join gives 209581802 rows, more than the 10000000 a join may give');
+      expect(refused).toContain('.max-join-rows N in the REPL');
+      // The session goes on: the next query is answered.
+      await ask(driver, 'from enrolments group by status select status, count(*) as n order by n desc limit 1', /completed[^\n]*14041/);
+      expect(await ask(driver, '.max-join-rows', 'max-join-rows 10000000')).toContain('rows a join may give');
+      // The course self-join gives 1386408 rows: refused under that bound, answered at it.
+      await ask(driver, '.max-join-rows 1386407', 'max-join-rows 1386407');
+      expect(await ask(driver, 'from enrolments a join enrolments b on a.course = b.course select count(*) as n', 'JOIN_TOO_LARGE')).toContain('more than the 1386407');
+      await ask(driver, '.max-join-rows 1386408', 'max-join-rows 1386408');
+      await ask(driver, 'from enrolments a join enrolments b on a.course = b.course select count(*) as n', /1386408/);
+      expect(await ask(driver, '.max-join-rows lots', 'error[USAGE]')).toContain('whole number of rows');
+      await ask(driver, '.max-join-rows default', 'max-join-rows 10000000');
+      await driver.exit();
+    } finally {
+      await own.close();
+    }
+  });
+
   it('.explain asks a portal its target before the first query that needs it', async () => {
     const portal = await startServer({ tables: await loadResources(demoDataDir, { only: ['enrolments'] }), ckan: '2.12' });
     const source = portalSource(portal.url);

@@ -157,6 +157,18 @@ describe.skipIf(!installed && !inCi)('ckql in a terminal (tmux)', () => {
     // A named query from the config file, with a parameter.
     expect(await enter('.run schools-in country=PL', /1 of 1 record/)).toContain('Uniwersytet Nadwiślański');
 
+    // Ctrl-C during a long local query (a many-to-many self-join of the demo data, grouped: many
+    // seconds of the memory engine's work) stops it at once; the prompt comes back and the next query runs.
+    // Its 22,974,804 rows are past the default join bound: raised here so that it runs.
+    await enter('.max-join-rows 30000000', /max-join-rows 30000000/);
+    await type('from enrolments a join enrolments b on a.term = b.term group by a.course, b.status select a.course, b.status, count(*) as n');
+    await press('Enter');
+    // The spinner turns while the engine works: its loops let the event loop run.
+    await shows(/running [1-9]\d*\.\ds \(Ctrl-C cancels\)/);
+    await press('C-c');
+    await waitForScreen((text) => /^cancelled$/m.test(text) && inputLine(text) === 'ckql>', 'the query cancelled and the prompt back', 5_000);
+    expect(await enter('from courses where code = MATH-101 select code', /1 of 1 record/)).toContain('MATH-101');
+
     // Ctrl-C during a query cancels it (the request is aborted) and the session goes on.
     const portal = await startSlowPortal();
     try {

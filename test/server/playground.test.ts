@@ -67,6 +67,27 @@ describe('the playground over ckql serve', () => {
   const query = (headers: Record<string, string>, body: unknown = { source: 'local', query: 'from courses limit 1' }): Promise<Answer> =>
     send(server.url, { method: 'POST', path: '/-/query', headers: { ...json, ...headers }, body: JSON.stringify(body) });
 
+  it('answers 400 naming the key to bodies of the wrong shape (nested 20,000 deep, a 1 MB name), never 500, and echoes no more than a short excerpt', async () => {
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    const long = 'x'.repeat(1_000_000);
+    const bodies: [string, string, string][] = [
+      ['query', `{"source": ${deep}, "query": "from courses"}`, 'source'],
+      ['query', `{"source": "local", "target": ${deep}, "query": "from courses"}`, 'target'],
+      ['query', `{"source": "local", "query": "from courses", "pageSize": ${deep}}`, 'pageSize'],
+      ['download', `{"source": "local", "query": "from courses", "format": ${deep}}`, 'format'],
+      ['query', JSON.stringify({ source: long, query: 'from courses' }), 'source'],
+      ['query', JSON.stringify({ source: 'local', target: long, query: 'from courses' }), 'target'],
+    ];
+    for (const [action, body, key] of bodies) {
+      const answer = await send(server.url, { method: 'POST', path: `/-/${action}`, headers: json, body });
+      expect(answer.status, `${action} ${key}: ${answer.text.slice(0, 200)}`).toBe(400);
+      expect(answer.text).toContain(key);
+      expect(answer.text.length, `${action} ${key}`).toBeLessThan(2_000);
+    }
+    // and the server goes on answering
+    expect((await query({})).status).toBe(200);
+  });
+
   it('listens on loopback by default', () => {
     expect(server.host).toBe('127.0.0.1');
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -268,7 +289,8 @@ describe('ckql ui over a portal profile', () => {
     expect(JSON.parse(answers[1]!.text).records).toHaveLength(2);
     const explained = JSON.parse(answers[2]!.text);
     expect(explained.portal.curl).toContain('-H "Authorization: $PORTAL_TOKEN"');
-    expect(explained.taggedTemplate).toContain('token: process.env.CKQL_TOKEN');
+    // the TypeScript reads the token from the variable the profile names, as the curl line does
+    expect(explained.taggedTemplate).toContain('token: process.env.PORTAL_TOKEN');
     expect(JSON.parse(answers[0]!.text).sources[0]).toMatchObject({ name: 'portal', kind: 'url', hasToken: true, targets: ['auto', 'ckan-2.11', 'ckan-2.12', 'sql'] });
     // the download streams from the portal too
     const download = await call('download', { source: 'portal', query: 'from courses where subject = math', format: 'ndjson' });

@@ -197,6 +197,76 @@ describe('resume', () => {
     }
   });
 
+  /** An export of `many` to `file` stopped after its first pages, leaving `file.part`. */
+  async function cutShort(file: string, path: ExportPath, on: DatastoreClient = client): Promise<void> {
+    const controller = new AbortController();
+    const stopped = await exportRecords({
+      client: on, input: 'many', file, path, pageSize: 10, signal: controller.signal,
+      onProgress: ({ written }) => {
+        if (written >= 30) controller.abort();
+      },
+    }).then(() => false, () => true);
+    expect(stopped, `${path} was cut short`).toBe(true);
+  }
+
+  it.each(['csv', 'ndjson', 'json'] as const)('a %s .part with a line that is no record, or a record the source does not have at that place, is refused naming the line', async (format) => {
+    const { appendFileSync } = await import('node:fs');
+    const newer = await startServer({ tables: await loadResources([join(data.root, 'many.ndjson')]), port: 0, ckan: '2.12' });
+    const on212 = connect({ url: newer.url });
+    try {
+      for (const [path, on] of [['offset', client], ['next_page', on212]] as const) {
+        const file = join(out, `tampered-${path}.${format}`);
+        // a garbage line: the dump path exported everything again after it (62,005 duplicates), the offset path kept it
+        await cutShort(file, path, on);
+        const lines = readFileSync(`${file}.part`, 'utf8').split('\n').length;
+        appendFileSync(`${file}.part`, 'this is no record\n');
+        await expect(exportRecords({ client: on, input: 'many', file, path, pageSize: 10, resume: true })).rejects.toMatchObject({
+          code: 'RESUME_MISMATCH', message: expect.stringContaining(`line ${lines}`),
+        });
+        // A record with a high _id appended: 2.12's next_page resumed after it and dropped every record between. Its
+        // values made up, or the source's own record 90 copied (right values, wrong place): both are refused.
+        const recordText = (text: string): string => {
+          const record = { _id: 90, n: 90, text };
+          if (format === 'csv') return `90,90,"${text.replaceAll('"', '""')}"\n`;
+          return `${JSON.stringify(record)}${format === 'json' ? ',' : ''}\n`;
+        };
+        for (const [forged, why] of [[recordText('made up'), 'does not match'], [recordText(rows[89]!.text), 'records were added to or taken from the file']] as const) {
+          await cutShort(file, path, on);
+          appendFileSync(`${file}.part`, forged);
+          const refused = await exportRecords({ client: on, input: 'many', file, path, pageSize: 10, resume: true }).then(() => undefined, (error: unknown) => error);
+          expect(refused, `${path} ${format}`).toMatchObject({ code: 'RESUME_MISMATCH', message: expect.stringContaining(why), hint: expect.stringContaining('leave out --resume') });
+        }
+        // the choice of starting again works
+        const again = await exportRecords({ client: on, input: 'many', file, path, pageSize: 10 });
+        expect(again.records).toBe(95);
+      }
+    } finally {
+      await on212.close();
+      await newer.close();
+    }
+  });
+
+  it('a second export to the same file while one runs is refused (EXPORT_LOCKED), and the first finishes whole', async () => {
+    const file = join(out, 'locked.csv');
+    const whole = join(out, 'locked-whole.csv');
+    await exportRecords({ client, input: 'many', file: whole, path: 'offset', pageSize: 10 });
+    let second: Promise<unknown> | undefined;
+    const first = exportRecords({
+      client, input: 'many', file, path: 'offset', pageSize: 10,
+      onProgress: ({ written }) => {
+        second ??= exportRecords({ client, input: 'many', file, path: 'offset', pageSize: 10, resume: written > 0 }).then(() => undefined, (error: unknown) => error);
+      },
+    });
+    expect((await first).records).toBe(95);
+    expect(await second).toMatchObject({ code: 'EXPORT_LOCKED', message: expect.stringContaining(`(process ${process.pid})`) });
+    expect(readFileSync(file, 'utf8')).toBe(readFileSync(whole, 'utf8'));
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    // a lock left by a process that is gone is taken over
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${file}.lock`, '999999999\n');
+    expect((await exportRecords({ client, input: 'many', file, path: 'offset', pageSize: 10 })).records).toBe(95);
+  });
+
   it('a field the resource does not have is refused before any file is written, at its place in the query', async () => {
     const file = join(out, 'misspelt.csv');
     const refused = await exportRecords({ client, input: 'from many where nn >= 3 order by n', file }).then(
@@ -223,7 +293,7 @@ describe('resume', () => {
     expect([`${folder}.part`, `${folder}.part.json`, `${folder}.fields.json`].filter((each) => existsSync(each))).toEqual([]);
     // a folder nobody may write in (sysfs refuses even root): a usage error naming the file, not a crash
     await expect(exportRecords({ client, input: 'many', file: '/sys/many.csv' })).rejects.toMatchObject({
-      code: 'USAGE', message: expect.stringContaining('/sys/many.csv.part cannot be written'),
+      code: 'USAGE', message: expect.stringMatching(/cannot export to \/sys\/many\.csv: \/sys\/many\.csv\.\w+ cannot be written/),
     });
   });
 

@@ -137,6 +137,33 @@ describe('parse: other clauses', () => {
     expect(ast('from x limit 1e2 offset 5.0')).toMatchObject({ limit: { value: num(100) }, offset: { value: num(5) } });
   });
 
+  it('orders distinct records only by what they show: a selected field, qualified or not, or an as name (as PostgreSQL)', () => {
+    for (const shown of [
+      'from x select distinct a, b order by b desc, a',
+      'from x select distinct a as s order by s',
+      'from x select distinct a as s order by a',
+      'from x e join y f on e.k = f.k select distinct e.a order by a',
+      'from x e join y f on e.k = f.k select distinct a order by e.a',
+    ]) {
+      expect(() => parse(shown), shown).not.toThrow();
+    }
+    for (const [hidden, key] of [
+      ['from x select distinct a order by b', 'b'],
+      ['from x select distinct a as s order by a, t desc', 't desc'],
+      ['from x e join y f on e.k = f.k select distinct e.a order by f.a', 'f.a'],
+    ] as const) {
+      let error: unknown;
+      try {
+        parse(hidden);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error, hidden).toMatchObject({ code: 'DISTINCT_ORDER_NOT_SELECTED' });
+      const span = (error as { span: { start: number; end: number } }).span;
+      expect(hidden.slice(span.start, span.end)).toBe(key);
+    }
+  });
+
   it('accepts keywords in any case, comments, newlines and one trailing ";"', () => {
     expect(ast('FROM x -- the table\nWHERE a = 1\n  Limit 2;')).toEqual(ast('from x where a = 1 limit 2'));
   });

@@ -7,11 +7,12 @@
  * can guard a repository's queries. `--schema SOURCE` also checks resources,
  * fields and values against a source. Loaded by check.ts when the command runs.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { parseTarget, type Target } from '../../compile/plan.js';
 import type { Config } from '../../config/types.js';
 import { findConfigFile } from '../../config/load.js';
+import { readTextFile } from '../../engine/files.js';
 import { lineAndColumn, renderError } from '../../diagnostics.js';
 import { QueryError, ToolError, toolError } from '../../errors.js';
 import { diagnose, statementsOf, type Diagnostic, type LanguageContext, type Severity } from '../../language-service/index.js';
@@ -58,8 +59,18 @@ export async function runCheck(files: readonly string[], options: CheckOptions, 
   const problems: CheckProblem[] = [];
   const rendered: string[] = [];
   for (const { path, kind } of paths) {
-    const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
     const shown = relative(context.cwd, path) || path;
+    let text: string;
+    try {
+      text = await readTextFile(path);
+    } catch (error) {
+      // One file that cannot be read (a symlink loop, a FIFO, a device, too large, not UTF-8) is its own problem;
+      // the others are still checked.
+      if (!(error instanceof ToolError)) throw error;
+      problems.push({ file: shown, line: 1, column: 1, endLine: 1, endColumn: 1, severity: 'error', code: error.code, message: error.message.replace(`${path} `, ''), ...(error.hint === undefined ? {} : { hint: error.hint }) });
+      if (options.format === 'text') rendered.push(renderConfigProblem(problems[problems.length - 1]!));
+      continue;
+    }
     const found = queriesOf(path, text, kind);
     if (found.problem !== undefined) {
       problems.push({

@@ -21,7 +21,11 @@ export function registerCompile(program: Command, run: CommandRun): void {
 Example:
   ckql compile 'from courses where stage in (active, survey) and year = $y' --param y=2020
   ckql compile 'from enrolments where grade >= 5' --target ckan-2.12
-  ckql compile 'from enrolments where grade between 4 and 5' --target sql`,
+  ckql compile 'from enrolments where grade between 4 and 5' --target sql
+
+A query one request cannot say (a condition the target lacks; group by, an
+aggregate, a join or facet on a CKAN target) is refused: ckql explain shows
+the plan that runs it, and ckql query runs it.`,
     )
     .action(
       run(async (text: string, options: { param: readonly string[]; target?: string }) => {

@@ -13,7 +13,7 @@ import { toolError } from '../../errors.js';
 import { startServer } from '../../server/server.js';
 import type { PlaygroundActions } from '../../server/playground.js';
 import type { CommandRun } from '../context.js';
-import { integerOption, readOptionFile } from '../options.js';
+import { countOption, integerOption, readOptionFile } from '../options.js';
 import { INFER_MODES } from '../../engine/declared.js';
 import type { InferMode } from '../../engine/declared.js';
 import { badFileReporter } from '../report.js';
@@ -40,6 +40,7 @@ interface ServeOptions {
   readonly infer?: InferMode;
   readonly playground: boolean;
   readonly allowHost?: readonly string[];
+  readonly maxJoinRows?: number;
 }
 
 export function registerServe(program: Command, run: CommandRun): void {
@@ -63,6 +64,7 @@ export function registerServe(program: Command, run: CommandRun): void {
     .option('--fields <file>', "the declared types of the one data file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
     .option('--infer <mode>', 'how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)', inferOption)
     .option('--no-playground', 'serve the API only, without the playground page at /')
+    .option('--max-join-rows <rows>', "the most rows a join of the playground's queries may give (default 10000000)", countOption('--max-join-rows', 'rows'))
     .option('--allow-host <names>', 'host names the playground answers to besides IP addresses and localhost, e.g. this machine\'s name with --host 0.0.0.0 (comma-separated)', listOption('--allow-host'))
     .addHelpText(
       'after',
@@ -126,7 +128,7 @@ Example:
         if (options.playground) {
           const [{ playgroundActions }, { servedSource }] = await Promise.all([import('../playground.js'), import('../playground-sources.js')]);
           actions = playgroundActions({
-            sources: [servedSource(answering, { url: () => publicUrl, ckan: options.ckan ?? '2.11', label: engine === undefined ? `local data (${data.map((path) => relativeTo(context.cwd, path)).join(', ')})` : engine.label })],
+            sources: [servedSource(answering, { url: () => publicUrl, ckan: options.ckan ?? '2.11', ...(options.maxJoinRows === undefined ? {} : { maxJoinRows: options.maxJoinRows }), label: engine === undefined ? `local data (${data.map((path) => relativeTo(context.cwd, path)).join(', ')})` : engine.label })],
             defaultSource: 'local',
             version: packageVersion(),
           });

@@ -12,18 +12,15 @@
  * canonical text, so 2020 and "2020" are one group, which keeps the value
  * seen first); `count(*)` counts rows, `count(f)` values, `count(distinct f)`
  * distinct values; `sum`, `avg`, `min`, `max` ignore nulls and are null over
- * no value. `sum` is exact over integers and decimals (a double's sum
- * rounded to the decimals the values have, or decimal arithmetic past
- * 2^53 and for numbers kept as text); over `float8` it is a double's, as
- * PostgreSQL's.
+ * no value. `sum` is exact over integers and decimals (scaled integers,
+ * see `ExactSum`); over `float8` it is a double's, as PostgreSQL's.
  */
 import { withComputedSlots } from './computed.js';
 import type { Aggregate, Condition } from '../../ast.js';
 import { assertNever } from '../../ast.js';
 import type { FacetResult, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
 import { bucketFunction } from '../../datastore/buckets.js';
-import { addDecimal, decimalOf, decimalText, decimalValue } from '../../datastore/decimal.js';
-import type { Decimal } from '../../datastore/decimal.js';
+import { decimalOf, decimalValue } from '../../datastore/decimal.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType, typeReading } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
@@ -31,6 +28,9 @@ import { aggregateSlot, keySlot } from '../../compile/shape.js';
 import { residualTest } from './evaluate-query.js';
 import { generate } from '../../datastore/generate.js';
 import { fieldReadName, readExpression } from './row-shape.js';
+import { SLICE } from '../pace.js';
+import type { Steps } from '../pace.js';
+import { sortSteps } from './sort-steps.js';
 
 /** Reads a value of an item (a table row by its position, a fetched record, a joined pair). */
 export type Read<T> = (item: T) => JsonValue | null | undefined;
@@ -60,8 +60,10 @@ interface Group {
 export interface Aggregator<T> {
   /** adds `items[positions[j]]` for each j, or every item in order without `positions` */
   addAll(items: readonly T[], positions?: Int32Array): void;
-  /** adds the numbers 0 … count − 1 as items (joined rows by their position) */
-  addCount(this: Aggregator<number>, count: number): void;
+  /** `addAll` as steps (engine/pace.ts), a slice of items at a time */
+  addSteps(items: readonly T[], positions?: Int32Array): Steps<void>;
+  /** adds the numbers 0 … count − 1 as items (joined rows by their position), as steps */
+  countSteps(this: Aggregator<number>, count: number): Steps<void>;
   /** the slot rows of the groups (`k0…`, `a0…`), in no particular order */
   groups(): Row[];
   /** how many groups so far */
@@ -80,9 +82,9 @@ interface FoldState<T> {
 
 /**
  * Folds `items[positions[j]]` (each item without `positions`; without
- * items, the numbers 0 … count − 1) into the state's groups.
+ * items, the numbers themselves) for `from` ≤ j < `to` into the state's groups.
  */
-type Fold<T> = (state: FoldState<T>, items: readonly T[] | undefined, positions: Int32Array | undefined, count: number) => void;
+type Fold<T> = (state: FoldState<T>, items: readonly T[] | undefined, positions: Int32Array | undefined, from: number, to: number) => void;
 
 /**
  * An aggregator for a spec. Each distinct value is read once per item, and
@@ -115,11 +117,18 @@ export function makeAggregator<T>(spec: AggregateSpec<T>): Aggregator<T> {
   const stateInputs = states.map((s) => s.input);
   const state: FoldState<T> = { groups, specs: states, newGroup, keys: spec.keys, inputs, canonical: canonicalText };
   const fold = generatedFold(spec.keys, inputs, stateInputs) ?? closureFold(spec.keys.length, stateInputs);
+  function* slices(items: readonly T[] | undefined, positions: Int32Array | undefined, count: number): Steps<void> {
+    for (let from = 0; from < count; from += SLICE) {
+      fold(state, items, positions, from, Math.min(count, from + SLICE));
+      yield;
+    }
+  }
   return {
-    addAll: (items, positions) => fold(state, items, positions, positions === undefined ? items.length : positions.length),
-    addCount(count) {
-      // Only an Aggregator<number> has addCount (its `this`): its items are the numbers themselves.
-      fold(state, undefined, undefined, count);
+    addAll: (items, positions) => fold(state, items, positions, 0, positions === undefined ? items.length : positions.length),
+    addSteps: (items, positions) => slices(items, positions, positions === undefined ? items.length : positions.length),
+    countSteps(count) {
+      // Only an Aggregator<number> has countSteps (its `this`): its items are the numbers themselves.
+      return slices(undefined, undefined, count);
     },
     get size() {
       return groups.size;
@@ -171,19 +180,19 @@ function generatedFold<T>(keys: readonly Read<T>[], inputs: readonly Read<T>[], 
   stateInputs.forEach((input, i) => lines.push(`s[${i}].add(v${input});`));
   const body = [
     'const { groups, specs, newGroup, keys, inputs, canonical } = state;',
-    'for (let j = 0; j < count; j++) {',
+    'for (let j = from; j < to; j++) {',
     'const r = items === undefined ? j : positions === undefined ? items[j] : items[positions[j]];',
     ...lines,
     '}',
   ].join('\n');
-  return generate<Fold<T>>(['state', 'items', 'positions', 'count'], body);
+  return generate<Fold<T>>(['state', 'items', 'positions', 'from', 'to'], body);
 }
 
 /** The fold of `generatedFold` as closures, where code generation is disabled. */
 function closureFold<T>(keyCount: number, stateInputs: readonly number[]): Fold<T> {
-  return (state, items, positions, count) => {
+  return (state, items, positions, from, to) => {
     const { groups, specs, keys, inputs } = state;
-    for (let j = 0; j < count; j++) {
+    for (let j = from; j < to; j++) {
       const item = (items === undefined ? j : positions === undefined ? items[j] : items[positions[j]!]) as T;
       const ks = keys.map((read) => (read(item) ?? null) as JsonValue | null);
       const vs = inputs.map((read) => read(item));
@@ -317,110 +326,132 @@ class FloatSum implements Accumulator {
 
 const SAFE = Number.MAX_SAFE_INTEGER;
 
+/** 10^0 … 10^22: the powers of ten a double holds exactly. */
+const POWERS = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
 /**
- * The decimal places of a double that came from decimal text (up to 15),
- * or -1 when it has more than a double's decimal digits say exactly.
+ * Below this a scaled integer has at most 15 digits, and two decimals of at
+ * most 15 significant digits are never one double: a decimal of that size
+ * that reads back as the double is the double's shortest text.
  */
-function placesOf(value: number): number {
-  let scaled = value;
-  for (let places = 1; places <= 15; places++) {
-    scaled = value * 10 ** places;
-    if (Number.isInteger(scaled) && Math.abs(scaled) <= SAFE) return places;
-  }
-  return -1;
+const DIGITS_15 = 1e15;
+
+/** 1.5 × 2^52: a double of that size has no fraction, so adding it rounds away a smaller one's. */
+const ROUNDING = 6755399441055744;
+
+/**
+ * `x` rounded to an integer (to even on a tie) while |x| < 2^51, two
+ * additions where `Math.round` costs more; past that a large number or NaN,
+ * which the callers' `< DIGITS_15` test turns away.
+ */
+function roundedUnits(x: number): number {
+  return x + ROUNDING - ROUNDING;
 }
 
 /**
- * `sum`/`avg` of integers and `numeric`, exact as PostgreSQL's: integers in
- * a double while they are below 2^53; decimals in a double with Neumaier's
- * compensation, rounded at the end to the most decimal places a value had;
- * past either, and for a number kept as text, in decimal arithmetic.
+ * `sum`/`avg` of integers and `numeric`, exact as PostgreSQL's. A double is
+ * the decimal its shortest text says (docs/semantics.md). The sum is an
+ * integer count of 10^-scale, the scale the most decimal places a value
+ * had: a double's part (exact while below 2^53, moved into the BigInt part
+ * before it would pass it) and a BigInt part. A value's places are found by
+ * a round trip: `m / 10^p` reads back as the value with m of at most 15
+ * digits, tried first at the scale so far (one multiply, one divide per
+ * value), else for the fewest places. A value that has none (17 significant
+ * digits, text, an integer past 2^53) is added as its exact decimal.
  */
 class ExactSum implements Accumulator {
   n = 0;
-  sum = 0;
-  compensation = 0;
-  places = 0;
-  exact: Decimal | undefined;
+  scale = 0;
+  /** 10^scale, NaN past what a double holds exactly (then no value takes the fast path) */
+  unit = 1;
+  /** the double's part of the sum, in units of 10^-scale: an integer of at most 2^53 − 1 */
+  small = 0;
+  /** the rest of the sum, in units of 10^-scale */
+  big = 0n;
 
   add(value: JsonValue | null | undefined): void {
     if (value === null || value === undefined) return;
     this.n++;
-    if (this.exact === undefined && typeof value === 'number') {
-      if (!Number.isInteger(value)) {
-        const places = placesOf(value);
-        if (places < 0) return this.addExact(value);
-        if (places > this.places) this.places = places;
-      }
-      const t = this.sum + value;
-      // Neumaier: the low-order bits each addition loses, kept apart.
-      this.compensation += Math.abs(this.sum) >= Math.abs(value) ? this.sum - t + value : value - t + this.sum;
-      this.sum = t;
-      if (t > SAFE || t < -SAFE) this.toExact();
+    if (typeof value === 'number') {
+      const m = roundedUnits(value * this.unit);
+      if (Math.abs(m) < DIGITS_15 && m / this.unit === value) this.addUnits(m);
+      else this.addNumber(value);
       return;
     }
-    this.addExact(value);
+    this.addDecimal(value);
   }
 
-  private addExact(value: JsonValue): void {
-    this.toExact();
+  /** A number that is not a decimal of at most 15 digits at the scale so far. */
+  private addNumber(value: number): void {
+    if (Number.isSafeInteger(value)) return this.addScaled(value, 0);
+    for (let places = 1; places < POWERS.length; places++) {
+      const m = roundedUnits(value * POWERS[places]!);
+      if (!(Math.abs(m) < DIGITS_15)) break;
+      if (m / POWERS[places]! === value) return this.addScaled(m, places);
+    }
+    this.addDecimal(value);
+  }
+
+  private addDecimal(value: JsonValue): void {
     const d = decimalOf(value);
     if (d === undefined) throw validationError('query', `invalid input syntax for type numeric: ${JSON.stringify(canonicalText(value))}`);
-    this.exact = addDecimal(this.exact!, d);
+    this.rescale(d.scale);
+    this.big += d.int * 10n ** BigInt(this.scale - d.scale);
   }
 
-  /** The double sum so far as a decimal, and decimal arithmetic from now on. */
-  private toExact(): void {
-    if (this.exact !== undefined) return;
-    this.exact = this.doubleDecimal();
-    this.sum = 0;
-    this.compensation = 0;
+  /** Adds `m / 10^places` (m an integer of at most 2^53 − 1). */
+  private addScaled(m: number, places: number): void {
+    this.rescale(places);
+    const shift = this.scale - places;
+    const units = shift < POWERS.length ? m * POWERS[shift]! : Infinity;
+    if (Math.abs(units) <= SAFE) this.addUnits(units);
+    else this.big += BigInt(m) * 10n ** BigInt(shift);
   }
 
-  /**
-   * The double sum as a decimal: of integers, the sum and its compensation
-   * added as decimals (past 2^53 their double sum would round); of
-   * decimals, the double sum rounded to their places.
-   */
-  private doubleDecimal(): Decimal {
-    const zero = { int: 0n, scale: 0 };
-    if (this.places === 0) return addDecimal(decimalOf(this.sum) ?? zero, decimalOf(this.compensation) ?? zero);
-    return decimalOf(this.doubleResult()) ?? zero;
+  /** Adds an integer count of units (at most 2^53 − 1): to the double's part while it stays exact. */
+  private addUnits(units: number): void {
+    const t = this.small + units;
+    if (t > SAFE || t < -SAFE) {
+      this.big += BigInt(this.small);
+      this.small = units;
+    } else {
+      this.small = t;
+    }
   }
 
-  /** The double sum, rounded to the places its values had (the exact decimal sum, while it fits a double). */
-  private doubleResult(): number {
-    const total = this.sum + this.compensation;
-    if (this.places === 0) return total;
-    const scale = 10 ** this.places;
-    const scaled = total * scale;
-    return Math.abs(scaled) < SAFE ? Math.round(scaled) / scale : total;
+  /** Counts in units of 10^-scale from now on, if that is more places than so far. */
+  private rescale(scale: number): void {
+    if (scale <= this.scale) return;
+    const shift = scale - this.scale;
+    const small = shift < POWERS.length ? this.small * POWERS[shift]! : Infinity;
+    if (Math.abs(small) <= SAFE) {
+      this.big *= 10n ** BigInt(shift);
+      this.small = small;
+    } else {
+      this.big = (this.big + BigInt(this.small)) * 10n ** BigInt(shift);
+      this.small = 0;
+    }
+    this.scale = scale;
+    this.unit = POWERS[scale] ?? NaN;
   }
 
   merge(other: Accumulator): void {
     const o = other as ExactSum;
     this.n += o.n;
-    if (this.exact === undefined && o.exact === undefined) {
-      this.places = Math.max(this.places, o.places);
-      this.add2(o.sum);
-      this.add2(o.compensation);
-      return;
-    }
-    this.toExact();
-    this.exact = addDecimal(this.exact!, o.exact ?? o.doubleDecimal());
-  }
-
-  private add2(value: number): void {
-    const t = this.sum + value;
-    this.compensation += Math.abs(this.sum) >= Math.abs(value) ? this.sum - t + value : value - t + this.sum;
-    this.sum = t;
+    this.rescale(o.scale);
+    this.big += o.big * 10n ** BigInt(this.scale - o.scale);
+    this.addScaled(o.small, o.scale);
   }
 
   result(average: boolean): JsonValue {
     if (this.n === 0) return null;
-    if (this.exact !== undefined) return average ? Number(decimalText(this.exact)) / this.n : decimalValue(this.exact);
-    const sum = this.doubleResult();
-    return average ? sum / this.n : sum === 0 ? 0 : sum;
+    // Without a BigInt part, a sum of at most 15 digits is the double small / 10^scale (as `decimalValue` would say).
+    const sum =
+      this.big === 0n && Math.abs(this.small) < DIGITS_15 && this.scale < POWERS.length
+        ? this.small / this.unit
+        : decimalValue({ int: this.big + BigInt(this.small), scale: this.scale });
+    if (average) return (typeof sum === 'number' ? sum : Number(sum)) / this.n;
+    return sum === 0 ? 0 : sum;
   }
 }
 
@@ -452,6 +483,28 @@ class Extreme implements Accumulator {
   }
 }
 
+/**
+ * One accumulator of each class, kept for the life of the module, its
+ * fields holding the most general kind of value each takes (a double, a
+ * BigInt, any JSON value). V8 keeps an object layout (a map) only while an
+ * object has it: without these, a full GC between two queries drops the
+ * layouts of the last query's accumulators, and the fold and the
+ * accumulators' methods, optimized for them, are deoptimized and the next
+ * query runs them cold (bench/analysis.md, "Exact sums").
+ */
+export const keptLayouts: readonly Accumulator[] = (() => {
+  const float = new FloatSum();
+  float.sum = 0.5;
+  const exact = new ExactSum();
+  exact.unit = NaN;
+  exact.small = 0.5;
+  exact.big = 1n;
+  const extreme = new Extreme(false, undefined);
+  extreme.best = 0.5;
+  extreme.best = 'text';
+  return [new ValueCount(), new DistinctCount(), float, exact, extreme];
+})();
+
 /** Two values of a field in its type's order (`typeReading`), else `compareValues`'. */
 export function valueOrder(type: FieldType | undefined): (a: JsonValue, b: JsonValue) => number {
   if (type === undefined) return compareValues;
@@ -470,9 +523,10 @@ export function valueOrder(type: FieldType | undefined): (a: JsonValue, b: JsonV
 /**
  * The groups a grouped shape answers with, in its order: those `having`
  * keeps, sorted by the order keys and then the group keys (ascending, nulls
- * last), so groups come in key order without `order by`.
+ * last), so groups come in key order without `order by`. As steps: a query
+ * may have as many groups as rows.
  */
-export function finishGroups(bound: BoundShape, groups: readonly Row[]): Row[] {
+export function* finishGroups(bound: BoundShape, groups: readonly Row[]): Steps<Row[]> {
   const shape = bound.shape;
   const slotFields: FieldInfo[] = [...bound.slotTypes].map(([id, type]) => ({ id, type }));
   // the computed slots (docs/expressions.md), read over the keys and aggregates before having and the order
@@ -483,7 +537,7 @@ export function finishGroups(bound: BoundShape, groups: readonly Row[]): Row[] {
     ...shape.order.map((key) => ({ slot: (key.by as { slot: string }).slot, direction: key.direction, nulls: key.nulls })),
     ...shape.keys.map((_, i) => ({ slot: keySlot(i), direction: 'asc' as const, nulls: undefined })),
   ];
-  return sortRows(kept, keys.map((key) => ({ ...key, type: bound.slotTypes.get(key.slot) })));
+  return yield* sortRows(kept, keys.map((key) => ({ ...key, type: bound.slotTypes.get(key.slot) })));
 }
 
 /** `having` as a test of slot rows, checked as `where` is (a value that cannot be read as its slot's type is refused). */
@@ -492,11 +546,11 @@ export function havingTest(having: Condition, slotFields: readonly FieldInfo[]):
   return (row) => test(row, 0);
 }
 
-/** A stable sort of rows by keys: each by its type's order, nulls last ascending and first descending unless told. */
-export function sortRows<R extends Readonly<Record<string, JsonValue | undefined>>>(
+/** A stable sort of rows by keys, as steps (`sortSteps`): each by its type's order, nulls last ascending and first descending unless told. */
+export function* sortRows<R extends Readonly<Record<string, JsonValue | undefined>>>(
   rows: readonly R[],
   keys: readonly { readonly slot: string; readonly direction: 'asc' | 'desc'; readonly nulls?: 'first' | 'last' | undefined; readonly type: FieldType | undefined }[],
-): R[] {
+): Steps<R[]> {
   if (keys.length === 0) return [...rows];
   const parts = keys.map((key) => {
     const order = valueOrder(key.type);
@@ -509,15 +563,16 @@ export function sortRows<R extends Readonly<Record<string, JsonValue | undefined
       return desc ? order(y, x) : order(x, y);
     };
   });
-  const indexed = rows.map((row, i) => ({ row, i }));
-  indexed.sort((a, b) => {
+  const order = yield* sortSteps(rows.length, (a, b) => {
     for (const part of parts) {
-      const c = part(a.row, b.row);
+      const c = part(rows[a]!, rows[b]!);
       if (c !== 0) return c;
     }
-    return a.i - b.i;
+    return a - b;
   });
-  return indexed.map(({ row }) => row);
+  const sorted = new Array<R>(order.length);
+  for (let j = 0; j < order.length; j++) sorted[j] = rows[order[j]!]!;
+  return sorted;
 }
 
 /** The slot rows of a shape's groups as records, its columns named. */

@@ -78,8 +78,8 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         if (resource.value === '') throw queryError('EMPTY_RESOURCE', resource.span, []);
         const table = lookup.find(resource.value);
         if (table === undefined) throw resourceNotFound(resource.value);
-        if (!isPlainQuery(query)) return Promise.resolve(queryShaped(query, lookup, options));
-        return Promise.resolve({ ...queryTable(query, table, options), resource: table.id });
+        if (!isPlainQuery(query)) return queryShaped(query, lookup, options);
+        return queryTable(query, table, options).then((answer) => ({ ...answer, resource: table.id }));
       } catch (error) {
         return Promise.reject(error as Error);
       }

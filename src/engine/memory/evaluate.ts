@@ -10,6 +10,7 @@
  * heap, a large one from a full sort.
  */
 import type { CkanVersion, FieldInfo, JsonValue, Row, SearchRequest, SearchResult, Table } from '../../datastore/types.js';
+import { filtersVersion } from '../../datastore/filters.js';
 import type { FilterNode } from '../../datastore/filters.js';
 import { filterTreeOf, formatSort, isCanonicalRequest, normalizeRequest, parseSort, refuseUnknownListFields } from '../../datastore/validate.js';
 import type { SortItem } from '../../datastore/validate.js';
@@ -25,6 +26,9 @@ import { fieldSearchTest, searchRows, textQuery } from './text-search.js';
 import type { TsQuery } from './text-search.js';
 import { completeFields, declaredFields, refuseNonJson, tableView } from './table-view.js';
 import type { FieldDeclaration, TableView } from './table-view.js';
+import { runSteps, SLICE } from '../pace.js';
+import type { Steps } from '../pace.js';
+import { sortSteps } from './sort-steps.js';
 
 export type { FieldDeclaration } from './table-view.js';
 
@@ -36,7 +40,13 @@ export type { FieldDeclaration } from './table-view.js';
 export interface EvaluateOptions {
   /** the server's maximum `limit`; a larger one is capped silently (default 32000, as CKAN) */
   readonly maxLimit?: number;
-  /** whose messages a Validation Error uses (2.12 words an unknown filter field differently); default 2.11 */
+  /**
+   * the CKAN version whose reading of the request this is: how `filters` are
+   * read (2.12's operators, `$or`, lists of filter dicts) and whose messages
+   * a Validation Error uses (2.12 words an unknown filter field differently).
+   * Default: 2.12 for filters in a form only 2.12 reads (`compile(q, { target:
+   * 'ckan-2.12' })`'s `{"gte": 5}`, `$or`; `filtersVersion`), else 2.11
+   */
   readonly ckan?: CkanVersion;
   /**
    * The fields of plain records, declared as CKAN's `datastore_create` takes
@@ -118,7 +128,9 @@ export function evaluate(request: SearchRequest, source: Table | readonly object
   if (declared !== undefined && !Array.isArray(source)) {
     throw toolError('DATA_INVALID', ['fields', 'a Table has its own fields: the fields option declares the fields of plain records'], { key: 'fields' });
   }
-  return answer(canonicalOf(request, options.ckan), tableView(source as Table | readonly Row[], declared), options);
+  // A request in a form only 2.12 reads is answered as 2.12 (2.11 refuses it), without being told.
+  const read = options.ckan !== undefined || request.filters === undefined || filtersVersion(request.filters) === '2.11' ? options : { ...options, ckan: '2.12' as const };
+  return answer(canonicalOf(request, read.ckan), tableView(source as Table | readonly Row[], declared), read);
 }
 
 /**
@@ -214,7 +226,7 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
   const requested = req.limit ?? DEFAULT_LIMIT;
   const limit = requested > maxLimit ? maxLimit : requested;
   const offset = req.offset ?? 0;
-  const { keys, page, total } = answerWork(view, {
+  const { keys, page, total } = runSteps(answerSteps(view, {
     conjuncts,
     searches: search.all === undefined ? [] : [search.all],
     sortItems,
@@ -223,7 +235,7 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
     offset,
     limit,
     count: true,
-  });
+  }));
   const records = buildRecords(view, keys, page);
 
   // Keys are set one by one so they appear in the order of `SearchResult`, optional ones only when set.
@@ -401,9 +413,10 @@ export interface Answer {
  * Runs the work over a view: the matching rows (an equality index first,
  * then the searches, then one scan of the other conditions), distinct,
  * order and page. Records are built apart (`buildRecords`), so a caller can
- * build them a batch at a time.
+ * build them a batch at a time. As steps (engine/pace.ts): `evaluate` runs
+ * them to their end, a whole query (query.ts) pauses where they yield.
  */
-export function answerWork(view: TableView, work: Work): Answer {
+export function* answerSteps(view: TableView, work: Work): Steps<Answer> {
   const { sortItems, projection, offset, limit } = work;
   if (work.distinct && projection !== undefined) {
     const outside = sortItems.find((item) => !projection.includes(item.field));
@@ -412,11 +425,13 @@ export function answerWork(view: TableView, work: Work): Answer {
   }
   // Unsorted, only the rows up to the page's end are needed; the others are only counted, if at all.
   const needed = sortItems.length === 0 && !work.distinct ? offset + limit : Infinity;
-  let selection = selectRows(view, work.conjuncts, work.searches, needed, !work.count);
-  completeFields(view);
+  let selection = yield* selectRows(view, work.conjuncts, work.searches, needed, !work.count);
+  // A projection names the answer's fields, each found already (a name only a later record has completed
+  // the list then): the other records' keys are not needed, and listing them is most of a first call.
+  if (projection === undefined) completeFields(view);
   const keys = projection ?? fieldIdsOf(view.fields);
-  if (work.distinct) selection = distinctRows(view, selection.rows, keys);
-  return { keys, page: orderAndPage(view, selection, sortItems, offset, limit), total: work.count ? selection.total : undefined };
+  if (work.distinct) selection = yield* distinctRows(view, selection.rows, keys);
+  return { keys, page: yield* orderAndPage(view, selection, sortItems, offset, limit), total: work.count ? selection.total : undefined };
 }
 
 /**
@@ -439,7 +454,7 @@ function allOf(rows: ArrayLike<number> | null, view: TableView): Selection {
  * then one pass tests the other conditions; with `stop`, the pass ends once
  * it has `needed` rows.
  */
-function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: readonly TsQuery[], needed: number, stop: boolean): Selection {
+function* selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: readonly TsQuery[], needed: number, stop: boolean): Steps<Selection> {
   let rows: ArrayLike<number> | null = null;
   let rest = conjuncts;
   const leader = indexLeader(view, conjuncts);
@@ -463,7 +478,7 @@ function selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: r
   if (searches.length > 0) {
     // the search text holds every field
     completeFields(view);
-    for (const q of searches) rows = searchRows(view, q, rows);
+    for (const q of searches) rows = yield* searchRows(view, q, rows);
   }
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
   const conditions = rest.map((c) => c.condition);
@@ -518,7 +533,7 @@ function indexLeader(view: TableView, conjuncts: readonly Conjunct[]): Leader | 
  * `DISTINCT` before the order and the page, docs/ckan-2.12-reference.md §3.4);
  * values are equal by canonical text (docs/semantics.md, Equality).
  */
-function distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: readonly string[]): Selection {
+function* distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: readonly string[]): Steps<Selection> {
   const seen = new Set<string>();
   const kept: number[] = [];
   const n = rows === null ? view.rows.length : rows.length;
@@ -527,6 +542,7 @@ function distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: rea
     const i = rows === null ? j : (rows[j] as number);
     const row = view.rows[i] as Row;
     const key = JSON.stringify(reads.map((read) => canonicalText(read(row, i))));
+    if (j % SLICE === SLICE - 1) yield;
     if (seen.has(key)) continue;
     seen.add(key);
     kept.push(i);
@@ -538,7 +554,7 @@ function distinctRows(view: TableView, rows: ArrayLike<number> | null, keys: rea
 // Order and page
 
 /** The row positions of the page, in result order. */
-function orderAndPage(view: TableView, { rows, total }: Selection, items: readonly SortItem[], offset: number, limit: number): Page {
+function* orderAndPage(view: TableView, { rows, total }: Selection, items: readonly SortItem[], offset: number, limit: number): Steps<Page> {
   if (limit === 0 || offset >= total) return listPage([]);
   const end = Math.min(total, offset + limit);
   const at = (j: number): number => (rows === null ? j : (rows[j] as number));
@@ -551,24 +567,33 @@ function orderAndPage(view: TableView, { rows, total }: Selection, items: readon
     return items[0].direction === 'desc' ? { length: end - offset, at: (j) => at(last - offset - j) } : { length: end - offset, at: (j) => at(offset + j) };
   }
   // The sort keys of every matching row, read once; rows are then compared by their index j.
-  const keys = items.map((item) => {
+  const keys: (JsonValue | null)[][] = [];
+  for (const item of items) {
     const read = fieldReader(item.field);
     const values = new Array<JsonValue | null>(total);
-    for (let j = 0; j < total; j++) {
-      const i = at(j);
-      values[j] = read(view.rows[i] as Row, i) ?? null;
+    for (let from = 0; from < total; from += SLICE) {
+      readKeys(view.rows, rows, read, values, from, Math.min(total, from + SLICE));
+      yield;
     }
-    return values;
-  });
+    keys.push(values);
+  }
   // A typed table's number column may hold numbers kept as their text: they sort by value.
   const orders = items.map((item) =>
     view.given !== undefined && isNumberType(view.fieldById.get(item.field)?.type ?? '') ? compareNumberColumn : compareValues,
   );
   const compare = sortComparator(items, keys, orders);
-  const order = end * 4 <= total ? topK(total, end, compare) : fullSort(total, compare);
+  const order = end * 4 <= total ? yield* topK(total, end, compare) : yield* sortSteps(total, compare);
   const page = new Array<number>(end - offset);
   for (let j = offset; j < end; j++) page[j - offset] = at(order[j] as number);
   return listPage(page);
+}
+
+/** The sort values of matches `from` … `to` − 1 (`rows[j]`, or row `j` itself), into `values`: a plain loop, apart from the steps. */
+function readKeys(all: readonly Row[], rows: ArrayLike<number> | null, read: (row: Row, i: number) => JsonValue | undefined, values: (JsonValue | null)[], from: number, to: number): void {
+  for (let j = from; j < to; j++) {
+    const i = rows === null ? j : (rows[j] as number);
+    values[j] = read(all[i] as Row, i) ?? null;
+  }
 }
 
 /** Whether the rows' `_id`s ascend (checked once per view: a loader keeps rows in `_id` order, an embedder's table may not). */
@@ -621,19 +646,22 @@ function sortComparator(
   };
 }
 
-function fullSort(total: number, compare: Comparator): Int32Array {
-  const all = new Int32Array(total);
-  for (let j = 0; j < total; j++) all[j] = j;
-  return all.sort(compare);
-}
-
 /**
  * The first `k` of `0 … total-1` in `compare` order, sorted: a max-heap of the
  * best `k` seen so far, so most rows cost one comparison with the heap's worst.
  */
-function topK(total: number, k: number, compare: Comparator): number[] {
+function* topK(total: number, k: number, compare: Comparator): Steps<number[]> {
   const heap: number[] = [];
-  for (let i = 0; i < total; i++) {
+  for (let from = 0; from < total; from += SLICE) {
+    pushTop(heap, k, from, Math.min(total, from + SLICE), compare);
+    yield;
+  }
+  return heap.sort(compare);
+}
+
+/** `topK`'s heap given the positions `from` … `to` − 1. */
+function pushTop(heap: number[], k: number, from: number, to: number, compare: Comparator): void {
+  for (let i = from; i < to; i++) {
     if (heap.length < k) {
       let at = heap.length;
       heap.push(i);
@@ -661,7 +689,6 @@ function topK(total: number, k: number, compare: Comparator): number[] {
       heap[at] = i;
     }
   }
-  return heap.sort(compare);
 }
 
 // ---------------------------------------------------------------------------
@@ -688,7 +715,7 @@ function fieldIdsOf(fields: readonly FieldInfo[]): readonly string[] {
 /**
  * The records of the page's positions `from` to `to`, projected onto `keys`.
  * @example
- * const { keys, page } = answerWork(view, work);
+ * const { keys, page } = runSteps(answerSteps(view, work));
  * buildRecords(view, keys, page, 0, 1000) // the first batch
  */
 export function buildRecords(view: TableView, keys: readonly string[], page: Page, from = 0, to: number = page.length): Row[] {

@@ -14,13 +14,16 @@ import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { parse as csvParser } from 'csv-parse';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
-import type { Options as CsvParseOptions } from 'csv-parse';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
 import { DatastoreError, ToolError, toolError } from '../../errors.js';
-import { rowFactory } from './row-shape.js';
+import { fileKind, SYMLINK_LOOP } from '../files.js';
+import { rowFactory, rowsFromColumns } from './row-shape.js';
+import { cellText, CsvReader, CsvSyntaxError } from './csv-reader.js';
+import type { CsvSink } from './csv-reader.js';
 import { exceedsDepth } from '../../datastore/values.js';
+import { decimalOf, decimalText } from '../../datastore/decimal.js';
+import type { Decimal } from '../../datastore/decimal.js';
 import {
   CellError, cellValue, DatapusherInference, fieldTypeOf, jsonValueOf, packageName, readDataPackage, readDeclaration, xloaderHeader,
 } from '../declared.js';
@@ -55,6 +58,8 @@ export interface LoadOptions {
    * others are read. Without it, the first such file stops the load.
    */
   readonly onBadFile?: (error: ToolError) => void;
+  /** stops the load at the next chunk of a file it reads (or before the next file) with `ABORTED`; nothing of it is kept */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -106,8 +111,8 @@ export interface DataFile {
  * folder with a `datapackage.json` gives the package's resources with their
  * Table Schemas; columns nobody declared are typed by `infer`.
  *
- * CSV files are read with a real parser (quotes, `""` escapes, newlines in
- * quoted cells, CRLF, a BOM); the delimiter is `,`, or `;` or a tab when the
+ * CSV files are read by `CsvReader` (csv-reader.ts: quotes, `""` escapes,
+ * newlines in quoted cells, CRLF, a BOM, as csv-parse read them); the delimiter is `,`, or `;` or a tab when the
  * header line holds more of those than commas.
  *
  * Column types are inferred over all values and named as CKAN names them
@@ -117,9 +122,10 @@ export interface DataFile {
  * (JSON number syntax, so `007` or `+5` stay text), all `true`/`false` (any
  * case) `bool`, all ISO-8601 dates `date`, dates and date-times `timestamp`,
  * else `text`; values are converted to match: an integer beyond 2^53 (or a
- * decimal with more digits than a double holds) is kept as its exact text,
- * which the server writes as a JSON number; a timestamp is kept as
- * `YYYY-MM-DDTHH:MM:SS[.fraction]`, its zone dropped (PostgreSQL's
+ * decimal with more digits than a double holds) is kept as its exact value's
+ * plain digits, no trailing zeros (`exactNumber`), which the server writes as
+ * a JSON number; a timestamp is kept as
+ * `YYYY-MM-DDTHH:MM:SS[.fraction]` (no trailing zeros), its zone dropped (PostgreSQL's
  * `timestamp` drops it). JSON/NDJSON: values are kept as they are (a
  * record's integer beyond 2^53 as its exact text, `withExactIntegers`);
  * integers → `int4`/`int8` (`numeric` beyond int8), other numbers `numeric`, booleans → `bool`,
@@ -156,6 +162,7 @@ export async function loadResources(paths: string | readonly string[], options: 
   const only = options.only === undefined ? undefined : new Set(options.only);
   const tables: Table[] = [];
   for (const found of files) {
+    stopIfAborted(options.signal, found.file);
     const isPrivate = privateNames.delete(found.alias) || privateNames.delete(found.id);
     if (only !== undefined && !found.aliases.some((alias) => only.has(alias)) && !only.has(found.id) && !only.has(datasetResourceName(found))) continue;
     try {
@@ -223,7 +230,14 @@ async function dataFiles(path: string): Promise<DataFile[]> {
   try {
     info = await stat(path);
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+      throw toolError('DATA_INVALID', [path, SYMLINK_LOOP], { file: path, cause: error });
+    }
     throw toolError('DATA_NOT_FOUND', [path], { file: path, cause: error });
+  }
+  // A FIFO would wait for a writer for good, and a device such as /dev/zero never ends: only files and folders are read.
+  if (!info.isDirectory() && !info.isFile()) {
+    throw toolError('DATA_INVALID', [path, `is ${fileKind(info)}, not a data file`], { file: path, hint: 'name a .csv, .tsv, .json, .ndjson or .jsonl file, or a folder of them' });
   }
   if (info.isDirectory()) {
     const all = await readdir(path);
@@ -233,7 +247,8 @@ async function dataFiles(path: string): Promise<DataFile[]> {
     const files: string[] = [];
     for (const name of names) {
       const file = join(path, name);
-      if ((await stat(file)).isFile()) files.push(file);
+      // Not a regular file (a FIFO, a device, a loop of symbolic links): not data, skipped as other names are.
+      if (await stat(file).then((found) => found.isFile(), () => false)) files.push(file);
     }
     if (files.length === 0) {
       throw toolError('DATA_INVALID', [path, 'this directory holds no .csv, .tsv, .json, .ndjson or .jsonl file'], { file: path });
@@ -354,10 +369,16 @@ async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOption
   const ext = extname(found.file).toLowerCase();
   const where: TableMeta = { id: found.id, aliases: found.aliases, source: found.file, private: isPrivate, meta: found.meta };
   const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
-  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, options.onProgress);
+  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, options.onProgress, options.signal);
   const alias = found.alias;
-  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, options.onProgress) : await ndjsonFileRows(found.file, alias, options.onProgress);
+  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, options.onProgress, options.signal) : await ndjsonFileRows(found.file, alias, options.onProgress, options.signal);
+  stopIfAborted(options.signal, found.file);
   return buildTable(rows, where, typing);
+}
+
+/** A load whose signal was aborted ends with `ABORTED`, between two chunks of its file. */
+function stopIfAborted(signal: AbortSignal | undefined, file: string): void {
+  if (signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: signal.reason });
 }
 
 function stripBom(text: string): string {
@@ -373,10 +394,10 @@ function stripBom(text: string): string {
  * so the file's text is never held whole: a file larger than the longest
  * string V8 makes (≈ 512 MiB) loads too.
  */
-async function jsonArrayFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void): Promise<Row[]> {
+async function jsonArrayFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
-  const reading = jsonArrayRecords(file);
+  const reading = jsonArrayRecords(file, signal);
   let reported = 0;
   for await (const { record } of reading.records) {
     rows.push(record as Row);
@@ -534,7 +555,7 @@ function isJsonSpace(c: number): boolean {
 }
 
 /** The records of an NDJSON file, read line by line as it streams in (its text is never held whole). */
-async function ndjsonFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void): Promise<Row[]> {
+async function ndjsonFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
   let lineNumber = 0;
@@ -562,6 +583,7 @@ async function ndjsonFileRows(file: string, alias: string, onProgress?: (progres
   let rest = '';
   try {
     for await (const chunk of input) {
+      stopIfAborted(signal, file);
       const text = rest + decoder.write(chunk as Buffer);
       let start = rest === '' && lineNumber === 0 ? (text.charCodeAt(0) === 0xfeff ? 1 : 0) : 0;
       for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
@@ -629,78 +651,45 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
 // CSV
 
 /**
- * A CSV file read as a stream: each record's cells go straight into one
- * array per column (repeated texts shared) while each column's type is
+ * A CSV file read as a stream by `CsvReader`: each record's cells go
+ * straight into one `CsvColumn` per column while each column's type is
  * inferred, and rows are built once the types are known. Neither the
  * file's text nor a list of parsed records is ever held whole.
  */
-async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, onProgress?: (progress: FileProgress) => void): Promise<Table> {
+async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Table> {
   const totalBytes = (await stat(file)).size;
-  const parser = csvParser(csvOptions(delimiterOf(await headText(file)), typing.declaration !== undefined));
-  const input = createReadStream(file);
-  const trim = typing.infer === 'xloader';
-  let plan: CsvPlan | undefined;
-  let cells: string[][] = [];
-  let inference: Inference[] = [];
-  let pools: ColumnStrings[] = [];
-  const ids = new FileIds(file);
-  let rows = 0;
-  const takeHeader = (record: string[]): void => {
-    plan = planCsvColumns(record, file, typing);
-    cells = plan.columns.map(() => []);
-    inference = plan.columns.map((column) => inferenceFor(column, typing));
-    pools = plan.columns.map(() => new ColumnStrings());
-  };
-  const take = (record: string[]): void => {
-    if (plan === undefined) return takeHeader(record);
-    const { columns, idIndex } = plan;
-    for (let k = 0; k < columns.length; k++) {
-      const index = (columns[k] as ColumnPlan).index;
-      let cell = index < 0 ? '' : (record[index] ?? '');
-      if (trim) cell = cell.trim();
-      // Only a declared text column keeps an empty text apart from null.
-      if (cell === QUOTED_EMPTY && (columns[k] as ColumnPlan).declared === undefined) cell = '';
-      (inference[k] as Inference).see(cell);
-      (cells[k] as string[]).push(cell === '' ? '' : (pools[k] as ColumnStrings).intern(cell));
+  const alias = meta.aliases[0] ?? meta.id;
+  const sink = new CsvTableSink(file, typing);
+  const reader = new CsvReader(delimiterOf(await headText(file)), sink);
+  const input = createReadStream(file, { highWaterMark: CSV_CHUNK });
+  try {
+    // One chunk at a time: the point where a load can stop between chunks.
+    for await (const chunk of input) {
+      stopIfAborted(signal, file);
+      reader.push(chunk as Buffer);
+      onProgress?.({ resource: alias, rows: sink.rows, bytes: input.bytesRead, totalBytes });
     }
-    rows++;
-    if (idIndex !== undefined) ids.see(record[idIndex] ?? '', rows);
-  };
-  await new Promise<void>((resolve, reject) => {
-    const fail = (error: unknown): void => {
-      input.destroy();
-      parser.destroy();
-      reject(error);
-    };
-    parser.on('readable', () => {
-      try {
-        for (let record: unknown; (record = parser.read()) !== null; ) take(record as string[]);
-      } catch (error) {
-        fail(error);
-      }
-    });
-    parser.on('error', (error: Error & { lines?: unknown }) => {
-      const line = typeof error.lines === 'number' ? error.lines : undefined;
-      fail(toolError('DATA_INVALID', [file, `not valid CSV: ${error.message}`], { file, ...(line === undefined ? {} : { line }), cause: error }));
-    });
-    parser.on('end', resolve);
-    input.on('error', fail);
-    if (onProgress !== undefined) {
-      const alias = meta.aliases[0] ?? meta.id;
-      input.on('data', () => onProgress({ resource: alias, rows, bytes: input.bytesRead, totalBytes }));
-    }
-    input.pipe(parser);
-  });
+    // and once more after the last chunk (a file of one chunk), before its rows are built
+    stopIfAborted(signal, file);
+    reader.end();
+  } catch (error) {
+    if (!(error instanceof CsvSyntaxError)) throw error;
+    throw toolError('DATA_INVALID', [file, `not valid CSV: ${error.message}`], { file, line: error.line, cause: error });
+  } finally {
+    input.destroy();
+  }
   // No record at all: the file is empty (csvColumns says so).
-  if (plan === undefined) csvColumns(undefined, file);
-  const { columns } = plan as CsvPlan;
-  onProgress?.({ resource: meta.aliases[0] ?? meta.id, rows, bytes: totalBytes, totalBytes });
-  const types = columns.map((column, k) => column.declared ?? (inference[k] as Inference).type());
+  if (sink.plan === undefined) csvColumns(undefined, file);
+  const { columns, idIndex } = sink.plan as CsvPlan;
+  const stores = sink.columns;
+  const rows = sink.rows;
+  onProgress?.({ resource: alias, rows, bytes: totalBytes, totalBytes });
+  const types = columns.map((column, k) => column.declared ?? (stores[k] as CsvColumn).type());
   // A declared column's cells are read as PostgreSQL reads them; an inferred one's as its inference saw them.
   const converted = columns.map((column, k) => {
     const type = types[k] as FieldType;
     if (column.declared === undefined) return undefined;
-    const values = (cells[k] as string[]).map((cell, r) => (cell === '' ? null : cell === QUOTED_EMPTY ? (type === 'text' ? '' : null) : declaredCell(cell, type, file, r, column.name)));
+    const values = (stores[k] as CsvColumn).cells().map((cell, r) => (cell === '' ? null : cell === QUOTED_EMPTY ? (type === 'text' ? '' : null) : declaredCell(cell, type, file, r, column.name)));
     if (type === 'int') types[k] = integerWidth(values);
     return values;
   });
@@ -708,27 +697,487 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
     { id: '_id', type: 'int' },
     ...columns.map((c, k) => ({ id: c.name, type: types[k] as FieldType, ...(c.info === undefined ? {} : { info: c.info }) })),
   ];
-  const make = rowFactory(fields.map((f) => f.id));
-  const keptIds = plan?.idIndex === undefined ? undefined : ids.values();
-  // Generic elements from the start: a scratch array that turned into a double array would hand
-  // every number to the row as a boxed double, and each row field would hold its own box.
-  const values: unknown[] = new Array<unknown>(fields.length).fill(null);
+  const write = rowsFromColumns(fields.map((f) => f.id));
+  const keptIds = idIndex === undefined ? undefined : sink.ids.values();
+  // Each column's values a block of rows at a time (one tight loop per column), then the block's rows.
+  const blocks = columns.map(() => new Array<unknown>(ROW_BLOCK).fill(null));
   const out: Row[] = new Array<Row>(rows);
-  for (let r = 0; r < rows; r++) {
-    values[0] = keptIds === undefined ? r + 1 : keptIds[r];
+  for (let from = 0; from < rows; from += ROW_BLOCK) {
+    const to = Math.min(rows, from + ROW_BLOCK);
     for (let k = 0; k < columns.length; k++) {
       const done = converted[k];
-      if (done !== undefined) {
-        values[k + 1] = done[r] ?? null;
-        continue;
-      }
-      const cell = (cells[k] as string[])[r] as string;
-      values[k + 1] = cell === '' ? null : convertCell(cell, types[k] as FieldType, pools[k] as ColumnStrings);
+      const block = blocks[k] as unknown[];
+      if (done === undefined) (stores[k] as CsvColumn).valuesInto(types[k] as FieldType, block, from, to);
+      else for (let r = from; r < to; r++) block[r - from] = done[r] ?? null;
     }
-    out[r] = make(values) as Row;
+    write(out, from, to, keptIds, blocks);
   }
-  return finishTable(keptIds === undefined ? out : ids.ordered(out), fields, meta);
+  return finishTable(keptIds === undefined ? out : sink.ids.ordered(out), fields, meta);
 }
+
+/** Rows built at a time from the columns' values. */
+const ROW_BLOCK = 8192;
+
+/** Bytes read at a time: fewer, larger chunks cost less to decode and scan, and 256 KiB is little memory. */
+const CSV_CHUNK = 256 * 1024;
+
+/**
+ * The memory loader's side of `CsvReader`: the header makes the plan
+ * (`planCsvColumns`), then each cell goes to its column's `CsvColumn` and
+ * the file's own `_id` to `FileIds`.
+ */
+class CsvTableSink implements CsvSink {
+  plan: CsvPlan | undefined;
+  columns: CsvColumn[] = [];
+  readonly ids: FileIds;
+  rows = 0;
+  private header: string[] | undefined = [];
+  /** the table column of each cell index (-1: none) */
+  private slots = new Int32Array(0);
+  /** the columns no cell goes to (declared, not in the file): null in every row */
+  private absent: CsvColumn[] = [];
+  private idCell = '';
+
+  constructor(
+    private readonly file: string,
+    private readonly typing: Typing,
+  ) {
+    this.ids = new FileIds(file);
+  }
+
+  cell(index: number, bytes: Buffer, start: number, end: number, quoted: boolean, ascii: boolean): void {
+    if (this.header !== undefined) {
+      this.header.push(cellText(bytes, start, end, ascii));
+      return;
+    }
+    if (index >= this.slots.length) return;
+    const slot = this.slots[index] as number;
+    if (slot >= 0) (this.columns[slot] as CsvColumn).add(bytes, start, end, quoted, ascii);
+    if (index === this.plan?.idIndex) this.idCell = cellText(bytes, start, end, ascii);
+  }
+
+  record(): void {
+    if (this.header !== undefined) {
+      const header = this.header;
+      this.header = undefined;
+      this.start(header);
+      return;
+    }
+    for (const column of this.absent) column.add(NO_BYTES, 0, 0, false, true);
+    this.rows++;
+    if (this.plan?.idIndex !== undefined) this.ids.see(this.idCell, this.rows);
+  }
+
+  private start(header: readonly string[]): void {
+    const plan = planCsvColumns(header, this.file, this.typing);
+    this.plan = plan;
+    this.slots = new Int32Array(header.length).fill(-1);
+    const quotedEmpty = this.typing.declaration !== undefined;
+    this.columns = plan.columns.map((column, k) => {
+      const typed = column.declared === undefined && this.typing.infer === 'ckql';
+      const store = new CsvColumn(typed ? undefined : inferenceFor(column, this.typing), this.typing.infer === 'xloader', quotedEmpty && column.declared !== undefined);
+      if (column.index >= 0) this.slots[column.index] = k;
+      else this.absent.push(store);
+      return store;
+    });
+  }
+}
+
+/** How a `CsvColumn` keeps its cells: the family its cells have been of so far. */
+const ALL_EMPTY = 0;
+const NUMBERS = 1;
+const BOOLS = 2;
+const TEMPORAL = 3;
+const TEXTS = 4;
+
+const NO_BYTES: Buffer = Buffer.alloc(0);
+/** Powers of ten a double holds exactly (10^0 … 10^22). */
+const EXACT_TENS: readonly number[] = Array.from({ length: 23 }, (_, k) => 10 ** k);
+/** the scale that says "the text is in `odd`" */
+const ODD = 255;
+const LOWER = 0x20;
+
+/**
+ * One CSV column's cells as they are read. A column typed by ckql's
+ * inference keeps its cells in the form of the one family they can all be
+ * of (`ColumnInference`: numbers, booleans, dates and timestamps, or text;
+ * no cell is of two): numbers as doubles with the count of their decimals,
+ * booleans as codes, each read from the cell's bytes without making a
+ * string of it, and texts pooled by their bytes (`CellPool`). The first
+ * cell of another family turns the column into text, its earlier cells
+ * written back as they were in the file (a number's text is its value with
+ * its decimals, `toFixed`; any other is kept aside in `odd`). Any other
+ * column (declared, or typed by xloader's or DataPusher's rules) keeps its
+ * texts and gives them to its inference.
+ */
+class CsvColumn {
+  private mode = ALL_EMPTY;
+  private rows = 0;
+  private numbers = new Float64Array(0);
+  /** decimals of each number (its text is `toFixed(scale)`), or ODD */
+  private scales = new Uint8Array(0);
+  /** bools: 0 null, 1 `true`, 2 `false`, 3 another case (its text in `odd`) */
+  private codes = new Uint8Array(0);
+  /** the texts of cells the other forms do not give back, by row */
+  private readonly odd = new Map<number, string>();
+  private texts: string[] = [];
+  private readonly pool = new CellPool();
+  /** numbers: every cell an integer, the widest integer type, every one finite; temporal: every cell a date */
+  private int = true;
+  private widest: 'int4' | 'int8' | 'numeric' = 'int4';
+  private finite = true;
+  private dates = true;
+
+  constructor(
+    /** the inference of a column whose texts are kept (undefined: ckql's, by family) */
+    private readonly inference: Inference | undefined,
+    private readonly trim: boolean,
+    /** a quoted empty cell is `QUOTED_EMPTY` (a declared column of a declared file) */
+    private readonly quotedEmpty: boolean,
+  ) {
+    if (inference !== undefined) this.mode = TEXTS;
+  }
+
+  add(bytes: Buffer, start: number, end: number, quoted: boolean, ascii: boolean): void {
+    const r = this.rows++;
+    if (this.inference !== undefined) {
+      this.addText(bytes, start, end, quoted, ascii);
+      return;
+    }
+    // An empty cell is null; so is a NUL alone (QUOTED_EMPTY's text, which an inferred column reads as empty).
+    if (start === end || (end - start === 1 && bytes[start] === 0)) {
+      this.addNull(r);
+      return;
+    }
+    switch (this.mode) {
+      case NUMBERS:
+        if (this.addNumber(bytes, start, end, r)) return;
+        break;
+      case BOOLS:
+        if (this.addBool(bytes, start, end, r)) return;
+        break;
+      case TEMPORAL:
+        if (this.addTemporal(bytes, start, end, ascii, r)) return;
+        break;
+      case TEXTS:
+        this.texts.push(this.pool.text(bytes, start, end, ascii));
+        return;
+      default:
+        this.startFamily(bytes, start, end, ascii, r);
+        return;
+    }
+    this.toTexts(r);
+    this.texts.push(this.pool.text(bytes, start, end, ascii));
+  }
+
+  /** A kept text: trimmed (xloader), a quoted empty one told apart (declared), given to the inference. */
+  private addText(bytes: Buffer, start: number, end: number, quoted: boolean, ascii: boolean): void {
+    let cell = this.quotedEmpty && quoted && start === end ? QUOTED_EMPTY : this.pool.text(bytes, start, end, ascii);
+    if (this.trim) cell = cell.trim();
+    if (cell === QUOTED_EMPTY && !this.quotedEmpty) cell = '';
+    (this.inference as Inference).see(cell);
+    this.texts.push(cell === '' ? '' : this.pool.strings.intern(cell));
+  }
+
+  private addNull(r: number): void {
+    switch (this.mode) {
+      case NUMBERS:
+        this.room(r);
+        this.numbers[r] = Number.NaN;
+        return;
+      case BOOLS:
+        this.room(r);
+        this.codes[r] = 0;
+        return;
+      case TEMPORAL:
+      case TEXTS:
+        this.texts.push('');
+        return;
+      default:
+    }
+  }
+
+  /** The first cell that is not empty says the family; the rows before it are nulls of it. */
+  private startFamily(bytes: Buffer, start: number, end: number, ascii: boolean, r: number): void {
+    this.mode = NUMBERS;
+    this.room(r);
+    this.numbers.fill(Number.NaN, 0, r);
+    if (this.addNumber(bytes, start, end, r)) return;
+    this.odd.clear();
+    [this.int, this.widest, this.finite] = [true, 'int4', true];
+    this.numbers = new Float64Array(0);
+    this.scales = new Uint8Array(0);
+    this.mode = BOOLS;
+    this.room(r);
+    if (this.addBool(bytes, start, end, r)) return;
+    this.odd.clear();
+    this.codes = new Uint8Array(0);
+    this.mode = TEMPORAL;
+    this.texts = new Array<string>(r).fill('');
+    if (this.addTemporal(bytes, start, end, ascii, r)) return;
+    this.mode = TEXTS;
+    this.texts.push(this.pool.text(bytes, start, end, ascii));
+  }
+
+  /** Makes room for row `r` in the typed arrays of the column's family. */
+  private room(r: number): void {
+    const have = this.mode === NUMBERS ? this.numbers.length : this.codes.length;
+    if (r < have) return;
+    const size = Math.max(1024, have * 2, r + 1);
+    if (this.mode === NUMBERS) {
+      const numbers = new Float64Array(size);
+      numbers.set(this.numbers);
+      this.numbers = numbers;
+      const scales = new Uint8Array(size);
+      scales.set(this.scales);
+      this.scales = scales;
+    } else {
+      const codes = new Uint8Array(size);
+      codes.set(this.codes);
+      this.codes = codes;
+    }
+  }
+
+  /**
+   * A number cell (`ColumnInference`: JSON's number syntax, finite), read from
+   * its digits: up to 15 digits without an exponent are the digits as an
+   * integer divided by a power of ten (one correctly rounded division of two
+   * exact doubles: the double `Number` reads); any other is `Number`'s, its
+   * text kept in `odd`. False when it is no number, or the column can no
+   * longer be one (its cells neither all integers nor all finite).
+   */
+  private addNumber(bytes: Buffer, start: number, end: number, r: number): boolean {
+    let i = start;
+    let c = bytes[i] as number;
+    const negative = c === 45;
+    if (negative) {
+      if (++i === end) return false;
+      c = bytes[i] as number;
+    }
+    if (c < 48 || c > 57) return false;
+    let digits = 0;
+    let mantissa = 0;
+    if (c === 48) {
+      i++;
+      digits = 1;
+    } else {
+      for (; i < end; i++) {
+        c = bytes[i] as number;
+        if (c < 48 || c > 57) break;
+        mantissa = mantissa * 10 + (c - 48);
+        digits++;
+      }
+    }
+    let scale = 0;
+    let exponent = false;
+    if (i < end && bytes[i] === 46) {
+      const first = ++i;
+      for (; i < end; i++) {
+        c = bytes[i] as number;
+        if (c < 48 || c > 57) break;
+        mantissa = mantissa * 10 + (c - 48);
+      }
+      scale = i - first;
+      if (scale === 0) return false;
+      digits += scale;
+    }
+    if (i < end && ((bytes[i] as number) | LOWER) === 101) {
+      i++;
+      if (i < end && (bytes[i] === 43 || bytes[i] === 45)) i++;
+      const first = i;
+      while (i < end && (bytes[i] as number) >= 48 && (bytes[i] as number) <= 57) i++;
+      if (i === first) return false;
+      exponent = true;
+    }
+    if (i !== end) return false;
+    const integer = scale === 0 && !exponent;
+    let value: number;
+    if (digits <= 15 && !exponent && !(negative && mantissa === 0)) {
+      value = scale === 0 ? mantissa : mantissa / (EXACT_TENS[scale] as number);
+      if (negative) value = -value;
+      if (integer && this.widest === 'int4' && (value < INT4_MIN || value > INT4_MAX)) this.widest = 'int8';
+    } else {
+      const cell = cellText(bytes, start, end, true);
+      value = Number(cell);
+      if (integer) {
+        const type = integerType(cell);
+        if (INTEGER_RANK[type] > INTEGER_RANK[this.widest]) this.widest = type;
+      }
+      if (!Number.isFinite(value)) this.finite = false;
+      this.odd.set(r, cell);
+      scale = ODD;
+    }
+    if (!integer) this.int = false;
+    if (!this.int && !this.finite) return false;
+    this.room(r);
+    this.numbers[r] = value;
+    this.scales[r] = scale;
+    return true;
+  }
+
+  /** A `true` or `false` cell, in any case (`ColumnInference`). */
+  private addBool(bytes: Buffer, start: number, end: number, r: number): boolean {
+    const length = end - start;
+    let code: number;
+    if (length === 4 && sameLetters(bytes, start, 'true')) code = 1;
+    else if (length === 5 && sameLetters(bytes, start, 'false')) code = 2;
+    else return false;
+    // lowercase letters have the 0x20 bit; another case keeps its text
+    for (let k = start; k < end; k++) {
+      if (((bytes[k] as number) & LOWER) === 0) {
+        this.odd.set(r, cellText(bytes, start, end, true));
+        code = 3;
+        break;
+      }
+    }
+    this.room(r);
+    this.codes[r] = code;
+    return true;
+  }
+
+  /** An ISO date or timestamp cell (`ColumnInference`); a text the pool has seen is not checked again. */
+  private addTemporal(bytes: Buffer, start: number, end: number, ascii: boolean, r: number): boolean {
+    const cell = this.pool.text(bytes, start, end, ascii);
+    if (!this.pool.found) {
+      if (!isIsoTimestamp(cell)) return false;
+      if (this.dates && !DATE.test(cell)) this.dates = false;
+    }
+    this.texts[r] = cell;
+    return true;
+  }
+
+  /** The column becomes text from row `r` on: the cells before it are written back as they were read. */
+  private toTexts(r: number): void {
+    const texts = new Array<string>(r);
+    for (let k = 0; k < r; k++) texts[k] = this.cellAt(k);
+    this.texts = texts;
+    this.mode = TEXTS;
+    this.numbers = new Float64Array(0);
+    this.scales = new Uint8Array(0);
+    this.codes = new Uint8Array(0);
+    this.odd.clear();
+  }
+
+  /** Row `r`'s cell as it was read ('' for an empty one). */
+  private cellAt(r: number): string {
+    switch (this.mode) {
+      case NUMBERS: {
+        const value = this.numbers[r] as number;
+        if (Number.isNaN(value)) return '';
+        const scale = this.scales[r] as number;
+        return scale === ODD ? (this.odd.get(r) as string) : this.pool.strings.intern(value.toFixed(scale));
+      }
+      case BOOLS: {
+        const code = this.codes[r] as number;
+        return code === 0 ? '' : code === 1 ? 'true' : code === 2 ? 'false' : (this.odd.get(r) as string);
+      }
+      case TEMPORAL:
+      case TEXTS:
+        return this.texts[r] as string;
+      default:
+        return '';
+    }
+  }
+
+  /** Every cell as it was read, in row order ('' for an empty one). */
+  cells(): string[] {
+    return Array.from({ length: this.rows }, (_, r) => this.cellAt(r));
+  }
+
+  /** The column's type: what its inference says (`ColumnInference`'s rules, family by family). */
+  type(): FieldType {
+    if (this.inference !== undefined) return this.inference.type();
+    switch (this.mode) {
+      case NUMBERS:
+        return this.int ? this.widest : 'numeric';
+      case BOOLS:
+        return 'bool';
+      case TEMPORAL:
+        return this.dates ? 'date' : 'timestamp';
+      default:
+        return 'text';
+    }
+  }
+
+  /** The values of rows `from` to `to` in a column of type `type` (`convertCell`: numbers exact, a timestamp's text `timestampValue`), into `out` from 0. */
+  valuesInto(type: FieldType, out: unknown[], from: number, to: number): void {
+    switch (this.mode) {
+      case NUMBERS: {
+        const { numbers, scales, odd } = this;
+        for (let r = from; r < to; r++) {
+          const value = numbers[r] as number;
+          out[r - from] = Number.isNaN(value) ? null : scales[r] === ODD ? exactNumber(odd.get(r) as string) : value;
+        }
+        return;
+      }
+      case BOOLS: {
+        const { codes, odd } = this;
+        for (let r = from; r < to; r++) {
+          const code = codes[r] as number;
+          out[r - from] = code === 0 ? null : code === 1 ? true : code === 2 ? false : (odd.get(r) as string).toLowerCase() === 'true';
+        }
+        return;
+      }
+      case TEMPORAL:
+      case TEXTS: {
+        const { texts } = this;
+        const strings = this.pool.strings;
+        const plain = type === 'text' || type === 'date';
+        for (let r = from; r < to; r++) {
+          const cell = texts[r] as string;
+          out[r - from] = cell === '' ? null : plain ? cell : convertCell(cell, type, strings);
+        }
+        return;
+      }
+      default:
+        out.fill(null, 0, to - from);
+    }
+  }
+}
+
+/**
+ * A column's texts, one copy of each repeated one: an ASCII cell is found
+ * by its bytes (a hash, then the bytes compared), so a repeated cell makes
+ * no string at all; others go through `ColumnStrings`. Like it, a pool
+ * that mostly misses (ids, names) is given up after `POOL_TRIAL` cells.
+ */
+class CellPool {
+  readonly strings = new ColumnStrings();
+  /** whether the last `text` was found in the pool */
+  found = false;
+  private byHash: Map<number, string> | undefined = new Map<number, string>();
+  private seen = 0;
+
+  text(bytes: Buffer, start: number, end: number, ascii: boolean): string {
+    this.found = false;
+    const pool = this.byHash;
+    if (pool === undefined || !ascii || end - start > 64) return this.strings.intern(cellText(bytes, start, end, ascii));
+    let hash = 0x811c9dc5;
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ (bytes[i] as number), 0x01000193);
+    const known = pool.get(hash);
+    if (known !== undefined && known.length === end - start && sameBytes(known, bytes, start)) {
+      this.found = true;
+      return known;
+    }
+    if (++this.seen === POOL_TRIAL && pool.size > POOL_TRIAL / 2) this.byHash = undefined;
+    const text = cellText(bytes, start, end, true);
+    if (known === undefined && pool.size < POOL_LIMIT) pool.set(hash, text);
+    return text;
+  }
+}
+
+/** Whether the ASCII text `text` is `bytes` from `start` on. */
+function sameBytes(text: string, bytes: Buffer, start: number): boolean {
+  for (let k = 0; k < text.length; k++) if (text.charCodeAt(k) !== bytes[start + k]) return false;
+  return true;
+}
+
+/** Whether `bytes` at `start` spell `lower` in any case (`lower`: lowercase letters). */
+function sameLetters(bytes: Buffer, start: number, lower: string): boolean {
+  for (let k = 0; k < lower.length; k++) if (((bytes[start + k] as number) | LOWER) !== lower.charCodeAt(k)) return false;
+  return true;
+}
+
 
 /** How columns are typed: what is declared, and how the rest is inferred. */
 export interface Typing {
@@ -840,24 +1289,6 @@ export function integerWidth(values: Iterable<JsonValue | undefined>): 'int4' | 
  * text PostgreSQL holds, so it cannot be a cell's own text.
  */
 export const QUOTED_EMPTY = '\u0000';
-
-/**
- * The CSV reader's options, shared by every loader: `relax_quotes` keeps a
- * stray `"` inside an unquoted cell (`5" screen`) as text, as spreadsheets
- * write it; records end at `\r\n`, `\n` or `\r`, each on its own (CKAN's
- * dump ends its header with `\r\n` and its records with `\n`); with
- * `quotedEmpty`, a quoted empty cell is `QUOTED_EMPTY`.
- */
-export function csvOptions(delimiter: string, quotedEmpty: boolean): CsvParseOptions {
-  return {
-    bom: true,
-    skip_empty_lines: true,
-    relax_quotes: true,
-    delimiter,
-    record_delimiter: ['\r\n', '\n', '\r'],
-    ...(quotedEmpty ? { cast: (value: string, context: { quoting: boolean }) => (value === '' && context.quoting ? QUOTED_EMPTY : value) } : {}),
-  };
-}
 
 /** The start of a file, enough to hold its header line (the delimiter is read from it). */
 async function headText(file: string): Promise<string> {
@@ -996,15 +1427,24 @@ export class ColumnInference {
 
 /**
  * A number as the loader keeps it: a JavaScript number when that is exact,
- * else its text (an integer beyond 2^53, a decimal with more than 15
- * significant digits), which the server writes as a JSON number unchanged.
+ * else its exact value as plain decimal text (an integer beyond 2^53, a
+ * decimal with more than 15 significant digits or too small for a normal
+ * double), which the server writes as a JSON number unchanged. One text per
+ * value, as PostgreSQL writes a `numeric` without its scale (`1e21` and
+ * `1000000000000000000000`, `0.1…010` and `0.1…01` are one value each), so
+ * grouping, `distinct` and join keys, which compare canonical text, are exact.
  */
 function exactNumber(cell: string): number | string {
   const n = Number(cell);
   if (INT.test(cell)) return Number.isSafeInteger(n) ? n : cell;
   const digits = cell.replace(/[eE].*$/, '').replace(/[-.]/g, '').replace(/^0+/, '').replace(/0+$/, '');
-  return digits.length <= 15 ? n : cell;
+  const magnitude = Math.abs(n);
+  if (digits.length <= 15 && magnitude <= Number.MAX_SAFE_INTEGER && (magnitude >= MIN_NORMAL || digits === '')) return n;
+  return decimalText(decimalOf(cell) as Decimal);
 }
+
+/** The least normal double: below it a double holds fewer than 15 digits. */
+const MIN_NORMAL = 2.2250738585072014e-308;
 
 function convertCell(cell: string, type: FieldType, pool: ColumnStrings): JsonValue {
   switch (type) {
@@ -1026,14 +1466,18 @@ const TIMESTAMP_PARTS = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\
 
 /**
  * A timestamp as the loader keeps it: `YYYY-MM-DDTHH:MM:SS`, with the
- * fraction as written; a zone is dropped, as PostgreSQL's `timestamp` drops it.
+ * fraction as written less its trailing zeros, so one moment has one text
+ * (grouping, `distinct` and join keys compare text) as PostgreSQL writes it;
+ * a zone is dropped, as PostgreSQL's `timestamp` drops it.
  * @example
  * timestampValue('2023-09-07') // → "2023-09-07T00:00:00"
+ * timestampValue('2023-09-07 10:00:00.500') // → "2023-09-07T10:00:00.5"
  */
 export function timestampValue(text: string): string {
   const m = TIMESTAMP_PARTS.exec(text);
   if (m === null) return text;
-  return `${m[1]}T${m[2] ?? '00'}:${m[3] ?? '00'}:${m[4] ?? '00'}${m[5] ?? ''}`;
+  const fraction = m[5] === undefined ? '' : m[5].replace(/\.?0+$/, '');
+  return `${m[1]}T${m[2] ?? '00'}:${m[3] ?? '00'}:${m[4] ?? '00'}${fraction}`;
 }
 
 const ISO_TIMESTAMP =
@@ -1076,6 +1520,11 @@ const POOL_TRIAL = 4096;
 class ColumnStrings {
   private pool: Map<string, string> | undefined = new Map<string, string>();
   private seen = 0;
+
+  /** The pooled copy of `text`, if the pool holds one. */
+  find(text: string): string | undefined {
+    return this.pool?.get(text);
+  }
 
   intern(text: string): string {
     const pool = this.pool;

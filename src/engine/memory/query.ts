@@ -19,11 +19,12 @@ import { hasPrefixWord, tsQueryText } from '../../compile/search-text.js';
 import type { FieldInfo, JsonValue, Row, Table } from '../../datastore/types.js';
 import type { SortItem } from '../../datastore/validate.js';
 import { canonicalText, normalizeQueryText } from '../../datastore/values.js';
-import { DatastoreError, queryError, validationError } from '../../errors.js';
+import { queryError, validationError } from '../../errors.js';
 import { quoteSortField } from '../../datastore/sort.js';
 import { conditionFields, firstParameter } from '../../syntax/walk.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
-import { answerWork, buildRecords, DEFAULT_LIMIT } from './evaluate.js';
+import { answerSteps, buildRecords, DEFAULT_LIMIT } from './evaluate.js';
+import { abortedBy, paced } from '../pace.js';
 import type { Conjunct } from './evaluate.js';
 import { likeTest } from './like.js';
 import { compareTest, conditionOf, notEqualsCondition } from './predicate.js';
@@ -43,12 +44,14 @@ export const DEFAULT_BATCH_SIZE = 1000;
  * not have (checked in `select`, `where`, `search`, `order by` order), a
  * value a comparison cannot read as its field's type, `like` on a field that
  * is not text. `limit` has no cap here; without one the answer has 100
- * records, or every record with `options.all`.
+ * records, or every record with `options.all`. The work pauses every few
+ * milliseconds for the event loop, and stops with `ABORTED` once the
+ * signal is aborted (engine/pace.ts).
  * @example
- * const stream = queryTable(parse('from courses where subject != math order by credits desc limit 2'), courses);
+ * const stream = await queryTable(parse('from courses where subject != math order by credits desc limit 2'), courses);
  * for await (const batch of stream.batches) console.log(batch); // [{ _id: 7, … }, { _id: 3, … }]
  */
-export function queryTable(query: PlainQuery, table: Table, options: EngineQueryOptions = {}): QueryStream {
+export async function queryTable(query: PlainQuery, table: Table, options: EngineQueryOptions = {}): Promise<QueryStream> {
   const unbound = firstParameter(query);
   if (unbound !== undefined) throw queryError('UNBOUND_PARAMETER', unbound.span, [unbound.name]);
   stopIfAborted(options.signal);
@@ -74,7 +77,7 @@ export function queryTable(query: PlainQuery, table: Table, options: EngineQuery
   const offset = query.offset === undefined ? 0 : count(query.offset.value);
   const limit = query.limit !== undefined ? count(query.limit.value) : options.all === true ? Infinity : DEFAULT_LIMIT;
   const sortItems = keys.map((key): SortItem => ({ field: key.field.name, direction: key.direction, ...(key.nulls === undefined ? {} : { nulls: key.nulls }) }));
-  const answer = answerWork(view, {
+  const answer = await paced(answerSteps(view, {
     conjuncts,
     searches,
     sortItems,
@@ -83,7 +86,7 @@ export function queryTable(query: PlainQuery, table: Table, options: EngineQuery
     offset,
     limit,
     count: options.total === true,
-  });
+  }), options.signal);
   const fields: readonly FieldInfo[] = selected === undefined ? view.fields : selected.map((name) => known.get(name) as FieldInfo);
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
   return {
@@ -101,7 +104,7 @@ async function* batchesOf(view: TableView, keys: readonly string[], page: Parame
 }
 
 function stopIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted === true) throw new DatastoreError('ABORTED', 'the search was cancelled', { cause: signal.reason });
+  if (signal?.aborted === true) throw abortedBy(signal);
 }
 
 function sortClause(key: PlainSortKey): string {

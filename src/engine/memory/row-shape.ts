@@ -29,6 +29,31 @@ function keyLiteral(key: string): string {
 }
 
 /**
+ * Writes rows `from` to `to` of `out` from a block of column values:
+ * `{ [keys[0]]: ids?.[r] ?? r + 1, [keys[k]]: columns[k - 1][r - from], … }`,
+ * one generated loop with one object literal (every row one hidden class),
+ * reading the columns without a scratch array in between.
+ * @example
+ * const out = new Array(2);
+ * rowsFromColumns(['_id', 'a'])(out, 0, 2, undefined, [['x', 'y']]); // out → [{ _id: 1, a: 'x' }, { _id: 2, a: 'y' }]
+ */
+export type RowsFromColumns = (out: unknown[], from: number, to: number, ids: ArrayLike<number> | undefined, columns: readonly (readonly unknown[])[]) => void;
+
+export function rowsFromColumns(keys: readonly string[]): RowsFromColumns {
+  const columns = keys.slice(1).map((_, k) => `const c${k} = c[${k}];`).join(' ');
+  const literal = `{${keys.map((key, k) => `${keyLiteral(key)}: ${k === 0 ? '(ids === undefined ? r + 1 : ids[r])' : `c${k - 1}[r - from]`}`).join(', ')}}`;
+  const body = `${columns} for (let r = from; r < to; r++) out[r] = ${literal};`;
+  return (
+    generate<RowsFromColumns>(['out', 'from', 'to', 'ids', 'c'], body) ??
+    ((out, from, to, ids, c) => {
+      for (let r = from; r < to; r++) {
+        out[r] = Object.fromEntries(keys.map((key, k) => [key, k === 0 ? (ids === undefined ? r + 1 : ids[r]) : (c[k - 1] as readonly unknown[])[r - from]]));
+      }
+    })
+  );
+}
+
+/**
  * A factory that turns an array of values into an object with `keys`.
  * @example
  * const make = rowFactory(['_id', 'title']);

@@ -12,17 +12,21 @@ import type { Condition as QueryCondition, Expression, Field, Query } from '../.
 import { hasComparison, isPlainQuery } from '../../ast.js';
 import { expressionFields } from '../../syntax/expressions.js';
 import { expressionReader } from './computed.js';
-import { bindShape, conditionFieldList, mapCondition, shapeOf } from '../../compile/shape.js';
+import { bindShape, conditionFieldList, fieldRefText, mapCondition, shapeOf } from '../../compile/shape.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
 import { canonicalText } from '../../datastore/values.js';
-import { DatastoreError, queryError, resourceNotFound } from '../../errors.js';
+import { queryError, resourceNotFound } from '../../errors.js';
 import { firstParameter } from '../../syntax/walk.js';
+import { formatField } from '../../format.js';
+import { DEFAULT_MAX_JOIN_ROWS } from '../../compile/plan.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from './aggregate.js';
 import type { Read } from './aggregate.js';
-import { answerWork, DEFAULT_LIMIT } from './evaluate.js';
+import { answerSteps, DEFAULT_LIMIT } from './evaluate.js';
+import { abortedBy, paced, runSteps, SLICE } from '../pace.js';
+import type { Steps } from '../pace.js';
 import type { Conjunct } from './evaluate.js';
 import { residualTest, withoutFacet } from './evaluate-query.js';
 import { conjunctsOf, DEFAULT_BATCH_SIZE, queryTable, searchesOf } from './query.js';
@@ -40,12 +44,13 @@ export interface TableFinder {
  * Answers a bound query that `queryTable` does not (`isPlainQuery` false):
  * its fields, total (always counted: the pass computes it), facets and
  * records in batches. Errors are those of `evaluateQuery`, raised before a
- * record is given.
+ * record is given. Each stage pauses every few milliseconds for the event
+ * loop and stops with `ABORTED` once the signal is aborted (engine/pace.ts).
  * @example
- * const stream = queryShaped(parse('from courses group by subject select subject, count(*) as n order by n desc'), catalog);
+ * const stream = await queryShaped(parse('from courses group by subject select subject, count(*) as n order by n desc'), catalog);
  * for await (const batch of stream.batches) console.log(batch); // [{ subject: 'math', n: 6 }, …]
  */
-export function queryShaped(query: Query, tables: TableFinder, options: EngineQueryOptions = {}): QueryStream {
+export async function queryShaped(query: Query, tables: TableFinder, options: EngineQueryOptions = {}): Promise<QueryStream> {
   const unbound = firstParameter(query);
   if (unbound !== undefined) throw queryError('UNBOUND_PARAMETER', unbound.span, [unbound.name]);
   stopIfAborted(options.signal);
@@ -58,24 +63,35 @@ export function queryShaped(query: Query, tables: TableFinder, options: EngineQu
   const records = withoutFacet(query);
   const views = found.map((table) => tableView(table));
   const bound = bindShape(shape, views.map((view) => view.fields));
-  const joined = joinedRows(shape, views, bound);
-  const facets = shape.facets.length === 0 ? undefined : facetsOf(shape.facets, joined, bound);
+  const signal = options.signal;
+  const maxJoinRows = options.maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
+  // A grouped join folds its last join's rows a chunk at a time, never holding them all.
+  if (shape.grouped && views.length > 1) {
+    const groups = await paced(groupedJoinRows(bound, views, (visit) => joinedRows(shape, views, bound, maxJoinRows, visit)), signal);
+    return answerOf(found[0]!.id, bound, groups, shape, options);
+  }
+  const joined = (await paced(joinedRows(shape, views, bound, maxJoinRows), signal))!;
+  const facets = shape.facets.length === 0 ? undefined : await paced(facetsOf(shape.facets, joined, bound), signal);
   if (isPlainQuery(records)) {
     // The records of a facet query are those it gives without its facets.
-    const answer = queryTable(records, found[0]!, { ...options, total: true });
+    const answer = await queryTable(records, found[0]!, { ...options, total: true });
     return { ...answer, resource: found[0]!.id, ...(facets === undefined ? {} : { facets }) };
   }
-  const rows = shape.grouped ? groupedRows(bound, joined) : plainRows(bound, joined);
+  const rows = await paced(shape.grouped ? groupedRowsOfOne(bound, joined) : plainRows(bound, joined), signal);
+  return { ...answerOf(found[0]!.id, bound, rows, shape, options), ...(facets === undefined ? {} : { facets }) };
+}
+
+/** The answer of the rows: their count as the total, the page of them the query asks for, in batches. */
+function answerOf(resource: string, bound: BoundShape, rows: readonly Row[], shape: Shape, options: EngineQueryOptions): QueryStream {
   const offset = shape.offset;
   const limit = shape.limit ?? (options.all === true ? Infinity : DEFAULT_LIMIT);
   const page = rows.slice(offset, offset + limit);
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
   return {
-    resource: found[0]!.id,
+    resource,
     fields: bound.columns.map((c) => ({ id: c.name, type: c.type })),
     total: rows.length,
     batches: batchesOf(page, batchSize, options.signal),
-    ...(facets === undefined ? {} : { facets }),
   };
 }
 
@@ -87,7 +103,7 @@ async function* batchesOf(rows: readonly Row[], size: number, signal: AbortSigna
 }
 
 function stopIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted === true) throw new DatastoreError('ABORTED', 'the search was cancelled', { cause: signal.reason });
+  if (signal?.aborted === true) throw abortedBy(signal);
 }
 
 // ---------------------------------------------------------------- the joined rows
@@ -108,7 +124,12 @@ interface Joined {
 /** Row positions, ascending or as joined; `undefined`: every row, in order. */
 type Positions = Int32Array | undefined;
 
-function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape): Joined {
+/**
+ * The joined rows (see `Joined`); with `visit`, the last join's rows are
+ * given to it a chunk at a time (at most `JOIN_CHUNK`, the conditions across
+ * sides tested), in no promised order, none is kept, and it gives undefined.
+ */
+function* joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number, visit?: (chunk: Joined) => void): Steps<Joined | undefined> {
   const sideOf = (field: Field): number => bound.ref(field).side;
   const optional = new Set(shape.joins.flatMap((join, j) => (join.left ? [j + 1] : [])));
   const where = shape.query.where?.condition;
@@ -123,26 +144,41 @@ function joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape
     else across.push(member);
   }
   // Each side's rows: its conditions and its part of the search, as queryTable runs them.
-  const kept = views.map((view, side) => sideRows(shape, view, side, ofSide[side]!, sideOf));
+  const kept: Positions[] = [];
+  for (const [side, view] of views.entries()) kept.push(yield* sideRows(shape, view, side, ofSide[side]!, sideOf));
   let positions: Positions[] = [kept[0]];
   let length = kept[0]?.length ?? views[0]!.rows.length;
-  shape.joins.forEach((join, j) => {
-    positions = joinSide(positions, length, j + 1, kept[j + 1], join.left, join.on.map((pair) => {
+  for (const [j, join] of shape.joins.entries()) {
+    const keys = join.on.map((pair) => {
       const [mine, other] = sideOf(pair.left) === j + 1 ? [pair.left, pair.right] : [pair.right, pair.left];
       if (sideOf(other) > j) {
         throw queryError('JOIN_KEYS_ONE_SIDE', pair.span, [], { hint: 'each pair of keys names a field of the joined resource and one of a resource before it' });
       }
       return { mine: bound.ref(mine).info.id, other: { side: sideOf(other), name: bound.ref(other).info.id } };
-    }), views);
+    });
+    const example = { resource: shape.sources[j + 1]!.resource, key: keys[0]!.mine, qualifier: shape.sources[j + 1]!.qualifier };
+    const refuse = (rows: number, multiplying: readonly KeyProduct[]): Error =>
+      queryError('JOIN_TOO_LARGE', join.span, [rows, maxRows, true], { hint: joinHint(join, example, multiplying.map((k) => ({ key: k.key, left: k.probed, right: k.hashed }))) });
+    if (visit !== undefined && j === shape.joins.length - 1) {
+      const before = positions;
+      // Each chunk is at most JOIN_CHUNK rows, gathered and filtered at once; the join pauses between chunks.
+      yield* joinSide(positions, length, j + 1, kept[j + 1], join.left, keys, views, { max: maxRows, refuse }, (outJ, outI) => {
+        const chunk: Joined = { views, positions: [...before.map((list) => runSteps(gather(list, outJ))), outI.slice()], length: outJ.length };
+        visit(across.length > 0 ? runSteps(filterJoined(chunk, across, bound)) : chunk);
+      });
+      break;
+    }
+    positions = (yield* joinSide(positions, length, j + 1, kept[j + 1], join.left, keys, views, { max: maxRows, refuse }))!;
     length = positions[0]!.length;
-  });
+  }
+  if (visit !== undefined) return undefined;
   let joined: Joined = { views, positions, length };
-  if (across.length > 0) joined = filterJoined(joined, across, bound);
+  if (across.length > 0) joined = yield* filterJoined(joined, across, bound);
   return joined;
 }
 
 /** The positions of a side's rows that its own conditions and search keep, ascending (`undefined`: every row). */
-function sideRows(shape: Shape, view: TableView, side: number, conditions: readonly QueryCondition[], sideOf: (field: Field) => number): Positions {
+function* sideRows(shape: Shape, view: TableView, side: number, conditions: readonly QueryCondition[], sideOf: (field: Field) => number): Steps<Positions> {
   const conjuncts: Conjunct[] = [];
   for (const condition of conditions) conjuncts.push(...conjunctsOf(condition, true, view.fieldById));
   const search = shape.query.search;
@@ -164,7 +200,7 @@ function sideRows(shape: Shape, view: TableView, side: number, conditions: reado
   }
   // Nothing to test: every row, in order.
   if (conjuncts.length === 0 && searches.length === 0) return undefined;
-  const answer = answerWork(view, { conjuncts, searches, sortItems: [], projection: undefined, distinct: false, offset: 0, limit: Infinity, count: true });
+  const answer = yield* answerSteps(view, { conjuncts, searches, sortItems: [], projection: undefined, distinct: false, offset: 0, limit: Infinity, count: true });
   const out = new Int32Array(answer.page.length);
   for (let j = 0; j < out.length; j++) out[j] = answer.page.at(j);
   return out;
@@ -176,13 +212,29 @@ function keyText(value: JsonValue | null | undefined): string | null {
   return typeof value === 'string' ? value : canonicalText(value);
 }
 
+/** A join's bound: the most rows it may give, and its refusal (the rows it would give, the keys that multiply the most). */
+interface JoinBound {
+  readonly max: number;
+  readonly refuse: (rows: number, multiplying: readonly KeyProduct[]) => Error;
+}
+
+/** A key of both sides and how many rows each side has of it. */
+interface KeyProduct {
+  readonly key: string;
+  readonly hashed: number;
+  readonly probed: number;
+}
+
 /**
  * Joins `side` to the joined rows so far: a hash of the smaller of the two
  * by their keys, the other read past it. An inner join's output is put back
  * in the rows' order (by joined row, then the side's row) when the hash was
- * built over the joined rows; a left join always hashes the side.
+ * built over the joined rows; a left join always hashes the side. The rows
+ * it gives are counted from the hash and the other side's keys before any
+ * is made, so a join past `bound.max` is refused before it runs, and the
+ * positions are written into lists of their exact length.
  */
-function joinSide(
+function* joinSide(
   positions: readonly Positions[],
   count: number,
   side: number,
@@ -190,36 +242,114 @@ function joinSide(
   left: boolean,
   keys: readonly { readonly mine: string; readonly other: { readonly side: number; readonly name: string } }[],
   views: readonly TableView[],
-): Int32Array[] {
+  bound: JoinBound,
+  emit?: (outJ: Int32Array, outI: Int32Array) => void,
+): Steps<Int32Array[] | undefined> {
   const view = views[side]!;
   const sideCount = rows?.length ?? view.rows.length;
   const mineKey = keys.map((k): KeySource => ({ rows: view.rows as readonly Row[], through: undefined, name: k.mine, read: fieldRead(k.mine) }));
   const otherKey = keys.map(({ other }): KeySource => ({ rows: views[other.side]!.rows as readonly Row[], through: positions[other.side], name: other.name, read: fieldRead(other.name) }));
-  const outJ: number[] = [];
-  const outI: number[] = [];
+  let outJ: Int32Array;
+  let outI: Int32Array;
   if (left || sideCount <= count) {
-    probeKeys(count, undefined, otherKey, hashKeys(sideCount, rows, mineKey), left, outJ, outI);
+    const index = yield* hashKeys(sideCount, rows, mineKey);
+    const probed = keyTexts(count, undefined, otherKey);
+    const { size, found } = matchesOf(probed, index, left);
+    if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
+    if (emit !== undefined) {
+      yield* probeChunks(count, undefined, found, left, emit);
+      return undefined;
+    }
+    outJ = new Int32Array(size);
+    outI = new Int32Array(size);
+    yield* probeKeys(count, undefined, found, left, outJ, outI);
   } else {
     // The joined rows are fewer: hash them, read the side past them, then restore the rows' order.
-    const pairsI: number[] = [];
-    const pairsJ: number[] = [];
-    probeKeys(sideCount, rows, mineKey, hashKeys(count, undefined, otherKey), false, pairsI, pairsJ);
+    const index = yield* hashKeys(count, undefined, otherKey);
+    const probed = keyTexts(sideCount, rows, mineKey);
+    const { size, found } = matchesOf(probed, index, false);
+    if (size > bound.max) throw bound.refuse(size, multiplying(probed, index));
+    if (emit !== undefined) {
+      // Chunks need no order: the side's rows as they probe, with their joined rows.
+      yield* probeChunks(sideCount, rows, found, false, (sideRows, joinedRows) => emit(joinedRows, sideRows));
+      return undefined;
+    }
+    const pairsI = new Int32Array(size);
+    const pairsJ = new Int32Array(size);
+    yield* probeKeys(sideCount, rows, found, false, pairsI, pairsJ);
     // A counting sort by joined row keeps each row's matches in the side's order.
     const starts = new Int32Array(count + 1);
-    for (const j of pairsJ) starts[j + 1]!++;
+    for (let k = 0; k < pairsJ.length; k++) {
+      starts[pairsJ[k]! + 1]!++;
+      if (k % SLICE === SLICE - 1) yield;
+    }
     for (let j = 0; j < count; j++) starts[j + 1]! += starts[j]!;
     const at = starts.slice(0, count);
-    outJ.length = outI.length = pairsJ.length;
-    for (let k = 0; k < pairsJ.length; k++) {
+    outJ = new Int32Array(size);
+    outI = new Int32Array(size);
+    for (let k = 0; k < size; k++) {
       const j = pairsJ[k]!;
       const to = at[j]!++;
       outJ[to] = j;
       outI[to] = pairsI[k]!;
+      if (k % SLICE === SLICE - 1) yield;
     }
   }
-  const next = positions.map((list) => gather(list, outJ));
-  next.push(Int32Array.from(outI));
+  const next: Int32Array[] = [];
+  for (const list of positions) next.push(yield* gather(list, outJ));
+  next.push(outI);
   return next;
+}
+
+/**
+ * The hashed rows of each probing key (`found[k]`; undefined: none), and
+ * the rows the join gives: their number for each (a left join: at least one).
+ */
+function matchesOf(probed: readonly (string | null)[], index: Map<string, number[]>, left: boolean): { size: number; found: (number[] | undefined)[] } {
+  let size = 0;
+  const found = new Array<number[] | undefined>(probed.length);
+  for (let k = 0; k < probed.length; k++) {
+    const text = probed[k]!;
+    const matches = text === null ? undefined : index.get(text);
+    found[k] = matches;
+    size += matches === undefined ? (left ? 1 : 0) : matches.length;
+  }
+  return { size, found };
+}
+
+/** The keys whose rows multiply the most (the hashed rows of a key times the probing rows of it), the largest first. */
+function multiplying(probed: readonly (string | null)[], index: Map<string, number[]>): KeyProduct[] {
+  const counts = new Map<string, number>();
+  for (const text of probed) if (text !== null && index.has(text)) counts.set(text, (counts.get(text) ?? 0) + 1);
+  return [...counts]
+    .map(([key, n]) => ({ key, hashed: index.get(key)!.length, probed: n }))
+    .sort((a, b) => b.hashed * b.probed - a.hashed * a.probed)
+    .slice(0, 3);
+}
+
+/**
+ * What a refusal of a join says after its count: the keys that multiply
+ * (`left` rows of one side times `right` of the other), then what to write
+ * instead (`example`: the joined side's resource, a key of it, its
+ * qualifier), then how to raise the bound. Shared with the plans' join
+ * (execute/shaped.ts).
+ * @example
+ * joinHint(join, { resource: 'enrolments', key: 'status', qualifier: 'b' }, [{ key: 'completed', left: 14041, right: 14041 }])
+ * // 'most of them pair rows of the same key of a.status = b.status: "completed" (14041 × 14041 = 197149681); …'
+ */
+export function joinHint(
+  join: Shape['joins'][number],
+  example: { readonly resource: string; readonly key: string; readonly qualifier: string },
+  keys: readonly { readonly key: string; readonly left: number; readonly right: number }[],
+): string {
+  const on = join.on.map((p) => `${fieldRefText(p.left)} = ${fieldRefText(p.right)}`).join(' and ');
+  const listed = keys.map((k) => `${JSON.stringify(k.key)} (${k.left} × ${k.right} = ${k.left * k.right})`).join(', ');
+  return [
+    listed === '' ? '' : `most of them pair rows of the same key of ${on}: ${listed}; `,
+    `to count or sum over the pairs, group each side by its key first (from ${example.resource} group by ${formatField(example.key)} select ${formatField(example.key)}, count(*) as n) and multiply the counts of each key; `,
+    `or pair more fields in on (on ${on} and ${example.qualifier}.… = …), or keep fewer rows with where; `,
+    'or raise the bound (--max-join-rows N, .max-join-rows N in the REPL, maxJoinRows in the library)',
+  ].join('');
 }
 
 /*
@@ -253,10 +383,19 @@ function valueAt(source: KeySource, p: number): JsonValue | null {
   return source.name === '_id' ? readField(row, '_id', i) : source.read(row);
 }
 
-/** The positions `at[k]` (or `k`) for k < n, by their key's text (null keys left out). */
-function hashKeys(n: number, at: Positions, key: readonly KeySource[]): Map<string, number[]> {
+/** The positions `at[k]` (or `k`) for k < n, by their key's text (null keys left out); a slice at a time (engine/pace.ts). */
+function* hashKeys(n: number, at: Positions, key: readonly KeySource[]): Steps<Map<string, number[]>> {
   const index = new Map<string, number[]>();
-  for (let k = 0; k < n; k++) {
+  for (let from = 0; from < n; from += SLICE) {
+    hashSlice(index, from, Math.min(n, from + SLICE), at, key);
+    yield;
+  }
+  return index;
+}
+
+/** `hashKeys` of the positions k, `from` ≤ k < `to`. */
+function hashSlice(index: Map<string, number[]>, from: number, to: number, at: Positions, key: readonly KeySource[]): void {
+  for (let k = from; k < to; k++) {
     const i = at === undefined ? k : at[k]!;
     const text = keyAt(key, i);
     if (text === null) continue;
@@ -264,38 +403,90 @@ function hashKeys(n: number, at: Positions, key: readonly KeySource[]): Map<stri
     if (list === undefined) index.set(text, [i]);
     else list.push(i);
   }
-  return index;
+}
+
+/** The key texts of the positions `at[k]` (or `k`), k < n, in order. */
+function keyTexts(n: number, at: Positions, key: readonly KeySource[]): (string | null)[] {
+  const out = new Array<string | null>(n);
+  for (let k = 0; k < n; k++) out[k] = keyAt(key, at === undefined ? k : at[k]!);
+  return out;
 }
 
 /**
- * For each position `at[k]` (or `k`), k < n, in order: a pair (it, match)
- * per match of its key in `index`, in the index's order; `left`: (it, -1)
- * when none matches.
+
+ * For each position `at[k]` (or `k`), k < n, in order, whose key's hashed
+ * rows are `found[k]`: a pair (it, match) per match, in the hash's order;
+ * `left`: (it, -1) when none matches. The lists hold exactly the pairs
+ * (`matchesOf`). A yield after about every `SLICE` positions.
  */
-function probeKeys(n: number, at: Positions, key: readonly KeySource[], index: Map<string, number[]>, left: boolean, outProbe: number[], outMatch: number[]): void {
+function* probeKeys(n: number, at: Positions, found: readonly (number[] | undefined)[], left: boolean, outProbe: Int32Array, outMatch: Int32Array): Steps<void> {
+  let to = 0;
   for (let k = 0; k < n; k++) {
+    if (k % SLICE === SLICE - 1) yield;
     const p = at === undefined ? k : at[k]!;
-    const text = keyAt(key, p);
-    const matches = text === null ? undefined : index.get(text);
+    const matches = found[k];
     if (matches === undefined) {
       if (left) {
-        outProbe.push(p);
-        outMatch.push(-1);
+        outProbe[to] = p;
+        outMatch[to++] = -1;
       }
       continue;
     }
     for (let m = 0; m < matches.length; m++) {
-      outProbe.push(p);
-      outMatch.push(matches[m]!);
+      outProbe[to] = p;
+      outMatch[to++] = matches[m]!;
     }
   }
 }
 
+/** The joined rows the last join of a grouped query gives its aggregate at once. */
+const JOIN_CHUNK = 65_536;
+
+/**
+ * `probeKeys` a chunk at a time: `emit(probe, match)` with at most
+ * `JOIN_CHUNK` pairs, the lists reused for the next chunk (copy what is kept).
+ */
+function* probeChunks(n: number, at: Positions, found: readonly (number[] | undefined)[], left: boolean, emit: (outProbe: Int32Array, outMatch: Int32Array) => void): Steps<void> {
+  const outProbe = new Int32Array(JOIN_CHUNK);
+  const outMatch = new Int32Array(JOIN_CHUNK);
+  let to = 0;
+  for (let k = 0; k < n; k++) {
+    const p = at === undefined ? k : at[k]!;
+    const matches = found[k];
+    if (matches === undefined) {
+      if (!left) continue;
+      outProbe[to] = p;
+      outMatch[to++] = -1;
+    } else {
+      for (let m = 0; m < matches.length; m++) {
+        outProbe[to] = p;
+        outMatch[to++] = matches[m]!;
+        if (to === JOIN_CHUNK) {
+          emit(outProbe, outMatch);
+          to = 0;
+          yield;
+        }
+      }
+    }
+    if (to === JOIN_CHUNK) {
+      emit(outProbe, outMatch);
+      to = 0;
+      yield;
+    }
+    if (k % SLICE === SLICE - 1) yield;
+  }
+  if (to > 0) emit(outProbe.subarray(0, to), outMatch.subarray(0, to));
+}
+
 /** `list[j]` (or `j` itself, without a list) for each `j` of `at`. */
-function gather(list: Positions, at: readonly number[]): Int32Array {
+function* gather(list: Positions, at: Int32Array): Steps<Int32Array> {
   const out = new Int32Array(at.length);
-  if (list === undefined) for (let k = 0; k < out.length; k++) out[k] = at[k]!;
-  else for (let k = 0; k < out.length; k++) out[k] = list[at[k]!]!;
+  for (let from = 0; from < out.length; from += SLICE) {
+    const to = Math.min(out.length, from + SLICE);
+    if (list === undefined) out.set(at.subarray(from, to), from);
+    else for (let k = from; k < to; k++) out[k] = list[at[k]!]!;
+    yield;
+  }
   return out;
 }
 
@@ -328,7 +519,7 @@ function reader(joined: Joined, bound: BoundShape, field: Field): Read<number> {
 }
 
 /** Keeps the joined rows that the conditions across sides hold for (the reference's test, over the fields they read). */
-function filterJoined(joined: Joined, conditions: readonly QueryCondition[], bound: BoundShape): Joined {
+function* filterJoined(joined: Joined, conditions: readonly QueryCondition[], bound: BoundShape): Steps<Joined> {
   const fields = [...new Set(conditions.flatMap((c) => conditionFieldList(c)))];
   const key = (field: Field): string => {
     const ref = bound.ref(field);
@@ -345,6 +536,7 @@ function filterJoined(joined: Joined, conditions: readonly QueryCondition[], bou
     const row: Record<string, JsonValue | null | undefined> = {};
     for (const { key: k, read } of reads) row[k] = read(j);
     if (test(row as Row, j)) kept.push(j);
+    if (j % SLICE === SLICE - 1) yield;
   }
   return { views: joined.views, positions: joined.positions.map((list) => Int32Array.from(kept, (j) => (list === undefined ? j : list[j]!))), length: kept.length };
 }
@@ -360,29 +552,59 @@ function valueReader(joined: Joined, bound: BoundShape, value: Expression): Read
 
 // ---------------------------------------------------------------- the answer
 
-function groupedRows(bound: BoundShape, joined: Joined): Row[] {
+/**
+ * A grouped join's groups: the aggregator reads each chunk of the last
+ * join's rows as `joinedRows` gives it (through `current`, which holds the
+ * chunk), so only the groups grow with the join.
+ */
+function* groupedJoinRows(bound: BoundShape, views: readonly TableView[], each: (visit: (chunk: Joined) => void) => Steps<unknown>): Steps<Row[]> {
   const shape = bound.shape;
-  if (joined.views.length === 1) return groupedRowsOfOne(bound, joined);
+  const current: { positions: readonly Positions[] } = { positions: [] };
+  const fieldOf = (field: Field): Read<number> => chunkReader(current, views, bound, field);
   // One read per field, so aggregates of one field share their state (sum and avg).
   const reads = new Map<string, Read<number>>();
   const read = (field: Field): Read<number> => {
     const { side, info } = bound.ref(field);
     const key = `${side}\u0000${info.id}`;
     let made = reads.get(key);
-    if (made === undefined) reads.set(key, (made = reader(joined, bound, field)));
+    if (made === undefined) reads.set(key, (made = fieldOf(field)));
     return made;
   };
   const aggregator = makeAggregator<number>({
-    keys: shape.keys.map((key) => valueReader(joined, bound, key)),
+    keys: shape.keys.map((key) => {
+      if (key.kind === 'field') return fieldOf(key);
+      if (key.kind !== 'bucket') return expressionReader<number>(key, (f) => ({ read: fieldOf(f), type: bound.ref(f).info.type })).read;
+      const value = fieldOf(key.field);
+      const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
+      return (j) => bucket(value(j));
+    }),
     aggregates: shape.aggregates.map((aggregate) => ({
       aggregate,
       ...(aggregate.field === undefined ? {} : { read: read(aggregate.field) }),
       type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
     })),
   });
-  aggregator.addCount(joined.length);
+  // A chunk is at most JOIN_CHUNK rows, folded at once; the join's steps pause between chunks.
+  yield* each((chunk) => {
+    current.positions = chunk.positions;
+    runSteps(aggregator.countSteps(chunk.length));
+  });
   const name = namedColumns(bound);
-  return finishGroups(bound, aggregator.groups()).map(name);
+  return (yield* finishGroups(bound, aggregator.groups())).map(name);
+}
+
+/** A field's value in row `j` of the chunk `current` holds now: null where a left join found no row, `_id` as `readField` gives it. */
+function chunkReader(current: { readonly positions: readonly Positions[] }, views: readonly TableView[], bound: BoundShape, field: Field): Read<number> {
+  const { side, info } = bound.ref(field);
+  const rows = views[side]!.rows as readonly Row[];
+  const name = info.id;
+  const read = fieldRead(name);
+  return (j) => {
+    const list = current.positions[side];
+    const i = list === undefined ? j : list[j]!;
+    if (i < 0) return null;
+    return name === '_id' ? readField(rows[i] as Row, name, i) : read(rows[i] as Row);
+  };
 }
 
 /**
@@ -390,7 +612,7 @@ function groupedRows(bound: BoundShape, joined: Joined): Row[] {
  * through the joined positions, each field as a property load written into
  * its fold (`fieldRead`).
  */
-function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
+function* groupedRowsOfOne(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const shape = bound.shape;
   const view = joined.views[0]!;
   const rows = view.rows as readonly Row[];
@@ -414,13 +636,13 @@ function groupedRowsOfOne(bound: BoundShape, joined: Joined): Row[] {
     .some((f) => bound.ref(f).info.id === '_id');
   // `_id` may be the row's position rather than a key it holds: read it as the joined rows do.
   const items = needsPosition ? rows.map((row, i) => (Object.hasOwn(row, '_id') ? row : ({ ...row, _id: readField(row, '_id', i) } as Row))) : rows;
-  aggregator.addAll(items, positions);
+  yield* aggregator.addSteps(items, positions);
   const name = namedColumns(bound);
-  return finishGroups(bound, aggregator.groups()).map(name);
+  return (yield* finishGroups(bound, aggregator.groups())).map(name);
 }
 
 /** An ungrouped shape: each joined row as a record of its columns, distinct when asked, in the order asked (then the rows'). */
-function plainRows(bound: BoundShape, joined: Joined): Row[] {
+function* plainRows(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const shape = bound.shape;
   const columns = bound.columns.map((c): JoinedColumn => {
     const value = c.value;
@@ -428,7 +650,13 @@ function plainRows(bound: BoundShape, joined: Joined): Row[] {
     const { side, info } = bound.ref(value);
     return { key: c.name, side, field: info.id };
   });
-  const records = joinedRecords(columns)(joined.views.map((view) => view.rows), joined.positions, 0, joined.length) as Record<string, JsonValue>[];
+  const build = joinedRecords(columns);
+  const sideRowLists = joined.views.map((view) => view.rows);
+  const records: Record<string, JsonValue>[] = [];
+  for (let from = 0; from < joined.length; from += SLICE) {
+    for (const record of build(sideRowLists, joined.positions, from, Math.min(joined.length, from + SLICE))) records.push(record as Record<string, JsonValue>);
+    yield;
+  }
   // In the joined rows' order: the records alone.
   if (!shape.distinct && shape.order.length === 0) return records as Row[];
   const sortReads = shape.order.map((key) => valueReader(joined, bound, (key.by as { value: Expression }).value));
@@ -438,32 +666,36 @@ function plainRows(bound: BoundShape, joined: Joined): Row[] {
     if (value.kind === 'bucket') return value.fn === 'bucket' ? 'numeric' : 'timestamp';
     return expressionReader<number>(value, (f) => ({ read: () => null, type: bound.ref(f).info.type })).type;
   });
-  let rows = records.map((record, j) => {
-    const sort: Record<string, JsonValue> = {};
-    sortReads.forEach((read, k) => (sort[`s${k}`] = read(j) ?? null));
-    return { record, sort };
-  });
-  if (shape.distinct) {
-    const seen = new Set<string>();
-    rows = rows.filter(({ record }) => {
+  // Each record beside its sort values, distinct when asked.
+  const seen = new Set<string>();
+  const rows: Record<string, JsonValue>[] = [];
+  for (let j = 0; j < records.length; j++) {
+    if (j % SLICE === SLICE - 1) yield;
+    const record = records[j]!;
+    if (shape.distinct) {
       const key = JSON.stringify(bound.columns.map((c) => canonicalText(record[c.name])));
-      if (seen.has(key)) return false;
+      if (seen.has(key)) continue;
       seen.add(key);
-      return true;
-    });
+    }
+    const entry: Record<string, JsonValue> = { '\u0000': record as unknown as JsonValue };
+    sortReads.forEach((read, k) => (entry[`s${k}`] = read(j) ?? null));
+    rows.push(entry);
   }
-  if (shape.order.length === 0) return rows.map((r) => r.record);
-  const sorted = sortRows(rows.map((r) => ({ ...r.sort, '\u0000': r.record as unknown as JsonValue })), shape.order.map((key, k) => ({ slot: `s${k}`, direction: key.direction, nulls: key.nulls, type: sortTypes[k] })));
+  if (shape.order.length === 0) return rows.map((r) => r['\u0000'] as unknown as Row);
+  const sorted = yield* sortRows(rows, shape.order.map((key, k) => ({ slot: `s${k}`, direction: key.direction, nulls: key.nulls, type: sortTypes[k] })));
   return sorted.map((r) => r['\u0000'] as unknown as Row);
 }
 
 /** Each facet's values over the kept rows: by count, then value; nulls counted apart. */
-function facetsOf(facets: readonly FacetSpec[], joined: Joined, bound: BoundShape): Facets {
+function* facetsOf(facets: readonly FacetSpec[], joined: Joined, bound: BoundShape): Steps<Facets> {
   const out: Record<string, FacetResult> = {};
   for (const facet of facets) {
     const read = reader(joined, bound, facet.field);
     const counter = new FacetCounter(facet);
-    for (let j = 0; j < joined.length; j++) counter.see(read(j));
+    for (let j = 0; j < joined.length; j++) {
+      counter.see(read(j));
+      if (j % SLICE === SLICE - 1) yield;
+    }
     out[facet.name] = counter.result(bound.ref(facet.field).info.type);
   }
   return out;

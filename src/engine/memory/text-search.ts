@@ -21,6 +21,8 @@ import type { ValueTest } from './predicate.js';
 import { rowSome, rowText } from './row-shape.js';
 import type { RowText } from './row-shape.js';
 import type { SearchChunk, TableView } from './table-view.js';
+import { runSteps, SLICE } from '../pace.js';
+import type { Steps } from '../pace.js';
 
 /** Rows per search chunk: keeps every chunk's text far below V8's string length limit. */
 const CHUNK_ROWS = 16384;
@@ -44,6 +46,11 @@ const ROW_END = '\0';
  * searchChunks(tableView([{ title: 'Algebra', year: 2020 }]))[0].text // "algebra\n2020\n\0"
  */
 export function searchChunks(view: TableView): readonly SearchChunk[] {
+  return runSteps(searchChunkSteps(view));
+}
+
+/** `searchChunks` as steps (engine/pace.ts): one chunk between two yields. */
+function* searchChunkSteps(view: TableView): Steps<readonly SearchChunk[]> {
   if (view.search !== undefined) return view.search;
   const textOf = rowText(searchFields(view), canonicalText, '\n');
   const rows = view.rows;
@@ -57,6 +64,7 @@ export function searchChunks(view: TableView): readonly SearchChunk[] {
     const rawStarts = rowStarts(raw, count);
     if (rawStarts === undefined) chunks.push(searchChunkByRow(rows, first, end, textOf));
     else chunks.push({ first, ...normalizeChunk(raw, rawStarts), rowEnds: true });
+    yield;
   }
   view.search = chunks;
   return chunks;
@@ -332,13 +340,14 @@ export function searchFields(view: TableView): string[] {
 }
 
 /**
- * The rows among `candidates` (all when null) whose searched text satisfies `query`.
+ * The rows among `candidates` (all when null) whose searched text satisfies
+ * `query`, as steps (engine/pace.ts: building the text a search reads takes a while).
  * @example
- * searchRows(view, parseTsQuery('alg:* | geo:*'), null) // Int32Array [0, 2, …]
+ * runSteps(searchRows(view, parseTsQuery('alg:* | geo:*'), null)) // Int32Array [0, 2, …]
  */
-export function searchRows(view: TableView, query: TsQuery, candidates: ArrayLike<number> | null): ArrayLike<number> {
+export function* searchRows(view: TableView, query: TsQuery, candidates: ArrayLike<number> | null): Steps<ArrayLike<number>> {
   if (view.search === undefined && query.kind === 'term' && view.searchUses++ === 0) return scanRows(view, query.text, candidates);
-  const chunks = searchChunks(view);
+  const chunks = yield* searchChunkSteps(view);
   if (query.kind === 'term') {
     if (candidates === null) return searchAll(chunks, query.text);
     // Few candidates: test each row's text. Many: one indexOf sweep and a merge is cheaper.
@@ -350,6 +359,7 @@ export function searchRows(view: TableView, query: TsQuery, candidates: ArrayLik
   for (let j = 0; j < n; j++) {
     const i = candidates === null ? j : (candidates[j] as number);
     if (tsQueryMatches(query, rowSearchText(chunks, i))) out.push(i);
+    if (j % SLICE === SLICE - 1) yield;
   }
   return out;
 }

@@ -11,13 +11,13 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parse } from 'csv-parse';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { ToolError } from '../../errors.js';
 import {
   csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, isBadFile, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING, withExactIntegers,
-  overrideOf, planCsvColumns, QUOTED_EMPTY, resourceIdFor, csvOptions,
+  overrideOf, planCsvColumns, QUOTED_EMPTY, resourceIdFor,
 } from '../memory/load.js';
+import { CsvReader, CsvRecords, CsvSyntaxError } from '../memory/csv-reader.js';
 import type { ColumnPlan, CsvPlan, Inference, JsonInference, Typing } from '../memory/load.js';
 import { CellError, cellValue, jsonValueOf } from '../declared.js';
 import type { InferMode } from '../declared.js';
@@ -362,22 +362,26 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
   return { records, bytesRead: () => input.bytesRead };
 }
 
-/** The CSV records of a file, as a parser reads them from a stream (the first is the header), and the bytes read so far. */
+/** The CSV records of a file, as `CsvReader` reads them from a stream (the first is the header), and the bytes read so far. */
 function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signal: AbortSignal | undefined): { records: AsyncIterable<string[]>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
-  // The memory loader's options: relax_quotes keeps a stray `"` inside an unquoted cell (`5" screen`) as text.
-  const parser = parse(csvOptions(delimiter, quotedEmpty));
-  input.on('error', (error) => parser.destroy(error));
-  const piped = input.pipe(parser);
   const records = (async function* () {
+    const sink = new CsvRecords(quotedEmpty ? QUOTED_EMPTY : '');
+    const reader = new CsvReader(delimiter, sink);
     try {
-      for await (const record of piped) yield record as string[];
+      // One chunk at a time: the point where a load can stop between chunks.
+      for await (const chunk of input) {
+        reader.push(chunk as Buffer);
+        yield* sink.take();
+      }
+      reader.end();
+      yield* sink.take();
     } catch (error) {
       if ((error as { name?: unknown }).name === 'AbortError') {
         throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: error });
       }
-      const line = typeof (error as { lines?: unknown }).lines === 'number' ? (error as { lines: number }).lines : undefined;
-      throw toolError('DATA_INVALID', [file, `not valid CSV: ${(error as Error).message}`], { file, ...(line === undefined ? {} : { line }), cause: error });
+      if (error instanceof CsvSyntaxError) throw toolError('DATA_INVALID', [file, `not valid CSV: ${error.message}`], { file, line: error.line, cause: error });
+      throw error;
     } finally {
       input.destroy();
     }

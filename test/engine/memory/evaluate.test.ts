@@ -101,6 +101,25 @@ describe('filters', () => {
     expect(ids(run({ filters: { n: '-0' } }, t))).toEqual([4]);
   });
 
+  test('a request compiled for CKAN 2.12 is read as 2.12 without { ckan } (its operators were a 2.11 "can\'t adapt type \'dict\'")', () => {
+    // each judged by the reference walker over the same records
+    for (const where of ['year >= 2021', 'year between 2020 and 2021 and credits > 3', 'year > 2020 or credits = 5', 'year > 2019 and year > 2020', 'subject = math and (year < 2020 or year > 2020)']) {
+      const source = `from courses where ${where}`;
+      const request = compile(source, { target: 'ckan-2.12' });
+      expect(ids(evaluate(request, courses)), where).toEqual(ids(evaluateQuery(source, courses)));
+      expect(ids(evaluate(request, courses)), where).toEqual(ids(evaluate(request, courses, { ckan: '2.12' })));
+    }
+    // the forms only 2.12 reads: a list of filter objects, an operator among a field's values, $and
+    expect(ids(run({ filters: [{ subject: 'math' }, { year: 2022 }] }))).toEqual([1, 3, 4, 5]);
+    expect(ids(run({ filters: { year: [{ lte: 2019 }, 2022] } }))).toEqual([4, 5]);
+    expect(ids(run({ filters: { $and: [{ year: { gt: 2019 } }, { year: { lt: 2022 } }] } }))).toEqual([1, 2, 3]);
+    // told it is 2.11, it answers as 2.11 does
+    expect(() => evaluate({ resource_id: 'courses', filters: { year: { gte: 2021 } } }, courses, { ckan: '2.11' })).toThrow("query: Invalid query (can't adapt type 'dict')");
+    // and a request 2.11 reads stays 2.11's (a 2.12 reading would refuse the $ name as an unknown operator)
+    const dollar = handTable([{ $x: 1 }, { $x: 2 }], [{ id: '$x', type: 'int' }]);
+    expect(ids(run({ filters: { $x: 2 } }, dollar))).toEqual([2]);
+  });
+
   test('an all-null column: null keeps all, a value keeps none', () => {
     const t = handTable([{ a: null }, {}], [{ id: 'a', type: 'text' }]);
     expect(ids(run({ filters: { a: null } }, t))).toEqual([1, 2]);
@@ -567,6 +586,25 @@ describe('plain rows (no field list)', () => {
     expect(evaluate({ resource_id: 'r', fields: ['late'], filters: { a: 4 } }, rows()).records).toEqual([{ late: 'here' }]);
     // keys in another order add nothing; the order of the fields is the first record's
     expect(evaluate({ resource_id: 'r', filters: { a: 3 } }, rows().slice(0, 3)).fields).toEqual(all.slice(0, 3));
+  });
+
+  test('with a fields projection of known fields, no other record’s keys are listed: the answer names only those fields', () => {
+    // a later record that counts each listing of its keys (for…in, Object.keys): the key union lists every record's
+    let listed = 0;
+    const rows = (): Row[] => [
+      { a: 1, b: 'x' },
+      { a: 2, b: 'y' },
+      new Proxy({ a: 3, b: 'z', late: 'here' }, { ownKeys: (target) => (listed++, Reflect.ownKeys(target)) }),
+      { a: 4, b: 'y' },
+    ];
+    const projected = evaluate({ resource_id: 'r', fields: ['b', 'a'], filters: { b: 'y' }, sort: 'a desc' }, rows());
+    expect(listed).toBe(0);
+    expect(projected.fields).toEqual([{ id: 'b', type: 'text' }, { id: 'a', type: 'numeric' }]);
+    expect(projected.records).toEqual([{ b: 'y', a: 4 }, { b: 'y', a: 2 }]);
+    expect(projected.total).toBe(2);
+    // without the projection the answer lists every field, so every record's keys are read
+    expect(evaluate({ resource_id: 'r', filters: { b: 'y' } }, rows()).fields.map((f) => f.id)).toEqual(['_id', 'a', 'b', 'late']);
+    expect(listed).toBeGreaterThan(0);
   });
 
   test('a record with as many keys as the first but another one adds its field, whatever its prototype holds', () => {

@@ -6,6 +6,9 @@ import { isIsoTimestamp, loadResources, resourceIdFor, tableFromRows, uuidV5 } f
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
 import { ToolError } from '../../../src/errors.js';
 import type { Filters, SearchRequest, Table } from '../../../src/datastore/types.js';
+import { rowsFromColumns } from '../../../src/engine/memory/row-shape.js';
+import { runNodeProgram } from '../../helpers/node-program.js';
+import { repoRoot } from '../../cli/run-ckql.js';
 
 let dir: string;
 let n = 0;
@@ -64,6 +67,14 @@ describe('CSV', () => {
       { _id: 3, title: 'Geometry', year: null, score: 300, active: null, start: '2021-02-01T10:00:00', code: '5', blank: null, mixed: '2' },
     ]);
     expect(Object.keys(table.rows[0] ?? {})).toEqual(table.fields.map((f) => f.id));
+  });
+
+  test('a timestamp keeps one text per moment: its fraction without trailing zeros, as PostgreSQL writes it', async () => {
+    const table = await one('moments.csv', ['at', '2020-01-01T10:00:00.500', '2020-01-01 10:00:00.5', '2020-01-01T10:00:00.000', '2020-01-01T10:00', '2020-01-01T10:00:00.0125'].join('\n'));
+    expect(table.rows.map((row) => row['at'])).toEqual(['2020-01-01T10:00:00.5', '2020-01-01T10:00:00.5', '2020-01-01T10:00:00', '2020-01-01T10:00:00', '2020-01-01T10:00:00.0125']);
+    // so grouping sees two moments, not four spellings
+    const groups = evaluate({ resource_id: table.id, distinct: true, fields: ['at'], sort: 'at' } as SearchRequest, table).records;
+    expect(groups).toEqual([{ at: '2020-01-01T10:00:00' }, { at: '2020-01-01T10:00:00.0125' }, { at: '2020-01-01T10:00:00.5' }]);
   });
 
   test('integers: int4 within its range, int8 beyond it, exact beyond 2^53; dates are date', async () => {
@@ -414,5 +425,55 @@ describe('encoded text columns handed to the evaluator', () => {
     expect(first[2]?.records.map((r) => r._id)).toEqual([18]);
     expect(first[3]?.records.map((r) => r._id)).toEqual(idsWhere((d) => d.grade === 3 && d.status === 'Withdrawn'));
     expect(first[4]?.records.map((r) => r._id)).toEqual(idsWhere((d) => d.note.includes('note 19')));
+  });
+});
+
+describe('rows built from a block of column values', () => {
+  const program = (shape: string) => `import { rowsFromColumns } from ${JSON.stringify(shape)};
+const out = new Array(3).fill(null);
+rowsFromColumns(['_id', 'a', '__proto__', 'constructor'])(out, 1, 3, [7, 8, 9], [['x', 'y'], [1, null], [true, false]]);
+console.log(JSON.stringify(out.map((row) => row === null ? null : [Object.keys(row), Object.values(row), Object.getPrototypeOf(row) === Object.prototype])));`;
+
+  test('the generated loop and the closures (node --disallow-code-generation-from-strings) write the same rows, odd keys as own keys', () => {
+    const shape = join(repoRoot, 'src/engine/memory/row-shape.ts');
+    const expected = [null, [['_id', 'a', '__proto__', 'constructor'], [8, 'x', 1, true], true], [['_id', 'a', '__proto__', 'constructor'], [9, 'y', null, false], true]];
+    expect(JSON.parse(runNodeProgram(program(shape)))).toEqual(expected);
+    expect(JSON.parse(runNodeProgram(program(shape), ['--disallow-code-generation-from-strings']))).toEqual(expected);
+    const out: unknown[] = [undefined];
+    rowsFromColumns(['_id', 'n'])(out, 0, 1, undefined, [[5]]);
+    expect(out).toEqual([{ _id: 1, n: 5 }]);
+  });
+});
+
+describe('an aborted signal stops a load', () => {
+  const lines = 8000;
+  const files = {
+    csv: ['n,word', ...Array.from({ length: lines }, (_, i) => `${i},word number ${i}`)].join('\n'),
+    json: `[${Array.from({ length: lines }, (_, i) => JSON.stringify({ n: i, word: `word number ${i}` })).join(',\n')}]`,
+    ndjson: Array.from({ length: lines }, (_, i) => JSON.stringify({ n: i, word: `word number ${i}` })).join('\n'),
+  };
+
+  test.each(Object.keys(files) as (keyof typeof files)[])('%s: aborted after its first chunk, before its first file, and untouched', async (ext) => {
+    const folder = join(dir, `abort-${ext}`);
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, `many.${ext}`), files[ext]);
+    // Each file is several chunks of 64 KiB: the progress of the first aborts, the next chunk stops the load.
+    const controller = new AbortController();
+    const chunks: number[] = [];
+    const load = loadResources(folder, {
+      signal: controller.signal,
+      onProgress: ({ bytes }) => {
+        chunks.push(bytes);
+        controller.abort();
+      },
+    });
+    await expect(load).rejects.toMatchObject({ code: 'ABORTED', message: expect.stringContaining('was interrupted; nothing of it was kept') as string });
+    expect(chunks.length).toBeLessThan(4);
+    const before = new AbortController();
+    before.abort();
+    await expect(loadResources(folder, { signal: before.signal })).rejects.toMatchObject({ code: 'ABORTED' });
+    // A signal not aborted changes nothing.
+    const [table] = await loadResources(folder, { signal: new AbortController().signal });
+    expect(table?.rows).toHaveLength(lines);
   });
 });

@@ -140,7 +140,6 @@ describe('errors are those of search and evaluateQuery', () => {
     'from many where n > "abc"',
     'from many where n like "1%"',
     'from many where status like "a\\\\"',
-    'from many select distinct status order by n',
   ])('%s', async (text) => {
     const walked = (() => {
       try {

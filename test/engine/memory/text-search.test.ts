@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import type { Row } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
+import { runSteps } from '../../../src/engine/pace.js';
 import { parseTsQuery, rowSearchText, searchChunks, searchRows, textQuery, tsQueryMatches } from '../../../src/engine/memory/text-search.js';
 import { completeFields, tableView } from '../../../src/engine/memory/table-view.js';
 
@@ -50,10 +51,10 @@ describe('the search text', () => {
     const naive = (q: string): number[] => rows.flatMap((r, i) => (`${r.t as string}`.normalize('NFKC').toLowerCase().includes(q) || String(r.n).includes(q) ? [i] : []));
     for (const q of ['chem-2', 'row 1999', '\0x', '19999']) {
       // the first search of a view reads the rows, later ones the search text it then builds
-      expect(Array.from(searchRows(tableView(rows.slice()), { kind: 'term', text: q }, null))).toEqual(naive(q));
-      expect(Array.from(searchRows(view, { kind: 'term', text: q }, null))).toEqual(naive(q));
+      expect(Array.from(runSteps(searchRows(tableView(rows.slice()), { kind: 'term', text: q }, null)))).toEqual(naive(q));
+      expect(Array.from(runSteps(searchRows(view, { kind: 'term', text: q }, null)))).toEqual(naive(q));
     }
-    expect(Array.from(searchRows(view, { kind: 'term', text: 'chem' }, [7, 8, 1007]))).toEqual([7, 1007]);
+    expect(Array.from(runSteps(searchRows(view, { kind: 'term', text: 'chem' }, [7, 8, 1007])))).toEqual([7, 1007]);
     expect(rowSearchText(searchChunks(view), 19_999)).toBe('row 19999\n19999\n');
   });
 });
@@ -78,12 +79,12 @@ describe('the first search of a table', () => {
 
   test.each(['algebra', 'chem-2', 'café', 'cafe', '1.5e+21', '-infinity', 'nan', 'true', 'false', '20', 'fine', '{"k"', '7'])('%j: reading the rows and the search text agree with a naive test', (q) => {
     const view = viewOf(rows.slice());
-    const first = Array.from(searchRows(view, { kind: 'term', text: q }, null));
+    const first = Array.from(runSteps(searchRows(view, { kind: 'term', text: q }, null)));
     expect(view.search).toBeUndefined();
-    const second = Array.from(searchRows(view, { kind: 'term', text: q }, null));
+    const second = Array.from(runSteps(searchRows(view, { kind: 'term', text: q }, null)));
     expect(view.search).toBeDefined();
     expect(first).toEqual(naive(q));
     expect(second).toEqual(naive(q));
-    expect(Array.from(searchRows(viewOf(rows.slice()), { kind: 'term', text: q }, [1, 2, 4]))).toEqual(naive(q).filter((i) => [1, 2, 4].includes(i)));
+    expect(Array.from(runSteps(searchRows(viewOf(rows.slice()), { kind: 'term', text: q }, [1, 2, 4])))).toEqual(naive(q).filter((i) => [1, 2, 4].includes(i)));
   });
 });
