@@ -141,6 +141,7 @@ function requestArb(table: Table): fc.Arbitrary<SearchRequest> {
 describe('records over HTTP equal evaluate', () => {
   it('for generated tables and requests, by POST and by GET', async () => {
     let matched = 0;
+    let runs = 0;
     await fc.assert(
       fc.asyncProperty(
         tableArb.chain((table) => fc.tuple(fc.constant(table), requestArb(table))),
@@ -148,6 +149,7 @@ describe('records over HTTP equal evaluate', () => {
           current = table;
           // JSON is the wire: compare with what JSON makes of the evaluator's answer (-0 travels as 0).
           const expected = JSON.parse(JSON.stringify(evaluate(request, table))) as SearchResult;
+          runs++;
           if (expected.records.length > 0) matched++;
           for (const client of [post, get]) {
             const result = withoutRank(await client.search(request));
@@ -161,7 +163,9 @@ describe('records over HTTP equal evaluate', () => {
       propertyParameters(100),
     );
     // Many runs must return records, or the property says little (about 60 in 100 do; 40 is four deviations below).
-    expect(matched).toBeGreaterThan(40);
+    // A share of the runs made, not a count: the property's time budget ends it early on a loaded machine.
+    expect(runs).toBeGreaterThanOrEqual(20);
+    expect(matched / runs).toBeGreaterThan(0.4);
   });
 });
 

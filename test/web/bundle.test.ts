@@ -26,7 +26,7 @@ describe('the playground bundle', () => {
         !/^src\/(ast|span|errors|text|format|diagnostics)\.ts$/.test(input) &&
         !/^src\/(datastore|syntax|compile|language-service)\//.test(input) &&
         input !== 'src/server/play-protocol.ts' &&
-        !/^node_modules\/(@codemirror|@lezer|style-mod|w3c-keyname|crelt|@marijn|chevrotain|@chevrotain|lodash-es|regexp-to-ast)\//.test(input),
+        !/^node_modules\/(@codemirror|@lezer|style-mod|w3c-keyname|crelt|@marijn|chevrotain|@chevrotain|es-toolkit|regexp-to-ast)\//.test(input),
     );
     expect(outside).toEqual([]);
     expect(inputs.some((input) => input.startsWith('node_modules/@codemirror/view/'))).toBe(true);
