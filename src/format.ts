@@ -289,6 +289,15 @@ function fieldWriter(query: Query): FieldWriter {
   return write;
 }
 
+/**
+ * An expression as the language writes it, its fields as written (for
+ * explain and the plan's operators).
+ * @example expressionText(parse('from t select round(price * qty, 1)').select!.items[0]!.value) // 'round(price * qty, 1)'
+ */
+export function expressionText(expression: Expression): string {
+  return formatExpression(expression, fieldWriter({ kind: 'query', span: expression.span, from: { kind: 'from', span: expression.span, resource: { kind: 'string', span: expression.span, value: '' } } }));
+}
+
 function formatAggregate(aggregate: Aggregate, field: (field: Field) => string): string {
   if (aggregate.field === undefined) return `${aggregate.fn}(*)`;
   return `${aggregate.fn}(${aggregate.distinct ? 'distinct ' : ''}${field(aggregate.field)})`;

@@ -6,7 +6,7 @@
  * Pure, like `compile`: the plan is frozen plain data, and running it is the
  * client's business (`client/plan-run.ts`).
  */
-import { expressionFields, firstComputation } from '../syntax/expressions.js';
+import { expressionFields } from '../syntax/expressions.js';
 import type { Condition, Field, FieldSearch, Query, Search, StringValue, Parameter, Value } from '../ast.js';
 import type { Span } from '../span.js';
 import { bindShape, fieldsOfValue, shapeOf, type BoundShape, type Shape } from './shape.js';
@@ -219,13 +219,6 @@ function planShaped(query: Query, options: PlanOptions): Plan {
     if (shape.sources.length > 1 && shape.sources.some((s) => sourceOf(s.resource) !== undefined)) refuseSources(shape);
     const bound = options.fields === undefined ? undefined : bindShape(shape, options.fields);
     return freeze({ target, request: shapedSqlRequest(query, bound), local: NOTHING_LOCAL, maxScan, ...(options.fields === undefined ? {} : { fields: options.fields }) });
-  }
-  // Expressions are computed by the sql target and the local engines; a portal's plan does not compute them yet.
-  const computed = firstComputation(query);
-  if (computed !== undefined) {
-    throw queryError('TARGET_CANNOT_EXPRESS', computed, ['an expression', target], {
-      hint: 'run it on local data, or on a portal with datastore_search_sql (--target sql); docs/expressions.md says what each target computes',
-    });
   }
   const shaped = shapedPlan(query, target, options.sideTargets);
   const first = shaped.sides[0]!.request;

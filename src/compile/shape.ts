@@ -26,7 +26,7 @@ import type { FieldInfo, FieldType } from '../datastore/types.js';
 import { isNumberType } from '../datastore/values.js';
 import { queryError, validationError } from '../errors.js';
 import type { Span } from '../span.js';
-import { formatField } from '../format.js';
+import { expressionText, formatField } from '../format.js';
 import { unboundError } from './dict-filters.js';
 import { expressionFields, mapChildren, mapLeaves } from '../syntax/expressions.js';
 import { firstAggregate } from '../syntax/to-ast.js';
@@ -299,7 +299,7 @@ export function valueText(value: Expression): string {
     case 'aggregate':
       return value.field === undefined ? `${value.fn}(*)` : `${value.fn}(${value.distinct ? 'distinct ' : ''}${fieldRefText(value.field)})`;
     default:
-      return 'the expression';
+      return expressionText(value);
   }
 }
 

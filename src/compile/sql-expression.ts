@@ -57,7 +57,9 @@ export function expressionSql(expression: Expression, leaf: LeafSql, literal: Li
         const text = unit.kind === 'string' && dateUnits.includes(unit.value.toLowerCase()) ? `'${unit.value.toLowerCase()}'` : sql(unit);
         return `${fn}(${text}, (${sql(expression.args[1]!)})::timestamp)`;
       }
-      const args = expression.args.map(sql);
+      // concat takes "any" and length has several overloads: a bound text ($1) gets its type said, or PostgreSQL cannot choose.
+      const typed = fn === 'concat' || fn === 'length';
+      const args = expression.args.map((arg) => (typed && arg.kind === 'string' ? `(${sql(arg)})::text` : sql(arg)));
       switch (fn) {
         case 'trim':
           return `btrim(${args[0]!})`;
