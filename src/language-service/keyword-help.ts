@@ -43,7 +43,7 @@ const help: Readonly<Record<string, string>> = {
   avg: 'avg(f): the mean of the non-null numbers (null when there are none)',
   min: 'min(f): the smallest non-null value',
   max: 'max(f): the largest non-null value',
-  year: 'year(f): the start of the year a date or timestamp falls in',
+  year: "year(f): the bucket: the start of the year a date or timestamp falls in (date_part('year', f) is the year as a number)",
   month: 'month(f): the start of the month a date or timestamp falls in',
   week: 'week(f): the start (Monday) of the ISO week a date or timestamp falls in',
   day: 'day(f): the start of the day a timestamp falls in',

@@ -124,15 +124,16 @@ export function roleOf(tokens: readonly IToken[], index: number): Role {
  */
 function asName(paths: ReturnType<QueryParser['computeContentAssist']>, type: TokenType, following: IToken | undefined): Role | undefined {
   let call: Role | undefined;
+  let other: Role | undefined;
   for (const path of paths) {
     const next = path.nextTokenType;
     const rule = (path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined) ?? 'unknown';
     const takes = (next === type && !isHardKeyword(type) && !isSoftKeyword(type)) || (next === Bareword && (type.CATEGORIES ?? []).includes(Bareword));
     if (!takes) continue;
-    if (rule !== 'functionCall') return rule;
-    call = rule;
+    if (rule === 'functionCall') call = rule;
+    else other ??= rule;
   }
-  return call !== undefined && following?.tokenType === LParen ? call : undefined;
+  return call !== undefined && following?.tokenType === LParen ? call : other;
 }
 
 /** A keyword wherever it stands (not a soft one). */
