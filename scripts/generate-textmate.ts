@@ -19,13 +19,14 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   escapeLength, False, keywordTokens, Null, NumberLiteral, Parameter, softKeywordTokens, True, Language, Nulls, First, Last,
-  As, Join, Left, On, Group, Having, Facet, Top, aggregateTokens, bucketTokens,
+  As, Join, Left, On, Group, Having, Facet, Top, aggregateTokens, bucketTokens, Case, When, Then, Else, End, Cast, Extract,
 } from '../src/syntax/tokens.js';
+import { functionAliases, functions } from '../src/syntax/functions.js';
 
 type Grammar = Record<string, unknown>;
 
-/** What may continue a bareword (`isNamePart`, and `-` unless another `-` follows: `continuesBareword`). */
-const NAME_PART = '(?:[A-Za-z0-9_.:]|-(?!-))';
+/** What may continue a bareword (`isNamePart`, and `-` or `:` unless another of it follows: `continuesBareword`). */
+const NAME_PART = '(?:[A-Za-z0-9_.]|:(?!:)|-(?!-))';
 /** A keyword is a whole word: nothing that continues a bareword after it, no name character before it. */
 const word = (alternatives: readonly string[]): string =>
   `(?i)(?<![A-Za-z0-9_])(${alternatives.join('|')})(?!${NAME_PART})`;
@@ -34,6 +35,8 @@ const label = (token: { LABEL?: string }): string => token.LABEL!;
 const constants = [True, False, Null].map(label);
 const hardKeywords = keywordTokens.map(label).filter((w) => !constants.includes(w));
 const softKeywords = softKeywordTokens.map(label);
+/** What may be called: the aggregates, the buckets, `cast`, `extract` and the functions (src/syntax/functions.ts). */
+const callables = [...aggregateTokens, ...bucketTokens, Cast, Extract].map(label).concat(Object.keys(functions), Object.keys(functionAliases));
 
 /**
  * What cannot follow a soft keyword that is a keyword: a hard keyword as a whole word (`allowed`
@@ -67,7 +70,8 @@ const PARAMETER = source(Parameter.PATTERN);
 
 /** The ckql grammar itself: `source.ckql`. */
 export function ckqlGrammar(): Grammar {
-  if (softKeywords.join() !== [Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, ...aggregateTokens, ...bucketTokens].map(label).join()) {
+  const expected = [Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, ...aggregateTokens, ...bucketTokens, Case, When, Then, Else, End, Cast, Extract];
+  if (softKeywords.join() !== expected.map(label).join()) {
     throw new Error(`the soft keywords changed (${softKeywords.join(', ')}): say in generate-textmate.ts where each is a keyword`);
   }
   const escapes = {
@@ -131,8 +135,8 @@ export function ckqlGrammar(): Grammar {
         match: `${word(['nulls'])}(\\s+)${word(['first', 'last']).replace('(?i)', '')}`,
         captures: { 1: { name: 'keyword.other.ckql' }, 3: { name: 'keyword.other.ckql' } },
       },
-      // `count(`, `month(`, `bucket(`: an aggregate or a bucket right before its parenthesis; elsewhere a name.
-      function: { name: 'support.function.ckql', match: `${word([...aggregateTokens, ...bucketTokens].map(label))}(?=\\s*\\()` },
+      // `count(`, `month(`, `round(`, `cast(`: an aggregate, a bucket or a function right before its parenthesis; elsewhere a name.
+      function: { name: 'support.function.ckql', match: `${word(callables)}(?=\\s*\\()` },
       // The words of grouping and joins where they start their part of a query (before a name, a
       // parenthesis or a number); a field may be called any of them (`where group = 1` is a name).
       'clause-word': {
@@ -147,6 +151,10 @@ export function ckqlGrammar(): Grammar {
           { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['join'])}(?=\\s+[A-Za-z_\`"'$(0-9])(?!${notAfter([])})` },
           { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['left'])}(?=\\s+(?i:join)(?!${NAME_PART}))` },
           { name: 'keyword.other.ckql', match: `${word(['top'])}(?=\\s+[0-9])` },
+          // `case when`, and the words of a case where a value follows them; `end` where the value ends.
+          { name: 'keyword.other.ckql', match: `${word(['case'])}(?=\\s+(?i:when)(?!${NAME_PART}))` },
+          { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['when', 'then', 'else'])}(?=\\s+[-A-Za-z_\`"'$(0-9])(?!${notAfter(['not', 'null', 'true', 'false'])})` },
+          { name: 'keyword.other.ckql', match: `(?<=[A-Za-z0-9_\`"')]\\s)${word(['end'])}(?=\\s*(?:$|[),;:]|\\s(?i:as|from|where|select|group|having|order|limit|offset|and|or|asc|desc|nulls)(?!${NAME_PART})|\\s*(?:\\|\\||[-+*/%=<>!])))` },
         ],
       },
       keyword: { name: 'keyword.other.ckql', match: word(hardKeywords) },
@@ -158,7 +166,12 @@ export function ckqlGrammar(): Grammar {
       },
       number: { name: 'constant.numeric.ckql', match: source(NumberLiteral.PATTERN) },
       parameter: { name: 'variable.parameter.ckql', match: PARAMETER },
-      operator: { name: 'keyword.operator.comparison.ckql', match: '!=|<>|<=|>=|=|<|>' },
+      operator: {
+        patterns: [
+          { name: 'keyword.operator.comparison.ckql', match: '!=|<>|<=|>=|=|<|>' },
+          { name: 'keyword.operator.arithmetic.ckql', match: '\\|\\||::|[-+*/%]' },
+        ],
+      },
       punctuation: {
         patterns: [
           { name: 'punctuation.section.parens.begin.ckql', match: '\\(' },

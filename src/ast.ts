@@ -21,6 +21,12 @@ export interface NumberValue {
   readonly kind: 'number';
   readonly span: Span;
   readonly value: number;
+  /**
+   * The literal as written, inside an expression only (docs/expressions.md):
+   * its text is its type, as PostgreSQL reads it (`100` an integer, `100.0`
+   * a numeric), and a numeric's digits beyond a double's are kept.
+   */
+  readonly text?: string;
 }
 
 export interface BooleanValue {
@@ -192,7 +198,7 @@ export interface Or<F extends Operand = Field> {
  * (`having`, whose operands are output names, group keys and aggregates).
  */
 export type Condition<F extends Operand = Field> =
-  | Equals<F> | In<F> | Compare<F> | Between<F> | Like<F> | IsNull<F> | Not<F> | And<F> | Or<F>;
+  | Equals<F> | In<F> | Compare<F> | Between<F> | Like<F> | IsNull<F> | Not<F> | And<F> | Or<F> | Comparison;
 
 /**
  * `from R [as a]`: a UUID, a name (alias), a quoted string or a parameter,
@@ -255,11 +261,11 @@ export interface Search {
   readonly language?: StringValue;
 }
 
-/** One item of `select`: a field, an aggregate or a bucket, and the name it is given (`as n`). */
+/** One item of `select`: a field, an aggregate, a bucket, an expression or `*`, and the name it is given (`as n`). */
 export interface SelectItem {
   readonly kind: 'select-item';
   readonly span: Span;
-  readonly value: Field | Aggregate | Bucket;
+  readonly value: Expression | Star;
   readonly as?: Name;
 }
 
@@ -276,7 +282,7 @@ export interface Select {
 export interface Group {
   readonly kind: 'group';
   readonly span: Span;
-  readonly keys: readonly (Field | Bucket)[];
+  readonly keys: readonly Expression[];
 }
 
 /** `having c1 and c2 …`: tests of the groups, over output names, group keys and aggregates. */
@@ -315,8 +321,8 @@ export type SortDirection = 'asc' | 'desc';
 export interface SortKey {
   readonly kind: 'sort-key';
   readonly span: Span;
-  /** a field (or an output name), or an aggregate in a grouped query */
-  readonly field: Operand;
+  /** a field (or an output name), an aggregate in a grouped query, or an expression */
+  readonly field: Expression;
   readonly direction: SortDirection;
   /** `nulls first|last`; absent: nulls last ascending, first descending */
   readonly nulls?: 'first' | 'last';
@@ -364,7 +370,7 @@ export interface Query {
 
 export type Node =
   | Query | Clause | From | Join | KeyPair | Condition<Operand> | Value | Field | Name | Aggregate | Bucket | SelectItem
-  | SortKey | FieldSearch | FacetItem | FacetUnit;
+  | SortKey | FieldSearch | FacetItem | FacetUnit | Computed | When | Star;
 
 /** A select item that is a field as it stands: no aggregate, no bucket, no new name. */
 export interface PlainItem extends SelectItem {
@@ -408,8 +414,25 @@ export function isPlainQuery(query: Query): query is PlainQuery {
     query.having === undefined &&
     query.facet === undefined &&
     (query.select === undefined || query.select.items.every((item) => item.value.kind === 'field' && item.as === undefined)) &&
-    (query.order === undefined || query.order.keys.every((key) => key.field.kind === 'field'))
+    (query.order === undefined || query.order.keys.every((key) => key.field.kind === 'field')) &&
+    !hasComparison(query.where?.condition)
   );
+}
+
+/** Whether a condition compares expressions anywhere (a test no filter says). */
+export function hasComparison(condition: Condition<Operand> | undefined): boolean {
+  if (condition === undefined) return false;
+  switch (condition.kind) {
+    case 'comparison':
+      return true;
+    case 'not':
+      return hasComparison(condition.condition);
+    case 'and':
+    case 'or':
+      return condition.conditions.some(hasComparison);
+    default:
+      return false;
+  }
 }
 
 /**
@@ -440,6 +463,111 @@ export function querySources(query: Query): From[] {
  */
 export function queryResources(query: Query): string[] {
   return [...new Set(querySources(query).flatMap((source) => (source.resource.kind === 'string' ? [source.resource.value] : [])))];
+}
+
+// ---------------------------------------------------------------- expressions (docs/expressions.md)
+
+/** `+ - * / %` and `||` (text). */
+export type BinaryOperator = '+' | '-' | '*' | '/' | '%' | '||';
+
+/** `a + b`, `price * qty`, `name || ' ' || code`: PostgreSQL's meaning and types. */
+export interface Binary {
+  readonly kind: 'binary';
+  readonly span: Span;
+  readonly op: BinaryOperator;
+  readonly left: Expression;
+  readonly right: Expression;
+}
+
+/** `-x` (a number literal's own sign is part of the literal: `-3`). */
+export interface Negate {
+  readonly kind: 'negate';
+  readonly span: Span;
+  readonly operand: Expression;
+}
+
+/** The closed list of functions (docs/expressions.md), each on CKAN's default `datastore_search_sql` allow-list. */
+export type FunctionName =
+  | 'round' | 'abs' | 'floor' | 'ceil' | 'lower' | 'upper' | 'length' | 'trim' | 'substr' | 'concat' | 'coalesce' | 'nullif'
+  | 'greatest' | 'least' | 'date_part' | 'date_trunc';
+
+/** `round(avg(grade), 1)`, `coalesce(a, b)`; `extract(year from d)` is `date_part('year', d)`. */
+export interface Call {
+  readonly kind: 'call';
+  readonly span: Span;
+  readonly fn: FunctionName;
+  readonly args: readonly Expression[];
+}
+
+/** `when c then r` of a `case`. */
+export interface When {
+  readonly kind: 'when';
+  readonly span: Span;
+  readonly condition: Condition<Operand>;
+  readonly result: Expression;
+}
+
+/** `case when c then r … [else e] end`: the first `when` that holds; else `e`, or null. */
+export interface Case {
+  readonly kind: 'case';
+  readonly span: Span;
+  readonly whens: readonly When[];
+  readonly else?: Expression;
+}
+
+/** The types a value may be cast to: PostgreSQL's names (`int` is `int4`). */
+export type CastType = 'text' | 'int' | 'int4' | 'int8' | 'numeric' | 'float8' | 'bool' | 'date' | 'timestamp';
+
+/** `cast(x as numeric)`, or `x::numeric` (`shorthand`). */
+export interface Cast {
+  readonly kind: 'cast';
+  readonly span: Span;
+  readonly operand: Expression;
+  readonly type: CastType;
+  /** written `x::type` */
+  readonly shorthand?: true;
+}
+
+/** What an expression computes beyond a field, an aggregate, a bucket or a value. */
+export type Computed = Binary | Negate | Call | Case | Cast;
+
+/** A value of a record (or of a group): a field, a literal, a parameter, an aggregate, a bucket, or a computation of them. */
+export type Expression = Field | Literal | Parameter | Aggregate | Bucket | Computed;
+
+/** The comparison operators between expressions. */
+export type ComparisonOperator = 'eq' | CompareOperator;
+
+/**
+ * `price * qty > 100`, `lower(name) = 'math'`: a comparison of two
+ * expressions, PostgreSQL's (a null on either side makes it unknown). A
+ * comparison of a field with a value keeps its own node (`Equals`, `Compare`).
+ */
+export interface Comparison {
+  readonly kind: 'comparison';
+  readonly span: Span;
+  readonly op: ComparisonOperator;
+  readonly left: Expression;
+  readonly right: Expression;
+}
+
+/** `*` of `select *, price * qty as total`: every field of the source, in its order. */
+export interface Star {
+  readonly kind: 'star';
+  readonly span: Span;
+}
+
+/** Whether an expression is a computation (not a field, value, aggregate or bucket as they stand). */
+export function isComputed(expression: Expression | Star): expression is Computed {
+  switch (expression.kind) {
+    case 'binary':
+    case 'negate':
+    case 'call':
+    case 'case':
+    case 'cast':
+      return true;
+    default:
+      return false;
+  }
 }
 
 /** Ends every switch over a union: a new kind breaks the build until handled. */

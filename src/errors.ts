@@ -47,6 +47,15 @@ export const queryMessages = {
   UNKNOWN_QUALIFIER: (qualifier: string): string => `${q(qualifier)} is not the alias or name of a resource of this query`,
   DUPLICATE_ALIAS: (alias: string): string => `two resources of this query are called ${q(alias)}`,
   DUPLICATE_NAME: (name: string): string => `two columns of the result are named ${q(name)}`,
+  // expressions (docs/expressions.md)
+  UNKNOWN_FUNCTION: (name: string): string => `${q(name)} is not a function ckql knows`,
+  WRONG_ARGUMENT_COUNT: (fn: string, wanted: string, found: number): string => `${fn}() takes ${wanted}, found ${found}`,
+  UNKNOWN_TYPE: (name: string): string => `${q(name)} is not a type a value can be cast to`,
+  UNKNOWN_UNIT: (name: string): string => `${q(name)} is not a unit of date_part or date_trunc`,
+  EXPRESSION_TEST: (test: string): string => `${test} tests a field; an expression is compared with = != < <= > >=`,
+  TYPE_MISMATCH: (what: string, left: string, right: string): string => `${what} cannot take ${left} and ${right}`,
+  DIVISION_BY_ZERO: (): string => 'division by zero',
+  NOT_COMPUTED_YET: (what: string, where: string): string => `${what} is read, but not computed by ${where} yet`,
   // compiling: the meaning of grouped and joined queries
   NOT_GROUPED: (name: string): string => `${name} is neither grouped nor aggregated, so a group has no one value of it`,
   AMBIGUOUS_FIELD: (field: string, first: string, second: string): string => `${q(field)} is a field of both ${q(first)} and ${q(second)}`,

@@ -5,8 +5,8 @@
  * the same value. `parse(format(q))` equals `q` apart from spans.
  */
 import {
-  assertNever, querySources, type Aggregate, type Bucket, type CompareOperator, type Condition, type FacetItem, type Field, type From,
-  type Operand, type Parameter, type Query, type Search, type SortKey, type StringValue, type Value,
+  assertNever, querySources, type Aggregate, type Bucket, type CompareOperator, type ComparisonOperator, type Condition, type Expression,
+  type FacetItem, type Field, type From, type Operand, type Parameter, type Query, type Search, type SortKey, type StringValue, type Value,
 } from './ast.js';
 import { keywords, scanBareword, softKeywordTokens } from './syntax/tokens.js';
 
@@ -100,7 +100,74 @@ export function formatValue(value: Value): string {
 const operatorText = { ne: '!=', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const satisfies Record<CompareOperator, string>;
 
 /** How a query's fields are written: qualified ones as `alias.field`; others quoted where a dot would qualify them. */
-type FieldWriter = (operand: Operand) => string;
+type FieldWriter = (operand: Operand | Bucket) => string;
+
+const comparisonText = { eq: '=', ...operatorText } as const satisfies Record<ComparisonOperator, string>;
+
+/** How tightly each kind of expression binds (docs/expressions.md): a looser operand of a tighter operator is parenthesised. */
+function precedence(expression: Expression): number {
+  switch (expression.kind) {
+    case 'binary':
+      return expression.op === '||' ? 1 : expression.op === '+' || expression.op === '-' ? 2 : 3;
+    case 'negate':
+      return 4;
+    case 'cast':
+      return expression.shorthand === true ? 5 : 6;
+    case 'number':
+      // a negative number reads as a minus before it, as a unary minus binds
+      return expression.value < 0 || (expression.text ?? '').startsWith('-') ? 4 : 6;
+    default:
+      return 6;
+  }
+}
+
+/**
+ * An expression as text, with the parentheses its precedence needs and no
+ * more. Text is always quoted (a bareword in an expression is a field); on
+ * the right of a comparison an unqualified field is in backticks, since a
+ * bareword there is a value.
+ */
+function formatExpression(expression: Expression, field: FieldWriter, right = false): string {
+  const sub = (e: Expression, min: number): string => {
+    const text = formatExpression(e, field);
+    return precedence(e) < min ? `(${text})` : text;
+  };
+  switch (expression.kind) {
+    case 'field':
+      if (right && expression.qualifier === undefined) return `\`${expression.name.replaceAll('`', '``')}\``;
+      return field(expression);
+    case 'aggregate':
+    case 'bucket':
+      return field(expression);
+    case 'string':
+      return formatString(expression.value);
+    case 'number':
+      return expression.text ?? String(expression.value);
+    case 'boolean':
+    case 'null':
+    case 'param':
+      return formatValue(expression);
+    case 'binary': {
+      const p = precedence(expression);
+      return `${sub(expression.left, p)} ${expression.op} ${sub(expression.right, p + 1)}`;
+    }
+    case 'negate': {
+      const text = sub(expression.operand, 5);
+      // `--` would start a comment, and `-1` is the number whose cast `-1::int` would be
+      return /^[-0-9]/.test(text) ? `- ${text}` : `-${text}`;
+    }
+    case 'cast':
+      return expression.shorthand === true ? `${sub(expression.operand, 5)}::${expression.type}` : `cast(${formatExpression(expression.operand, field)} as ${expression.type})`;
+    case 'call':
+      return `${expression.fn}(${expression.args.map((arg) => formatExpression(arg, field)).join(', ')})`;
+    case 'case': {
+      const whens = expression.whens.map((when) => ` when ${formatCondition(when.condition, true, field)} then ${formatExpression(when.result, field)}`).join('');
+      return `case${whens}${expression.else === undefined ? '' : ` else ${formatExpression(expression.else, field)}`} end`;
+    }
+    default:
+      return assertNever(expression, 'expression');
+  }
+}
 
 /** A condition as text. `top`: the whole `where`, whose `and` list needs no parentheses. */
 function formatCondition<F extends Operand>(condition: Condition<F>, top: boolean, field: FieldWriter): string {
@@ -117,6 +184,8 @@ function formatCondition<F extends Operand>(condition: Condition<F>, top: boolea
       return `${field(condition.field)} ${condition.ignoreCase ? 'ilike' : 'like'} ${formatPattern(condition.pattern)}`;
     case 'is-null':
       return `${field(condition.field)} is null`;
+    case 'comparison':
+      return `${formatExpression(condition.left, field)} ${comparisonText[condition.op]} ${formatExpression(condition.right, field, true)}`;
     case 'not':
       return formatNot(condition.condition, field);
     case 'and':
@@ -143,6 +212,7 @@ function formatNot<F extends Operand>(inner: Condition<F>, field: FieldWriter): 
     case 'eq':
     case 'compare':
     case 'between':
+    case 'comparison':
       return `not ${formatCondition(inner, false, field)}`;
     case 'not':
       return `not (${formatNot(inner.condition, field)})`;
@@ -171,7 +241,7 @@ function formatSearch(search: Search, field: FieldWriter): string {
 }
 
 function formatSortKey(key: SortKey, field: FieldWriter): string {
-  return field(key.field) + (key.direction === 'desc' ? ' desc' : '') + (key.nulls === undefined ? '' : ` nulls ${key.nulls}`);
+  return formatExpression(key.field, field) + (key.direction === 'desc' ? ' desc' : '') + (key.nulls === undefined ? '' : ` nulls ${key.nulls}`);
 }
 
 const softWords: ReadonlySet<string> = new Set(softKeywordTokens.map((t) => t.LABEL!.toLowerCase()));
@@ -219,6 +289,15 @@ function fieldWriter(query: Query): FieldWriter {
   return write;
 }
 
+/**
+ * An expression as the language writes it, its fields as written (for
+ * explain and the plan's operators).
+ * @example expressionText(parse('from t select round(price * qty, 1)').select!.items[0]!.value) // 'round(price * qty, 1)'
+ */
+export function expressionText(expression: Expression): string {
+  return formatExpression(expression, fieldWriter({ kind: 'query', span: expression.span, from: { kind: 'from', span: expression.span, resource: { kind: 'string', span: expression.span, value: '' } } }));
+}
+
 function formatAggregate(aggregate: Aggregate, field: (field: Field) => string): string {
   if (aggregate.field === undefined) return `${aggregate.fn}(*)`;
   return `${aggregate.fn}(${aggregate.distinct ? 'distinct ' : ''}${field(aggregate.field)})`;
@@ -241,14 +320,14 @@ function formatFacetItem(item: FacetItem, field: FieldWriter): string {
  */
 export function format(query: Query): string {
   const field = fieldWriter(query);
-  const write = field as (value: Operand | Bucket) => string;
+  const write = (value: Expression): string => formatExpression(value, field);
   const lines = [`from ${formatSource(query.from)}`];
   for (const join of query.joins ?? []) {
     const on = join.on.map((pair) => `${field(pair.left)} = ${field(pair.right)}`).join(' and ');
     lines.push(`${join.left ? 'left ' : ''}join ${formatSource(join.source)} on ${on}`);
   }
   if (query.select) {
-    const items = query.select.items.map((item) => write(item.value) + (item.as === undefined ? '' : ` as ${formatName(item.as.name)}`));
+    const items = query.select.items.map((item) => (item.value.kind === 'star' ? '*' : write(item.value)) + (item.as === undefined ? '' : ` as ${formatName(item.as.name)}`));
     lines.push(`select ${query.select.distinct ? 'distinct ' : ''}${items.join(', ')}`);
   }
   const condition = query.where?.condition;

@@ -179,6 +179,7 @@ const readmeCommands: Readonly<Record<string, How>> = {
   'ckql datasets course --data examples/data': { here: 'command line' },
   'ckql export courses -o courses.csv --data examples/data': { here: 'command line' },
   "ckql query --data examples/data 'from courses group by subject select subject, count(*) as n, avg(credits) order by n desc, subject limit 3'": { here: 'the language' },
+  "ckql query --data examples/data 'from courses where credits >= 5 select code, credits, round(credits / 3.0, 1) as per_term, upper(subject) || \"-\" || level as label order by credits desc, code limit 3'": { here: 'the language' },
   'ckql check examples': { here: 'editors and CI' },
   'ckql check --schema examples/data examples': { here: 'editors and CI' },
   'ckql check --format json examples/queries.ckql': { here: 'editors and CI' },
@@ -388,6 +389,18 @@ describe('README.md', () => {
     const got = ndjson(grouped.stdout) as { subject: string; n: number; avg_credits: number }[];
     expect(got.map((r) => [r.subject, r.n])).toEqual(top.map(([subject, g]) => [subject, g.n]));
     got.forEach((r, i) => expect(r.avg_credits).toBeCloseTo(top[i]![1].sum / top[i]![1].count, 9));
+    // expressions, against the same rows computed here from the CSV
+    const computed = await run(command(`ckql query --data examples/data 'from courses where credits >= 5 select code, credits, round(credits / 3.0, 1) as per_term, upper(subject) || "-" || level as label order by credits desc, code limit 3'`));
+    expect(computed.code).toBe(0);
+    const all = parseCsv(readFileSync(join(repoRoot, 'examples', 'data', 'courses.csv'), 'utf8'), { columns: true }) as { code: string; credits: string; subject: string; level: string }[];
+    // round half away from zero at one place, as PostgreSQL rounds a numeric
+    const roundOne = (x: number): number => Math.sign(x) * Math.round(Math.abs(x) * 10 + 1e-9) / 10;
+    const want = all
+      .filter((row) => row.credits !== '' && Number(row.credits) >= 5)
+      .sort((a, b) => Number(b.credits) - Number(a.credits) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0))
+      .slice(0, 3)
+      .map((row) => ({ code: row.code, credits: Number(row.credits), per_term: roundOne(Number(row.credits) / 3), label: `${row.subject.toUpperCase()}-${row.level}` }));
+    expect(ndjson(computed.stdout)).toEqual(want);
     // the join on the first screen runs on the demo data
     const first = /```\n(from enrolments e join[\s\S]*?)```/.exec(readme)?.[1] ?? '';
     const joined = await ckql(['query', '--data', 'examples/data', first.trim()], { cwd: scratch });

@@ -215,7 +215,7 @@ export function playgroundActions(config: PlaygroundSources): PlaygroundActions 
       ...(typeof result.total === 'number' ? { size: Math.max(0, Math.min(window.limit, result.total - window.offset)) } : {}),
       elapsedMs,
       target: ranAs,
-      ...(bound.order === undefined ? {} : { order: bound.order.keys.map((key) => ({ field: key.field.kind === 'field' ? key.field.name : valueText(key.field), direction: key.direction })) }),
+      ...(bound.order === undefined ? {} : { order: bound.order.keys.map((key) => ({ field: key.field.kind === 'field' ? key.field.name : key.field.kind === 'aggregate' || key.field.kind === 'bucket' ? valueText(key.field) : 'an expression', direction: key.direction })) }),
     };
     return { status: 200, body: answer };
   };

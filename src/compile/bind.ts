@@ -4,8 +4,9 @@
  * A bound value only ever becomes a literal node of the AST; it never goes
  * back through the lexer, so no value can change the shape of the query.
  */
+import { mapConditionLeaves, mapLeaves, type Leaf } from '../syntax/expressions.js';
 import type {
-  Condition, From, In, Limit, Literal, NumberValue, Offset, Parameter, Query, Search, StringValue, Value, Where,
+  Condition, Expression, From, In, Limit, Literal, NumberValue, Offset, Parameter, Query, Search, StringValue, Value, Where,
 } from '../ast.js';
 import { assertNever } from '../ast.js';
 import { queryError } from '../errors.js';
@@ -62,7 +63,25 @@ class Binder {
     if (query.search !== undefined) bound.search = this.search(query.search);
     if (query.limit !== undefined) bound.limit = this.count(query.limit);
     if (query.offset !== undefined) bound.offset = this.count(query.offset);
+    // the parameters of expressions (docs/expressions.md), bound as values where they stand
+    if (query.select !== undefined) bound.select = { ...query.select, items: query.select.items.map((item) => (item.value.kind === 'star' ? item : { ...item, value: this.expression(item.value) })) };
+    if (query.group !== undefined) bound.group = { ...query.group, keys: query.group.keys.map((key) => this.expression(key)) };
+    if (query.having !== undefined) bound.having = { ...query.having, condition: mapConditionLeaves(query.having.condition, (leaf) => this.leaf(leaf)) };
+    if (query.order !== undefined) bound.order = { ...query.order, keys: query.order.keys.map((key) => ({ ...key, field: this.expression(key.field) })) };
     return bound;
+  }
+
+  private expression(expression: Expression): Expression {
+    return mapLeaves(expression, (leaf) => this.leaf(leaf));
+  }
+
+  /** A parameter of an expression as the literal it is bound to; a number keeps its text, which is its type. */
+  private leaf(leaf: Leaf): Expression {
+    if (leaf.kind !== 'param') return leaf;
+    const value = this.lookup(leaf);
+    if (value === undefined) return leaf;
+    const node = literalNode(leaf, checkScalar(leaf, value));
+    return node.kind === 'number' ? { ...node, text: String(node.value) } : node;
   }
 
   private from(from: From): From {
@@ -130,6 +149,8 @@ class Binder {
       }
       case 'is-null':
         return condition;
+      case 'comparison':
+        return mapConditionLeaves(condition, (leaf) => this.leaf(leaf));
       case 'not':
         return { ...condition, condition: this.condition(condition.condition) };
       case 'and':

@@ -6,7 +6,7 @@
  * `resource_id, filters, q, fields, sort, limit, offset`, and only the keys
  * the query sets, so the server's defaults apply to the rest.
  */
-import type { Condition, Query } from '../ast.js';
+import type { Condition, Field, Query, SelectItem } from '../ast.js';
 import { QueryError, queryError } from '../errors.js';
 import type { SearchRequest } from '../datastore/types.js';
 import { MAX_FIELDS, MAX_SORT_ITEMS } from '../datastore/validate.js';
@@ -223,6 +223,16 @@ const PLAN_IT =
  * The `sql` target says all of them in one `SELECT` but the facets, which
  * are a second statement.
  */
+/** How a refusal names a select item that is not a field: its function, or what kind of value it is. */
+function constructWord(value: Exclude<SelectItem['value'], Field>): string {
+  if (value.kind === 'aggregate' || value.kind === 'bucket' || value.kind === 'call') return `"${value.fn}"`;
+  if (value.kind === 'binary') return `"${value.op}"`;
+  if (value.kind === 'negate') return '"-"';
+  if (value.kind === 'star') return '"*"';
+  if (value.kind === 'case' || value.kind === 'cast') return `"${value.kind}"`;
+  return 'a value';
+}
+
 function shapeRefusal(query: Query, target: Target): QueryError {
   const found: { span: Span; name: string }[] = [];
   if (query.facet !== undefined) found.push({ span: query.facet.span, name: '"facet"' });
@@ -231,7 +241,7 @@ function shapeRefusal(query: Query, target: Target): QueryError {
     if (query.group !== undefined) found.push({ span: query.group.span, name: '"group by"' });
     if (query.having !== undefined) found.push({ span: query.having.span, name: '"having"' });
     for (const item of query.select?.items ?? []) {
-      if (item.value.kind !== 'field') found.push({ span: item.value.span, name: `"${item.value.fn}"` });
+      if (item.value.kind !== 'field') found.push({ span: item.value.span, name: constructWord(item.value) });
       else if (item.as !== undefined) found.push({ span: item.span, name: '"as"' });
     }
     for (const key of query.order?.keys ?? []) {

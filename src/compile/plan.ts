@@ -6,6 +6,7 @@
  * Pure, like `compile`: the plan is frozen plain data, and running it is the
  * client's business (`client/plan-run.ts`).
  */
+import { expressionFields } from '../syntax/expressions.js';
 import type { Condition, Field, FieldSearch, Query, Search, StringValue, Parameter, Value } from '../ast.js';
 import type { Span } from '../span.js';
 import { bindShape, fieldsOfValue, shapeOf, type BoundShape, type Shape } from './shape.js';
@@ -314,10 +315,10 @@ function shapedPlan(query: Query, target: Exclude<Target, 'sql'>, sideTargets?: 
     }
     wanted[side]?.add(field.name);
   };
-  for (const item of query.select?.items ?? []) fieldsOfValue(item.value).forEach(need);
-  for (const key of shape.keys) fieldsOfValue(key).forEach(need);
+  for (const item of query.select?.items ?? []) if (item.value.kind !== 'star') expressionFields(item.value).forEach(need);
+  for (const key of shape.keys) expressionFields(key).forEach(need);
   for (const aggregate of shape.aggregates) fieldsOfValue(aggregate).forEach(need);
-  for (const key of shape.order) if (key.by.kind === 'value') fieldsOfValue(key.by.value).forEach(need);
+  for (const key of shape.order) if (key.by.kind === 'value') expressionFields(key.by.value).forEach(need);
   for (const join of shape.joins) for (const pair of join.on) [pair.left, pair.right].forEach(need);
   for (const member of joined) conditionFieldNodes(member).forEach(need);
   const noSelect = query.select === undefined && !shape.grouped;
@@ -430,6 +431,8 @@ export function constructName(condition: Condition): string {
       return condition.ignoreCase ? '"ilike"' : '"like"';
     case 'is-null':
       return '"is null"';
+    case 'comparison':
+      return 'a comparison of expressions';
     case 'not':
       return '"not"';
     case 'and':
@@ -537,6 +540,7 @@ function canSay(condition: Condition, target: Exclude<Target, 'sql'>): boolean {
     case 'like':
     case 'is-null':
     case 'not':
+    case 'comparison':
       return false;
     case 'and':
     case 'or':
@@ -608,6 +612,7 @@ function treeDict(condition: Condition): FilterDict {
     case 'like':
     case 'is-null':
     case 'not':
+    case 'comparison':
       throw new Error(`CKAN 2.12 filters cannot say ${condition.kind}`);
     default:
       return assertNever(condition, 'condition');

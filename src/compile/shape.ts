@@ -19,15 +19,18 @@
  * read over those slots, and the output columns are named slots.
  */
 import type {
-  Aggregate, Bucket, Condition, Field, From, Join, Operand, Query, SortDirection, StringValue,
+  Aggregate, Bucket, Condition, Expression, Field, From, Join, Operand, Query, SelectItem, SortDirection, StringValue,
 } from '../ast.js';
-import { assertNever, querySources } from '../ast.js';
+import { assertNever, isComputed, querySources } from '../ast.js';
 import type { FieldInfo, FieldType } from '../datastore/types.js';
 import { isNumberType } from '../datastore/values.js';
 import { queryError, validationError } from '../errors.js';
 import type { Span } from '../span.js';
-import { formatField } from '../format.js';
+import { expressionText, formatField } from '../format.js';
 import { unboundError } from './dict-filters.js';
+import { expressionFields, mapChildren, mapLeaves } from '../syntax/expressions.js';
+import { firstAggregate } from '../syntax/to-ast.js';
+import { expressionType, fieldTypeOf, valueTypeOf } from './expression-types.js';
 
 /** A `facet`'s default number of values, and the most `top` may ask for. */
 export const DEFAULT_FACET_TOP = 30;
@@ -46,13 +49,13 @@ export interface ShapeSource {
 export interface Column {
   readonly name: string;
   readonly span: Span;
-  readonly value: Field | Bucket | Aggregate;
-  /** in a grouped query: the slot of a group's row that holds it (`k0`, `a1`) */
+  readonly value: Expression;
+  /** in a grouped query: the slot of a group's row that holds it (`k0`, `a1`, `c0`) */
   readonly slot?: string;
 }
 
 /** What a key of `order by` sorts by: a slot of a group's row, or (ungrouped) a value of the record. */
-export type SortBy = { readonly kind: 'slot'; readonly slot: string } | { readonly kind: 'value'; readonly value: Field | Bucket };
+export type SortBy = { readonly kind: 'slot'; readonly slot: string } | { readonly kind: 'value'; readonly value: Expression };
 
 export interface ShapeSortKey {
   readonly span: Span;
@@ -78,8 +81,10 @@ export interface Shape {
   readonly joins: readonly Join[];
   /** a group by, an aggregate, or having: the answer has a row per group */
   readonly grouped: boolean;
-  readonly keys: readonly (Field | Bucket)[];
+  readonly keys: readonly Expression[];
   readonly aggregates: readonly Aggregate[];
+  /** a grouped query's computed values (`c0`, `c1`, …): expressions over the other slots of a group's row */
+  readonly computed: readonly Expression[];
   /** the answer's columns; undefined for an ungrouped join without select (every field of every source: `bindShape`) */
   readonly columns: readonly Column[] | undefined;
   /** `having` over the slots of a group's row: each field names a slot */
@@ -96,6 +101,7 @@ export interface Shape {
 /** The slot of group key `i` and of aggregate `i`. */
 export const keySlot = (i: number): string => `k${i}`;
 export const aggregateSlot = (i: number): string => `a${i}`;
+export const computedSlot = (i: number): string => `c${i}`;
 
 /**
  * The shape of a bound query (parameters bound; `isPlainQuery` false).
@@ -105,6 +111,12 @@ export const aggregateSlot = (i: number): string => `a${i}`;
  * //     having: a0 > 3, order: [k0 asc], … }
  */
 export function shapeOf(query: Query): Shape {
+  const star = query.select?.items.find((item) => item.value.kind === 'star');
+  if (star !== undefined) {
+    throw queryError('NOT_COMPUTED_YET', star.span, ['"select *" beside other items', 'the engines and targets'], {
+      hint: 'list the fields: select a, b, price * qty as total (docs/expressions.md)',
+    });
+  }
   const sources = querySources(query).map((from): ShapeSource => {
     const resource = resourceText(from.resource);
     return { from, resource, qualifier: from.alias?.name ?? resource };
@@ -113,15 +125,16 @@ export function shapeOf(query: Query): Shape {
   const same = (a: Field, b: Field): boolean => sameField(a, b, single);
   for (const join of query.joins ?? []) checkKeys(join, sources);
 
-  const items = query.select?.items ?? [];
-  const aggregateInSelect = items.some((item) => item.value.kind === 'aggregate');
-  const aggregateInOrder = query.order?.keys.some((key) => key.field.kind === 'aggregate') ?? false;
+  // after the refusal above, no item is `*`
+  const items = (query.select?.items ?? []) as readonly (SelectItem & { readonly value: Expression })[];
+  const aggregateInSelect = items.some((item) => firstAggregate(item.value) !== undefined);
+  const aggregateInOrder = query.order?.keys.some((key) => firstAggregate(key.field) !== undefined) ?? false;
   const grouped = query.group !== undefined || query.having !== undefined || aggregateInSelect || aggregateInOrder;
 
   // Names first: explicit ones are fixed, then each item's own, made unique.
   const named = nameItems(query, single);
 
-  const keys: (Field | Bucket)[] = [];
+  const keys: Expression[] = [];
   for (const key of query.group?.keys ?? []) {
     // A name that is a select item's `as` name stands for that item (SoQL's `$group=day`).
     const aliased = key.kind === 'field' && key.qualifier === undefined ? items.find((item) => item.as?.name === key.name) : undefined;
@@ -141,9 +154,36 @@ export function shapeOf(query: Query): Shape {
     if (i < 0) i = aggregates.push(aggregate) - 1;
     return aggregateSlot(i);
   };
-  const keySlotOf = (value: Field | Bucket): string | undefined => {
+  const keySlotOf = (value: Expression): string | undefined => {
     const i = keys.findIndex((k) => sameValue(k, value, same));
     return i < 0 ? undefined : keySlot(i);
+  };
+  // A computed value of a group's row: an expression over its slots (`c0`, `c1`, …), made once per value.
+  const computed: Expression[] = [];
+  const slotField = (slot: string, span: Span): Field => ({ kind: 'field', span, name: slot });
+  let slotOfName: (field: Field) => string | undefined = () => undefined;
+  const overSlots = (value: Expression): Expression => {
+    const key = keySlotOf(value);
+    if (key !== undefined) return slotField(key, value.span);
+    switch (value.kind) {
+      case 'aggregate':
+        return slotField(aggregateSlotOf(value), value.span);
+      case 'field': {
+        const slot = slotOfName(value);
+        if (slot === undefined) throw notGrouped(value, query);
+        return slotField(slot, value.span);
+      }
+      case 'bucket':
+        throw notGrouped(value, query);
+      default:
+        return isComputed(value) ? mapChildren(value, overSlots) : value;
+    }
+  };
+  const computedSlotOf = (value: Expression): string => {
+    const over = overSlots(value);
+    let i = computed.findIndex((c) => sameValue(c, over, same));
+    if (i < 0) i = computed.push(over) - 1;
+    return computedSlot(i);
   };
 
   let columns: Column[] | undefined;
@@ -151,7 +191,7 @@ export function shapeOf(query: Query): Shape {
     if (query.select === undefined) {
       // group by without select: the keys and count(*)
       const count: Aggregate = { kind: 'aggregate', span: query.group?.span ?? query.span, fn: 'count' };
-      const values: (Field | Bucket | Aggregate)[] = [...keys, count];
+      const values: Expression[] = [...keys, count];
       const names = uniqueNames(values.map((value) => ({ value, span: value.span })), single);
       columns = values.map((value, i) => ({
         name: names[i]!,
@@ -162,7 +202,8 @@ export function shapeOf(query: Query): Shape {
     } else {
       columns = named.map(({ item, name }) => {
         const value = item.value;
-        const slot = value.kind === 'aggregate' ? aggregateSlotOf(value) : keySlotOf(value);
+        let slot = value.kind === 'aggregate' ? aggregateSlotOf(value) : keySlotOf(value);
+        if (slot === undefined && isComputed(value)) slot = computedSlotOf(value);
         if (slot === undefined) throw notGrouped(value, query);
         return { name, span: item.span, value, slot };
       });
@@ -173,7 +214,7 @@ export function shapeOf(query: Query): Shape {
     columns = undefined;
   }
 
-  const slotOfName = (field: Field): string | undefined => {
+  slotOfName = (field: Field): string | undefined => {
     if (field.qualifier === undefined) {
       const column = columns?.find((c) => c.name === field.name);
       if (column?.slot !== undefined) return column.slot;
@@ -187,12 +228,12 @@ export function shapeOf(query: Query): Shape {
       const slot = operand.kind === 'aggregate' ? aggregateSlotOf(operand) : slotOfName(operand);
       if (slot === undefined) throw notGrouped(operand, query);
       return { kind: 'field', span: operand.span, name: slot };
-    });
+    }, overSlots);
   }
 
   const order: ShapeSortKey[] = [];
   for (const key of query.order?.keys ?? []) {
-    const by = sortBy(key.field, grouped, columns, slotOfName, aggregateSlotOf, query);
+    const by = grouped && isComputed(key.field) ? { kind: 'slot' as const, slot: computedSlotOf(key.field) } : sortBy(key.field, grouped, columns, slotOfName, aggregateSlotOf, query);
     order.push({ span: key.span, by, direction: key.direction, ...(key.nulls === undefined ? {} : { nulls: key.nulls }) });
   }
 
@@ -204,6 +245,7 @@ export function shapeOf(query: Query): Shape {
     grouped,
     keys,
     aggregates,
+    computed,
     columns,
     ...(having === undefined ? {} : { having }),
     order,
@@ -215,7 +257,7 @@ export function shapeOf(query: Query): Shape {
 }
 
 function sortBy(
-  operand: Operand,
+  operand: Expression,
   grouped: boolean,
   columns: readonly Column[] | undefined,
   slotOfName: (field: Field) => string | undefined,
@@ -223,11 +265,12 @@ function sortBy(
   query: Query,
 ): SortBy {
   if (grouped) {
-    const slot = operand.kind === 'aggregate' ? aggregateSlotOf(operand) : slotOfName(operand);
+    const slot = operand.kind === 'aggregate' ? aggregateSlotOf(operand) : operand.kind === 'field' ? slotOfName(operand) : undefined;
     if (slot === undefined) throw notGrouped(operand, query);
     return { kind: 'slot', slot };
   }
   if (operand.kind === 'aggregate') throw new Error('an aggregate in order by makes the query grouped');
+  if (operand.kind !== 'field') return { kind: 'value', value: operand };
   // An output name comes first, as PostgreSQL reads ORDER BY; else a field of the records.
   const column = operand.qualifier === undefined ? columns?.find((c) => c.name === operand.name) : undefined;
   if (column !== undefined && column.value.kind !== 'aggregate') return { kind: 'value', value: column.value };
@@ -235,9 +278,9 @@ function sortBy(
 }
 
 /** `NOT_GROUPED`, with both fixes in its hint. */
-function notGrouped(value: Field | Bucket | Aggregate, query: Query): Error {
+function notGrouped(value: Expression, query: Query): Error {
   const text = valueText(value);
-  const field = value.kind === 'aggregate' ? undefined : value.kind === 'field' ? value : value.field;
+  const field = value.kind === 'field' ? value : value.kind === 'bucket' ? value.field : undefined;
   const fieldText = field === undefined ? text : fieldRefText(field);
   const hint =
     query.group === undefined
@@ -246,8 +289,8 @@ function notGrouped(value: Field | Bucket | Aggregate, query: Query): Error {
   return queryError('NOT_GROUPED', value.span, [JSON.stringify(text)], { found: text, hint });
 }
 
-/** A field, bucket or aggregate as the language writes it. */
-export function valueText(value: Field | Bucket | Aggregate): string {
+/** A field, bucket or aggregate as the language writes it (an expression as `the expression`). */
+export function valueText(value: Expression): string {
   switch (value.kind) {
     case 'field':
       return fieldRefText(value);
@@ -256,7 +299,7 @@ export function valueText(value: Field | Bucket | Aggregate): string {
     case 'aggregate':
       return value.field === undefined ? `${value.fn}(*)` : `${value.fn}(${value.distinct ? 'distinct ' : ''}${fieldRefText(value.field)})`;
     default:
-      return assertNever(value, 'value');
+      return expressionText(value);
   }
 }
 
@@ -268,13 +311,13 @@ export function fieldRefText(field: Field): string {
 // ---------------------------------------------------------------- names
 
 interface NamedItem {
-  readonly item: { readonly value: Field | Bucket | Aggregate; readonly span: Span; readonly as?: { readonly name: string; readonly span: Span } };
+  readonly item: { readonly value: Expression; readonly span: Span; readonly as?: { readonly name: string; readonly span: Span } };
   readonly name: string;
 }
 
 /** The select items with their output names: `as` names as given (each once), the others as `uniqueNames` makes them. */
 function nameItems(query: Query, single: boolean): NamedItem[] {
-  const items = query.select?.items ?? [];
+  const items = (query.select?.items ?? []) as readonly (SelectItem & { readonly value: Expression })[];
   const explicit = new Set<string>();
   for (const item of items) {
     if (item.as === undefined) continue;
@@ -296,11 +339,13 @@ function nameItems(query: Query, single: boolean): NamedItem[] {
  * name taken already gets `_2`, `_3`, ….
  */
 function uniqueNames(
-  items: readonly { readonly value: Field | Bucket | Aggregate; readonly span: Span; readonly as?: string }[],
+  items: readonly { readonly value: Expression; readonly span: Span; readonly as?: string }[],
   single: boolean,
   reserved: ReadonlySet<string> = new Set(),
 ): string[] {
-  const base = items.map((item) => item.as ?? ownName(item.value));
+  // An expression without a name of its own is `expr_1`, `expr_2`, … in its order (PostgreSQL's `?column?`).
+  let expressions = 0;
+  const base = items.map((item) => item.as ?? ownName(item.value) ?? `expr_${++expressions}`);
   // Fields of different resources with one name are named by their resource.
   const names = items.map((item, i) => {
     if (item.as !== undefined || item.value.kind !== 'field' || single) return base[i]!;
@@ -318,8 +363,8 @@ function uniqueNames(
   });
 }
 
-/** An item's own name, before clashes (see `uniqueNames`). */
-export function ownName(value: Field | Bucket | Aggregate): string {
+/** An item's own name, before clashes (see `uniqueNames`): a function its name, a cast its operand's, `case` `case`; undefined for another expression. */
+export function ownName(value: Expression): string | undefined {
   switch (value.kind) {
     case 'field':
       return value.name;
@@ -328,8 +373,14 @@ export function ownName(value: Field | Bucket | Aggregate): string {
     case 'aggregate':
       if (value.field === undefined) return 'count';
       return `${value.fn}_${value.distinct ? 'distinct_' : ''}${value.field.name}`;
+    case 'call':
+      return value.fn;
+    case 'cast':
+      return ownName(value.operand);
+    case 'case':
+      return 'case';
     default:
-      return assertNever(value, 'value');
+      return undefined;
   }
 }
 
@@ -346,11 +397,17 @@ export function sameField(a: Field, b: Field, single: boolean): boolean {
   return a.name === b.name && (single || a.qualifier === undefined || b.qualifier === undefined || a.qualifier === b.qualifier);
 }
 
-function sameValue(a: Field | Bucket | Aggregate, b: Field | Bucket | Aggregate, same: (a: Field, b: Field) => boolean): boolean {
+function sameValue(a: Expression, b: Expression, same: (a: Field, b: Field) => boolean): boolean {
   if (a.kind === 'field' && b.kind === 'field') return same(a, b);
   if (a.kind === 'bucket' && b.kind === 'bucket') return a.fn === b.fn && a.width?.value === b.width?.value && same(a.field, b.field);
   if (a.kind === 'aggregate' && b.kind === 'aggregate') return sameAggregate(a, b, same);
+  // expressions: the same text, spans aside
+  if (isComputed(a) && isComputed(b)) return JSON.stringify(a, withoutSpans) === JSON.stringify(b, withoutSpans);
   return false;
+}
+
+function withoutSpans(key: string, value: unknown): unknown {
+  return key === 'span' ? undefined : value;
 }
 
 function sameAggregate(a: Aggregate, b: Aggregate, same: (a: Field, b: Field) => boolean): boolean {
@@ -397,7 +454,11 @@ function countOf(value: NonNullable<Query['limit']>['value'] | undefined): numbe
 }
 
 /** A condition with each operand replaced. */
-export function mapCondition<F extends Operand, G extends Operand>(condition: Condition<F>, map: (operand: F) => G): Condition<G> {
+export function mapCondition<F extends Operand, G extends Operand>(
+  condition: Condition<F>,
+  map: (operand: F) => G,
+  expression: (value: Expression) => Expression = (value) => mapLeaves(value, (leaf) => (leaf.kind === 'field' || leaf.kind === 'aggregate' ? map(leaf as F) : leaf)),
+): Condition<G> {
   switch (condition.kind) {
     case 'eq':
     case 'compare':
@@ -406,11 +467,13 @@ export function mapCondition<F extends Operand, G extends Operand>(condition: Co
     case 'like':
     case 'is-null':
       return { ...condition, field: map(condition.field) } as Condition<G>;
+    case 'comparison':
+      return { ...condition, left: expression(condition.left), right: expression(condition.right) };
     case 'not':
-      return { ...condition, condition: mapCondition(condition.condition, map) };
+      return { ...condition, condition: mapCondition(condition.condition, map, expression) };
     case 'and':
     case 'or':
-      return { ...condition, conditions: condition.conditions.map((c) => mapCondition(c, map)) };
+      return { ...condition, conditions: condition.conditions.map((c) => mapCondition(c, map, expression)) };
     default:
       return assertNever(condition, 'condition');
   }
@@ -427,6 +490,9 @@ export function conditionFieldList(condition: Condition | undefined, out: Field[
     case 'like':
     case 'is-null':
       out.push(condition.field);
+      return out;
+    case 'comparison':
+      out.push(...expressionFields(condition.left), ...expressionFields(condition.right));
       return out;
     case 'not':
       return conditionFieldList(condition.condition, out);
@@ -517,24 +583,32 @@ export function bindShape(shape: Shape, fields: readonly (readonly FieldInfo[])[
   for (const key of shape.order) if (key.by.kind === 'value') fieldsOfValue(key.by.value).forEach((f) => ref(f, 'sort'));
   for (const facet of shape.facets) ref(facet.field);
 
-  const typeOf = (value: Field | Bucket | Aggregate): FieldType => {
+  const slotTypes = new Map<string, FieldType>();
+  const leafType = (value: Expression): FieldType => {
     switch (value.kind) {
       case 'field':
-        return ref(value).info.type;
+        return slotTypes.get(value.name) ?? ref(value).info.type;
       case 'bucket':
         return bucketType(value, ref(value.field).info);
       case 'aggregate':
         return aggregateType(value, value.field === undefined ? undefined : ref(value.field).info);
       default:
-        return assertNever(value, 'value');
+        return fieldTypeOf(expressionType(value, (leaf) => valueTypeOf(leafType(leaf))));
     }
   };
-  const slotTypes = new Map<string, FieldType>();
+  // a field of the records (a slot's name is none, so slots are typed by the map, the records by ref)
+  const typeOf = (value: Expression): FieldType => {
+    if (value.kind === 'field') return ref(value).info.type;
+    return leafType(value);
+  };
   shape.keys.forEach((key, i) => slotTypes.set(keySlot(i), typeOf(key)));
   shape.aggregates.forEach((aggregate, i) => slotTypes.set(aggregateSlot(i), typeOf(aggregate)));
+  shape.computed.forEach((over, i) => slotTypes.set(computedSlot(i), leafType(over)));
   for (const facet of shape.facets) checkFacet(facet, ref(facet.field).info);
   const columns: BoundColumn[] =
-    shape.columns === undefined ? everyField(shape, withId) : shape.columns.map((column) => ({ ...column, type: typeOf(column.value) }));
+    shape.columns === undefined
+      ? everyField(shape, withId)
+      : shape.columns.map((column) => ({ ...column, type: column.slot !== undefined ? slotTypes.get(column.slot)! : typeOf(column.value) }));
   return { shape, fields: withId, ref: (field) => ref(field), columns, slotTypes };
 }
 
@@ -564,17 +638,8 @@ function everyField(shape: Shape, fields: readonly (readonly FieldInfo[])[]): Bo
 }
 
 /** The fields a value reads. */
-export function fieldsOfValue(value: Field | Bucket | Aggregate): Field[] {
-  switch (value.kind) {
-    case 'field':
-      return [value];
-    case 'bucket':
-      return [value.field];
-    case 'aggregate':
-      return value.field === undefined ? [] : [value.field];
-    default:
-      return assertNever(value, 'value');
-  }
+export function fieldsOfValue(value: Expression): Field[] {
+  return expressionFields(value);
 }
 
 const DATE_TYPES: ReadonlySet<string> = new Set(['date', 'timestamp', 'text']);

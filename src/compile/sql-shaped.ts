@@ -12,14 +12,15 @@
  * `GROUP BY`, `HAVING` and `ORDER BY` (PostgreSQL refuses names there), and
  * every `:` of a literal or name as `\:` (through `stringLiteral`).
  */
-import type { Aggregate, Bucket, Field, Operand, Query } from '../ast.js';
+import type { Aggregate, Bucket, Expression, Field, Operand, Query } from '../ast.js';
 import type { FacetResult, Facets, FieldType, JsonValue } from '../datastore/types.js';
 import { decimalOf, decimalValue } from '../datastore/decimal.js';
 import { isNumberType } from '../datastore/values.js';
-import { assertNever } from '../ast.js';
+
 import { queryError } from '../errors.js';
 import { conditionSql, DEFAULT_LIMIT, identifier, MAX_LIMIT, stringLiteral, TOTAL_COLUMN, whereSql } from './sql.js';
 import type { FieldSql, LiteralWriter, SqlRequest } from './sql.js';
+import { expressionSql } from './sql-expression.js';
 import { keySlot, shapeOf } from './shape.js';
 import type { BoundShape, FacetSpec, Shape } from './shape.js';
 
@@ -129,7 +130,7 @@ function aggregateSql(aggregate: Aggregate, field: (field: Field) => string, bou
   return `${fn}(${aggregate.distinct ? 'DISTINCT ' : ''}${column})`;
 }
 
-function valueSql(value: Field | Bucket | Aggregate, field: (field: Field) => string): string {
+function valueSql(value: Expression, field: (field: Field) => string, literal: LiteralWriter = stringLiteral): string {
   switch (value.kind) {
     case 'field':
       return field(value);
@@ -138,7 +139,7 @@ function valueSql(value: Field | Bucket | Aggregate, field: (field: Field) => st
     case 'aggregate':
       return aggregateSql(value, field);
     default:
-      return assertNever(value, 'value');
+      return expressionSql(value, (leaf) => valueSql(leaf, field, literal), literal);
   }
 }
 
@@ -162,10 +163,11 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
   if (shape.grouped) {
     const slotSql = (slot: string): string => {
       const i = Number(slot.slice(1));
-      return slot.startsWith('k') ? valueSql(shape.keys[i]!, field) : aggregateSql(shape.aggregates[i]!, field, options.bound);
+      if (slot.startsWith('c')) return expressionSql(shape.computed[i]!, (leaf) => slotSql((leaf as Field).name), options.literal);
+      return slot.startsWith('k') ? valueSql(shape.keys[i]!, field, options.literal) : aggregateSql(shape.aggregates[i]!, field, options.bound);
     };
     const select = columns.map((c) => `${format(slotSql(c.slot!), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');
-    const group = shape.keys.length === 0 ? '' : ` GROUP BY ${shape.keys.map((k) => valueSql(k, field)).join(', ')}`;
+    const group = shape.keys.length === 0 ? '' : ` GROUP BY ${shape.keys.map((k) => valueSql(k, field, options.literal)).join(', ')}`;
     const having = shape.having === undefined ? '' : ` HAVING ${conditionSql(shape.having, options.literal, (o: Operand) => slotSql((o as Field).name))}`;
     // The keys last: without order by, groups come in key order; with it, ties do (the same on every engine).
     const order = [
@@ -177,21 +179,21 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
   }
 
   const ids = shape.sources.map((_, side) => `${identifier(shape.sources[side]!.qualifier)}."_id"`);
-  const sortValue = (key: Shape['order'][number]): string => valueSql((key.by as { value: Field | Bucket }).value, field);
+  const sortValue = (key: Shape['order'][number]): string => valueSql((key.by as { value: Expression }).value, field, options.literal);
   if (!shape.distinct) {
-    const select = columns.map((c) => `${format(valueSql(c.value, field), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');
+    const select = columns.map((c) => `${format(valueSql(c.value, field, options.literal), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');
     // Without order by, the records of the first resource in their order, each with its matches in theirs.
     const order = [...shape.order.map((key) => `${sortValue(key)} ${key.direction.toUpperCase()}${nulls(key)}`), ...ids];
     return `SELECT ${select}${total} FROM ${from}${whereText} ORDER BY ${order.join(', ')}${page}`;
   }
   // Distinct: the first record (in the records' order) of each combination, then ordered by the keys and that record.
-  const values = columns.map((c) => valueSql(c.value, field));
+  const values = columns.map((c) => valueSql(c.value, field, options.literal));
   const inner = [
     ...columns.map((c, i) => `${format(values[i]!, c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`),
     ...ids.map((id, side) => `${id} AS ${identifier(`_ckql_id${side}`)}`),
   ];
   const outerOrder = shape.order.map((key) => {
-    const value = (key.by as { value: Field | Bucket }).value;
+    const value = (key.by as { value: Expression }).value;
     const at = columns.findIndex((c) => c.value.kind !== 'aggregate' && sameExpression(c.value, value));
     if (at < 0) {
       throw queryError('TARGET_CANNOT_EXPRESS', key.span, ['order by a value not selected, with select distinct', 'sql'], {
@@ -206,10 +208,11 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
   return `SELECT ${names}${total} FROM (${distinctOn}) AS "_ckql" ORDER BY ${order}${page}`;
 }
 
-function sameExpression(a: Field | Bucket, b: Field | Bucket): boolean {
+function sameExpression(a: Expression, b: Expression): boolean {
   if (a.kind === 'field' && b.kind === 'field') return a.name === b.name && (a.qualifier === b.qualifier || a.qualifier === undefined || b.qualifier === undefined);
   if (a.kind === 'bucket' && b.kind === 'bucket') return a.fn === b.fn && a.width?.value === b.width?.value && sameExpression(a.field, b.field);
-  return false;
+  const text = (e: Expression): string => JSON.stringify(e, (key, v: unknown) => (key === 'span' ? undefined : v));
+  return a.kind === b.kind && a.kind !== 'field' && a.kind !== 'bucket' && text(a) === text(b);
 }
 
 /** The columns of the facets statement: which facet (its position), a value as text, its count. */

@@ -18,6 +18,9 @@
 import type { Condition, Equals, IsNull, Operand, PlainQuery, PlainSortKey, Query, StringValue, Parameter, Value } from '../ast.js';
 import { assertNever, selectedNames } from '../ast.js';
 import { queryError } from '../errors.js';
+import { expressionSql, operandLeaf } from './sql-expression.js';
+
+const comparisonSql = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
 import { canonicalText } from '../datastore/values.js';
 import { escapeColons } from '../datastore/sql-text.js';
 import { unboundError } from './dict-filters.js';
@@ -180,6 +183,10 @@ export function conditionSql<F extends Operand>(condition: Condition<F>, literal
     case 'or':
       if (condition.conditions.length === 0) return condition.kind === 'and' ? 'true' : 'false';
       return `(${condition.conditions.map((member) => conditionSql(member, literal, field)).join(condition.kind === 'and' ? ' AND ' : ' OR ')})`;
+    case 'comparison': {
+      const leaf = operandLeaf(field as FieldSql);
+      return `${expressionSql(condition.left, leaf, literal)} ${comparisonSql[condition.op]} ${expressionSql(condition.right, leaf, literal)}`;
+    }
     default:
       return assertNever(condition, 'condition');
   }

@@ -98,6 +98,7 @@ export function comparisonWarnings(query: Query, fields: readonly FieldInfo[]): 
       case 'in':
       case 'like':
       case 'is-null':
+      case 'comparison':
         return;
       default:
         assertNever(condition, 'condition');

@@ -8,7 +8,8 @@
  * streams the other past it, first pushing the hashed keys to it as an
  * `in` filter when there are few. `count(*)` alone is one `limit: 0` request.
  */
-import type { Condition, Field, Query } from '../ast.js';
+import type { Condition, Expression, Field, Query } from '../ast.js';
+import { isComputed } from '../ast.js';
 import type { BoundShape, Shape } from '../compile/shape.js';
 import { bindShape, fieldRefText, mapCondition, shapeOf, valueText } from '../compile/shape.js';
 import { DEFAULT_MAX_JOIN_ROWS } from '../compile/plan.js';
@@ -19,11 +20,12 @@ import { canonicalText } from '../datastore/values.js';
 import { closing } from '../engine/stream.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from '../engine/memory/aggregate.js';
 import type { Read } from '../engine/memory/aggregate.js';
+import { expressionReader } from '../engine/memory/computed.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
 import { fieldRead } from '../engine/memory/row-shape.js';
 import { joinHint } from '../engine/memory/shaped.js';
 import { queryError } from '../errors.js';
-import { format } from '../format.js';
+import { format, formatField } from '../format.js';
 import { filter, limit } from './local.js';
 import { breathe, checkSignal } from './operator.js';
 import { paced, runSteps } from '../engine/pace.js';
@@ -216,8 +218,10 @@ function fieldReader(bound: BoundShape, field: Field): Read<Row> {
 
 const ZERO_FRACTION = /\.0+$/;
 
-function valueReader(bound: BoundShape, value: Field | { readonly kind: 'bucket'; readonly fn: string; readonly field: Field; readonly width?: { readonly value: number } }): Read<Row> {
+/** A field, a bucket or an expression (docs/expressions.md) of the tree's records: what the `compute` steps read. */
+function valueReader(bound: BoundShape, value: Expression): Read<Row> {
   if (value.kind === 'field') return fieldReader(bound, value);
+  if (value.kind !== 'bucket') return expressionReader<Row>(value, (f) => ({ read: fieldReader(bound, f), type: bound.ref(f).info.type })).read;
   const read = fieldReader(bound, value.field);
   const bucket = bucketFunction(value.fn === 'bucket' ? { width: value.width!.value } : { unit: value.fn as 'year' | 'month' | 'week' | 'day' });
   return (row) => bucket(read(row));
@@ -562,6 +566,7 @@ function aggregate(input: Operator, shape: Shape): Operator {
     shape.aggregates.length === 0 ? '' : `: ${shape.aggregates.map((a) => valueText(a)).join(', ')}`,
     shape.query.having === undefined ? '' : `, having ${conditionText(shape.query.having.condition as Condition)}`,
     shape.order.length === 0 ? ', in key order' : ', then sorted',
+    computedText(shape),
   ].join('');
   return {
     kind: 'aggregate',
@@ -646,10 +651,18 @@ function countOnly(shaped: ShapedPlan, shape: Shape, portal: ShapedPortal): Oper
  * resource's records, each with its matches in theirs. Without an order,
  * distinct or join, records go on as they come.
  */
+/** The select items a step computes (docs/expressions.md), as explain shows them: `; computes price * qty as total`. */
+function computedText(shape: Shape): string {
+  const computed = (shape.columns ?? []).filter((c) => isComputed(c.value)).map((c) => `${valueText(c.value)} as ${formatField(c.name)}`);
+  return computed.length === 0 ? '' : `; computes ${computed.join(', ')}`;
+}
+
 function columns(input: Operator, shape: Shape, holds: boolean): Operator {
+  const computed = computedText(shape);
+  const computes = computed === '' ? '' : `${computed.slice(2)}; `;
   return {
-    kind: holds ? 'sort' : 'project',
-    detail: holds ? `${shape.distinct ? 'distinct, ' : ''}${shape.order.length === 0 ? "in the records' order" : 'sorted'}: holds every record` : 'the select list, renamed',
+    kind: holds ? 'sort' : computed === '' ? 'project' : 'compute',
+    detail: holds ? `${computes}${shape.distinct ? 'distinct, ' : ''}${shape.order.length === 0 ? "in the records' order" : 'sorted'}: holds every record` : `${computes}the select list, renamed`,
     inputs: [input],
     open: async (context) => {
       const upstream = await input.open(context);
@@ -660,7 +673,7 @@ function columns(input: Operator, shape: Shape, holds: boolean): Operator {
         await upstream.batches.return();
         throw error;
       }
-      const reads = bound.columns.map((c) => ({ name: c.name, read: valueReader(bound, c.value as Field) }));
+      const reads = bound.columns.map((c) => ({ name: c.name, read: valueReader(bound, c.value) }));
       const fields = bound.columns.map((c) => ({ id: c.name, type: c.type }));
       const record = (row: Row): Record<string, JsonValue> => {
         const out: Record<string, JsonValue> = {};
@@ -678,7 +691,7 @@ function columns(input: Operator, shape: Shape, holds: boolean): Operator {
       }
       const sides = shape.sources.length;
       const sortReads = [
-        ...shape.order.map((key) => valueReader(bound, (key.by as { value: Field }).value)),
+        ...shape.order.map((key) => valueReader(bound, (key.by as { value: Expression }).value)),
         ...Array.from({ length: sides }, (_, side): Read<Row> => {
           const key = sides === 1 ? '_id' : joinedKey(side, '_id');
           return (row) => row[key] ?? null;
@@ -686,8 +699,10 @@ function columns(input: Operator, shape: Shape, holds: boolean): Operator {
       ];
       const sortTypes: (FieldType | undefined)[] = [
         ...shape.order.map((key) => {
-          const value = (key.by as { value: Field | { kind: 'bucket'; fn: string; field: Field } }).value;
-          return value.kind === 'bucket' ? (value.fn === 'bucket' ? 'numeric' : 'timestamp') : bound.ref(value).info.type;
+          const value = (key.by as { value: Expression }).value;
+          if (value.kind === 'field') return bound.ref(value).info.type;
+          if (value.kind === 'bucket') return value.fn === 'bucket' ? 'numeric' : 'timestamp';
+          return expressionReader<Row>(value, (f) => ({ read: () => null, type: bound.ref(f).info.type })).type;
         }),
         ...Array.from({ length: sides }, (): FieldType => 'int'),
       ];

@@ -11,6 +11,7 @@
  * them and complete again.
  */
 import type { JsonValue } from '../datastore/types.js';
+import { functions } from '../syntax/functions.js';
 import { formatField, formatScalar } from '../format.js';
 import type { Span } from '../span.js';
 import { suggest } from '../syntax/suggest.js';
@@ -18,7 +19,7 @@ import { findResource, type FieldSchema, type LanguageContext, type ResourceSche
 import { keywordHelp } from './keyword-help.js';
 import { statementAt } from './script.js';
 
-export type CompletionKind = 'keyword' | 'punctuation' | 'source' | 'resource' | 'field' | 'name' | 'value' | 'parameter';
+export type CompletionKind = 'keyword' | 'punctuation' | 'source' | 'resource' | 'field' | 'name' | 'value' | 'parameter' | 'function';
 
 export interface CompletionItem {
   /** what a list shows: the name or word itself */
@@ -126,6 +127,12 @@ export function complete(text: string, cursor: number, context: LanguageContext 
         }
         break;
       }
+      case 'function':
+        // The closed list of functions, each with its signature and what it gives (docs/expressions.md).
+        for (const fn of Object.values(functions)) {
+          add({ label: fn.name, kind: 'function', insert: `${inCaseOf(prefix, fn.name)}(`, detail: fn.signature, documentation: `${fn.meaning}\nexample: ${fn.example}` }, fn.name);
+        }
+        break;
       case 'name':
         // A select item's `as` name, where group by, having and order by may use it.
         add({ label: suggestion.name, kind: 'name', insert: formatField(suggestion.name), detail: 'output name (select … as)' }, suggestion.name);

@@ -7,7 +7,8 @@
  * against their declared values, and what the target cannot say (which is
  * not an error: the query runs as a plan, and a note says what runs locally).
  */
-import type { Aggregate, Bucket, Condition, Field, Operand, Parameter, Query, Value } from '../ast.js';
+import { conditionLeaves, expressionFields } from '../syntax/expressions.js';
+import type { Condition, Expression, Field, Operand, Parameter, Query, Star, Value } from '../ast.js';
 import { assertNever, isPlainQuery, querySources } from '../ast.js';
 import { shapeOf } from '../compile/shape.js';
 import { bind, type Params } from '../compile/bind.js';
@@ -86,12 +87,7 @@ function diagnoseStatement(text: string, context: LanguageContext): Diagnostic[]
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
     const fixes = syntaxFixes(error, text);
-    const diagnostic = fromQueryError(error, 'error', fixes);
-    // `f = (a, b)`: the parser only knows a value was expected; the fix knows what was meant.
-    if (diagnostic.hint === undefined && fixes.some((fix) => fix.title.startsWith('Compare with a list'))) {
-      return [{ ...diagnostic, hint: `to match any of several values write ${fixes[0]!.edits[0]!.text}: f ${fixes[0]!.edits[0]!.text} (a, b)` }];
-    }
-    return [diagnostic];
+    return [fromQueryError(error, 'error', fixes)];
   }
   const out: Diagnostic[] = [];
   let bound = query;
@@ -289,11 +285,14 @@ function namedFields(query: Query): Field[] {
   const add = (field: Field): void => void out.add(field);
   if (query.where !== undefined) for (const field of conditionFieldNodes(query.where.condition)) add(field);
   const outputs = outputNames(query);
-  const operand = (each: Field | Aggregate | Bucket): void => {
+  const operand = (each: Expression | Star): void => {
+    if (each.kind === 'star') return;
     if (each.kind === 'field') {
       if (!(each.qualifier === undefined && outputs.has(each.name))) add(each);
-    } else if (each.field !== undefined) {
-      add(each.field);
+    } else if (each.kind === 'aggregate' || each.kind === 'bucket') {
+      if (each.field !== undefined) add(each.field);
+    } else {
+      for (const f of expressionFields(each)) if (!(f.qualifier === undefined && outputs.has(f.name))) add(f);
     }
   };
   for (const item of query.select?.items ?? []) operand(item.value);
@@ -393,6 +392,9 @@ function conditionOperands(condition: Condition<Operand>, out: Operand[] = []): 
     case 'or':
       for (const member of condition.conditions) conditionOperands(member, out);
       return out;
+    case 'comparison':
+      for (const leaf of conditionLeaves(condition)) if (leaf.kind === 'field' || leaf.kind === 'aggregate') out.push(leaf);
+      return out;
     default:
       out.push(condition.field);
       return out;
@@ -432,6 +434,7 @@ function valueChecks(condition: Condition, known: ReadonlyMap<string, FieldSchem
       return;
     case 'like':
     case 'is-null':
+    case 'comparison':
       return;
     case 'not':
       valueChecks(condition.condition, known, out);

@@ -5,15 +5,16 @@
  * keyword only where the grammar reads it as one.
  */
 import type { IToken } from 'chevrotain';
-import { False, Null, True } from '../syntax/tokens.js';
+import { functionNamed } from '../syntax/functions.js';
+import { False, LParen, Null, True } from '../syntax/tokens.js';
 import { isHardKeyword, isSoftKeyword, lexAll, roleOf } from './lex.js';
 
 /**
- * - `keyword`: `from`, `where`, …, and `nulls first` / `language` where they are keywords
+ * - `keyword`: `from`, `where`, …, `nulls first` / `language` where they are keywords, and a function's name before its `(`
  * - `constant`: `true`, `false`, `null`
  * - `name`: a bareword or UUID (a resource, a field or a value, by position)
  * - `field`: a backtick-quoted field name
- * - `string`, `number`, `parameter` (`$name`), `operator` (`= != < <= > >=`),
+ * - `string`, `number`, `parameter` (`$name`), `operator` (`= != < <= > >= + - * / % || ::`),
  *   `punctuation` (`( ) , ;`), `comment`
  * - `invalid`: an open string or name, an unknown escape, a character outside the language
  */
@@ -39,6 +40,13 @@ const classOfType: Readonly<Record<string, TokenClass>> = {
   BacktickField: 'field',
   UnterminatedField: 'invalid',
   Parameter: 'parameter',
+  Plus: 'operator',
+  Minus: 'operator',
+  Star: 'operator',
+  Slash: 'operator',
+  Percent: 'operator',
+  Concat: 'operator',
+  DoubleColon: 'operator',
   Equals: 'operator',
   NotEquals: 'operator',
   LessEquals: 'operator',
@@ -67,6 +75,8 @@ export function highlight(text: string): HighlightToken[] {
   return lexed.map((each): HighlightToken => {
     const token = each.token;
     let cls = classOfType[each.type];
+    // `round(`: a function's name (a bareword where a field could not stand, before a parenthesis).
+    if (cls === 'name' && token !== undefined && functionNamed(token.image) !== undefined && tokens[(indexOf.get(token) ?? -2) + 1]?.tokenType === LParen) cls = 'keyword';
     if (cls === undefined && token !== undefined) {
       const type = token.tokenType;
       if (type === True || type === False || type === Null) cls = 'constant';

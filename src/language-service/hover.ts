@@ -12,13 +12,14 @@ import { unescapeString } from '../syntax/to-ast.js';
 import { BacktickField, From, Parameter, queryLexer, Semicolon, StringLiteral } from '../syntax/tokens.js';
 import { findResource, scopeOf, type LanguageContext } from './context.js';
 import { keywordHelp } from './keyword-help.js';
+import { functionNamed } from '../syntax/functions.js';
 import { roleOf } from './lex.js';
 import { statementAt } from './script.js';
 
 export interface HoverResult {
   /** the word hovered, in the text given to `hover` */
   readonly span: Span;
-  readonly kind: 'keyword' | 'field' | 'resource' | 'parameter';
+  readonly kind: 'keyword' | 'field' | 'resource' | 'parameter' | 'function';
   /** one line: `where`, `subject: text`, `courses (4798d5…)` */
   readonly title: string;
   /** the whole help as plain text, title first */
@@ -58,6 +59,8 @@ export function hover(text: string, cursor: number, context: LanguageContext = {
   }
 
   const role = roleOf(tokens, index);
+  const fn = role === 'functionCall' ? functionNamed(token.image) : undefined;
+  if (fn !== undefined) return { span, kind: 'function', title: fn.signature, text: `${fn.signature}\n${fn.meaning}\nexample: ${fn.example}` };
   if (role === 'keyword') {
     const word = token.image.toLowerCase();
     return { span, kind: 'keyword', title: word, text: keywordHelp(word) };

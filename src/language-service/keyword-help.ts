@@ -43,11 +43,18 @@ const help: Readonly<Record<string, string>> = {
   avg: 'avg(f): the mean of the non-null numbers (null when there are none)',
   min: 'min(f): the smallest non-null value',
   max: 'max(f): the largest non-null value',
-  year: 'year(f): the start of the year a date or timestamp falls in',
+  year: "year(f): the bucket: the start of the year a date or timestamp falls in (date_part('year', f) is the year as a number)",
   month: 'month(f): the start of the month a date or timestamp falls in',
   week: 'week(f): the start (Monday) of the ISO week a date or timestamp falls in',
   day: 'day(f): the start of the day a timestamp falls in',
   bucket: 'bucket(f, w): floor(f / w) * w, the start of the width-w range a number falls in',
+  case: "case when <condition> then <value> … [else <value>] end: the value of the first condition that holds, else the else value or null",
+  when: 'when <condition> then <value>: one branch of a case',
+  then: 'then <value>: what a case gives when its when holds',
+  else: 'else <value>: what a case gives when no when holds (null without it)',
+  end: 'end: closes a case',
+  cast: 'cast(x as type): x as text, int, int8, numeric, float8, bool, date or timestamp (also written x::type)',
+  extract: "extract(unit from d): date_part('unit', d), a part of a date as a number (year(d) is the bucket)",
 };
 
 /** The help line of a keyword (any case), or a plain one for a keyword not described yet. */

@@ -7,7 +7,7 @@
  */
 import type { IToken, TokenType } from 'chevrotain';
 import { queryParser, type QueryParser, type RuleName } from '../syntax/parser.js';
-import { Bareword, Keyword, queryLexer, Semicolon, softKeywordTokens } from '../syntax/tokens.js';
+import { Bareword, Keyword, LParen, queryLexer, Semicolon, softKeywordTokens } from '../syntax/tokens.js';
 
 /** One piece of the text as the lexer reads it. */
 export interface LexedToken {
@@ -94,14 +94,17 @@ export function roleOf(tokens: readonly IToken[], index: number): Role {
     return 'unknown';
   }
   const type = token.tokenType;
-  const named = asName(paths, type);
+  const named = asName(paths, type, tokens[index + 1]);
   const keywordHere = (isHardKeyword(type) || isSoftKeyword(type)) && paths.some((path) => path.nextTokenType === type);
   if (!keywordHere) return named ?? 'unknown';
-  if (named === undefined || isHardKeyword(type)) return 'keyword';
+  // `count(`, `year(`: the parser tries the keyword's own rule (an aggregate, a bucket) before a function call.
+  if (named === undefined || named === 'functionCall' || isHardKeyword(type)) return 'keyword';
   // Both readings fit so far (a soft keyword where a name may also stand):
   // the token after it decides, as the parser's lookahead would.
   const following = tokens[index + 1];
   if (following === undefined || following.tokenType === Semicolon) return named;
+  // A soft keyword before `(` (`count(`, `year(`) is read by its own rule, which the parser tries before a function call.
+  if (following.tokenType === LParen) return 'keyword';
   // The parser matches a token by its type's index, not its type: both say it is a plain name.
   const plain: IToken = { ...token, tokenType: Bareword, tokenTypeIdx: Bareword.tokenTypeIdx! };
   let after;
@@ -114,15 +117,23 @@ export function roleOf(tokens: readonly IToken[], index: number): Role {
   return fits ? named : 'keyword';
 }
 
-/** The rule that would take `type` as a name (a bareword, a backtick name, a string), if any. */
-function asName(paths: ReturnType<QueryParser['computeContentAssist']>, type: TokenType): Role | undefined {
+/**
+ * The rule that would take `type` as a name (a bareword, a backtick name, a
+ * string), if any. A bareword may begin a function call wherever a field may
+ * stand: it is the call only when `(` follows, as the parser's lookahead says.
+ */
+function asName(paths: ReturnType<QueryParser['computeContentAssist']>, type: TokenType, following: IToken | undefined): Role | undefined {
+  let call: Role | undefined;
+  let other: Role | undefined;
   for (const path of paths) {
     const next = path.nextTokenType;
     const rule = (path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined) ?? 'unknown';
-    if (next === type && !isHardKeyword(type) && !isSoftKeyword(type)) return rule;
-    if (next === Bareword && (type.CATEGORIES ?? []).includes(Bareword)) return rule;
+    const takes = (next === type && !isHardKeyword(type) && !isSoftKeyword(type)) || (next === Bareword && (type.CATEGORIES ?? []).includes(Bareword));
+    if (!takes) continue;
+    if (rule === 'functionCall') call = rule;
+    else other ??= rule;
   }
-  return undefined;
+  return call !== undefined && following?.tokenType === LParen ? call : other;
 }
 
 /** A keyword wherever it stands (not a soft one). */

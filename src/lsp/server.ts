@@ -60,6 +60,7 @@ const completionKind: Record<CompletionKind, CompletionItemKind> = {
   name: CompletionItemKind.Variable,
   value: CompletionItemKind.Value,
   parameter: CompletionItemKind.Variable,
+  function: CompletionItemKind.Function,
 };
 
 /**

@@ -88,19 +88,17 @@ export interface ConditionCstNode extends CstNode {
 
 export type ConditionCstChildren = {
   Not?: (IToken)[];
-  aggregate?: AggregateCstNode[];
-  bucket?: BucketCstNode[];
-  field?: FieldCstNode[];
+  expression?: (ExpressionCstNode)[];
   Equals?: IToken[];
   NotEquals?: IToken[];
   Less?: IToken[];
   LessEquals?: IToken[];
   Greater?: IToken[];
   GreaterEquals?: IToken[];
-  value?: (ValueCstNode)[];
   In?: IToken[];
   valueList?: ValueListCstNode[];
   Between?: IToken[];
+  value?: (ValueCstNode)[];
   And?: IToken[];
   Like?: IToken[];
   Ilike?: IToken[];
@@ -180,9 +178,8 @@ export interface SelectItemCstNode extends CstNode {
 }
 
 export type SelectItemCstChildren = {
-  aggregate?: AggregateCstNode[];
-  bucket?: BucketCstNode[];
-  field?: FieldCstNode[];
+  Star?: IToken[];
+  expression?: ExpressionCstNode[];
   As?: IToken[];
   name?: NameCstNode[];
 };
@@ -260,8 +257,7 @@ export interface GroupKeyCstNode extends CstNode {
 }
 
 export type GroupKeyCstChildren = {
-  bucket?: BucketCstNode[];
-  field?: FieldCstNode[];
+  expression: ExpressionCstNode[];
 };
 
 export interface HavingClauseCstNode extends CstNode {
@@ -318,8 +314,7 @@ export interface SortKeyCstNode extends CstNode {
 }
 
 export type SortKeyCstChildren = {
-  aggregate?: AggregateCstNode[];
-  field?: FieldCstNode[];
+  expression: ExpressionCstNode[];
   Asc?: IToken[];
   Desc?: IToken[];
   Nulls?: IToken[];
@@ -347,6 +342,153 @@ export type OffsetClauseCstChildren = {
   Offset: IToken[];
   Number?: IToken[];
   Parameter?: IToken[];
+};
+
+export interface ExpressionCstNode extends CstNode {
+  name: "expression";
+  children: ExpressionCstChildren;
+}
+
+export type ExpressionCstChildren = {
+  additive: (AdditiveCstNode)[];
+  Concat?: IToken[];
+};
+
+export interface AdditiveCstNode extends CstNode {
+  name: "additive";
+  children: AdditiveCstChildren;
+}
+
+export type AdditiveCstChildren = {
+  multiplicative: (MultiplicativeCstNode)[];
+  Plus?: IToken[];
+  Minus?: IToken[];
+};
+
+export interface MultiplicativeCstNode extends CstNode {
+  name: "multiplicative";
+  children: MultiplicativeCstChildren;
+}
+
+export type MultiplicativeCstChildren = {
+  unary: (UnaryCstNode)[];
+  Star?: IToken[];
+  Slash?: IToken[];
+  Percent?: IToken[];
+};
+
+export interface UnaryCstNode extends CstNode {
+  name: "unary";
+  children: UnaryCstChildren;
+}
+
+export type UnaryCstChildren = {
+  Minus?: IToken[];
+  primary: PrimaryCstNode[];
+  DoubleColon?: IToken[];
+  typeName?: TypeNameCstNode[];
+};
+
+export interface PrimaryCstNode extends CstNode {
+  name: "primary";
+  children: PrimaryCstChildren;
+}
+
+export type PrimaryCstChildren = {
+  caseExpression?: CaseExpressionCstNode[];
+  castCall?: CastCallCstNode[];
+  extractCall?: ExtractCallCstNode[];
+  aggregate?: AggregateCstNode[];
+  bucket?: BucketCstNode[];
+  functionCall?: FunctionCallCstNode[];
+  LParen?: IToken[];
+  expression?: ExpressionCstNode[];
+  RParen?: IToken[];
+  field?: FieldCstNode[];
+  String?: IToken[];
+  Number?: IToken[];
+  DateTime?: IToken[];
+  True?: IToken[];
+  False?: IToken[];
+  Null?: IToken[];
+  Parameter?: IToken[];
+};
+
+export interface FunctionCallCstNode extends CstNode {
+  name: "functionCall";
+  children: FunctionCallCstChildren;
+}
+
+export type FunctionCallCstChildren = {
+  Bareword: IToken[];
+  LParen: IToken[];
+  expression?: ExpressionCstNode[];
+  Comma?: IToken[];
+  RParen: IToken[];
+};
+
+export interface CastCallCstNode extends CstNode {
+  name: "castCall";
+  children: CastCallCstChildren;
+}
+
+export type CastCallCstChildren = {
+  Cast: IToken[];
+  LParen: IToken[];
+  expression: ExpressionCstNode[];
+  As: IToken[];
+  typeName: TypeNameCstNode[];
+  RParen: IToken[];
+};
+
+export interface ExtractCallCstNode extends CstNode {
+  name: "extractCall";
+  children: ExtractCallCstChildren;
+}
+
+export type ExtractCallCstChildren = {
+  Extract: IToken[];
+  LParen: IToken[];
+  Bareword: IToken[];
+  From: IToken[];
+  expression: ExpressionCstNode[];
+  RParen: IToken[];
+};
+
+export interface CaseExpressionCstNode extends CstNode {
+  name: "caseExpression";
+  children: CaseExpressionCstChildren;
+}
+
+export type CaseExpressionCstChildren = {
+  Case: IToken[];
+  whenClause: WhenClauseCstNode[];
+  Else?: IToken[];
+  expression?: ExpressionCstNode[];
+  End: IToken[];
+};
+
+export interface WhenClauseCstNode extends CstNode {
+  name: "whenClause";
+  children: WhenClauseCstChildren;
+}
+
+export type WhenClauseCstChildren = {
+  When: IToken[];
+  condition: (ConditionCstNode)[];
+  And?: IToken[];
+  Or?: IToken[];
+  Then: IToken[];
+  expression: ExpressionCstNode[];
+};
+
+export interface TypeNameCstNode extends CstNode {
+  name: "typeName";
+  children: TypeNameCstChildren;
+}
+
+export type TypeNameCstChildren = {
+  Bareword: IToken[];
 };
 
 export interface FieldCstNode extends CstNode {

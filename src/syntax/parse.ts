@@ -9,11 +9,12 @@ import { queryError, type QueryError } from '../errors.js';
 import { pointSpan } from '../span.js';
 import { editDistance } from '../text.js';
 import { formatString } from '../format.js';
+import { classicPath } from './assist.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
   And, Bareword, BacktickField, Comma, Count, Equals, From, Group, Having, In, Keyword, keywordTokens, LParen, Not, NumberLiteral, Or,
-  Order, Parameter, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid, Where,
+  Order, Parameter, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid, Where, NotEquals, Less, LessEquals, Greater, GreaterEquals,
 } from './tokens.js';
 
 /**
@@ -170,9 +171,37 @@ const ruleNouns: Partial<Record<RuleName, string>> = {
   name: 'a name',
 };
 
+/**
+ * `f = (a, b)`: the "," shows the parentheses hold a list, which a
+ * comparison cannot take; the error is the "(" (where `in` was meant).
+ */
+function listAfterComparison(tokens: readonly IToken[], comma: number, source: string): QueryError | undefined {
+  let depth = 0;
+  for (let i = comma - 1; i > 0; i--) {
+    const type = tokens[i]!.tokenType;
+    if (type === RParen) depth++;
+    else if (type === LParen && depth-- === 0) {
+      const operator = tokens[i - 1]!.tokenType;
+      if (operator !== Equals && operator !== NotEquals) return undefined;
+      const word = operator === Equals ? 'in' : 'not in';
+      return queryError('UNEXPECTED_TOKEN', tokenSpan(tokens[i]!), [`a value after ${describe(tokens[i - 1]!)}`, '"("'], {
+        source,
+        found: '(',
+        expected: ['a value'],
+        hint: `to match any of several values write ${word}: f ${word} (a, b)`,
+      });
+    }
+  }
+  return undefined;
+}
+
 function syntaxError(error: IRecognitionException, tokens: IToken[], source: string): QueryError {
   const token = error.token;
   const atEnd = tokenMatcher(token, EOF);
+  if (token.tokenType === Comma) {
+    const list = listAfterComparison(tokens, tokens.indexOf(token), source);
+    if (list !== undefined) return list;
+  }
   const index = atEnd ? tokens.length : tokens.indexOf(token);
   const previous = index > 0 ? tokens[index - 1] : undefined;
   // What could have come here: the parser's own content assist over the
@@ -235,6 +264,17 @@ const expectedInRule: Record<RuleName, readonly string[]> = {
   offsetClause: ['a whole number', 'a parameter'],
   field: ['a field name'],
   value: ['a value'],
+  expression: ['a field name', 'a value', 'a function'],
+  additive: ['a field name', 'a value', 'a function'],
+  multiplicative: ['a field name', 'a value', 'a function'],
+  unary: ['a field name', 'a value', 'a function'],
+  primary: ['a field name', 'a value', 'a function'],
+  functionCall: ['"("', '")"', 'an argument'],
+  castCall: ['"("', '"as"', 'a type', '")"'],
+  extractCall: ['"("', 'a unit', '"from"', '")"'],
+  caseExpression: ['"when"', '"else"', '"end"'],
+  whenClause: ['"then"', '"and"', '"or"'],
+  typeName: ['a type'],
 };
 
 /** What may follow the operand of a condition. */
@@ -243,11 +283,16 @@ const expectedTest: readonly string[] = ['"="', '"!="', '"<"', '"<="', '">"', '"
 /** The words and punctuation a condition may start after (else the error follows its operand). */
 const beforeCondition: ReadonlySet<TokenType> = new Set([Where, Having, And, Or, Not, LParen]);
 
+const expressionRules: ReadonlySet<RuleName> = new Set(['expression', 'additive', 'multiplicative', 'unary', 'primary']);
+const comparisonOperators: ReadonlySet<TokenType> = new Set([Equals, NotEquals, Less, LessEquals, Greater, GreaterEquals]);
+
 function roughlyExpected(error: IRecognitionException, allInput: boolean, previous: IToken | undefined): string[] {
   if (allInput) return [];
   const stack = error.context.ruleStack;
   const rule = (stack[stack.length - 1] ?? 'query') as RuleName;
   if (rule === 'condition' && previous !== undefined && !beforeCondition.has(previous.tokenType)) return [...expectedTest];
+  // an expression's operand: after a comparison's operator the value, as before expressions (assist.ts)
+  if (expressionRules.has(rule) && previous !== undefined) return comparisonOperators.has(previous.tokenType) ? ['a value'] : ['a field name'];
   return [...expectedInRule[rule]];
 }
 
@@ -257,7 +302,9 @@ function expectedAt(before: IToken[]): string[] {
     if (!names.includes(name)) names.push(name);
   };
   for (const path of queryParser().computeContentAssist('query', before)) {
-    const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
+    const classic = classicPath(path);
+    if (classic === 'skip') continue;
+    const rule = classic === 'value' ? 'value' : (path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined);
     const type = path.nextTokenType;
     // An aggregate or a bucket is read in where only to say it belongs in having or group by: never expected there.
     if ((rule === 'aggregate' || rule === 'bucket' || rule === 'unit') && path.ruleStack.includes('whereClause')) continue;

@@ -17,6 +17,7 @@ import {
   False, First, From, Greater, GreaterEquals, Group, Having, Ilike, In, Is, Join, Keyword, Language, Last, Left, Less, LessEquals,
   Like, Limit, LParen, Max, Min, Month, Not, NotEquals, Null, Nulls, NumberLiteral, Offset, On, Or, Order, Parameter,
   Qualifier, RParen, Search, Select, Semicolon, Star, StringLiteral, Sum, Top, True, Uuid, Week, Where, Bareword, Year,
+  Case, Cast, Concat, DoubleColon, Else, End, Extract, Minus, Percent, Plus, Slash, Then, When,
 } from './tokens.js';
 
 /**
@@ -98,17 +99,13 @@ export class QueryParser extends CstParser {
   // shape is fixed when it is built; what they hold has no per-call state.
   private resourceAlternatives: Alternatives;
   private aliasAlternatives: Alternatives;
-  private itemAlternatives: Alternatives;
   private aggregateAlternatives: Alternatives;
   private countAlternatives: Alternatives;
   private aggregateNameAlternatives: Alternatives;
   private bucketAlternatives: Alternatives;
   private unitAlternatives: Alternatives;
-  private groupKeyAlternatives: Alternatives;
   private havingJoinAlternatives: Alternatives;
   private facetByAlternatives: Alternatives;
-  private operandAlternatives: Alternatives;
-  private sortOperandAlternatives: Alternatives;
   private nameAlternatives: Alternatives;
   private groupItems: ListItems;
   private facetItems: ListItems;
@@ -156,6 +153,20 @@ export class QueryParser extends CstParser {
   private nullsBody: Body;
   private qualifierBody: Body;
   private aliasOption: Option;
+  private primaryAlternatives: Alternatives;
+  private concatBody: Body;
+  private additiveBody: Body;
+  private additiveAlternatives: Alternatives;
+  private multiplicativeBody: Body;
+  private multiplicativeAlternatives: Alternatives;
+  private negateBody: Body;
+  private castBody: Body;
+  private argumentItems: ListItems;
+  private whenBody: Body;
+  private whenJoinBody: Body;
+  private whenJoinAlternatives: Alternatives;
+  private elseBody: Body;
+  private selectItemAlternatives: Alternatives;
 
   /** Chevrotain's stack of the syntax-tree nodes being built (internal to its tree builder). */
   declare private CST_STACK: CstNode[];
@@ -310,14 +321,18 @@ export class QueryParser extends CstParser {
    */
   readonly condition: RuleMethod = this.RULE('condition', () => {
     this.OPTION((this.notBody ??= () => this.CONSUME(Not)));
-    this.OR((this.conditionAlternatives ??= [
+    // A `(` starts a group of conditions, or an expression (`(a + b) > 3`):
+    // which one, the token after its `)` says (`startsGroup`), so the group
+    // is tried first under that gate and the ambiguity is known.
+    this.OR({
+      IGNORE_AMBIGUITIES: true,
+      // one token: the gates choose between a test and a group, so `()` fails at its `)` as before
+      MAX_LOOKAHEAD: 1,
+      DEF: (this.conditionAlternatives ??= [
       {
+        GATE: () => this.startsTest(),
         ALT: () => {
-          this.OR2((this.operandAlternatives ??= [
-            { ALT: () => this.SUBRULE(this.aggregate) },
-            { ALT: () => this.SUBRULE(this.bucket) },
-            { ALT: () => this.SUBRULE(this.field) },
-          ]));
+          this.SUBRULE(this.expression);
           this.OR3((this.testAlternatives ??= [
             {
               ALT: () => {
@@ -329,7 +344,7 @@ export class QueryParser extends CstParser {
                   { ALT: () => this.CONSUME(Greater) },
                   { ALT: () => this.CONSUME(GreaterEquals) },
                 ]));
-                this.SUBRULE(this.value);
+                this.SUBRULE2(this.expression);
               },
             },
             {
@@ -371,8 +386,32 @@ export class QueryParser extends CstParser {
         },
       },
       { ALT: () => this.SUBRULE(this.group) },
-    ]));
+      ]),
+    });
   });
+
+  /**
+   * Whether a test starts here, not a group (`startsGroup`) and not a lone
+   * value: a condition tests a field or compares an expression, so
+   * `"school year" = 1` and `2020 = a` stay errors whose hint says to quote
+   * a field name with backticks.
+   */
+  private startsTest(): boolean {
+    if (this.startsGroup()) return false;
+    return !literalTokens.has(this.LA(1).tokenType) || arithmetic.has(this.LA(2).tokenType);
+  }
+
+  /** Whether the `(` ahead opens a group of conditions: its `)` is followed by nothing that continues an expression. */
+  private startsGroup(): boolean {
+    if (this.LA(1).tokenType !== LParen) return false;
+    let depth = 0;
+    for (let k = 1; ; k++) {
+      const type = this.LA(k).tokenType;
+      if (type.name === 'EOF') return true;
+      if (type === LParen) depth++;
+      else if (type === RParen && --depth === 0) return !continuesExpression.has(this.LA(k + 1).tokenType);
+    }
+  }
 
   /** `(v1, v2, …)`; `()` is the empty set. */
   readonly valueList: RuleMethod = this.RULE('valueList', () => {
@@ -429,10 +468,9 @@ export class QueryParser extends CstParser {
 
   /** `subject`, `count(*) as n`, `month(start_date) as month` */
   readonly selectItem: RuleMethod = this.RULE('selectItem', () => {
-    this.OR((this.itemAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.aggregate) },
-      { ALT: () => this.SUBRULE(this.bucket) },
-      { ALT: () => this.SUBRULE(this.field) },
+    this.OR((this.selectItemAlternatives ??= [
+      { ALT: () => this.CONSUME(Star) },
+      { ALT: () => this.SUBRULE(this.expression) },
     ]));
     this.OPTION((this.asNameBody ??= () => {
       this.CONSUME(As);
@@ -525,10 +563,7 @@ export class QueryParser extends CstParser {
   });
 
   readonly groupKey: RuleMethod = this.RULE('groupKey', () => {
-    this.OR((this.groupKeyAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.bucket) },
-      { ALT: () => this.SUBRULE(this.field) },
-    ]));
+    this.SUBRULE(this.expression);
   });
 
   /** `having n > 3 and avg(credits) >= 5`: where's conditions, over names and aggregates. */
@@ -572,10 +607,7 @@ export class QueryParser extends CstParser {
   });
 
   readonly sortKey: RuleMethod = this.RULE('sortKey', () => {
-    this.OR3((this.sortOperandAlternatives ??= [
-      { ALT: () => this.SUBRULE(this.aggregate) },
-      { ALT: () => this.SUBRULE(this.field) },
-    ]));
+    this.SUBRULE(this.expression);
     this.OPTION((this.directionBody ??= () => {
       this.OR((this.directionAlternatives ??= [
         { ALT: () => this.CONSUME(Asc) },
@@ -605,6 +637,148 @@ export class QueryParser extends CstParser {
       { ALT: () => this.CONSUME(NumberLiteral) },
       { ALT: () => this.CONSUME(Parameter) },
     ]));
+  });
+
+  /**
+   * An expression (docs/expressions.md), by PostgreSQL's precedence, lowest
+   * first: `||`, then `+ -`, then `* / %`, then unary `-`, then `::`. Each
+   * level is a rule whose operands are the next level's, so a chain of one
+   * level (`a - b - c`) is one node whose operators `to-ast.ts` reads left
+   * to right by their offsets.
+   */
+  readonly expression: RuleMethod = this.RULE('expression', () => {
+    this.SUBRULE(this.additive);
+    this.MANY((this.concatBody ??= () => {
+      this.CONSUME(Concat);
+      this.SUBRULE2(this.additive);
+    }));
+  });
+
+  readonly additive: RuleMethod = this.RULE('additive', () => {
+    this.SUBRULE(this.multiplicative);
+    this.MANY((this.additiveBody ??= () => {
+      this.OR((this.additiveAlternatives ??= [
+        { ALT: () => this.CONSUME(Plus) },
+        { ALT: () => this.CONSUME(Minus) },
+      ]));
+      this.SUBRULE2(this.multiplicative);
+    }));
+  });
+
+  readonly multiplicative: RuleMethod = this.RULE('multiplicative', () => {
+    this.SUBRULE(this.unary);
+    this.MANY((this.multiplicativeBody ??= () => {
+      this.OR((this.multiplicativeAlternatives ??= [
+        { ALT: () => this.CONSUME(Star) },
+        { ALT: () => this.CONSUME(Slash) },
+        { ALT: () => this.CONSUME(Percent) },
+      ]));
+      this.SUBRULE2(this.unary);
+    }));
+  });
+
+  /** `-x`, `- -x`; binds looser than `::`, as in PostgreSQL (`-x::int` is `-(x::int)`). */
+  readonly unary: RuleMethod = this.RULE('unary', () => {
+    this.MANY((this.negateBody ??= () => this.CONSUME(Minus)));
+    this.SUBRULE(this.primary);
+    this.MANY2((this.castBody ??= () => {
+      this.CONSUME(DoubleColon);
+      this.SUBRULE(this.typeName);
+    }));
+  });
+
+  /**
+   * A value, a field, a parenthesised expression, or a call. The calls
+   * that are words of the grammar come before a function's name and a
+   * field, which the same word would also read (`case`, `count`, `year`).
+   */
+  readonly primary: RuleMethod = this.RULE('primary', () => {
+    this.OR({
+      // `then case when …`: a nested case, never a field named `case` before the next `when`
+      IGNORE_AMBIGUITIES: true,
+      DEF: (this.primaryAlternatives ??= [
+        { ALT: () => this.SUBRULE(this.caseExpression) },
+        { ALT: () => this.SUBRULE(this.castCall) },
+        { ALT: () => this.SUBRULE(this.extractCall) },
+        { ALT: () => this.SUBRULE(this.aggregate) },
+        { ALT: () => this.SUBRULE(this.bucket) },
+        { ALT: () => this.SUBRULE(this.functionCall) },
+        {
+          ALT: () => {
+            this.CONSUME(LParen);
+            this.SUBRULE(this.expression);
+            this.CONSUME(RParen);
+          },
+        },
+        { ALT: () => this.SUBRULE(this.field) },
+        { ALT: () => this.CONSUME(StringLiteral) },
+        { ALT: () => this.CONSUME(NumberLiteral) },
+        { ALT: () => this.CONSUME(DateTime) },
+        { ALT: () => this.CONSUME(True) },
+        { ALT: () => this.CONSUME(False) },
+        { ALT: () => this.CONSUME(Null) },
+        { ALT: () => this.CONSUME(Parameter) },
+      ]),
+    });
+  });
+
+  /** `round(x, 1)`: a name of the closed list (checked by the visitor: UNKNOWN_FUNCTION, WRONG_ARGUMENT_COUNT). */
+  readonly functionCall: RuleMethod = this.RULE('functionCall', () => {
+    this.CONSUME(Bareword);
+    this.CONSUME(LParen);
+    this.MANY_SEP((this.argumentItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.expression) }));
+    this.CONSUME(RParen);
+  });
+
+  /** `cast(x as numeric)` */
+  readonly castCall: RuleMethod = this.RULE('castCall', () => {
+    this.CONSUME(Cast);
+    this.CONSUME(LParen);
+    this.SUBRULE(this.expression);
+    this.CONSUME(As);
+    this.SUBRULE(this.typeName);
+    this.CONSUME(RParen);
+  });
+
+  /** `extract(year from d)`: `date_part('year', d)`. */
+  readonly extractCall: RuleMethod = this.RULE('extractCall', () => {
+    this.CONSUME(Extract);
+    this.CONSUME(LParen);
+    this.CONSUME(Bareword);
+    this.CONSUME(From);
+    this.SUBRULE(this.expression);
+    this.CONSUME(RParen);
+  });
+
+  /** `case when c then r … [else e] end` */
+  readonly caseExpression: RuleMethod = this.RULE('caseExpression', () => {
+    this.CONSUME(Case);
+    this.AT_LEAST_ONE((this.whenBody ??= () => this.SUBRULE(this.whenClause)));
+    this.OPTION((this.elseBody ??= () => {
+      this.CONSUME(Else);
+      this.SUBRULE(this.expression);
+    }));
+    this.CONSUME(End);
+  });
+
+  /** `when c1 and c2 … then r`: one connective, as in `where`. */
+  readonly whenClause: RuleMethod = this.RULE('whenClause', () => {
+    this.CONSUME(When);
+    this.SUBRULE(this.condition);
+    this.MANY((this.whenJoinBody ??= () => {
+      this.OR((this.whenJoinAlternatives ??= [
+        { ALT: () => this.CONSUME(And) },
+        { ALT: () => this.CONSUME(Or) },
+      ]));
+      this.SUBRULE2(this.condition);
+    }));
+    this.CONSUME(Then);
+    this.SUBRULE(this.expression);
+  });
+
+  /** A type of `cast` and `::`: a name, checked by the visitor (`int`, `numeric`, `text`, …). */
+  readonly typeName: RuleMethod = this.RULE('typeName', () => {
+    this.CONSUME(Bareword);
   });
 
   /**
@@ -649,6 +823,17 @@ function endsSource(type: TokenType): boolean {
   return type.name === 'EOF' || type === Semicolon || (type.CATEGORIES?.includes(Keyword) ?? false) || afterSource.has(type);
 }
 
+/** What may follow an expression's `)` in a condition: an operator, or a test. */
+const continuesExpression: ReadonlySet<TokenType> = new Set([
+  Equals, NotEquals, Less, LessEquals, Greater, GreaterEquals, Plus, Minus, Star, Slash, Percent, Concat, DoubleColon, In, Not, Between, Like, Ilike, Is,
+]);
+
+/** The tokens of a value (`primary`'s literals). */
+const literalTokens: ReadonlySet<TokenType> = new Set([StringLiteral, NumberLiteral, DateTime, True, False, Null, Parameter]);
+
+/** The operators of arithmetic, after which a literal is an expression's operand. */
+const arithmetic: ReadonlySet<TokenType> = new Set([Plus, Minus, Star, Slash, Percent, Concat, DoubleColon]);
+
 let parser: QueryParser | undefined;
 
 /**
@@ -665,4 +850,5 @@ export function queryParser(): QueryParser {
 export type RuleName =
   | 'query' | 'source' | 'resource' | 'joinClause' | 'keyPair' | 'whereClause' | 'condition' | 'valueList' | 'group' | 'searchClause' | 'fieldSearch' | 'selectClause' | 'selectItem'
   | 'aggregate' | 'bucket' | 'unit' | 'name' | 'groupClause' | 'groupKey' | 'havingClause' | 'facetClause' | 'facetItem'
-  | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause' | 'field' | 'value';
+  | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause' | 'field' | 'value' | 'expression' | 'additive' | 'multiplicative'
+  | 'unary' | 'primary' | 'functionCall' | 'castCall' | 'extractCall' | 'caseExpression' | 'whenClause' | 'typeName';

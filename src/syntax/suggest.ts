@@ -6,6 +6,7 @@
  * or the loaded data.
  */
 import type { ILexingResult, IToken, TokenType } from 'chevrotain';
+import { classicPath } from './assist.js';
 import { afterSource, queryParser, type RuleName } from './parser.js';
 import { tokenSpan, unescapeString } from './to-ast.js';
 import {
@@ -27,6 +28,8 @@ export type Suggestion =
   | { readonly kind: 'field'; readonly resource?: string; readonly qualifier?: string }
   /** a value of `field` in `resource` */
   | { readonly kind: 'value'; readonly field: string; readonly resource?: string }
+  /** a function of the closed list (docs/expressions.md), where an expression may call one */
+  | { readonly kind: 'function' }
   /** an output name a select item gives with `as`, where a name may stand for it (group by, having, order by) */
   | { readonly kind: 'name'; readonly name: string };
 
@@ -118,21 +121,39 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
   };
   const lower = prefix.toLowerCase();
 
+  const addField = (path: { readonly ruleStack: readonly string[] }): void => {
+    // `c.su`: the fields of the resource `c` names (an alias, or a resource's own name) in a query with joins.
+    const dot = prefix.indexOf('.');
+    const named = dot > 0 ? declaredSources(tokens).get(prefix.slice(0, dot)) : undefined;
+    if (named !== undefined) add({ kind: 'field', resource: named, qualifier: prefix.slice(0, dot) });
+    else add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
+    // In group by, having and order by a select item's `as` name stands for its value (select may follow: clauses come in any order).
+    if (named === undefined && path.ruleStack.some((r) => namedClauses.has(r))) for (const name of outputNames(source)) add({ kind: 'name', name });
+  };
+
+  // The functions come after the fields and words of a place (a list shows what is most likely first).
+  let calls = false;
   for (const path of queryParser().computeContentAssist('query', before)) {
-    const rule = path.ruleStack[path.ruleStack.length - 1] as RuleName | undefined;
+    const classic = classicPath(path);
+    const top = path.ruleStack[path.ruleStack.length - 1];
+    // An expression's own words (docs/expressions.md): a function where a call may start, and a field inside a
+    // call or an operator's operand (`round(cr`, `price * q`), which the classic paths leave out.
+    if (top === 'functionCall' && path.nextTokenType === Bareword) {
+      // not where a value goes (`where subject = lo`: a bareword there is a value; a call is written after a field)
+      const first = path.ruleStack.indexOf('expression');
+      if (!(path.ruleStack[first - 1] === 'condition' && path.occurrenceStack[first] === 2)) calls = true;
+      continue;
+    }
+    if (classic === 'skip') {
+      if (top === 'field' && path.ruleStack.includes('expression') && !path.ruleStack.includes('whenClause')) addField(path);
+      continue;
+    }
+    const rule = classic === 'value' ? 'value' : (top as RuleName | undefined);
     const type = path.nextTokenType;
     // The parser reads an aggregate or a bucket in `where` only to say it belongs in `having` or `group by`.
     if ((rule === 'aggregate' || rule === 'bucket' || rule === 'unit') && path.ruleStack.includes('whereClause')) continue;
     if (rule === 'resource') add({ kind: 'resource' });
-    else if (rule === 'field') {
-      // `c.su`: the fields of the resource `c` names (an alias, or a resource's own name) in a query with joins.
-      const dot = prefix.indexOf('.');
-      const named = dot > 0 ? declaredSources(tokens).get(prefix.slice(0, dot)) : undefined;
-      if (named !== undefined) add({ kind: 'field', resource: named, qualifier: prefix.slice(0, dot) });
-      else add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
-      // In group by, having and order by a select item's `as` name stands for its value (select may follow: clauses come in any order).
-      if (named === undefined && path.ruleStack.some((r) => namedClauses.has(r))) for (const name of outputNames(source)) add({ kind: 'name', name });
-    }
+    else if (rule === 'field') addField(path);
     else if (rule === 'value') {
       const field = fieldBefore(before);
       // `c.subject = `: a value of the field `subject` of the resource `c` names, in a query with joins.
@@ -148,6 +169,7 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
       add({ kind: 'punctuation', text: type.LABEL! });
     }
   }
+  if (calls && !/^[`"']|\./.test(prefix)) add({ kind: 'function' });
   return { from, prefix, suggestions };
 }
 

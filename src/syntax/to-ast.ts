@@ -13,19 +13,22 @@
 import { compareDecimal } from '../datastore/values.js';
 import type { CstNode, IToken } from 'chevrotain';
 import {
-  assertNever, type Aggregate, type AggregateFunction, type Bucket, type CompareOperator, type Condition, type Facet, type FacetItem,
-  type Field, type FieldSearch, type From, type Group, type Having, type Join, type KeyPair, type Limit, type Name, type NumberValue,
-  type Offset, type Operand, type Order, type Parameter, type Query, type Search, type Select, type SelectItem, type SortKey,
-  type StringValue, type Value, type Where,
+  assertNever, type Aggregate, type AggregateFunction, type BinaryOperator, type Bucket, type CompareOperator, type Condition, type Expression,
+  type Facet, type FacetItem, type Field, type FieldSearch, type From, type Group, type Having, type Join, type KeyPair, type Limit, type Name,
+  type NumberValue, type Offset, type Operand, type Order, type Parameter, type Query, type Search, type Select, type SelectItem, type SortKey,
+  type StringValue, type Value, type When, type Where,
 } from '../ast.js';
 import type {
-  AggregateCstNode, BucketCstNode, ConditionCstChildren, ConditionCstNode, FacetClauseCstChildren, FieldCstNode, GroupClauseCstChildren,
-  GroupCstChildren, HavingClauseCstChildren, LimitClauseCstChildren, NameCstNode, OffsetClauseCstChildren,
-  OrderClauseCstChildren, QueryCstChildren, QueryCstNode, ResourceCstChildren, SearchClauseCstChildren, SelectClauseCstChildren,
-  SourceCstChildren, UnitCstNode, ValueCstNode, WhereClauseCstChildren,
+  AdditiveCstNode, AggregateCstNode, BucketCstNode, CaseExpressionCstNode, ConditionCstChildren, ConditionCstNode, ExpressionCstNode,
+  FacetClauseCstChildren, FieldCstNode, GroupClauseCstChildren, GroupCstChildren, HavingClauseCstChildren, LimitClauseCstChildren,
+  MultiplicativeCstNode, NameCstNode, OffsetClauseCstChildren, OrderClauseCstChildren, PrimaryCstNode, QueryCstChildren, QueryCstNode,
+  ResourceCstChildren, SearchClauseCstChildren, SelectClauseCstChildren, SourceCstChildren, TypeNameCstNode, UnaryCstNode, UnitCstNode,
+  ValueCstNode, WhenClauseCstChildren, WhereClauseCstChildren,
 } from './cst.generated.js';
 import { queryError } from '../errors.js';
 import type { Span } from '../span.js';
+import { didYouMean } from '../text.js';
+import { castTypes, dateUnits, functionAliases, functionNamed, functions } from './functions.js';
 
 /** The half-open span of a token. */
 export function tokenSpan(token: IToken): Span {
@@ -507,39 +510,105 @@ function readOperator(c: ConditionCstChildren): CompareOperator | undefined | nu
   return null;
 }
 
-/** Reads the operand of a comparison (its aggregate, bucket or field): a field in `where`, a field or an aggregate in `having`. */
-type OperandReader<F extends Operand> = (c: ConditionCstChildren) => F;
+/**
+ * Checks the left side of a test: the field (or, in `having`, the
+ * aggregate) it tests, `undefined` for an expression compared as one
+ * (`price * qty > 100`); what the clause refuses is refused with a hint.
+ */
+type OperandReader<F extends Operand> = (expression: Expression) => F | undefined;
 
-/** `where` tests fields only: an aggregate or a bucket there is refused with a hint. */
+/** `where` tests fields, and compares expressions without aggregates: an aggregate or a bucket there is refused with a hint. */
 function whereOperand(reader: FieldReader): OperandReader<Field> {
-  return (c) => {
-    if (c.field !== undefined) return reader.field(c.field[0]!);
-    if (c.aggregate !== undefined) {
-      const aggregate = readAggregate(c.aggregate[0]!, reader);
-      throw queryError('AGGREGATE_IN_WHERE', aggregate.span, [reader.source.slice(aggregate.span.start, aggregate.span.end)], {
+  return (expression) => {
+    if (expression.kind === 'field') return expression;
+    if (expression.kind === 'bucket') {
+      const bucket = expression;
+      throw queryError('BUCKET_IN_CONDITION', bucket.span, [reader.source.slice(bucket.span.start, bucket.span.end)], {
         source: reader.source,
-        found: reader.source.slice(aggregate.span.start, aggregate.span.end),
-        hint: 'move the condition to having, which tests each group: … group by subject having count(*) > 3',
+        hint: `compare the field itself, e.g. ${formatFieldText(bucket.field)} >= "2020-01-01" and ${formatFieldText(bucket.field)} < "2021-01-01"`,
       });
     }
-    const bucket = readBucket(c.bucket![0]!, reader);
-    throw queryError('BUCKET_IN_CONDITION', bucket.span, [reader.source.slice(bucket.span.start, bucket.span.end)], {
-      source: reader.source,
-      hint: `compare the field itself, e.g. ${formatFieldText(bucket.field)} >= "2020-01-01" and ${formatFieldText(bucket.field)} < "2021-01-01"`,
-    });
+    refuseAggregate(expression, reader.source);
+    return undefined;
   };
 }
 
-/** `having` tests names (output names and group keys) and aggregates. */
+/** AGGREGATE_IN_WHERE at the first aggregate an expression of `where` holds. */
+function refuseAggregate(expression: Expression, source: string): void {
+  const aggregate = firstAggregate(expression);
+  if (aggregate === undefined) return;
+  throw queryError('AGGREGATE_IN_WHERE', aggregate.span, [source.slice(aggregate.span.start, aggregate.span.end)], {
+    source,
+    found: source.slice(aggregate.span.start, aggregate.span.end),
+    hint: 'move the condition to having, which tests each group: … group by subject having count(*) > 3',
+  });
+}
+
+/** The first aggregate in an expression (a case's conditions included), or undefined. */
+export function firstAggregate(expression: Expression): Aggregate | undefined {
+  switch (expression.kind) {
+    case 'aggregate':
+      return expression;
+    case 'field':
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'null':
+    case 'param':
+    case 'bucket':
+      return undefined;
+    case 'binary':
+      return firstAggregate(expression.left) ?? firstAggregate(expression.right);
+    case 'negate':
+    case 'cast':
+      return firstAggregate(expression.operand);
+    case 'call':
+      for (const arg of expression.args) {
+        const found = firstAggregate(arg);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    case 'case':
+      for (const when of expression.whens) {
+        const found = conditionAggregate(when.condition) ?? firstAggregate(when.result);
+        if (found !== undefined) return found;
+      }
+      return expression.else === undefined ? undefined : firstAggregate(expression.else);
+    default:
+      return assertNever(expression, 'expression');
+  }
+}
+
+function conditionAggregate(condition: Condition<Operand>): Aggregate | undefined {
+  switch (condition.kind) {
+    case 'comparison':
+      return firstAggregate(condition.left) ?? firstAggregate(condition.right);
+    case 'not':
+      return conditionAggregate(condition.condition);
+    case 'and':
+    case 'or':
+      for (const member of condition.conditions) {
+        const found = conditionAggregate(member);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    default:
+      return condition.field.kind === 'aggregate' ? condition.field : undefined;
+  }
+}
+
+/** `having` (and a case's `when`) tests names (output names and group keys) and aggregates, and compares expressions. */
 function havingOperand(reader: FieldReader): OperandReader<Operand> {
-  return (c) => {
-    if (c.field !== undefined) return reader.field(c.field[0]!);
-    if (c.aggregate !== undefined) return readAggregate(c.aggregate[0]!, reader);
-    const bucket = readBucket(c.bucket![0]!, reader);
-    throw queryError('BUCKET_IN_CONDITION', bucket.span, [reader.source.slice(bucket.span.start, bucket.span.end)], {
-      source: reader.source,
-      hint: 'name the bucket in select and test the name: select month(d) as m … having m >= "2020-01-01"',
-    });
+  return (expression) => {
+    if (expression.kind === 'field' || expression.kind === 'aggregate') return expression;
+    if (expression.kind === 'bucket') {
+      const bucket = expression;
+      throw queryError('BUCKET_IN_CONDITION', bucket.span, [reader.source.slice(bucket.span.start, bucket.span.end)], {
+        source: reader.source,
+        hint: 'name the bucket in select and test the name: select month(d) as m … having m >= "2020-01-01"',
+      });
+    }
+    return undefined;
   };
 }
 
@@ -563,13 +632,30 @@ function readCondition<F extends Operand>(node: ConditionCstNode, reader: FieldR
 /** The test of one operand: `= != < <= > >=`, `[not] in`, `between`, `[not] like|ilike`, `is [not] null`. */
 function readTest<F extends Operand>(c: ConditionCstChildren, reader: FieldReader, operand: OperandReader<F>): Condition<F> {
   const source = reader.source;
-  const field = operand(c);
-  const start = field.span.start;
+  const left = readExpression(c.expression![0]!, reader);
+  const field = operand(left);
+  const start = left.span.start;
   const op = readOperator(c);
   if (op !== null) {
-    const value = readValue(c.value![0]!, source);
-    const span = { start, end: value.span.end };
-    return op === undefined ? { kind: 'eq', span, field, value } : { kind: 'compare', span, op, field, value };
+    const rightNode = c.expression![1]!;
+    // A value alone on the right is read as a value always was: a bareword is text (`region = north`).
+    const value = loneValue(rightNode, reader);
+    if (field !== undefined && value !== undefined) {
+      const span = { start, end: value.span.end };
+      return op === undefined ? { kind: 'eq', span, field, value } : { kind: 'compare', span, op, field, value };
+    }
+    const right = value !== undefined && value.kind !== 'number' ? value : readExpression(rightNode, reader);
+    // the right side is held to the left's clause: no aggregate in where (`operand` refuses it)
+    operand(right);
+    return { kind: 'comparison', span: { start, end: right.span.end }, op: op ?? 'eq', left, right };
+  }
+  if (field === undefined) {
+    const test = c.In !== undefined ? 'in' : c.Between !== undefined ? 'between' : c.Like !== undefined ? 'like' : c.Ilike !== undefined ? 'ilike' : 'is null';
+    throw queryError('EXPRESSION_TEST', left.span, [`"${test}"`], {
+      source,
+      found: source.slice(left.span.start, left.span.end),
+      hint: test === 'between' ? 'write it as two comparisons: x >= low and x <= high' : test === 'in' ? 'write it as comparisons joined by or: (x = 1 or x = 2)' : 'select the expression with a name, or test a field',
+    });
   }
   let test: Condition<F>;
   if (c.valueList !== undefined) {
@@ -590,6 +676,228 @@ function readTest<F extends Operand>(c: ConditionCstChildren, reader: FieldReade
   // that `not` is the last, and stands after the operand (one before it is the condition's).
   const not = c.Not?.[c.Not.length - 1];
   return not !== undefined && not.startOffset > start ? { kind: 'not', span: test.span, condition: test } : test;
+}
+
+/**
+ * The value an expression is when it is one token that a value may be: a
+ * string, number, date, `true`/`false`/`null`, a parameter, or a bareword
+ * or UUID (text, as the right side of a comparison reads it; a qualified
+ * `r.name` stays a field). Undefined for anything else.
+ */
+function loneValue(node: ExpressionCstNode, reader: FieldReader): Value | undefined {
+  const e = node.children;
+  if (e.Concat !== undefined || e.additive.length !== 1) return undefined;
+  const a = e.additive[0]!.children;
+  if (a.Plus !== undefined || a.Minus !== undefined || a.multiplicative.length !== 1) return undefined;
+  const m = a.multiplicative[0]!.children;
+  if (m.Star !== undefined || m.Slash !== undefined || m.Percent !== undefined || m.unary.length !== 1) return undefined;
+  const u = m.unary[0]!.children;
+  if (u.Minus !== undefined || u.DoubleColon !== undefined) return undefined;
+  const p = u.primary[0]!.children;
+  const source = reader.source;
+  if (p.field !== undefined) {
+    const f = p.field[0]!.children;
+    if (f.Uuid !== undefined) return textOf(f.Uuid[0]!);
+    if (f.Bareword === undefined) return undefined;
+    // `_.` names no field after its dot: a value, as a bareword on the right was before expressions.
+    if (f.Bareword[0]!.image.endsWith('.')) return textOf(f.Bareword[0]!);
+    const field = reader.field(p.field[0]!);
+    return field.qualifier === undefined ? textOf(f.Bareword[0]!) : undefined;
+  }
+  if (p.Number !== undefined) return readNumber(p.Number[0]!, source);
+  if (p.String !== undefined) return stringOf(p.String[0]!, source);
+  if (p.DateTime !== undefined) return textOf(p.DateTime[0]!);
+  if (p.True !== undefined) return { kind: 'boolean', span: tokenSpan(p.True[0]!), value: true };
+  if (p.False !== undefined) return { kind: 'boolean', span: tokenSpan(p.False[0]!), value: false };
+  if (p.Null !== undefined) return { kind: 'null', span: tokenSpan(p.Null[0]!) };
+  if (p.Parameter !== undefined) return parameterOf(p.Parameter[0]!);
+  return undefined;
+}
+
+// ---------------------------------------------------------------- expressions (docs/expressions.md)
+
+/**
+ * A select item, group key or sort key: an expression, but not a value
+ * alone (`select "a"`, `order by 1`), which names no column: a field name
+ * is written bare or in backticks, and a value put where a name belongs
+ * (a template's interpolation) stays an error.
+ */
+function columnExpression(node: ExpressionCstNode, reader: FieldReader, key = false): Expression {
+  const expression = readExpression(node, reader);
+  switch (expression.kind) {
+    case 'number':
+    case 'boolean':
+    case 'null':
+    case 'string':
+    case 'param': {
+      // a constant selects a column of it; a constant key (PostgreSQL's `order by 1` is a position) and text are refused
+      if (!key && expression.kind !== 'string' && expression.kind !== 'param') return expression;
+      const text = reader.source.slice(expression.span.start, expression.span.end);
+      throw queryError('UNEXPECTED_TOKEN', expression.span, ['a field name or an expression', JSON.stringify(text)], {
+        source: reader.source,
+        expected: ['a field name', 'an expression'],
+        found: text,
+        hint: 'a value alone is no column: write a field name bare or in backticks (`school year`)',
+      });
+    }
+    default:
+      return expression;
+  }
+}
+
+/** A chain of one precedence level, left to right: its operands and the operators between them, by offset. */
+function foldChain(operands: readonly Expression[], operators: readonly IToken[]): Expression {
+  const ops = [...operators].sort((a, b) => a.startOffset - b.startOffset);
+  let left = operands[0]!;
+  for (let i = 1; i < operands.length; i++) {
+    const right = operands[i]!;
+    left = { kind: 'binary', span: { start: left.span.start, end: right.span.end }, op: ops[i - 1]!.image as BinaryOperator, left, right };
+  }
+  return left;
+}
+
+/** An expression: `||` over additive chains. */
+export function readExpression(node: ExpressionCstNode, reader: FieldReader): Expression {
+  const c = node.children;
+  const operands = c.additive.map((a) => readAdditive(a, reader));
+  return operands.length === 1 ? operands[0]! : foldChain(operands, c.Concat ?? []);
+}
+
+function readAdditive(node: AdditiveCstNode, reader: FieldReader): Expression {
+  const c = node.children;
+  const operands = c.multiplicative.map((m) => readMultiplicative(m, reader));
+  return operands.length === 1 ? operands[0]! : foldChain(operands, [...(c.Plus ?? []), ...(c.Minus ?? [])]);
+}
+
+function readMultiplicative(node: MultiplicativeCstNode, reader: FieldReader): Expression {
+  const c = node.children;
+  const operands = c.unary.map((u) => readUnary(u, reader));
+  return operands.length === 1 ? operands[0]! : foldChain(operands, [...(c.Star ?? []), ...(c.Slash ?? []), ...(c.Percent ?? [])]);
+}
+
+/** Casts bind tighter than a unary minus: `-x::int` is `-(x::int)`. A minus before a number is the number's sign. */
+function readUnary(node: UnaryCstNode, reader: FieldReader): Expression {
+  const c = node.children;
+  let value = readPrimary(c.primary[0]!, reader);
+  for (const typeNode of c.typeName ?? []) {
+    const type = readType(typeNode, reader.source);
+    value = { kind: 'cast', span: { start: value.span.start, end: type.end }, operand: value, type: type.type, shorthand: true };
+  }
+  const minuses = c.Minus ?? [];
+  for (let i = minuses.length - 1; i >= 0; i--) {
+    const span = { start: minuses[i]!.startOffset, end: value.span.end };
+    if (value.kind === 'number') {
+      const text = value.text ?? String(value.value);
+      const negated = -value.value;
+      value = { kind: 'number', span, value: negated === 0 ? 0 : negated, text: text.startsWith('-') ? text.slice(1) : `-${text}` };
+    } else {
+      value = { kind: 'negate', span, operand: value };
+    }
+  }
+  return value;
+}
+
+function readType(node: TypeNameCstNode, source: string): { type: (typeof castTypes)[string]; end: number } {
+  const token = node.children.Bareword[0]!;
+  const name = token.image.toLowerCase();
+  const type = Object.hasOwn(castTypes, name) ? castTypes[name] : undefined;
+  if (type === undefined) {
+    throw queryError('UNKNOWN_TYPE', tokenSpan(token), [token.image], {
+      source,
+      found: token.image,
+      hint: didYouMean(name, Object.keys(castTypes)) ?? `cast to one of ${[...new Set(Object.values(castTypes))].join(', ')}`,
+    });
+  }
+  return { type, end: tokenEnd(token) };
+}
+
+/** A number of an expression: its text kept (its type, and digits beyond a double). */
+function expressionNumber(token: IToken, source: string): NumberValue {
+  const value = Number(token.image);
+  const span = tokenSpan(token);
+  if (!Number.isFinite(value)) {
+    throw queryError('NUMBER_OUT_OF_RANGE', span, [token.image], { source, found: token.image, hint: 'write a smaller number' });
+  }
+  return { kind: 'number', span, value: value === 0 ? 0 : value, text: token.image };
+}
+
+function readPrimary(node: PrimaryCstNode, reader: FieldReader): Expression {
+  const c = node.children;
+  const source = reader.source;
+  if (c.field !== undefined) return reader.field(c.field[0]!);
+  if (c.Number !== undefined) return expressionNumber(c.Number[0]!, source);
+  if (c.String !== undefined) return stringOf(c.String[0]!, source);
+  if (c.aggregate !== undefined) return readAggregate(c.aggregate[0]!, reader);
+  if (c.bucket !== undefined) return readBucket(c.bucket[0]!, reader);
+  if (c.expression !== undefined) return readExpression(c.expression[0]!, reader);
+  if (c.functionCall !== undefined) {
+    const f = c.functionCall[0]!.children;
+    const nameToken = f.Bareword[0]!;
+    const span = { start: nameToken.startOffset, end: tokenEnd(f.RParen[0]!) };
+    const fn = functionNamed(nameToken.image);
+    if (fn === undefined) {
+      throw queryError('UNKNOWN_FUNCTION', tokenSpan(nameToken), [nameToken.image], {
+        source,
+        found: nameToken.image,
+        hint: didYouMean(nameToken.image.toLowerCase(), [...Object.keys(functions), ...Object.keys(functionAliases), 'count', 'sum', 'avg', 'min', 'max', 'cast', 'extract'])
+          ?? `the functions are ${Object.keys(functions).join(', ')}`,
+      });
+    }
+    const args = (f.expression ?? []).map((e) => readExpression(e, reader));
+    if (args.length < fn.min || args.length > fn.max) {
+      const wanted = fn.min === fn.max ? `${fn.min} argument${fn.min === 1 ? '' : 's'}` : fn.max === Infinity ? `${fn.min} or more arguments` : `${fn.min} to ${fn.max} arguments`;
+      throw queryError('WRONG_ARGUMENT_COUNT', span, [fn.name, wanted, args.length], { source, found: source.slice(span.start, span.end), hint: `call it as ${fn.signature}` });
+    }
+    if (fn.name === 'date_part' || fn.name === 'date_trunc') checkUnit(args[0]!, source);
+    return { kind: 'call', span, fn: fn.name, args };
+  }
+  if (c.caseExpression !== undefined) return readCase(c.caseExpression[0]!, reader);
+  if (c.castCall !== undefined) {
+    const k = c.castCall[0]!.children;
+    const operand = readExpression(k.expression[0]!, reader);
+    const type = readType(k.typeName[0]!, source);
+    return { kind: 'cast', span: { start: k.Cast[0]!.startOffset, end: tokenEnd(k.RParen[0]!) }, operand, type: type.type };
+  }
+  if (c.extractCall !== undefined) {
+    const x = c.extractCall[0]!.children;
+    const unitToken = x.Bareword[0]!;
+    const unit: StringValue = { kind: 'string', span: tokenSpan(unitToken), value: unitToken.image.toLowerCase() };
+    checkUnit(unit, source);
+    const span = { start: x.Extract[0]!.startOffset, end: tokenEnd(x.RParen[0]!) };
+    return { kind: 'call', span, fn: 'date_part', args: [unit, readExpression(x.expression[0]!, reader)] };
+  }
+  if (c.DateTime !== undefined) return textOf(c.DateTime[0]!);
+  if (c.True !== undefined) return { kind: 'boolean', span: tokenSpan(c.True[0]!), value: true };
+  if (c.False !== undefined) return { kind: 'boolean', span: tokenSpan(c.False[0]!), value: false };
+  if (c.Null !== undefined) return { kind: 'null', span: tokenSpan(c.Null[0]!) };
+  return parameterOf(c.Parameter![0]!);
+}
+
+/** The unit of `date_part` and `date_trunc`: a literal of `dateUnits` (a parameter is checked when bound). */
+function checkUnit(unit: Expression, source: string): void {
+  if (unit.kind === 'param') return;
+  if (unit.kind === 'string' && dateUnits.includes(unit.value.toLowerCase())) return;
+  const text = source.slice(unit.span.start, unit.span.end);
+  throw queryError('UNKNOWN_UNIT', unit.span, [text], { source, found: text, hint: didYouMean(text.replace(/['"]/g, '').toLowerCase(), dateUnits) ?? `one of ${dateUnits.map((u) => `'${u}'`).join(', ')}` });
+}
+
+function readCase(node: CaseExpressionCstNode, reader: FieldReader): Expression {
+  const c = node.children;
+  const whens = c.whenClause.map((w): When => readWhen(w.children, reader));
+  const span = { start: c.Case[0]!.startOffset, end: tokenEnd(c.End[0]!) };
+  const otherwise = c.expression?.[0];
+  return otherwise === undefined ? { kind: 'case', span, whens } : { kind: 'case', span, whens, else: readExpression(otherwise, reader) };
+}
+
+function readWhen(c: WhenClauseCstChildren, reader: FieldReader): When {
+  const operand = havingOperand(reader);
+  const conditions = c.condition.map((member) => readCondition(member, reader, operand));
+  const connective = readConnective(c, reader.source);
+  const result = readExpression(c.expression[0]!, reader);
+  const first = outerSpan(c.condition[0]!, conditions[0]!);
+  const last = outerSpan(c.condition[c.condition.length - 1]!, conditions[conditions.length - 1]!);
+  const condition: Condition<Operand> = connective === undefined ? conditions[0]! : { kind: connective, span: { start: first.start, end: last.end }, conditions };
+  return { kind: 'when', span: { start: c.When[0]!.startOffset, end: result.span.end }, condition, result };
 }
 
 function readGroup<F extends Operand>(group: GroupCstChildren, reader: FieldReader, operand: OperandReader<F>): Condition<F> {
@@ -613,7 +921,7 @@ function outerSpan(node: ConditionCstNode, condition: Condition<Operand>): Span 
 }
 
 /** The one connective of a list of conditions, or MIXED_AND_OR at the first that differs. */
-function readConnective(c: WhereClauseCstChildren | GroupCstChildren | HavingClauseCstChildren, source: string): 'and' | 'or' | undefined {
+function readConnective(c: WhereClauseCstChildren | GroupCstChildren | HavingClauseCstChildren | WhenClauseCstChildren, source: string): 'and' | 'or' | undefined {
   const and = c.And?.[0];
   const or = c.Or?.[0];
   if (and && or) {
@@ -737,8 +1045,7 @@ function readName(node: NameCstNode, source: string): Name {
 function readSelect(c: SelectClauseCstChildren, reader: FieldReader): Select {
   const items = c.selectItem.map((node): SelectItem => {
     const i = node.children;
-    const value: Field | Aggregate | Bucket =
-      i.aggregate !== undefined ? readAggregate(i.aggregate[0]!, reader) : i.bucket !== undefined ? readBucket(i.bucket[0]!, reader) : reader.field(i.field![0]!);
+    const value: SelectItem['value'] = i.Star !== undefined ? { kind: 'star', span: tokenSpan(i.Star[0]!) } : columnExpression(i.expression![0]!, reader);
     if (i.name === undefined) return { kind: 'select-item', span: value.span, value };
     const as = readName(i.name[0]!, reader.source);
     return { kind: 'select-item', span: { start: value.span.start, end: as.span.end }, value, as };
@@ -748,7 +1055,20 @@ function readSelect(c: SelectClauseCstChildren, reader: FieldReader): Select {
 }
 
 function readGroupBy(c: GroupClauseCstChildren, reader: FieldReader): Group {
-  const keys = c.groupKey.map((node) => (node.children.bucket !== undefined ? readBucket(node.children.bucket[0]!, reader) : reader.field(node.children.field![0]!)));
+  const keys = c.groupKey.map((node) => {
+    const key = columnExpression(node.children.expression[0]!, reader, true);
+    const aggregate = firstAggregate(key);
+    if (aggregate !== undefined) {
+      const text = reader.source.slice(aggregate.span.start, aggregate.span.end);
+      throw queryError('UNEXPECTED_TOKEN', aggregate.span, ['a group key without an aggregate', text], {
+        source: reader.source,
+        expected: ['a field or an expression of fields'],
+        found: text,
+        hint: 'group by the fields; aggregate in select and test the aggregates in having',
+      });
+    }
+    return key;
+  });
   return { kind: 'group', span: { start: c.Group[0]!.startOffset, end: keys[keys.length - 1]!.span.end }, keys };
 }
 
@@ -791,7 +1111,7 @@ function readFacet(c: FacetClauseCstChildren, reader: FieldReader): Facet {
 function readOrder(c: OrderClauseCstChildren, reader: FieldReader): Order {
   const keys = c.sortKey.map((node): SortKey => {
     const k = node.children;
-    const field: Operand = k.aggregate !== undefined ? readAggregate(k.aggregate[0]!, reader) : reader.field(k.field![0]!);
+    const field = columnExpression(k.expression[0]!, reader, true);
     const last = k.First ?? k.Last ?? k.Desc ?? k.Asc;
     const key: SortKey = {
       kind: 'sort-key',

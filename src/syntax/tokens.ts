@@ -37,10 +37,12 @@ function isNamePart(code: number): boolean {
 /**
  * Whether a bareword that has reached `end` goes on: a `-` followed by
  * another `-` ends it, so `active-- note` reads as the bareword `active` and
- * a comment.
+ * a comment; a `:` followed by another `:` ends it too, so `qty::int` is a
+ * cast (docs/expressions.md).
  */
 function continuesBareword(text: string, end: number): boolean {
   const code = text.charCodeAt(end);
+  if (code === 58 /* : */) return text.charCodeAt(end + 1) !== 58;
   return isNamePart(code) || (code === 45 /* - */ && text.charCodeAt(end + 1) !== 45);
 }
 
@@ -340,6 +342,18 @@ export const Week: TokenType = softKeyword('week');
 export const Day: TokenType = softKeyword('day');
 export const Bucket: TokenType = softKeyword('bucket');
 
+// Expressions (docs/expressions.md): `case … end`, `cast(x as t)` and
+// `extract(unit from d)` are words of the grammar only where an expression
+// starts (`case when`, `cast(`, `extract(`) or inside a `case`; a field may
+// be called any of them.
+export const Case: TokenType = softKeyword('case');
+export const When: TokenType = softKeyword('when');
+export const Then: TokenType = softKeyword('then');
+export const Else: TokenType = softKeyword('else');
+export const End: TokenType = softKeyword('end');
+export const Cast: TokenType = softKeyword('cast');
+export const Extract: TokenType = softKeyword('extract');
+
 /**
  * `` c.`school year` ``: the alias of a joined resource and its dot, right
  * before a backtick-quoted field name (a plain `c.subject` is one bareword,
@@ -463,6 +477,18 @@ export const Star: TokenType = createToken({ name: 'Star', label: '*', pattern: 
 /** The REPL ends a statement with `;`; the parser accepts one at the very end. */
 export const Semicolon: TokenType = createToken({ name: 'Semicolon', label: ';', pattern: ';' });
 
+// The operators of expressions (docs/expressions.md). `-` is subtraction only
+// where it starts neither a comment (`--`) nor a number (`-3`): `Minus` comes
+// after `Comment` and `NumberLiteral`, and inside a word it is part of the
+// bareword (`MATH-106`, `a-b`), so subtraction is written with spaces.
+export const Plus: TokenType = createToken({ name: 'Plus', label: '+', pattern: '+' });
+export const Minus: TokenType = createToken({ name: 'Minus', label: '-', pattern: '-' });
+export const Slash: TokenType = createToken({ name: 'Slash', label: '/', pattern: '/' });
+export const Percent: TokenType = createToken({ name: 'Percent', label: '%', pattern: '%' });
+export const Concat: TokenType = createToken({ name: 'Concat', label: '||', pattern: '||' });
+/** `x::int`: after `Qualifier` and `Bareword`, which stop before a `::`. */
+export const DoubleColon: TokenType = createToken({ name: 'DoubleColon', label: '::', pattern: '::' });
+
 /** Every keyword, for hints (`did you mean`) and content assist. */
 export const keywordTokens: readonly TokenType[] = [
   From, Where, And, Order, Or, In, Search, Select, By, Asc, Desc, Limit, Offset, True, False, Null,
@@ -472,7 +498,7 @@ export const keywordTokens: readonly TokenType[] = [
 /** Words with a meaning in one place only; elsewhere they are names (see `softKeyword`). */
 export const softKeywordTokens: readonly TokenType[] = [
   Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, Count, Sum, Avg, Min, Max, Year, Month, Week, Day,
-  Bucket,
+  Bucket, Case, When, Then, Else, End, Cast, Extract,
 ];
 
 /** The aggregate functions, by their token. */
@@ -510,6 +536,12 @@ export const allTokens: TokenType[] = [
   Comma,
   Star,
   Semicolon,
+  Plus,
+  Minus,
+  Slash,
+  Percent,
+  Concat,
+  DoubleColon,
 ];
 
 /**
@@ -566,6 +598,12 @@ const K = {
   Comma: kindOf(Comma),
   Semicolon: kindOf(Semicolon),
   Star: kindOf(Star),
+  Plus: kindOf(Plus),
+  Minus: kindOf(Minus),
+  Slash: kindOf(Slash),
+  Percent: kindOf(Percent),
+  Concat: kindOf(Concat),
+  DoubleColon: kindOf(DoubleColon),
   Uuid: kindOf(Uuid),
   DateTime: kindOf(DateTime),
   Qualifier: kindOf(Qualifier),
@@ -676,8 +714,33 @@ function scanTokens(text: string): ILexingResult | undefined {
           continue;
         }
         end = scanNumber(text, i);
-        if (end === i) return undefined;
         kind = K.NumberLiteral;
+        if (end === i) {
+          end = i + 1;
+          kind = K.Minus;
+        }
+        break;
+      case 43: // +
+        end = i + 1;
+        kind = K.Plus;
+        break;
+      case 47: // /
+        end = i + 1;
+        kind = K.Slash;
+        break;
+      case 37: // %
+        end = i + 1;
+        kind = K.Percent;
+        break;
+      case 124: // |
+        if (text.charCodeAt(i + 1) !== 124) return undefined;
+        end = i + 2;
+        kind = K.Concat;
+        break;
+      case 58: // :
+        if (text.charCodeAt(i + 1) !== 58) return undefined;
+        end = i + 2;
+        kind = K.DoubleColon;
         break;
       case 34: // "
       case 39: {
@@ -761,9 +824,10 @@ function scanTokens(text: string): ILexingResult | undefined {
           const word = scanBareword(text, i);
           if (end > i && word <= end) kind = K.Uuid;
           else {
+            // an alias and its dot right before a backtick-quoted field (`Qualifier`); else a bareword,
+            // which is also what a longer run after a UUID is (the UUID's `longer_alt`, tried before `Qualifier`)
+            kind = end === i && word > i + 1 && text.charCodeAt(word - 1) === 46 /* . */ && text.charCodeAt(word) === 96 /* ` */ ? K.Qualifier : K.Bareword;
             end = word;
-            // an alias and its dot right before a backtick-quoted field (`Qualifier`); else a bareword
-            kind = word > i + 1 && text.charCodeAt(word - 1) === 46 /* . */ && text.charCodeAt(word) === 96 /* ` */ ? K.Qualifier : K.Bareword;
           }
         } else {
           return undefined;

@@ -3,6 +3,7 @@
  * condition mentions, and the parameters of a query, in source order.
  */
 import { assertNever, type Condition, type Field, type Parameter, type Query, type Value } from '../ast.js';
+import { conditionLeaves, expressionLeaves } from './expressions.js';
 
 /**
  * Every value node of a condition, depth first (source order); a `like`
@@ -25,6 +26,9 @@ export function conditionValues(condition: Condition, out: Value[] = []): Value[
       out.push(condition.pattern);
       return out;
     case 'is-null':
+      return out;
+    case 'comparison':
+      for (const leaf of conditionLeaves(condition)) if (leaf.kind !== 'field' && leaf.kind !== 'aggregate' && leaf.kind !== 'bucket') out.push(leaf);
       return out;
     case 'not':
       return conditionValues(condition.condition, out);
@@ -50,6 +54,12 @@ export function conditionFieldNodes(condition: Condition, out: Field[] = []): Fi
     case 'like':
     case 'is-null':
       out.push(condition.field);
+      return out;
+    case 'comparison':
+      for (const leaf of conditionLeaves(condition)) {
+        if (leaf.kind === 'field') out.push(leaf);
+        else if (leaf.kind === 'bucket') out.push(leaf.field);
+      }
       return out;
     case 'not':
       return conditionFieldNodes(condition.condition, out);
@@ -82,6 +92,11 @@ export function parametersOf(query: Query): Parameter[] {
     if (query.search.text !== undefined) values.push(query.search.text);
     for (const field of query.search.fields ?? []) values.push(field.text);
   }
+  // the parameters of expressions: select items, group keys, having, sort keys
+  for (const item of query.select?.items ?? []) if (item.value.kind !== 'star') values.push(...expressionValues(item.value));
+  for (const key of query.group?.keys ?? []) values.push(...expressionValues(key));
+  if (query.having !== undefined) values.push(...conditionLeaves(query.having.condition).filter(isValue));
+  for (const key of query.order?.keys ?? []) values.push(...expressionValues(key.field));
   if (query.limit !== undefined) values.push(query.limit.value);
   if (query.offset !== undefined) values.push(query.offset.value);
   return values.filter((v): v is Parameter => v.kind === 'param').sort((a, b) => a.span.start - b.span.start);
@@ -93,4 +108,12 @@ export function parametersOf(query: Query): Parameter[] {
  */
 export function firstParameter(query: Query): Parameter | undefined {
   return parametersOf(query)[0];
+}
+
+function isValue(leaf: { readonly kind: string }): leaf is Value {
+  return leaf.kind !== 'field' && leaf.kind !== 'aggregate' && leaf.kind !== 'bucket';
+}
+
+function expressionValues(expression: Parameters<typeof expressionLeaves>[0]): Value[] {
+  return expressionLeaves(expression).filter(isValue);
 }

@@ -167,15 +167,18 @@ test('the suite has at least 100 cases', () => {
   expect(cases.length).toBeGreaterThanOrEqual(100);
 });
 
-test('the shaped sections cover every aggregate construct', () => {
+test('the shaped sections cover every aggregate construct, operator and function', () => {
   const shapedCases = cases.filter((c) => c.mode === 'shaped');
   const text = shapedCases.map((c) => c.query).join('\n');
   const constructs = [
     'group by', 'count(*)', 'count(credits)', 'count(distinct', 'sum(', 'avg(', 'min(', 'max(', ' as ', 'having', 'year(', 'month(', 'week(', 'day(',
     'bucket(', 'facet', ' top ', ' by month', ' by 5', 'left join', ' join ', 'r.student',
+    // expressions and functions (docs/expressions.md)
+    ' * ', ' / ', ' % ', ' - ', '-year', ' || ', 'case when', 'cast(', '::', 'round(', 'abs(', 'floor(', 'ceil(', 'lower(', 'upper(', 'length(',
+    'substr(', 'trim(', 'concat(', 'coalesce(', 'nullif(', 'greatest(', 'least(', 'date_part(', 'date_trunc(', 'extract(',
   ];
   for (const construct of constructs) expect(text, construct).toContain(construct);
-  expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins']));
+  expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins', 'expressions', 'functions']));
   // each section states the sql target's text and a portal's plan somewhere
   for (const topic of new Set(shapedCases.map((c) => c.topic))) {
     const mine = shapedCases.filter((c) => c.topic === topic);

@@ -122,6 +122,7 @@ describe('the language server in process', () => {
       ['stage', 'text'],
       ['start_date', 'date'],
       ['school', 'text'],
+      ['substr', 'substr(s, from [, n])'],
     ]);
     expect(completion[0]!.textEdit.range).toEqual({ start: { line: 1, character: 6 }, end: { line: 1, character: 7 } });
 

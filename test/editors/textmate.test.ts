@@ -31,7 +31,7 @@ function classOf(scopes: readonly string[]): TokenClass | undefined {
   if (has('string.quoted.')) return 'string';
   if (has('variable.other.field.')) return 'field';
   if (has('keyword.operator.')) return 'operator';
-  if (has('keyword.other.')) return 'keyword';
+  if (has('keyword.other.') || has('support.function.')) return 'keyword';
   if (has('constant.language.')) return 'constant';
   if (has('constant.numeric.')) return 'number';
   if (has('variable.parameter.')) return 'parameter';
@@ -61,6 +61,10 @@ test('the grammar paints every character of generated queries as the lexer reads
   // Also the cases a reader looks for first.
   samples.push('from t where language = en and first = 1 and count > 2 order by first nulls first, last desc nulls last search "x" language german');
   samples.push('from t where code like "MATH\\_1%" and title ilike \'%100\\%%\' and note = "a\\q"');
+  // Expressions (docs/expressions.md): operators, calls, case and cast, and their words as names elsewhere.
+  samples.push('from t where price * qty >= 100 and lower(name) || \'x\' = "ax" select *, round(avg(grade), 1) as mean, count(*) * 100.0 / 7, qty::int % 2');
+  samples.push('from t select case when grade >= 5 then pass else fail end as result, cast(code as text), extract(year from d), end, case, when');
+  samples.push('from t where coalesce(a, b) is not null and substr(code, 1, 4) = MATH-106 order by length(title) desc, price - 1');
   for (const text of samples) {
     const expected = charClasses(text.length, highlight(text));
     const painted = charClasses(text.length, fromTextmate(await tokenize('source.ckql', text)));

@@ -107,7 +107,7 @@ async function expectCode(what: string, run: () => Promise<unknown>, code: strin
 }
 
 /** The static tree a plan runs as (what explain prints, without the portal's counts). */
-function planLines(planned: Plan, query: Query): string[] {
+export function planLines(planned: Plan, query: Query): string[] {
   const nowhere = () => Promise.reject(new Error('a plan is described, not run'));
   return describeTree(portalTree(planned, query, { send: nowhere, sendSql: nowhere, origin: 'https://portal' }, { all: false, total: false, pageSize: 32_000 }));
 }

@@ -186,6 +186,8 @@ describe('complete', () => {
       ['subject', 'text · Subject area'],
       ['start_date', 'date'],
       ['`school year`', 'text'],
+      // then the functions (docs/expressions.md)
+      ['substr(', 'substr(s, from [, n])'],
     ]);
     expect(fields[0]!.documentation).toBe('Subject area\n\nThe department that teaches it.');
     // Soft keywords are fields where a field stands.
@@ -247,6 +249,29 @@ describe('complete', () => {
   it('offers declared parameters where a value or a resource goes', () => {
     const items = complete('from courses where subject = $', 30, { ...context, params: { subject: 'math' } }).items;
     expect(items.map((i) => [i.insert, i.detail])).toEqual([['$subject', '"math"']]);
+  });
+});
+
+describe('functions (docs/expressions.md)', () => {
+  it('completes the functions where an expression may call one, with signature and meaning, and not where only a field goes', () => {
+    const items = complete('from courses select rou', 23, context).items;
+    expect(items.map((i) => [i.label, i.kind, i.insert, i.detail])).toEqual([['round', 'function', 'round(', 'round(x [, n])']]);
+    expect(items[0]!.documentation).toContain('half away from zero');
+    const where = complete('from courses where date_', 24, context).items.map((i) => i.label);
+    expect(where).toEqual(['date_part', 'date_trunc']);
+    // a join's keys and a facet's field are fields only
+    expect(complete('from courses c join schools s on lo', 35, context).items.filter((i) => i.kind === 'function')).toEqual([]);
+    expect(complete('from courses facet lo', 21, context).items.filter((i) => i.kind === 'function')).toEqual([]);
+  });
+
+  it('hovers a function with its signature and an example, and keeps year(…) the bucket', () => {
+    const text = 'from courses select round(avg(credits), 1) as mean, year(start) as y group by y';
+    expect(hover(text, text.indexOf('round') + 2, context)).toMatchObject({ kind: 'function', title: 'round(x [, n])', span: { start: 20, end: 25 } });
+    expect(hover(text, text.indexOf('round') + 2, context)?.text).toContain('example: round(avg(grade), 1)');
+    expect(hover(text, text.indexOf('year') + 1, context)?.text).toContain("date_part('year', f) is the year as a number");
+    // a field called like a function is still a field where no ( follows
+    const field = 'from courses where round = 1';
+    expect(hover(field, field.indexOf('round') + 1, context)?.kind).not.toBe('function');
   });
 });
 
@@ -373,7 +398,7 @@ describe('other sources (`name:resource`, docs/aggregates.md)', () => {
   it('completes and hovers the fields of a resource of another source through its alias, with types', () => {
     const text = 'from enrolments e join portal:courses c on e.course = c.';
     expect(at(text).items.map((i) => [i.insert, i.detail])).toEqual([['c.level', 'int4'], ['c.code', 'text']]);
-    expect(at('from portal:courses where le').items.map((i) => [i.insert, i.detail])).toEqual([['level', 'int4']]);
+    expect(at('from portal:courses where le').items.map((i) => [i.insert, i.detail])).toEqual([['level', 'int4'], ['length(', 'length(s)'], ['least(', 'least(a, b, …)']]);
     // a resource of a source whose resources are unknown: its fields are asked for as written
     expect(at('from enrolments e join archive:grades g on e.course = g.').pending).toEqual([{ kind: 'fields', resource: 'archive:grades' }]);
     const query = 'from enrolments e join portal:courses c on e.course = c.code where c.level = 1';

@@ -71,6 +71,7 @@ function condition(c: Condition): Condition {
       return { ...c, low: literal(c.low), high: literal(c.high) };
     case 'like':
     case 'is-null':
+    case 'comparison':
       return c;
     case 'not':
       return { ...c, condition: condition(c.condition) };

@@ -28,6 +28,7 @@ describe('a 339k-character in list', () => {
       { kind: 'keyword', text: 'not' },
       { kind: 'field', resource: 't' },
       { kind: 'punctuation', text: '(' },
+      { kind: 'function' },
     ]);
     expect(suggest(`${source.slice(0, -1)}, `).suggestions).toEqual([{ kind: 'value', field: 'a', resource: 't' }]);
   });

@@ -18,7 +18,7 @@ describe('suggest', () => {
     expect(suggest('from courses where ')).toEqual({
       from: 19,
       prefix: '',
-      suggestions: [{ kind: 'keyword', text: 'not' }, { kind: 'field', resource: 'courses' }, { kind: 'punctuation', text: '(' }],
+      suggestions: [{ kind: 'keyword', text: 'not' }, { kind: 'field', resource: 'courses' }, { kind: 'punctuation', text: '(' }, { kind: 'function' }],
     });
   });
 
@@ -31,12 +31,12 @@ describe('suggest', () => {
     expect(suggest('from x where a >= ').suggestions).toEqual([{ kind: 'value', field: 'a', resource: 'x' }]);
     expect(texts('from x order by a desc nulls ')).toEqual(['first', 'last']);
     expect(texts('from x search "t" ')).toEqual(['language', 'where', 'select', 'group by', 'having', 'facet', 'order by', 'limit', 'offset']);
-    expect(texts('from x select ')).toEqual(['distinct', 'count', 'sum', 'avg', 'min', 'max', 'year', 'month', 'week', 'day', 'bucket', 'field']);
+    expect(texts('from x select ')).toEqual(['distinct', 'count', 'sum', 'avg', 'min', 'max', 'year', 'month', 'week', 'day', 'bucket', 'field', 'function']);
     // aggregates and buckets only where they may stand: not in where
-    expect(texts('from x where ')).toEqual(['not', 'field', '(']);
-    expect(texts('from x group by ')).toEqual(['year', 'month', 'week', 'day', 'bucket', 'field']);
-    expect(texts('from x group by a having ')).toEqual(['not', 'count', 'sum', 'avg', 'min', 'max', 'year', 'month', 'week', 'day', 'bucket', 'field', '(']);
-    expect(texts('from x order by ')).toEqual(['count', 'sum', 'avg', 'min', 'max', 'field']);
+    expect(texts('from x where ')).toEqual(['not', 'field', '(', 'function']);
+    expect(texts('from x group by ')).toEqual(['year', 'month', 'week', 'day', 'bucket', 'field', 'function']);
+    expect(texts('from x group by a having ')).toEqual(['not', 'count', 'sum', 'avg', 'min', 'max', 'year', 'month', 'week', 'day', 'bucket', 'field', '(', 'function']);
+    expect(texts('from x order by ')).toEqual(['count', 'sum', 'avg', 'min', 'max', 'field', 'function']);
     // a soft keyword after a resource is that keyword, never the resource's alias
     expect(texts('from x facet ')).toEqual(['field']);
     expect(texts('from x join ')).toEqual(['resource']);

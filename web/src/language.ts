@@ -124,6 +124,7 @@ const completionType: Readonly<Record<CompletionKind, string>> = {
   name: 'variable',
   value: 'constant',
   parameter: 'variable',
+  function: 'function',
 };
 
 /** The editor's language extensions over the service and the page's context. */

@@ -15,6 +15,7 @@
  * no value. `sum` is exact over integers and decimals (scaled integers,
  * see `ExactSum`); over `float8` it is a double's, as PostgreSQL's.
  */
+import { withComputedSlots } from './computed.js';
 import type { Aggregate, Condition } from '../../ast.js';
 import { assertNever } from '../../ast.js';
 import type { FacetResult, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
@@ -528,7 +529,10 @@ export function valueOrder(type: FieldType | undefined): (a: JsonValue, b: JsonV
 export function* finishGroups(bound: BoundShape, groups: readonly Row[]): Steps<Row[]> {
   const shape = bound.shape;
   const slotFields: FieldInfo[] = [...bound.slotTypes].map(([id, type]) => ({ id, type }));
-  const kept = shape.having === undefined ? groups : groups.filter(havingTest(shape.having, slotFields));
+  // the computed slots (docs/expressions.md), read over the keys and aggregates before having and the order
+  const compute = withComputedSlots(bound);
+  const rows = compute === undefined ? groups : groups.map(compute);
+  const kept = shape.having === undefined ? rows : rows.filter(havingTest(shape.having, slotFields));
   const keys = [
     ...shape.order.map((key) => ({ slot: (key.by as { slot: string }).slot, direction: key.direction, nulls: key.nulls })),
     ...shape.keys.map((_, i) => ({ slot: keySlot(i), direction: 'asc' as const, nulls: undefined })),

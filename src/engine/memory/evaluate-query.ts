@@ -8,7 +8,8 @@
  * Slow on purpose (every record, every condition, every time); use
  * `evaluate` for real work.
  */
-import type { Aggregate, Bucket, Condition, Field, PlainQuery, PlainSortKey, Query, SortKey, Value } from '../../ast.js';
+import { conditionReader, expressionReader, withComputedSlots } from './computed.js';
+import type { Aggregate, Condition, Expression, Field, PlainQuery, PlainSortKey, Query, SortKey, Value } from '../../ast.js';
 import { assertNever, isPlainQuery, selectedNames } from '../../ast.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, JsonValue, Row, SearchResult, Table } from '../../datastore/types.js';
 import { likePatternError, queryError, resourceNotFound, validationError } from '../../errors.js';
@@ -305,6 +306,8 @@ function truth(condition: Condition, row: Row, position: number, context: Contex
       }
       return result;
     }
+    case 'comparison':
+      return conditionReader<Row>(condition, (field) => ({ read: (r) => valueOf(r, field.name, position), type: typeOf(field.name, context) }))(row);
     default:
       return assertNever(condition, 'condition');
   }
@@ -402,6 +405,8 @@ function checkCondition(condition: Condition, context: Context): void {
     case 'and':
     case 'or':
       for (const member of condition.conditions) checkCondition(member, context);
+      return;
+    case 'comparison':
       return;
     default:
       return assertNever(condition, 'condition');
@@ -626,8 +631,15 @@ function keptTuples(shape: Shape, tables: readonly (Table | readonly Row[])[], b
   return { tuples: kept, context };
 }
 
-/** A group's key value, or a record's value of a field or bucket. */
-function valueIn(value: Field | Bucket, flat: Record<string, JsonValue>, bound: BoundShape): JsonValue {
+/** A group's key value, or a record's value of a field, a bucket or an expression. */
+function valueIn(value: Expression, flat: Record<string, JsonValue>, bound: BoundShape): JsonValue {
+  if (value.kind !== 'field' && value.kind !== 'bucket') {
+    const reading = (f: Field) => {
+      const ref = bound.ref(f);
+      return { read: (row: Record<string, JsonValue>) => row[flatKey(ref.side, ref.info.id)] ?? null, type: ref.info.type };
+    };
+    return expressionReader(value, reading).read(flat);
+  }
   const field = value.kind === 'field' ? value : value.field;
   const ref = bound.ref(field);
   const raw = flat[flatKey(ref.side, ref.info.id)] ?? null;
@@ -712,12 +724,13 @@ function evaluateShaped(q: Query, source: Table | readonly Row[] | TableFinder):
     }
     // Without group by, no records are still one group (count 0, the rest null).
     if (shape.keys.length === 0 && groups.size === 0) groups.set('[]', []);
+    const compute = withComputedSlots(bound);
     const slotRows = [...groups.values()].map((group) => {
       const row: Record<string, JsonValue> = {};
       shape.keys.forEach((k, i) => (row[`k${i}`] = group.length === 0 ? null : valueIn(k, group[0]!.flat, bound)));
       shape.aggregates.forEach((a, i) => (row[`a${i}`] = aggregateOver(a, group, bound)));
       return row;
-    });
+    }).map((row) => (compute === undefined ? row : (compute(row) as Record<string, JsonValue>)));
     const slotContext: Context = { types: bound.slotTypes, typed: true };
     const having = shape.having;
     if (having !== undefined) checkCondition(having, slotContext);
@@ -733,12 +746,12 @@ function evaluateShaped(q: Query, source: Table | readonly Row[] | TableFinder):
   } else {
     for (const key of shape.order) {
       directions.push(key);
-      const value = (key.by as { value: Field | Bucket }).value;
-      sortTypes.push(value.kind === 'bucket' ? (value.fn === 'bucket' ? 'numeric' : 'timestamp') : bound.ref(value).info.type);
+      const value = (key.by as { value: Expression }).value;
+      sortTypes.push(value.kind === 'bucket' ? (value.fn === 'bucket' ? 'numeric' : 'timestamp') : value.kind === 'field' ? bound.ref(value).info.type : computedType(value, bound));
     }
     out = tuples.map((tuple) => ({
-      values: Object.fromEntries(bound.columns.map((c) => [c.name, valueIn(c.value as Field | Bucket, tuple.flat, bound)])),
-      sortValues: shape.order.map((key) => valueIn((key.by as { value: Field | Bucket }).value, tuple.flat, bound)),
+      values: Object.fromEntries(bound.columns.map((c) => [c.name, valueIn(c.value, tuple.flat, bound)])),
+      sortValues: shape.order.map((key) => valueIn((key.by as { value: Expression }).value, tuple.flat, bound)),
     }));
     if (shape.distinct) {
       const seen = new Set<string>();
@@ -815,4 +828,9 @@ function facetsOver(facets: readonly FacetSpec[], tuples: readonly Tuple[], boun
     };
   }
   return out;
+}
+
+/** The column type of an expression over the records of a shape. */
+function computedType(value: Expression, bound: BoundShape): FieldType {
+  return expressionReader(value, (f: Field) => ({ read: () => null, type: bound.ref(f).info.type })).type;
 }

@@ -190,6 +190,8 @@ function normalForm(condition: QueryCondition, truth: boolean, fields: ReadonlyM
       const op = (condition.kind === 'and') === truth ? 'and' : 'or';
       return { condition: { op, of } };
     }
+    case 'comparison':
+      throw queryError('NOT_COMPUTED_YET', condition.span, ['this comparison', 'the memory engine'], { hint: 'docs/expressions.md says what each engine and target computes' });
     default:
       return assertNever(condition, 'condition');
   }

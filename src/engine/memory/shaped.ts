@@ -8,8 +8,10 @@
  * positions of a joined row. The reference walker (`evaluateQuery`) says
  * what each step means, plainly.
  */
-import type { Condition as QueryCondition, Field, Query } from '../../ast.js';
-import { isPlainQuery } from '../../ast.js';
+import type { Condition as QueryCondition, Expression, Field, Query } from '../../ast.js';
+import { hasComparison, isPlainQuery } from '../../ast.js';
+import { expressionFields } from '../../syntax/expressions.js';
+import { expressionReader } from './computed.js';
 import { bindShape, conditionFieldList, fieldRefText, mapCondition, shapeOf } from '../../compile/shape.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { bucketFunction } from '../../datastore/buckets.js';
@@ -137,7 +139,8 @@ function* joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShap
   for (const member of members) {
     const sides = new Set(conditionFieldList(member).map(sideOf));
     const [side] = [...sides];
-    if (sides.size === 1 && side !== undefined && !optional.has(side)) ofSide[side]!.push(member);
+    // a comparison of expressions is tested over the joined rows (computed.ts), not by a side's scan
+    if (sides.size === 1 && side !== undefined && !optional.has(side) && !hasComparison(member)) ofSide[side]!.push(member);
     else across.push(member);
   }
   // Each side's rows: its conditions and its part of the search, as queryTable runs them.
@@ -538,9 +541,10 @@ function* filterJoined(joined: Joined, conditions: readonly QueryCondition[], bo
   return { views: joined.views, positions: joined.positions.map((list) => Int32Array.from(kept, (j) => (list === undefined ? j : list[j]!))), length: kept.length };
 }
 
-/** A field or bucket of joined row `j`. */
-function valueReader(joined: Joined, bound: BoundShape, value: Field | { readonly kind: 'bucket'; readonly fn: string; readonly field: Field; readonly width?: { readonly value: number } }): Read<number> {
+/** A field, bucket or expression of joined row `j`. */
+function valueReader(joined: Joined, bound: BoundShape, value: Expression): Read<number> {
   if (value.kind === 'field') return reader(joined, bound, value);
+  if (value.kind !== 'bucket') return expressionReader<number>(value, (f) => ({ read: reader(joined, bound, f), type: bound.ref(f).info.type })).read;
   const read = reader(joined, bound, value.field);
   const bucket = bucketFunction(value.fn === 'bucket' ? { width: value.width!.value } : { unit: value.fn as 'year' | 'month' | 'week' | 'day' });
   return (j) => bucket(read(j));
@@ -569,6 +573,7 @@ function* groupedJoinRows(bound: BoundShape, views: readonly TableView[], each: 
   const aggregator = makeAggregator<number>({
     keys: shape.keys.map((key) => {
       if (key.kind === 'field') return fieldOf(key);
+      if (key.kind !== 'bucket') return expressionReader<number>(key, (f) => ({ read: fieldOf(f), type: bound.ref(f).info.type })).read;
       const value = fieldOf(key.field);
       const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
       return (j) => bucket(value(j));
@@ -616,6 +621,7 @@ function* groupedRowsOfOne(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const aggregator = makeAggregator<Row>({
     keys: shape.keys.map((key) => {
       if (key.kind === 'field') return read(key);
+      if (key.kind !== 'bucket') return expressionReader<Row>(key, (f) => ({ read: read(f), type: bound.ref(f).info.type })).read;
       const value = read(key.field);
       const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
       return (row) => bucket(value(row));
@@ -626,7 +632,7 @@ function* groupedRowsOfOne(bound: BoundShape, joined: Joined): Steps<Row[]> {
       type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
     })),
   });
-  const needsPosition = [...shape.keys.flatMap((k) => (k.kind === 'field' ? [k] : [k.field])), ...shape.aggregates.flatMap((a) => (a.field === undefined ? [] : [a.field]))]
+  const needsPosition = [...shape.keys.flatMap((k) => expressionFields(k)), ...shape.aggregates.flatMap((a) => (a.field === undefined ? [] : [a.field]))]
     .some((f) => bound.ref(f).info.id === '_id');
   // `_id` may be the row's position rather than a key it holds: read it as the joined rows do.
   const items = needsPosition ? rows.map((row, i) => (Object.hasOwn(row, '_id') ? row : ({ ...row, _id: readField(row, '_id', i) } as Row))) : rows;
@@ -639,7 +645,7 @@ function* groupedRowsOfOne(bound: BoundShape, joined: Joined): Steps<Row[]> {
 function* plainRows(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const shape = bound.shape;
   const columns = bound.columns.map((c): JoinedColumn => {
-    const value = c.value as Field | { readonly kind: 'bucket'; readonly fn: string; readonly field: Field; readonly width?: { readonly value: number } };
+    const value = c.value;
     if (value.kind !== 'field') return { key: c.name, value: valueReader(joined, bound, value) };
     const { side, info } = bound.ref(value);
     return { key: c.name, side, field: info.id };
@@ -653,10 +659,12 @@ function* plainRows(bound: BoundShape, joined: Joined): Steps<Row[]> {
   }
   // In the joined rows' order: the records alone.
   if (!shape.distinct && shape.order.length === 0) return records as Row[];
-  const sortReads = shape.order.map((key) => valueReader(joined, bound, (key.by as { value: Field }).value));
+  const sortReads = shape.order.map((key) => valueReader(joined, bound, (key.by as { value: Expression }).value));
   const sortTypes: (FieldType | undefined)[] = shape.order.map((key) => {
-    const value = (key.by as { value: Field | { kind: 'bucket'; fn: string; field: Field } }).value;
-    return value.kind === 'bucket' ? (value.fn === 'bucket' ? 'numeric' : 'timestamp') : bound.ref(value).info.type;
+    const value = (key.by as { value: Expression }).value;
+    if (value.kind === 'field') return bound.ref(value).info.type;
+    if (value.kind === 'bucket') return value.fn === 'bucket' ? 'numeric' : 'timestamp';
+    return expressionReader<number>(value, (f) => ({ read: () => null, type: bound.ref(f).info.type })).type;
   });
   // Each record beside its sort values, distinct when asked.
   const seen = new Set<string>();

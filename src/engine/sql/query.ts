@@ -44,7 +44,7 @@ export interface QuerySql {
  * names checked first as the memory engine checks them.
  * @example
  * shapedQuerySql(parse('from courses group by subject select subject, count(*) as n'), [entry], {}).records
- * // SELECT row_to_json(r)::text AS r FROM (SELECT "courses"."subject" AS "subject", count(*) AS "n" FROM "…" AS "courses" GROUP BY … LIMIT 100) AS r
+ * // SELECT row_to_json(_ckql_row)::text AS r FROM (SELECT "courses"."subject" AS "subject", count(*) AS "n" FROM "…" AS "courses" GROUP BY … LIMIT 100) AS _ckql_row
  */
 export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
   const shape = shapeOf(query);
@@ -89,7 +89,7 @@ export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], o
   const page = `${limit === undefined ? '' : ` LIMIT ${limit}`}${shape.offset > 0 ? ` OFFSET ${shape.offset}` : ''}`;
   return {
     resource: entries[0]!.id,
-    records: `SELECT row_to_json(r)::text AS r FROM (${body}${page}) AS r`,
+    records: `SELECT row_to_json(_ckql_row)::text AS r FROM (${body}${page}) AS _ckql_row`,
     count: options.total === true ? `SELECT count(*) AS n FROM (${body}) AS c` : undefined,
     params,
     fields: bound.columns.map((c) => ({ id: c.name, type: c.type })),
@@ -113,7 +113,7 @@ function readFacetRows(shape: Shape, bound: BoundShape, rows: readonly Readonly<
  * Error), so PostgreSQL never sees an unknown column.
  * @example
  * querySql(parse('from courses where credits >= 7 order by title limit 2'), entry, {})
- * // records: SELECT row_to_json(r)::text AS r FROM (SELECT "_id", … FROM "…" WHERE "credits" >= $1 ORDER BY "title" ASC, "_id" LIMIT 2) AS r
+ * // records: SELECT row_to_json(_ckql_row)::text AS r FROM (SELECT "_id", … FROM "…" WHERE "credits" >= $1 ORDER BY "title" ASC, "_id" LIMIT 2) AS _ckql_row
  */
 export function querySql(query: PlainQuery, entry: CatalogEntry, options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
   checkQuery(query, entry.fields);
@@ -154,7 +154,7 @@ export function querySql(query: PlainQuery, entry: CatalogEntry, options: Pick<E
   }
   return {
     resource: entry.id,
-    records: `SELECT row_to_json(r)::text AS r FROM (${rows}) AS r`,
+    records: `SELECT row_to_json(_ckql_row)::text AS r FROM (${rows}) AS _ckql_row`,
     count: options.total === true ? counted : undefined,
     params,
     fields,
