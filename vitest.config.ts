@@ -40,6 +40,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     // Builds dist/ once for the few tests that run the real bin.
     globalSetup: ['test/global-setup.ts'],
+    // The code under test's in-memory PGlite databases come from the worker's pool (test/setup-pglite.ts).
+    setupFiles: ['test/setup-pglite.ts'],
     testTimeout: 30_000,
     // expect.poll waits up to 5 s (default 1 s): a shared, loaded machine draws a page later, and a passing poll
     // returns as soon as it passes, so this costs nothing when all is well.

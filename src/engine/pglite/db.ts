@@ -190,6 +190,21 @@ export function startTextPglite(): Promise<PGlite> {
   return freshDatabase(undefined, TEXT_VALUES);
 }
 
+/** Set by the tests only (`lendInMemoryPglite`); the bin and the library never set it. */
+let lentInMemory: (() => Promise<Db>) | undefined;
+
+/**
+ * Test-only: where `openPglite()` without a folder gets its database. The
+ * tests' per-worker pool (test/helpers/pglite-pool.ts, installed by
+ * test/setup-pglite.ts) lends an emptied instance that holds what a fresh one
+ * holds, instead of a start that costs more than half a second of CPU;
+ * `undefined` starts fresh ones again.
+ * @example lendInMemoryPglite(borrowPgliteDb);
+ */
+export function lendInMemoryPglite(lend: (() => Promise<Db>) | undefined): void {
+  lentInMemory = lend;
+}
+
 /**
  * Opens PGlite: a fresh database in memory, or the one kept in `dataDir`
  * (created when missing).
@@ -198,6 +213,7 @@ export function startTextPglite(): Promise<PGlite> {
  * const kept = await openPglite('./ckql-db'); // kept between runs
  */
 export async function openPglite(dataDir?: string): Promise<Db> {
+  if (dataDir === undefined && lentInMemory !== undefined) return lentInMemory();
   const pg = dataDir === undefined || !(await holdsDatabase(dataDir))
     ? await freshDatabase(dataDir, TEXT_VALUES)
     : await PGlite.create({ dataDir, parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS, startParams: [...START_PARAMS] });
