@@ -15,13 +15,14 @@
  * Every literal is untyped text, which PostgreSQL reads as the column's type,
  * as the language reads a value as the field's type.
  */
-import type { Condition, Equals, IsNull, Operand, PlainQuery, PlainSortKey, Query, StringValue, Parameter, Value } from '../ast.js';
-import { assertNever, selectedNames } from '../ast.js';
+import type { PlainQuery, PlainSortKey, Query, StringValue, Parameter, Value } from '../ast.js';
+import { selectedNames } from '../ast.js';
 import { queryError } from '../errors.js';
-import { expressionSql, operandLeaf } from './sql-expression.js';
+import { conditionSql, type FieldSql, type LiteralWriter } from './sql-expression.js';
 
-const comparisonSql = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
-import { canonicalText } from '../datastore/values.js';
+// Conditions and expressions are written together (a case holds conditions, a comparison expressions): sql-expression.ts.
+export { conditionSql, type FieldSql, type LiteralWriter };
+
 import { escapeColons } from '../datastore/sql-text.js';
 import { unboundError } from './dict-filters.js';
 import { hasPrefixWord, tsQueryText } from './search-text.js';
@@ -108,11 +109,6 @@ function checkNul(text: string): void {
   }
 }
 
-/**
- * Writes a text value into SQL: the sql target writes a quoted literal; an
- * engine running the same SQL binds a parameter (`$n`) instead.
- */
-export type LiteralWriter = (text: string) => string;
 
 /**
  * A query's `where` and `search` as one SQL condition (undefined when it has
@@ -129,73 +125,11 @@ export function whereSql(query: Query, literal: LiteralWriter, field: FieldSql =
   return where.length === 0 ? undefined : where.join(' AND ');
 }
 
-/** Writes what a condition tests: a field's column (`"f"`, `"c"."f"`), or in `having` an aggregate. */
-export type FieldSql<F extends Operand = Operand> = (operand: F) => string;
 
 const plainField: FieldSql = (operand) => {
   if (operand.kind !== 'field') throw new Error('an aggregate outside a grouped query');
   return identifier(operand.name);
 };
-
-function valueSql(value: Value, literal: LiteralWriter): string {
-  if (value.kind === 'param') throw unboundError(value);
-  if (value.kind === 'null') return 'NULL';
-  return literal(canonicalText(value.value)!);
-}
-
-const operatorSql = { ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
-
-/** A condition as SQL: each value written by `literal`, each field or aggregate by `field`. */
-export function conditionSql<F extends Operand>(condition: Condition<F>, literal: LiteralWriter, field: FieldSql<F>): string {
-  const valueOf = (value: Value): string => valueSql(value, literal);
-  switch (condition.kind) {
-    case 'eq':
-      return condition.value.kind === 'null'
-        ? `${field(condition.field)} IS NULL`
-        : `${field(condition.field)} = ${valueOf(condition.value)}`;
-    case 'compare':
-      // `f != null` is `f is not null`, as `f = null` is `f is null`; any other comparison with null is unknown.
-      if (condition.value.kind === 'null') {
-        return condition.op === 'ne' ? `${field(condition.field)} IS NOT NULL` : 'NULL';
-      }
-      return `${field(condition.field)} ${operatorSql[condition.op]} ${valueOf(condition.value)}`;
-    case 'in': {
-      const column = field(condition.field);
-      const values = condition.values.filter((v) => v.kind !== 'null');
-      if (values.length === condition.values.length && values.length === 0) {
-        // `in ()` holds for no record; the field is still named, so an unknown one is refused as elsewhere.
-        return `(false AND ${column} IS NULL)`;
-      }
-      const list = values.length === 0 ? 'false' : `${column} IN (${values.map(valueOf).join(', ')})`;
-      return values.length < condition.values.length ? `(${column} IS NULL OR ${list})` : list;
-    }
-    case 'between':
-      return `${field(condition.field)} BETWEEN ${valueOf(condition.low)} AND ${valueOf(condition.high)}`;
-    case 'like':
-      return `${field(condition.field)} ${condition.ignoreCase ? 'ILIKE' : 'LIKE'} ${valueOf(condition.pattern)}`;
-    case 'is-null':
-      return `${field(condition.field)} IS NULL`;
-    case 'not':
-      // `is not null` has its own SQL, as it has its own words in the language.
-      if (isNullTest(condition.condition)) return `${field(condition.condition.field)} IS NOT NULL`;
-      return `NOT (${conditionSql(condition.condition, literal, field)})`;
-    case 'and':
-    case 'or':
-      if (condition.conditions.length === 0) return condition.kind === 'and' ? 'true' : 'false';
-      return `(${condition.conditions.map((member) => conditionSql(member, literal, field)).join(condition.kind === 'and' ? ' AND ' : ' OR ')})`;
-    case 'comparison': {
-      const leaf = operandLeaf(field as FieldSql);
-      return `${expressionSql(condition.left, leaf, literal)} ${comparisonSql[condition.op]} ${expressionSql(condition.right, leaf, literal)}`;
-    }
-    default:
-      return assertNever(condition, 'condition');
-  }
-}
-
-/** `f is null`, also written `f = null`. */
-function isNullTest<F extends Operand>(condition: Condition<F>): condition is IsNull<F> | Equals<F> {
-  return condition.kind === 'is-null' || (condition.kind === 'eq' && condition.value.kind === 'null');
-}
 
 /**
  * CKAN's full-text search, in SQL: `_full_text` for the whole record (of
