@@ -844,8 +844,8 @@ class CsvColumn {
       this.addText(bytes, start, end, quoted, ascii);
       return;
     }
-    // An empty cell is null; so is a NUL alone (QUOTED_EMPTY's text, which an inferred column reads as empty).
-    if (start === end || (end - start === 1 && bytes[start] === 0)) {
+    // An empty cell is null (a quoted one too: only a declared column tells it apart).
+    if (start === end) {
       this.addNull(r);
       return;
     }
@@ -1285,10 +1285,11 @@ export function integerWidth(values: Iterable<JsonValue | undefined>): 'int4' | 
 /**
  * A quoted empty cell (`""`) of a file whose types are declared: an empty
  * text, where an unquoted empty cell is null (PostgreSQL's `COPY … csv`
- * tells them apart so, and CKAN's dump writes them so). NUL cannot be in a
- * text PostgreSQL holds, so it cannot be a cell's own text.
+ * tells them apart so, and CKAN's dump writes them so). A lone surrogate:
+ * no cell's text is one (UTF-8 decoding never gives one; a NUL, which the
+ * memory engine keeps, can be a cell's text).
  */
-export const QUOTED_EMPTY = '\u0000';
+export const QUOTED_EMPTY = '\uD800';
 
 /** The start of a file, enough to hold its header line (the delimiter is read from it). */
 async function headText(file: string): Promise<string> {

@@ -1,0 +1,107 @@
+/**
+ * Data files PostgreSQL cannot take as they are, on every engine: a NUL
+ * byte (PostgreSQL's text holds none), more columns than a table holds
+ * (1,600 with CKAN's `_id` and `_full_text`), a record too long to copy,
+ * a value PostgreSQL refuses during COPY, and bytes that are not UTF-8.
+ * The memory engine keeps what it can (a NUL, any width); the SQL engines
+ * say what is wrong with DATA_INVALID naming the file and the line, never
+ * PostgreSQL's words as "a bug". Numbers beyond a double (`1e400`) are read
+ * as PostgreSQL's `numeric` reads them, on every engine, PostgreSQL judging.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolError } from '../../../src/errors.js';
+import { loadResources } from '../../../src/engine/memory/load.js';
+import { loadFiles } from '../../../src/engine/sql/load-files.js';
+import type { LoadFilesOptions } from '../../../src/engine/sql/load-files.js';
+import type { TestEngines } from './engines.js';
+import { engineNames, openTestEngines } from './engines.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ckql-hostile-data-'));
+function file(name: string, content: string | Buffer): string {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+const nulInText = file('nul.csv', 'a,b\n1,ok\n2,x\u0000y\n');
+const nulAlone = file('nulcell.csv', 'a,b\n1,\u0000\n');
+const nulJson = file('nuljson.ndjson', '{"a":1}\n{"a":2,"b":"x\\u0000y"}\n');
+const tooWide = file('wide.csv', `${Array.from({ length: 1700 }, (_, k) => `c${k}`).join(',')}\n${Array.from({ length: 1700 }, () => '1').join(',')}\n`);
+const longLine = file('long.csv', `a,b\n1,short\n2,${'x'.repeat(33 * 1024 * 1024)}\n`);
+// declared a date, with a year PostgreSQL has not got: only PostgreSQL can say so, during COPY
+const yearZero = file('year0.csv', 'd\n2020-01-01\n0000-01-01\n');
+file('year0.fields.json', JSON.stringify({ fields: [{ id: 'd', type: 'date' }] }));
+
+let engines: TestEngines;
+beforeAll(async () => {
+  engines = await openTestEngines([]);
+});
+afterAll(async () => {
+  await engines?.close();
+});
+
+/** The error `run` ends with (it must end with one). */
+async function failure(run: Promise<unknown>): Promise<ToolError> {
+  const error = await run.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ToolError);
+  return error as ToolError;
+}
+
+async function memoryRecords(path: string, options: Parameters<typeof loadResources>[1] = {}): Promise<unknown[]> {
+  const [table] = await loadResources(path, options);
+  return table!.rows.map((row) => ({ ...row }) as unknown);
+}
+
+describe('the memory engine', () => {
+  it('keeps a NUL in a text, and a cell of a NUL alone is that text, not null', async () => {
+    expect(await memoryRecords(nulInText)).toEqual([{ _id: 1, a: 1, b: 'ok' }, { _id: 2, a: 2, b: 'x\u0000y' }]);
+    expect(await memoryRecords(nulAlone)).toEqual([{ _id: 1, a: 1, b: '\u0000' }]);
+  });
+});
+
+describe.each(engineNames)('%s', (name) => {
+  const load = async (path: string, options: LoadFilesOptions = {}): Promise<unknown[]> => {
+    const engine = engines.get(name);
+    const [loaded] = await loadFiles(engine.db, [path], { replace: true, indexes: false, ...options });
+    await engine.refresh();
+    return [...(await engine.search({ resource_id: loaded!.id, sort: '_id' })).records];
+  };
+
+  it('refuses a NUL with DATA_INVALID naming the file, line and column, before PostgreSQL sees it', async () => {
+    for (const [path, line, column] of [[nulInText, 3, 'b'], [nulAlone, 2, 'b'], [nulJson, 2, 'b']] as const) {
+      const error = await failure(load(path));
+      expect(error.code).toBe('DATA_INVALID');
+      expect(error.file).toBe(path);
+      expect(error.line).toBe(line);
+      expect(error.message).toContain(`line ${line}, column "${column}"`);
+      expect(error.message).toContain('NUL');
+    }
+  });
+
+  it('refuses more columns than a PostgreSQL table holds, saying how many it holds', async () => {
+    const error = await failure(load(tooWide));
+    expect(error.code).toBe('DATA_INVALID');
+    expect(error.file).toBe(tooWide);
+    expect(error.message).toContain('1700 columns');
+    expect(error.message).toContain('1598');
+  });
+
+  it('refuses a record longer than the bound, naming its line, before PostgreSQL sees it', async () => {
+    const error = await failure(load(longLine));
+    expect(error.code).toBe('DATA_INVALID');
+    expect(error.line).toBe(3);
+    expect(error.message).toContain('line 3');
+    expect(error.message).toContain('32 MiB');
+  });
+
+  it('tells a value PostgreSQL refuses during COPY as DATA_INVALID with the file and line, in PostgreSQL\'s words', async () => {
+    const error = await failure(load(yearZero));
+    expect(error.code).toBe('DATA_INVALID');
+    expect(error.file).toBe(yearZero);
+    expect(error.line).toBe(3);
+    expect(error.message).toContain('out of range');
+  });
+});
