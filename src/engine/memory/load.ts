@@ -17,7 +17,8 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
 import { DatastoreError, ToolError, toolError } from '../../errors.js';
-import { fileKind, SYMLINK_LOOP } from '../files.js';
+import { fileKind, SYMLINK_LOOP, utf8Chunks } from '../files.js';
+import type { InvalidUtf8 } from '../files.js';
 import { rowFactory, rowsFromColumns } from './row-shape.js';
 import { cellText, CsvReader, CsvSyntaxError } from './csv-reader.js';
 import type { CsvSink } from './csv-reader.js';
@@ -52,6 +53,8 @@ export interface LoadOptions {
   readonly fields?: string;
   /** how columns nobody declared are typed; default `ckql` */
   readonly infer?: InferMode;
+  /** bytes that are not UTF-8: `refuse` (default: `DATA_INVALID` with the line and offset) or `replace` (each read as U+FFFD) */
+  readonly invalidUtf8?: InvalidUtf8;
   /**
    * told of each file that cannot be read (`DATA_INVALID` with its file and
    * line, a second file with a taken name): the file is skipped and the
@@ -369,11 +372,19 @@ async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOption
   const ext = extname(found.file).toLowerCase();
   const where: TableMeta = { id: found.id, aliases: found.aliases, source: found.file, private: isPrivate, meta: found.meta };
   const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
-  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, options.onProgress, options.signal);
+  const reading: Reading = { invalidUtf8: options.invalidUtf8 ?? 'refuse', ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }), ...(options.signal === undefined ? {} : { signal: options.signal }) };
+  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, reading);
   const alias = found.alias;
-  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, options.onProgress, options.signal) : await ndjsonFileRows(found.file, alias, options.onProgress, options.signal);
+  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, reading) : await ndjsonFileRows(found.file, alias, reading);
   stopIfAborted(options.signal, found.file);
   return buildTable(rows, where, typing);
+}
+
+/** How one file is read: its bytes that are not UTF-8, its progress, its signal. */
+interface Reading {
+  readonly invalidUtf8: InvalidUtf8;
+  readonly onProgress?: (progress: FileProgress) => void;
+  readonly signal?: AbortSignal;
 }
 
 /** A load whose signal was aborted ends with `ABORTED`, between two chunks of its file. */
@@ -394,10 +405,10 @@ function stripBom(text: string): string {
  * so the file's text is never held whole: a file larger than the longest
  * string V8 makes (≈ 512 MiB) loads too.
  */
-async function jsonArrayFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Row[]> {
+async function jsonArrayFileRows(file: string, alias: string, { invalidUtf8, onProgress, signal }: Reading): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
-  const reading = jsonArrayRecords(file, signal);
+  const reading = jsonArrayRecords(file, signal, invalidUtf8);
   let reported = 0;
   for await (const { record } of reading.records) {
     rows.push(record as Row);
@@ -422,6 +433,7 @@ async function jsonArrayFileRows(file: string, alias: string, onProgress?: (prog
 export function jsonArrayRecords(
   file: string,
   signal?: AbortSignal,
+  invalidUtf8: InvalidUtf8 = 'refuse',
 ): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   const records = (async function* () {
@@ -446,8 +458,8 @@ export function jsonArrayRecords(
     });
     const decoder = new StringDecoder('utf8');
     try {
-      for await (const chunk of input) {
-        splitter.feed(decoder.write(chunk as Buffer));
+      for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
+        splitter.feed(decoder.write(chunk));
         yield* ready.splice(0);
       }
       splitter.feed(decoder.end());
@@ -555,7 +567,7 @@ function isJsonSpace(c: number): boolean {
 }
 
 /** The records of an NDJSON file, read line by line as it streams in (its text is never held whole). */
-async function ndjsonFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Row[]> {
+async function ndjsonFileRows(file: string, alias: string, { invalidUtf8, onProgress, signal }: Reading): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
   let lineNumber = 0;
@@ -582,9 +594,9 @@ async function ndjsonFileRows(file: string, alias: string, onProgress?: (progres
   const decoder = new StringDecoder('utf8');
   let rest = '';
   try {
-    for await (const chunk of input) {
+    for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
       stopIfAborted(signal, file);
-      const text = rest + decoder.write(chunk as Buffer);
+      const text = rest + decoder.write(chunk);
       let start = rest === '' && lineNumber === 0 ? (text.charCodeAt(0) === 0xfeff ? 1 : 0) : 0;
       for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
         take(text.slice(start, end));
@@ -656,7 +668,7 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
  * inferred, and rows are built once the types are known. Neither the
  * file's text nor a list of parsed records is ever held whole.
  */
-async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Table> {
+async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, { invalidUtf8, onProgress, signal }: Reading): Promise<Table> {
   const totalBytes = (await stat(file)).size;
   const alias = meta.aliases[0] ?? meta.id;
   const sink = new CsvTableSink(file, typing);
@@ -664,9 +676,9 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
   const input = createReadStream(file, { highWaterMark: CSV_CHUNK });
   try {
     // One chunk at a time: the point where a load can stop between chunks.
-    for await (const chunk of input) {
+    for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
       stopIfAborted(signal, file);
-      reader.push(chunk as Buffer);
+      reader.push(chunk);
       onProgress?.({ resource: alias, rows: sink.rows, bytes: input.bytesRead, totalBytes });
     }
     // and once more after the last chunk (a file of one chunk), before its rows are built

@@ -11,6 +11,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { ToolError } from '../../errors.js';
 import {
@@ -24,6 +25,8 @@ import type { InferMode } from '../declared.js';
 import type { FieldDictionary, FieldType, JsonValue } from '../../datastore/types.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import { ALIAS_NAME_RULE, isValidAliasName } from '../../datastore/validate.js';
+import { utf8Chunks } from '../files.js';
+import type { InvalidUtf8 } from '../files.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
@@ -43,6 +46,8 @@ export interface LoadFilesOptions extends LoadTablesOptions {
   readonly fields?: string;
   /** how columns nobody declared are typed; default `ckql` */
   readonly infer?: InferMode;
+  /** bytes that are not UTF-8: `refuse` (default: `DATA_INVALID` with the line and offset) or `replace` (each read as U+FFFD) */
+  readonly invalidUtf8?: InvalidUtf8;
   /**
    * told of each file that cannot be loaded (its text, its column names):
    * its transaction rolls back and the other files are loaded. Without it,
@@ -115,7 +120,7 @@ function convertsForCopy(type: FieldType): boolean {
   return type === 'json' || type.startsWith('_');
 }
 
-async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadTablesOptions): Promise<number> {
+async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadFilesOptions): Promise<number> {
   const delimiter = delimiterOf(await head(file));
   const trim = typing.infer === 'xloader';
   // Pass 1: the header and each column's type, as the memory loader infers them; declared cells are checked as it reads them.
@@ -128,7 +133,8 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
   const quoted = typing.declaration !== undefined;
-  const reading = csvRecords(file, delimiter, quoted, options.signal);
+  const invalidUtf8 = options.invalidUtf8 ?? 'refuse';
+  const reading = csvRecords(file, delimiter, quoted, options.signal, invalidUtf8);
   let reported = 0;
   for await (const { cells: record, line } of reading.records) {
     if (plan === undefined) {
@@ -177,7 +183,7 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   // Pass 2: COPY in batches.
   async function* lines(): AsyncIterable<CopyLine> {
     let first = true;
-    for await (const { cells: record, line: at } of csvRecords(file, delimiter, quoted, options.signal).records) {
+    for await (const { cells: record, line: at } of csvRecords(file, delimiter, quoted, options.signal, invalidUtf8).records) {
       if (first) {
         first = false;
         continue;
@@ -243,7 +249,7 @@ function holdsNul(value: unknown): boolean {
 }
 
 /** A streamed reading of a JSON data file's records (`ndjsonRecords`, `jsonArrayRecords`). */
-type RecordsOf = (file: string, signal: AbortSignal | undefined) => { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number };
+type RecordsOf = (file: string, signal: AbortSignal | undefined, invalidUtf8: InvalidUtf8) => { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number };
 
 /**
  * An NDJSON or JSON array file in two streamed passes, as a CSV file: the
@@ -251,7 +257,7 @@ type RecordsOf = (file: string, signal: AbortSignal | undefined) => { records: A
  * order first seen, after the declared ones), then `COPY` in batches.
  */
 async function loadJsonFile(
-  db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadTablesOptions, recordsOf: RecordsOf,
+  db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadFilesOptions, recordsOf: RecordsOf,
 ): Promise<number> {
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
@@ -269,7 +275,8 @@ async function loadJsonFile(
   const ids = new FileIds(file);
   let withId = 0;
   let firstWithout: number | undefined;
-  const reading = recordsOf(file, options.signal);
+  const invalidUtf8 = options.invalidUtf8 ?? 'refuse';
+  const reading = recordsOf(file, options.signal, invalidUtf8);
   for await (const { record, line } of reading.records) {
     rows++;
     if (Object.hasOwn(record, '_id')) {
@@ -316,7 +323,7 @@ async function loadJsonFile(
   // Columns read as their type says (declared, or another loader's inference); a ckql-inferred one's values go as they are.
   const converted = names.map((name) => declaredType(name) !== undefined || typing.infer !== 'ckql');
   async function* lines(): AsyncIterable<CopyLine> {
-    for await (const { record, line } of recordsOf(file, options.signal).records) {
+    for await (const { record, line } of recordsOf(file, options.signal, invalidUtf8).records) {
       let cells = keepIds ? csvCell(Number(String(record['_id']).trim()), 'int4') : '';
       for (let k = 0; k < shape.columns.length; k++) {
         const column = shape.columns[k] as TableShape['columns'][number];
@@ -404,9 +411,9 @@ function refusedData(error: unknown, file: string, batchLines: readonly number[]
 }
 
 /** The records of an NDJSON file, one per non-empty line, with their line numbers, and the bytes read so far. */
-function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
+function ndjsonRecords(file: string, signal: AbortSignal | undefined, invalidUtf8: InvalidUtf8): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  const lines = createInterface({ input: Readable.from(utf8Chunks(input, file, invalidUtf8)), crlfDelay: Infinity });
   const records = (async function* () {
     let line = 0;
     try {
@@ -439,15 +446,15 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
 }
 
 /** The CSV records of a file, as `CsvReader` reads them from a stream (the first is the header), and the bytes read so far. */
-function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signal: AbortSignal | undefined): { records: AsyncIterable<{ cells: string[]; line: number }>; bytesRead: () => number } {
+function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signal: AbortSignal | undefined, invalidUtf8: InvalidUtf8): { records: AsyncIterable<{ cells: string[]; line: number }>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   const records = (async function* () {
     const sink = new CsvRecords(quotedEmpty ? QUOTED_EMPTY : '');
     const reader = new CsvReader(delimiter, sink);
     try {
       // One chunk at a time: the point where a load can stop between chunks.
-      for await (const chunk of input) {
-        reader.push(chunk as Buffer);
+      for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
+        reader.push(chunk);
         yield* taken(sink);
       }
       reader.end();

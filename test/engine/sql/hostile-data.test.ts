@@ -18,6 +18,7 @@ import { loadFiles } from '../../../src/engine/sql/load-files.js';
 import type { LoadFilesOptions } from '../../../src/engine/sql/load-files.js';
 import type { TestEngines } from './engines.js';
 import { engineNames, openTestEngines } from './engines.js';
+import { ckqlInProcess, ndjson } from '../../cli/run-ckql.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckql-hostile-data-'));
 function file(name: string, content: string | Buffer): string {
@@ -31,6 +32,10 @@ const nulAlone = file('nulcell.csv', 'a,b\n1,\u0000\n');
 const nulJson = file('nuljson.ndjson', '{"a":1}\n{"a":2,"b":"x\\u0000y"}\n');
 const tooWide = file('wide.csv', `${Array.from({ length: 1700 }, (_, k) => `c${k}`).join(',')}\n${Array.from({ length: 1700 }, () => '1').join(',')}\n`);
 const longLine = file('long.csv', `a,b\n1,short\n2,${'x'.repeat(33 * 1024 * 1024)}\n`);
+const latin = file('latin.csv', Buffer.concat([Buffer.from('city,n\nBerlin,1\nM'), Buffer.from([0xfc]), Buffer.from('nchen,2\n')]));
+const latinJson = file('latin.ndjson', Buffer.concat([Buffer.from('{"city":"Berlin"}\n{"city":"M'), Buffer.from([0xfc]), Buffer.from('nchen"}\n')]));
+// a three-byte character cut at the end of the first chunk a stream reads (64 KiB), and valid
+const euro = file('euro.csv', `s\n${'a'.repeat(65536 - 4)}\u20ac\n`);
 // declared a date, with a year PostgreSQL has not got: only PostgreSQL can say so, during COPY
 const yearZero = file('year0.csv', 'd\n2020-01-01\n0000-01-01\n');
 file('year0.fields.json', JSON.stringify({ fields: [{ id: 'd', type: 'date' }] }));
@@ -59,6 +64,20 @@ describe('the memory engine', () => {
   it('keeps a NUL in a text, and a cell of a NUL alone is that text, not null', async () => {
     expect(await memoryRecords(nulInText)).toEqual([{ _id: 1, a: 1, b: 'ok' }, { _id: 2, a: 2, b: 'x\u0000y' }]);
     expect(await memoryRecords(nulAlone)).toEqual([{ _id: 1, a: 1, b: '\u0000' }]);
+  });
+
+  it('refuses bytes that are not UTF-8, naming the line and the byte; --invalid-utf8 replace keeps U+FFFD on purpose', async () => {
+    for (const [path, line, offset] of [[latin, 3, 17], [latinJson, 2, 28]] as const) {
+      const error = await failure(loadResources(path));
+      expect(error.code).toBe('DATA_INVALID');
+      expect(error.file).toBe(path);
+      expect(error.line).toBe(line);
+      expect(error.message).toContain(`line ${line}, byte ${offset}`);
+      expect(error.message).toContain('not UTF-8');
+      expect(error.hint).toContain('--invalid-utf8 replace');
+    }
+    expect(await memoryRecords(latin, { invalidUtf8: 'replace' })).toEqual([{ _id: 1, city: 'Berlin', n: 1 }, { _id: 2, city: 'M\uFFFDnchen', n: 2 }]);
+    expect(((await memoryRecords(euro)) as { s: string }[])[0]!.s.endsWith('\u20ac')).toBe(true);
   });
 });
 
@@ -103,5 +122,32 @@ describe.each(engineNames)('%s', (name) => {
     expect(error.file).toBe(yearZero);
     expect(error.line).toBe(3);
     expect(error.message).toContain('out of range');
+  });
+
+  it('refuses bytes that are not UTF-8 as the memory engine does, and replaces them when told to', async () => {
+    for (const [path, line] of [[latin, 3], [latinJson, 2]] as const) {
+      const error = await failure(load(path));
+      expect(error.code).toBe('DATA_INVALID');
+      expect(error.line).toBe(line);
+      expect(error.message).toContain('not UTF-8');
+      const replaced = await load(path, { invalidUtf8: 'replace' });
+      expect(replaced).toEqual(await memoryRecords(path, { invalidUtf8: 'replace' }));
+    }
+  });
+});
+
+describe('the command line', () => {
+  // (the PostgreSQL engines take the same option through loadFiles, above)
+  it('refuses invalid UTF-8 unless --invalid-utf8 replace says to keep U+FFFD, and refuses another mode', async () => {
+    const refused = await ckqlInProcess(['query', '--data', latin, 'from latin']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('error[DATA_INVALID]');
+    expect(refused.stderr).toContain('line 3, byte 17: not UTF-8');
+    const kept = await ckqlInProcess(['query', '--invalid-utf8', 'replace', '--format', 'ndjson', '--data', latin, 'from latin select city']);
+    expect(kept.code).toBe(0);
+    expect(ndjson(kept.stdout)).toEqual([{ city: 'Berlin' }, { city: 'M\uFFFDnchen' }]);
+    const other = await ckqlInProcess(['query', '--invalid-utf8', 'latin1', '--data', latin, 'from latin']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('--invalid-utf8 must be one of refuse, replace');
   });
 });
