@@ -413,7 +413,8 @@ function refusedData(error: unknown, file: string, batchLines: readonly number[]
 /** The records of an NDJSON file, one per non-empty line, with their line numbers, and the bytes read so far. */
 function ndjsonRecords(file: string, signal: AbortSignal | undefined, invalidUtf8: InvalidUtf8): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
-  const lines = createInterface({ input: Readable.from(utf8Chunks(input, file, invalidUtf8)), crlfDelay: Infinity });
+  const checked = Readable.from(utf8Chunks(input, file, invalidUtf8));
+  const lines = createInterface({ input: checked, crlfDelay: Infinity });
   const records = (async function* () {
     let line = 0;
     try {
@@ -438,7 +439,9 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined, invalidUtf
       }
       throw error;
     } finally {
+      // the checked stream first: the file's stream, destroyed under it, would fail its pending read with no one to hear it
       lines.close();
+      checked.destroy();
       input.destroy();
     }
   })();
