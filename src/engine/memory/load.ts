@@ -23,7 +23,7 @@ import { rowFactory, rowsFromColumns } from './row-shape.js';
 import { cellText, CsvReader, CsvSyntaxError } from './csv-reader.js';
 import type { CsvSink } from './csv-reader.js';
 import { exceedsDepth } from '../../datastore/values.js';
-import { decimalOf, decimalText } from '../../datastore/decimal.js';
+import { decimalOf, decimalText, NUMERIC_MAX_SCALE, NUMERIC_MAX_WHOLE_DIGITS, withinNumeric } from '../../datastore/decimal.js';
 import type { Decimal } from '../../datastore/decimal.js';
 import {
   CellError, cellValue, DatapusherInference, fieldTypeOf, jsonValueOf, packageName, readDataPackage, readDeclaration, xloaderHeader,
@@ -454,7 +454,7 @@ export function jsonArrayRecords(
         throw toolError('DATA_INVALID', [file, `element ${count + 1} of the array is not an object (each record must be {"field": value, …})`], { file, line });
       }
       count++;
-      ready.push({ record: withExactIntegers(value, text), line });
+      ready.push({ record: withExactIntegers(value, text, { file, line }), line });
     });
     const decoder = new StringDecoder('utf8');
     try {
@@ -588,7 +588,7 @@ async function ndjsonFileRows(file: string, alias: string, { invalidUtf8, onProg
         file, line: lineNumber,
       });
     }
-    rows.push(withExactIntegers(value, line));
+    rows.push(withExactIntegers(value, line, { file, line: lineNumber }));
   };
   const input = createReadStream(file);
   const decoder = new StringDecoder('utf8');
@@ -617,14 +617,17 @@ const INTEGER_DIGITS = /^-?\d+$/;
 
 /**
  * `record`, as `JSON.parse` read it from `text`, with each top-level integer
- * that `JSON.parse` rounded (beyond 2^53) read again exactly, as a `bigint`:
- * the column's inference counts it as the integer it is, and the table keeps
- * its exact text, as it keeps a CSV cell's (`int8` and `numeric` are exact in
- * CKAN). Numbers inside objects and arrays stay as `JSON.parse` read them.
- * `_id` is left to the `_id` check, which refuses anything beyond `int4`.
- * @example withExactIntegers({ n: 9007199254740992 }, '{"n": 9007199254740993}') // → { n: 9007199254740993n }
+ * that `JSON.parse` rounded (beyond 2^53, `1e400` among them, which it reads
+ * as Infinity) read again exactly, as a `bigint`: the column's inference
+ * counts it as the integer it is, and the table keeps its exact text, as it
+ * keeps a CSV cell's and PostgreSQL's `numeric` reads it (`int8` and
+ * `numeric` are exact in CKAN). A number `numeric` cannot hold (`1e131072`)
+ * is `DATA_INVALID` at `where`. Numbers inside objects and arrays stay as
+ * `JSON.parse` read them. `_id` is left to the `_id` check, which refuses
+ * anything beyond `int4`.
+ * @example withExactIntegers({ n: 9007199254740992 }, '{"n": 9007199254740993}', where) // → { n: 9007199254740993n }
  */
-export function withExactIntegers<R extends Record<string, unknown>>(record: R, text: string): R {
+export function withExactIntegers<R extends Record<string, unknown>>(record: R, text: string, where: { file: string; line: number }): R {
   let exact: unknown;
   // The values first (a few ns a record), the text again only for a record that holds such a number.
   for (const key in record) {
@@ -637,7 +640,13 @@ export function withExactIntegers<R extends Record<string, unknown>>(record: R, 
       return record;
     }
     const digits = (exact as Record<string, unknown>)[key];
-    if (isLosslessNumber(digits) && INTEGER_DIGITS.test(digits.value)) (record as Record<string, unknown>)[key] = BigInt(digits.value);
+    if (!isLosslessNumber(digits)) continue;
+    const refuse = (detail: string): ToolError =>
+      toolError('DATA_INVALID', [where.file, `line ${where.line}, field ${JSON.stringify(key)}: ${digits.value} ${detail}`], { file: where.file, line: where.line });
+    if (!withinNumeric(digits.value)) throw refuse(`is beyond PostgreSQL's numeric (${NUMERIC_MAX_WHOLE_DIGITS} digits before the point, ${NUMERIC_MAX_SCALE} after)`);
+    const decimal = INTEGER_DIGITS.test(digits.value) ? { int: BigInt(digits.value), scale: 0 } : decimalOf(digits.value);
+    if (decimal !== undefined && decimal.scale === 0) (record as Record<string, unknown>)[key] = decimal.int;
+    else if (!Number.isFinite(value)) throw refuse('has digits after the point beyond a double, which a JSON file\'s number keeps only when it is whole');
   }
   return record;
 }
@@ -834,10 +843,9 @@ class CsvColumn {
   private readonly odd = new Map<number, string>();
   private texts: string[] = [];
   private readonly pool = new CellPool();
-  /** numbers: every cell an integer, the widest integer type, every one finite; temporal: every cell a date */
+  /** numbers: every cell an integer, the widest integer type; temporal: every cell a date */
   private int = true;
   private widest: 'int4' | 'int8' | 'numeric' = 'int4';
-  private finite = true;
   private dates = true;
 
   constructor(
@@ -916,7 +924,7 @@ class CsvColumn {
     this.numbers.fill(Number.NaN, 0, r);
     if (this.addNumber(bytes, start, end, r)) return;
     this.odd.clear();
-    [this.int, this.widest, this.finite] = [true, 'int4', true];
+    [this.int, this.widest] = [true, 'int4'];
     this.numbers = new Float64Array(0);
     this.scales = new Uint8Array(0);
     this.mode = BOOLS;
@@ -951,12 +959,12 @@ class CsvColumn {
   }
 
   /**
-   * A number cell (`ColumnInference`: JSON's number syntax, finite), read from
+   * A number cell (`ColumnInference`: JSON's number syntax, one PostgreSQL's `numeric` holds), read from
    * its digits: up to 15 digits without an exponent are the digits as an
    * integer divided by a power of ten (one correctly rounded division of two
    * exact doubles: the double `Number` reads); any other is `Number`'s, its
    * text kept in `odd`. False when it is no number, or the column can no
-   * longer be one (its cells neither all integers nor all finite).
+   * longer be one.
    */
   private addNumber(bytes: Buffer, start: number, end: number, r: number): boolean {
     let i = start;
@@ -1010,17 +1018,16 @@ class CsvColumn {
       if (integer && this.widest === 'int4' && (value < INT4_MIN || value > INT4_MAX)) this.widest = 'int8';
     } else {
       const cell = cellText(bytes, start, end, true);
+      if (!withinNumeric(cell)) return false;
       value = Number(cell);
       if (integer) {
         const type = integerType(cell);
         if (INTEGER_RANK[type] > INTEGER_RANK[this.widest]) this.widest = type;
       }
-      if (!Number.isFinite(value)) this.finite = false;
       this.odd.set(r, cell);
       scale = ODD;
     }
     if (!integer) this.int = false;
-    if (!this.int && !this.finite) return false;
     this.room(r);
     this.numbers[r] = value;
     this.scales[r] = scale;
@@ -1418,13 +1425,15 @@ export class ColumnInference {
     if (cell === '') return;
     this.any = true;
     if (!this.int && !this.numeric && !this.bool && !this.timestamp) return;
+    // a number PostgreSQL's numeric cannot hold (1e131072) is no number, as the memory loader's CsvColumn reads it
+    const number = (this.int || this.numeric) && NUMBER.test(cell) && withinNumeric(cell);
     if (this.int) {
-      if (INT.test(cell)) {
+      if (number && INT.test(cell)) {
         const type = integerType(cell);
         if (INTEGER_RANK[type] > INTEGER_RANK[this.widest]) this.widest = type;
       } else this.int = false;
     }
-    if (this.numeric && !(NUMBER.test(cell) && Number.isFinite(Number(cell)))) this.numeric = false;
+    if (this.numeric && !number) this.numeric = false;
     if (this.bool && !BOOL.test(cell)) this.bool = false;
     if (this.timestamp && !isIsoTimestamp(cell)) this.timestamp = false;
     if (this.date && !(this.timestamp && DATE.test(cell))) this.date = false;

@@ -431,7 +431,7 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined, invalidUtf
         if (typeof value !== 'object' || value === null || Array.isArray(value)) {
           throw toolError('DATA_INVALID', [file, `line ${line} is not a JSON object (each line must be one record {"field": value, …})`], { file, line });
         }
-        yield { record: withExactIntegers(value as Record<string, unknown>, text), line };
+        yield { record: withExactIntegers(value as Record<string, unknown>, text, { file, line }), line };
       }
     } catch (error) {
       if ((error as { name?: unknown }).name === 'AbortError') {

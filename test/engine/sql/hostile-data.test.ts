@@ -36,6 +36,10 @@ const latin = file('latin.csv', Buffer.concat([Buffer.from('city,n\nBerlin,1\nM'
 const latinJson = file('latin.ndjson', Buffer.concat([Buffer.from('{"city":"Berlin"}\n{"city":"M'), Buffer.from([0xfc]), Buffer.from('nchen"}\n')]));
 // a three-byte character cut at the end of the first chunk a stream reads (64 KiB), and valid
 const euro = file('euro.csv', `s\n${'a'.repeat(65536 - 4)}\u20ac\n`);
+const huge = file('huge.csv', 'a,n\nx,1e400\ny,-1.5e400\nz,2.5\n');
+const hugeJson = file('huge.ndjson', '{"n":1e400}\n{"n":-1.5e400}\n{"n":2.5}\n');
+const beyond = file('beyond.csv', 'n\n1e131072\n');
+const beyondJson = file('beyond.ndjson', '{"n":1e131072}\n');
 // declared a date, with a year PostgreSQL has not got: only PostgreSQL can say so, during COPY
 const yearZero = file('year0.csv', 'd\n2020-01-01\n0000-01-01\n');
 file('year0.fields.json', JSON.stringify({ fields: [{ id: 'd', type: 'date' }] }));
@@ -78,6 +82,13 @@ describe('the memory engine', () => {
     }
     expect(await memoryRecords(latin, { invalidUtf8: 'replace' })).toEqual([{ _id: 1, city: 'Berlin', n: 1 }, { _id: 2, city: 'M\uFFFDnchen', n: 2 }]);
     expect(((await memoryRecords(euro)) as { s: string }[])[0]!.s.endsWith('\u20ac')).toBe(true);
+  });
+
+  it('refuses a number beyond PostgreSQL\'s numeric in a CSV column it would call numeric, and in JSON', async () => {
+    expect(await memoryRecords(beyond)).toEqual([{ _id: 1, n: '1e131072' }]);
+    const error = await failure(loadResources(beyondJson));
+    expect(error.code).toBe('DATA_INVALID');
+    expect(error.message).toContain('line 1');
   });
 });
 
@@ -133,6 +144,22 @@ describe.each(engineNames)('%s', (name) => {
       const replaced = await load(path, { invalidUtf8: 'replace' });
       expect(replaced).toEqual(await memoryRecords(path, { invalidUtf8: 'replace' }));
     }
+  });
+
+  it('reads 1e400 as PostgreSQL\'s numeric does, and as the memory engine does', async () => {
+    const engine = engines.get(name);
+    // the judge: PostgreSQL's own reading of the texts
+    const said = await engine.db.transaction((tx) => tx.query(`SELECT '1e400'::numeric::text AS a, '-1.5e400'::numeric::text AS b`));
+    const [a, b] = [said.rows[0]!['a'], said.rows[0]!['b']] as [string, string];
+    expect(a).toBe(`1${'0'.repeat(400)}`);
+    expect(await load(huge)).toEqual([{ _id: 1, a: 'x', n: a }, { _id: 2, a: 'y', n: b }, { _id: 3, a: 'z', n: 2.5 }]);
+    expect(await memoryRecords(huge)).toEqual([{ _id: 1, a: 'x', n: a }, { _id: 2, a: 'y', n: b }, { _id: 3, a: 'z', n: 2.5 }]);
+    expect((await engine.resource('huge'))?.fields.find((f) => f.id === 'n')?.type).toBe('numeric');
+    expect(await load(hugeJson)).toEqual([{ _id: 1, n: a }, { _id: 2, n: b }, { _id: 3, n: 2.5 }]);
+    expect(await memoryRecords(hugeJson)).toEqual([{ _id: 1, n: a }, { _id: 2, n: b }, { _id: 3, n: 2.5 }]);
+    // beyond numeric: a text column on every engine (a CSV), refused (JSON)
+    expect(await load(beyond)).toEqual([{ _id: 1, n: '1e131072' }]);
+    expect((await failure(load(beyondJson))).code).toBe('DATA_INVALID');
   });
 });
 
