@@ -8,17 +8,19 @@
  * PostgreSQL's words as "a bug". Numbers beyond a double (`1e400`) are read
  * as PostgreSQL's `numeric` reads them, on every engine, PostgreSQL judging.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolError } from '../../../src/errors.js';
+import fc from 'fast-check';
+import { DatastoreError, ToolError } from '../../../src/errors.js';
 import { loadResources } from '../../../src/engine/memory/load.js';
 import { loadFiles } from '../../../src/engine/sql/load-files.js';
 import type { LoadFilesOptions } from '../../../src/engine/sql/load-files.js';
 import type { TestEngines } from './engines.js';
 import { engineNames, openTestEngines } from './engines.js';
 import { ckqlInProcess, ndjson } from '../../cli/run-ckql.js';
+import { hostileDataFiles } from '../../helpers/hostile-data.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ckql-hostile-data-'));
 function file(name: string, content: string | Buffer): string {
@@ -119,14 +121,6 @@ describe.each(engineNames)('%s', (name) => {
     expect(error.message).toContain('1598');
   });
 
-  it('refuses a record longer than the bound, naming its line, before PostgreSQL sees it', async () => {
-    const error = await failure(load(longLine));
-    expect(error.code).toBe('DATA_INVALID');
-    expect(error.line).toBe(3);
-    expect(error.message).toContain('line 3');
-    expect(error.message).toContain('32 MiB');
-  });
-
   it('tells a value PostgreSQL refuses during COPY as DATA_INVALID with the file and line, in PostgreSQL\'s words', async () => {
     const error = await failure(load(yearZero));
     expect(error.code).toBe('DATA_INVALID');
@@ -162,6 +156,51 @@ describe.each(engineNames)('%s', (name) => {
     expect((await failure(load(beyondJson))).code).toBe('DATA_INVALID');
   });
 });
+
+describe('pglite', () => {
+  // checked before PostgreSQL is asked, so one engine says it for both
+  it('refuses a record longer than the bound, naming its line, before PostgreSQL sees it', async () => {
+    const engine = engines.get('pglite');
+    const error = await failure(loadFiles(engine.db, [longLine], { replace: true, indexes: false }));
+    expect(error.code).toBe('DATA_INVALID');
+    expect(error.line).toBe(3);
+    expect(error.message).toContain('line 3');
+    expect(error.message).toContain('32 MiB');
+  });
+});
+
+describe('generated hostile data files', () => {
+  // (the same files through ckql query --data: test/editors/hostile-files.test.ts)
+  it.each(engineNames)('load on the memory engine and on %s: an answer or a typed error naming the file, in bounded time', async (name) => {
+    const engine = engines.get(name);
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(hostileDataFiles, async ({ name: fileName, body }) => {
+        const path = join(dir, `${name}-run-${runs++}`);
+        mkdirSync(path);
+        const file = join(path, fileName);
+        writeFileSync(file, body);
+        for (const [who, load] of [
+          ['memory', () => loadResources(file)],
+          [name, () => loadFiles(engine.db, [file], { replace: true, indexes: false })],
+        ] as const) {
+          const outcome = await bounded(load().then(() => undefined, (error: unknown) => error), 10_000, `${who}: ${fileName}`);
+          if (outcome === undefined) continue;
+          expect(outcome instanceof ToolError || outcome instanceof DatastoreError, `${who}, ${fileName}: ${String(outcome)}`).toBe(true);
+          if (outcome instanceof ToolError) expect(outcome.message, `${who}, ${fileName}`).toContain(file);
+        }
+      }),
+      { numRuns: 12, seed: 30 },
+    );
+  });
+});
+
+/** Rejects when `work` takes longer than `ms`: a hang is a failure, not a stuck suite. */
+function bounded<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
 
 describe('the command line', () => {
   // (the PostgreSQL engines take the same option through loadFiles, above)
