@@ -39,6 +39,7 @@ export function addSourceOptions(command: Command): Command {
     .option('--max-join-rows <rows>', 'the most rows a join may give; one past it is refused before it runs (default 10000000)', countOption('--max-join-rows', 'rows'))
     .option('--fields <file>', "local data: the declared types of the one data file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
     .option('--infer <mode>', 'local data: how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)')
+    .option('--invalid-utf8 <mode>', 'local data: bytes that are not UTF-8: refuse (default; the error names the line and byte) or replace (each read as U+FFFD)')
     .addOption(new Option('--token <token>').hideHelp());
 }
 

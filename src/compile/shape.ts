@@ -135,9 +135,12 @@ export function shapeOf(query: Query): Shape {
   const named = nameItems(query, single);
 
   const keys: Expression[] = [];
+  const keyIndex = new SameIndex<Expression>(keys, (a, b) => sameValue(a, b, same));
+  const byAs = new Map<string, (typeof items)[number]>();
+  for (const item of items) if (item.as !== undefined && !byAs.has(item.as.name)) byAs.set(item.as.name, item);
   for (const key of query.group?.keys ?? []) {
     // A name that is a select item's `as` name stands for that item (SoQL's `$group=day`).
-    const aliased = key.kind === 'field' && key.qualifier === undefined ? items.find((item) => item.as?.name === key.name) : undefined;
+    const aliased = key.kind === 'field' && key.qualifier === undefined ? byAs.get(key.name) : undefined;
     const value = aliased?.value ?? key;
     if (value.kind === 'aggregate') {
       const name = (key as Field).name;
@@ -145,17 +148,18 @@ export function shapeOf(query: Query): Shape {
         hint: `${JSON.stringify(name)} names an aggregate; group by the fields it is counted over, and test it in having`,
       });
     }
-    if (!keys.some((k) => sameValue(k, value, same))) keys.push(value);
+    if (keyIndex.indexOf(value) < 0) keyIndex.push(value);
   }
 
   const aggregates: Aggregate[] = [];
+  const aggregateIndex = new SameIndex<Aggregate>(aggregates, (a, b) => sameAggregate(a, b, same));
   const aggregateSlotOf = (aggregate: Aggregate): string => {
-    let i = aggregates.findIndex((a) => sameAggregate(a, aggregate, same));
-    if (i < 0) i = aggregates.push(aggregate) - 1;
+    let i = aggregateIndex.indexOf(aggregate);
+    if (i < 0) i = aggregateIndex.push(aggregate);
     return aggregateSlot(i);
   };
   const keySlotOf = (value: Expression): string | undefined => {
-    const i = keys.findIndex((k) => sameValue(k, value, same));
+    const i = keyIndex.indexOf(value);
     return i < 0 ? undefined : keySlot(i);
   };
   // A computed value of a group's row: an expression over its slots (`c0`, `c1`, …), made once per value.
@@ -214,9 +218,11 @@ export function shapeOf(query: Query): Shape {
     columns = undefined;
   }
 
+  const columnByName = new Map<string, Column>();
+  for (const column of columns ?? []) if (!columnByName.has(column.name)) columnByName.set(column.name, column);
   slotOfName = (field: Field): string | undefined => {
     if (field.qualifier === undefined) {
-      const column = columns?.find((c) => c.name === field.name);
+      const column = columnByName.get(field.name);
       if (column?.slot !== undefined) return column.slot;
     }
     return keySlotOf(field);
@@ -326,8 +332,14 @@ function nameItems(query: Query, single: boolean): NamedItem[] {
     }
     explicit.add(item.as.name);
   }
-  // The same plain field twice is one column, as `select a, a` is.
-  const kept = items.filter((item, i) => item.as !== undefined || item.value.kind !== 'field' || !items.slice(0, i).some((other) => other.as === undefined && other.value.kind === 'field' && sameField(other.value, item.value as Field, single)));
+  // The same plain field twice is one column, as `select a, a` is (each plain field is checked against every one before it).
+  const plain = new SameIndex<Field>([], (a, b) => sameField(a, b, single));
+  const kept = items.filter((item) => {
+    if (item.as !== undefined || item.value.kind !== 'field') return true;
+    const before = plain.indexOf(item.value) >= 0;
+    plain.push(item.value);
+    return !before;
+  });
   const implicit = uniqueNames(kept.map((item) => ({ value: item.value, span: item.span, ...(item.as === undefined ? {} : { as: item.as.name }) })), single, explicit);
   return kept.map((item, i) => ({ item, name: implicit[i]! }));
 }
@@ -346,18 +358,32 @@ function uniqueNames(
   // An expression without a name of its own is `expr_1`, `expr_2`, … in its order (PostgreSQL's `?column?`).
   let expressions = 0;
   const base = items.map((item) => item.as ?? ownName(item.value) ?? `expr_${++expressions}`);
-  // Fields of different resources with one name are named by their resource.
+  // Fields of different resources with one name are named by their resource: the plain fields of each name, found once.
+  const fieldsNamed = new Map<string, Field[]>();
+  for (const [j, other] of items.entries()) {
+    if (other.as !== undefined || other.value.kind !== 'field') continue;
+    const list = fieldsNamed.get(base[j]!);
+    if (list === undefined) fieldsNamed.set(base[j]!, [other.value]);
+    else list.push(other.value);
+  }
   const names = items.map((item, i) => {
     if (item.as !== undefined || item.value.kind !== 'field' || single) return base[i]!;
     const field = item.value;
-    const clash = items.some((other, j) => j !== i && other.as === undefined && other.value.kind === 'field' && base[j] === base[i] && !sameField(other.value, field, single));
+    // (the same field as this one, itself among them, is no clash)
+    const clash = (fieldsNamed.get(base[i]!) ?? []).some((other) => !sameField(other, field, single));
     return clash && field.qualifier !== undefined ? `${field.qualifier}.${field.name}` : base[i]!;
   });
   const taken = new Set(reserved);
+  // the next suffix to try for each name: every one below it is taken already
+  const nextSuffix = new Map<string, number>();
   return names.map((name, i) => {
     if (items[i]!.as !== undefined) return name;
     let unique = name;
-    for (let n = 2; taken.has(unique); n++) unique = `${name}_${n}`;
+    let n = nextSuffix.get(name) ?? 2;
+    if (taken.has(unique)) {
+      for (unique = `${name}_${n}`; taken.has(unique); unique = `${name}_${n}`) n++;
+      nextSuffix.set(name, n + 1);
+    }
     taken.add(unique);
     return unique;
   });
@@ -385,6 +411,49 @@ export function ownName(value: Expression): string | undefined {
 }
 
 // ---------------------------------------------------------------- sameness
+
+/**
+ * Values kept in `values`, found again by `same`: only among those of the
+ * same name (a field's, a bucket's field's, an aggregate's field's), which
+ * `same` requires, so a lookup does not walk every value (group by and
+ * select lists of thousands of fields plan in linear time).
+ */
+class SameIndex<V extends Expression> {
+  private readonly byName = new Map<string, number[]>();
+
+  constructor(
+    private readonly values: V[],
+    private readonly same: (a: V, b: V) => boolean,
+  ) {}
+
+  /** The index of the first value `same` as `value`, or -1. */
+  indexOf(value: V): number {
+    for (const i of this.byName.get(nameOf(value)) ?? []) if (this.same(this.values[i]!, value)) return i;
+    return -1;
+  }
+
+  push(value: V): number {
+    const i = this.values.push(value) - 1;
+    const name = nameOf(value);
+    const list = this.byName.get(name);
+    if (list === undefined) this.byName.set(name, [i]);
+    else list.push(i);
+    return i;
+  }
+}
+
+/** The field name a value's sameness turns on (none for `count(*)`; one list for every other expression). */
+function nameOf(value: Expression): string {
+  switch (value.kind) {
+    case 'field':
+      return value.name;
+    case 'bucket':
+    case 'aggregate':
+      return value.field?.name ?? '';
+    default:
+      return '\u0000expression';
+  }
+}
 
 /**
  * Two fields are the same when their names are and their qualifiers do not

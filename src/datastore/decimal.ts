@@ -43,6 +43,26 @@ export function decimalOf(value: unknown): Decimal | undefined {
   return { int, scale };
 }
 
+/** PostgreSQL's `numeric`: at most 131,072 digits before the point and 16,383 after (`NUMERIC_DSCALE_MAX`). */
+export const NUMERIC_MAX_WHOLE_DIGITS = 131_072;
+export const NUMERIC_MAX_SCALE = 16_383;
+
+/**
+ * Whether PostgreSQL's `numeric` holds the number a decimal text writes
+ * (`'1e400'::numeric` is 1 and 400 zeros; `1e131072` overflows it).
+ * @example withinNumeric('1e400') // true; withinNumeric('1e131072') // false
+ */
+export function withinNumeric(text: string): boolean {
+  // A text without an exponent has no more digits on either side than characters.
+  if (text.length <= NUMERIC_MAX_SCALE && !/[eE]/.test(text)) return true;
+  const m = DECIMAL.exec(text);
+  if (m === null) return false;
+  const fraction = m[3] ?? '';
+  const exponent = Number(m[4] ?? 0);
+  const significant = `${m[2] ?? ''}${fraction}`.replace(/^0+/, '');
+  return significant.length + exponent - fraction.length <= NUMERIC_MAX_WHOLE_DIGITS && fraction.length - exponent <= NUMERIC_MAX_SCALE;
+}
+
 function rescale(d: Decimal, scale: number): bigint {
   return scale === d.scale ? d.int : d.int * 10n ** BigInt(scale - d.scale);
 }

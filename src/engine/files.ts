@@ -7,6 +7,7 @@
  * error, `FILE_UNREADABLE`, naming the file and what would be right.
  */
 import { isUtf8 } from 'node:buffer';
+import { createReadStream } from 'node:fs';
 import { constants, open } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { toolError } from '../errors.js';
@@ -86,6 +87,69 @@ export function fileKind(info: Stats): string {
   if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
   if (info.isSocket()) return 'a socket';
   return 'not a regular file';
+}
+
+/**
+ * How a data file's bytes that are not UTF-8 are read: refused with their
+ * line and offset (the default), or each replaced by U+FFFD on purpose
+ * (`--invalid-utf8 replace`).
+ */
+export type InvalidUtf8 = 'refuse' | 'replace';
+export const INVALID_UTF8_MODES: readonly InvalidUtf8[] = ['refuse', 'replace'];
+
+/**
+ * The chunks of a data file as they stream in, each checked to be UTF-8 (a
+ * character cut at a chunk's end is checked with the next chunk); the first
+ * byte that is not is `DATA_INVALID` naming the file, its line and its byte
+ * offset. With `replace`, or after a UTF-16LE byte-order mark (the CSV
+ * reader's own decoding), the chunks pass unchecked.
+ * @example for await (const chunk of utf8Chunks(createReadStream(file), file)) reader.push(chunk);
+ */
+export async function* utf8Chunks(input: AsyncIterable<Buffer>, file: string, mode: InvalidUtf8 = 'refuse'): AsyncIterable<Buffer> {
+  let checked = mode === 'refuse';
+  let first = true;
+  let offset = 0;
+  let held: Buffer = Buffer.alloc(0);
+  for await (const chunk of input) {
+    if (first) {
+      first = false;
+      if (chunk[0] === 0xff && chunk[1] === 0xfe) checked = false;
+    }
+    if (checked) {
+      const bytes = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
+      const cut = completeLength(bytes);
+      const whole = bytes.subarray(0, cut);
+      if (!isUtf8(whole)) throw await notUtf8(file, offset + firstInvalidByte(whole));
+      offset += cut;
+      held = Buffer.from(bytes.subarray(cut));
+    }
+    yield chunk;
+  }
+  if (held.length > 0) throw await notUtf8(file, offset);
+}
+
+/** The length of `bytes` without a character its end cuts short (at most 3 bytes held back). */
+function completeLength(bytes: Buffer): number {
+  for (let back = 1; back <= 3 && back <= bytes.length; back++) {
+    const byte = bytes[bytes.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > back ? bytes.length - back : bytes.length;
+  }
+  return bytes.length;
+}
+
+/** `DATA_INVALID` for the byte at `offset`, with its line (the file read again up to it: only a refusal pays for that). */
+async function notUtf8(file: string, offset: number): Promise<ToolError> {
+  let line = 1;
+  if (offset > 0) {
+    for await (const chunk of createReadStream(file, { end: offset - 1 })) {
+      for (let i = (chunk as Buffer).indexOf(0x0a); i !== -1; i = (chunk as Buffer).indexOf(0x0a, i + 1)) line++;
+    }
+  }
+  return toolError('DATA_INVALID', [file, `line ${line}, byte ${offset}: not UTF-8 (a byte no UTF-8 character starts or continues with; a file saved as Latin-1 or Windows-1252?)`], {
+    file, line, hint: 'save the file as UTF-8, or load it with --invalid-utf8 replace to read each such byte as U+FFFD (�)',
+  });
 }
 
 function megabytes(bytes: number): string {

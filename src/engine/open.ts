@@ -10,6 +10,7 @@ import { memoryEngine } from './memory/engine.js';
 import { loadResources } from './memory/load.js';
 import type { Engine, EngineKind } from './types.js';
 import type { InferMode } from './declared.js';
+import type { InvalidUtf8 } from './files.js';
 
 export interface OpenEngineOptions {
   /** default `memory`, or `postgres` when `db` is a `postgres://` URL */
@@ -24,6 +25,8 @@ export interface OpenEngineOptions {
   readonly fields?: string;
   /** how columns nobody declared are typed: `ckql` (default), `xloader` or `datapusher` */
   readonly infer?: InferMode;
+  /** bytes that are not UTF-8 in a data file: `refuse` (default) or `replace` (each read as U+FFFD) */
+  readonly invalidUtf8?: InvalidUtf8;
   /** `statement_timeout` of a search on a PostgreSQL engine, ms */
   readonly statementTimeout?: number;
   /**
@@ -54,6 +57,7 @@ export async function openEngine(options: OpenEngineOptions = {}): Promise<Engin
     ...(options.private === undefined ? {} : { private: options.private }),
     ...(options.fields === undefined ? {} : { fields: options.fields }),
     ...(options.infer === undefined ? {} : { infer: options.infer }),
+    ...(options.invalidUtf8 === undefined ? {} : { invalidUtf8: options.invalidUtf8 }),
     ...(options.onBadFile === undefined ? {} : { onBadFile: options.onBadFile }),
   };
   const timeout = {

@@ -14,6 +14,8 @@ import { resolve } from 'node:path';
 import type { Config, Profile, TokenSource } from '../config/types.js';
 import { readToken, readTokenFile } from '../config/token.js';
 import { assertNever } from '../ast.js';
+import { INVALID_UTF8_MODES } from '../engine/files.js';
+import type { InvalidUtf8 } from '../engine/files.js';
 import { toolError } from '../errors.js';
 import { didYouMean } from './nearest.js';
 import { demoDataDir } from './source.js';
@@ -48,6 +50,8 @@ export interface SourceFlags {
   readonly fields?: string;
   /** `--infer ckql|xloader|datapusher`: how undeclared columns of local data are typed; wins over the profile's `infer` */
   readonly infer?: string;
+  /** `--invalid-utf8 refuse|replace`: what a data file's bytes that are not UTF-8 become */
+  readonly invalidUtf8?: string;
 }
 
 export interface SelectSourceOptions {
@@ -94,7 +98,7 @@ export async function selectSource(flags: SourceFlags, options: SelectSourceOpti
 
   if (flags.url !== undefined) {
     checkUrl(flags.url);
-    if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, '--url');
+    if (givesTyping(flags)) refuseTypingFlags(flags, '--url');
     refuseEngineFlags(flags, '--url');
     const token = await flagToken(flags, env);
     return {
@@ -168,7 +172,7 @@ async function fromProfile(profile: Profile, flags: SourceFlags, config: Config,
       },
     };
   }
-  if (flags.fields !== undefined || flags.infer !== undefined) refuseTypingFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
+  if (givesTyping(flags)) refuseTypingFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
   refuseEngineFlags(flags, `the portal profile ${JSON.stringify(profile.name)}`);
   // `--token-file`, else the profile's own token, else none: never `CKQL_TOKEN`, which is `--url`'s.
   let token = await flagToken({ tokenFile: flags.tokenFile }, {});
@@ -215,8 +219,8 @@ function planningOf(
   return { ...(target === undefined ? {} : { target }), ...(maxScan === undefined ? {} : { maxScan }), ...(maxJoinRows === undefined ? {} : { maxJoinRows }) };
 }
 
-/** `--fields` and `--infer` (over a data profile's `infer`), for local data. */
-function typingOf(flags: SourceFlags, cwd: string, profileInfer?: InferMode): { fields?: string; infer?: InferMode } {
+/** `--fields`, `--infer` (over a data profile's `infer`) and `--invalid-utf8`, for local data. */
+function typingOf(flags: SourceFlags, cwd: string, profileInfer?: InferMode): { fields?: string; infer?: InferMode; invalidUtf8?: InvalidUtf8 } {
   let infer = profileInfer;
   if (flags.infer !== undefined) {
     if (!(INFER_MODES as readonly string[]).includes(flags.infer)) {
@@ -224,12 +228,27 @@ function typingOf(flags: SourceFlags, cwd: string, profileInfer?: InferMode): { 
     }
     infer = flags.infer as InferMode;
   }
-  return { ...(flags.fields === undefined ? {} : { fields: resolve(cwd, flags.fields) }), ...(infer === undefined ? {} : { infer }) };
+  if (flags.invalidUtf8 !== undefined && !(INVALID_UTF8_MODES as readonly string[]).includes(flags.invalidUtf8)) {
+    throw toolError('USAGE', [`--invalid-utf8 must be one of ${INVALID_UTF8_MODES.join(', ')}, found ${JSON.stringify(flags.invalidUtf8)}`]);
+  }
+  return {
+    ...(flags.fields === undefined ? {} : { fields: resolve(cwd, flags.fields) }),
+    ...(infer === undefined ? {} : { infer }),
+    ...(flags.invalidUtf8 === undefined ? {} : { invalidUtf8: flags.invalidUtf8 as InvalidUtf8 }),
+  };
+}
+
+function givesTyping(flags: SourceFlags): boolean {
+  return flags.fields !== undefined || flags.infer !== undefined || flags.invalidUtf8 !== undefined;
 }
 
 function refuseTypingFlags(flags: SourceFlags, where: string): void {
-  const given = [flags.fields === undefined ? undefined : '--fields', flags.infer === undefined ? undefined : '--infer'].filter((flag) => flag !== undefined);
-  throw toolError('USAGE', [`${given.join(', ')} declare the types of local data files, not of ${where}`], { hint: 'a portal says its own types; use --data or a data profile' });
+  const given = [
+    flags.fields === undefined ? undefined : '--fields',
+    flags.infer === undefined ? undefined : '--infer',
+    flags.invalidUtf8 === undefined ? undefined : '--invalid-utf8',
+  ].filter((flag) => flag !== undefined);
+  throw toolError('USAGE', [`${given.join(', ')} say how local data files are read, which does not apply to ${where}`], { hint: 'a portal says its own types; use --data or a data profile' });
 }
 
 /** `--engine`, `--db`, `--db-dir` with a portal: they choose who answers local data, and a portal answers itself (they were ignored). */

@@ -12,6 +12,7 @@ import { clientWith } from '../client/wrap.js';
 import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
 import { datasetResourceName, isBadFile, listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
+import type { InvalidUtf8 } from '../engine/files.js';
 import type { InferMode } from '../engine/declared.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';
@@ -54,6 +55,8 @@ export type SourceSpec =
       readonly fields?: string;
       /** how columns nobody declared are typed; default `ckql` */
       readonly infer?: InferMode;
+      /** bytes that are not UTF-8 in a data file: refused (default) or replaced by U+FFFD */
+      readonly invalidUtf8?: InvalidUtf8;
     }
   | {
       readonly kind: 'url';
@@ -394,9 +397,13 @@ async function everyTableBut(
   return files.flatMap((file) => loaded.find((table) => table.id === file.id) ?? read.find((table) => table.id === file.id) ?? []);
 }
 
-/** The declared types of local data (`--fields`, `--infer`), as the loaders take them. */
-function typingOf(spec: Extract<SourceSpec, { kind: 'data' }>): { fields?: string; infer?: InferMode } {
-  return { ...(spec.fields === undefined ? {} : { fields: spec.fields }), ...(spec.infer === undefined ? {} : { infer: spec.infer }) };
+/** How local data is read (`--fields`, `--infer`, `--invalid-utf8`), as the loaders take it. */
+function typingOf(spec: Extract<SourceSpec, { kind: 'data' }>): { fields?: string; infer?: InferMode; invalidUtf8?: InvalidUtf8 } {
+  return {
+    ...(spec.fields === undefined ? {} : { fields: spec.fields }),
+    ...(spec.infer === undefined ? {} : { infer: spec.infer }),
+    ...(spec.invalidUtf8 === undefined ? {} : { invalidUtf8: spec.invalidUtf8 }),
+  };
 }
 
 /**

@@ -4,8 +4,13 @@
  * NULs) and special files (a FIFO, a device, a loop of symbolic links, a
  * file past the size bound) given to `ckql check`, to `ckql query` as the
  * config it finds or as data, and to the language server as documents.
- * Each outcome must be an answer or a typed error naming the file, within a
- * bound of time: never "unexpected error", a crash, or a hang.
+ * Generated hostile data files (NUL bytes, bytes that are not UTF-8, quotes
+ * and line breaks, numbers beyond a double and beyond `numeric`, dates
+ * PostgreSQL has not got, more columns than a table holds, nesting past the
+ * bound) go through `ckql query --data` (and through `load` on the memory
+ * engine and PGlite in test/engine/sql/hostile-data.test.ts). Each outcome must be an answer or a typed error
+ * naming the file, within a bound of time: never "unexpected error", a
+ * crash, or a hang.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -17,9 +22,10 @@ import fc from 'fast-check';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TEXT_FILE_BYTES } from '../../src/engine/files.js';
+import { hostileDataFiles } from '../helpers/hostile-data.js';
 import { framedMessages } from '../../src/lsp/framing.js';
 import { serveStreams } from '../../src/lsp/server.js';
-import { ckql } from '../cli/run-ckql.js';
+import { ckql, ndjson } from '../cli/run-ckql.js';
 import type { RunResult } from '../cli/run-ckql.js';
 
 let dir: string;
@@ -130,6 +136,40 @@ describe('ckql check and ckql query over generated hostile files', () => {
     const listed = await bounded(ckql(['query', 'from ok', '--data', folder, '--format', 'ndjson']), 10_000, 'the folder');
     expect(listed.stderr).toBe('');
     expect(listed.stdout.trim()).toBe('{"_id":1,"a":1,"b":2}');
+  });
+});
+
+describe('ckql query --data over generated hostile data files', () => {
+  // (the PostgreSQL engines take the same option through loadFiles: test/engine/sql/hostile-data.test.ts)
+  it('refuses invalid UTF-8 unless --invalid-utf8 replace says to keep U+FFFD, and refuses another mode', async () => {
+    const latin = join(freshFolder(), 'latin.csv');
+    writeFileSync(latin, Buffer.concat([Buffer.from('city,n\nBerlin,1\nM'), Buffer.from([0xfc]), Buffer.from('nchen,2\n')]));
+    const refused = await ckql(['query', '--data', latin, 'from latin']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('error[DATA_INVALID]');
+    expect(refused.stderr).toContain('line 3, byte 17: not UTF-8');
+    const kept = await ckql(['query', '--invalid-utf8', 'replace', '--format', 'ndjson', '--data', latin, 'from latin select city']);
+    expect(kept.code).toBe(0);
+    expect(ndjson(kept.stdout)).toEqual([{ city: 'Berlin' }, { city: 'M\uFFFDnchen' }]);
+    const other = await ckql(['query', '--invalid-utf8', 'latin1', '--data', latin, 'from latin']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('--invalid-utf8 must be one of refuse, replace');
+  });
+
+  // (the same files through load on the memory engine and PGlite: test/engine/sql/hostile-data.test.ts)
+  it('gives an answer or a typed error, in bounded time', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileDataFiles, async ({ name, body }) => {
+        const file = join(freshFolder(), name);
+        writeFileSync(file, body);
+        const result = await bounded(ckql(['query', '--data', file, '--format', 'ndjson', 'from d limit 3']), 10_000, `query --data ${name}`);
+        expect(result.stderr + result.stdout, name).not.toMatch(/unexpected error|this is a bug|Maximum call stack|RangeError|TypeError/);
+        // an answer, or the data error naming the file
+        expect([0, 1], `${name}: exit ${String(result.code)}\n${result.stderr}`).toContain(result.code);
+        if (result.code === 1) expect(result.stderr, name).toContain(`error[DATA_INVALID]: ${file}`);
+      }),
+      { numRuns: 8, seed: 30 },
+    );
   });
 });
 

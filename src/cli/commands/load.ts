@@ -16,7 +16,8 @@ import { badFileReporter } from '../report.js';
 import { countText } from '../../output/count-text.js';
 import { progressBar as terminalProgressBar } from '../../output/progress-bar.js';
 import type { InferMode } from '../../engine/declared.js';
-import { inferOption } from './serve.js';
+import type { InvalidUtf8 } from '../../engine/files.js';
+import { inferOption, invalidUtf8Option } from './serve.js';
 
 interface LoadOptions {
   readonly engine?: string;
@@ -28,6 +29,7 @@ interface LoadOptions {
   readonly indexes?: boolean;
   readonly fields?: string;
   readonly infer?: InferMode;
+  readonly invalidUtf8?: InvalidUtf8;
 }
 
 export function registerLoad(program: Command, run: CommandRun): void {
@@ -44,6 +46,7 @@ export function registerLoad(program: Command, run: CommandRun): void {
     .option('--no-indexes', 'skip CKAN\'s full-text indexes (faster loads; same answers, slower q on large tables)')
     .option('--fields <file>', "the declared types of the one file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
     .option('--infer <mode>', 'how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)', inferOption)
+    .option('--invalid-utf8 <mode>', 'bytes that are not UTF-8: refuse (default; the error names the line and byte) or replace (each read as U+FFFD)', invalidUtf8Option)
     .addHelpText(
       'after',
       `
@@ -82,6 +85,7 @@ Examples:
               ...(options.private === true ? { private: true as const } : {}),
               ...(options.fields === undefined ? {} : { fields: resolve(context.cwd, options.fields) }),
               ...(options.infer === undefined ? {} : { infer: options.infer }),
+              ...(options.invalidUtf8 === undefined ? {} : { invalidUtf8: options.invalidUtf8 }),
             }),
           );
         } finally {

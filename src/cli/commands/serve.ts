@@ -16,6 +16,8 @@ import type { CommandRun } from '../context.js';
 import { countOption, integerOption, readOptionFile } from '../options.js';
 import { INFER_MODES } from '../../engine/declared.js';
 import type { InferMode } from '../../engine/declared.js';
+import { INVALID_UTF8_MODES } from '../../engine/files.js';
+import type { InvalidUtf8 } from '../../engine/files.js';
 import { badFileReporter } from '../report.js';
 import { fileProgressBar } from '../../output/progress-bar.js';
 import { memoryEngine } from '../../engine/memory/engine.js';
@@ -38,6 +40,7 @@ interface ServeOptions {
   readonly ckan?: '2.11' | '2.12';
   readonly fields?: string;
   readonly infer?: InferMode;
+  readonly invalidUtf8?: InvalidUtf8;
   readonly playground: boolean;
   readonly allowHost?: readonly string[];
   readonly maxJoinRows?: number;
@@ -63,6 +66,7 @@ export function registerServe(program: Command, run: CommandRun): void {
     .option('--ckan <version>', 'answer as CKAN 2.11 (default: _links, total_estimation_threshold) or 2.12 (filter operators, next_page)', ckanOption)
     .option('--fields <file>', "the declared types of the one data file (CKAN's datastore_create fields, or a Table Schema); default: NAME.fields.json beside it")
     .option('--infer <mode>', 'how columns nothing declares are typed: ckql (default), xloader (all text) or datapusher (numeric, timestamp, text)', inferOption)
+    .option('--invalid-utf8 <mode>', 'bytes that are not UTF-8: refuse (default; the error names the line and byte) or replace (each read as U+FFFD)', invalidUtf8Option)
     .option('--no-playground', 'serve the API only, without the playground page at /')
     .option('--max-join-rows <rows>', "the most rows a join of the playground's queries may give (default 10000000)", countOption('--max-join-rows', 'rows'))
     .option('--allow-host <names>', 'host names the playground answers to besides IP addresses and localhost, e.g. this machine\'s name with --host 0.0.0.0 (comma-separated)', listOption('--allow-host'))
@@ -84,7 +88,11 @@ Example:
         if (data.length === 0 && db === undefined && engineName !== 'postgres') {
           throw toolError('USAGE', ['ckql serve needs files or folders to serve, or --db'], { hint: 'ckql serve examples/data, or ckql serve --db postgres://…' });
         }
-        const typing = { ...(options.fields === undefined ? {} : { fields: resolve(context.cwd, options.fields) }), ...(options.infer === undefined ? {} : { infer: options.infer }) };
+        const typing = {
+          ...(options.fields === undefined ? {} : { fields: resolve(context.cwd, options.fields) }),
+          ...(options.infer === undefined ? {} : { infer: options.infer }),
+          ...(options.invalidUtf8 === undefined ? {} : { invalidUtf8: options.invalidUtf8 }),
+        };
         const sqlFunctions = options.sqlFunctions === undefined ? undefined : (await readOptionFile('--sql-functions', resolve(context.cwd, options.sqlFunctions))).split(/\r?\n/);
         if (sqlFunctions !== undefined && engineName === 'memory' && db === undefined) {
           throw toolError('USAGE', ['--sql-functions applies to datastore_search_sql, which the memory engine does not serve'], { hint: 'add --engine pglite, or --db postgres://…' });
@@ -177,6 +185,12 @@ Example:
 export function inferOption(value: string): InferMode {
   if (!(INFER_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`use one of ${INFER_MODES.join(', ')}, not ${JSON.stringify(value)}`);
   return value as InferMode;
+}
+
+/** `--invalid-utf8 refuse|replace`. */
+export function invalidUtf8Option(value: string): InvalidUtf8 {
+  if (!(INVALID_UTF8_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`use one of ${INVALID_UTF8_MODES.join(', ')}, not ${JSON.stringify(value)}`);
+  return value as InvalidUtf8;
 }
 
 function relativeTo(cwd: string, path: string): string {

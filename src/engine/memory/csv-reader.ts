@@ -320,7 +320,10 @@ export class CsvReader {
  */
 export class CsvRecords implements CsvSink {
   private ready: string[][] = [];
+  private readyLines: number[] = [];
   private current: string[] = [];
+  /** the line each record the last `take()` handed over ends on */
+  lines: number[] = [];
 
   /** `quotedEmpty`: the text a quoted empty cell is given (default: the empty text, as an unquoted one) */
   constructor(private readonly quotedEmpty = '') {}
@@ -329,14 +332,17 @@ export class CsvRecords implements CsvSink {
     this.current.push(quoted && start === end ? this.quotedEmpty : cellText(bytes, start, end, ascii));
   }
 
-  record(): void {
+  record(line: number): void {
     this.ready.push(this.current);
+    this.readyLines.push(line);
     this.current = [];
   }
 
   take(): string[][] {
     const ready = this.ready;
     this.ready = [];
+    this.lines = this.readyLines;
+    this.readyLines = [];
     return ready;
   }
 }

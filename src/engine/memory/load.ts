@@ -17,12 +17,13 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
 import { DatastoreError, ToolError, toolError } from '../../errors.js';
-import { fileKind, SYMLINK_LOOP } from '../files.js';
+import { fileKind, SYMLINK_LOOP, utf8Chunks } from '../files.js';
+import type { InvalidUtf8 } from '../files.js';
 import { rowFactory, rowsFromColumns } from './row-shape.js';
 import { cellText, CsvReader, CsvSyntaxError } from './csv-reader.js';
 import type { CsvSink } from './csv-reader.js';
 import { exceedsDepth } from '../../datastore/values.js';
-import { decimalOf, decimalText } from '../../datastore/decimal.js';
+import { decimalOf, decimalText, NUMERIC_MAX_SCALE, NUMERIC_MAX_WHOLE_DIGITS, withinNumeric } from '../../datastore/decimal.js';
 import type { Decimal } from '../../datastore/decimal.js';
 import {
   CellError, cellValue, DatapusherInference, fieldTypeOf, jsonValueOf, packageName, readDataPackage, readDeclaration, xloaderHeader,
@@ -52,6 +53,8 @@ export interface LoadOptions {
   readonly fields?: string;
   /** how columns nobody declared are typed; default `ckql` */
   readonly infer?: InferMode;
+  /** bytes that are not UTF-8: `refuse` (default: `DATA_INVALID` with the line and offset) or `replace` (each read as U+FFFD) */
+  readonly invalidUtf8?: InvalidUtf8;
   /**
    * told of each file that cannot be read (`DATA_INVALID` with its file and
    * line, a second file with a taken name): the file is skipped and the
@@ -369,11 +372,19 @@ async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOption
   const ext = extname(found.file).toLowerCase();
   const where: TableMeta = { id: found.id, aliases: found.aliases, source: found.file, private: isPrivate, meta: found.meta };
   const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
-  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, options.onProgress, options.signal);
+  const reading: Reading = { invalidUtf8: options.invalidUtf8 ?? 'refuse', ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }), ...(options.signal === undefined ? {} : { signal: options.signal }) };
+  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, reading);
   const alias = found.alias;
-  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, options.onProgress, options.signal) : await ndjsonFileRows(found.file, alias, options.onProgress, options.signal);
+  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, reading) : await ndjsonFileRows(found.file, alias, reading);
   stopIfAborted(options.signal, found.file);
   return buildTable(rows, where, typing);
+}
+
+/** How one file is read: its bytes that are not UTF-8, its progress, its signal. */
+interface Reading {
+  readonly invalidUtf8: InvalidUtf8;
+  readonly onProgress?: (progress: FileProgress) => void;
+  readonly signal?: AbortSignal;
 }
 
 /** A load whose signal was aborted ends with `ABORTED`, between two chunks of its file. */
@@ -394,10 +405,10 @@ function stripBom(text: string): string {
  * so the file's text is never held whole: a file larger than the longest
  * string V8 makes (≈ 512 MiB) loads too.
  */
-async function jsonArrayFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Row[]> {
+async function jsonArrayFileRows(file: string, alias: string, { invalidUtf8, onProgress, signal }: Reading): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
-  const reading = jsonArrayRecords(file, signal);
+  const reading = jsonArrayRecords(file, signal, invalidUtf8);
   let reported = 0;
   for await (const { record } of reading.records) {
     rows.push(record as Row);
@@ -422,6 +433,7 @@ async function jsonArrayFileRows(file: string, alias: string, onProgress?: (prog
 export function jsonArrayRecords(
   file: string,
   signal?: AbortSignal,
+  invalidUtf8: InvalidUtf8 = 'refuse',
 ): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   const records = (async function* () {
@@ -442,12 +454,12 @@ export function jsonArrayRecords(
         throw toolError('DATA_INVALID', [file, `element ${count + 1} of the array is not an object (each record must be {"field": value, …})`], { file, line });
       }
       count++;
-      ready.push({ record: withExactIntegers(value, text), line });
+      ready.push({ record: withExactIntegers(value, text, { file, line }), line });
     });
     const decoder = new StringDecoder('utf8');
     try {
-      for await (const chunk of input) {
-        splitter.feed(decoder.write(chunk as Buffer));
+      for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
+        splitter.feed(decoder.write(chunk));
         yield* ready.splice(0);
       }
       splitter.feed(decoder.end());
@@ -555,7 +567,7 @@ function isJsonSpace(c: number): boolean {
 }
 
 /** The records of an NDJSON file, read line by line as it streams in (its text is never held whole). */
-async function ndjsonFileRows(file: string, alias: string, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Row[]> {
+async function ndjsonFileRows(file: string, alias: string, { invalidUtf8, onProgress, signal }: Reading): Promise<Row[]> {
   const totalBytes = (await stat(file)).size;
   const rows: Row[] = [];
   let lineNumber = 0;
@@ -576,15 +588,15 @@ async function ndjsonFileRows(file: string, alias: string, onProgress?: (progres
         file, line: lineNumber,
       });
     }
-    rows.push(withExactIntegers(value, line));
+    rows.push(withExactIntegers(value, line, { file, line: lineNumber }));
   };
   const input = createReadStream(file);
   const decoder = new StringDecoder('utf8');
   let rest = '';
   try {
-    for await (const chunk of input) {
+    for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
       stopIfAborted(signal, file);
-      const text = rest + decoder.write(chunk as Buffer);
+      const text = rest + decoder.write(chunk);
       let start = rest === '' && lineNumber === 0 ? (text.charCodeAt(0) === 0xfeff ? 1 : 0) : 0;
       for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
         take(text.slice(start, end));
@@ -605,14 +617,17 @@ const INTEGER_DIGITS = /^-?\d+$/;
 
 /**
  * `record`, as `JSON.parse` read it from `text`, with each top-level integer
- * that `JSON.parse` rounded (beyond 2^53) read again exactly, as a `bigint`:
- * the column's inference counts it as the integer it is, and the table keeps
- * its exact text, as it keeps a CSV cell's (`int8` and `numeric` are exact in
- * CKAN). Numbers inside objects and arrays stay as `JSON.parse` read them.
- * `_id` is left to the `_id` check, which refuses anything beyond `int4`.
- * @example withExactIntegers({ n: 9007199254740992 }, '{"n": 9007199254740993}') // → { n: 9007199254740993n }
+ * that `JSON.parse` rounded (beyond 2^53, `1e400` among them, which it reads
+ * as Infinity) read again exactly, as a `bigint`: the column's inference
+ * counts it as the integer it is, and the table keeps its exact text, as it
+ * keeps a CSV cell's and PostgreSQL's `numeric` reads it (`int8` and
+ * `numeric` are exact in CKAN). A number `numeric` cannot hold (`1e131072`)
+ * is `DATA_INVALID` at `where`. Numbers inside objects and arrays stay as
+ * `JSON.parse` read them. `_id` is left to the `_id` check, which refuses
+ * anything beyond `int4`.
+ * @example withExactIntegers({ n: 9007199254740992 }, '{"n": 9007199254740993}', where) // → { n: 9007199254740993n }
  */
-export function withExactIntegers<R extends Record<string, unknown>>(record: R, text: string): R {
+export function withExactIntegers<R extends Record<string, unknown>>(record: R, text: string, where: { file: string; line: number }): R {
   let exact: unknown;
   // The values first (a few ns a record), the text again only for a record that holds such a number.
   for (const key in record) {
@@ -625,7 +640,13 @@ export function withExactIntegers<R extends Record<string, unknown>>(record: R, 
       return record;
     }
     const digits = (exact as Record<string, unknown>)[key];
-    if (isLosslessNumber(digits) && INTEGER_DIGITS.test(digits.value)) (record as Record<string, unknown>)[key] = BigInt(digits.value);
+    if (!isLosslessNumber(digits)) continue;
+    const refuse = (detail: string): ToolError =>
+      toolError('DATA_INVALID', [where.file, `line ${where.line}, field ${JSON.stringify(key)}: ${digits.value} ${detail}`], { file: where.file, line: where.line });
+    if (!withinNumeric(digits.value)) throw refuse(`is beyond PostgreSQL's numeric (${NUMERIC_MAX_WHOLE_DIGITS} digits before the point, ${NUMERIC_MAX_SCALE} after)`);
+    const decimal = INTEGER_DIGITS.test(digits.value) ? { int: BigInt(digits.value), scale: 0 } : decimalOf(digits.value);
+    if (decimal !== undefined && decimal.scale === 0) (record as Record<string, unknown>)[key] = decimal.int;
+    else if (!Number.isFinite(value)) throw refuse('has digits after the point beyond a double, which a JSON file\'s number keeps only when it is whole');
   }
   return record;
 }
@@ -656,7 +677,7 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
  * inferred, and rows are built once the types are known. Neither the
  * file's text nor a list of parsed records is ever held whole.
  */
-async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, onProgress?: (progress: FileProgress) => void, signal?: AbortSignal): Promise<Table> {
+async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, { invalidUtf8, onProgress, signal }: Reading): Promise<Table> {
   const totalBytes = (await stat(file)).size;
   const alias = meta.aliases[0] ?? meta.id;
   const sink = new CsvTableSink(file, typing);
@@ -664,9 +685,9 @@ async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, o
   const input = createReadStream(file, { highWaterMark: CSV_CHUNK });
   try {
     // One chunk at a time: the point where a load can stop between chunks.
-    for await (const chunk of input) {
+    for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
       stopIfAborted(signal, file);
-      reader.push(chunk as Buffer);
+      reader.push(chunk);
       onProgress?.({ resource: alias, rows: sink.rows, bytes: input.bytesRead, totalBytes });
     }
     // and once more after the last chunk (a file of one chunk), before its rows are built
@@ -822,10 +843,9 @@ class CsvColumn {
   private readonly odd = new Map<number, string>();
   private texts: string[] = [];
   private readonly pool = new CellPool();
-  /** numbers: every cell an integer, the widest integer type, every one finite; temporal: every cell a date */
+  /** numbers: every cell an integer, the widest integer type; temporal: every cell a date */
   private int = true;
   private widest: 'int4' | 'int8' | 'numeric' = 'int4';
-  private finite = true;
   private dates = true;
 
   constructor(
@@ -844,8 +864,8 @@ class CsvColumn {
       this.addText(bytes, start, end, quoted, ascii);
       return;
     }
-    // An empty cell is null; so is a NUL alone (QUOTED_EMPTY's text, which an inferred column reads as empty).
-    if (start === end || (end - start === 1 && bytes[start] === 0)) {
+    // An empty cell is null (a quoted one too: only a declared column tells it apart).
+    if (start === end) {
       this.addNull(r);
       return;
     }
@@ -904,7 +924,7 @@ class CsvColumn {
     this.numbers.fill(Number.NaN, 0, r);
     if (this.addNumber(bytes, start, end, r)) return;
     this.odd.clear();
-    [this.int, this.widest, this.finite] = [true, 'int4', true];
+    [this.int, this.widest] = [true, 'int4'];
     this.numbers = new Float64Array(0);
     this.scales = new Uint8Array(0);
     this.mode = BOOLS;
@@ -939,12 +959,12 @@ class CsvColumn {
   }
 
   /**
-   * A number cell (`ColumnInference`: JSON's number syntax, finite), read from
+   * A number cell (`ColumnInference`: JSON's number syntax, one PostgreSQL's `numeric` holds), read from
    * its digits: up to 15 digits without an exponent are the digits as an
    * integer divided by a power of ten (one correctly rounded division of two
    * exact doubles: the double `Number` reads); any other is `Number`'s, its
    * text kept in `odd`. False when it is no number, or the column can no
-   * longer be one (its cells neither all integers nor all finite).
+   * longer be one.
    */
   private addNumber(bytes: Buffer, start: number, end: number, r: number): boolean {
     let i = start;
@@ -998,17 +1018,16 @@ class CsvColumn {
       if (integer && this.widest === 'int4' && (value < INT4_MIN || value > INT4_MAX)) this.widest = 'int8';
     } else {
       const cell = cellText(bytes, start, end, true);
+      if (!withinNumeric(cell)) return false;
       value = Number(cell);
       if (integer) {
         const type = integerType(cell);
         if (INTEGER_RANK[type] > INTEGER_RANK[this.widest]) this.widest = type;
       }
-      if (!Number.isFinite(value)) this.finite = false;
       this.odd.set(r, cell);
       scale = ODD;
     }
     if (!integer) this.int = false;
-    if (!this.int && !this.finite) return false;
     this.room(r);
     this.numbers[r] = value;
     this.scales[r] = scale;
@@ -1285,10 +1304,11 @@ export function integerWidth(values: Iterable<JsonValue | undefined>): 'int4' | 
 /**
  * A quoted empty cell (`""`) of a file whose types are declared: an empty
  * text, where an unquoted empty cell is null (PostgreSQL's `COPY … csv`
- * tells them apart so, and CKAN's dump writes them so). NUL cannot be in a
- * text PostgreSQL holds, so it cannot be a cell's own text.
+ * tells them apart so, and CKAN's dump writes them so). A lone surrogate:
+ * no cell's text is one (UTF-8 decoding never gives one; a NUL, which the
+ * memory engine keeps, can be a cell's text).
  */
-export const QUOTED_EMPTY = '\u0000';
+export const QUOTED_EMPTY = '\uD800';
 
 /** The start of a file, enough to hold its header line (the delimiter is read from it). */
 async function headText(file: string): Promise<string> {
@@ -1405,13 +1425,15 @@ export class ColumnInference {
     if (cell === '') return;
     this.any = true;
     if (!this.int && !this.numeric && !this.bool && !this.timestamp) return;
+    // a number PostgreSQL's numeric cannot hold (1e131072) is no number, as the memory loader's CsvColumn reads it
+    const number = (this.int || this.numeric) && NUMBER.test(cell) && withinNumeric(cell);
     if (this.int) {
-      if (INT.test(cell)) {
+      if (number && INT.test(cell)) {
         const type = integerType(cell);
         if (INTEGER_RANK[type] > INTEGER_RANK[this.widest]) this.widest = type;
       } else this.int = false;
     }
-    if (this.numeric && !(NUMBER.test(cell) && Number.isFinite(Number(cell)))) this.numeric = false;
+    if (this.numeric && !number) this.numeric = false;
     if (this.bool && !BOOL.test(cell)) this.bool = false;
     if (this.timestamp && !isIsoTimestamp(cell)) this.timestamp = false;
     if (this.date && !(this.timestamp && DATE.test(cell))) this.date = false;

@@ -141,7 +141,6 @@ function isConnectionError(error: unknown): boolean {
  */
 function copyIn(client: pg.PoolClient, sql: string, data: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    let failed: Error | undefined;
     const submittable = {
       submit(connection: { query(text: string): void }) {
         connection.query(sql);
@@ -152,13 +151,11 @@ function copyIn(client: pg.PoolClient, sql: string, data: string): Promise<void>
       },
       handleCommandComplete() {},
       handleReadyForQuery() {
-        if (failed === undefined) resolve();
-        else reject(failed);
+        resolve();
       },
       handleError(error: Error) {
-        // A server error is followed by ReadyForQuery; a broken connection is not.
-        if ((error as { severity?: unknown }).severity === undefined) reject(error);
-        else failed = error;
+        // pg lets go of a query at its error (the ReadyForQuery after it is not ours to see): it ends here.
+        reject(error);
       },
       handleRowDescription() {},
       handleDataRow() {},

@@ -11,6 +11,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { ToolError } from '../../errors.js';
 import {
@@ -24,6 +25,8 @@ import type { InferMode } from '../declared.js';
 import type { FieldDictionary, FieldType, JsonValue } from '../../datastore/types.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import { ALIAS_NAME_RULE, isValidAliasName } from '../../datastore/validate.js';
+import { utf8Chunks } from '../files.js';
+import type { InvalidUtf8 } from '../files.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
@@ -43,6 +46,8 @@ export interface LoadFilesOptions extends LoadTablesOptions {
   readonly fields?: string;
   /** how columns nobody declared are typed; default `ckql` */
   readonly infer?: InferMode;
+  /** bytes that are not UTF-8: `refuse` (default: `DATA_INVALID` with the line and offset) or `replace` (each read as U+FFFD) */
+  readonly invalidUtf8?: InvalidUtf8;
   /**
    * told of each file that cannot be loaded (its text, its column names):
    * its transaction rolls back and the other files are loaded. Without it,
@@ -115,7 +120,7 @@ function convertsForCopy(type: FieldType): boolean {
   return type === 'json' || type.startsWith('_');
 }
 
-async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadTablesOptions): Promise<number> {
+async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadFilesOptions): Promise<number> {
   const delimiter = delimiterOf(await head(file));
   const trim = typing.infer === 'xloader';
   // Pass 1: the header and each column's type, as the memory loader infers them; declared cells are checked as it reads them.
@@ -128,18 +133,23 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
   const quoted = typing.declaration !== undefined;
-  const reading = csvRecords(file, delimiter, quoted, options.signal);
+  const invalidUtf8 = options.invalidUtf8 ?? 'refuse';
+  const reading = csvRecords(file, delimiter, quoted, options.signal, invalidUtf8);
   let reported = 0;
-  for await (const record of reading.records) {
+  for await (const { cells: record, line } of reading.records) {
     if (plan === undefined) {
       plan = planCsvColumns(record, file, typing);
+      refuseWidth(plan.columns.length, file);
       inference = plan.columns.map((column) => inferenceFor(column, typing));
       widest = plan.columns.map(() => 'int4');
       continue;
     }
+    let length = 0;
     for (let k = 0; k < plan.columns.length; k++) {
       const column = plan.columns[k] as ColumnPlan;
       let cell = column.index < 0 ? '' : (record[column.index] ?? '');
+      length += cell.length;
+      if (cell.includes('\u0000')) throw nulError(file, line, column.name);
       if (trim) cell = cell.trim();
       if (cell === QUOTED_EMPTY && column.declared === undefined) cell = '';
       if (column.declared === undefined) (inference[k] as Inference).see(cell);
@@ -148,6 +158,7 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
         if (column.declared === 'int' && integerWidth([value]) === 'int8') widest[k] = 'int8';
       }
     }
+    if (length > MAX_RECORD_LENGTH) throw longRecordError(file, line);
     rows++;
     if (plan.idIndex !== undefined) ids.see(record[plan.idIndex] ?? '', rows);
     // A report per block the stream reads: the rows are not counted yet, the bytes are.
@@ -170,9 +181,9 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
     }),
   };
   // Pass 2: COPY in batches.
-  async function* lines(): AsyncIterable<string> {
+  async function* lines(): AsyncIterable<CopyLine> {
     let first = true;
-    for await (const record of csvRecords(file, delimiter, quoted, options.signal).records) {
+    for await (const { cells: record, line: at } of csvRecords(file, delimiter, quoted, options.signal, invalidUtf8).records) {
       if (first) {
         first = false;
         continue;
@@ -190,15 +201,55 @@ async function loadCsvFile(db: Db, file: string, meta: Omit<TableShape, 'columns
         if (cell === QUOTED_EMPTY) line += type === 'text' ? '""' : '';
         else if (cell !== '') line += column.declared !== undefined && convertsForCopy(type) ? csvCell(cellValue(cell, type), sqlType) : csvCell(cell, 'text');
       }
-      yield line;
+      yield { text: line, line: at };
     }
   }
   await copyLines(db, shape, rows, lines(), options);
   return rows;
 }
 
+/**
+ * The most data columns a PostgreSQL table holds: 1,600 (`MaxHeapAttributeNumber`),
+ * less CKAN's `_id` and `_full_text`.
+ */
+const MAX_COLUMNS = 1600 - 2;
+
+/**
+ * The longest record copied (its cells' characters): PGlite runs out of
+ * memory near 100 MB in one record, and a server's COPY holds a line whole.
+ */
+const MAX_RECORD_LENGTH = 32 * 1024 * 1024;
+
+/** A batch is copied once it holds this many characters, whatever its rows. */
+const MAX_BATCH_LENGTH = 16 * 1024 * 1024;
+
+function refuseWidth(columns: number, file: string): void {
+  if (columns <= MAX_COLUMNS) return;
+  throw toolError('DATA_INVALID', [file, `has ${columns} columns; a PostgreSQL table holds at most ${MAX_COLUMNS} beside CKAN's _id and _full_text`], {
+    file, line: 1, hint: 'split the file into narrower ones, or query it as it is with the memory engine (--data FILE)',
+  });
+}
+
+function nulError(file: string, line: number, column: string): ToolError {
+  return toolError('DATA_INVALID', [file, `line ${line}, column ${JSON.stringify(column)}: holds a NUL byte (U+0000), which a PostgreSQL text cannot hold`], {
+    file, line, hint: 'remove the NUL bytes (tr -d \'\\000\'), or query the file as it is with the memory engine (--data FILE)',
+  });
+}
+
+function longRecordError(file: string, line: number): ToolError {
+  return toolError('DATA_INVALID', [file, `line ${line}: the record is longer than ${MAX_RECORD_LENGTH / 1024 / 1024} MiB, more than a PostgreSQL engine loads in one record`], {
+    file, line, hint: 'query the file as it is with the memory engine (--data FILE)',
+  });
+}
+
+/** A JSON value PostgreSQL cannot hold for its NUL: a text, or a text in an array (a `json` value escapes it as `\u0000`). */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  return Array.isArray(value) && value.some((item) => typeof item === 'string' && item.includes('\u0000'));
+}
+
 /** A streamed reading of a JSON data file's records (`ndjsonRecords`, `jsonArrayRecords`). */
-type RecordsOf = (file: string, signal: AbortSignal | undefined) => { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number };
+type RecordsOf = (file: string, signal: AbortSignal | undefined, invalidUtf8: InvalidUtf8) => { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number };
 
 /**
  * An NDJSON or JSON array file in two streamed passes, as a CSV file: the
@@ -206,7 +257,7 @@ type RecordsOf = (file: string, signal: AbortSignal | undefined) => { records: A
  * order first seen, after the declared ones), then `COPY` in batches.
  */
 async function loadJsonFile(
-  db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadTablesOptions, recordsOf: RecordsOf,
+  db: Db, file: string, meta: Omit<TableShape, 'columns'>, typing: Typing, options: LoadFilesOptions, recordsOf: RecordsOf,
 ): Promise<number> {
   const resource = meta.aliases[0] ?? meta.id;
   const totalBytes = (await stat(file)).size;
@@ -224,7 +275,8 @@ async function loadJsonFile(
   const ids = new FileIds(file);
   let withId = 0;
   let firstWithout: number | undefined;
-  const reading = recordsOf(file, options.signal);
+  const invalidUtf8 = options.invalidUtf8 ?? 'refuse';
+  const reading = recordsOf(file, options.signal, invalidUtf8);
   for await (const { record, line } of reading.records) {
     rows++;
     if (Object.hasOwn(record, '_id')) {
@@ -240,6 +292,7 @@ async function loadJsonFile(
         if (type === 'int' && integerWidth([value]) === 'int8') widest.set(key, 'int8');
         continue;
       }
+      if (holdsNul(record[key])) throw nulError(file, line, key);
       let column = columns.get(key);
       if (column === undefined) {
         if (!names.includes(key)) names.push(key);
@@ -269,8 +322,8 @@ async function loadJsonFile(
   };
   // Columns read as their type says (declared, or another loader's inference); a ckql-inferred one's values go as they are.
   const converted = names.map((name) => declaredType(name) !== undefined || typing.infer !== 'ckql');
-  async function* lines(): AsyncIterable<string> {
-    for await (const { record, line } of recordsOf(file, options.signal).records) {
+  async function* lines(): AsyncIterable<CopyLine> {
+    for await (const { record, line } of recordsOf(file, options.signal, invalidUtf8).records) {
       let cells = keepIds ? csvCell(Number(String(record['_id']).trim()), 'int4') : '';
       for (let k = 0; k < shape.columns.length; k++) {
         const column = shape.columns[k] as TableShape['columns'][number];
@@ -280,9 +333,11 @@ async function loadJsonFile(
           throw toolError('DATA_INVALID', [file, `line ${line}: the value of ${JSON.stringify(column.id)} is nested more than ${MAX_NESTING} levels deep`], { file, line });
         }
         if (k > 0 || withId > 0) cells += ',';
+        if (holdsNul(value)) throw nulError(file, line, column.id);
         cells += csvCell(value, column.sqlType);
       }
-      yield cells;
+      if (cells.length > MAX_RECORD_LENGTH) throw longRecordError(file, line);
+      yield { text: cells, line };
     }
   }
   await copyLines(db, shape, rows, lines(), options);
@@ -299,38 +354,67 @@ function typedJson(value: JsonValue | undefined, type: FieldType, file: string, 
   }
 }
 
+/** One row's CSV line for COPY, and the line of the file it ends on. */
+interface CopyLine {
+  readonly text: string;
+  readonly line: number;
+}
+
 /**
  * Pass 2 of a file: its table created, `lines` (one CSV line of cells per
  * row) copied in batches, and the table finished, all in the resource's one
- * transaction.
+ * transaction. A value PostgreSQL refuses is the file's error, at its line.
  */
-async function copyLines(db: Db, shape: TableShape, totalRows: number, lines: AsyncIterable<string>, options: LoadTablesOptions): Promise<void> {
+async function copyLines(db: Db, shape: TableShape, totalRows: number, lines: AsyncIterable<CopyLine>, options: LoadTablesOptions): Promise<void> {
   const resource = shape.aliases[0] ?? shape.id;
+  const file = shape.source ?? resource;
+  refuseWidth(shape.columns.length, file);
   await db.transaction(async (tx) => {
     const copy = await createTable(tx, shape, options);
     const batchRows = Math.max(1, options.batchRows ?? 10_000);
     let csv = '';
-    let inBatch = 0;
+    let batchLines: number[] = [];
     let done = 0;
     const flush = async (): Promise<void> => {
-      await copy(csv, inBatch);
-      done += inBatch;
-      [csv, inBatch] = ['', 0];
+      try {
+        await copy(csv, batchLines.length);
+      } catch (error) {
+        throw refusedData(error, file, batchLines);
+      }
+      done += batchLines.length;
+      [csv, batchLines] = ['', []];
       options.onProgress?.({ resource, rows: done, totalRows });
     };
-    for await (const line of lines) {
-      csv += `${line}\n`;
-      if (++inBatch === batchRows) await flush();
+    for await (const { text, line } of lines) {
+      csv += `${text}\n`;
+      batchLines.push(line);
+      if (batchLines.length === batchRows || csv.length >= MAX_BATCH_LENGTH) await flush();
     }
-    if (inBatch > 0 || done === 0) await flush();
+    if (batchLines.length > 0 || done === 0) await flush();
     await finishTable(tx, shape, options, done);
   });
 }
 
+/**
+ * PostgreSQL's refusal of a batch (a date it has not got, a value out of
+ * range) as DATA_INVALID at the file's line, which COPY's context names by
+ * its row in the batch; any other error (a cancellation, a lost connection)
+ * as it is.
+ */
+function refusedData(error: unknown, file: string, batchLines: readonly number[]): unknown {
+  const { severity, code, where } = error as { severity?: unknown; code?: unknown; where?: unknown };
+  if (typeof severity !== 'string' || typeof code !== 'string' || code.startsWith('57') || code.startsWith('08')) return error;
+  const row = typeof where === 'string' ? /\bline (\d+)/.exec(where) : null;
+  const line = row === null ? undefined : batchLines[Number(row[1]) - 1];
+  const at = line === undefined ? `lines ${batchLines[0]}–${batchLines.at(-1)}` : `line ${line}`;
+  return toolError('DATA_INVALID', [file, `${at}: PostgreSQL refused the data: ${(error as Error).message}`], { file, ...(line === undefined ? {} : { line }), cause: error });
+}
+
 /** The records of an NDJSON file, one per non-empty line, with their line numbers, and the bytes read so far. */
-function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
+function ndjsonRecords(file: string, signal: AbortSignal | undefined, invalidUtf8: InvalidUtf8): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  const checked = Readable.from(utf8Chunks(input, file, invalidUtf8));
+  const lines = createInterface({ input: checked, crlfDelay: Infinity });
   const records = (async function* () {
     let line = 0;
     try {
@@ -347,7 +431,7 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
         if (typeof value !== 'object' || value === null || Array.isArray(value)) {
           throw toolError('DATA_INVALID', [file, `line ${line} is not a JSON object (each line must be one record {"field": value, …})`], { file, line });
         }
-        yield { record: withExactIntegers(value as Record<string, unknown>, text), line };
+        yield { record: withExactIntegers(value as Record<string, unknown>, text, { file, line }), line };
       }
     } catch (error) {
       if ((error as { name?: unknown }).name === 'AbortError') {
@@ -355,7 +439,9 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
       }
       throw error;
     } finally {
+      // the checked stream first: the file's stream, destroyed under it, would fail its pending read with no one to hear it
       lines.close();
+      checked.destroy();
       input.destroy();
     }
   })();
@@ -363,19 +449,19 @@ function ndjsonRecords(file: string, signal: AbortSignal | undefined): { records
 }
 
 /** The CSV records of a file, as `CsvReader` reads them from a stream (the first is the header), and the bytes read so far. */
-function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signal: AbortSignal | undefined): { records: AsyncIterable<string[]>; bytesRead: () => number } {
+function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signal: AbortSignal | undefined, invalidUtf8: InvalidUtf8): { records: AsyncIterable<{ cells: string[]; line: number }>; bytesRead: () => number } {
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   const records = (async function* () {
     const sink = new CsvRecords(quotedEmpty ? QUOTED_EMPTY : '');
     const reader = new CsvReader(delimiter, sink);
     try {
       // One chunk at a time: the point where a load can stop between chunks.
-      for await (const chunk of input) {
-        reader.push(chunk as Buffer);
-        yield* sink.take();
+      for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
+        reader.push(chunk);
+        yield* taken(sink);
       }
       reader.end();
-      yield* sink.take();
+      yield* taken(sink);
     } catch (error) {
       if ((error as { name?: unknown }).name === 'AbortError') {
         throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: error });
@@ -387,6 +473,12 @@ function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signa
     }
   })();
   return { records, bytesRead: () => input.bytesRead };
+}
+
+/** The records `sink` has read so far, each with the line it ends on. */
+function* taken(sink: CsvRecords): Iterable<{ cells: string[]; line: number }> {
+  const records = sink.take();
+  for (let k = 0; k < records.length; k++) yield { cells: records[k] as string[], line: sink.lines[k] as number };
 }
 
 /** The first 64 KiB of a file as text: enough for the header line the delimiter is read from. */

@@ -133,6 +133,9 @@ export async function createTable(tx: SqlSession, table: TableShape, options: Lo
     if (Buffer.byteLength(column.id) > 63) {
       throw toolError('DATA_INVALID', [where, `the column name ${JSON.stringify(column.id)} is longer than PostgreSQL's 63 bytes`]);
     }
+    if (column.id.includes('\u0000')) {
+      throw toolError('DATA_INVALID', [where, `the column name ${JSON.stringify(column.id)} holds a NUL byte (U+0000), which a PostgreSQL name cannot hold`]);
+    }
     if (column.id.startsWith('_')) {
       throw toolError('DATA_INVALID', [where, `the column name ${JSON.stringify(column.id)} starts with "_", which CKAN keeps for its own columns`]);
     }
