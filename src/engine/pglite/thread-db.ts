@@ -165,13 +165,23 @@ export async function openPglite(dataDir?: string, options: OpenPgliteOptions = 
       if (statementTimeout === undefined && signal === undefined) return thread.call(request);
       if (signal?.aborted === true) return Promise.reject(cancelledByUser(signal));
       return new Promise((resolve, reject) => {
-        const stop = (error: PgError): void => {
+        // Past the timeout the thread is ended. A client that goes away has its answer refused at once, but the
+        // statement keeps its thread until it ends or its time is up: ending a thread costs a start, and a client
+        // could ask for that as often as it likes.
+        const onTimeout = (): void => {
           finish();
           restart(slot);
-          reject(error);
+          reject(queryCanceled('canceling statement due to statement timeout'));
         };
-        const onAbort = (): void => stop(cancelledByUser(signal as AbortSignal));
-        const timer = statementTimeout === undefined ? undefined : setTimeout(() => stop(queryCanceled('canceling statement due to statement timeout')), statementTimeout);
+        const onAbort = (): void => {
+          signal?.removeEventListener('abort', onAbort);
+          if (timer === undefined) {
+            finish();
+            restart(slot);
+          }
+          reject(cancelledByUser(signal as AbortSignal));
+        };
+        const timer = statementTimeout === undefined ? undefined : setTimeout(onTimeout, statementTimeout);
         const finish = (): void => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
@@ -282,13 +292,19 @@ async function startThread(home: PgliteHome): Promise<Thread> {
   worker.on('message', settle);
   worker.on('error', (error) => end(error));
   worker.on('exit', (code) => end(new Error(`PGlite's thread ended (exit code ${code})`)));
+  // A request waits for the answer to the one before it (a statement whose client went away still runs).
+  let last: Promise<unknown> = Promise.resolve();
   const call = (request: ThreadRequest): Promise<unknown> => {
-    if (ended !== undefined) return Promise.reject(ended);
-    return new Promise((resolve, reject) => {
-      pending = { resolve, reject };
-      worker.ref();
-      worker.postMessage(request);
+    const answered = last.catch(() => undefined).then(() => {
+      if (ended !== undefined) throw ended;
+      return new Promise((resolve, reject) => {
+        pending = { resolve, reject };
+        worker.ref();
+        worker.postMessage(request);
+      });
     });
+    last = answered;
+    return answered;
   };
   const ready = new Promise<unknown>((resolve, reject) => {
     pending = { resolve, reject };
