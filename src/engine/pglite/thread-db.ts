@@ -27,6 +27,8 @@ interface Thread {
   call(request: ThreadRequest): Promise<unknown>;
   /** ends the thread at once, whatever it runs */
   stop(): Promise<void>;
+  /** false once the thread has ended (stopped, or crashed: out of memory) */
+  alive(): boolean;
 }
 
 /** PostgreSQL's error for a cancelled statement, as a server sends it. */
@@ -159,6 +161,9 @@ export async function openPglite(dataDir?: string, options: OpenPgliteOptions = 
   /** Runs one transaction on `slot`'s thread; a statement past its time, or whose signal aborts, ends the thread. */
   const runOn = async <T>(slot: Slot, work: (tx: SqlSession) => Promise<T>, txOptions: TransactionOptions): Promise<T> => {
     const { signal, statementTimeout } = txOptions;
+    // A thread that ended on its own (WebAssembly out of memory) is started again, when what it held can be:
+    // a database in memory that changed since its image cannot, and says that its thread ended.
+    if (!(await slot.thread).alive() && (!slot.primary || dataDir !== undefined || imageIsCurrent())) restart(slot);
     const thread = await slot.thread;
     await thread.call({ op: 'begin', readOnly: txOptions.readOnly === true });
     const statement = (request: ThreadRequest): Promise<unknown> => {
@@ -312,6 +317,7 @@ async function startThread(home: PgliteHome): Promise<Thread> {
   });
   const thread: Thread = {
     call,
+    alive: () => ended === undefined,
     stop: async () => {
       end(new Error("PGlite's thread was stopped"));
       await worker.terminate();
