@@ -5,7 +5,7 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates|underload), prints only
  *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
  *   … --write                             also keep an --only run's sections in bench/results.json and
  *                                         write BENCHMARKS.md from it (the other sections stay as they were)
@@ -35,8 +35,9 @@ import { benchConnections } from './connections.js';
 import { benchLoad } from './load.js';
 import { benchReplica } from './replica.js';
 import { benchAggregates } from './aggregates.js';
+import { benchUnderLoad } from './underload.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica' | 'aggregates';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica' | 'aggregates' | 'underload';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -50,8 +51,9 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   load: { title: '9. Loading data, exact numbers', run: benchLoad },
   replica: { title: '10. Scale path: ckql serve over a primary and a streaming replica', run: benchReplica },
   aggregates: { title: '11. Aggregates and joins', run: benchAggregates },
+  underload: { title: '12. Under load: PGlite beside the memory engine', run: benchUnderLoad },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica', 'aggregates'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica', 'aggregates', 'underload'];
 
 interface Flags {
   readonly quick: boolean;

@@ -34,11 +34,13 @@ const common = {
 await rm(outdir, { recursive: true, force: true });
 await build({
   ...common,
-  entryPoints: { ckql: `${root}src/cli/main.ts` },
+  // PGlite's thread (src/engine/pglite/thread-db.ts) starts its entry from beside the chunk that starts it.
+  entryPoints: { ckql: `${root}src/cli/main.ts`, 'pglite-worker': `${root}src/engine/pglite/pglite-worker.ts` },
   outdir,
   // PGlite finds its .wasm and data files beside its own module; pg has optional native parts;
-  // react-devtools-core is only imported by ink when DEV=true and is not installed.
-  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'pg', 'pg-native', 'react-devtools-core'],
+  // react-devtools-core is only imported by ink when DEV=true and is not installed; esbuild only by
+  // src/engine/pglite/thread-db.ts when it runs from src/.
+  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'pg', 'pg-native', 'react-devtools-core', 'esbuild'],
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: { js: "import { createRequire as __ckqlRequire } from 'node:module'; const require = __ckqlRequire(import.meta.url);" },
 });
@@ -53,7 +55,7 @@ const pkg = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as { depen
 const bundled = new Set(['chevrotain']);
 await build({
   ...common,
-  entryPoints: { index: `${root}src/index.ts`, repl: `${root}src/repl/index.ts` },
+  entryPoints: { index: `${root}src/index.ts`, repl: `${root}src/repl/index.ts`, 'pglite-worker': `${root}src/engine/pglite/pglite-worker.ts` },
   outdir: libdir,
-  external: [...Object.keys(pkg.dependencies).filter((name) => !bundled.has(name)).flatMap((name) => [name, `${name}/*`]), 'pg-native', 'react-devtools-core'],
+  external: [...Object.keys(pkg.dependencies).filter((name) => !bundled.has(name)).flatMap((name) => [name, `${name}/*`]), 'pg-native', 'react-devtools-core', 'esbuild'],
 });

@@ -6,7 +6,7 @@
  * what a new one holds, as the tests' own engines do. A start costs more than
  * half a second of CPU; the suite opened some twenty this way.
  */
-import { lendInMemoryPglite } from '../src/engine/pglite/db.js';
+import { lendInMemoryPglite } from '../src/engine/pglite/thread-db.js';
 import { borrowPgliteDb } from './helpers/pglite-pool.js';
 
 lendInMemoryPglite(borrowPgliteDb);

@@ -2,6 +2,8 @@
  * A server in its own process, for the load and client benchmarks.
  *
  *   serve.ts ckql <file>…        startServer over the resource files
+ *   serve.ts pglite <file>…      startServer over PGlite loaded with the files, as
+ *                                `ckql serve --engine pglite` opens it (two threads)
  *   serve.ts db <postgres-url>   startServer over a PostgreSQL datastore, as
  *                                `ckql serve --db postgres://…` serves it
  *   serve.ts floor <body-file> <headers-json>
@@ -49,6 +51,16 @@ async function serveDb(url: string): Promise<void> {
   process.stdout.write(`READY ${server.url}\n`);
 }
 
+async function servePglite(files: readonly string[]): Promise<void> {
+  const [{ startServer }, { openEngine }] = await Promise.all([ckqlModules.server(), ckqlModules.open()]);
+  const engine = await openEngine({ engine: 'pglite', data: files, threads: 2 });
+  const server = await startServer({ engine, port: 0 });
+  process.once('SIGTERM', () => {
+    void Promise.resolve(server.close()).then(() => engine.close()).then(() => process.exit(0));
+  });
+  process.stdout.write(`READY ${server.url}\n`);
+}
+
 function serveFloor(bodyFile: string, headersJson: string, withJson: boolean, spinMicros = 0): void {
   const body = readFileSync(bodyFile);
   const headers = { ...(JSON.parse(headersJson) as Record<string, string>), 'content-length': String(body.length) };
@@ -81,6 +93,7 @@ function serveFloor(bodyFile: string, headersJson: string, withJson: boolean, sp
 }
 
 if (kind === 'ckql') await serveCkql(rest);
+else if (kind === 'pglite') await servePglite(rest);
 else if (kind === 'db') await serveDb(rest[0] as string);
 else if (kind === 'floor' || kind === 'floor-json') serveFloor(rest[0] as string, rest[1] as string, kind === 'floor-json');
 else if (kind === 'floor-spin') serveFloor(rest[0] as string, rest[1] as string, false, Number(rest[2]));

@@ -26,7 +26,7 @@ import type * as OpenModule from '../../src/engine/open.js';
 import type * as PostgresDbModule from '../../src/engine/postgres/db.js';
 import type * as LoadFilesModule from '../../src/engine/sql/load-files.js';
 import type * as PgliteModule from '../../src/engine/pglite/engine.js';
-import type * as PgliteDbModule from '../../src/engine/pglite/db.js';
+import type * as PgliteDbModule from '../../src/engine/pglite/thread-db.js';
 import type * as PostgresEngineModule from '../../src/engine/postgres/engine.js';
 import type * as SqlLoadModule from '../../src/engine/sql/load.js';
 
@@ -71,7 +71,7 @@ export const ckqlModules = {
   postgresDb: () => load<typeof PostgresDbModule>('engine/postgres/db.js'),
   loadFiles: () => load<typeof LoadFilesModule>('engine/sql/load-files.js'),
   pglite: () => load<typeof PgliteModule>('engine/pglite/engine.js'),
-  pgliteDb: () => load<typeof PgliteDbModule>('engine/pglite/db.js'),
+  pgliteDb: () => load<typeof PgliteDbModule>('engine/pglite/thread-db.js'),
   postgresEngine: () => load<typeof PostgresEngineModule>('engine/postgres/engine.js'),
   sqlLoad: () => load<typeof SqlLoadModule>('engine/sql/load.js'),
 };

@@ -29,6 +29,8 @@ export interface OpenEngineOptions {
   readonly invalidUtf8?: InvalidUtf8;
   /** `statement_timeout` of a search on a PostgreSQL engine, ms */
   readonly statementTimeout?: number;
+  /** `pglite`: the threads that answer (`pgliteEngine`'s `threads`); default 1 */
+  readonly threads?: number;
   /**
    * The functions `datastore_search_sql` may call on a PostgreSQL engine, one
    * name per item (CKAN's `ckan.datastore.sqlsearch.allowed_functions_file`);
@@ -72,7 +74,7 @@ export async function openEngine(options: OpenEngineOptions = {}): Promise<Engin
     // The PostgreSQL engines load on demand: PGlite's module alone costs ~0.2 s of start-up.
     case 'pglite': {
       const { pgliteEngine } = await import('./pglite/engine.js');
-      return pgliteEngine({ ...(options.db === undefined ? {} : { dataDir: options.db }), files: paths, load: loadOptions, ...timeout });
+      return pgliteEngine({ ...(options.db === undefined ? {} : { dataDir: options.db }), files: paths, load: loadOptions, ...timeout, ...(options.threads === undefined ? {} : { threads: options.threads }) });
     }
     case 'postgres': {
       const { postgresEngine } = await import('./postgres/engine.js');

@@ -126,6 +126,8 @@ describe('usage errors exit 2', () => {
     ['a URL that is not http', ['query', 'from x', '--url', 'ftp://x.org'], /http\(s\) URL/],
     ['a bad port', ['serve', '.', '--port', '99999'], /--port must be a whole number/],
     ['a bad --max-body', ['serve', '.', '--max-body', 'lots'], /--max-body must be a size/],
+    ['a --statement-timeout of 0', ['serve', '.', '--engine', 'pglite', '--statement-timeout', '0'], /--statement-timeout must be a whole number from 1 up/],
+    ['--statement-timeout with the memory engine, which runs no SQL', ['serve', 'examples/data', '--statement-timeout', '100'], /--statement-timeout bounds the SQL of the PostgreSQL engines/],
     ['an unknown profile', ['query', 'from x', '--profile', 'nope'], /no profile named "nope"/],
     ['a missing argument', ['compile'], /missing required argument 'query'/],
   ];

@@ -155,6 +155,25 @@ describe('ckql serve', () => {
     }
   });
 
+  it('--engine pglite --statement-timeout: a long datastore_search_sql is 409 Query took too long, and a search sent while it runs is answered first', async () => {
+    const server = await serve(['examples/data/courses.csv', '--engine', 'pglite', '--statement-timeout', '2000', '--no-playground']);
+    try {
+      const finished: string[] = [];
+      // generate_series is on CKAN's allow-list: one anonymous GET could hold PGlite as long as it liked.
+      const sql = new URLSearchParams({ sql: 'SELECT count(*) FROM generate_series(1, 1000000000000)' });
+      const long = fetch(`${server.url}/api/3/action/datastore_search_sql?${sql.toString()}`).finally(() => finished.push('long'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const search = await fetch(`${server.url}/api/3/action/datastore_search?resource_id=courses&limit=1`).finally(() => finished.push('search'));
+      expect(search.status).toBe(200);
+      const stopped = await long;
+      expect(finished).toEqual(['search', 'long']);
+      expect(stopped.status).toBe(409);
+      expect(((await stopped.json()) as { error: unknown }).error).toEqual({ __type: 'Validation Error', query: ['Query took too long'] });
+    } finally {
+      await server.stop('SIGTERM');
+    }
+  });
+
   it('a file it cannot load is a data error (exit 1) naming the file', async () => {
     const bad = join(root, 'bad.json');
     await writeFile(bad, '{ not json');

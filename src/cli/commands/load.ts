@@ -63,7 +63,7 @@ Examples:
         // The drivers load on demand, so other commands do not pay for them at start-up.
         const db: Db = target.engine === 'postgres'
           ? await (await import('../../engine/postgres/db.js')).openPostgres(target.url === undefined ? {} : { url: target.url })
-          : await (await import('../../engine/pglite/db.js')).openPglite(resolve(context.cwd, target.dir));
+          : await (await import('../../engine/pglite/thread-db.js')).openPglite(resolve(context.cwd, target.dir));
         const { loadFiles } = await import('../../engine/sql/load-files.js');
         const progress = progressBar(context);
         // A file that cannot be loaded is reported and rolled back; the others are loaded, and the status says one failed.

@@ -32,6 +32,7 @@ interface ServeOptions {
   readonly maxBody?: number;
   readonly tokensFile?: string;
   readonly sqlFunctions?: string;
+  readonly statementTimeout?: number;
   readonly private?: readonly string[];
   readonly log?: boolean;
   readonly engine?: string;
@@ -45,6 +46,9 @@ interface ServeOptions {
   readonly allowHost?: readonly string[];
   readonly maxJoinRows?: number;
 }
+
+/** PGlite's threads under `ckql serve` (engine/pglite/thread-db.ts); each holds a copy of the database. */
+const PGLITE_THREADS = 2;
 
 export function registerServe(program: Command, run: CommandRun): void {
   program
@@ -61,6 +65,7 @@ export function registerServe(program: Command, run: CommandRun): void {
     .option('--max-body <size>', 'largest POST body, e.g. 1MiB, 512KiB or bytes (default 1MiB)', sizeOption)
     .option('--tokens-file <file>', 'API tokens, one per line, that open private resources')
     .option('--sql-functions <file>', 'functions datastore_search_sql may call, one per line, as CKAN\'s allowed_functions_file (pglite/postgres; default CKAN\'s list)')
+    .option('--statement-timeout <ms>', "how long one SQL statement of a search may run before it is stopped and answered 409 as CKAN does (pglite/postgres; default 60000, CKAN's)", integerOption('--statement-timeout', 1))
     .option('--private <names>', 'resource ids or aliases that need a token (comma-separated)', listOption('--private'))
     .option('--log', 'print one line per request on stderr (never headers or tokens)')
     .option('--ckan <version>', 'answer as CKAN 2.11 (default: _links, total_estimation_threshold) or 2.12 (filter operators, next_page)', ckanOption)
@@ -97,6 +102,9 @@ Example:
         if (sqlFunctions !== undefined && engineName === 'memory' && db === undefined) {
           throw toolError('USAGE', ['--sql-functions applies to datastore_search_sql, which the memory engine does not serve'], { hint: 'add --engine pglite, or --db postgres://…' });
         }
+        if (options.statementTimeout !== undefined && engineName === 'memory' && db === undefined) {
+          throw toolError('USAGE', ['--statement-timeout bounds the SQL of the PostgreSQL engines; the memory engine runs none'], { hint: 'add --engine pglite, or --db postgres://…' });
+        }
         // A file that cannot be read is reported and left out; the others are served.
         const bad = badFileReporter(context, 'the other files are served without it');
         const engine =
@@ -108,6 +116,9 @@ Example:
                 onBadFile: bad.report,
                 ...(db === undefined ? {} : { db }),
                 ...(sqlFunctions === undefined ? {} : { allowedSqlFunctions: sqlFunctions }),
+                ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
+                // A reader beside the thread that holds the database: one long statement holds up only its own.
+                threads: PGLITE_THREADS,
                 ...typing,
               });
         const bar = fileProgressBar(context.stderr, context.env);

@@ -1,5 +1,7 @@
 /**
- * PGlite (PostgreSQL compiled to WebAssembly, in the process) as a `Db`.
+ * PGlite (PostgreSQL compiled to WebAssembly) as a `Db`, in the thread that
+ * runs it: pglite-worker.ts's, for `openPglite` (thread-db.ts), or the
+ * caller's, for code that holds a PGlite itself (`pgliteDb`).
  * One connection: transactions queue behind each other. Values come back as
  * PostgreSQL's text (as from a server with `pg`'s parsers turned off), so
  * both PostgreSQL engines read one form.
@@ -190,34 +192,31 @@ export function startTextPglite(): Promise<PGlite> {
   return freshDatabase(undefined, TEXT_VALUES);
 }
 
-/** Set by the tests only (`lendInMemoryPglite`); the bin and the library never set it. */
-let lentInMemory: (() => Promise<Db>) | undefined;
-
 /**
- * Test-only: where `openPglite()` without a folder gets its database. The
- * tests' per-worker pool (test/helpers/pglite-pool.ts, installed by
- * test/setup-pglite.ts) lends an emptied instance that holds what a fresh one
- * holds, instead of a start that costs more than half a second of CPU;
- * `undefined` starts fresh ones again.
- * @example lendInMemoryPglite(borrowPgliteDb);
+ * Where a database opened by `openPglite` lives: in memory, fresh or from a
+ * tar of a data directory (`dumpDataDir`), or kept in a directory (created
+ * when missing).
  */
-export function lendInMemoryPglite(lend: (() => Promise<Db>) | undefined): void {
-  lentInMemory = lend;
+export interface PgliteHome {
+  readonly dataDir?: string;
+  /** a data directory as a tar; opened in memory (with no `dataDir`) */
+  readonly image?: ArrayBuffer;
 }
 
 /**
- * Opens PGlite: a fresh database in memory, or the one kept in `dataDir`
- * (created when missing).
+ * A PGlite as `openPglite`'s thread runs it (values as PostgreSQL's text):
+ * fresh in memory, from an image, or the one kept in `dataDir`.
  * @example
- * const db = await openPglite();            // in memory, gone at close
- * const kept = await openPglite('./ckql-db'); // kept between runs
+ * const pg = await startTextPgliteAt({ dataDir: './ckql-db' });
  */
-export async function openPglite(dataDir?: string): Promise<Db> {
-  if (dataDir === undefined && lentInMemory !== undefined) return lentInMemory();
-  const pg = dataDir === undefined || !(await holdsDatabase(dataDir))
-    ? await freshDatabase(dataDir, TEXT_VALUES)
-    : await PGlite.create({ dataDir, parsers: TEXT_PARSERS, serializers: TEXT_SERIALIZERS, startParams: [...START_PARAMS] });
-  return pgliteDb(pg);
+export async function startTextPgliteAt(home: PgliteHome): Promise<PGlite> {
+  if (home.image !== undefined && home.dataDir === undefined) {
+    return PGlite.create({ loadDataDir: tarOf(Buffer.from(home.image)), ...TEXT_VALUES, startParams: [...START_PARAMS] });
+  }
+  const { dataDir } = home;
+  return dataDir === undefined || !(await holdsDatabase(dataDir))
+    ? freshDatabase(dataDir, TEXT_VALUES)
+    : PGlite.create({ dataDir, ...TEXT_VALUES, startParams: [...START_PARAMS] });
 }
 
 /**

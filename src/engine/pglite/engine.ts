@@ -9,7 +9,7 @@ import { sqlEngine } from '../sql/engine.js';
 import { loadTables } from '../sql/load.js';
 import { loadFiles } from '../sql/load-files.js';
 import type { LoadFilesOptions } from '../sql/load-files.js';
-import { openPglite } from './db.js';
+import { openPglite } from './thread-db.js';
 
 /**
  * Options of `pgliteEngine`.
@@ -27,6 +27,12 @@ export interface PgliteEngineOptions {
   readonly load?: Omit<LoadFilesOptions, 'replace' | 'alias'>;
   /** `statement_timeout` of a search, ms */
   readonly statementTimeout?: number;
+  /**
+   * threads that answer (`openPglite`): one holds the database, the others
+   * answer searches from a copy of it, so a long statement holds up only
+   * its own; each costs the database's size in memory again. Default 1.
+   */
+  readonly threads?: number;
   /** the functions `datastore_search_sql` may call (`SqlEngineOptions`); default CKAN's list */
   readonly allowedSqlFunctions?: Iterable<string>;
 }
@@ -39,13 +45,14 @@ export interface PgliteEngineOptions {
  * await engine.close();
  */
 export async function pgliteEngine(options: PgliteEngineOptions = {}): Promise<SqlEngine> {
-  const db = await openPglite(options.dataDir);
+  const db = await openPglite(options.dataDir, options.threads === undefined ? {} : { threads: options.threads });
   try {
     // A database in memory lives for one run: CKAN's GiST indexes (the slowest part of a load in
     // WebAssembly) would cost more start-up than they save; a kept one gets them.
     const indexes = options.load?.indexes ?? options.dataDir !== undefined;
     if (options.tables !== undefined && options.tables.length > 0) await loadTables(db, options.tables, { ...options.load, indexes, replace: true });
     if (options.files !== undefined && options.files.length > 0) await loadFiles(db, options.files, { ...options.load, indexes, replace: true });
+    await db.settle();
   } catch (error) {
     await db.close();
     throw error;
