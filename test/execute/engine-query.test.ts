@@ -63,8 +63,10 @@ describe.each(engineNames)('the %s engine', (name) => {
   it('answers a whole query as the reference walker does: records, order, total, refusals', async () => {
     const engine = engines.get(name);
     let distinct = 0;
+    let runs = 0;
     await fc.assert(
       fc.asyncProperty(queries, fc.integer({ min: 1, max: 4 }), async (query, batchSize) => {
+        runs++;
         if (query.select?.distinct === true) distinct++;
         const reference = answerOf(outcomeOf(() => evaluateQuery(query, typed)));
         const answer = await asyncOutcomeOf(async () => {
@@ -75,7 +77,9 @@ describe.each(engineNames)('the %s engine', (name) => {
       }),
       propertyParameters(Math.max(60, Math.floor(propertyRuns / 10))),
     );
-    expect(distinct).toBeGreaterThan(5);
+    // A share of the runs made (the property's time budget may end it early on a loaded machine): about a third are distinct.
+    expect(runs).toBeGreaterThanOrEqual(10);
+    expect(distinct / runs).toBeGreaterThan(0.1);
   }, 120_000);
 
   it('gives every record with `all`, a batch at a time, and its total only when asked', async () => {
