@@ -37,9 +37,9 @@ if (mode === 'json') {
   const table = tables[0];
   if (table === undefined) throw new Error(`heap-load.ts: no table in ${file}`);
   const afterLoad = settledHeap();
-  // The first q on a table reads the rows; each later one builds an eighth of the search text, so the tenth finds it whole.
+  // The first q on a table reads the rows; each later one builds a sixteenth of the search text, so the 17th finds it whole.
   let result = evaluate({ resource_id: table.id, q: 'zz-no-such-text', limit: 1 }, table);
-  for (let k = 1; k < 10; k++) result = evaluate({ resource_id: table.id, q: `zz-no-such-text-${k}`, limit: 1 }, table);
+  for (let k = 1; k < 17; k++) result = evaluate({ resource_id: table.id, q: `zz-no-such-text-${k}`, limit: 1 }, table);
   const afterQ = settledHeap();
   process.stdout.write(JSON.stringify({
     rows: table.rows.length, fileBytes, heap: afterLoad - before, heapWithTextCache: afterQ - before, qTotal: result.total,

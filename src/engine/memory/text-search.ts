@@ -8,7 +8,7 @@
  *
  * A string `q` searches a per-table text, kept with the table: each row's
  * normalized field texts, joined, in chunks of 2^14 rows. Every `q` from
- * the second on builds at most an eighth of the chunks (the first ones it
+ * the second on builds at most a sixteenth of the chunks (the first ones it
  * meets that are not built yet) and reads the rows of the others, so no
  * call pays for the whole text: building a chunk costs a few times reading
  * its rows, and searching a built one a fraction of it (BENCHMARKS.md, the
@@ -30,7 +30,7 @@ import type { Steps } from '../pace.js';
 const CHUNK_SHIFT = 14;
 const CHUNK_ROWS = 1 << CHUNK_SHIFT;
 /** One `q` builds at most one in this many of a table's chunks. */
-const SHARE = 8;
+const SHARE = 16;
 /** The most characters a table's search text holds (128 Mi: 128 MiB of Latin-1 text, twice that of other text), plus one chunk. */
 export const MAX_SEARCH_CHARS = 2 ** 27;
 // Anything but printable ASCII, \t, \n, \r and the row end \0: text that NFKC may change.
