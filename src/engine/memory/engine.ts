@@ -7,7 +7,8 @@ import type { CkanVersion, Table } from '../../datastore/types.js';
 import { queryError, resourceNotFound } from '../../errors.js';
 import type { Engine, EngineSearchOptions, ResourceInfo } from '../types.js';
 import { Catalog } from './catalog.js';
-import { evaluate } from './evaluate.js';
+import { evaluateSteps } from './evaluate.js';
+import { abortedBy, paced } from '../pace.js';
 import { queryTable } from './query.js';
 import { queryShaped } from './shaped.js';
 import { isPlainQuery } from '../../ast.js';
@@ -66,7 +67,8 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         const request = normalizeRequest(raw, settings);
         const table = lookup.find(request.resource_id);
         if (table === undefined) throw resourceNotFound(request.resource_id);
-        return Promise.resolve(evaluate(request, table, settings));
+        if (options.signal?.aborted === true) throw abortedBy(options.signal);
+        return paced(evaluateSteps(request, table, settings), options.signal);
       } catch (error) {
         return Promise.reject(error as Error);
       }

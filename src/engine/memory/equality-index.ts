@@ -15,6 +15,7 @@ import type { EqualityIndex, TableView } from './table-view.js';
 
 export type { EqualityIndex } from './table-view.js';
 import { fieldReader } from './predicate.js';
+import type { Steps } from '../pace.js';
 
 /** Below this many rows a scan is as quick as a lookup: no index. */
 export const INDEX_MIN_ROWS = 1024;
@@ -25,28 +26,33 @@ export const INDEX_MIN_ROWS = 1024;
  * request as a use; `mayBuild` false when the request built one already, so
  * no request pays for more than one); undefined when a scan should be used.
  * @example
- * equalityIndex(view, 'status')           // undefined: first use, scan
- * equalityIndex(view, 'status')?.get('failed') // Int32Array of the rows whose status is "failed"
+ * runSteps(equalityIndex(view, 'status'))           // undefined: first use, scan
+ * runSteps(equalityIndex(view, 'status'))?.get('failed') // Int32Array of the rows whose status is "failed"
  */
-export function equalityIndex(view: TableView, field: string, mayBuild = true): EqualityIndex | undefined {
+export function* equalityIndex(view: TableView, field: string, mayBuild = true): Steps<EqualityIndex | undefined> {
   const known = view.indexes.get(field);
   if (known !== undefined) return known ?? undefined;
   if (view.rows.length < INDEX_MIN_ROWS) return undefined;
   const uses = (view.equalityUses.get(field) ?? 0) + 1;
   view.equalityUses.set(field, uses);
   if (uses < 2 || !mayBuild) return undefined;
-  const built = buildIndex(view.rows, field);
+  // set only once whole: an index stopped half-way by a cancelled query is built again by the next
+  const built = yield* buildIndex(view.rows, field);
   view.indexes.set(field, built);
   return built ?? undefined;
 }
 
-function buildIndex(rows: readonly Row[], field: string): EqualityIndex | null {
+/** Rows read between two yields while an index is built. */
+const BUILD_SLICE = 16_384;
+
+function* buildIndex(rows: readonly Row[], field: string): Steps<EqualityIndex | null> {
   const n = rows.length;
   const limit = Math.max(1024, n >>> 2);
   const read = fieldReader(field);
   const texts = new Array<string | null>(n);
   const counts = new Map<string | null, number>();
   for (let i = 0; i < n; i++) {
+    if (i % BUILD_SLICE === BUILD_SLICE - 1) yield;
     const v = read(rows[i] as Row, i);
     const text = typeof v === 'string' ? v : canonicalText(v);
     texts[i] = text;

@@ -124,13 +124,24 @@ export function evaluate(request: SearchRequest, source: Table, options?: Evalua
 export function evaluate<R extends PlainRecord<R>>(request: SearchRequest, rows: readonly R[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly Row[], options?: EvaluateOptions): SearchResult;
 export function evaluate(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): SearchResult {
+  return runSteps(evaluateSteps(request, source, options));
+}
+
+/**
+ * `evaluate` as steps (engine/pace.ts): the memory engine's `search` runs
+ * them paced, so its signal stops a long scan, index build or sort within
+ * one slice.
+ * @example
+ * await paced(evaluateSteps(compile('from courses where year = 2021'), courses), signal) // the result of evaluate
+ */
+export function* evaluateSteps(request: SearchRequest, source: Table | readonly object[], options: EvaluateOptions = {}): Steps<SearchResult> {
   const declared = options.fields === undefined ? undefined : declaredFields(options.fields);
   if (declared !== undefined && !Array.isArray(source)) {
     throw toolError('DATA_INVALID', ['fields', 'a Table has its own fields: the fields option declares the fields of plain records'], { key: 'fields' });
   }
   // A request in a form only 2.12 reads is answered as 2.12 (2.11 refuses it), without being told.
   const read = options.ckan !== undefined || request.filters === undefined || filtersVersion(request.filters) === '2.11' ? options : { ...options, ckan: '2.12' as const };
-  return answer(canonicalOf(request, read.ckan), tableView(source as Table | readonly Row[], declared), read);
+  return yield* answer(canonicalOf(request, read.ckan), tableView(source as Table | readonly Row[], declared), read);
 }
 
 /**
@@ -219,14 +230,14 @@ function prepare(req: SearchRequest, view: TableView, options: EvaluateOptions):
   return { sortItems, search, projection, conjuncts };
 }
 
-function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): SearchResult {
+function* answer(req: SearchRequest, view: TableView, options: EvaluateOptions): Steps<SearchResult> {
   const { sortItems, search, projection, conjuncts } = prepared(req, view, options);
 
   const maxLimit = options.maxLimit ?? DEFAULT_MAX_LIMIT;
   const requested = req.limit ?? DEFAULT_LIMIT;
   const limit = requested > maxLimit ? maxLimit : requested;
   const offset = req.offset ?? 0;
-  const { keys, page, total } = runSteps(answerSteps(view, {
+  const { keys, page, total } = yield* answerSteps(view, {
     conjuncts,
     searches: search.all === undefined ? [] : [search.all],
     sortItems,
@@ -235,7 +246,7 @@ function answer(req: SearchRequest, view: TableView, options: EvaluateOptions): 
     offset,
     limit,
     count: true,
-  }));
+  });
   const records = buildRecords(view, keys, page);
 
   // Keys are set one by one so they appear in the order of `SearchResult`, optional ones only when set.
@@ -457,7 +468,7 @@ function allOf(rows: ArrayLike<number> | null, view: TableView): Selection {
 function* selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: readonly TsQuery[], needed: number, stop: boolean): Steps<Selection> {
   let rows: ArrayLike<number> | null = null;
   let rest = conjuncts;
-  const leader = indexLeader(view, conjuncts);
+  const leader = yield* indexLeader(view, conjuncts);
   if (leader !== undefined) {
     rest = conjuncts.filter((_, k) => k !== leader.position);
     // the index alone: it gives the count, and the page's rows without the rest
@@ -482,7 +493,35 @@ function* selectRows(view: TableView, conjuncts: readonly Conjunct[], searches: 
   }
   if (rest.length === 0 || (rows !== null && rows.length === 0)) return allOf(rows, view);
   const conditions = rest.map((c) => c.condition);
-  return scanOf(conditions.length === 1 ? conditions : bySelectivity(conditions, view.rows, (c) => scanOf([c])))(view.rows, rows, needed, stop);
+  const scan = scanOf(conditions.length === 1 ? conditions : bySelectivity(conditions, view.rows, (c) => scanOf([c])));
+  return yield* scanSteps(scan, view.rows, rows, needed, stop);
+}
+
+/** Rows one slice of a scan tests between two yields: a millisecond or two of work, so a cancelled scan stops soon. */
+const SCAN_SLICE = 65_536;
+
+/** `scan` over the rows (or the candidates), as steps: a slice of `SCAN_SLICE` between two yields, the slices' rows joined. */
+function* scanSteps(scan: Scan, rows: readonly Row[], candidates: ArrayLike<number> | null, needed: number, stop: boolean): Steps<Selection> {
+  const n = candidates === null ? rows.length : candidates.length;
+  if (n <= SCAN_SLICE) return scan(rows, candidates, needed, stop);
+  const parts: Int32Array[] = [];
+  let kept = 0;
+  let total = 0;
+  for (let from = 0; from < n; from += SCAN_SLICE) {
+    const slice = scan(rows, candidates, needed - kept, stop, from, Math.min(n, from + SCAN_SLICE));
+    parts.push(slice.rows);
+    kept += slice.rows.length;
+    total += slice.total;
+    if (stop && kept >= needed) break;
+    yield;
+  }
+  const out = new Int32Array(kept);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return { rows: out, total };
 }
 
 /** Scans made for an `and` of these conditions in this order, by its first condition (a prepared request's conditions are the same objects on every call). */
@@ -508,15 +547,16 @@ interface Leader {
 }
 
 /** The `=`/`in` conjunct whose field has an index and the fewest matching rows (counting each as a use of its field). */
-function indexLeader(view: TableView, conjuncts: readonly Conjunct[]): Leader | undefined {
+function* indexLeader(view: TableView, conjuncts: readonly Conjunct[]): Steps<Leader | undefined> {
   let best: Leader | undefined;
   let fewest = Infinity;
   let built = false;
-  conjuncts.forEach(({ field, equals }, position) => {
-    if (equals === undefined || field === undefined) return;
+  for (let position = 0; position < conjuncts.length; position++) {
+    const { field, equals } = conjuncts[position] as Conjunct;
+    if (equals === undefined || field === undefined) continue;
     const existed = view.indexes.has(field);
-    const index = equalityIndex(view, field, !built);
-    if (index === undefined) return;
+    const index = yield* equalityIndex(view, field, !built);
+    if (index === undefined) continue;
     built ||= !existed;
     const wanted = wantedTexts(equals);
     const count = countRows(index, wanted);
@@ -524,7 +564,7 @@ function indexLeader(view: TableView, conjuncts: readonly Conjunct[]): Leader | 
       fewest = count;
       best = { position, index, wanted };
     }
-  });
+  }
   return best;
 }
 

@@ -203,7 +203,13 @@ function refuseComparison(field: FieldInfo, value: JsonValue, ordered: boolean):
  * (the total is then that count): a page that needs no total reads no
  * further.
  */
-export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number, stop?: boolean) => ScanResult;
+/**
+ * Tests the rows (or the `candidates`, positions into them) from position
+ * `from` to `to` of that list (the whole list by default), keeping the
+ * first `keep` that pass and counting all of them; with `stop`, it ends
+ * once it has kept `keep`.
+ */
+export type Scan = (rows: readonly Row[], candidates: ArrayLike<number> | null, keep?: number, stop?: boolean, from?: number, to?: number) => ScanResult;
 
 export interface ScanResult {
   readonly rows: Int32Array;
@@ -248,12 +254,12 @@ export function scanFor(condition: Condition): Scan {
   // One function per source, not a closure per call: V8 keeps its optimized code for the next
   // request (a fresh closure per request ran each first pass unoptimized until on-stack replacement).
   const body = `${locals === '' ? '' : `const ${locals};`}
-const n = c === null ? rows.length : c.length;
+const n = to - from;
 const max = n < keep ? n : keep;
 let out = new Int32Array(max < 1024 ? max : 1024);
 let k = 0;
 let v;
-for (let j = 0; j < n; j++) {
+for (let j = from; j < to; j++) {
   const i = c === null ? j : c[j];
   const r = rows[i];
   if (!${test}) continue;
@@ -266,18 +272,20 @@ for (let j = 0; j < n; j++) {
 }
 return { rows: out.subarray(0, k < max ? k : max), total: k };`;
   type Generated = (
-    rows: readonly Row[], c: ArrayLike<number> | null, keep: number, stop: boolean,
+    rows: readonly Row[], c: ArrayLike<number> | null, keep: number, stop: boolean, from: number, to: number,
     t: readonly ValueTest[], w: readonly unknown[], grow: typeof growList,
   ) => ScanResult;
-  const scan = generate<Generated>(['rows', 'c', 'keep', 'stop', 't', 'w', 'grow'], body);
-  if (scan !== undefined) return (rows, c, keep = Infinity, stop = false) => scan(rows, c, keep, stop, tests, wanted, growList);
+  const scan = generate<Generated>(['rows', 'c', 'keep', 'stop', 'from', 'to', 't', 'w', 'grow'], body);
+  if (scan !== undefined) {
+    return (rows, c, keep = Infinity, stop = false, from = 0, to = c === null ? rows.length : c.length) => scan(rows, c, keep, stop, from, to, tests, wanted, growList);
+  }
   const holds = closureTest(condition);
-  return (rows, c, keep = Infinity, stop = false) => {
-    const n = c === null ? rows.length : c.length;
+  return (rows, c, keep = Infinity, stop = false, from = 0, to = c === null ? rows.length : c.length) => {
+    const n = to - from;
     const max = Math.min(n, keep);
     let out: Int32Array = new Int32Array(Math.min(max, 1024));
     let k = 0;
-    for (let j = 0; j < n; j++) {
+    for (let j = from; j < to; j++) {
       const i = c === null ? j : (c[j] as number);
       if (!holds(rows[i] as Row, i)) continue;
       if (k < max) {

@@ -38,9 +38,9 @@ export interface TableView {
   readonly indexes: Map<string, EqualityIndex | null>;
   /** per field: how many requests filtered it by equality before it had an index */
   readonly equalityUses: Map<string, number>;
-  /** the text `q` searches, built by the second `q` (the first scans the rows: text-search.ts) */
-  search: readonly SearchChunk[] | undefined;
-  /** how many string `q`s ran before `search` was built */
+  /** the text `q` searches, a share of it built by each `q` from the second on (text-search.ts) */
+  search: SearchText | undefined;
+  /** how many string `q`s ran before `search` was begun */
   searchUses: number;
   /** whether every row's `_id` is a number above the row before's, so `_id` order is row order (found on the first sort by `_id`) */
   idAscending?: boolean;
@@ -48,6 +48,16 @@ export interface TableView {
 
 /** For one field, the ascending row positions of each canonical text (null for null or missing): equality-index.ts. */
 export type EqualityIndex = ReadonlyMap<string | null, Int32Array>;
+
+/** The text `q` searches, per chunk of rows: text-search.ts. */
+export interface SearchText {
+  /** chunk `c` holds rows from `c * 2^14` on; undefined until a search builds it */
+  readonly chunks: (SearchChunk | undefined)[];
+  /** the characters the built chunks hold */
+  chars: number;
+  /** the most characters the chunks may hold; rows past it are read from the row objects */
+  readonly maxChars: number;
+}
 
 /** Normalized text of rows `[first, first + starts.length - 1)`, for `q`. */
 export interface SearchChunk {

@@ -6,68 +6,101 @@
  * parentheses. A term, prefixed or not, matches a field that contains it
  * (the substring rule of `q`, which already finds every word it begins).
  *
- * A string `q` searches a per-table text built on its second use and kept:
- * each row's normalized field texts, joined. Every later `q` is then a few
- * `indexOf` sweeps (BENCHMARKS.md: the warm `q`). The first `q` on a table
- * reads the rows instead, field by field, stopping at a row's first match:
+ * A string `q` searches a per-table text, kept with the table: each row's
+ * normalized field texts, joined, in chunks of 2^14 rows. Every `q` from
+ * the second on builds at most a sixteenth of the chunks (the first ones it
+ * meets that are not built yet) and reads the rows of the others, so no
+ * call pays for the whole text: building a chunk costs a few times reading
+ * its rows, and searching a built one a fraction of it (BENCHMARKS.md, the
+ * first calls of `q`). The text stops growing at `MAX_SEARCH_CHARS`; the rows
+ * past it are read on every `q`. The first `q` of a table builds nothing:
  * an embedder handing a fresh array to each call would otherwise pay for
- * building (and collecting) a text the size of its data that no later
- * call uses.
+ * building (and collecting) text that no later call uses.
  */
 import type { Row } from '../../datastore/types.js';
 import { canonicalText, normalizeQueryText, normalizeText } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
 import type { ValueTest } from './predicate.js';
 import { rowSome, rowText } from './row-shape.js';
-import type { RowText } from './row-shape.js';
-import type { SearchChunk, TableView } from './table-view.js';
-import { runSteps, SLICE } from '../pace.js';
+import type { RowSome, RowText } from './row-shape.js';
+import type { SearchChunk, SearchText, TableView } from './table-view.js';
 import type { Steps } from '../pace.js';
 
-/** Rows per search chunk: keeps every chunk's text far below V8's string length limit. */
-const CHUNK_ROWS = 16384;
+/** Rows per search chunk, as a shift (2^14 rows): keeps every chunk's text far below V8's string length limit. */
+const CHUNK_SHIFT = 14;
+const CHUNK_ROWS = 1 << CHUNK_SHIFT;
+/** One `q` builds at most one in this many of a table's chunks. */
+const SHARE = 16;
+/** The most characters a table's search text holds (128 Mi: 128 MiB of Latin-1 text, twice that of other text), plus one chunk. */
+export const MAX_SEARCH_CHARS = 2 ** 27;
 // Anything but printable ASCII, \t, \n, \r and the row end \0: text that NFKC may change.
 const NON_ASCII = /[^\0\t\n\r -~]/;
 /** Ends each row in a chunk's text, so rows can be found again after normalizing the whole chunk. */
 const ROW_END = '\0';
 
 /**
- * The text `q` searches, per row: the normalized canonical text of every
- * field but `_id`, each followed by `\n`, the row followed by `\0`. Built on
- * the first `q` and cached.
+ * An empty search text for a table; `maxChars` bounds it.
+ * @example
+ * emptySearchText().chunks // []
+ */
+export function emptySearchText(maxChars = MAX_SEARCH_CHARS): SearchText {
+  return { chunks: [], chars: 0, maxChars };
+}
+
+/**
+ * The text `q` searches with every chunk the bound allows built: the
+ * normalized canonical text of every field but `_id`, each followed by
+ * `\n`, each row followed by `\0`.
  *
- * A chunk of rows is normalized in one call, which is what makes the first
- * search cheap. That equals normalizing each field alone: `\n` and `\0` never
+ * A chunk of rows is normalized in one call, which is what makes building
+ * it cheap. That equals normalizing each field alone: `\n` and `\0` never
  * compose or decompose under NFKC (both are starters without mappings) and
  * both end the final-sigma context of `toLowerCase`; neither is produced or
  * removed by either step, so the `\0`s still mark the rows afterwards. A
  * chunk whose data itself holds `\0` is built row by row instead.
  * @example
- * searchChunks(tableView([{ title: 'Algebra', year: 2020 }]))[0].text // "algebra\n2020\n\0"
+ * searchChunks(tableView([{ title: 'Algebra', year: 2020 }])).chunks[0].text // "algebra\n2020\n\0"
  */
-export function searchChunks(view: TableView): readonly SearchChunk[] {
-  return runSteps(searchChunkSteps(view));
+export function searchChunks(view: TableView): SearchText {
+  const count = chunkCount(view);
+  const chunkAt = chunkSource(view, count);
+  for (let c = 0; c < count; c++) chunkAt(c);
+  return view.search as SearchText;
 }
 
-/** `searchChunks` as steps (engine/pace.ts): one chunk between two yields. */
-function* searchChunkSteps(view: TableView): Steps<readonly SearchChunk[]> {
-  if (view.search !== undefined) return view.search;
-  const textOf = rowText(searchFields(view), canonicalText, '\n');
-  const rows = view.rows;
-  const chunks: SearchChunk[] = [];
-  for (let first = 0; first < rows.length; first += CHUNK_ROWS) {
-    const end = Math.min(rows.length, first + CHUNK_ROWS);
-    const parts: string[] = [];
-    for (let i = first; i < end; i++) parts.push(textOf(rows[i] as Row) + ROW_END);
-    const raw = parts.join('');
-    const count = end - first;
-    const rawStarts = rowStarts(raw, count);
-    if (rawStarts === undefined) chunks.push(searchChunkByRow(rows, first, end, textOf));
-    else chunks.push({ first, ...normalizeChunk(raw, rawStarts), rowEnds: true });
-    yield;
-  }
-  view.search = chunks;
-  return chunks;
+function chunkCount(view: TableView): number {
+  return Math.ceil(view.rows.length / CHUNK_ROWS);
+}
+
+/**
+ * The chunks one search reads: those built, and up to `budget` more built
+ * on the way while the text is within its bound; undefined for the others
+ * (their rows are read instead). With no budget, a view without a text gets none.
+ */
+function chunkSource(view: TableView, budget: number): (c: number) => SearchChunk | undefined {
+  if (view.search === undefined && budget === 0) return () => undefined;
+  const text = (view.search ??= emptySearchText());
+  let left = budget;
+  let textOf: RowText | undefined;
+  return (c) => {
+    const known = text.chunks[c];
+    if (known !== undefined || left === 0 || text.chars >= text.maxChars) return known;
+    left--;
+    const chunk = buildChunk(view.rows, c << CHUNK_SHIFT, Math.min(view.rows.length, (c + 1) << CHUNK_SHIFT), (textOf ??= rowText(searchFields(view), canonicalText, '\n')));
+    text.chunks[c] = chunk;
+    text.chars += chunk.text.length;
+    return chunk;
+  };
+}
+
+/** The search text of rows `[first, end)`. */
+function buildChunk(rows: readonly Row[], first: number, end: number, textOf: RowText): SearchChunk {
+  const parts: string[] = [];
+  for (let i = first; i < end; i++) parts.push(textOf(rows[i] as Row) + ROW_END);
+  const raw = parts.join('');
+  const rawStarts = rowStarts(raw, end - first);
+  if (rawStarts === undefined) return searchChunkByRow(rows, first, end, textOf);
+  return { first, ...normalizeChunk(raw, rawStarts), rowEnds: true };
 }
 
 /** Where each of `count` rows starts in `text` (rows end in `\0`), or undefined when the data holds `\0` too. */
@@ -147,65 +180,44 @@ function searchChunkByRow(rows: readonly Row[], first: number, end: number, text
   return { first, text: parts.join(''), starts, rowEnds: false };
 }
 
-/** Every row whose search text contains `q`: indexOf from match to match, skipping the rest of a matched row. */
-function searchAll(chunks: readonly SearchChunk[], q: string): number[] {
-  const out: number[] = [];
-  const hasRowEnd = q.includes('\0');
-  for (const chunk of chunks) {
-    if (hasRowEnd && chunk.rowEnds) continue;
-    const { text, starts, first } = chunk;
-    const last = starts.length - 1;
-    let low = 0;
-    let at = text.indexOf(q);
-    while (at !== -1) {
-      // the row holding `at`: the last k with starts[k] <= at, searched from the previous hit on
-      let high = last;
-      while (low + 1 < high) {
-        const mid = (low + high) >>> 1;
-        if ((starts[mid] as number) <= at) low = mid;
-        else high = mid;
-      }
-      out.push(first + low);
-      low++;
-      if (low >= last) break;
-      at = text.indexOf(q, starts[low] as number);
+/** Adds to `out` every row of `chunk` whose search text contains `q`: indexOf from match to match, skipping the rest of a matched row. */
+function sweepChunk(chunk: SearchChunk, q: string, out: number[]): void {
+  if (chunk.rowEnds && q.includes('\0')) return;
+  const { text, starts, first } = chunk;
+  const last = starts.length - 1;
+  let low = 0;
+  let at = text.indexOf(q);
+  while (at !== -1) {
+    // the row holding `at`: the last k with starts[k] <= at, searched from the previous hit on
+    let high = last;
+    while (low + 1 < high) {
+      const mid = (low + high) >>> 1;
+      if ((starts[mid] as number) <= at) low = mid;
+      else high = mid;
     }
+    out.push(first + low);
+    low++;
+    if (low >= last) break;
+    at = text.indexOf(q, starts[low] as number);
   }
-  return out;
 }
 
-/** The positions in `rows` whose search text contains `q`, as a new list (`rows` may be an index's own array). */
-function searchSome(chunks: readonly SearchChunk[], rows: ArrayLike<number>, q: string): Int32Array {
-  const hasRowEnd = q.includes('\0');
-  const out = new Int32Array(rows.length);
-  let kept = 0;
-  for (let j = 0; j < rows.length; j++) {
-    const i = rows[j] as number;
-    const chunk = chunks[chunkOf(i)] as SearchChunk;
-    if (chunk.rowEnds && hasRowEnd) continue;
-    const k = i - chunk.first;
-    const start = chunk.starts[k] as number;
-    const end = chunk.starts[k + 1] as number;
-    if (end - start >= q.length && chunk.text.substring(start, end).includes(q)) out[kept++] = i;
-  }
-  return out.subarray(0, kept);
+/** Whether row `i` (in `chunk`) has a search text containing `q`. */
+function rowContains(chunk: SearchChunk, i: number, q: string): boolean {
+  const k = i - chunk.first;
+  const start = chunk.starts[k] as number;
+  const end = chunk.starts[k + 1] as number;
+  return end - start >= q.length && !(chunk.rowEnds && q.includes('\0')) && chunk.text.substring(start, end).includes(q);
 }
 
-function chunkOf(row: number): number {
-  return row >>> 14; // CHUNK_ROWS in source.ts is 2^14
-}
-
-/** The positions in both ascending lists, as a new list. */
-function intersectSorted(a: ArrayLike<number>, b: ArrayLike<number>): Int32Array {
-  const out = new Int32Array(Math.min(a.length, b.length));
-  let kept = 0;
+/** Adds to `out` the positions in both ascending lists. */
+function intersectInto(a: ArrayLike<number>, from: number, to: number, b: readonly number[], out: number[]): void {
   let j = 0;
-  for (let i = 0; i < a.length && j < b.length; i++) {
+  for (let i = from; i < to && j < b.length; i++) {
     const x = a[i] as number;
     while (j < b.length && (b[j] as number) < x) j++;
-    if (j < b.length && b[j] === x) out[kept++] = x;
+    if (j < b.length && b[j] === x) out.push(x);
   }
-  return out.subarray(0, kept);
 }
 
 
@@ -319,12 +331,16 @@ export function fieldSearchTest(query: TsQuery): ValueTest {
 }
 
 /**
- * The searched text of row `i` (its normalized fields, each followed by `\n`).
+ * The searched text of row `i` (its normalized fields, each followed by `\n`), undefined while its chunk is not built.
  * @example
  * rowSearchText(searchChunks(view), 0) // "algebra\nmath\n2020\n"
  */
-export function rowSearchText(chunks: readonly SearchChunk[], i: number): string {
-  const chunk = chunks[chunkOf(i)] as SearchChunk;
+export function rowSearchText(text: SearchText, i: number): string | undefined {
+  const chunk = text.chunks[i >>> CHUNK_SHIFT];
+  return chunk === undefined ? undefined : chunkRowText(chunk, i);
+}
+
+function chunkRowText(chunk: SearchChunk, i: number): string {
   const k = i - chunk.first;
   const text = chunk.text.substring(chunk.starts[k] as number, chunk.starts[k + 1] as number);
   return chunk.rowEnds ? text.slice(0, -1) : text;
@@ -340,30 +356,57 @@ export function searchFields(view: TableView): string[] {
 }
 
 /**
- * The rows among `candidates` (all when null) whose searched text satisfies
- * `query`, as steps (engine/pace.ts: building the text a search reads takes a while).
+ * The rows among `candidates` (ascending; all when null) whose searched
+ * text satisfies `query`, as steps (engine/pace.ts): one chunk of rows
+ * between two yields. Built chunks are searched in their text, the others
+ * in the rows; this search builds its share of chunks on the way (see the
+ * module comment).
  * @example
- * runSteps(searchRows(view, parseTsQuery('alg:* | geo:*'), null)) // Int32Array [0, 2, …]
+ * runSteps(searchRows(view, parseTsQuery('alg:* | geo:*'), null)) // [0, 2, …]
  */
 export function* searchRows(view: TableView, query: TsQuery, candidates: ArrayLike<number> | null): Steps<ArrayLike<number>> {
-  if (view.search === undefined && query.kind === 'term' && view.searchUses++ === 0) return scanRows(view, query.text, candidates);
-  const chunks = yield* searchChunkSteps(view);
-  if (query.kind === 'term') {
-    if (candidates === null) return searchAll(chunks, query.text);
-    // Few candidates: test each row's text. Many: one indexOf sweep and a merge is cheaper.
-    if (candidates.length * 8 < view.rows.length) return searchSome(chunks, candidates, query.text);
-    return intersectSorted(candidates, searchAll(chunks, query.text));
-  }
-  const n = candidates === null ? view.rows.length : candidates.length;
+  const count = chunkCount(view);
+  const firstUse = view.search === undefined && view.searchUses++ === 0;
+  const chunkAt = chunkSource(view, firstUse ? 0 : Math.ceil(count / SHARE));
+  const passes = rowTest(view, query);
+  const rows = view.rows;
   const out: number[] = [];
-  for (let j = 0; j < n; j++) {
-    const i = candidates === null ? j : (candidates[j] as number);
-    if (tsQueryMatches(query, rowSearchText(chunks, i))) out.push(i);
-    if (j % SLICE === SLICE - 1) yield;
+  const inChunk = (chunk: SearchChunk | undefined, i: number): boolean =>
+    chunk === undefined ? passes(rows[i] as Row) : query.kind === 'term' ? rowContains(chunk, i, query.text) : tsQueryMatches(query, chunkRowText(chunk, i));
+  if (candidates === null) {
+    for (let c = 0; c < count; c++) {
+      const chunk = chunkAt(c);
+      if (chunk !== undefined && query.kind === 'term') sweepChunk(chunk, query.text, out);
+      else for (let i = c << CHUNK_SHIFT, end = Math.min(rows.length, (c + 1) << CHUNK_SHIFT); i < end; i++) if (inChunk(chunk, i)) out.push(i);
+      yield;
+    }
+    return out;
+  }
+  for (let j = 0; j < candidates.length; ) {
+    const c = (candidates[j] as number) >>> CHUNK_SHIFT;
+    let next = j + 1;
+    while (next < candidates.length && (candidates[next] as number) >>> CHUNK_SHIFT === c) next++;
+    const chunk = chunkAt(c);
+    // Many candidates in a built chunk: one indexOf sweep and a merge is cheaper than a test per row.
+    if (chunk !== undefined && query.kind === 'term' && (next - j) * 8 >= chunk.starts.length) {
+      const hits: number[] = [];
+      sweepChunk(chunk, query.text, hits);
+      intersectInto(candidates, j, next, hits, out);
+    } else {
+      for (let k = j; k < next; k++) if (inChunk(chunk, candidates[k] as number)) out.push(candidates[k] as number);
+    }
+    j = next;
+    yield;
   }
   return out;
 }
 
+/** The test of one row object for `query`: its fields' texts, read from the row (for rows whose chunk is not built). */
+function rowTest(view: TableView, query: TsQuery): RowSome {
+  if (query.kind === 'term') return rowSome(searchFields(view), containsTest(query.text));
+  const textOf = rowText(searchFields(view), canonicalText, '\n');
+  return (row) => tsQueryMatches(query, normalizeText(textOf(row)));
+}
 
 // Anything but ASCII: text that NFKC or lower-casing may change beyond ASCII's own case mapping.
 const NOT_ASCII = /[^\0-\x7f]/;
@@ -387,17 +430,4 @@ export function containsTest(term: string): (value: unknown) => boolean {
     const text = canonicalText(v);
     return text !== null && normalizeText(text).includes(term);
   };
-}
-
-/** The rows among `candidates` (all when null) some of whose searched fields contain `term`, read from the rows. */
-function scanRows(view: TableView, term: string, candidates: ArrayLike<number> | null): number[] {
-  const has = rowSome(searchFields(view), containsTest(term));
-  const rows = view.rows;
-  const out: number[] = [];
-  const n = candidates === null ? rows.length : candidates.length;
-  for (let j = 0; j < n; j++) {
-    const i = candidates === null ? j : (candidates[j] as number);
-    if (has(rows[i] as Row)) out.push(i);
-  }
-  return out;
 }

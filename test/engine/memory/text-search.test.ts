@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import type { Row } from '../../../src/datastore/types.js';
 import { DatastoreError } from '../../../src/errors.js';
 import { runSteps } from '../../../src/engine/pace.js';
-import { parseTsQuery, rowSearchText, searchChunks, searchRows, textQuery, tsQueryMatches } from '../../../src/engine/memory/text-search.js';
+import { emptySearchText, parseTsQuery, rowSearchText, searchChunks, searchRows, textQuery, tsQueryMatches } from '../../../src/engine/memory/text-search.js';
 import { completeFields, tableView } from '../../../src/engine/memory/table-view.js';
 
 describe('plain: false', () => {
@@ -56,6 +56,38 @@ describe('the search text', () => {
     }
     expect(Array.from(runSteps(searchRows(view, { kind: 'term', text: 'chem' }, [7, 8, 1007])))).toEqual([7, 1007]);
     expect(rowSearchText(searchChunks(view), 19_999)).toBe('row 19999\n19999\n');
+  });
+});
+
+describe('the search text is built a share at a time, within its bound', () => {
+  // 9 chunks of 2^14 rows: each search from the second on builds at most ⌈9 / 16⌉ = 1 of them
+  const rows: Row[] = Array.from({ length: 9 * 16_384 }, (_, i) => ({ t: i % 5000 === 3 ? `Ｃｈｅｍ ${i}` : `row ${i % 100}`, n: i }));
+  const naive = (q: string, among?: readonly number[]): number[] =>
+    (among ?? rows.map((_, i) => i)).filter((i) => `${(rows[i] as Row).t as string}\n${i}`.normalize('NFKC').toLowerCase().includes(q));
+  const built = (view: ReturnType<typeof tableView>): number => view.search?.chunks.filter((c) => c !== undefined).length ?? 0;
+
+  test('the first search builds nothing, each later one at most one chunk, and every answer agrees with a naive test', () => {
+    const view = tableView({ id: 't', aliases: [], fields: [{ id: 't', type: 'text' }, { id: 'n', type: 'int' }], rows });
+    const among = [3, 5003, 20_000, 40_003, 40_004, 100_003, 147_455];
+    const counts: number[] = [];
+    for (let k = 0; k < 7; k++) {
+      const q = k % 2 === 0 ? 'chem' : 'row 9';
+      expect(Array.from(runSteps(searchRows(view, { kind: 'term', text: q }, null))), q).toEqual(naive(q));
+      expect(Array.from(runSteps(searchRows(view, { kind: 'term', text: '3' }, among)))).toEqual(naive('3', among));
+      expect(Array.from(runSteps(searchRows(view, parseTsQuery('chem & !row'), among)))).toEqual(naive('chem', among));
+      counts.push(built(view));
+    }
+    // each step is three searches (the very first builds nothing); a search builds only chunks it reads
+    expect(counts).toEqual([2, 5, 6, 7, 8, 9, 9]);
+  });
+
+  test('a search builds no chunk once the text holds its most characters, and still answers from the rows', () => {
+    const view = tableView({ id: 't', aliases: [], fields: [{ id: 't', type: 'text' }, { id: 'n', type: 'int' }], rows });
+    view.search = emptySearchText(100_000);
+    for (let k = 0; k < 6; k++) expect(Array.from(runSteps(searchRows(view, { kind: 'term', text: 'chem' }, null)))).toEqual(naive('chem'));
+    const chunkChars = Math.max(...(view.search.chunks.map((c) => c?.text.length ?? 0)));
+    expect(built(view)).toBe(1);
+    expect(view.search.chars).toBeLessThan(100_000 + chunkChars);
   });
 });
 
