@@ -14,7 +14,7 @@ import { toolError } from '../errors.js';
 import type { ToolError } from '../errors.js';
 
 /** The most a config file, a script or a code file may hold: far past any real one, well short of the memory a reading takes. */
-export const MAX_TEXT_FILE_BYTES = 16 * 1024 * 1024;
+export const MAX_TEXT_FILE_BYTES: number = 16 * 1024 * 1024;
 
 export interface ReadTextOptions {
   /** default `MAX_TEXT_FILE_BYTES` */

@@ -32,7 +32,7 @@ const CHUNK_ROWS = 1 << CHUNK_SHIFT;
 /** One `q` builds at most one in this many of a table's chunks. */
 const SHARE = 16;
 /** The most characters a table's search text holds (128 Mi: 128 MiB of Latin-1 text, twice that of other text), plus one chunk. */
-export const MAX_SEARCH_CHARS = 2 ** 27;
+export const MAX_SEARCH_CHARS: number = 2 ** 27;
 // Anything but printable ASCII, \t, \n, \r and the row end \0: text that NFKC may change.
 const NON_ASCII = /[^\0\t\n\r -~]/;
 /** Ends each row in a chunk's text, so rows can be found again after normalizing the whole chunk. */
@@ -43,7 +43,7 @@ const ROW_END = '\0';
  * @example
  * emptySearchText().chunks // []
  */
-export function emptySearchText(maxChars = MAX_SEARCH_CHARS): SearchText {
+export function emptySearchText(maxChars: number = MAX_SEARCH_CHARS): SearchText {
   return { chunks: [], chars: 0, maxChars };
 }
 
