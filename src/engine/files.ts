@@ -6,6 +6,7 @@
  * A loop of symbolic links, a folder or a missing file is the same typed
  * error, `FILE_UNREADABLE`, naming the file and what would be right.
  */
+import type { InvalidUtf8 } from './types.js';
 import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { constants, open } from 'node:fs/promises';
@@ -89,13 +90,6 @@ export function fileKind(info: Stats): string {
   return 'not a regular file';
 }
 
-/**
- * How a data file's bytes that are not UTF-8 are read: refused with their
- * line and offset (the default), or each replaced by U+FFFD on purpose
- * (`--invalid-utf8 replace`).
- */
-export type InvalidUtf8 = 'refuse' | 'replace';
-export const INVALID_UTF8_MODES: readonly InvalidUtf8[] = ['refuse', 'replace'];
 
 /**
  * The chunks of a data file as they stream in, each checked to be UTF-8 (a

@@ -10,7 +10,7 @@ import { memoryEngine } from './memory/engine.js';
 import { loadResources } from './memory/load.js';
 import type { Engine, EngineKind } from './types.js';
 import type { InferMode } from './declared.js';
-import type { InvalidUtf8 } from './files.js';
+import type { InvalidUtf8 } from './types.js';
 
 export interface OpenEngineOptions {
   /** default `memory`, or `postgres` when `db` is a `postgres://` URL */

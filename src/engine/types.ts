@@ -10,6 +10,15 @@ import type { CkanVersion, Facets, FieldInfo, ResourceMeta, Row, SearchResult } 
 
 export type EngineKind = 'memory' | 'pglite' | 'postgres';
 
+/**
+ * How a data file's bytes that are not UTF-8 are read: refused with their
+ * line and offset (the default), or each replaced by U+FFFD on purpose
+ * (`--invalid-utf8 replace`). Here, not in files.ts, so the library's
+ * declarations that name it need no Node types.
+ */
+export type InvalidUtf8 = 'refuse' | 'replace';
+export const INVALID_UTF8_MODES: readonly InvalidUtf8[] = ['refuse', 'replace'];
+
 /** The CKAN version whose request and response surface an engine answers with. */
 export type { CkanVersion } from '../datastore/types.js';
 

@@ -12,7 +12,7 @@ import { clientWith } from '../client/wrap.js';
 import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
 import { datasetResourceName, isBadFile, listDataFiles, loadResources } from '../engine/memory/load.js';
 import type { FileProgress } from '../engine/memory/load.js';
-import type { InvalidUtf8 } from '../engine/files.js';
+import type { InvalidUtf8 } from '../engine/types.js';
 import type { InferMode } from '../engine/declared.js';
 import type { TableLookup } from '../engine/memory/engine.js';
 import { bind } from '../compile/bind.js';

@@ -16,7 +16,7 @@ import { badFileReporter } from '../report.js';
 import { countText } from '../../output/count-text.js';
 import { progressBar as terminalProgressBar } from '../../output/progress-bar.js';
 import type { InferMode } from '../../engine/declared.js';
-import type { InvalidUtf8 } from '../../engine/files.js';
+import type { InvalidUtf8 } from '../../engine/types.js';
 import { inferOption, invalidUtf8Option } from './serve.js';
 
 interface LoadOptions {

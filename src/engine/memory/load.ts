@@ -18,7 +18,7 @@ import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
 import { DatastoreError, ToolError, toolError } from '../../errors.js';
 import { fileKind, SYMLINK_LOOP, utf8Chunks } from '../files.js';
-import type { InvalidUtf8 } from '../files.js';
+import type { InvalidUtf8 } from '../types.js';
 import { rowFactory, rowsFromColumns } from './row-shape.js';
 import { cellText, CsvReader, CsvSyntaxError } from './csv-reader.js';
 import type { CsvSink } from './csv-reader.js';

@@ -26,7 +26,7 @@ import type { FieldDictionary, FieldType, JsonValue } from '../../datastore/type
 import { exceedsDepth } from '../../datastore/values.js';
 import { ALIAS_NAME_RULE, isValidAliasName } from '../../datastore/validate.js';
 import { utf8Chunks } from '../files.js';
-import type { InvalidUtf8 } from '../files.js';
+import type { InvalidUtf8 } from '../types.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
 import type { LoadTablesOptions, TableShape } from './load.js';
