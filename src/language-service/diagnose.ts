@@ -7,14 +7,16 @@
  * against their declared values, and what the target cannot say (which is
  * not an error: the query runs as a plan, and a note says what runs locally).
  */
-import { conditionLeaves, expressionFields } from '../syntax/expressions.js';
+import { conditionLeaves, expressionFields, mapChildren } from '../syntax/expressions.js';
+import { expressionType, valueTypeOf, type ValueType } from '../compile/expression-types.js';
+import type { FieldType } from '../datastore/types.js';
 import type { Condition, Expression, Field, Operand, Parameter, Query, Star, Value } from '../ast.js';
-import { assertNever, isPlainQuery, querySources } from '../ast.js';
+import { assertNever, isComputed, isPlainQuery, querySources } from '../ast.js';
 import { shapeOf } from '../compile/shape.js';
 import { bind, type Params } from '../compile/bind.js';
 import { constructName, onlyEqualities, planQuery, splitSource, unknownSourceHint } from '../compile/plan.js';
 import { QueryError, queryError, type QueryErrorCode } from '../errors.js';
-import { formatField, formatString } from '../format.js';
+import { expressionText, formatField, formatString } from '../format.js';
 import type { Span } from '../span.js';
 import { parse } from '../syntax/parse.js';
 import { unescapeString } from '../syntax/to-ast.js';
@@ -116,7 +118,86 @@ function diagnoseStatement(text: string, context: LanguageContext): Diagnostic[]
   out.push(...sourceDiagnostics(bound, context));
   out.push(...schemaDiagnostics(bound, context).map((d) => (text.startsWith('$', d.span.start) ? { ...d, fixes: [] } : d)));
   out.push(...targetDiagnostics(bound, context));
+  out.push(...integerDivisions(bound, context));
   return out.sort((a, b) => a.span.start - b.span.start);
+}
+
+// ---------------------------------------------------------------------------
+// Whole-number division (docs/expressions.md): a warning, as PostgreSQL's answer is right but rarely the one meant
+
+/**
+ * Each `a / b` whose sides are both whole numbers (int4 or int8 fields, whole
+ * literals, `count(*)`), where PostgreSQL divides toward zero: `count(*) *
+ * 100 / total` is 0 for most groups. The fix writes the literal as `100.0`.
+ */
+function integerDivisions(query: Query, context: LanguageContext): Diagnostic[] {
+  const types = fieldTypes(query, context);
+  const leafType = (leaf: Expression): ValueType => {
+    if (leaf.kind === 'field') return types(leaf);
+    if (leaf.kind !== 'aggregate') return 'unknown';
+    if (leaf.fn === 'count') return 'int8';
+    const field = leaf.field === undefined ? 'unknown' : types(leaf.field);
+    if (leaf.fn === 'avg') return 'numeric';
+    // PostgreSQL's sum of an int4 is an int8, of an int8 a numeric
+    if (leaf.fn === 'sum') return field === 'int4' ? 'int8' : field === 'int8' ? 'numeric' : field;
+    return field;
+  };
+  const typeOf = (e: Expression): ValueType => {
+    try {
+      return expressionType(e, leafType);
+    } catch {
+      return 'unknown'; // a type error is the run's to tell
+    }
+  };
+  const whole = (t: ValueType): boolean => t === 'int4' || t === 'int8';
+  const out: Diagnostic[] = [];
+  const visit = (e: Expression): Expression => {
+    if (e.kind === 'binary' && e.op === '/' && whole(typeOf(e.left)) && whole(typeOf(e.right))) {
+      const literal = [e.right, e.left].find((side) => side.kind === 'number');
+      out.push({
+        code: 'INTEGER_DIVISION',
+        message: queryError('INTEGER_DIVISION', e.span, [expressionText(e.left), expressionText(e.right)]).message,
+        span: e.span,
+        severity: 'warning',
+        hint: 'write a number with a point for a fraction (100.0), or cast one side: x::numeric',
+        fixes: literal === undefined ? [] : [{ title: `Divide as a numeric: ${expressionText(literal)}.0`, edits: [{ span: literal.span, text: `${expressionText(literal)}.0` }] }],
+      });
+    }
+    return isComputed(e) ? mapChildren(e, visit) : e;
+  };
+  const conditions = (c: Condition | undefined): void => {
+    if (c === undefined) return;
+    if (c.kind === 'comparison') [c.left, c.right].forEach(visit);
+    else if (c.kind === 'and' || c.kind === 'or') c.conditions.forEach(conditions);
+    else if (c.kind === 'not') conditions(c.condition);
+  };
+  for (const item of query.select?.items ?? []) if (item.value.kind !== 'star') visit(item.value);
+  for (const key of query.group?.keys ?? []) visit(key);
+  for (const key of query.order?.keys ?? []) visit(key.field);
+  conditions(query.where?.condition);
+  conditions(query.having?.condition as Condition | undefined);
+  return out;
+}
+
+/** The type of a field a query names, from the context's resources (`unknown` where it knows none). */
+function fieldTypes(query: Query, context: LanguageContext): (field: Field) => ValueType {
+  const byQualifier = new Map<string, ReadonlyMap<string, string>>();
+  let first: ReadonlyMap<string, string> | undefined;
+  querySources(query).forEach((from, side) => {
+    if (from.resource.kind === 'param') return;
+    const scope = scopeOf(context, from.resource.value);
+    const fields = scope?.resources === undefined ? undefined : findIn(scope.resources, scope.resource)?.fields;
+    if (fields === undefined) return;
+    const map = new Map(fields.map((f) => [f.id, f.type]));
+    byQualifier.set(from.alias?.name ?? from.resource.value, map);
+    if (side === 0) first = map;
+  });
+  const single = querySources(query).length === 1;
+  return (field) => {
+    const map = field.qualifier !== undefined ? byQualifier.get(field.qualifier) : single ? first : undefined;
+    const type = map?.get(field.name);
+    return type === undefined ? 'unknown' : valueTypeOf(type as FieldType);
+  };
 }
 
 function fromQueryError(error: QueryError, severity: Severity, fixes: readonly Fix[] = []): Diagnostic {

@@ -253,6 +253,24 @@ describe('complete', () => {
 });
 
 describe('functions (docs/expressions.md)', () => {
+  it('warns INTEGER_DIVISION where both sides are whole numbers, with a fix that divides as a numeric', () => {
+    const warned = (text: string) => diagnose(text, context).filter((d) => d.code === 'INTEGER_DIVISION');
+    const share = 'from courses group by subject select subject, count(*) * 100 / 7 as pct';
+    const [one, ...rest] = warned(share);
+    expect(rest).toEqual([]);
+    expect(spanText(share, one!)).toBe('count(*) * 100 / 7');
+    expect(one!.severity).toBe('warning');
+    expect(applied(share, one!)).toBe('from courses group by subject select subject, count(*) * 100 / 7.0 as pct');
+    expect(warned(applied(share, one!))).toEqual([]);
+    // an int4 field by an int4 field, in where; a numeric field, a point or a cast divides as a numeric
+    expect(warned('from courses where level / level > 0').map((d) => d.code)).toEqual(['INTEGER_DIVISION']);
+    for (const fine of ['from courses select credits / 2 as c', 'from courses select level / 2.0 as c', 'from courses select level::numeric / 2 as c', 'from courses select avg(level) / 2 as c']) {
+      expect(warned(fine), fine).toEqual([]);
+    }
+    // a field the context does not know is not guessed at
+    expect(warned('from schools select pupils / 2 as c')).toEqual([]);
+  });
+
   it('completes the functions where an expression may call one, with signature and meaning, and not where only a field goes', () => {
     const items = complete('from courses select rou', 23, context).items;
     expect(items.map((i) => [i.label, i.kind, i.insert, i.detail])).toEqual([['round', 'function', 'round(', 'round(x [, n])']]);
