@@ -24,6 +24,14 @@ export function decimalOf(value: unknown): Decimal | undefined {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return undefined;
     if (Number.isSafeInteger(value)) return { int: BigInt(value), scale: 0 };
+    // A double of few decimals (a price, a grade): its digits by a round trip, without writing and reading its text.
+    // The fewest decimals whose value reads back as this double are its shortest text's (String(value)): below
+    // 10^15 units of the last place, two decimals that many places apart never read as one double.
+    for (let scale = 1, power = 10; scale <= 10; scale++, power *= 10) {
+      const units = Math.round(value * power);
+      if (Math.abs(units) >= 1e15) break;
+      if (units / power === value) return { int: BigInt(units), scale };
+    }
     text = String(value);
   } else if (typeof value === 'string') {
     text = value;
@@ -111,10 +119,14 @@ export function decimalText(d: Decimal): string {
  * @example decimalValue({ int: 3n, scale: 1 }) // 0.3; decimalValue({ int: 9007199254740993n, scale: 0 }) // '9007199254740993'
  */
 export function decimalValue(d: Decimal): number | string {
+  // Fewer than 16 digits: the double nearest the quotient is the one its text reads as, and reads back exactly.
+  if (d.scale <= 22 && d.int > -SIXTEEN_DIGITS && d.int < SIXTEEN_DIGITS) return Number(d.int) / 10 ** d.scale;
   const text = decimalText(d);
   const n = Number(text);
   return decimalOf(n) !== undefined && sameDecimal(decimalOf(n)!, d) ? n : text;
 }
+
+const SIXTEEN_DIGITS = 10n ** 15n;
 
 function sameDecimal(a: Decimal, b: Decimal): boolean {
   const scale = Math.max(a.scale, b.scale);
