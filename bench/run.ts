@@ -5,7 +5,7 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates|underload), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates|underload|expressions), prints only
  *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
  *   … --write                             also keep an --only run's sections in bench/results.json and
  *                                         write BENCHMARKS.md from it (the other sections stay as they were)
@@ -36,8 +36,9 @@ import { benchLoad } from './load.js';
 import { benchReplica } from './replica.js';
 import { benchAggregates } from './aggregates.js';
 import { benchUnderLoad } from './underload.js';
+import { benchExpressions } from './expressions.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica' | 'aggregates' | 'underload';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica' | 'aggregates' | 'underload' | 'expressions';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -52,8 +53,9 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   replica: { title: '10. Scale path: ckql serve over a primary and a streaming replica', run: benchReplica },
   aggregates: { title: '11. Aggregates and joins', run: benchAggregates },
   underload: { title: '12. Under load: PGlite beside the memory engine', run: benchUnderLoad },
+  expressions: { title: '13. Expressions on the memory engine', run: benchExpressions },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica', 'aggregates', 'underload'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica', 'aggregates', 'underload', 'expressions'];
 
 interface Flags {
   readonly quick: boolean;
@@ -86,7 +88,7 @@ function parseFlags(argv: readonly string[]): Flags {
 
 function usage(problem?: string): never {
   if (problem) console.error(`bench: ${problem}`);
-  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections|load|replica] [--write] | [-- --render]');
+  console.error('usage: npm run bench [-- --quick] [--only parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates|underload|expressions] [--write] | [-- --render]');
   process.exit(problem ? 2 : 0);
 }
 
