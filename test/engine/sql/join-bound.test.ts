@@ -12,9 +12,9 @@ import { parse } from '../../../src/syntax/parse.js';
 import { engineNames, openTestEngines, typedTable } from './engines.js';
 import type { TestEngines } from './engines.js';
 
-/** Keys of different multiplicities (400, 300, 200, 100 rows), 50 rows without one; tags alternate x, y. */
+/** Keys of different multiplicities (200, 150, 100, 50 rows), 25 rows without one; tags alternate x, y. */
 const rows: Record<string, unknown>[] = [];
-for (const [key, n] of [['a', 400], ['b', 300], ['c', 200], ['d', 100], [null, 50]] as const) {
+for (const [key, n] of [['a', 200], ['b', 150], ['c', 100], ['d', 50], [null, 25]] as const) {
   for (let i = 0; i < n; i++) rows.push({ key, tag: rows.length % 2 === 0 ? 'x' : 'y', n: rows.length });
 }
 const table = typedTable('pairs', [['key', 'text'], ['tag', 'text'], ['n', 'int4']], rows);
@@ -61,16 +61,16 @@ describe.each(engineNames)('the join bound on %s', (name) => {
   it('refuses a many-to-many self-join as the memory engine does: code, count, span and hint', async () => {
     const text = 'from pairs a join pairs b on a.key = b.key select count(*) as n';
     const pairs = nestedLoop(false);
-    expect(pairs).toBe(400 * 400 + 300 * 300 + 200 * 200 + 100 * 100);
-    const mine = await refusal(engines.get(name), text, 100_000);
-    expect(mine).toEqual(await refusal(memory, text, 100_000));
-    expect(mine).toMatchObject({ code: 'JOIN_TOO_LARGE', message: `this join gives ${pairs} rows, more than the 100000 a join may give` });
-    expect((mine as { hint: string }).hint).toContain('"a" (400 × 400 = 160000), "b" (300 × 300 = 90000), "c" (200 × 200 = 40000)');
+    expect(pairs).toBe(200 * 200 + 150 * 150 + 100 * 100 + 50 * 50);
+    const mine = await refusal(engines.get(name), text, 25_000);
+    expect(mine).toEqual(await refusal(memory, text, 25_000));
+    expect(mine).toMatchObject({ code: 'JOIN_TOO_LARGE', message: `this join gives ${pairs} rows, more than the 25000 a join may give` });
+    expect((mine as { hint: string }).hint).toContain('"a" (200 × 200 = 40000), "b" (150 × 150 = 22500), "c" (100 × 100 = 10000)');
   });
 
   it('counts exactly: a bound of the count answers, one less refuses (each side kept by its own where)', async () => {
-    const text = "from pairs a join pairs b on a.key = b.key where a.tag = 'x' and b.n < 500 select count(*) as n";
-    const want = nestedLoop(false, (row) => row['tag'] === 'x', (row) => (row['n'] as number) < 500);
+    const text = "from pairs a join pairs b on a.key = b.key where a.tag = 'x' and b.n < 250 select count(*) as n";
+    const want = nestedLoop(false, (row) => row['tag'] === 'x', (row) => (row['n'] as number) < 250);
     expect(await answer(engines.get(name), text, want)).toEqual([{ n: want }]);
     const refused = await refusal(engines.get(name), text, want - 1);
     expect(refused).toEqual(await refusal(memory, text, want - 1));
@@ -80,7 +80,7 @@ describe.each(engineNames)('the join bound on %s', (name) => {
   it('counts a left join with the rows that found none', async () => {
     const text = 'from pairs a left join pairs b on a.key = b.key select count(*) as n';
     const want = nestedLoop(true);
-    expect(want).toBe(300_000 + 50);
+    expect(want).toBe(75_000 + 25);
     expect(await answer(engines.get(name), text, want)).toEqual([{ n: want }]);
     const refused = await refusal(engines.get(name), text, want - 1);
     expect(refused).toEqual(await refusal(memory, text, want - 1));
@@ -88,7 +88,8 @@ describe.each(engineNames)('the join bound on %s', (name) => {
 
   it('bounds each join of a chain by its own rows, as the memory engine does', async () => {
     const text = "from pairs a join pairs b on a.tag = b.tag join pairs c on b.key = c.key where a.key = 'd' select count(*) as n";
-    const first = 100 * (rows.length / 2);
+    // The first join's rows: each row of key d with every row of its tag.
+    const first = rows.filter((a) => a['key'] === 'd').reduce((sum, a) => sum + rows.filter((b) => b['tag'] === a['tag']).length, 0);
     const refused = await refusal(engines.get(name), text, first);
     expect(refused).toEqual(await refusal(memory, text, first));
     expect(refused).toMatchObject({ code: 'JOIN_TOO_LARGE', span: { start: text.indexOf('join pairs c') } });
