@@ -146,16 +146,16 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
       }));
       statements = shapedQuerySql(bound, found, queryOptions);
       // A join is counted first and refused past the bound, as on the memory engine (engine/memory/shaped.ts).
-      let counting = '';
+      let counting: { sql: string; params: readonly unknown[] } = { sql: '', params: [] };
       try {
-        await db.transaction((tx) => checkJoinBound(tx, bound, found, queryOptions.maxJoinRows, (sql) => (counting = sql)), {
+        await db.transaction((tx) => checkJoinBound(tx, bound, found, queryOptions.maxJoinRows, (sql, params) => (counting = { sql, params })), {
           readOnly: true,
           statementTimeout: timeout,
           ...(queryOptions.signal === undefined ? {} : { signal: queryOptions.signal }),
         });
       } catch (error) {
         if (error instanceof QueryError) throw error;
-        throw databaseError(error, queryOptions.signal, () => invalidQuery(pgMessage(error), counting, []), 'Query took too long');
+        throw databaseError(error, queryOptions.signal, () => invalidQuery(pgMessage(error), counting.sql, counting.params), 'Query took too long');
       }
     }
     const signal = queryOptions.signal;

@@ -111,7 +111,7 @@ export async function checkJoinBound(
   query: Query,
   entries: readonly CatalogEntry[],
   maxJoinRows: number | undefined,
-  running: (statement: string) => void,
+  running: (statement: string, params: readonly unknown[]) => void,
 ): Promise<void> {
   const shape = shapeOf(query);
   if (shape.joins.length === 0) return;
@@ -129,12 +129,12 @@ export async function checkJoinBound(
       return { sql: joinCountSql(shape, j, { literal, table, bound, total: false }, top), params };
     };
     const counted = statement(false);
-    running(counted.sql);
+    running(counted.sql, counted.params);
     const row = (await session.query(counted.sql, counted.params)).rows[0]!;
     const rows = Number(row[c.rows]);
     if (rows <= max) continue;
     const top = statement(true);
-    running(top.sql);
+    running(top.sql, top.params);
     const keys = (await session.query(top.sql, top.params)).rows;
     // The memory engine lists each key's rows probing first: the earlier rows, unless the joined side has fewer (an inner join).
     const earlierFirst = join.left || Number(row[c.joined]) <= Number(row[c.earlier]);
