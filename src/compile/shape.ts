@@ -21,7 +21,7 @@
 import type {
   Aggregate, Bucket, Condition, Expression, Field, From, Join, Operand, Query, SelectItem, SortDirection, StringValue,
 } from '../ast.js';
-import { assertNever, isComputed, querySources } from '../ast.js';
+import { assertNever, hasComparison, isComputed, querySources } from '../ast.js';
 import type { FieldInfo, FieldType } from '../datastore/types.js';
 import { isNumberType } from '../datastore/values.js';
 import { queryError, validationError } from '../errors.js';
@@ -768,4 +768,36 @@ function checkFacet(facet: FacetSpec, info: FieldInfo): void {
   if ('width' in facet.by && !isNumberType(info.type)) {
     throw queryError('BUCKET_NEEDS_TYPE', facet.span, ['bucket', info.id, info.type, 'a number'], { hint: 'facet a date field by a unit: facet start_date by month' });
   }
+}
+
+/**
+ * The `where` of a join split by side, as every engine counts a join
+ * before it runs: `ofSide[s]` the members naming only side `s`'s fields
+ * (each side's own scan keeps its rows by them), `across` the rest (tested
+ * over the joined rows): members naming several sides, members on a
+ * left-joined side (its missing rows are tested as nulls), and comparisons
+ * of expressions.
+ */
+export function sideConditions(shape: Shape, bound: BoundShape): { readonly ofSide: Condition[][]; readonly across: Condition[] } {
+  const optional = new Set(shape.joins.flatMap((join, j) => (join.left ? [j + 1] : [])));
+  const where = shape.query.where?.condition;
+  const members = where === undefined ? [] : where.kind === 'and' ? where.conditions : [where];
+  const ofSide: Condition[][] = shape.sources.map(() => []);
+  const across: Condition[] = [];
+  for (const member of members) {
+    const sides = new Set(conditionFieldList(member).map((field) => bound.ref(field).side));
+    const [side] = [...sides];
+    if (sides.size === 1 && side !== undefined && !optional.has(side) && !hasComparison(member)) ofSide[side]!.push(member);
+    else across.push(member);
+  }
+  return { ofSide, across };
+}
+
+/** Side `side`'s part of a join's search: the whole-record text searches the first resource; a field's text, its resource. */
+export function sideSearch(shape: Shape, bound: BoundShape, side: number): Query['search'] {
+  const search = shape.query.search;
+  if (search === undefined) return undefined;
+  if (search.fields === undefined) return side === 0 ? search : undefined;
+  const fields = search.fields.filter((f) => bound.ref(f.field).side === side);
+  return fields.length === 0 ? undefined : { ...search, fields };
 }

@@ -12,7 +12,7 @@
  * `GROUP BY`, `HAVING` and `ORDER BY` (PostgreSQL refuses names there), and
  * every `:` of a literal or name as `\:` (through `stringLiteral`).
  */
-import type { Aggregate, Bucket, Expression, Field, Operand, Query } from '../ast.js';
+import type { Aggregate, Bucket, Condition, Expression, Field, Operand, Query } from '../ast.js';
 import type { FacetResult, Facets, FieldType, JsonValue } from '../datastore/types.js';
 import { decimalOf, decimalValue } from '../datastore/decimal.js';
 import { isNumberType } from '../datastore/values.js';
@@ -21,7 +21,7 @@ import { queryError } from '../errors.js';
 import { conditionSql, DEFAULT_LIMIT, identifier, MAX_LIMIT, stringLiteral, TOTAL_COLUMN, whereSql } from './sql.js';
 import type { FieldSql, LiteralWriter, SqlRequest } from './sql.js';
 import { expressionSql } from './sql-expression.js';
-import { keySlot, shapeOf } from './shape.js';
+import { keySlot, shapeOf, sideConditions, sideSearch } from './shape.js';
 import type { BoundShape, FacetSpec, Shape } from './shape.js';
 
 /** How the SQL is written for its reader: CKAN (quoted literals), or an engine (bound parameters, its own tables). */
@@ -51,8 +51,17 @@ export function shapedSqlRequest(query: Query, bound?: BoundShape): SqlRequest {
   return { sql: shapedSql(shapeOf(query), { literal: stringLiteral, table: identifier, total: true, ...(bound === undefined ? {} : { bound }) }) };
 }
 
-/** The parts every statement of a shape shares: FROM with its joins, and how a field is written. */
-function fromClause(shape: Shape, options: ShapedSqlOptions): { from: string; field: (field: Field) => string } {
+/**
+ * The parts every statement of a shape shares: FROM with its joins, and how
+ * a field is written; `joins`: only the first that many joins; `sideTable`:
+ * what each side reads (default its resource's table).
+ */
+function fromClause(
+  shape: Shape,
+  options: ShapedSqlOptions,
+  joins = shape.joins.length,
+  sideTable = (side: number): string => options.table(shape.sources[side]!.resource),
+): { from: string; field: (field: Field) => string; keyPair: (left: Field, right: Field) => [string, string] } {
   const qualifier = (side: number): string => identifier(shape.sources[side]!.qualifier);
   const sideOf = (field: Field): number | undefined => {
     if (options.bound !== undefined) return options.bound.ref(field).side;
@@ -74,18 +83,72 @@ function fromClause(shape: Shape, options: ShapedSqlOptions): { from: string; fi
     }
     return `${qualifier(side)}.${identifier(f.name)}`;
   };
-  let from = `${options.table(shape.sources[0]!.resource)} AS ${qualifier(0)}`;
-  shape.joins.forEach((join, j) => {
-    const on = join.on.map((pair) => {
-      const left = field(pair.left);
-      const right = field(pair.right);
-      // Keys compare by canonical text: columns of different types meet as text; of one type, as they are (an index serves).
-      const types = options.bound === undefined ? undefined : [pair.left, pair.right].map((f) => options.bound!.ref(f).info.type);
-      return types !== undefined && types[0] !== types[1] ? `${left}::text = ${right}::text` : `${left} = ${right}`;
-    });
-    from += ` ${join.left ? 'LEFT JOIN' : 'JOIN'} ${options.table(shape.sources[j + 1]!.resource)} AS ${qualifier(j + 1)} ON ${on.join(' AND ')}`;
+  // Keys compare by canonical text: columns of different types meet as text; of one type, as they are (an index serves).
+  const keyPair = (left: Field, right: Field): [string, string] => {
+    const types = options.bound === undefined ? undefined : [left, right].map((f) => options.bound!.ref(f).info.type);
+    return types !== undefined && types[0] !== types[1] ? [`${field(left)}::text`, `${field(right)}::text`] : [field(left), field(right)];
+  };
+  let from = `${sideTable(0)} AS ${qualifier(0)}`;
+  shape.joins.slice(0, joins).forEach((join, j) => {
+    const on = join.on.map((pair) => keyPair(pair.left, pair.right).join(' = '));
+    from += ` ${join.left ? 'LEFT JOIN' : 'JOIN'} ${sideTable(j + 1)} AS ${qualifier(j + 1)} ON ${on.join(' AND ')}`;
   });
-  return { from, field };
+  return { from, field, keyPair };
+}
+
+/** The columns of `joinCountSql`'s statements. */
+export const JOIN_COUNT_COLUMNS = { rows: 'rows', earlier: 'earlier', joined: 'joined' } as const;
+
+/**
+ * The statement that counts the rows join `j` (0: the first) gives before
+ * it runs, exactly as the memory engine counts them (engine/memory/shaped.ts):
+ * each side kept by its own conditions and search (`sideConditions`), the
+ * conditions across sides not yet tested. Per key, the rows the earlier
+ * sides give (joined as the query joins them: at most the bound, as join
+ * `j - 1` was counted first) times the joined side's rows; a left join adds
+ * the earlier rows no key met. Its one row: `rows`, and the rows of each
+ * side (`earlier`, `joined`). With `top`: instead the three keys that
+ * multiply the most (`k0`… as text), with each side's rows of the key.
+ * @example
+ * // from e a join e b on a.status = b.status, j = 0:
+ * // WITH _ckql_a AS (SELECT "a"."status" AS "k0", count(*) AS n FROM (SELECT * FROM "e" AS "a") AS "a" GROUP BY "a"."status"), _ckql_b AS (…)
+ * // SELECT (SELECT coalesce(sum(_ckql_a.n * _ckql_b.n), 0) FROM _ckql_a JOIN _ckql_b ON _ckql_a."k0" = _ckql_b."k0") AS "rows", …
+ */
+export function joinCountSql(shape: Shape, j: number, options: ShapedSqlOptions & { readonly bound: BoundShape }, top: boolean): string {
+  const bound = options.bound;
+  const { ofSide } = sideConditions(shape, bound);
+  const sideTable = (side: number): string => {
+    const q = identifier(shape.sources[side]!.qualifier);
+    const conditions = ofSide[side]!;
+    const [first] = conditions;
+    const condition: Condition | undefined = conditions.length > 1 ? { kind: 'and', span: shape.query.span, conditions } : first;
+    const search = sideSearch(shape, bound, side);
+    const { where: _where, search: _search, ...rest } = shape.query;
+    const own: Query = { ...rest, ...(condition === undefined ? {} : { where: { kind: 'where', span: condition.span, condition } }), ...(search === undefined ? {} : { search }) };
+    const operand: FieldSql = (o) => {
+      if (o.kind !== 'field') throw new Error('an aggregate in where');
+      return `${q}.${identifier(o.name)}`;
+    };
+    const where = whereSql(own, options.literal, operand, `${q}."_full_text"`);
+    return `(SELECT * FROM ${options.table(shape.sources[side]!.resource)} AS ${q}${where === undefined ? '' : ` WHERE ${where}`})`;
+  };
+  const { from, keyPair } = fromClause(shape, options, j, sideTable);
+  const join = shape.joins[j]!;
+  // Each pair as (the earlier side's key, the joined side's key).
+  const pairs = join.on.map((pair) => (bound.ref(pair.left).side === j + 1 ? keyPair(pair.right, pair.left) : keyPair(pair.left, pair.right)));
+  const k = (i: number): string => identifier(`k${i}`);
+  const grouped = (keys: readonly string[], source: string): string =>
+    `SELECT ${keys.map((key, i) => `${key} AS ${k(i)}`).join(', ')}, count(*) AS n FROM ${source} GROUP BY ${keys.join(', ')}`;
+  const joinedSide = `${sideTable(j + 1)} AS ${identifier(shape.sources[j + 1]!.qualifier)}`;
+  const withs = `WITH _ckql_a AS (${grouped(pairs.map((p) => p[0]), from)}), _ckql_b AS (${grouped(pairs.map((p) => p[1]), joinedSide)})`;
+  const on = pairs.map((_, i) => `_ckql_a.${k(i)} = _ckql_b.${k(i)}`).join(' AND ');
+  const c = JOIN_COUNT_COLUMNS;
+  if (top) {
+    const keys = pairs.map((_, i) => `_ckql_a.${k(i)}::text AS ${k(i)}`).join(', ');
+    return `${withs} SELECT ${keys}, _ckql_a.n AS ${identifier(c.earlier)}, _ckql_b.n AS ${identifier(c.joined)} FROM _ckql_a JOIN _ckql_b ON ${on} ORDER BY _ckql_a.n * _ckql_b.n DESC, ${pairs.map((_, i) => `_ckql_a.${k(i)}`).join(', ')} LIMIT 3`;
+  }
+  const pairsOf = join.left ? `sum(_ckql_a.n * coalesce(_ckql_b.n, 1)), 0) FROM _ckql_a LEFT JOIN _ckql_b` : `sum(_ckql_a.n * _ckql_b.n), 0) FROM _ckql_a JOIN _ckql_b`;
+  return `${withs} SELECT (SELECT coalesce(${pairsOf} ON ${on}) AS ${identifier(c.rows)}, (SELECT coalesce(sum(n), 0) FROM _ckql_a) AS ${identifier(c.earlier)}, (SELECT coalesce(sum(n), 0) FROM _ckql_b) AS ${identifier(c.joined)}`;
 }
 
 /** The shape's `where` and `search` as one condition; each call writes its values anew (an engine binds each use). */

@@ -9,10 +9,10 @@
  * what each step means, plainly.
  */
 import type { Condition as QueryCondition, Expression, Field, Query } from '../../ast.js';
-import { hasComparison, isPlainQuery } from '../../ast.js';
+import { isPlainQuery } from '../../ast.js';
 import { expressionFields } from '../../syntax/expressions.js';
 import { expressionReader } from './computed.js';
-import { bindShape, conditionFieldList, fieldRefText, mapCondition, shapeOf } from '../../compile/shape.js';
+import { bindShape, conditionFieldList, fieldRefText, mapCondition, shapeOf, sideConditions, sideSearch } from '../../compile/shape.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, JsonValue, Row, Table } from '../../datastore/types.js';
@@ -131,21 +131,10 @@ type Positions = Int32Array | undefined;
  */
 function* joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShape, maxRows: number, visit?: (chunk: Joined) => void): Steps<Joined | undefined> {
   const sideOf = (field: Field): number => bound.ref(field).side;
-  const optional = new Set(shape.joins.flatMap((join, j) => (join.left ? [j + 1] : [])));
-  const where = shape.query.where?.condition;
-  const members = where === undefined ? [] : where.kind === 'and' ? where.conditions : [where];
-  const ofSide: QueryCondition[][] = views.map(() => []);
-  const across: QueryCondition[] = [];
-  for (const member of members) {
-    const sides = new Set(conditionFieldList(member).map(sideOf));
-    const [side] = [...sides];
-    // a comparison of expressions is tested over the joined rows (computed.ts), not by a side's scan
-    if (sides.size === 1 && side !== undefined && !optional.has(side) && !hasComparison(member)) ofSide[side]!.push(member);
-    else across.push(member);
-  }
+  const { ofSide, across } = sideConditions(shape, bound);
   // Each side's rows: its conditions and its part of the search, as queryTable runs them.
   const kept: Positions[] = [];
-  for (const [side, view] of views.entries()) kept.push(yield* sideRows(shape, view, side, ofSide[side]!, sideOf));
+  for (const [side, view] of views.entries()) kept.push(yield* sideRows(shape, view, side, ofSide[side]!, bound));
   let positions: Positions[] = [kept[0]];
   let length = kept[0]?.length ?? views[0]!.rows.length;
   for (const [j, join] of shape.joins.entries()) {
@@ -178,25 +167,15 @@ function* joinedRows(shape: Shape, views: readonly TableView[], bound: BoundShap
 }
 
 /** The positions of a side's rows that its own conditions and search keep, ascending (`undefined`: every row). */
-function* sideRows(shape: Shape, view: TableView, side: number, conditions: readonly QueryCondition[], sideOf: (field: Field) => number): Steps<Positions> {
+function* sideRows(shape: Shape, view: TableView, side: number, conditions: readonly QueryCondition[], bound: BoundShape): Steps<Positions> {
   const conjuncts: Conjunct[] = [];
   for (const condition of conditions) conjuncts.push(...conjunctsOf(condition, true, view.fieldById));
-  const search = shape.query.search;
   let searches: ReturnType<typeof searchesOf>['searches'] = [];
-  if (search !== undefined) {
-    // The whole-record text searches the first resource; a field's text, its resource.
-    const part =
-      search.fields === undefined
-        ? side === 0 ? search : undefined
-        : (() => {
-            const fields = search.fields.filter((f) => sideOf(f.field) === side);
-            return fields.length === 0 ? undefined : { ...search, fields };
-          })();
-    if (part !== undefined) {
-      const found = searchesOf({ ...shape.query, search: part });
-      searches = found.searches;
-      for (const test of found.byField) conjuncts.push({ condition: test });
-    }
+  const part = sideSearch(shape, bound, side);
+  if (part !== undefined) {
+    const found = searchesOf({ ...shape.query, search: part });
+    searches = found.searches;
+    for (const test of found.byField) conjuncts.push({ condition: test });
   }
   // Nothing to test: every row, in order.
   if (conjuncts.length === 0 && searches.length === 0) return undefined;

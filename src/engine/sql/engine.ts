@@ -5,11 +5,11 @@
  * differ only in the `Db` under it.
  */
 import type { FieldInfo, SearchResult } from '../../datastore/types.js';
-import { resourceNotFound } from '../../errors.js';
+import { QueryError, resourceNotFound } from '../../errors.js';
 import type { Query } from '../../ast.js';
 import { isPlainQuery, querySources } from '../../ast.js';
 import type { Engine, EngineKind, EngineQueryOptions, EngineSearchOptions, QueryStream, ResourceInfo, SqlResult } from '../types.js';
-import { querySql, runQuery, shapedQuerySql } from './query.js';
+import { checkJoinBound, querySql, runQuery, shapedQuerySql } from './query.js';
 import type { QuerySql } from './query.js';
 import type { Db } from './db.js';
 import { checkAgainstTable, validateSearch } from '../../datastore/validate.js';
@@ -145,6 +145,18 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
         return each;
       }));
       statements = shapedQuerySql(bound, found, queryOptions);
+      // A join is counted first and refused past the bound, as on the memory engine (engine/memory/shaped.ts).
+      let counting: { sql: string; params: readonly unknown[] } = { sql: '', params: [] };
+      try {
+        await db.transaction((tx) => checkJoinBound(tx, bound, found, queryOptions.maxJoinRows, (sql, params) => (counting = { sql, params })), {
+          readOnly: true,
+          statementTimeout: timeout,
+          ...(queryOptions.signal === undefined ? {} : { signal: queryOptions.signal }),
+        });
+      } catch (error) {
+        if (error instanceof QueryError) throw error;
+        throw databaseError(error, queryOptions.signal, () => invalidQuery(pgMessage(error), counting.sql, counting.params), 'Query took too long');
+      }
     }
     const signal = queryOptions.signal;
     return runQuery(db, statements, { ...queryOptions, statementTimeout: timeout }, (error, statement) =>

@@ -9,7 +9,7 @@ import type { Field, PlainQuery, Query, Value } from '../../ast.js';
 import { isPlainQuery, selectedNames } from '../../ast.js';
 import { bindShape, shapeOf } from '../../compile/shape.js';
 import type { BoundShape, Shape } from '../../compile/shape.js';
-import { facetsFromRows, facetStatement, shapedSql } from '../../compile/sql-shaped.js';
+import { facetsFromRows, facetStatement, JOIN_COUNT_COLUMNS, joinCountSql, shapedSql } from '../../compile/sql-shaped.js';
 import type { Facets } from '../../datastore/types.js';
 import type { FieldInfo, Row } from '../../datastore/types.js';
 import { whereSql, sortKeySql } from '../../compile/sql.js';
@@ -19,7 +19,9 @@ import type { CatalogEntry } from './layout.js';
 import { parseRecords } from './records.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { checkQuery } from '../memory/evaluate-query.js';
-import { DatastoreError, validationError } from '../../errors.js';
+import { DatastoreError, queryError, validationError } from '../../errors.js';
+import { DEFAULT_MAX_JOIN_ROWS } from '../../compile/plan.js';
+import { joinHint } from '../memory/shaped.js';
 import { closing } from '../stream.js';
 
 const DEFAULT_LIMIT = 100;
@@ -95,6 +97,58 @@ export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], o
     fields: bound.columns.map((c) => ({ id: c.name, type: c.type })),
     ...(facets === undefined ? {} : { facets }),
   };
+}
+
+/**
+ * Refuses a query whose joins would give more than `maxJoinRows` rows
+ * (`JOIN_TOO_LARGE`) before it runs, as the memory engine does: each join
+ * counted in order (`joinCountSql`), the first past the bound refused with
+ * its count, the keys that multiply the most and what to write instead.
+ * The statements run in `session`, under its statement timeout.
+ */
+export async function checkJoinBound(
+  session: SqlSession,
+  query: Query,
+  entries: readonly CatalogEntry[],
+  maxJoinRows: number | undefined,
+  running: (statement: string, params: readonly unknown[]) => void,
+): Promise<void> {
+  const shape = shapeOf(query);
+  if (shape.joins.length === 0) return;
+  const max = maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
+  const bound = bindShape(shape, entries.map((entry) => entry.fields));
+  const c = JOIN_COUNT_COLUMNS;
+  for (const [j, join] of shape.joins.entries()) {
+    const statement = (top: boolean): { sql: string; params: unknown[] } => {
+      const params: unknown[] = [];
+      const literal = (text: string): string => {
+        params.push(text);
+        return `$${params.length}`;
+      };
+      const table = (resource: string): string => id(entries[shape.sources.findIndex((s) => s.resource === resource)]!.id);
+      return { sql: joinCountSql(shape, j, { literal, table, bound, total: false }, top), params };
+    };
+    const counted = statement(false);
+    running(counted.sql, counted.params);
+    const row = (await session.query(counted.sql, counted.params)).rows[0]!;
+    const rows = Number(row[c.rows]);
+    if (rows <= max) continue;
+    const top = statement(true);
+    running(top.sql, top.params);
+    const keys = (await session.query(top.sql, top.params)).rows;
+    // The memory engine lists each key's rows probing first: the earlier rows, unless the joined side has fewer (an inner join).
+    const earlierFirst = join.left || Number(row[c.joined]) <= Number(row[c.earlier]);
+    const multiplying = keys.map((key) => {
+      const texts = join.on.map((_, i) => String(key[`k${i}`]));
+      const [earlier, joined] = [Number(key[c.earlier]), Number(key[c.joined])];
+      return { key: texts.length === 1 ? texts[0]! : JSON.stringify(texts), left: earlierFirst ? earlier : joined, right: earlierFirst ? joined : earlier };
+    });
+    const source = shape.sources[j + 1]!;
+    const pair = join.on[0]!;
+    const mine = bound.ref(pair.left).side === j + 1 ? pair.left : pair.right;
+    const example = { resource: source.resource, key: bound.ref(mine).info.id, qualifier: source.qualifier };
+    throw queryError('JOIN_TOO_LARGE', join.span, [rows, max, true], { hint: joinHint(join, example, multiplying) });
+  }
 }
 
 function withoutFacetQuery(query: Query): Query {
