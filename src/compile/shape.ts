@@ -28,8 +28,7 @@ import { queryError, validationError } from '../errors.js';
 import type { Span } from '../span.js';
 import { expressionText, formatField } from '../format.js';
 import { unboundError } from './dict-filters.js';
-import { expressionFields, mapChildren, mapLeaves } from '../syntax/expressions.js';
-import { firstAggregate } from '../syntax/to-ast.js';
+import { expressionFields, firstAggregate, mapChildren, mapLeaves } from '../syntax/expressions.js';
 import { expressionType, fieldTypeOf, valueTypeOf } from './expression-types.js';
 
 /** A `facet`'s default number of values, and the most `top` may ask for. */

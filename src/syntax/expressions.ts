@@ -3,7 +3,7 @@
  * the fields and values an expression reads, and an expression with its
  * leaves replaced.
  */
-import { assertNever, isComputed, type Condition, type Expression, type Field, type Operand, type Query, type Star } from '../ast.js';
+import { assertNever, isComputed, type Aggregate, type Condition, type Expression, type Field, type Operand, type Query, type Star } from '../ast.js';
 import type { Span } from '../span.js';
 
 /** The leaves an expression reads: fields, values, parameters, aggregates and buckets. */
@@ -78,6 +78,11 @@ export function conditionLeaves(condition: Condition<Operand>, out: Leaf[] = [])
     default:
       return assertNever(condition, 'condition');
   }
+}
+
+/** The first aggregate in an expression (a case's conditions included), or undefined. */
+export function firstAggregate(expression: Expression): Aggregate | undefined {
+  return expressionLeaves(expression).find((leaf): leaf is Aggregate => leaf.kind === 'aggregate');
 }
 
 /** The fields an expression reads (inside aggregates and buckets too), in source order. */

@@ -29,6 +29,7 @@ import { queryError } from '../errors.js';
 import type { Span } from '../span.js';
 import { didYouMean } from '../text.js';
 import { castTypes, dateUnits, functionAliases, functionNamed, functions } from './functions.js';
+import { firstAggregate } from './expressions.js';
 
 /** The half-open span of a token. */
 export function tokenSpan(token: IToken): Span {
@@ -542,59 +543,6 @@ function refuseAggregate(expression: Expression, source: string): void {
     found: source.slice(aggregate.span.start, aggregate.span.end),
     hint: 'move the condition to having, which tests each group: … group by subject having count(*) > 3',
   });
-}
-
-/** The first aggregate in an expression (a case's conditions included), or undefined. */
-export function firstAggregate(expression: Expression): Aggregate | undefined {
-  switch (expression.kind) {
-    case 'aggregate':
-      return expression;
-    case 'field':
-    case 'string':
-    case 'number':
-    case 'boolean':
-    case 'null':
-    case 'param':
-    case 'bucket':
-      return undefined;
-    case 'binary':
-      return firstAggregate(expression.left) ?? firstAggregate(expression.right);
-    case 'negate':
-    case 'cast':
-      return firstAggregate(expression.operand);
-    case 'call':
-      for (const arg of expression.args) {
-        const found = firstAggregate(arg);
-        if (found !== undefined) return found;
-      }
-      return undefined;
-    case 'case':
-      for (const when of expression.whens) {
-        const found = conditionAggregate(when.condition) ?? firstAggregate(when.result);
-        if (found !== undefined) return found;
-      }
-      return expression.else === undefined ? undefined : firstAggregate(expression.else);
-    default:
-      return assertNever(expression, 'expression');
-  }
-}
-
-function conditionAggregate(condition: Condition<Operand>): Aggregate | undefined {
-  switch (condition.kind) {
-    case 'comparison':
-      return firstAggregate(condition.left) ?? firstAggregate(condition.right);
-    case 'not':
-      return conditionAggregate(condition.condition);
-    case 'and':
-    case 'or':
-      for (const member of condition.conditions) {
-        const found = conditionAggregate(member);
-        if (found !== undefined) return found;
-      }
-      return undefined;
-    default:
-      return condition.field.kind === 'aggregate' ? condition.field : undefined;
-  }
 }
 
 /** `having` (and a case's `when`) tests names (output names and group keys) and aggregates, and compares expressions. */
