@@ -5,14 +5,13 @@
  * reading of the same text (PGlite always; the CI cluster too when
  * `CKQL_TEST_PG_URL` names one).
  */
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Expression, Query } from '../../src/ast.js';
 import { assertNever } from '../../src/ast.js';
 import { QueryError } from '../../src/errors.js';
 import { format } from '../../src/format.js';
 import { parse } from '../../src/syntax/parse.js';
-import { borrowPglite } from '../helpers/pglite-pool.js';
+import { postgresAnswers } from '../helpers/postgres-answers.js';
 
 /** The AST without spans: what a round trip must keep. */
 function strip(node: unknown): unknown {
@@ -188,26 +187,7 @@ async function answers(texts: readonly string[]): Promise<string[][]> {
     DECLARE r text; BEGIN EXECUTE 'SELECT (' || sql || ')::text' INTO r; RETURN coalesce(r, 'null');
     EXCEPTION WHEN others THEN RETURN 'error: ' || SQLERRM; END $$ LANGUAGE plpgsql`;
   const select = 'SELECT pg_temp.ckql_eval(x) AS v FROM unnest($1::text[]) WITH ORDINALITY AS t(x, i) ORDER BY i';
-  const out: string[][] = [];
-  const { pg: lite, release } = await borrowPglite();
-  try {
-    await lite.exec(define);
-    out.push((await lite.query<{ v: string }>(select, [texts])).rows.map((r) => r.v));
-  } finally {
-    await release();
-  }
-  const url = process.env['CKQL_TEST_PG_URL'];
-  if (url !== undefined) {
-    const server = new pg.Client({ connectionString: url });
-    await server.connect();
-    try {
-      await server.query(define);
-      out.push((await server.query<{ v: string }>(select, [texts])).rows.map((r) => r.v));
-    } finally {
-      await server.end();
-    }
-  }
-  return out;
+  return postgresAnswers(define, select, texts);
 }
 
 describe("expressions: precedence is PostgreSQL's", () => {

@@ -6,13 +6,12 @@
  * PostgreSQL is PGlite, and the CI cluster too when `CKQL_TEST_PG_URL`
  * names one.
  */
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Expression } from '../../../src/ast.js';
 import type { ValueType } from '../../../src/compile/expression-types.js';
 import { compileExpression, outputValue, valueText } from '../../../src/engine/memory/expression.js';
 import { parse } from '../../../src/syntax/parse.js';
-import { borrowPglite } from '../../helpers/pglite-pool.js';
+import { postgresAnswers } from '../../helpers/postgres-answers.js';
 
 /** The rows, as PostgreSQL reads them and as the memory engine holds them (a numeric beyond a double as its text). */
 const rows = [
@@ -111,27 +110,7 @@ async function theirs(texts: readonly string[]): Promise<string[][]> {
       EXCEPTION WHEN others THEN RETURN 'error';
       END $$ LANGUAGE plpgsql;`;
   const select = 'SELECT pg_temp.ckql_eval(e, r.id) AS v FROM unnest($1::text[]) WITH ORDINALITY AS x(e, k), (SELECT id FROM r) AS r ORDER BY k, r.id';
-  const out: string[][] = [];
-  const { pg: lite, release } = await borrowPglite();
-  try {
-    await lite.exec(setup);
-    out.push((await lite.query<{ v: string }>(select, [texts])).rows.map((r) => r.v));
-    await lite.exec('DROP TABLE r');
-  } finally {
-    await release();
-  }
-  const url = process.env['CKQL_TEST_PG_URL'];
-  if (url !== undefined) {
-    const server = new pg.Client({ connectionString: url });
-    await server.connect();
-    try {
-      await server.query(setup);
-      out.push((await server.query<{ v: string }>(select, [texts])).rows.map((r) => r.v));
-    } finally {
-      await server.end();
-    }
-  }
-  return out;
+  return postgresAnswers(setup, select, texts, 'DROP TABLE r');
 }
 
 describe("the memory engine's expressions are PostgreSQL's", () => {
