@@ -17,22 +17,10 @@ import { enrolmentsFile } from './lib/data.js';
 import { formatBytes, formatCount } from './lib/harness.js';
 import { code } from './lib/report.js';
 import type { SectionResult } from './lib/report.js';
+import type { LoadSummary } from './children/load.js';
 
 /** the query the whole section uses: ~0.05 % of the rows match, 10 come back */
 export const SELECTIVE_QUERY = 'from enrolments where course = PHYS-303 and status = withdrawn limit 10';
-
-interface LoadSummary {
-  readonly requests: number;
-  readonly duration: number;
-  readonly rps: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly bytesPerSecond: number;
-  readonly errors: number;
-  readonly timeouts: number;
-  readonly non2xx: number;
-  readonly mismatches: number;
-}
 
 export const SEARCH_PATH = '/api/3/action/datastore_search';
 

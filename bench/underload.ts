@@ -22,6 +22,7 @@ import { enrolmentsFile } from './lib/data.js';
 import { formatCount } from './lib/harness.js';
 import { code } from './lib/report.js';
 import type { SectionResult } from './lib/report.js';
+import type { LoadSummary } from './children/load.js';
 
 /** The table the issue's figures were taken on: the demo data's size. */
 const ROWS = 20_000;
@@ -30,17 +31,6 @@ const SLOW_READERS = 400;
 const BIG_LIMIT = 32_000;
 const SEARCH = '/api/3/action/datastore_search';
 const NORMAL = `${SEARCH}?resource_id=enrolments&filters=${encodeURIComponent(JSON.stringify({ course: 'PHYS-303' }))}&limit=10`;
-
-interface LoadSummary {
-  readonly requests: number;
-  readonly duration: number;
-  readonly rps: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly errors: number;
-  readonly timeouts: number;
-  readonly non2xx: number;
-}
 
 function openSocket(url: string): Promise<Socket> {
   const { hostname, port } = new URL(url);

@@ -5,6 +5,21 @@
 import autocannon from 'autocannon';
 import type { Options } from 'autocannon';
 
+/** What this child prints: autocannon's figures of the run (latencies in ms). */
+export interface LoadSummary {
+  readonly requests: number;
+  readonly duration: number;
+  readonly rps: number;
+  readonly p50: number;
+  readonly mean: number;
+  readonly p99: number;
+  readonly bytesPerSecond: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly non2xx: number;
+  readonly mismatches: number;
+}
+
 const options = JSON.parse(process.argv[2] as string) as Options & { warmupSeconds?: number };
 const { warmupSeconds, ...run } = options;
 if (warmupSeconds) await autocannon({ ...run, duration: warmupSeconds });
@@ -21,4 +36,4 @@ process.stdout.write(JSON.stringify({
   timeouts: result.timeouts,
   non2xx: result.non2xx,
   mismatches: result.mismatches,
-}) + '\n');
+} satisfies LoadSummary) + '\n');
