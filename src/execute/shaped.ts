@@ -561,12 +561,13 @@ function withKeys(request: SearchRequest, name: string, values: readonly JsonVal
  * at the end, `having`, the order (then the keys), and the columns named.
  */
 function aggregate(input: Operator, shape: Shape): Operator {
+  const computed = computedText(shape);
   const detail = [
     shape.keys.length === 0 ? 'one group' : `group by ${shape.keys.map((k) => valueText(k)).join(', ')}`,
     shape.aggregates.length === 0 ? '' : `: ${shape.aggregates.map((a) => valueText(a)).join(', ')}`,
     shape.query.having === undefined ? '' : `, having ${conditionText(shape.query.having.condition as Condition)}`,
     shape.order.length === 0 ? ', in key order' : ', then sorted',
-    computedText(shape),
+    computed === '' ? '' : `; computes ${computed}`,
   ].join('');
   return {
     kind: 'aggregate',
@@ -651,18 +652,18 @@ function countOnly(shaped: ShapedPlan, shape: Shape, portal: ShapedPortal): Oper
  * resource's records, each with its matches in theirs. Without an order,
  * distinct or join, records go on as they come.
  */
-/** The select items a step computes (docs/expressions.md), as explain shows them: `; computes price * qty as total`. */
+/** The select items a step computes (docs/expressions.md), as explain shows them: `price * qty as total, …`; '' for none. */
 function computedText(shape: Shape): string {
-  const computed = (shape.columns ?? []).filter((c) => isComputed(c.value)).map((c) => `${valueText(c.value)} as ${formatField(c.name)}`);
-  return computed.length === 0 ? '' : `; computes ${computed.join(', ')}`;
+  return (shape.columns ?? []).filter((c) => isComputed(c.value)).map((c) => `${valueText(c.value)} as ${formatField(c.name)}`).join(', ');
 }
 
 function columns(input: Operator, shape: Shape, holds: boolean): Operator {
   const computed = computedText(shape);
-  const computes = computed === '' ? '' : `${computed.slice(2)}; `;
+  const order = `${shape.distinct ? 'distinct, ' : ''}${shape.order.length === 0 ? "in the records' order" : 'sorted'}: holds every record`;
   return {
     kind: holds ? 'sort' : computed === '' ? 'project' : 'compute',
-    detail: holds ? `${computes}${shape.distinct ? 'distinct, ' : ''}${shape.order.length === 0 ? "in the records' order" : 'sorted'}: holds every record` : `${computes}the select list, renamed`,
+    // `sort computes x as y; sorted…`, and `compute x as y; …`, where the kind says it
+    detail: holds ? `${computed === '' ? '' : `computes ${computed}; `}${order}` : `${computed === '' ? '' : `${computed}; `}the select list, renamed`,
     inputs: [input],
     open: async (context) => {
       const upstream = await input.open(context);
