@@ -83,7 +83,8 @@ export function formatScalar(value: string | number | boolean | null): string {
 export function formatValue(value: Value): string {
   switch (value.kind) {
     case 'string':
-      return formatText(value.value);
+      // A bareword with a dot on the right of a comparison may read as a qualified field (`= c.code`): quoted, it is a value.
+      return value.value.includes('.') ? formatString(value.value) : formatText(value.value);
     case 'number':
       return String(value.value);
     case 'boolean':
