@@ -5,7 +5,7 @@
  * in, asked of the grammar's content assist (so a field named `language` is
  * a field, and `nulls first` after a sort key is a keyword).
  */
-import type { IToken, TokenType } from 'chevrotain';
+import { EOF, type IToken, type TokenType } from 'chevrotain';
 import { queryParser, type QueryParser, type RuleName } from '../syntax/parser.js';
 import { Bareword, Keyword, LParen, queryLexer, Semicolon, softKeywordTokens } from '../syntax/tokens.js';
 
@@ -114,7 +114,28 @@ export function roleOf(tokens: readonly IToken[], index: number): Role {
     return 'keyword';
   }
   const fits = after.some((path) => path.nextTokenType === following.tokenType || (following.tokenType.CATEGORIES ?? []).includes(path.nextTokenType));
-  return fits ? named : 'keyword';
+  if (fits) return named;
+  // Content assist loses the comparison after a name inside nested parentheses (`where ((count = 1 …`):
+  // there, parse the statement with the plain name and see whether the parser gets past the token after it.
+  let last = index + 1;
+  while (last + 1 < tokens.length && tokens[last + 1]!.tokenType !== Semicolon) last++;
+  return parsesPast([...before, plain, ...tokens.slice(index + 1, last + 1)], following) ? named : 'keyword';
+}
+
+/** Whether the parser, reading `tokens`, stops (if at all) after `token`, or only for want of more. */
+function parsesPast(tokens: readonly IToken[], token: IToken): boolean {
+  if (tokens.length > ROLE_TOKEN_LIMIT) return false;
+  const parser = queryParser();
+  try {
+    parser.input = tokens as IToken[];
+    parser.query();
+    const error = parser.errors[0];
+    return error === undefined || error.token.tokenType === EOF || error.token.startOffset > token.startOffset;
+  } catch {
+    return false;
+  } finally {
+    parser.input = [];
+  }
 }
 
 /**

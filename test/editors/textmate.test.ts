@@ -65,6 +65,8 @@ test('the grammar paints every character of generated queries as the lexer reads
   samples.push('from t where price * qty >= 100 and lower(name) || \'x\' = "ax" select *, round(avg(grade), 1) as mean, count(*) * 100.0 / 7, qty::int % 2');
   samples.push('from t select case when grade >= 5 then pass else fail end as result, cast(code as text), extract(year from d), end, case, when');
   samples.push('from t where coalesce(a, b) is not null and substr(code, 1, 4) = MATH-106 order by length(title) desc, price - 1');
+  // A soft keyword as a field inside nested parentheses (a case this property found in CI).
+  samples.push('from t where ((count = "x" or a = 1) and b = 2) order by (first)');
   for (const text of samples) {
     const expected = charClasses(text.length, highlight(text));
     const painted = charClasses(text.length, fromTextmate(await tokenize('source.ckql', text)));
