@@ -88,7 +88,7 @@ export const queryMessages = {
   UNKNOWN_RESOURCE: (name: string): string => `no resource named ${q(name)} in this source`,
   UNKNOWN_FIELD: (field: string, resource: string): string => `${q(resource)} has no field ${q(field)}`,
   VALUE_TYPE_MISMATCH: (field: string, type: string, found: string): string =>
-    `${q(field)} is of type ${type}, and ${found} is not a ${type} value: a CKAN portal refuses it (409 Invalid query)`,
+    `${q(field)} is of type ${type}, and ${found} is not ${/^[aeiou]/i.test(type) ? 'an' : 'a'} ${type} value: a CKAN portal refuses it (409 Invalid query)`,
   // notes of the language service: not errors
   RUNS_LOCALLY: (construct: string, target: string): string =>
     `${construct} cannot be sent to a ${target} portal: ckql fetches the rest of the query's records and applies it locally`,
