@@ -203,7 +203,8 @@ export class DatastoreError extends Error {
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.status = options.status ?? datastoreCodes[code].status;
+    // `status: undefined` says there was no HTTP at all (a database refusing a password): no status is shown.
+    this.status = 'status' in options ? options.status : datastoreCodes[code].status;
     this.body = options.body;
   }
 }

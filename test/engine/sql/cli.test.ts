@@ -6,8 +6,10 @@
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ckqlInProcess, ndjson } from '../../cli/run-ckql.js';
+import { engineNames, serverUrl } from './engines.js';
 
 describe('ckql load and --db', () => {
   it('loads a file into a kept PGlite database, refuses to load it twice without --replace, and queries it', async () => {
@@ -60,5 +62,37 @@ describe('ckql load and --db', () => {
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('cannot connect to PostgreSQL at postgres://ckql:***@127.0.0.1:1/none');
     expect(result.stderr).not.toContain('s3cret-pw');
+  });
+
+  // The server refusing the credentials is not a network failure: the fix is the credential (exit 5, as a portal's 403).
+  it.runIf(engineNames.includes('postgres'))('a server that refuses the role or its password is exit 5, and the password is not shown', async () => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      // scripts/pg-test-cluster.sh checks this role by password (scram-sha-256); every other role connects by trust.
+      await admin.query(`DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ckql_password') THEN CREATE ROLE ckql_password LOGIN PASSWORD 'right-pw'; END IF;
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ckql_nologin') THEN CREATE ROLE ckql_nologin NOLOGIN; END IF;
+      END $$`);
+    } finally {
+      await admin.end();
+    }
+    const at = (user: string, password: string): string => {
+      const url = new URL(serverUrl as string);
+      url.username = user;
+      url.password = password;
+      return url.toString();
+    };
+    const wrong = await ckqlInProcess(['query', '--db', at('ckql_password', 's3cret-wrong'), 'from x limit 1']);
+    expect(wrong.stderr).toContain('error[FORBIDDEN]');
+    expect(wrong.stderr).toContain('refused the connection: the password was refused');
+    expect(wrong.stderr).not.toContain('s3cret-wrong');
+    expect(wrong.code).toBe(5);
+    const nologin = await ckqlInProcess(['query', '--db', at('ckql_nologin', ''), 'from x limit 1']);
+    expect(nologin.stderr).toContain('refused the connection: the role may not connect');
+    expect(nologin.code).toBe(5);
+    // The right password connects: the refusal above was the password's, not the server's.
+    const right = await ckqlInProcess(['query', '--db', at('ckql_password', 'right-pw'), 'from nothing_here limit 1']);
+    expect(right.code).toBe(3);
   });
 });
