@@ -492,11 +492,16 @@ describe('dot commands', () => {
     const config = configWith({
       'by-subject': { query: 'from courses\n-- one subject\nwhere subject = $subject\nlimit $n', params: { n: 2 } },
       'schools-in': { query: 'from schools where country = $country' },
+      spaced: { query: 'from schools\n  where name != "a  b"' },
     });
     const driver = startDriver({ source: demo, config });
     await driver.waitFor(prompt);
     const listed = await ask(driver, '.queries', 'schools-in');
-    expect(listed).toMatch(/by-subject +│ n=2 +│ from courses -- one subject where subject = \$subject limit \$n/);
+    // On one line, a comment would seem to comment out the rest: it is left out, and the gaps are one space.
+    expect(listed).toMatch(/by-subject +│ n=2 +│ from courses where subject = \$subject limit \$n/);
+    expect(listed).not.toContain('one subject');
+    // A string keeps its own spaces.
+    expect(listed).toMatch(/spaced +│ +│ from schools where name != "a  b"/);
     await ask(driver, '.run by-subject subject=math', `2 of ${totals.math} records`);
     await ask(driver, '.run by-subject subject=math n=3', `3 of ${totals.math} records`);
     await ask(driver, '.run schools-in country="NO"', '1 of 1 record');
