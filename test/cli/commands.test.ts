@@ -3,7 +3,7 @@
  * the exit status for success and for each class of error; the built bin for
  * what only a process shows (its exit status, SIGINT).
  */
-import { serveCommand } from '../../src/cli/commands/explain.js';
+import { serveCommand } from '../../src/session/serve-command.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, readdir, readlink, rm, writeFile } from 'node:fs/promises';
