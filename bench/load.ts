@@ -197,7 +197,7 @@ export async function benchLoad(config: RunConfig, log: (line: string) => void):
   log('load: readResponse on a 32,000-record page, with and without an integer beyond 2^53');
   const { readResponse } = await ckqlModules.response();
   const records = Array.from({ length: PAGE }, (_, i) => ({ _id: i + 1, student: `S-${String(i).padStart(6, '0')}`, course: 'MATH-101', term: '2023-autumn', status: 'completed', grade: 4.5, enrolled_on: '2023-07-08' }));
-  const plain = JSON.stringify({ help: 'h', success: true, result: { records, fields: FIELDS, total: PAGE } });
+  const plain = JSON.stringify({ help: 'h', success: true, result: { resource_id: 'enrolments', records, fields: FIELDS, total: PAGE } });
   const exact = plain.replace('"_id":7,', '"_id":9007199254740993,');
   const context = { origin: 'http://bench', sentToken: false };
   if (readResponse(200, exact, context).records[6]?._id !== '9007199254740993') throw new Error('load bench: readResponse did not keep 9007199254740993 exact');

@@ -3,7 +3,7 @@
  * in a directory is loaded once and queried by a later command; a server
  * that cannot be reached is exit 4 with no password in the message.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -55,6 +55,18 @@ describe('ckql load and --db', () => {
     const none = await ckqlInProcess(['load', 'examples/data/schools.json'], { env: { PGHOST: undefined, PGDATABASE: undefined } });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('ckql load needs a database');
+  });
+
+  it('an empty --db, or a folder of other files, is refused before PGlite writes anything there', async () => {
+    const empty = await ckqlInProcess(['query', '--db', '', 'from x limit 1']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('error[USAGE]: --db is empty');
+    const project = mkdtempSync(join(tmpdir(), 'ckql-project-'));
+    writeFileSync(join(project, 'notes.txt'), 'mine\n');
+    const foreign = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', project]);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain('is a folder of other files, not a PGlite database (it has no PG_VERSION)');
+    expect(readdirSync(project)).toEqual(['notes.txt']);
   });
 
   it('a server that cannot be reached is exit 4, and the password is not shown', async () => {
