@@ -319,6 +319,8 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
   const joined = query.joins !== undefined;
   const named = namedFields(query);
   const sides = querySources(query);
+  // In a join, each side whose fields are known: an unqualified field none of them has is unknown too.
+  const joinedSides: { readonly qualifier: string; readonly known: ReadonlyMap<string, FieldSchema> }[] = [];
   sides.forEach((from, side) => {
     if (from.resource.kind === 'param') return;
     const name = from.resource.value;
@@ -342,6 +344,7 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
     // In a join, each resource's fields are those qualified by it (its alias, or its name as written).
     const qualifier = from.alias?.name ?? name;
     const ours = (field: Field): boolean => (joined ? field.qualifier === qualifier : field.qualifier === undefined || field.qualifier === qualifier);
+    if (joined) joinedSides.push({ qualifier, known });
     for (const field of named) {
       if (!ours(field) || known.has(field.name)) continue;
       const near = nearestNames(field.name, known.keys());
@@ -357,6 +360,30 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
     }
     if (!joined && query.where !== undefined) valueChecks(query.where.condition, known, out);
   });
+  if (joined && joinedSides.length === sides.length) out.push(...unknownUnqualified(named, joinedSides));
+  return out;
+}
+
+/**
+ * An unqualified field of a join that no joined resource has (`sum(scor)`): UNKNOWN_FIELD at its place,
+ * with the nearest field of any side, qualified (`e.score`), as the hint and the fix.
+ */
+function unknownUnqualified(named: readonly Field[], sides: readonly { readonly qualifier: string; readonly known: ReadonlyMap<string, FieldSchema> }[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const field of named) {
+    if (field.qualifier !== undefined || sides.some((side) => side.known.has(field.name))) continue;
+    const near = sides
+      .flatMap((side) => nearestNames(field.name, side.known.keys()).map((name) => ({ name, text: `${side.qualifier}.${formatField(name)}`, distance: editDistance(field.name, name) })))
+      .sort((a, b) => a.distance - b.distance);
+    out.push({
+      code: 'UNKNOWN_FIELD',
+      message: `no joined resource has a field ${JSON.stringify(field.name)} (${sides.map((side) => side.qualifier).join(', ')})`,
+      span: field.span,
+      severity: 'error',
+      hint: near.length > 0 ? `did you mean ${near[0]!.text}?` : 'qualify each field by its resource (e.field, c.field)',
+      fixes: near.slice(0, 3).map((each) => replace(field.span, each.text)),
+    });
+  }
   return out;
 }
 

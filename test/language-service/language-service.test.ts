@@ -118,6 +118,17 @@ describe('diagnose', () => {
     expect(diagnose('from courses search "x" order by rank', context)).toEqual([]);
   });
 
+  it('in a join, an unqualified field no joined resource has is unknown, with the nearest qualified field as the fix', () => {
+    const text = 'from courses a join courses b on a.subject = b.subject group by a.subject select a.subject, sum(credts) as n order by n';
+    const found = diagnose(text, context);
+    expect(found.map((d) => [d.code, spanText(text, d), d.severity])).toEqual([['UNKNOWN_FIELD', 'credts', 'error']]);
+    expect(found[0]).toMatchObject({ message: 'no joined resource has a field "credts" (a, b)', hint: 'did you mean a.credits?' });
+    expect(applied(text, found[0]!)).toBe(text.replace('sum(credts)', 'sum(a.credits)'));
+    // A field one side has is not flagged (the run qualifies it), nor an output name (`n`), nor a side whose fields are not known.
+    expect(diagnose('from courses a join courses b on a.subject = b.subject select a.subject, credits', context).map((d) => d.code)).not.toContain('UNKNOWN_FIELD');
+    expect(diagnose('from courses a join elsewhere b on a.subject = b.subject select nothing_known', context).map((d) => d.code)).not.toContain('UNKNOWN_FIELD');
+  });
+
   it('warns about values the column cannot read (a portal answers 409), and not about those it can', () => {
     const bad = 'from courses where level = abc and credits in (1, x) and online = 2 and start_date > true and subject = 5';
     expect(diagnose(bad, context).filter((d) => d.code !== 'RUNS_LOCALLY').map((d) => [d.code, spanText(bad, d), d.severity])).toEqual([
