@@ -215,7 +215,7 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
   if (options.bound === undefined && shape.star !== undefined) {
     // `"t".*` would hold `_full_text`, and a field of an item's name twice, of which CKAN keeps one
     throw queryError('TARGET_CANNOT_EXPRESS', shape.star.span, ['"select *" beside other items, without the fields', 'sql'], {
-      hint: 'the SQL names every column: compile with a source that gives the resource\'s fields, or list them: select a, b, price * qty as total',
+      hint: 'the SQL names every column: compile with a source that gives the resource\'s fields, list them (select a, b, price * qty as total), or leave select out for every field',
     });
   }
   if (columns === undefined) {
