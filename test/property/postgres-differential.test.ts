@@ -248,8 +248,8 @@ function aggregateArb(refs: readonly Ref[], joined: boolean): fc.Arbitrary<{ ckq
     }
     if (r.column.kind === 'text') {
       options.push(
-        // not lower/upper here: of the titlecase ǅ in this file's pool, max(lower(k)) grouped by k gave ǅ on PostgreSQL and ǆ on
-        // the memory engine, a difference of lower() (row expressions), not of aggregates, left to be found out
+        // not lower/upper here: this file's text columns are COLLATE "C", under which PostgreSQL's lower('ǅ') is 'ǅ' (only
+        // ASCII letters change), where the memory engine gives 'ǆ' as the database's own locale does
         { ckql: `max(trim(${c}))`, sql: `max(btrim(${s}))`, kind: 'text' },
         { ckql: `min(${c} || 'x')`, sql: `min(${s} || 'x')`, kind: 'text' },
         { ckql: `count(distinct trim(${c}))`, sql: `count(DISTINCT btrim(${s}))`, kind: 'count' },
