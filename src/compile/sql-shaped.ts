@@ -273,7 +273,8 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
     return `${identifier(columns[at]!.name)} ${key.direction.toUpperCase()}${nulls(key)}`;
   });
   const distinctOn = `SELECT DISTINCT ON (${values.join(', ')}) ${inner.join(', ')} FROM ${from}${whereText} ORDER BY ${[...values, ...ids].join(', ')}`;
-  const names = columns.map((c) => identifier(c.name)).join(', ');
+  // aliased as every column of the statement is (CKAN's checks, and a reader of the text)
+  const names = columns.map((c) => `${identifier(c.name)} AS ${identifier(c.name)}`).join(', ');
   const order = [...outerOrder, ...ids.map((_, side) => identifier(`_ckql_id${side}`))].join(', ');
   return `SELECT ${names}${total} FROM (${distinctOn}) AS "_ckql" ORDER BY ${order}${page}`;
 }

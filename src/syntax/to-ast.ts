@@ -215,6 +215,8 @@ export function toAst(cst: CstNode, source: string): Query {
  * key. A key may name a selected field or a select item's `as` name.
  */
 function checkDistinctOrder(select: Select, order: Order, source: string): void {
+  // `*` shows every field (a name no field has is refused with the fields)
+  if (select.items.some((item) => item.value.kind === 'star')) return;
   for (const key of order.keys) {
     if (key.field.kind !== 'field') continue;
     const { name, qualifier } = key.field;
