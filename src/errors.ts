@@ -56,6 +56,8 @@ export const queryMessages = {
   TYPE_MISMATCH: (what: string, left: string, right: string): string => `${what} cannot take ${left} and ${right}`,
   DIVISION_BY_ZERO: (): string => 'division by zero',
   INTEGER_DIVISION: (left: string, right: string): string => `${left} / ${right} divides whole numbers: the answer is a whole number too (7 / 2 is 3)`,
+  AGGREGATE_IN_AGGREGATE: (what: string): string => `${what} is an aggregate inside an aggregate: aggregates cannot be nested`,
+  AGGREGATE_OF_CONSTANT: (fn: string, what: string): string => `${fn}(${what}) reads no field: an aggregate's argument is a field or an expression of fields`,
   NOT_COMPUTED_YET: (what: string, where: string): string => `${what} is read, but not computed by ${where} yet`,
   // compiling: the meaning of grouped and joined queries
   NOT_GROUPED: (name: string): string => `${name} is neither grouped nor aggregated, so a group has no one value of it`,

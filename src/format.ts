@@ -254,7 +254,7 @@ function fieldWriter(query: Query): FieldWriter {
       case 'field':
         return plain(operand);
       case 'aggregate':
-        return formatAggregate(operand, plain);
+        return formatAggregate(operand, (argument) => formatExpression(argument, write));
       case 'bucket':
         return operand.fn === 'bucket' ? `bucket(${plain(operand.field)}, ${String(operand.width?.value)})` : `${operand.fn}(${plain(operand.field)})`;
       default:
@@ -273,7 +273,7 @@ export function expressionText(expression: Expression): string {
   return formatExpression(expression, fieldWriter({ kind: 'query', span: expression.span, from: { kind: 'from', span: expression.span, resource: { kind: 'string', span: expression.span, value: '' } } }));
 }
 
-function formatAggregate(aggregate: Aggregate, field: (field: Field) => string): string {
+function formatAggregate(aggregate: Aggregate, field: (argument: Expression) => string): string {
   if (aggregate.field === undefined) return `${aggregate.fn}(*)`;
   return `${aggregate.fn}(${aggregate.distinct ? 'distinct ' : ''}${field(aggregate.field)})`;
 }

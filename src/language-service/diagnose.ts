@@ -136,7 +136,7 @@ function integerDivisions(query: Query, context: LanguageContext): Diagnostic[] 
     if (leaf.kind === 'field') return types(leaf);
     if (leaf.kind !== 'aggregate') return 'unknown';
     if (leaf.fn === 'count') return 'int8';
-    const field = leaf.field === undefined ? 'unknown' : types(leaf.field);
+    const field = leaf.field === undefined ? 'unknown' : leaf.field.kind === 'field' ? types(leaf.field) : typeOf(leaf.field);
     if (leaf.fn === 'avg') return 'numeric';
     // PostgreSQL's sum of an int4 is an int8, of an int8 a numeric
     if (leaf.fn === 'sum') return field === 'int4' ? 'int8' : field === 'int8' ? 'numeric' : field;
@@ -163,6 +163,8 @@ function integerDivisions(query: Query, context: LanguageContext): Diagnostic[] 
         fixes: literal === undefined ? [] : [{ title: `Divide as a numeric: ${expressionText(literal)}.0`, edits: [{ span: literal.span, text: `${expressionText(literal)}.0` }] }],
       });
     }
+    // an aggregate's argument divides the records' values (sum(a / b))
+    if (e.kind === 'aggregate' && e.field !== undefined) visit(e.field);
     return isComputed(e) ? mapChildren(e, visit) : e;
   };
   const conditions = (c: Condition | undefined): void => {
@@ -397,8 +399,11 @@ function namedFields(query: Query): Field[] {
     if (each.kind === 'star') return;
     if (each.kind === 'field') {
       if (!(each.qualifier === undefined && outputs.has(each.name))) add(each);
-    } else if (each.kind === 'aggregate' || each.kind === 'bucket') {
-      if (each.field !== undefined) add(each.field);
+    } else if (each.kind === 'bucket') {
+      add(each.field);
+    } else if (each.kind === 'aggregate') {
+      // an aggregate's argument names the records' fields, never an output name
+      if (each.field !== undefined) expressionFields(each.field).forEach(add);
     } else {
       for (const f of expressionFields(each)) if (!(f.qualifier === undefined && outputs.has(f.name))) add(f);
     }

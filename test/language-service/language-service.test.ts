@@ -293,6 +293,25 @@ describe('functions (docs/expressions.md)', () => {
     expect(complete('from courses facet lo', 21, context).items.filter((i) => i.kind === 'function')).toEqual([]);
   });
 
+  it('does not flag aggregates of expressions or select * beside other items, and tells an aggregate inside one at its span', () => {
+    for (const fine of [
+      'from courses group by subject select subject, sum(credits * level) as w, avg(coalesce(level, 0)), max(lower(subject)), count(distinct lower(subject)) having sum(credits * level) > 10 order by w desc',
+      'from courses group by lower(subject) select lower(subject) as s, round(avg(credits * 2), 1) as mean',
+      'from courses select *, credits * 2 as double',
+    ]) {
+      expect(diagnose(fine, context), fine).toEqual([]);
+      expect(diagnose(fine, { ...context, target: 'ckan-2.12' }).filter((d) => d.severity === 'error'), fine).toEqual([]);
+    }
+    // inside an aggregate the argument's fields are checked and its divisions warned of, as anywhere
+    expect(diagnose('from courses select sum(nope * 2)', context).map((d) => d.code)).toEqual(['UNKNOWN_FIELD']);
+    expect(diagnose('from courses select sum(level / 2)', context).map((d) => d.code)).toEqual(['INTEGER_DIVISION']);
+    const nested = 'from courses select sum(max(credits) * 2)';
+    const [error] = diagnose(nested, context);
+    expect([error?.code, spanText(nested, error!)]).toEqual(['AGGREGATE_IN_AGGREGATE', 'max(credits)']);
+    // an aggregate's argument completes fields and functions
+    expect(complete('from courses select sum(credits * le', 35, context).items.map((i) => i.label)).toContain('level');
+  });
+
   it('hovers a function with its signature and an example, and keeps year(…) the bucket', () => {
     const text = 'from courses select round(avg(credits), 1) as mean, year(start) as y group by y';
     expect(hover(text, text.indexOf('round') + 2, context)).toMatchObject({ kind: 'function', title: 'round(x [, n])', span: { start: 20, end: 25 } });
