@@ -504,7 +504,7 @@ describe('dot commands', () => {
     expect(listed).toMatch(/by-subject +│ n=2 +│ from courses where subject = \$subject limit \$n/);
     expect(listed).not.toContain('one subject');
     // A string keeps its own spaces.
-    expect(listed).toMatch(/spaced +│ +│ from schools where name != "a  b"/);
+    expect(listed).toMatch(/spaced +│ +│ from schools where name != "a {2}b"/);
     await ask(driver, '.run by-subject subject=math', `2 of ${totals.math} records`);
     await ask(driver, '.run by-subject subject=math n=3', `3 of ${totals.math} records`);
     await ask(driver, '.run schools-in country="NO"', '1 of 1 record');
