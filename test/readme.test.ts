@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from '../src/syntax/parse.js';
@@ -272,8 +273,15 @@ async function curl(text: string, base: string): Promise<{ status: number; body:
     else url = arg;
   }
   expect(url).toMatch(/^http:\/\/127\.0\.0\.1:8080\//);
-  const answer = await fetch((url as string).replace('http://127.0.0.1:8080', base), { method, headers, ...(body === undefined ? {} : { body }) });
-  return { status: answer.status, body: (await answer.json()) as { success: boolean; result: Record<string, unknown> } };
+  // Each curl is its own process with its own connection. A connection kept alive between them would race the
+  // server's keep-alive timeout whenever this busy test process's timers run late ("other side closed").
+  const agent = new Agent({ pipelining: 0 });
+  try {
+    const answer = await undiciFetch((url as string).replace('http://127.0.0.1:8080', base), { method, headers, dispatcher: agent, ...(body === undefined ? {} : { body }) });
+    return { status: answer.status, body: (await answer.json()) as { success: boolean; result: Record<string, unknown> } };
+  } finally {
+    await agent.close();
+  }
 }
 
 // ---------------------------------------------------------------------------
