@@ -89,6 +89,7 @@ export const queryMessages = {
   // checking against a source's schema (the language service; a portal would refuse these)
   UNKNOWN_RESOURCE: (name: string): string => `no resource named ${q(name)} in this source`,
   UNKNOWN_FIELD: (field: string, resource: string): string => `${q(resource)} has no field ${q(field)}`,
+  LIKE_NEEDS_TEXT: (operator: string, field: string, type: string): string => `"${operator}" needs a text field; ${q(field)} is ${type}`,
   VALUE_TYPE_MISMATCH: (field: string, type: string, found: string): string =>
     `${q(field)} is of type ${type}, and ${found} is not ${/^[aeiou]/i.test(type) ? 'an' : 'a'} ${type} value: a CKAN portal refuses it (409 Invalid query)`,
   // notes of the language service: not errors

@@ -545,7 +545,21 @@ function valueChecks(condition: Condition, known: ReadonlyMap<string, FieldSchem
       check(condition.field, condition.low);
       check(condition.field, condition.high);
       return;
-    case 'like':
+    case 'like': {
+      // Every engine refuses a pattern on a field that holds no text (PostgreSQL has no such operator).
+      const type = known.get(condition.field.name)?.type;
+      if (type === undefined || type === 'text') return;
+      const operator = condition.ignoreCase ? 'ilike' : 'like';
+      out.push({
+        code: 'LIKE_NEEDS_TEXT',
+        message: queryError('LIKE_NEEDS_TEXT', condition.field.span, [operator, condition.field.name, type]).message,
+        span: condition.field.span,
+        severity: 'error',
+        hint: `${operator} matches text: compare ${formatField(condition.field.name)} with =, in or a range instead`,
+        fixes: [],
+      });
+      return;
+    }
     case 'is-null':
     case 'comparison':
       return;

@@ -5,6 +5,7 @@
  * Not Found for is left out, so with `allResources` the service calls it
  * unknown. Shared by `ckql check --schema` and the language server.
  */
+import type { Span } from '../span.js';
 import { querySources } from '../ast.js';
 import type { ParamValue } from '../compile/bind.js';
 import { splitSource } from '../compile/plan.js';
@@ -116,9 +117,15 @@ export async function refusalInQuery(
   }
   const unknown = schemaError(text, schema, telling, params);
   if (unknown !== undefined || telling !== 'UNKNOWN_FIELD') return unknown;
-  // Not an unknown field: a value its field's type cannot read (`level >= high` on an int4), told at the value.
-  return schemaError(text, schema, 'VALUE_TYPE_MISMATCH', params);
+  // Not an unknown field: a value its field's type cannot read (`level >= high` on an int4), told at the value,
+  // or a pattern on a field that holds no text (`online like "t%"`), told at the field.
+  // Of several such places, the one whose words the refusal names (`between 1 and math` refused for "1").
+  const named = (span: Span): boolean => error.message.includes(text.slice(span.start, span.end).replace(/^["'`]|["'`]$/g, ''));
+  return schemaError(text, schema, ['VALUE_TYPE_MISMATCH', 'LIKE_NEEDS_TEXT'], params, named);
 }
+
+/** The language service's codes a source's refusal is told by. */
+type SchemaCode = 'UNKNOWN_FIELD' | 'UNKNOWN_RESOURCE' | 'VALUE_TYPE_MISMATCH' | 'LIKE_NEEDS_TEXT';
 
 const VALUE_TYPE_HINT = 'compare the field with a value of its type (`ckql fields RESOURCE` lists the types), or quote the value if the field is text';
 
@@ -133,12 +140,15 @@ const VALUE_TYPE_HINT = 'compare the field with a value of its type (`ckql field
 export function schemaError(
   text: string,
   schema: Pick<LanguageContext, 'resources' | 'allResources'>,
-  code: 'UNKNOWN_FIELD' | 'UNKNOWN_RESOURCE' | 'VALUE_TYPE_MISMATCH',
+  code: SchemaCode | readonly SchemaCode[],
   params?: Readonly<Record<string, ParamValue>>,
+  prefer?: (span: Span) => boolean,
 ): QueryError | undefined {
   // A value of the wrong type is only a warning before the query runs (a source may read it); once refused it is the error.
-  const found = diagnose(text, { ...schema, ...(params === undefined ? {} : { params }) }).find((d) => (d.severity === 'error' || code === 'VALUE_TYPE_MISMATCH') && d.code === code);
+  const codes: readonly string[] = typeof code === 'string' ? [code] : code;
+  const all = diagnose(text, { ...schema, ...(params === undefined ? {} : { params }) }).filter((d) => (d.severity === 'error' || d.code === 'VALUE_TYPE_MISMATCH') && codes.includes(d.code));
+  const found = (prefer === undefined ? undefined : all.find((d) => prefer(d.span))) ?? all[0];
   if (found === undefined) return undefined;
-  const hint = found.hint ?? (code === 'VALUE_TYPE_MISMATCH' ? VALUE_TYPE_HINT : undefined);
+  const hint = found.hint ?? (found.code === 'VALUE_TYPE_MISMATCH' ? VALUE_TYPE_HINT : undefined);
   return new QueryError(found.code, found.message, found.span, { source: text, ...(hint === undefined ? {} : { hint }) });
 }
