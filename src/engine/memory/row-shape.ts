@@ -114,17 +114,19 @@ export type JoinedColumn =
   | { readonly key: string; readonly value: (j: number) => unknown };
 
 /**
- * Builds the records of joined rows `from ≤ j < to`: side `s`'s row of
- * joined row `j` is `rows[s][positions[s][j]]` (`rows[s][j]` without
- * positions; none at -1, whose fields are null); a field reads as
- * `readField` does (`_id`: the row's own, else its position + 1).
+ * Builds the records of joined rows `from ≤ j < to` into `into[j]`: side
+ * `s`'s row of joined row `j` is `rows[s][positions[s][j]]` (`rows[s][j]`
+ * without positions; none at -1, whose fields are null); a field reads as
+ * `readField` does (`_id`: the row's own, else its position + 1). Written
+ * into one array the caller sized, not an array per call copied after.
  */
 export type JoinedRecords = (
   rows: readonly (readonly Readonly<Record<string, unknown>>[])[],
   positions: readonly (Int32Array | undefined)[],
   from: number,
   to: number,
-) => Record<string, unknown>[];
+  into: Record<string, unknown>[],
+) => void;
 
 /**
  * The records of joined rows with `columns` (see `JoinedRecords`): one
@@ -134,7 +136,8 @@ export type JoinedRecords = (
  * query in the interpreter).
  * @example
  * const build = joinedRecords([{ key: 'title', side: 1, field: 'title' }, { key: 'grade', side: 0, field: 'grade' }]);
- * build([[{ grade: 7 }], [{ title: 'Algebra' }]], [undefined, Int32Array.of(0)], 0, 1) // → [{ title: "Algebra", grade: 7 }]
+ * const into = new Array(1);
+ * build([[{ grade: 7 }], [{ title: 'Algebra' }]], [undefined, Int32Array.of(0)], 0, 1, into) // into: [{ title: "Algebra", grade: 7 }]
  */
 export function joinedRecords(columns: readonly JoinedColumn[]): JoinedRecords {
   const values = columns.flatMap((c) => ('value' in c ? [c.value] : []));
@@ -146,20 +149,17 @@ export function joinedRecords(columns: readonly JoinedColumn[]): JoinedRecords {
     return `(${r} === undefined ? null : (${readExpression(r, c.field, `i${c.side}`)} ?? null))`;
   });
   const body = [
-    'return function (rows, positions, from, to) {',
+    'return function (rows, positions, from, to, into) {',
     ...sides.map((side) => `const rows${side} = rows[${side}]; const p${side} = positions[${side}];`),
-    'const out = new Array(to - from);',
     'for (let j = from; j < to; j++) {',
     ...sides.map((side) => `const i${side} = p${side} === undefined ? j : p${side}[j]; const r${side} = i${side} < 0 ? undefined : rows${side}[i${side}];`),
-    `out[j - from] = {${columns.map((c, k) => `${keyLiteral(c.key)}: ${expressions[k]}`).join(', ')}};`,
+    `into[j] = {${columns.map((c, k) => `${keyLiteral(c.key)}: ${expressions[k]}`).join(', ')}};`,
     '}',
-    'return out;',
     '};',
   ].join('\n');
   const made = generate<(values: readonly ((j: number) => unknown)[]) => JoinedRecords>(['values'], body);
   if (made !== undefined) return made(values);
-  return (rows, positions, from, to) => {
-    const out: Record<string, unknown>[] = [];
+  return (rows, positions, from, to, into) => {
     for (let j = from; j < to; j++) {
       const record: Record<string, unknown> = {};
       for (const c of columns) {
@@ -173,9 +173,8 @@ export function joinedRecords(columns: readonly JoinedColumn[]): JoinedRecords {
         }
         Object.defineProperty(record, c.key, { value: value ?? null, enumerable: true, writable: true, configurable: true });
       }
-      out.push(record);
+      into[j] = record;
     }
-    return out;
   };
 }
 

@@ -631,9 +631,9 @@ function* plainRows(bound: BoundShape, joined: Joined): Steps<Row[]> {
   });
   const build = joinedRecords(columns);
   const sideRowLists = joined.views.map((view) => view.rows);
-  const records: Record<string, JsonValue>[] = [];
+  const records = new Array<Record<string, JsonValue>>(joined.length);
   for (let from = 0; from < joined.length; from += SLICE) {
-    for (const record of build(sideRowLists, joined.positions, from, Math.min(joined.length, from + SLICE))) records.push(record as Record<string, JsonValue>);
+    build(sideRowLists, joined.positions, from, Math.min(joined.length, from + SLICE), records as Record<string, unknown>[]);
     yield;
   }
   // In the joined rows' order: the records alone.
