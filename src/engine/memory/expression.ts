@@ -27,6 +27,8 @@ export interface Compiled<T> {
   readonly run: (item: T) => Computed;
   /** `outputValue(run(item))`, by the scaled path (see `scaledOutput`) where it can say the value */
   readonly output: (item: T) => JsonValue;
+  /** the scaled path as code for a generated loop (see `scaledColumn`), undefined where there is none */
+  readonly scaled: (prefix: string, exit: string) => ScaledColumn<T> | undefined;
 }
 
 /** How the leaves (fields, aggregates, buckets) of an expression are read, and their types. */
@@ -44,7 +46,13 @@ const INT_RANGE: Readonly<Record<string, readonly [bigint, bigint]>> = { int4: [
 export function compileExpression<T>(expression: Expression, leaves: Leaves<T>): Compiled<T> {
   const type = expressionType(expression, (leaf) => leaves.type(leaf));
   const run = build(expression, leaves, type);
-  return { type, run, output: scaledOutput(expression, leaves, type, run) ?? ((item) => outputValue(run(item))) };
+  const compiled: Compiled<T> = {
+    type,
+    run,
+    output: scaledOutput(expression, leaves, type, run) ?? ((item) => outputValue(run(item))),
+    scaled: (prefix, exit) => scaledColumn(compiled, expression, leaves, prefix, exit),
+  };
+  return compiled;
 }
 
 /** The value as a record's field holds it: a decimal as a number when a double holds it exactly, else its text. */
@@ -754,12 +762,61 @@ const HELPERS = { unitsOf, scaledValue, remainder, divideTowardZero, roundScaled
 interface ScaledCode<T> {
   readonly lines: string[];
   readonly reads: ((item: T) => unknown)[];
-  /** scratch objects (`Scaled`) the code names `o0`, `o1`, … */
+  /** scratch objects (`Scaled`) the code names `o0`, `o1`, …, after its prefix */
   scratch: number;
+  /** the prefix of every name the code makes, so that several expressions share one function */
+  readonly prefix: string;
+  /** the statement that leaves the scaled path, for the exact path to say the value */
+  readonly exit: string;
 }
 
-/** Where the code leaves the scaled path: the exact path says the value. */
-const EXACT = 'return exact(item);';
+/**
+ * An expression's scaled path as code for a generated loop over items
+ * (the memory engine's records, row-shape.ts `joinedRecords`): written in
+ * the loop, no call stands between the value and the record that holds
+ * it. `setup` goes before the loop, where `handle` names this object;
+ * `lines` run in the loop with the item as `item`, and either leave by
+ * `exit` or end with `value`, the record's value.
+ */
+export interface ScaledColumn<T> {
+  /** the helpers' names, once for every column of a loop (from any one of them) */
+  prelude(handle: string): string;
+  setup(handle: string): string[];
+  readonly lines: readonly string[];
+  readonly value: string;
+  readonly reads: readonly ((item: T) => unknown)[];
+  /** the value by the exact path, where the scaled one leaves */
+  readonly exact: (item: T) => JsonValue;
+  readonly helpers: typeof HELPERS;
+}
+
+/** The names the code of a scaled path calls, declared from `helpers`. */
+const SCALED_HELPERS = (helpers: string): string => `const { unitsOf, scaledValue, remainder, divideTowardZero, roundScaled, floorOrCeil, POWERS } = ${helpers};`;
+
+/**
+ * The scaled path of a compiled expression as code (see `ScaledColumn`),
+ * its names starting with `prefix`, leaving by `exit`; undefined where
+ * the expression has none.
+ * @example scaledColumn(compiled, parse('from t select price * qty').select!.items[0]!.value, leaves, 'e0_', '{ v0 = h0.exact(j); break c0; }')
+ */
+export function scaledColumn<T>(compiled: Compiled<T>, expression: Expression, leaves: Leaves<T>, prefix: string, exit: string): ScaledColumn<T> | undefined {
+  const code: ScaledCode<T> = { lines: [], reads: [], scratch: 0, prefix, exit };
+  const value = scaledCode(expression, leaves, compiled.type, code);
+  if (value === undefined) return undefined;
+  const { run } = compiled;
+  return {
+    prelude: (handle) => SCALED_HELPERS(`${handle}.helpers`),
+    setup: (handle) => [
+      ...code.reads.map((_, i) => `const ${prefix}r${i} = ${handle}.reads[${i}];`),
+      ...Array.from({ length: code.scratch }, (_, i) => `const ${prefix}o${i} = { units: 0, scale: 0 };`),
+    ],
+    lines: code.lines,
+    value: `scaledValue(${value})`,
+    reads: code.reads,
+    exact: (item) => outputValue(run(item)),
+    helpers: HELPERS,
+  };
+}
 
 function isExact(type: ValueType): boolean {
   return type === 'int4' || type === 'int8' || type === 'numeric';
@@ -771,20 +828,10 @@ function isExact(type: ValueType): boolean {
  * form (see `scaledCode`) or code cannot be generated.
  */
 function scaledOutput<T>(expression: Expression, leaves: Leaves<T>, type: ValueType, run: (item: T) => Computed): ((item: T) => JsonValue) | undefined {
-  const code: ScaledCode<T> = { lines: [], reads: [], scratch: 0 };
-  const value = scaledCode(expression, leaves, type, code);
-  if (value === undefined) return undefined;
-  const body = [
-    'const { unitsOf, scaledValue, remainder, divideTowardZero, roundScaled, floorOrCeil, POWERS } = helpers;',
-    ...code.reads.map((_, i) => `const r${i} = reads[${i}];`),
-    ...Array.from({ length: code.scratch }, (_, i) => `const o${i} = { units: 0, scale: 0 };`),
-    'return function (item) {',
-    ...code.lines,
-    `return scaledValue(${value});`,
-    '};',
-  ].join('\n');
-  const made = generate<(helpers: typeof HELPERS, reads: readonly ((item: T) => unknown)[], exact: (item: T) => JsonValue) => (item: T) => JsonValue>(['helpers', 'reads', 'exact'], body);
-  return made?.(HELPERS, code.reads, (item) => outputValue(run(item)));
+  const column = scaledColumn({ type, run, output: () => null, scaled: () => undefined }, expression, leaves, '', 'return column.exact(item);');
+  if (column === undefined) return undefined;
+  const body = [column.prelude('column'), ...column.setup('column'), 'return function (item) {', ...column.lines, `return ${column.value};`, '};'].join('\n');
+  return generate<(column: ScaledColumn<T>) => (item: T) => JsonValue>(['column'], body)?.(column);
 }
 
 /**
@@ -803,29 +850,30 @@ function scaledCode<T>(expression: Expression, leaves: Leaves<T>, type: ValueTyp
     return value === undefined ? undefined : scaledAs(value, own, as, code);
   };
   const n = code.scratch++;
+  const p = code.prefix;
   const lines = code.lines;
   switch (expression.kind) {
     case 'field':
     case 'aggregate':
     case 'bucket': {
       const read = code.reads.push(leaves.read(expression)) - 1;
-      lines.push(`if (!unitsOf(r${read}(item), o${n})) ${EXACT}`, `const u${n} = o${n}.units, s${n} = o${n}.scale;`);
-      return `u${n}, s${n}`;
+      lines.push(`if (!unitsOf(${p}r${read}(item), ${p}o${n})) ${code.exit}`, `const ${p}u${n} = ${p}o${n}.units, ${p}s${n} = ${p}o${n}.scale;`);
+      return `${p}u${n}, ${p}s${n}`;
     }
     case 'number': {
       const text = expression.text ?? String(expression.value);
       if (literalType(text) === 'float8') return undefined;
       const d = decimalOf(text);
       if (d === undefined || d.scale > MAX_SCALE || d.int > BigInt(SAFE) || d.int < -BigInt(SAFE)) return undefined;
-      lines.push(`const u${n} = ${String(d.int)}, s${n} = ${d.scale};`);
-      return `u${n}, s${n}`;
+      lines.push(`const ${p}u${n} = ${String(d.int)}, ${p}s${n} = ${d.scale};`);
+      return `${p}u${n}, ${p}s${n}`;
     }
     case 'negate': {
       const operand = sub(expression.operand, type);
       if (operand === undefined) return undefined;
       const [u, s] = operand.split(', ');
-      lines.push(`const u${n} = -${u}, s${n} = ${s};`, ...rangeCheck(`u${n}`, type));
-      return `u${n}, s${n}`;
+      lines.push(`const ${p}u${n} = -${u}, ${p}s${n} = ${s};`, ...rangeCheck(`${p}u${n}`, type, code.exit));
+      return `${p}u${n}, ${p}s${n}`;
     }
     case 'binary': {
       if (expression.op === '||' || (expression.op === '/' && type === 'numeric')) return undefined;
@@ -839,28 +887,28 @@ function scaledCode<T>(expression: Expression, leaves: Leaves<T>, type: ValueTyp
         case '-':
         case '%':
           lines.push(
-            `let x${n} = ${ua}, y${n} = ${ub}, s${n} = ${sa};`,
+            `let ${p}x${n} = ${ua}, ${p}y${n} = ${ub}, ${p}s${n} = ${sa};`,
             `if (${sa} !== ${sb}) {`,
-            `if (${sa} < ${sb}) { x${n} *= POWERS[${sb} - ${sa}]; s${n} = ${sb}; } else y${n} *= POWERS[${sa} - ${sb}];`,
-            `if (!(Math.abs(x${n}) <= ${SAFE} && Math.abs(y${n}) <= ${SAFE})) ${EXACT}`,
+            `if (${sa} < ${sb}) { ${p}x${n} *= POWERS[${sb} - ${sa}]; ${p}s${n} = ${sb}; } else ${p}y${n} *= POWERS[${sa} - ${sb}];`,
+            `if (!(Math.abs(${p}x${n}) <= ${SAFE} && Math.abs(${p}y${n}) <= ${SAFE})) ${code.exit}`,
             '}',
-            expression.op === '%' ? `if (y${n} === 0) ${EXACT}\nconst u${n} = remainder(x${n}, y${n});` : `const u${n} = x${n} ${expression.op} y${n};`,
-            `if (!(Math.abs(u${n}) <= ${SAFE})) ${EXACT}`,
+            expression.op === '%' ? `if (${p}y${n} === 0) ${code.exit}\nconst ${p}u${n} = remainder(${p}x${n}, ${p}y${n});` : `const ${p}u${n} = ${p}x${n} ${expression.op} ${p}y${n};`,
+            `if (!(Math.abs(${p}u${n}) <= ${SAFE})) ${code.exit}`,
           );
           break;
         case '*':
           // a double product past 2^53 is rounded, but never below 2^53: the test keeps only exact products
-          lines.push(`const u${n} = ${ua} * ${ub}, s${n} = ${sa} + ${sb};`, `if (!(Math.abs(u${n}) <= ${SAFE}) || s${n} > ${MAX_SCALE}) ${EXACT}`);
+          lines.push(`const ${p}u${n} = ${ua} * ${ub}, ${p}s${n} = ${sa} + ${sb};`, `if (!(Math.abs(${p}u${n}) <= ${SAFE}) || ${p}s${n} > ${MAX_SCALE}) ${code.exit}`);
           break;
         case '/':
           // integers only (a numeric quotient has PostgreSQL's division scale: the exact path)
-          lines.push(`if (${ub} === 0) ${EXACT}`, `const u${n} = divideTowardZero(${ua}, ${ub}), s${n} = 0;`);
+          lines.push(`if (${ub} === 0) ${code.exit}`, `const ${p}u${n} = divideTowardZero(${ua}, ${ub}), ${p}s${n} = 0;`);
           break;
         default:
           return undefined;
       }
-      lines.push(...rangeCheck(`u${n}`, type));
-      return `u${n}, s${n}`;
+      lines.push(...rangeCheck(`${p}u${n}`, type, code.exit));
+      return `${p}u${n}, ${p}s${n}`;
     }
     case 'cast':
       return sub(expression.operand, type);
@@ -872,22 +920,22 @@ function scaledCode<T>(expression: Expression, leaves: Leaves<T>, type: ValueTyp
           const places = args[1] === undefined ? '0, 0' : sub(args[1], 'int4');
           if (x === undefined || places === undefined) return undefined;
           // the places, an int4, have no scale
-          lines.push(`if (!roundScaled(${x}, ${places.split(', ')[0]}, o${n})) ${EXACT}`, `const u${n} = o${n}.units, s${n} = o${n}.scale;`);
-          return `u${n}, s${n}`;
+          lines.push(`if (!roundScaled(${x}, ${places.split(', ')[0]}, ${p}o${n})) ${code.exit}`, `const ${p}u${n} = ${p}o${n}.units, ${p}s${n} = ${p}o${n}.scale;`);
+          return `${p}u${n}, ${p}s${n}`;
         }
         case 'floor':
         case 'ceil': {
           const x = sub(args[0]!, 'numeric');
           if (x === undefined) return undefined;
-          lines.push(`const u${n} = floorOrCeil(${x}, ${expression.fn === 'ceil'}), s${n} = 0;`);
-          return `u${n}, s${n}`;
+          lines.push(`const ${p}u${n} = floorOrCeil(${x}, ${expression.fn === 'ceil'}), ${p}s${n} = 0;`);
+          return `${p}u${n}, ${p}s${n}`;
         }
         case 'abs': {
           const x = sub(args[0]!, type);
           if (x === undefined) return undefined;
           const [u, s] = x.split(', ');
-          lines.push(`const u${n} = Math.abs(${u}), s${n} = ${s};`, ...rangeCheck(`u${n}`, type));
-          return `u${n}, s${n}`;
+          lines.push(`const ${p}u${n} = Math.abs(${u}), ${p}s${n} = ${s};`, ...rangeCheck(`${p}u${n}`, type, code.exit));
+          return `${p}u${n}, ${p}s${n}`;
         }
         default:
           return undefined;
@@ -902,14 +950,15 @@ function scaledCode<T>(expression: Expression, leaves: Leaves<T>, type: ValueTyp
 function scaledAs<T>(value: string, from: ValueType, to: ValueType, code: ScaledCode<T>): string {
   if (from === to || to === 'numeric') return value;
   const n = code.scratch++;
+  const p = code.prefix;
   const [u, s] = value.split(', ');
-  code.lines.push(`let u${n} = ${u};`, `if (${s} !== 0) { if (!roundScaled(${u}, ${s}, 0, o${n})) ${EXACT} u${n} = o${n}.units; }`, ...rangeCheck(`u${n}`, to));
-  return `u${n}, 0`;
+  code.lines.push(`let ${p}u${n} = ${u};`, `if (${s} !== 0) { if (!roundScaled(${u}, ${s}, 0, ${p}o${n})) ${code.exit} ${p}u${n} = ${p}o${n}.units; }`, ...rangeCheck(`${p}u${n}`, to, code.exit));
+  return `${p}u${n}, 0`;
 }
 
 /** A test that leaves the scaled path for an integer out of its type's range (every integer below 2^53 is within int8's). */
-function rangeCheck(units: string, type: ValueType): string[] {
-  return type === 'int4' ? [`if (${units} < ${-(2 ** 31)} || ${units} > ${2 ** 31 - 1}) ${EXACT}`] : [];
+function rangeCheck(units: string, type: ValueType, exit: string): string[] {
+  return type === 'int4' ? [`if (${units} < ${-(2 ** 31)} || ${units} > ${2 ** 31 - 1}) ${exit}`] : [];
 }
 
 // ---------------------------------------------------------------- conditions

@@ -625,7 +625,12 @@ function* plainRows(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const shape = bound.shape;
   const columns = bound.columns.map((c): JoinedColumn => {
     const value = c.value;
-    if (value.kind !== 'field') return { key: c.name, value: valueReader(joined, bound, value) };
+    if (value.kind === 'bucket') return { key: c.name, value: valueReader(joined, bound, value) };
+    if (value.kind !== 'field') {
+      // an expression: its scaled path written into the records' loop where it has one
+      const { read, scaled } = expressionReader<number>(value, (f) => ({ read: reader(joined, bound, f), type: bound.ref(f).info.type }));
+      return { key: c.name, value: read, scaled };
+    }
     const { side, info } = bound.ref(value);
     return { key: c.name, side, field: info.id };
   });

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { Expression } from '../../../src/ast.js';
 import type { ValueType } from '../../../src/compile/expression-types.js';
 import type { JsonValue } from '../../../src/datastore/types.js';
+import { memoryEngine } from '../../../src/engine/memory/engine.js';
 import { compileExpression, outputValue } from '../../../src/engine/memory/expression.js';
 import { parse } from '../../../src/syntax/parse.js';
 
@@ -80,6 +81,47 @@ describe('the scaled path of expressions', () => {
         for (const item of items) expect(outcome(() => output(item))).toEqual(outcome(() => outputValue(run(item))));
       }),
       { numRuns: Number(process.env.CKQL_SCALED_RUNS ?? 3000), seed: 2_026_120_2 },
+    );
+  });
+
+  it('gives the exact path’s values in the memory engine’s records, where the scaled path is written into the records’ loop', async () => {
+    const fields = [
+      { id: 'a', type: 'numeric' as const },
+      { id: 'b', type: 'numeric' as const },
+      { id: 'i', type: 'int' as const },
+      { id: 'j', type: 'int8' as const },
+    ];
+    await fc.assert(
+      // a bare field is a column as the table holds it, not an expression
+      fc.asyncProperty(fc.array(expressionArb.filter((text) => !/^[abij]$/.test(text)), { minLength: 1, maxLength: 3 }), fc.array(itemArb, { minLength: 1, maxLength: 12 }), async (texts, items) => {
+        let made: ReturnType<typeof compiled>[];
+        try {
+          made = texts.map(compiled);
+        } catch {
+          return;
+        }
+        const rows = items.map((item, k) => ({ _id: k + 1, ...item }));
+        const query = parse(`from r select ${texts.map((t, k) => `${t} as x${k}`).join(', ')}, _id limit 100`);
+        const want = rows.map((row) => made.map(({ run }) => outcome(() => outputValue(run(row)))));
+        const failing = want.some((cells) => cells.some((cell) => 'error' in cell));
+        const got = await (async () => {
+          const stream = await memoryEngine([{ id: 'r', aliases: ['r'], fields, rows }]).query(query, {});
+          const out: Record<string, JsonValue>[] = [];
+          for await (const batch of stream.batches) out.push(...(batch as Record<string, JsonValue>[]));
+          return out;
+        })().then(
+          (records) => ({ records }),
+          (error: unknown) => ({ error: (error as { code?: string }).code ?? String(error) }),
+        );
+        if (failing) {
+          expect(got).toHaveProperty('error');
+          return;
+        }
+        expect(got).toHaveProperty('records');
+        const records = (got as { records: Record<string, JsonValue>[] }).records;
+        expect(records.map((record) => texts.map((_, k) => ({ value: record[`x${k}`] })))).toEqual(want);
+      }),
+      { numRuns: Number(process.env.CKQL_SCALED_RUNS ?? 3000) / 10, seed: 2_026_120_2 },
     );
   });
 
