@@ -58,7 +58,7 @@ export async function benchExpressions(config: RunConfig, log: (line: string) =>
     ],
     targets: [{ section: 'expressions', what: `price * qty, round(price, 1) over ${n.toLocaleString('en-US')} rows ÷ a hand loop`, goal: '≤ 2×', measured: formatRatio(ratio), met: ratio <= 2 }],
     notes: [
-      'The memory engine computes a numeric exactly, as PostgreSQL does: each value is a scaled integer (`{ int: bigint, scale }`), so each row pays BigInt products, a rounding and the allocations of those objects; the hand loop multiplies doubles. A number-backed form for decimals whose units fit in 2^53 is what stands between the two.',
+      'The memory engine computes a numeric exactly, as PostgreSQL does. Each expression of the exact number types has a scaled path: one generated function that reads each value as `units / 10^scale` in doubles (its places found by a round trip: `m / 10^p` reads back as the double with |m| < 10^15), multiplies, adds and rounds those integers exactly while they stay below 2^53, and divides by 10^scale once for the record; a value or result past 2^53 units, a null or text goes to the exact path (BigInt decimals) for that row. The hand loop multiplies doubles (32.41 * 3 is 97.22999999999999 there; 97.23 here).',
     ],
   };
 }

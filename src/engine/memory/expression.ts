@@ -13,6 +13,7 @@ import { expressionType, isNumber, literalType, type ValueType } from '../../com
 import { dateBucket } from '../../datastore/buckets.js';
 import { decimalOf, decimalText, decimalValue, type Decimal } from '../../datastore/decimal.js';
 import type { JsonValue } from '../../datastore/types.js';
+import { generate } from '../../datastore/generate.js';
 import { canonicalText, compareText } from '../../datastore/values.js';
 import { queryError } from '../../errors.js';
 import type { Span } from '../../span.js';
@@ -20,10 +21,14 @@ import type { Span } from '../../span.js';
 /** A value as an expression holds it: numbers of the integer and numeric types as decimals, float8 as a double. */
 export type Computed = Decimal | number | string | boolean | JsonValue | null;
 
-/** A compiled expression: its type, and its value for an item (a row, a group's row of slots). */
+/** A compiled expression: its type, its value for an item (a row, a group's row of slots), and that value as a record's field holds it. */
 export interface Compiled<T> {
   readonly type: ValueType;
   readonly run: (item: T) => Computed;
+  /** `outputValue(run(item))`, by the scaled path (see `scaledOutput`) where it can say the value */
+  readonly output: (item: T) => JsonValue;
+  /** the scaled path as code for a generated loop (see `scaledColumn`), undefined where there is none */
+  readonly scaled: (prefix: string, exit: string) => ScaledColumn<T> | undefined;
 }
 
 /** How the leaves (fields, aggregates, buckets) of an expression are read, and their types. */
@@ -40,7 +45,14 @@ const INT_RANGE: Readonly<Record<string, readonly [bigint, bigint]>> = { int4: [
  */
 export function compileExpression<T>(expression: Expression, leaves: Leaves<T>): Compiled<T> {
   const type = expressionType(expression, (leaf) => leaves.type(leaf));
-  return { type, run: build(expression, leaves, type) };
+  const run = build(expression, leaves, type);
+  const compiled: Compiled<T> = {
+    type,
+    run,
+    output: scaledOutput(expression, leaves, type, run) ?? ((item) => outputValue(run(item))),
+    scaled: (prefix, exit) => scaledColumn(compiled, expression, leaves, prefix, exit),
+  };
+  return compiled;
 }
 
 /** The value as a record's field holds it: a decimal as a number when a double holds it exactly, else its text. */
@@ -589,6 +601,364 @@ function datePart(unit: string, text: string, span: Span): number {
     default:
       throw queryError('UNKNOWN_UNIT', span, [unit], { hint: "one of 'year', 'quarter', 'month', 'week', 'day', 'hour', 'minute', 'second', 'dow', 'doy', 'epoch'" });
   }
+}
+
+// ---------------------------------------------------------------- the scaled path
+
+/*
+ * A numeric value as `units / 10^scale`, `units` an integer of at most
+ * 2^53 − 1 and `scale` at most 22 (10^22 is the largest power of ten a
+ * double holds exactly). Doubles compute such values exactly: a sum, a
+ * difference, a product or a remainder of two integers below 2^53 is the
+ * exact one whenever the result stays below 2^53, so these values need no
+ * BigInt. The scaled path of an expression is one generated function of
+ * straight-line code over such pairs, which answers the output value, or
+ * calls the exact path (`build`) for the whole expression where it cannot
+ * say it: a null, text, a value or a result past 2^53 units or 22 places,
+ * a division by zero, an integer out of its type's range. Expressions have
+ * no side effects, so the exact path gives what the scaled one would have,
+ * error included.
+ */
+
+/** A scaled value, as the helpers of the generated code write one. */
+interface Scaled {
+  units: number;
+  scale: number;
+}
+
+const SAFE = Number.MAX_SAFE_INTEGER;
+const MAX_SCALE = 22;
+
+/** 10^0 … 10^22, exact as doubles, and their nearest reciprocals. */
+const POWERS = Array.from({ length: MAX_SCALE + 1 }, (_, i) => 10 ** i);
+const INVERSE_POWERS = POWERS.map((power) => 1 / power);
+
+/** 1.5 × 2^52: adding and subtracting it rounds a double below 2^51 to an integer (cheaper than `Math.round`). */
+const ROUNDING = 6755399441055744;
+
+/**
+ * A record's number as the decimal its shortest text says (what `toDecimal`
+ * reads it as), written into `out`: its places found by a round trip. If
+ * `m / 10^p` reads back as the double with |m| < 10^15, m is its shortest
+ * text's digits: two decimals of at most 15 significant digits are never
+ * one double, and the fewest places that read back have no trailing zero.
+ * `out` keeps the last value's places, tried first.
+ */
+function unitsOf(value: unknown, out: Scaled): boolean {
+  if (typeof value !== 'number') return false;
+  if (Number.isSafeInteger(value)) {
+    out.units = value;
+    out.scale = 0;
+    return true;
+  }
+  if (out.scale > 0 && placesAre(value, out.scale, out)) return true;
+  for (let p = 1; p <= MAX_SCALE; p++) {
+    const m: number = value * POWERS[p]! + ROUNDING - ROUNDING;
+    if (!(Math.abs(m) < 1e15)) return false;
+    if (placesAre(value, p, out)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether `value` is a decimal of `p` places and fewer than 10^15 units
+ * (then written into `out`). `value * 10^p` is within 2^-52 of its units
+ * when it is one: a farther product is turned away before the division.
+ */
+function placesAre(value: number, p: number, out: Scaled): boolean {
+  const x = value * POWERS[p]!;
+  const m = x + ROUNDING - ROUNDING;
+  if (!(Math.abs(m) < 1e15) || Math.abs(x - m) > Math.abs(x) * 2 ** -50 || m / POWERS[p]! !== value) return false;
+  out.units = m;
+  out.scale = p;
+  return true;
+}
+
+/** The value `outputValue` gives the decimal (`decimalValue`: below 10^15 units, the double nearest the quotient). */
+function scaledValue(units: number, scale: number): JsonValue {
+  // `+ 0` makes a negative zero (a product with a negative factor) the 0 the BigInt path gives
+  if (Math.abs(units) < 1e15) return units / POWERS[scale]! + 0;
+  return decimalValue({ int: BigInt(units), scale });
+}
+
+/**
+ * ⌊a / b⌋ of integers 0 ≤ a < 2^53 and b ≥ 1, without `%` (on doubles a
+ * call into the runtime): the rounded quotient's floor is the true one or
+ * one more, and one more is told by `q * b` passing `a` (a product past
+ * 2^53 is rounded, but not to 2^53 − 1 or below).
+ */
+function quotient(a: number, b: number): number {
+  const q = Math.floor(a / b);
+  return q * b > a ? q - 1 : q;
+}
+
+/**
+ * ⌊a / 10^p⌋ of an integer 0 ≤ a < 2^53, by a product rather than a
+ * division: for p ≥ 1 the quotient is below 2^53 / 10, so the product by
+ * the rounded 10^-p is within 0.5 of it, and its floor is the true one or
+ * one off either way, which `q * 10^p` against `a` tells.
+ */
+function quotientByPower(a: number, p: number): number {
+  const b = POWERS[p]!;
+  const q = Math.floor(a * INVERSE_POWERS[p]!);
+  if (q * b > a) return q - 1;
+  return (q + 1) * b <= a ? q + 1 : q;
+}
+
+/** `x % y` of integers (y ≠ 0): the remainder keeps the dividend's sign, as BigInt's and PostgreSQL's. */
+function remainder(x: number, y: number): number {
+  const ax = Math.abs(x);
+  const ay = Math.abs(y);
+  const r = ax - quotient(ax, ay) * ay;
+  return x < 0 ? -r : r;
+}
+
+/** `x / y` of integers (y ≠ 0), toward zero. */
+function divideTowardZero(x: number, y: number): number {
+  const q = quotient(Math.abs(x), Math.abs(y));
+  return (x < 0) !== (y < 0) ? -q : q;
+}
+
+/**
+ * `units / 10^scale` rounded half away from zero to `places` (negative:
+ * tens, hundreds, …), as `roundDecimal` and `round`'s negative places do:
+ * written into `out`, false past 2^53 units or 22 places.
+ */
+function roundScaled(units: number, scale: number, places: number, out: Scaled): boolean {
+  if (places >= scale) {
+    if (places > MAX_SCALE) return false;
+    const u = units * POWERS[places - scale]!;
+    if (!(Math.abs(u) <= SAFE)) return false;
+    out.units = u;
+    out.scale = places;
+    return true;
+  }
+  const shift = scale - places;
+  if (shift > MAX_SCALE || -places > MAX_SCALE) return false;
+  const abs = Math.abs(units);
+  let q = quotientByPower(abs, shift);
+  if ((abs - q * POWERS[shift]!) * 2 >= POWERS[shift]!) q += 1;
+  if (units < 0) q = -q;
+  if (places < 0) q *= POWERS[-places]!;
+  if (!(Math.abs(q) <= SAFE)) return false;
+  out.units = q;
+  out.scale = Math.max(places, 0);
+  return true;
+}
+
+/** `floor` (`up` false) or `ceil` of `units / 10^scale`, a whole number of units. */
+function floorOrCeil(units: number, scale: number, up: boolean): number {
+  const abs = Math.abs(units);
+  let q = quotientByPower(abs, scale);
+  // toward zero, then one step away from it where a fraction was cut off on the side the function moves to
+  if (q * POWERS[scale]! !== abs && (up ? units > 0 : units < 0)) q += 1;
+  return units < 0 ? -q : q;
+}
+
+/** What the generated code is given: its reads of leaves, the exact path, the helpers. */
+const HELPERS = { unitsOf, scaledValue, remainder, divideTowardZero, roundScaled, floorOrCeil, POWERS };
+
+/** The code of an expression's scaled path as it is written: statements, the leaves it reads, fresh names. */
+interface ScaledCode<T> {
+  readonly lines: string[];
+  readonly reads: ((item: T) => unknown)[];
+  /** scratch objects (`Scaled`) the code names `o0`, `o1`, …, after its prefix */
+  scratch: number;
+  /** the prefix of every name the code makes, so that several expressions share one function */
+  readonly prefix: string;
+  /** the statement that leaves the scaled path, for the exact path to say the value */
+  readonly exit: string;
+}
+
+/**
+ * An expression's scaled path as code for a generated loop over items
+ * (the memory engine's records, row-shape.ts `joinedRecords`): written in
+ * the loop, no call stands between the value and the record that holds
+ * it. `setup` goes before the loop, where `handle` names this object;
+ * `lines` run in the loop with the item as `item`, and either leave by
+ * `exit` or end with `value`, the record's value.
+ */
+export interface ScaledColumn<T> {
+  /** the helpers' names, once for every column of a loop (from any one of them) */
+  prelude(handle: string): string;
+  setup(handle: string): string[];
+  readonly lines: readonly string[];
+  readonly value: string;
+  readonly reads: readonly ((item: T) => unknown)[];
+  /** the value by the exact path, where the scaled one leaves */
+  readonly exact: (item: T) => JsonValue;
+  readonly helpers: typeof HELPERS;
+}
+
+/** The names the code of a scaled path calls, declared from `helpers`. */
+const SCALED_HELPERS = (helpers: string): string => `const { unitsOf, scaledValue, remainder, divideTowardZero, roundScaled, floorOrCeil, POWERS } = ${helpers};`;
+
+/**
+ * The scaled path of a compiled expression as code (see `ScaledColumn`),
+ * its names starting with `prefix`, leaving by `exit`; undefined where
+ * the expression has none.
+ * @example scaledColumn(compiled, parse('from t select price * qty').select!.items[0]!.value, leaves, 'e0_', '{ v0 = h0.exact(j); break c0; }')
+ */
+export function scaledColumn<T>(compiled: Compiled<T>, expression: Expression, leaves: Leaves<T>, prefix: string, exit: string): ScaledColumn<T> | undefined {
+  const code: ScaledCode<T> = { lines: [], reads: [], scratch: 0, prefix, exit };
+  const value = scaledCode(expression, leaves, compiled.type, code);
+  if (value === undefined) return undefined;
+  const { run } = compiled;
+  return {
+    prelude: (handle) => SCALED_HELPERS(`${handle}.helpers`),
+    setup: (handle) => [
+      ...code.reads.map((_, i) => `const ${prefix}r${i} = ${handle}.reads[${i}];`),
+      ...Array.from({ length: code.scratch }, (_, i) => `const ${prefix}o${i} = { units: 0, scale: 0 };`),
+    ],
+    lines: code.lines,
+    value: `scaledValue(${value})`,
+    reads: code.reads,
+    exact: (item) => outputValue(run(item)),
+    helpers: HELPERS,
+  };
+}
+
+function isExact(type: ValueType): boolean {
+  return type === 'int4' || type === 'int8' || type === 'numeric';
+}
+
+/**
+ * The output of an expression by its scaled path, the exact path `run`
+ * where it cannot say the value; undefined where some node has no scaled
+ * form (see `scaledCode`) or code cannot be generated.
+ */
+function scaledOutput<T>(expression: Expression, leaves: Leaves<T>, type: ValueType, run: (item: T) => Computed): ((item: T) => JsonValue) | undefined {
+  const column = scaledColumn({ type, run, output: () => null, scaled: () => undefined }, expression, leaves, '', 'return column.exact(item);');
+  if (column === undefined) return undefined;
+  const body = [column.prelude('column'), ...column.setup('column'), 'return function (item) {', ...column.lines, `return ${column.value};`, '};'].join('\n');
+  return generate<(column: ScaledColumn<T>) => (item: T) => JsonValue>(['column'], body)?.(column);
+}
+
+/**
+ * Writes the statements that compute a node of an exact number type into
+ * `code`, and gives the names of its units and scale (`"u3, s3"`);
+ * undefined where the node has no scaled form: only fields, literals,
+ * `+ - * %`, `/` of integers, unary `-`, casts between the exact types,
+ * `round`, `floor`, `ceil` and `abs` have one.
+ */
+function scaledCode<T>(expression: Expression, leaves: Leaves<T>, type: ValueType, code: ScaledCode<T>): string | undefined {
+  if (!isExact(type)) return undefined;
+  const sub = (e: Expression, as: ValueType): string | undefined => {
+    const own = expressionType(e, (leaf) => leaves.type(leaf));
+    if (!isExact(own)) return undefined;
+    const value = scaledCode(e, leaves, own, code);
+    return value === undefined ? undefined : scaledAs(value, own, as, code);
+  };
+  const n = code.scratch++;
+  const p = code.prefix;
+  const lines = code.lines;
+  switch (expression.kind) {
+    case 'field':
+    case 'aggregate':
+    case 'bucket': {
+      const read = code.reads.push(leaves.read(expression)) - 1;
+      lines.push(`if (!unitsOf(${p}r${read}(item), ${p}o${n})) ${code.exit}`, `const ${p}u${n} = ${p}o${n}.units, ${p}s${n} = ${p}o${n}.scale;`);
+      return `${p}u${n}, ${p}s${n}`;
+    }
+    case 'number': {
+      const text = expression.text ?? String(expression.value);
+      if (literalType(text) === 'float8') return undefined;
+      const d = decimalOf(text);
+      if (d === undefined || d.scale > MAX_SCALE || d.int > BigInt(SAFE) || d.int < -BigInt(SAFE)) return undefined;
+      lines.push(`const ${p}u${n} = ${String(d.int)}, ${p}s${n} = ${d.scale};`);
+      return `${p}u${n}, ${p}s${n}`;
+    }
+    case 'negate': {
+      const operand = sub(expression.operand, type);
+      if (operand === undefined) return undefined;
+      const [u, s] = operand.split(', ');
+      lines.push(`const ${p}u${n} = -${u}, ${p}s${n} = ${s};`, ...rangeCheck(`${p}u${n}`, type, code.exit));
+      return `${p}u${n}, ${p}s${n}`;
+    }
+    case 'binary': {
+      if (expression.op === '||' || (expression.op === '/' && type === 'numeric')) return undefined;
+      const left = sub(expression.left, type);
+      const right = sub(expression.right, type);
+      if (left === undefined || right === undefined) return undefined;
+      const [ua, sa] = left.split(', ');
+      const [ub, sb] = right.split(', ');
+      switch (expression.op) {
+        case '+':
+        case '-':
+        case '%':
+          lines.push(
+            `let ${p}x${n} = ${ua}, ${p}y${n} = ${ub}, ${p}s${n} = ${sa};`,
+            `if (${sa} !== ${sb}) {`,
+            `if (${sa} < ${sb}) { ${p}x${n} *= POWERS[${sb} - ${sa}]; ${p}s${n} = ${sb}; } else ${p}y${n} *= POWERS[${sa} - ${sb}];`,
+            `if (!(Math.abs(${p}x${n}) <= ${SAFE} && Math.abs(${p}y${n}) <= ${SAFE})) ${code.exit}`,
+            '}',
+            expression.op === '%' ? `if (${p}y${n} === 0) ${code.exit}\nconst ${p}u${n} = remainder(${p}x${n}, ${p}y${n});` : `const ${p}u${n} = ${p}x${n} ${expression.op} ${p}y${n};`,
+            `if (!(Math.abs(${p}u${n}) <= ${SAFE})) ${code.exit}`,
+          );
+          break;
+        case '*':
+          // a double product past 2^53 is rounded, but never below 2^53: the test keeps only exact products
+          lines.push(`const ${p}u${n} = ${ua} * ${ub}, ${p}s${n} = ${sa} + ${sb};`, `if (!(Math.abs(${p}u${n}) <= ${SAFE}) || ${p}s${n} > ${MAX_SCALE}) ${code.exit}`);
+          break;
+        case '/':
+          // integers only (a numeric quotient has PostgreSQL's division scale: the exact path)
+          lines.push(`if (${ub} === 0) ${code.exit}`, `const ${p}u${n} = divideTowardZero(${ua}, ${ub}), ${p}s${n} = 0;`);
+          break;
+        default:
+          return undefined;
+      }
+      lines.push(...rangeCheck(`${p}u${n}`, type, code.exit));
+      return `${p}u${n}, ${p}s${n}`;
+    }
+    case 'cast':
+      return sub(expression.operand, type);
+    case 'call': {
+      const args = expression.args;
+      switch (expression.fn) {
+        case 'round': {
+          const x = sub(args[0]!, 'numeric');
+          const places = args[1] === undefined ? '0, 0' : sub(args[1], 'int4');
+          if (x === undefined || places === undefined) return undefined;
+          // the places, an int4, have no scale
+          lines.push(`if (!roundScaled(${x}, ${places.split(', ')[0]}, ${p}o${n})) ${code.exit}`, `const ${p}u${n} = ${p}o${n}.units, ${p}s${n} = ${p}o${n}.scale;`);
+          return `${p}u${n}, ${p}s${n}`;
+        }
+        case 'floor':
+        case 'ceil': {
+          const x = sub(args[0]!, 'numeric');
+          if (x === undefined) return undefined;
+          lines.push(`const ${p}u${n} = floorOrCeil(${x}, ${expression.fn === 'ceil'}), ${p}s${n} = 0;`);
+          return `${p}u${n}, ${p}s${n}`;
+        }
+        case 'abs': {
+          const x = sub(args[0]!, type);
+          if (x === undefined) return undefined;
+          const [u, s] = x.split(', ');
+          lines.push(`const ${p}u${n} = Math.abs(${u}), ${p}s${n} = ${s};`, ...rangeCheck(`${p}u${n}`, type, code.exit));
+          return `${p}u${n}, ${p}s${n}`;
+        }
+        default:
+          return undefined;
+      }
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** A value of type `from` read as type `to`, both exact types: to an integer type, rounded half away from zero and checked (as `convert`). */
+function scaledAs<T>(value: string, from: ValueType, to: ValueType, code: ScaledCode<T>): string {
+  if (from === to || to === 'numeric') return value;
+  const n = code.scratch++;
+  const p = code.prefix;
+  const [u, s] = value.split(', ');
+  code.lines.push(`let ${p}u${n} = ${u};`, `if (${s} !== 0) { if (!roundScaled(${u}, ${s}, 0, ${p}o${n})) ${code.exit} ${p}u${n} = ${p}o${n}.units; }`, ...rangeCheck(`${p}u${n}`, to, code.exit));
+  return `${p}u${n}, 0`;
+}
+
+/** A test that leaves the scaled path for an integer out of its type's range (every integer below 2^53 is within int8's). */
+function rangeCheck(units: string, type: ValueType, exit: string): string[] {
+  return type === 'int4' ? [`if (${units} < ${-(2 ** 31)} || ${units} > ${2 ** 31 - 1}) ${exit}`] : [];
 }
 
 // ---------------------------------------------------------------- conditions

@@ -13,6 +13,7 @@
 
 import type { JsonValue } from '../../datastore/types.js';
 import { generate } from '../../datastore/generate.js';
+import type { ScaledColumn } from './expression.js';
 
 /** Builds `{ [keys[0]]: values[0], … }` from an array of values. */
 export type RowFactory = (values: readonly unknown[]) => Record<string, unknown>;
@@ -108,23 +109,30 @@ export function readExpression(row: string, field: string, position?: string): s
   return field in Object.prototype ? `(Object.hasOwn(${row}, ${name}) ? ${row}[${name}] : undefined)` : `${row}[${name}]`;
 }
 
-/** A column of joined records: a field of a side's row, or any value of joined row `j`. */
+/**
+ * A column of joined records: a field of a side's row, or any value of
+ * joined row `j`, which an expression's scaled path may also give as code
+ * written into the loop (`scaled`, given the prefix of its names and the
+ * statement that leaves it; `value` stays the answer without code generation).
+ */
 export type JoinedColumn =
   | { readonly key: string; readonly side: number; readonly field: string }
-  | { readonly key: string; readonly value: (j: number) => unknown };
+  | { readonly key: string; readonly value: (j: number) => unknown; readonly scaled?: (prefix: string, exit: string) => ScaledColumn<number> | undefined };
 
 /**
- * Builds the records of joined rows `from ≤ j < to`: side `s`'s row of
- * joined row `j` is `rows[s][positions[s][j]]` (`rows[s][j]` without
- * positions; none at -1, whose fields are null); a field reads as
- * `readField` does (`_id`: the row's own, else its position + 1).
+ * Builds the records of joined rows `from ≤ j < to` into `into[j]`: side
+ * `s`'s row of joined row `j` is `rows[s][positions[s][j]]` (`rows[s][j]`
+ * without positions; none at -1, whose fields are null); a field reads as
+ * `readField` does (`_id`: the row's own, else its position + 1). Written
+ * into one array the caller sized, not an array per call copied after.
  */
 export type JoinedRecords = (
   rows: readonly (readonly Readonly<Record<string, unknown>>[])[],
   positions: readonly (Int32Array | undefined)[],
   from: number,
   to: number,
-) => Record<string, unknown>[];
+  into: Record<string, unknown>[],
+) => void;
 
 /**
  * The records of joined rows with `columns` (see `JoinedRecords`): one
@@ -134,32 +142,42 @@ export type JoinedRecords = (
  * query in the interpreter).
  * @example
  * const build = joinedRecords([{ key: 'title', side: 1, field: 'title' }, { key: 'grade', side: 0, field: 'grade' }]);
- * build([[{ grade: 7 }], [{ title: 'Algebra' }]], [undefined, Int32Array.of(0)], 0, 1) // → [{ title: "Algebra", grade: 7 }]
+ * const into = new Array(1);
+ * build([[{ grade: 7 }], [{ title: 'Algebra' }]], [undefined, Int32Array.of(0)], 0, 1, into) // into: [{ title: "Algebra", grade: 7 }]
  */
 export function joinedRecords(columns: readonly JoinedColumn[]): JoinedRecords {
   const values = columns.flatMap((c) => ('value' in c ? [c.value] : []));
   const sides = [...new Set(columns.flatMap((c) => ('side' in c ? [c.side] : [])))];
   let call = 0;
-  const expressions = columns.map((c) => {
-    if ('value' in c) return `(values[${call++}](j) ?? null)`;
+  // An expression's scaled path as statements before the record (`v${k}`), else a call of its value.
+  const scaled = columns.map((c, k) => ('scaled' in c && c.scaled !== undefined ? c.scaled(`e${k}_`, `{ v${k} = h${k}.exact(j); break c${k}; }`) : undefined));
+  const computed = columns.flatMap((c, k) => {
+    const code = scaled[k];
+    return code === undefined ? [] : [`let v${k};`, `c${k}: {`, 'const item = j;', ...code.lines, `v${k} = ${code.value};`, '}'];
+  });
+  const expressions = columns.map((c, k) => {
+    if ('value' in c) {
+      const i = call++;
+      return scaled[k] === undefined ? `(values[${i}](j) ?? null)` : `v${k}`;
+    }
     const r = `r${c.side}`;
     return `(${r} === undefined ? null : (${readExpression(r, c.field, `i${c.side}`)} ?? null))`;
   });
+  const first = scaled.findIndex((code) => code !== undefined);
   const body = [
-    'return function (rows, positions, from, to) {',
+    ...scaled.flatMap((code, k) => (code === undefined ? [] : [`const h${k} = scaled[${k}];`, ...(k === first ? [code.prelude(`h${k}`)] : []), ...code.setup(`h${k}`)])),
+    'return function (rows, positions, from, to, into) {',
     ...sides.map((side) => `const rows${side} = rows[${side}]; const p${side} = positions[${side}];`),
-    'const out = new Array(to - from);',
     'for (let j = from; j < to; j++) {',
     ...sides.map((side) => `const i${side} = p${side} === undefined ? j : p${side}[j]; const r${side} = i${side} < 0 ? undefined : rows${side}[i${side}];`),
-    `out[j - from] = {${columns.map((c, k) => `${keyLiteral(c.key)}: ${expressions[k]}`).join(', ')}};`,
+    ...computed,
+    `into[j] = {${columns.map((c, k) => `${keyLiteral(c.key)}: ${expressions[k]}`).join(', ')}};`,
     '}',
-    'return out;',
     '};',
   ].join('\n');
-  const made = generate<(values: readonly ((j: number) => unknown)[]) => JoinedRecords>(['values'], body);
-  if (made !== undefined) return made(values);
-  return (rows, positions, from, to) => {
-    const out: Record<string, unknown>[] = [];
+  const made = generate<(values: readonly ((j: number) => unknown)[], scaled: readonly (ScaledColumn<number> | undefined)[]) => JoinedRecords>(['values', 'scaled'], body);
+  if (made !== undefined) return made(values, scaled);
+  return (rows, positions, from, to, into) => {
     for (let j = from; j < to; j++) {
       const record: Record<string, unknown> = {};
       for (const c of columns) {
@@ -173,9 +191,8 @@ export function joinedRecords(columns: readonly JoinedColumn[]): JoinedRecords {
         }
         Object.defineProperty(record, c.key, { value: value ?? null, enumerable: true, writable: true, configurable: true });
       }
-      out.push(record);
+      into[j] = record;
     }
-    return out;
   };
 }
 

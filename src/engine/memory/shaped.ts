@@ -630,15 +630,20 @@ function* plainRows(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const shape = bound.shape;
   const columns = bound.columns.map((c): JoinedColumn => {
     const value = c.value;
-    if (value.kind !== 'field') return { key: c.name, value: valueReader(joined, bound, value) };
+    if (value.kind === 'bucket') return { key: c.name, value: valueReader(joined, bound, value) };
+    if (value.kind !== 'field') {
+      // an expression: its scaled path written into the records' loop where it has one
+      const { read, scaled } = expressionReader<number>(value, (f) => ({ read: reader(joined, bound, f), type: bound.ref(f).info.type }));
+      return { key: c.name, value: read, scaled };
+    }
     const { side, info } = bound.ref(value);
     return { key: c.name, side, field: info.id };
   });
   const build = joinedRecords(columns);
   const sideRowLists = joined.views.map((view) => view.rows);
-  const records: Record<string, JsonValue>[] = [];
+  const records = new Array<Record<string, JsonValue>>(joined.length);
   for (let from = 0; from < joined.length; from += SLICE) {
-    for (const record of build(sideRowLists, joined.positions, from, Math.min(joined.length, from + SLICE))) records.push(record as Record<string, JsonValue>);
+    build(sideRowLists, joined.positions, from, Math.min(joined.length, from + SLICE), records as Record<string, unknown>[]);
     yield;
   }
   // In the joined rows' order: the records alone.

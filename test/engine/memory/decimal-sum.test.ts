@@ -6,6 +6,7 @@
  * against PostgreSQL's own `sum(numeric)` (PGlite, and a real server when
  * CKQL_TEST_PG_URL names one) over the same generated values.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Aggregate } from '../../../src/ast.js';
 import type { JsonValue, Row } from '../../../src/datastore/types.js';
@@ -127,6 +128,28 @@ describe('the exact sum of numeric values', () => {
     ];
     expect(sumOf(values)[0]!['a0']).toBe(asValue(exactSum(values)));
     expect(sumOf([...values].reverse())[0]!['a0']).toBe(asValue(exactSum(values)));
+  });
+
+  it('is the hand-written BigInt sum of generated decimals, in every group, also where the units pass 2^53', () => {
+    // cents, decimals of up to 18 places and 2^62 units (their double's shortest text), values near 2^53, text
+    const valueArb = fc.oneof(
+      fc.integer({ min: -10_000_000, max: 10_000_000 }).map((m) => m / 100),
+      fc.tuple(fc.bigInt({ min: -(2n ** 62n), max: 2n ** 62n }), fc.integer({ min: 0, max: 18 })).map(([m, p]) => Number(m) / 10 ** p),
+      fc.integer({ min: -1000, max: 1000 }).map((d) => 9007199254740991 + d),
+      fc.constantFrom(90071992547409.91, 0.1, 0.30000000000000004, 1e-7, 2 ** 60, -0, 1e21),
+      fc.constantFrom('12345678901234567890.123456789', '-0.000000000000000000000000000001', '9007199254740993'),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(valueArb, fc.integer({ min: 0, max: 2 })), { maxLength: 60 }), (pairs) => {
+        const values = pairs.map(([v]) => v);
+        const groups = sumOf(values, (i) => pairs[i]![1]);
+        for (const row of groups) {
+          const mine = values.filter((_, i) => pairs[i]![1] === row['k0']);
+          expect(row['a0']).toBe(asValue(exactSum(mine)));
+        }
+      }),
+      { numRuns: Number(process.env.CKQL_DECIMAL_SUM_RUNS ?? 400), seed: 2_026_120_2 },
+    );
   });
 
   it('merges the groups of keys with one text (1 and "1") exactly', () => {

@@ -5,13 +5,15 @@
  * Unicode text), value and type equal, an error where PostgreSQL errs;
  * and aggregates of generated expressions (`sum(i * n)`, `count(distinct
  * lower(t))`) over the rows, answered by the memory engine's whole query.
+ * A record's value (`output`, by the scaled path where it has one) is the
+ * exact path's (`run`), error included.
  * PostgreSQL is PGlite, and the CI cluster too when `CKQL_TEST_PG_URL`
  * names one.
  */
 import { describe, expect, it } from 'vitest';
 import type { Expression } from '../../../src/ast.js';
 import type { ValueType } from '../../../src/compile/expression-types.js';
-import { compileExpression, outputValue, valueText } from '../../../src/engine/memory/expression.js';
+import { compileExpression, outputValue, valueText, type Compiled, type Computed } from '../../../src/engine/memory/expression.js';
 import { parse } from '../../../src/syntax/parse.js';
 import { memoryEngine } from '../../../src/engine/memory/engine.js';
 import type { FieldType, JsonValue } from '../../../src/datastore/types.js';
@@ -21,15 +23,15 @@ import { tableOf } from '../../helpers/tables.js';
 
 /** The rows, as PostgreSQL reads them and as the memory engine holds them (a numeric beyond a double as its text). */
 const rows = [
-  { id: 1, i: 7, n: '1.50', f: 0.5, t: 'abc' },
-  { id: 2, i: -3, n: '-2.25', f: -1.25, t: ' Äb ' },
-  { id: 3, i: 0, n: '0', f: 3, t: '' },
-  { id: 4, i: null, n: '12345678901234567890.123', f: null, t: null },
-  { id: 5, i: 2147483647, n: null, f: 1e-7, t: 'x y' },
-  { id: 6, i: 10, n: '0.1', f: 2.5, t: 'Zürich' },
+  { id: 1, i: 7, n: '1.50', d: 32.41, f: 0.5, t: 'abc' },
+  { id: 2, i: -3, n: '-2.25', d: -0.07, f: -1.25, t: ' Äb ' },
+  { id: 3, i: 0, n: '0', d: 0, f: 3, t: '' },
+  { id: 4, i: null, n: '12345678901234567890.123', d: 9007199254740991, f: null, t: null },
+  { id: 5, i: 2147483647, n: null, d: null, f: 1e-7, t: 'x y' },
+  { id: 6, i: 10, n: '0.1', d: 123456.785, f: 2.5, t: 'Zürich' },
 ] as const;
 type Row = (typeof rows)[number];
-const types: Readonly<Record<string, ValueType>> = { i: 'int4', n: 'numeric', f: 'float8', t: 'text' };
+const types: Readonly<Record<string, ValueType>> = { i: 'int4', n: 'numeric', d: 'numeric', f: 'float8', t: 'text' };
 const pgTypes: Readonly<Record<ValueType, string>> = {
   int4: 'integer', int8: 'bigint', numeric: 'numeric', float8: 'double precision', text: 'text', bool: 'boolean', date: 'date',
   timestamp: 'timestamp without time zone', json: 'json', unknown: 'unknown',
@@ -47,7 +49,7 @@ function random(seed: number): () => number {
 
 function numberExpression(next: () => number, depth: number): string {
   const pick = <T,>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
-  if (depth <= 0 || next() < 0.3) return pick(['i', 'n', 'f', 'i', 'n', '2', '3', '100.0', '0.25', '7']);
+  if (depth <= 0 || next() < 0.3) return pick(['i', 'n', 'f', 'i', 'n', 'd', 'd', '2', '3', '100.0', '0.25', '7']);
   const a = (): string => numberExpression(next, depth - 1);
   return pick([
     () => `${a()} ${pick(['+', '-', '*', '/', '%'])} ${a()}`,
@@ -86,28 +88,36 @@ function textExpression(next: () => number, depth: number): string {
 /** Ours: each expression at each row, as `value|type`, or `error`. */
 function ours(text: string, row: Row): string {
   let expression: Expression;
+  let compiled: Compiled<Row>;
   try {
     const value = parse(`from r select ${text}`).select!.items[0]!.value;
     if (value.kind === 'star') throw new Error('star');
     expression = value;
-    const compiled = compileExpression<Row>(expression, {
+    compiled = compileExpression<Row>(expression, {
       read: (leaf) => (leaf.kind === 'field' ? (r) => r[leaf.name as 'i'] : () => null),
       type: (leaf) => (leaf.kind === 'field' ? types[leaf.name]! : 'unknown'),
     });
-    const value2 = compiled.run(row);
-    // what a record holds reads back as the same value
-    expect(outputValue(value2) === null).toBe(value2 === null);
-    return `${valueText(value2, compiled.type) ?? 'null'}|${pgTypes[compiled.type]}`;
   } catch {
     return 'error';
   }
+  let value2: Computed;
+  try {
+    value2 = compiled.run(row);
+  } catch {
+    expect(() => compiled.output(row)).toThrow();
+    return 'error';
+  }
+  // what a record holds reads back as the same value, by either path
+  expect(outputValue(value2) === null).toBe(value2 === null);
+  expect(compiled.output(row)).toEqual(outputValue(value2));
+  return `${valueText(value2, compiled.type) ?? 'null'}|${pgTypes[compiled.type]}`;
 }
 
 /** PostgreSQL's: the same text over the same row, as `value|type`, or `error`. */
 async function theirs(texts: readonly string[]): Promise<string[][]> {
   const setup = `
-    CREATE TEMP TABLE r (id int, i int4, n numeric, f float8, t text);
-    INSERT INTO r VALUES ${rows.map((r) => `(${r.id}, ${r.i ?? 'NULL'}, ${r.n === null ? 'NULL' : `'${r.n}'`}, ${r.f ?? 'NULL'}, ${r.t === null ? 'NULL' : `'${r.t}'`})`).join(', ')};
+    CREATE TEMP TABLE r (id int, i int4, n numeric, d numeric, f float8, t text);
+    INSERT INTO r VALUES ${rows.map((r) => `(${r.id}, ${r.i ?? 'NULL'}, ${r.n === null ? 'NULL' : `'${r.n}'`}, ${r.d ?? 'NULL'}, ${r.f ?? 'NULL'}, ${r.t === null ? 'NULL' : `'${r.t}'`})`).join(', ')};
     CREATE FUNCTION pg_temp.ckql_eval(sql text, row_id int) RETURNS text AS $$
       DECLARE v text; ty text;
       BEGIN
@@ -141,8 +151,8 @@ describe("the memory engine's expressions are PostgreSQL's", () => {
 /** The rows as a resource of the memory engine, its fields typed as PostgreSQL's table holds them. */
 const table = tableOf({
   name: 'r',
-  fields: [{ id: 'i', type: 'int4' }, { id: 'n', type: 'numeric' }, { id: 'f', type: 'float8' }, { id: 't', type: 'text' }],
-  rows: rows.map(({ i, n, f, t }) => ({ i, n, f, t })),
+  fields: [{ id: 'i', type: 'int4' }, { id: 'n', type: 'numeric' }, { id: 'd', type: 'numeric' }, { id: 'f', type: 'float8' }, { id: 't', type: 'text' }],
+  rows: rows.map(({ i, n, d, f, t }) => ({ i, n, d, f, t })),
 });
 const pgFieldTypes: Readonly<Record<string, string>> = { int4: 'integer', int: 'integer', int8: 'bigint', numeric: 'numeric', float8: 'double precision', text: 'text' };
 
@@ -191,10 +201,10 @@ describe("the memory engine's aggregates of expressions are PostgreSQL's", () =>
   it('gives the value and type PostgreSQL gives, or an error where it errs', async () => {
     const next = random(47);
     // an argument that reads no field (count(7)) is refused by ckql on purpose (docs/expressions.md)
-    const texts = Array.from({ length: 150 }, () => aggregateText(next)).filter((text) => /\b[inft]\b/.test(text));
+    const texts = Array.from({ length: 150 }, () => aggregateText(next)).filter((text) => /\b[indft]\b/.test(text));
     const setup = `
-      CREATE TEMP TABLE r (id int, i int4, n numeric, f float8, t text);
-      INSERT INTO r VALUES ${rows.map((r) => `(${r.id}, ${r.i ?? 'NULL'}, ${r.n === null ? 'NULL' : `'${r.n}'`}, ${r.f ?? 'NULL'}, ${r.t === null ? 'NULL' : `'${r.t}'`})`).join(', ')};
+      CREATE TEMP TABLE r (id int, i int4, n numeric, d numeric, f float8, t text);
+      INSERT INTO r VALUES ${rows.map((r) => `(${r.id}, ${r.i ?? 'NULL'}, ${r.n === null ? 'NULL' : `'${r.n}'`}, ${r.d ?? 'NULL'}, ${r.f ?? 'NULL'}, ${r.t === null ? 'NULL' : `'${r.t}'`})`).join(', ')};
       CREATE FUNCTION pg_temp.ckql_aggregate(sql text) RETURNS text AS $$
         DECLARE v text; ty text;
         BEGIN
