@@ -235,7 +235,8 @@ function csvLine(cells: readonly unknown[], escapeFormulas = true): string {
     cast: {
       boolean: (value) => (value ? 'true' : 'false'),
       number: (value) => (Object.is(value, -0) ? '0' : String(value)),
-      object: (value) => stringifyJson(value),
+      // a number column's exact text (`-7.50`) is a number: never formula-escaped
+      object: (value) => (value instanceof LosslessNumber ? { value: value.value, escape_formulas: false } : stringifyJson(value)),
     },
   });
 }
@@ -264,9 +265,15 @@ function exactJson(row: Row, numberColumns: readonly string[], space?: number): 
   }
 }
 
-/** A CSV cell: an exact integer of a number column goes out as a number (its digits, never formula-escaped). */
+/**
+ * A CSV cell: the exact text of a number column (an integer past 2^53, a
+ * numeric with its scale, `-7.50`) goes out as a number, as written and
+ * never formula-escaped.
+ */
 function exactCell(value: unknown, numberColumn: boolean): unknown {
-  return numberColumn && typeof value === 'string' && INTEGER_TEXT.test(value) ? BigInt(value) : value;
+  if (!numberColumn || typeof value !== 'string') return value;
+  if (INTEGER_TEXT.test(value)) return BigInt(value);
+  return JSON_NUMBER.test(value) ? new LosslessNumber(value) : value;
 }
 
 /** Indented JSON; a value too deep for the call stack is written on one line instead. */

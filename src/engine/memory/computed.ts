@@ -34,10 +34,14 @@ export function leavesOf<T>(reading: FieldReading<T>): Leaves<T> {
   };
 }
 
-/** An expression's value of an item, as a record holds it, and the type of its column. */
-export function expressionReader<T>(expression: Expression, reading: FieldReading<T>): { readonly read: (item: T) => JsonValue; readonly type: FieldType } {
+/**
+ * An expression's value of an item, as a record holds it (a numeric with its
+ * scale), and the type of its column; as a `key` (a group key), without
+ * trailing zeros, so that `3.0` and `3` are one group (`outputValue`).
+ */
+export function expressionReader<T>(expression: Expression, reading: FieldReading<T>, key = false): { readonly read: (item: T) => JsonValue; readonly type: FieldType } {
   const compiled = compileExpression(expression, leavesOf(reading));
-  return { read: (item) => outputValue(compiled.run(item)), type: fieldTypeOf(compiled.type) };
+  return { read: (item) => outputValue(compiled.run(item), key), type: fieldTypeOf(compiled.type) };
 }
 
 /** A condition's truth for an item (SQL's three-valued logic: undefined is unknown). */

@@ -12,6 +12,7 @@ import { assertNever, type Condition, type Expression, type Operand, type Value 
 import { expressionType, isNumber, literalType, type ValueType } from '../../compile/expression-types.js';
 import { dateBucket } from '../../datastore/buckets.js';
 import { decimalOf, decimalText, decimalValue, type Decimal } from '../../datastore/decimal.js';
+import { floatText, floatValue, scaledText, scaledValue } from '../../datastore/number-text.js';
 import type { JsonValue } from '../../datastore/types.js';
 import { canonicalText, compareText } from '../../datastore/values.js';
 import { queryError } from '../../errors.js';
@@ -43,10 +44,18 @@ export function compileExpression<T>(expression: Expression, leaves: Leaves<T>):
   return { type, run: build(expression, leaves, type) };
 }
 
-/** The value as a record's field holds it: a decimal as a number when a double holds it exactly, else its text. */
-export function outputValue(value: Computed): JsonValue {
+/**
+ * The value as a record's field holds it, PostgreSQL's text kept where a
+ * number would write another (docs/engines.md, Numbers in the output): a
+ * decimal with its scale (`"2.0"`), a float8 PostgreSQL writes with an
+ * exponent (`"1e+20"`) as that text. A `key` (a group key, a distinct
+ * value) drops trailing zeros instead, so equal numbers of two scales are
+ * one group, as they are in PostgreSQL.
+ */
+export function outputValue(value: Computed, key = false): JsonValue {
   if (value === null || value === undefined) return null;
-  if (isDecimal(value)) return decimalValue(value);
+  if (isDecimal(value)) return key ? decimalValue(value) : scaledValue(value);
+  if (typeof value === 'number' && !key) return floatValue(value);
   return value as JsonValue;
 }
 
@@ -62,30 +71,6 @@ export function valueText(value: Computed, type: ValueType): string | null {
 
 function isDecimal(value: unknown): value is Decimal {
   return typeof value === 'object' && value !== null && typeof (value as Decimal).int === 'bigint';
-}
-
-function scaledText(d: Decimal): string {
-  const negative = d.int < 0n;
-  let digits = (negative ? -d.int : d.int).toString();
-  if (d.scale > 0) {
-    digits = digits.padStart(d.scale + 1, '0');
-    digits = `${digits.slice(0, digits.length - d.scale)}.${digits.slice(digits.length - d.scale)}`;
-  }
-  return negative && /[1-9]/.test(digits) ? `-${digits}` : digits;
-}
-
-function floatText(n: number): string {
-  if (Number.isNaN(n)) return 'NaN';
-  if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
-  if (Object.is(n, -0)) return '-0';
-  const abs = Math.abs(n);
-  // PostgreSQL's shortest text switches to an exponent below 1e-4 and from 1e15
-  if (abs !== 0 && (abs < 1e-4 || abs >= 1e15)) {
-    const [mantissa, exponent] = n.toExponential().split('e') as [string, string];
-    const e = Number(exponent);
-    return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
-  }
-  return String(n);
 }
 
 // ---------------------------------------------------------------- conversions
@@ -236,7 +221,7 @@ function weightAndFirst(d: Decimal): { weight: number; first: number } {
 }
 
 /** The scale PostgreSQL gives `a / b` of numerics (numeric.c, select_div_scale). */
-function divisionScale(a: Decimal, b: Decimal): number {
+export function divisionScale(a: Decimal, b: Decimal): number {
   const x = a.int === 0n ? { weight: 0, first: 0 } : weightAndFirst(a);
   const y = weightAndFirst(b);
   let qweight = x.weight - y.weight;
@@ -246,7 +231,8 @@ function divisionScale(a: Decimal, b: Decimal): number {
   return Math.min(scale, 1000);
 }
 
-function divideDecimal(a: Decimal, b: Decimal, scale: number): Decimal {
+/** `a / b` to `scale` places, rounded half away from zero (PostgreSQL's `div_var`). */
+export function divideDecimal(a: Decimal, b: Decimal, scale: number): Decimal {
   // a / b to `scale` places, rounded half away from zero: one more digit, then rounded
   const num = a.int * 10n ** BigInt(Math.max(0, scale + 1 + b.scale - a.scale));
   const den = b.int * 10n ** BigInt(Math.max(0, a.scale - scale - 1 - b.scale));
