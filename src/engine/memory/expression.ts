@@ -137,7 +137,7 @@ function convert(value: Computed, from: ValueType, to: ValueType): Computed {
       return d === null ? null : checkRange(roundDecimal(d, 0).int, to);
     }
     case 'numeric':
-      return toDecimal(value);
+      return from === 'float8' ? float8Numeric(value as number) : toDecimal(value);
     case 'float8':
       return toFloat(value);
     case 'text':
@@ -158,6 +158,12 @@ function convert(value: Computed, from: ValueType, to: ValueType): Computed {
     default:
       return assertNever(to, 'type');
   }
+}
+
+/** `x::numeric` of a float8: its 15 significant digits, as PostgreSQL's `float8_numeric` writes them (`%.15g`). */
+function float8Numeric(n: number): Decimal {
+  if (!Number.isFinite(n)) throw invalidInput('numeric', n);
+  return decimalOf(Number(n.toPrecision(15)))!;
 }
 
 function integerText(value: Computed): Computed {
