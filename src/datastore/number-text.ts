@@ -32,8 +32,20 @@ export function scaledText(d: Decimal): string {
  * @example scaledValue({ int: 25n, scale: 1 }) // 2.5; scaledValue({ int: 20n, scale: 1 }) // "2.0"
  */
 export function scaledValue(d: Decimal): number | string {
-  // Under 16 digits and no trailing zero: the nearest double to the quotient writes the decimal's text.
-  if (d.int > -SIXTEEN_DIGITS && d.int < SIXTEEN_DIGITS && (d.scale === 0 || (d.scale <= 22 && d.int % 10n !== 0n))) return Number(d.int) / 10 ** d.scale;
+  if (d.int > -SIXTEEN_DIGITS && d.int < SIXTEEN_DIGITS && d.scale <= 22) {
+    // Under 16 digits the double nearest the quotient writes the decimal without its trailing zeros (two
+    // decimals of at most 15 digits are never one double): without a trailing zero, that is its text,
+    // unless JavaScript writes it with an exponent (below 1e-6).
+    const m = Number(d.int);
+    const n = m / 10 ** d.scale;
+    if (d.scale === 0 || (m % 10 !== 0 && Math.abs(n) >= 1e-6)) return n;
+    const shortest = String(n);
+    if (!shortest.includes('e')) {
+      const point = shortest.indexOf('.');
+      const places = point < 0 ? 0 : shortest.length - point - 1;
+      return `${shortest}${point < 0 ? '.' : ''}${'0'.repeat(d.scale - places)}`;
+    }
+  }
   const text = scaledText(d);
   const n = Number(text);
   return String(n) === text ? n : text;
