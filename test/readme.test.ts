@@ -180,6 +180,8 @@ const readmeCommands: Readonly<Record<string, How>> = {
   'ckql export courses -o courses.csv --data examples/data': { here: 'command line' },
   "ckql query --data examples/data 'from courses group by subject select subject, count(*) as n, avg(credits) order by n desc, subject limit 3'": { here: 'the language' },
   "ckql query --data examples/data 'from courses where credits >= 5 select code, credits, round(credits / 3.0, 1) as per_term, upper(subject) || \"-\" || level as label order by credits desc, code limit 3'": { here: 'the language' },
+  "ckql query --data examples/data 'from courses group by subject select subject, sum(credits * level) as load, count(distinct lower(instructor)) as teachers order by load desc, subject limit 3'": { here: 'the language' },
+  "ckql query --data examples/data 'from courses where subject = chemistry select *, credits * 2 as double order by code limit 2'": { here: 'the language' },
   'ckql check examples': { here: 'editors and CI' },
   'ckql check --schema examples/data examples': { here: 'editors and CI' },
   'ckql check --format json examples/queries.ckql': { here: 'editors and CI' },
@@ -401,6 +403,28 @@ describe('README.md', () => {
       .slice(0, 3)
       .map((row) => ({ code: row.code, credits: Number(row.credits), per_term: roundOne(Number(row.credits) / 3), label: `${row.subject.toUpperCase()}-${row.level}` }));
     expect(ndjson(computed.stdout)).toEqual(want);
+    // an aggregate of an expression, against sums made here from the CSV
+    const loads = await run(command("ckql query --data examples/data 'from courses group by subject select subject, sum(credits * level) as load, count(distinct lower(instructor)) as teachers order by load desc, subject limit 3'"));
+    expect(loads.code).toBe(0);
+    const rowsOf = all as unknown as { subject: string; credits: string; level: string; instructor: string }[];
+    const bySubjectLoad = new Map<string, { load: number; teachers: Set<string> }>();
+    for (const row of rowsOf) {
+      const g = bySubjectLoad.get(row.subject) ?? { load: 0, teachers: new Set<string>() };
+      if (row.credits !== '' && row.level !== '') g.load += Number(row.credits) * Number(row.level);
+      if (row.instructor !== '') g.teachers.add(row.instructor.toLowerCase());
+      bySubjectLoad.set(row.subject, g);
+    }
+    const heaviest = [...bySubjectLoad].sort(([a, x], [b, y]) => y.load - x.load || (a < b ? -1 : 1)).slice(0, 3);
+    expect((ndjson(loads.stdout) as { subject: string; load: number | string; teachers: number }[]).map((r) => [r.subject, Number(r.load), r.teachers]))
+      .toEqual(heaviest.map(([subject, g]) => [subject, g.load, g.teachers.size]));
+    // select *, …: every field of the CSV in its order, after _id, then the computed item
+    const starred = await run(command("ckql query --data examples/data 'from courses where subject = chemistry select *, credits * 2 as double order by code limit 2'"));
+    expect(starred.code).toBe(0);
+    const header = readFileSync(join(repoRoot, 'examples', 'data', 'courses.csv'), 'utf8').split('\n')[0]!.split(',');
+    const chemistry = all.filter((row) => row.subject === 'chemistry').sort((a, b) => (a.code < b.code ? -1 : 1)).slice(0, 2);
+    const got2 = ndjson(starred.stdout) as Record<string, unknown>[];
+    expect(got2.map((r) => Object.keys(r))).toEqual(chemistry.map(() => ['_id', ...header, 'double']));
+    expect(got2.map((r) => [r['code'], Number(r['double'])])).toEqual(chemistry.map((row) => [row.code, Number(row.credits) * 2]));
     // the join on the first screen runs on the demo data
     const first = /```\n(from enrolments e join[\s\S]*?)```/.exec(readme)?.[1] ?? '';
     const joined = await ckql(['query', '--data', 'examples/data', first.trim()], { cwd: scratch });

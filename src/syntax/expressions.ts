@@ -85,9 +85,11 @@ export function firstAggregate(expression: Expression): Aggregate | undefined {
   return expressionLeaves(expression).find((leaf): leaf is Aggregate => leaf.kind === 'aggregate');
 }
 
-/** The fields an expression reads (inside aggregates and buckets too), in source order. */
+/** The fields an expression reads (inside aggregates and their arguments, and buckets, too), in source order. */
 export function expressionFields(expression: Expression): Field[] {
-  return expressionLeaves(expression).flatMap((leaf) => (leaf.kind === 'field' ? [leaf] : leaf.kind === 'bucket' ? [leaf.field] : leaf.kind === 'aggregate' && leaf.field !== undefined ? [leaf.field] : []));
+  return expressionLeaves(expression).flatMap((leaf) =>
+    leaf.kind === 'field' ? [leaf] : leaf.kind === 'bucket' ? [leaf.field] : leaf.kind === 'aggregate' && leaf.field !== undefined ? expressionFields(leaf.field) : [],
+  );
 }
 
 /** An expression with each leaf replaced (a case's conditions by `mapCondition`'s rules: each operand, then each compared expression). */

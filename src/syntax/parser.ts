@@ -478,7 +478,7 @@ export class QueryParser extends CstParser {
     }));
   });
 
-  /** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
+  /** `count(*)`, `count([distinct] x)`, `sum|avg|min|max(x)`: `x` a field or an expression (`sum(price * qty)`) */
   readonly aggregate: RuleMethod = this.RULE('aggregate', () => {
     this.OR((this.aggregateAlternatives ??= [
       {
@@ -490,7 +490,7 @@ export class QueryParser extends CstParser {
             {
               ALT: () => {
                 this.OPTION((this.countDistinctBody ??= () => this.CONSUME(Distinct)));
-                this.SUBRULE(this.field);
+                this.SUBRULE(this.expression);
               },
             },
           ]));
@@ -506,7 +506,7 @@ export class QueryParser extends CstParser {
             { ALT: () => this.CONSUME(Max) },
           ]));
           this.CONSUME2(LParen);
-          this.SUBRULE2(this.field);
+          this.SUBRULE2(this.expression);
           this.CONSUME2(RParen);
         },
       },

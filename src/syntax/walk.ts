@@ -3,7 +3,7 @@
  * condition mentions, and the parameters of a query, in source order.
  */
 import { assertNever, type Condition, type Field, type Parameter, type Query, type Value } from '../ast.js';
-import { conditionLeaves, expressionLeaves } from './expressions.js';
+import { conditionLeaves, expressionLeaves, type Leaf } from './expressions.js';
 
 /**
  * Every value node of a condition, depth first (source order); a `like`
@@ -95,7 +95,7 @@ export function parametersOf(query: Query): Parameter[] {
   // the parameters of expressions: select items, group keys, having, sort keys
   for (const item of query.select?.items ?? []) if (item.value.kind !== 'star') values.push(...expressionValues(item.value));
   for (const key of query.group?.keys ?? []) values.push(...expressionValues(key));
-  if (query.having !== undefined) values.push(...conditionLeaves(query.having.condition).filter(isValue));
+  if (query.having !== undefined) values.push(...leafValues(conditionLeaves(query.having.condition)));
   for (const key of query.order?.keys ?? []) values.push(...expressionValues(key.field));
   if (query.limit !== undefined) values.push(query.limit.value);
   if (query.offset !== undefined) values.push(query.offset.value);
@@ -115,5 +115,10 @@ function isValue(leaf: { readonly kind: string }): leaf is Value {
 }
 
 function expressionValues(expression: Parameters<typeof expressionLeaves>[0]): Value[] {
-  return expressionLeaves(expression).filter(isValue);
+  return leafValues(expressionLeaves(expression));
+}
+
+/** The values among leaves, those of an aggregate's argument (sum(price * $rate)) included. */
+function leafValues(leaves: readonly Leaf[]): Value[] {
+  return leaves.flatMap((leaf) => (leaf.kind === 'aggregate' ? (leaf.field === undefined ? [] : expressionValues(leaf.field)) : isValue(leaf) ? [leaf] : []));
 }

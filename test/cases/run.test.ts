@@ -176,6 +176,8 @@ test('the shaped sections cover every aggregate construct, operator and function
     // expressions and functions (docs/expressions.md)
     ' * ', ' / ', ' % ', ' - ', '-year', ' || ', 'case when', 'cast(', '::', 'round(', 'abs(', 'floor(', 'ceil(', 'lower(', 'upper(', 'length(',
     'substr(', 'trim(', 'concat(', 'coalesce(', 'nullif(', 'greatest(', 'least(', 'date_part(', 'date_trunc(', 'extract(',
+    // aggregates of expressions, and `*` beside other items
+    'sum(grade * ', 'avg(coalesce(', 'max(lower(', 'count(distinct lower(', 'having sum(grade * ', 'select *, ', ', * ',
   ];
   for (const construct of constructs) expect(text, construct).toContain(construct);
   expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins', 'expressions', 'functions']));
