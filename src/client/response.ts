@@ -4,7 +4,7 @@
  * (docs/ckan-2.11-reference.md §5, "Error envelope"), and
  * anything else a proxy or a wrong URL may answer.
  */
-import { parse as parseLossless } from 'lossless-json';
+import { LosslessNumber, parse as parseLossless } from 'lossless-json';
 import { excerpt } from '../text.js';
 import { isNumberType } from '../datastore/values.js';
 import { DatastoreError, datastoreCodes } from '../errors.js';
@@ -71,7 +71,8 @@ function readSearch(status: number, text: string, context: ResponseContext, acti
   const envelope = isObject(json) ? json : undefined;
   if (status >= 200 && status < 300 && envelope?.success === true && isObject(envelope.result) && Array.isArray(envelope.result.records)) {
     const { records, fields } = envelope.result;
-    return checkedResult(roundsIntegers(records, fields) ? exactResult(text, envelope.result) : envelope.result, context, action);
+    const scaled = scaledFields(fields, text);
+    return checkedResult(scaled !== undefined || roundsIntegers(records, fields) ? exactResult(text, envelope.result, scaled) : envelope.result, context, action);
   }
   return failure(status, text, json, context, `a ${action} response (no result.records)`, action);
 }
@@ -275,22 +276,64 @@ function roundsIntegers(records: readonly unknown[], fields: unknown): boolean {
 
 const INTEGER_TEXT = /^-?\d+$/;
 
+/** A number with a trailing zero after its point (`2.0`, `10.50`), or of 16 digits or more, which `JSON.parse` would not keep. */
+const SCALED_NUMBER = /\.\d*0[\s,}\]]|\d{16}/;
+
+/**
+ * The `numeric` fields of a result whose text may hold a number `JSON.parse`
+ * would change (CKAN writes a numeric as PostgreSQL does, its scale kept:
+ * `2.0`, `4.7059195948084837`); undefined when there is none, the fast path.
+ */
+function scaledFields(fields: unknown, text: string): ReadonlySet<string> | undefined {
+  if (!Array.isArray(fields)) return undefined;
+  const ids = fields.flatMap((field: unknown) => (isObject(field) && typeof field.id === 'string' && field.type === 'numeric' ? [field.id] : []));
+  return ids.length > 0 && SCALED_NUMBER.test(text) ? new Set(ids) : undefined;
+}
+
 /**
  * `result` read from `text` with every integer beyond 2^53 kept as its
  * exact text, as the memory loader keeps such numbers (output formats
- * print the digits as they came); other numbers as `JSON.parse` reads them.
+ * print the digits as they came), and a value of a `scaled` field as its
+ * text where a number would write another (`"2.0"`, as the PostgreSQL
+ * engines keep it: docs/engines.md, Numbers in the output); other numbers
+ * as `JSON.parse` reads them.
  */
-function exactResult(text: string, parsed: Record<string, unknown>): Record<string, unknown> {
+function exactResult(text: string, parsed: Record<string, unknown>, scaled?: ReadonlySet<string>): Record<string, unknown> {
   try {
     const exact = parseLossless(text, null, (digits) => {
       const n = Number(digits);
-      return Number.isSafeInteger(n) || !INTEGER_TEXT.test(digits) ? n : digits;
+      if (INTEGER_TEXT.test(digits)) return Number.isSafeInteger(n) ? n : digits;
+      if (String(n) === digits) return n;
+      return scaled === undefined ? n : new LosslessNumber(digits);
     }) as { result?: unknown };
-    return isObject(exact.result) ? exact.result : parsed;
+    if (!isObject(exact.result)) return parsed;
+    return scaled === undefined ? exact.result : (withScales(exact.result, scaled) as Record<string, unknown>);
   } catch {
     // Nested too deep for the second reader: the rounded numbers are all there is.
     return parsed;
   }
+}
+
+/** The result with each kept number of a scaled field of a record as its text, and every other kept number a number. */
+function withScales(result: Record<string, unknown>, scaled: ReadonlySet<string>): unknown {
+  const ids = Array.isArray(result.fields) ? result.fields.map((field: unknown) => (isObject(field) ? field.id : undefined)) : [];
+  const numbers = (value: unknown): unknown => {
+    if (value instanceof LosslessNumber) return Number(value.value);
+    if (Array.isArray(value)) return value.map(numbers);
+    if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, numbers(v)]));
+    return value;
+  };
+  const cell = (id: unknown, value: unknown): unknown => (value instanceof LosslessNumber && typeof id === 'string' && scaled.has(id) ? value.value : numbers(value));
+  const records = Array.isArray(result.records)
+    ? result.records.map((record: unknown) => {
+        if (Array.isArray(record)) return record.map((value, k) => cell(ids[k], value));
+        if (isObject(record)) return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, cell(k, v)]));
+        return record;
+      })
+    : result.records;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(result)) out[key] = key === 'records' ? records : numbers(value);
+  return out;
 }
 
 function parseJson(text: string): unknown {

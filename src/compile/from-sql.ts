@@ -18,11 +18,19 @@
  *   `_id < null` (unknown for every record);
  * - the limit is always written, so a query without one comes back with
  *   `limit 100`; the `english` text search configuration comes back as no
- *   `language`.
+ *   `language`;
+ * - a query that computes (`sql-shaped.ts`'s form, every field `"q"."f"`)
+ *   comes back with every select item named (`as`), casts as `::` (`int`
+ *   as `int4`), `extract` as `date_part`, and a `group by` or `order by` of
+ *   an output name as the expression it names: it writes the same SQL.
+ *   A join or `select distinct` of that form is refused.
  */
-import type { Condition, Field, FieldSearch, Literal, Query, Search, SortKey, StringValue } from '../ast.js';
+import type {
+  Aggregate, AggregateFunction, BucketFunction, CastType, Condition, Expression, Field, FieldSearch, From, FunctionName, Literal, Operand, Query, Search, Select, SelectItem,
+  SortKey, StringValue,
+} from '../ast.js';
 import { plainSelect } from '../ast.js';
-import { queryError } from '../errors.js';
+import { QueryError, queryError } from '../errors.js';
 import type { Span } from '../span.js';
 import { hasPrefixWord, searchWords } from './search-text.js';
 import { TOTAL_COLUMN } from './sql.js';
@@ -68,7 +76,7 @@ interface Token {
   readonly span: Span;
 }
 
-const SYMBOLS = ['@@', '<>', '<=', '>=', '=', '<', '>', '(', ')', ',', '*'] as const;
+const SYMBOLS = ['@@', '<>', '<=', '>=', '::', '||', '=', '<', '>', '(', ')', ',', '*', '.', '+', '-', '/', '%', '[', ']'] as const;
 
 /** Splits SQL into the tokens `sqlRequest` writes; any other character is refused where it stands. */
 function tokenize(sql: string): Token[] {
@@ -109,7 +117,10 @@ function tokenize(sql: string): Token[] {
       tokens.push({ kind: 'word', text: word[0].toUpperCase(), span: { start, end: i } });
       continue;
     }
-    const digits = /^\d+/u.exec(sql.slice(i));
+    // A number (`2`, `0.25`), and a negative one as the expression writer writes it, in parentheses: `(-3)` (negation is `(- x)`).
+    const previous = tokens.at(-1);
+    const negative = c === '-' && previous?.kind === 'symbol' && previous.text === '(' ? /^-\d+(?:\.\d+)?/u.exec(sql.slice(i)) : null;
+    const digits = negative ?? /^\d+(?:\.\d+)?/u.exec(sql.slice(i));
     if (digits !== null) {
       i += digits[0].length;
       tokens.push({ kind: 'number', text: digits[0], span: { start, end: i } });
@@ -138,6 +149,8 @@ class SqlReader {
   readonly #sql: string;
   readonly #tokens: Token[];
   #at = 0;
+  /** the shaped form's qualifier of every field (`"q"."f"`); undefined in the plain form */
+  #qualifier: string | undefined;
 
   constructor(sql: string) {
     this.#sql = sql;
@@ -146,6 +159,7 @@ class SqlReader {
 
   statement(): Query {
     this.#word('SELECT');
+    if (this.#isShapedForm()) return this.#shapedForm();
     if (this.#peek().kind === 'symbol' && this.#peek().text === '*' && this.#isDistinctForm()) return this.#distinctForm();
     const fields = this.#columns();
     this.#symbol(',');
@@ -165,6 +179,366 @@ class SqlReader {
     const page = this.#page();
     this.#end();
     return query(resource, { where, search, fields, order, ...page });
+  }
+
+  /** `… FROM "r" AS "q" …`: the form `sql-shaped.ts` writes for expressions and groups, every field qualified by `"q"`. */
+  #isShapedForm(): boolean {
+    let depth = 0;
+    for (let k = this.#at; k < this.#tokens.length; k++) {
+      const t = this.#tokens[k]!;
+      if (t.kind === 'symbol' && t.text === '(') depth++;
+      if (t.kind === 'symbol' && t.text === ')') depth--;
+      if (depth === 0 && t.kind === 'word' && t.text === 'FROM') {
+        const qualifier = this.#tokens[k + 3];
+        if (this.#tokens[k + 1]?.kind !== 'identifier' || this.#tokens[k + 2]?.text !== 'AS' || qualifier?.kind !== 'identifier') return false;
+        // every field before FROM is qualified by it
+        this.#qualifier = qualifier.text;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * `SELECT e AS "name", …, count(*) OVER () AS "_ckql_total" FROM "r" AS "q"
+   * [WHERE c] [GROUP BY e, …] [HAVING c] [ORDER BY …] LIMIT n [OFFSET m]`:
+   * one resource (a join is not read back yet), its fields as `"q"."f"`.
+   */
+  #shapedForm(): Query {
+    const items: { value: Expression; name: string }[] = [];
+    while (!(this.#isWord('COUNT') && this.#tokens[this.#at + 4]?.text === 'OVER')) {
+      const value = this.#expression();
+      this.#word('AS');
+      items.push({ value, name: this.#identifier('the column name') });
+      this.#symbol(',');
+    }
+    this.#totalColumn();
+    this.#word('FROM');
+    const resource = this.#identifier('the resource id as a quoted name');
+    this.#word('AS');
+    this.#identifier('the quoted name of the resource or its alias');
+    const qualifier = this.#qualifier!;
+    const { where, search } = this.#whereClause();
+    let keys: Expression[] = [];
+    if (this.#isWord('GROUP')) {
+      this.#at++;
+      this.#word('BY');
+      keys = [this.#expression()];
+      while (this.#isSymbol(',')) {
+        this.#at++;
+        keys.push(this.#expression());
+      }
+    }
+    let having: Condition<Operand> | undefined;
+    if (this.#isWord('HAVING')) {
+      this.#at++;
+      having = this.#term() as Condition<Operand>;
+    }
+    const order: SortKey[] = [];
+    const ties: { text: string; span: Span }[] = [];
+    if (this.#isWord('ORDER')) {
+      this.#at++;
+      this.#word('BY');
+      for (;;) {
+        const start = this.#peek().span.start;
+        const value = this.#expression();
+        const end = this.#tokens[this.#at - 1]!.span.end;
+        const written = this.#isWord('ASC') || this.#isWord('DESC');
+        const direction = written && this.#peek().text === 'DESC' ? 'desc' : 'asc';
+        if (written) this.#at++;
+        let nulls: 'first' | 'last' | undefined;
+        if (this.#isWord('NULLS')) {
+          this.#at++;
+          const which = this.#peek();
+          if (!this.#isWord('FIRST') && !this.#isWord('LAST')) throw unreadable(this.#sql, which.span, 'FIRST or LAST', this.#found(which));
+          this.#at++;
+          nulls = which.text === 'FIRST' ? 'first' : 'last';
+        }
+        if (written || nulls !== undefined) {
+          if (ties.length > 0) throw unreadable(this.#sql, { start, end }, 'the keys of the groups last in the order', this.#sql.slice(start, end));
+          order.push({ kind: 'sort-key', span: NO_SPAN, field: value, direction, ...(nulls === undefined ? {} : { nulls }) });
+        } else ties.push({ text: this.#sql.slice(start, end), span: { start, end } });
+        if (!this.#isSymbol(',')) break;
+        this.#at++;
+      }
+    }
+    // The order ends with what breaks ties: `"q"."_id"`, or a grouped query's keys.
+    const grouped = keys.length > 0 || having !== undefined || items.some((item) => hasAggregate(item.value));
+    const wanted = grouped ? this.#groupKeyTexts() : [`"${qualifier.replaceAll('"', '""')}"."_id"`];
+    if (ties.length !== wanted.length || ties.some((t, k) => t.text.replace(/\s+/gu, ' ') !== wanted[k])) {
+      const at = ties[0]?.span ?? this.#peek().span;
+      throw unreadable(this.#sql, at, `the order to end with ${wanted.join(', ') || 'nothing'} (what breaks ties)`, ties.map((t) => t.text).join(', ') || this.#found(this.#peek()));
+    }
+    const page = this.#page();
+    this.#end();
+    const from: From = { kind: 'from', span: NO_SPAN, resource: text(resource), ...(qualifier === resource ? {} : { alias: { kind: 'name', span: NO_SPAN, name: qualifier } }) };
+    const select: Select = {
+      kind: 'select',
+      span: NO_SPAN,
+      items: items.map(({ value, name }): SelectItem => ({ kind: 'select-item', span: NO_SPAN, value, ...(isNamed(value, name) ? {} : { as: { kind: 'name', span: NO_SPAN, name } }) })),
+    };
+    const result: { -readonly [K in keyof Query]: Query[K] } = { kind: 'query', span: NO_SPAN, from, select };
+    if (where !== undefined) result.where = { kind: 'where', span: NO_SPAN, condition: where };
+    if (search !== undefined) result.search = search;
+    if (keys.length > 0) result.group = { kind: 'group', span: NO_SPAN, keys };
+    if (having !== undefined) result.having = { kind: 'having', span: NO_SPAN, condition: having };
+    if (order.length > 0) result.order = { kind: 'order', span: NO_SPAN, keys: order };
+    result.limit = { kind: 'limit', span: NO_SPAN, value: { kind: 'number', span: NO_SPAN, value: page.limit } };
+    if (page.offset !== undefined && page.offset > 0) result.offset = { kind: 'offset', span: NO_SPAN, value: { kind: 'number', span: NO_SPAN, value: page.offset } };
+    return result;
+  }
+
+  /** The group keys' SQL texts, as GROUP BY wrote them (white space as one space). */
+  #groupKeyTexts(): string[] {
+    const from = this.#tokens.findIndex((t) => t.kind === 'word' && t.text === 'GROUP');
+    if (from < 0) return [];
+    const texts: string[] = [];
+    let depth = 0;
+    let start = this.#tokens[from + 2]!.span.start;
+    for (let k = from + 2; k < this.#tokens.length; k++) {
+      const t = this.#tokens[k]!;
+      if (t.kind === 'symbol' && (t.text === '(' || t.text === '[')) depth++;
+      if (t.kind === 'symbol' && (t.text === ')' || t.text === ']')) depth--;
+      const last = depth === 0 && ((t.kind === 'symbol' && t.text === ',') || (t.kind === 'word' && ['HAVING', 'ORDER', 'LIMIT'].includes(t.text)) || t.kind === 'end');
+      if (last) {
+        texts.push(this.#sql.slice(start, this.#tokens[k - 1]!.span.end).replace(/\s+/gu, ' '));
+        if (!(t.kind === 'symbol' && t.text === ',')) break;
+        start = this.#tokens[k + 1]!.span.start;
+      }
+    }
+    return texts;
+  }
+
+  /** An expression as `sql-expression.ts` writes it: every operation in parentheses, PostgreSQL's precedence otherwise. */
+  #expression(): Expression {
+    let left = this.#additive();
+    while (this.#isSymbol('||')) {
+      this.#at++;
+      left = { kind: 'binary', span: NO_SPAN, op: '||', left, right: this.#additive() };
+    }
+    return left;
+  }
+
+  #additive(): Expression {
+    let left = this.#multiplicative();
+    while (this.#isSymbol('+') || this.#isSymbol('-')) {
+      const op = this.#peek().text as '+' | '-';
+      this.#at++;
+      left = { kind: 'binary', span: NO_SPAN, op, left, right: this.#multiplicative() };
+    }
+    return left;
+  }
+
+  #multiplicative(): Expression {
+    let left = this.#unary();
+    while (this.#isSymbol('*') || this.#isSymbol('/') || this.#isSymbol('%')) {
+      const op = this.#peek().text as '*' | '/' | '%';
+      this.#at++;
+      left = { kind: 'binary', span: NO_SPAN, op, left, right: this.#unary() };
+    }
+    return left;
+  }
+
+  #unary(): Expression {
+    if (this.#isSymbol('-')) {
+      this.#at++;
+      return { kind: 'negate', span: NO_SPAN, operand: this.#unary() };
+    }
+    let value = this.#primary();
+    while (this.#isSymbol('::')) {
+      this.#at++;
+      const token = this.#peek();
+      const type = token.text.toLowerCase();
+      if (token.kind !== 'word' || !CAST_TYPES.has(type)) throw unreadable(this.#sql, token.span, `a type: ${[...CAST_TYPES].join(', ')}`, this.#found(token));
+      this.#at++;
+      value = { kind: 'cast', span: NO_SPAN, operand: value, type: type as CastType, shorthand: true };
+    }
+    return value;
+  }
+
+  #primary(): Expression {
+    const token = this.#peek();
+    switch (token.kind) {
+      case 'number':
+        this.#at++;
+        return { kind: 'number', span: NO_SPAN, value: Number(token.text), text: token.text };
+      case 'string':
+        this.#at++;
+        return text(token.text);
+      case 'identifier':
+        return this.#qualifiedField();
+      case 'word':
+        return this.#wordExpression(token);
+      case 'symbol':
+        if (token.text === '(') {
+          this.#at++;
+          const inner = this.#expression();
+          this.#symbol(')');
+          // `(min(CASE WHEN f IS NOT NULL THEN ARRAY[f] END))[1]`: min or max where the writer did not know the field's type
+          if (this.#isSymbol('[')) return this.#arrayExtreme(inner, token.span);
+          return inner;
+        }
+        break;
+      default:
+        break;
+    }
+    throw unreadable(this.#sql, token.span, 'an expression: a number, a quoted literal, a field, "(", CASE or a function', this.#found(token));
+  }
+
+  #wordExpression(token: Token): Expression {
+    switch (token.text) {
+      case 'TRUE':
+      case 'FALSE':
+        this.#at++;
+        return { kind: 'boolean', span: NO_SPAN, value: token.text === 'TRUE' };
+      case 'NULL':
+        this.#at++;
+        return { kind: 'null', span: NO_SPAN };
+      case 'CASE':
+        return this.#case();
+    }
+    const name = token.text.toLowerCase();
+    this.#at++;
+    this.#symbol('(');
+    if (name === 'count' && this.#isSymbol('*')) {
+      this.#at++;
+      this.#symbol(')');
+      return { kind: 'aggregate', span: NO_SPAN, fn: 'count' };
+    }
+    if (AGGREGATES.has(name)) {
+      const distinct = name === 'count' && this.#isWord('DISTINCT');
+      if (distinct) this.#at++;
+      if ((name === 'min' || name === 'max') && this.#isWord('CASE')) return this.#extremeCase(name);
+      const f = this.#qualifiedField();
+      this.#symbol(')');
+      return { kind: 'aggregate', span: NO_SPAN, fn: name as AggregateFunction, field: f, ...(distinct ? { distinct: true as const } : {}) };
+    }
+    if (name === 'date_trunc' && this.#peek().kind === 'string' && this.#tokens[this.#at + 2]?.kind === 'identifier') {
+      // `date_trunc('month', "q"."d"::timestamp)`: a bucket (the function writes its argument in parentheses)
+      const unit = this.#string('a unit');
+      this.#symbol(',');
+      const f = this.#qualifiedField();
+      this.#symbol('::');
+      this.#word('TIMESTAMP');
+      this.#symbol(')');
+      if (!['year', 'month', 'week', 'day'].includes(unit)) throw unreadable(this.#sql, token.span, "a bucket's unit: year, month, week or day", unit);
+      return { kind: 'bucket', span: NO_SPAN, fn: unit as BucketFunction, field: f };
+    }
+    if (name === 'floor' && this.#bucketAhead()) {
+      // `(floor("q"."f"::numeric / w) * w)`: bucket(f, w), its opening parenthesis already read
+      const f = this.#qualifiedField();
+      this.#symbol('::');
+      this.#word('NUMERIC');
+      this.#symbol('/');
+      const width = this.#peek();
+      this.#at++;
+      this.#symbol(')');
+      this.#symbol('*');
+      const again = this.#peek();
+      this.#at++;
+      if (again.text !== width.text) throw unreadable(this.#sql, again.span, `the width ${width.text} again`, this.#found(again));
+      return { kind: 'bucket', span: NO_SPAN, fn: 'bucket', field: f, width: { kind: 'number', span: NO_SPAN, value: Number(width.text) } };
+    }
+    const fn = name === 'btrim' ? 'trim' : name;
+    if (!FUNCTIONS.has(fn)) throw unreadable(this.#sql, token.span, 'a function ckql writes', this.#found(token));
+    const args: Expression[] = [];
+    if (!this.#isSymbol(')')) {
+      args.push(this.#callArgument(fn));
+      while (this.#isSymbol(',')) {
+        this.#at++;
+        args.push(this.#callArgument(fn));
+      }
+    }
+    this.#symbol(')');
+    return { kind: 'call', span: NO_SPAN, fn: fn as FunctionName, args };
+  }
+
+  /** An argument; of `date_part`/`date_trunc` the date is written `(d)::timestamp`, and of `concat`/`length` a text `('t')::text`. */
+  #callArgument(fn: string): Expression {
+    const value = this.#expression();
+    if (value.kind !== 'cast') return value;
+    if ((fn === 'date_part' || fn === 'date_trunc') && value.type === 'timestamp') return value.operand;
+    if ((fn === 'concat' || fn === 'length') && value.type === 'text' && value.operand.kind === 'string') return value.operand;
+    return value;
+  }
+
+  /** After `floor(`: `"q"."f"::numeric / w) * w` follows. */
+  #bucketAhead(): boolean {
+    const t = (k: number): Token | undefined => this.#tokens[this.#at + k];
+    return t(0)?.kind === 'identifier' && t(1)?.text === '.' && t(3)?.text === '::' && t(4)?.text === 'NUMERIC' && t(5)?.text === '/' && t(6)?.kind === 'number' && t(7)?.text === ')' && t(8)?.text === '*';
+  }
+
+  /** `min(CASE WHEN f IS NOT NULL THEN ARRAY[f] END)`, whose `[1]` follows the parentheses around it. */
+  #extremeCase(fn: string): Expression {
+    this.#word('CASE');
+    this.#word('WHEN');
+    const f = this.#qualifiedField();
+    this.#word('IS');
+    this.#word('NOT');
+    this.#word('NULL');
+    this.#word('THEN');
+    this.#word('ARRAY');
+    this.#symbol('[');
+    const again = this.#qualifiedField();
+    this.#symbol(']');
+    this.#word('END');
+    this.#symbol(')');
+    if (again.name !== f.name) throw unreadable(this.#sql, this.#peek().span, `the field ${f.name} again`, again.name);
+    return { kind: 'aggregate', span: NO_SPAN, fn: fn as AggregateFunction, field: f, [EXTREME]: true } as Aggregate;
+  }
+
+  #arrayExtreme(inner: Expression, span: Span): Expression {
+    this.#symbol('[');
+    const one = this.#peek();
+    if (one.text !== '1') throw unreadable(this.#sql, one.span, '1', this.#found(one));
+    this.#at++;
+    this.#symbol(']');
+    if (inner.kind !== 'aggregate' || !(EXTREME in inner)) throw unreadable(this.#sql, span, 'min or max of an array', 'another value');
+    return { kind: 'aggregate', span: NO_SPAN, fn: inner.fn, ...(inner.field === undefined ? {} : { field: inner.field }) };
+  }
+
+  /** `CASE WHEN c THEN e … [ELSE e] END`, and the CASE forms `sql-expression.ts` writes for coalesce, nullif, greatest and least. */
+  #case(): Expression {
+    this.#word('CASE');
+    const whens: WrittenWhen[] = [];
+    while (this.#isWord('WHEN')) {
+      this.#at++;
+      const c0 = this.#peek().span.start;
+      const condition = this.#term() as Condition<Operand>;
+      const conditionText = this.#sql.slice(c0, this.#tokens[this.#at - 1]!.span.end);
+      this.#word('THEN');
+      const r0 = this.#peek().span.start;
+      const result = this.#expression();
+      whens.push({ condition, result, conditionText, resultText: this.#sql.slice(r0, this.#tokens[this.#at - 1]!.span.end) });
+    }
+    if (whens.length === 0) throw unreadable(this.#sql, this.#peek().span, 'WHEN', this.#found(this.#peek()));
+    let otherwise: Expression | undefined;
+    let elseText = '';
+    if (this.#isWord('ELSE')) {
+      this.#at++;
+      const e0 = this.#peek().span.start;
+      otherwise = this.#expression();
+      elseText = this.#sql.slice(e0, this.#tokens[this.#at - 1]!.span.end);
+    }
+    this.#word('END');
+    return (
+      functionOfCase(whens, otherwise, elseText) ?? {
+        kind: 'case',
+        span: NO_SPAN,
+        whens: whens.map((w) => ({ kind: 'when', span: NO_SPAN, condition: w.condition, result: w.result })),
+        ...(otherwise === undefined ? {} : { else: otherwise }),
+      }
+    );
+  }
+
+  /** `"q"."f"` in the shaped form, `"f"` in the plain one. */
+  #qualifiedField(): Field {
+    const name = this.#identifier('a quoted field name');
+    if (this.#qualifier === undefined) return field(name);
+    const qualifier = this.#tokens[this.#at - 1]!;
+    this.#symbol('.');
+    if (name !== this.#qualifier) throw unreadable(this.#sql, qualifier.span, `the qualifier "${this.#qualifier}"`, this.#found(qualifier));
+    return field(this.#identifier('a quoted field name after the qualifier'));
   }
 
   /** `SELECT *, count(*) OVER () … FROM (SELECT DISTINCT …)`: the outer FROM opens a parenthesis. */
@@ -289,8 +663,12 @@ class SqlReader {
     const start = this.#peek();
     let name: string | undefined;
     let language: string | undefined;
-    if (start.kind === 'identifier' && start.text === '_full_text' && this.#tokens[this.#at + 1]?.text === '@@') {
+    const ahead = (k: number): Token | undefined => this.#tokens[this.#at + k];
+    if (start.kind === 'identifier' && start.text === '_full_text' && ahead(1)?.text === '@@') {
       this.#at++;
+    } else if (this.#qualifier !== undefined && start.kind === 'identifier' && ahead(1)?.text === '.' && ahead(2)?.text === '_full_text' && ahead(3)?.text === '@@') {
+      // the shaped form's `"q"."_full_text"`
+      this.#qualifiedField();
     } else if (start.kind === 'word' && start.text === 'TO_TSVECTOR') {
       this.#at++;
       this.#symbol('(');
@@ -298,7 +676,7 @@ class SqlReader {
       this.#symbol(',');
       this.#word('CAST');
       this.#symbol('(');
-      name = this.#identifier('a quoted field name');
+      name = this.#qualifiedField().name;
       this.#word('AS');
       this.#word('TEXT');
       this.#symbol(')');
@@ -336,6 +714,7 @@ class SqlReader {
   /** One condition term: a group, `NOT (…)`, `NULL`, `false`, `true`, or a test on a field. */
   #term(): Condition {
     const token = this.#peek();
+    if (this.#qualifier !== undefined && !(token.kind === 'word' && ['NOT', 'NULL', 'FALSE', 'TRUE'].includes(token.text))) return this.#shapedTerm();
     if (token.kind === 'symbol' && token.text === '(') return this.#group();
     if (token.kind === 'word') {
       switch (token.text) {
@@ -381,9 +760,43 @@ class SqlReader {
     return nullableIn(conditions) ?? { kind: 'or', span: NO_SPAN, conditions };
   }
 
+  /**
+   * A term of the shaped form: a group in parentheses, or a test of an
+   * expression. A field or aggregate compared with a quoted literal is the
+   * filter it always was (`Equals`, `Compare`); compared with an expression,
+   * a comparison of expressions.
+   */
+  #shapedTerm(): Condition {
+    if (this.#isSymbol('(')) {
+      const saved = this.#at;
+      try {
+        return this.#group();
+      } catch (error) {
+        // not a group of conditions: an expression in parentheses, compared
+        if (!(error instanceof QueryError)) throw error;
+        this.#at = saved;
+      }
+    }
+    const left = this.#expression();
+    const token = this.#peek();
+    if (token.kind === 'symbol' && token.text in OPERATORS) {
+      const op = OPERATORS[token.text as keyof typeof OPERATORS];
+      if ((left.kind === 'field' || left.kind === 'aggregate') && this.#tokens[this.#at + 1]?.kind === 'string') {
+        this.#at++;
+        const value = this.#literal();
+        return (op === 'eq' ? { kind: 'eq', span: NO_SPAN, field: left, value } : { kind: 'compare', span: NO_SPAN, op, field: left, value }) as Condition;
+      }
+      this.#at++;
+      return { kind: 'comparison', span: NO_SPAN, op, left, right: this.#expression() };
+    }
+    // IS [NOT] NULL tests any value (coalesce's CASE writes it of expressions); the other tests, a field
+    if (left.kind !== 'field' && !this.#isWord('IS')) throw unreadable(this.#sql, token.span, 'a comparison: = <> < <= > >=', this.#found(token));
+    return this.#test(left as Field);
+  }
+
   /** A test on a field: `IS [NOT] NULL`, a comparison, `IN (…)`, `BETWEEN … AND …`, `[I]LIKE '…'`. */
-  #test(): Condition {
-    const subject = field(this.#identifier('a quoted field name'));
+  #test(read?: Field): Condition {
+    const subject = read ?? field(this.#identifier('a quoted field name'));
     const token = this.#peek();
     if (token.kind === 'symbol' && token.text in OPERATORS) {
       this.#at++;
@@ -611,4 +1024,71 @@ function query(
   result.limit = { kind: 'limit', span: NO_SPAN, value: { kind: 'number', span: NO_SPAN, value: parts.limit } };
   if (parts.offset !== undefined && parts.offset > 0) result.offset = { kind: 'offset', span: NO_SPAN, value: { kind: 'number', span: NO_SPAN, value: parts.offset } };
   return result;
+}
+
+const CAST_TYPES: ReadonlySet<string> = new Set(['text', 'int', 'int4', 'int8', 'numeric', 'float8', 'bool', 'date', 'timestamp']);
+const AGGREGATES: ReadonlySet<string> = new Set(['count', 'sum', 'avg', 'min', 'max']);
+const FUNCTIONS: ReadonlySet<string> = new Set(['round', 'abs', 'floor', 'ceil', 'lower', 'upper', 'length', 'trim', 'substr', 'concat', 'date_part', 'date_trunc']);
+/** Marks the `min`/`max` of the array form until its `[1]` is read. */
+const EXTREME = Symbol('extreme');
+
+/** A `WHEN` as read, and its texts as written (the CASE forms of functions are known by them). */
+interface WrittenWhen {
+  readonly condition: Condition<Operand>;
+  readonly result: Expression;
+  readonly conditionText: string;
+  readonly resultText: string;
+}
+
+/** Whether an expression computes over groups (an aggregate in it). */
+function hasAggregate(e: Expression): boolean {
+  switch (e.kind) {
+    case 'aggregate':
+      return true;
+    case 'binary':
+      return hasAggregate(e.left) || hasAggregate(e.right);
+    case 'negate':
+    case 'cast':
+      return hasAggregate(e.operand);
+    case 'call':
+      return e.args.some(hasAggregate);
+    case 'case':
+      return e.whens.some((w) => hasAggregate(w.result)) || (e.else !== undefined && hasAggregate(e.else));
+    default:
+      return false;
+  }
+}
+
+/** Whether a column's name is the one the query gives the value without `as` (a field keeps its name). */
+function isNamed(value: Expression, name: string): boolean {
+  return value.kind === 'field' && value.name === name;
+}
+
+/**
+ * The function a CASE stands for, as `sql-expression.ts` writes it:
+ * `coalesce(a, b)` as `CASE WHEN a IS NOT NULL THEN a ELSE b END`,
+ * `nullif(a, b)` as `CASE WHEN a = b THEN NULL ELSE a END`, and
+ * `greatest`/`least` of two as `CASE WHEN a IS NULL THEN b WHEN b IS NULL
+ * THEN a WHEN a >= b THEN a ELSE b END` (`<=`; more arguments nest in `a`).
+ * The parts are compared as written, so only these shapes read so.
+ */
+function functionOfCase(whens: readonly WrittenWhen[], otherwise: Expression | undefined, elseText: string): Expression | undefined {
+  if (otherwise === undefined) return undefined;
+  const call = (fn: FunctionName, args: Expression[]): Expression => ({ kind: 'call', span: NO_SPAN, fn, args });
+  if (whens.every((w) => w.conditionText === `${w.resultText} IS NOT NULL`)) return call('coalesce', [...whens.map((w) => w.result), otherwise]);
+  const [first, second, third] = whens;
+  if (whens.length === 1 && first!.result.kind === 'null' && first!.condition.kind === 'comparison' && first!.condition.op === 'eq' && first!.conditionText.startsWith(`${elseText} = `)) {
+    return call('nullif', [first!.condition.left, first!.condition.right]);
+  }
+  if (whens.length === 3) {
+    const a = second!.resultText;
+    const b = first!.resultText;
+    const extreme = third!.conditionText === `${a} >= ${b}` ? 'greatest' : third!.conditionText === `${a} <= ${b}` ? 'least' : undefined;
+    if (extreme !== undefined && first!.conditionText === `${a} IS NULL` && second!.conditionText === `${b} IS NULL` && third!.resultText === a && elseText === b) {
+      const left = second!.result;
+      const args = left.kind === 'call' && left.fn === extreme ? [...left.args] : [left];
+      return call(extreme, [...args, first!.result]);
+    }
+  }
+  return undefined;
 }

@@ -9,6 +9,7 @@
 import type { CkanVersion, FieldInfo, JsonValue, RecordsFormat, Row, SearchRequest } from './types.js';
 import { generate } from './generate.js';
 import { parseSort } from './validate.js';
+import { floatText } from './number-text.js';
 import { isNumberType } from './values.js';
 
 /** The `_links` of a 2.11 result: request paths, no host, no language segment. */
@@ -182,19 +183,21 @@ export function objectsWriter(fields: readonly FieldInfo[], ckan: CkanVersion): 
     const text = isNumberType(f.type) ? 'N(v)' : f.type === 'timestamp' ? 'T(v)' : 'S(v)';
     const missing = f.type === 'float' ? `(Object.hasOwn(r, ${name}) ? "null" : ${JSON.stringify(String(RANK))})` : '"null"';
     const key = JSON.stringify(`${k === 0 ? '{' : ','}${jsonString(f.id)}:`);
-    return `v = ${read}; out += ${key}; out += typeof v === "string" ? ${text} : typeof v === "number" ? (v - v === 0 ? "" + v : "null") : v === null ? "null" : v === undefined ? ${missing} : X(v);`;
+    // a float8 as PostgreSQL's JSON writes it (`1e-07`, `2.5e+15`), which JavaScript writes otherwise
+    const number = f.type === 'float8' ? 'F(v)' : '"" + v';
+    return `v = ${read}; out += ${key}; out += typeof v === "string" ? ${text} : typeof v === "number" ? (v - v === 0 ? ${number} : "null") : v === null ? "null" : v === undefined ? ${missing} : X(v);`;
   };
   const body =
     `let out = "["; for (let j = from; j < to; j++) { const r = rs[j]; let v; if (j > from) out += ",";` +
     `${fields.length === 0 ? 'out += "{";' : fields.map(value).join(' ')} out += "}"; } return out + "]";`;
-  const generated = generate<(rs: readonly Row[], from: number, to: number, S: Text, N: Text, T: Text, X: (v: unknown) => string) => string>(
-    ['rs', 'from', 'to', 'S', 'N', 'T', 'X'],
+  const generated = generate<(rs: readonly Row[], from: number, to: number, S: Text, N: Text, T: Text, X: (v: unknown) => string, F: (v: number) => string) => string>(
+    ['rs', 'from', 'to', 'S', 'N', 'T', 'X', 'F'],
     body,
   );
   const writer: ObjectsWriter =
     generated === undefined
       ? (records, from, to) => objectsJson(fields, records, ckan, from, to)
-      : (records, from, to) => generated(records, from, to, jsonString, numberText, helpers.timestamp, anyJson);
+      : (records, from, to) => generated(records, from, to, jsonString, numberText, helpers.timestamp, anyJson, floatText);
   writersByFields[ckan].set(fields, writer);
   return writer;
 }
@@ -261,6 +264,7 @@ function valueJson(field: FieldInfo, record: Row, ckan: CkanVersion): string {
     if (field.type === 'timestamp') return jsonString(timestampText(value, ckan));
     return jsonString(value);
   }
+  if (typeof value === 'number' && field.type === 'float8' && Number.isFinite(value)) return floatText(value);
   return JSON.stringify(value);
 }
 
@@ -353,24 +357,12 @@ function cellText(field: FieldInfo, record: Row, ckan: CkanVersion, delimiter: s
   let text: string;
   if (structured || typeof value === 'object') text = JSON.stringify(value);
   else if (typeof value === 'boolean') text = value ? 't' : 'f';
-  else if (typeof value === 'number') text = field.type === 'float8' || field.type === 'float' ? float8Text(value) : String(value);
+  else if (typeof value === 'number') text = field.type === 'float8' || field.type === 'float' ? floatText(value) : String(value);
   else if (field.type === 'timestamp') text = timestampText(value, ckan);
   else text = value;
   return csvQuote(text, delimiter);
 }
 
-/** PostgreSQL's `float8` text: shortest digits, exponent form below 1e-4 and from 1e15. */
-function float8Text(n: number): string {
-  if (!Number.isFinite(n)) return Number.isNaN(n) ? 'NaN' : n > 0 ? 'Infinity' : '-Infinity';
-  const abs = Math.abs(n);
-  if (abs !== 0 && (abs < 1e-4 || abs >= 1e15)) {
-    const [mantissa, exponent] = n.toExponential().split('e') as [string, string];
-    const sign = exponent.startsWith('-') ? '-' : '+';
-    const digits = exponent.replace(/^[+-]/, '');
-    return `${mantissa}e${sign}${digits.padStart(2, '0')}`;
-  }
-  return String(n);
-}
 
 /** A CSV field quoted as `COPY … csv` quotes: when it holds the delimiter, a quote, CR or LF, or is empty. */
 function csvQuote(text: string, delimiter: string): string {

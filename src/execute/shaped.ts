@@ -219,9 +219,9 @@ function fieldReader(bound: BoundShape, field: Field): Read<Row> {
 const ZERO_FRACTION = /\.0+$/;
 
 /** A field, a bucket or an expression (docs/expressions.md) of the tree's records: what the `compute` steps read. */
-function valueReader(bound: BoundShape, value: Expression): Read<Row> {
+function valueReader(bound: BoundShape, value: Expression, key = false): Read<Row> {
   if (value.kind === 'field') return fieldReader(bound, value);
-  if (value.kind !== 'bucket') return expressionReader<Row>(value, (f) => ({ read: fieldReader(bound, f), type: bound.ref(f).info.type })).read;
+  if (value.kind !== 'bucket') return expressionReader<Row>(value, (f) => ({ read: fieldReader(bound, f), type: bound.ref(f).info.type }), key).read;
   const read = fieldReader(bound, value.field);
   const bucket = bucketFunction(value.fn === 'bucket' ? { width: value.width!.value } : { unit: value.fn as 'year' | 'month' | 'week' | 'day' });
   return (row) => bucket(read(row));
@@ -592,7 +592,7 @@ function aggregate(input: Operator, shape: Shape): Operator {
         return made;
       };
       const aggregator = makeAggregator<Row>({
-        keys: shape.keys.map((key) => valueReader(bound, key)),
+        keys: shape.keys.map((key) => valueReader(bound, key, true)),
         // an aggregate of an expression (sum(price * qty)) folds the value computed from each record's fields
         aggregates: shape.aggregates.map((a) => ({
           aggregate: a,

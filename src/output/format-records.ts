@@ -15,6 +15,7 @@ import { stringify } from 'csv-stringify/sync';
 import { LosslessNumber, stringify as stringifyLossless } from 'lossless-json';
 import { toolError } from '../errors.js';
 import type { FieldInfo, Row, SearchResult } from '../datastore/types.js';
+import { floatText } from '../datastore/number-text.js';
 import { isNumberType } from '../datastore/values.js';
 import { cellText } from './cell-text.js';
 import { escapeInvisible, ownValue, stringifyJson } from './safe-text.js';
@@ -91,7 +92,9 @@ export async function formatRecords(
 ): Promise<string> {
   const facets = result.facets;
   if (format === 'table') {
-    const table = await renderTable(result, { maxRows: tableRowLimit, ...options });
+    const floats = floatColumns(result.fields);
+    const shown = floats.length === 0 ? result : { ...result, records: result.records.map((row) => withFloatTexts(row, floats)) };
+    const table = await renderTable(shown, { maxRows: tableRowLimit, ...options });
     return facets === undefined ? table : `${table}\n${renderFacets(facets, options)}`;
   }
   const parts: string[] = [];
@@ -133,6 +136,40 @@ export function createRecordWriter(
 ): RecordWriter {
   const columns = fields.map((field) => field.id);
   const numberColumns = fields.filter((field) => isNumberType(field.type)).map((field) => field.id);
+  const writer = formatWriter(format, fields, columns, numberColumns, sink, options);
+  const floats = floatColumns(fields);
+  return floats.length === 0 ? writer : { write: (row) => writer.write(withFloatTexts(row, floats)), end: (summary) => writer.end(summary) };
+}
+
+/** The float8 columns of a field list: their numbers print as PostgreSQL prints a float8. */
+function floatColumns(fields: readonly FieldInfo[]): string[] {
+  return fields.filter((field) => field.type === 'float8').map((field) => field.id);
+}
+
+/**
+ * The row with each float8 number PostgreSQL writes otherwise than
+ * JavaScript (`1e-07`, `2.5e+15`, `-0`) as that text, which every format
+ * writes as a number; the row itself when it has none.
+ */
+function withFloatTexts(row: Row, floats: readonly string[]): Row {
+  let out: Record<string, unknown> | undefined;
+  for (const id of floats) {
+    const value = ownValue(row, id);
+    if (typeof value !== 'number') continue;
+    const text = floatText(value);
+    if (text !== String(value) && Number.isFinite(value)) (out ??= { ...row })[id] = text;
+  }
+  return (out ?? row) as Row;
+}
+
+function formatWriter(
+  format: OutputFormat,
+  fields: readonly FieldInfo[],
+  columns: readonly string[],
+  numberColumns: readonly string[],
+  sink: TextSink,
+  options: FormatOptions,
+): RecordWriter {
   switch (format) {
     case 'ndjson':
       return {
@@ -235,13 +272,13 @@ function csvLine(cells: readonly unknown[], escapeFormulas = true): string {
     cast: {
       boolean: (value) => (value ? 'true' : 'false'),
       number: (value) => (Object.is(value, -0) ? '0' : String(value)),
-      object: (value) => stringifyJson(value),
+      // a number column's exact text (`-7.50`) is a number: never formula-escaped
+      object: (value) => (value instanceof LosslessNumber ? { value: value.value, escape_formulas: false } : stringifyJson(value)),
     },
   });
 }
 
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-const INTEGER_TEXT = /^-?(?:0|[1-9]\d*)$/;
 
 /**
  * A row's JSON with the exact numbers of its number columns (integers beyond
@@ -264,9 +301,13 @@ function exactJson(row: Row, numberColumns: readonly string[], space?: number): 
   }
 }
 
-/** A CSV cell: an exact integer of a number column goes out as a number (its digits, never formula-escaped). */
+/**
+ * A CSV cell: the exact text of a number column (an integer past 2^53, a
+ * numeric with its scale, `-7.50`, a float8's `-0`) goes out as a number,
+ * as written and never formula-escaped.
+ */
 function exactCell(value: unknown, numberColumn: boolean): unknown {
-  return numberColumn && typeof value === 'string' && INTEGER_TEXT.test(value) ? BigInt(value) : value;
+  return numberColumn && typeof value === 'string' && JSON_NUMBER.test(value) ? new LosslessNumber(value) : value;
 }
 
 /** Indented JSON; a value too deep for the call stack is written on one line instead. */

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/connect.js';
+import { readResponse } from '../../src/client/response.js';
+import { borrowPglite } from '../helpers/pglite-pool.js';
 import type { DatastoreClient } from '../../src/client/connect.js';
 import { loadResources } from '../../src/engine/memory/load.js';
 import { startServer } from '../../src/server/server.js';
@@ -97,5 +99,44 @@ describe('output formats print the exact digits', () => {
     const run = await ckql(['query', '--data', join(dir, 'ids.csv'), '--format', 'ndjson', 'from ids where name = first']);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('{"_id":1,"name":"first","big":9007199254740993,"score":1.5}\n');
+  });
+});
+
+describe("the client keeps a numeric's scale as CKAN writes it", () => {
+  // CKAN's records are PostgreSQL's array_to_json text, handed on unparsed: a numeric keeps its scale (2.0) and
+  // every digit (avg's 4.7059195948084837), which JSON.parse would turn into 2 and 4.705919594808484.
+  const context = { origin: 'https://data.example.org', sentToken: false };
+  const fields = '[{"id":"_id","type":"int"},{"id":"mean","type":"numeric"},{"id":"w","type":"float8"},{"id":"t","type":"text"},{"id":"j","type":"json"}]';
+
+  it('objects: a numeric as its text where a number would write another, every other number a number', async () => {
+    // the records as CKAN's search_data has PostgreSQL write them
+    const { pg, release } = await borrowPglite();
+    let records: string;
+    try {
+      const sql = `SELECT array_to_json(array_agg(r))::text AS v FROM (VALUES (1, 2.0::numeric, 2.0::float8, '2.0', '{"x":2.50}'::json), (2, 4.7059195948084837, 1e-7, 'a', '[10.0]'), (3, 2.5, NULL, NULL, NULL)) AS r("_id", mean, w, t, j)`;
+      records = (await pg.query<{ v: string }>(sql)).rows[0]!.v;
+    } finally {
+      await release();
+    }
+    expect(records).toContain('"mean":2.0,');
+    const body = `{"help":"h","success":true,"result":{"filters":{"p":2.50},"resource_id":"r","records":${records},"fields":${fields},"total":3}}`;
+    const result = readResponse(200, body, context);
+    expect(result.records.map((r) => r['mean'])).toEqual(['2.0', '4.7059195948084837', 2.5]);
+    expect(result.records.map((r) => r['w'])).toEqual([2, 1e-7, null]);
+    expect(result.records.map((r) => r['t'])).toEqual(['2.0', 'a', null]);
+    expect(result.records.map((r) => r['j'])).toEqual([{ x: 2.5 }, [10], null]);
+    expect((result as unknown as { filters: unknown }).filters).toEqual({ p: 2.5 });
+  });
+
+  it('lists: by the fields’ order', () => {
+    const body = `{"success":true,"result":{"resource_id":"r","records":[[1,10.50,0.5,"x",null]],"fields":${fields},"records_format":"lists"}}`;
+    expect(readResponse(200, body, context).records).toEqual([[1, '10.50', 0.5, 'x', null]]);
+  });
+
+  it('prints as PostgreSQL does in every format', async () => {
+    const body = `{"success":true,"result":{"resource_id":"r","records":[{"_id":1,"mean":-2.0,"w":2.0,"t":"x","j":null}],"fields":${fields}}}`;
+    const result = readResponse(200, body, context);
+    expect(await formatRecords(result, 'csv')).toBe('_id,mean,w,t,j\n1,-2.0,2,x,\n');
+    expect(await formatRecords(result, 'ndjson')).toBe('{"_id":1,"mean":-2.0,"w":2,"t":"x","j":null}\n');
   });
 });

@@ -53,6 +53,37 @@ describe('fromSql reads the sql target back', () => {
   });
 });
 
+describe('fromSql reads back a query that computes', () => {
+  it.each([
+    [
+      'from grades where grade * credits > 10 select student, round(grade / 3.0, 1) as third, upper(subject) || "-" || credits as label order by grade * credits desc nulls last',
+      'from grades select student, round(grade / 3.0, 1) as third, upper(subject) || "-" || credits as label where grade * credits > 10 order by grade * credits desc nulls last limit 100',
+    ],
+    [
+      'from t select case when a > 1 then "big" else "small" end as size, cast(a as int) as whole, b::float8 as f, extract(year from d) as y, -3 as m, - a as na',
+      'from t select case when a > 1 then "big" else "small" end as size, a::int4 as whole, b::float8 as f, date_part("year", d) as y, -3 as m, -a as na limit 100',
+    ],
+    // the CASE forms of coalesce, nullif, greatest and least read as the calls; trim is written btrim
+    [
+      'from t r select coalesce(a, b, 0) as c, nullif(a, 0) as n, greatest(a, b, 3) as g, least(a, 2) as l, trim(s) as s2, concat(s, "!") as e',
+      'from t r select coalesce(a, b, 0) as c, nullif(a, 0) as n, greatest(a, b, 3) as g, least(a, 2) as l, trim(s) as s2, concat(s, "!") as e limit 100',
+    ],
+    [
+      'from t group by s, month(d) select s, month(d) as m, round(avg(a), 1) as mean, count(*) * 100.0 / 7 as share, min(a) as lo, count(distinct b) as nb having sum(a) > 2 order by mean desc limit 5',
+      'from t select s, month(d) as m, round(avg(a), 1) as mean, count(*) * 100.0 / 7 as share, min(a) as lo, count(distinct b) as nb group by s, month(d) having sum(a) > 2 order by round(avg(a), 1) desc limit 5',
+    ],
+  ])('%s', (query, expected) => {
+    expect(back(query)).toBe(expected);
+    expect(compile(fromSql(sqlOf(query)), { target: 'sql' }).sql).toBe(sqlOf(query));
+    expect(sqlOf(format(fromSql(sqlOf(query))))).toBe(sqlOf(query));
+  });
+
+  it('refuses a join and a distinct of expressions, which it does not read yet', () => {
+    expect(() => fromSql(sqlOf('from e a join c b on a.k = b.k select a.x, b.y'))).toThrow(/UNREADABLE_SQL|cannot read/);
+    expect(() => fromSql(sqlOf('from t select distinct a + 1 as z'))).toThrow(/cannot read/);
+  });
+});
+
 describe('fromSql refuses SQL that ckql did not write', () => {
   const total = 'count(*) OVER () AS "_ckql_total"';
   it.each([

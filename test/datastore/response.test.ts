@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { linksFor, objectsJson, objectsWriter, resultJson, resultPieces } from '../../src/datastore/response.js';
 import type { ResultParts } from '../../src/datastore/response.js';
 import type { JsonValue, Row } from '../../src/datastore/types.js';
+import { borrowPglite } from '../helpers/pglite-pool.js';
 
 const records: Row[] = Array.from({ length: 1_234 }, (_, i) => ({ _id: i + 1, big: i === 7 ? '9007199254740993' : i, note: i % 3 === 0 ? 'a, "b"\tc' : null }));
 
@@ -117,5 +118,22 @@ describe('objectsWriter', () => {
     const typed = [{ id: 'n', type: 'numeric' }, { id: 't', type: 'timestamp' }, { id: 'r', type: 'float' }] as const;
     expect(objectsWriter(typed, '2.12')([{ n: '7.50', t: '2023-09-07' }], 0, 1)).toBe('[{"n":7.50,"t":"2023-09-07T00:00:00.000","r":0.0573088}]');
     expect(objectsWriter([], '2.11')([{ a: 1 }, { b: 2 }], 0, 2)).toBe('[{},{}]');
+  });
+
+  it("writes a float8 as PostgreSQL's JSON writes it (CKAN's records are PostgreSQL's array_to_json)", async () => {
+    const numbers = [0.5, 1e-7, 1.5e-5, 0.0001, 2.5e15, 1e15 - 1, 123456789012345680000, -0, 1 / 3, -2.25e-300];
+    const { pg, release } = await borrowPglite();
+    let theirs: string;
+    try {
+      const texts = numbers.map((n) => (Object.is(n, -0) ? '-0' : String(n)));
+      const sql = 'SELECT array_to_json(array_agg(j))::text AS v FROM (SELECT x::float8 AS w FROM unnest($1::text[]) WITH ORDINALITY AS u(x, o) ORDER BY o) AS j';
+      theirs = (await pg.query<{ v: string }>(sql, [texts])).rows[0]!.v;
+    } finally {
+      await release();
+    }
+    const fields = [{ id: 'w', type: 'float8' }] as const;
+    const page = numbers.map((w) => ({ w }));
+    expect(objectsWriter(fields, '2.11')(page, 0, page.length)).toBe(theirs);
+    expect(objectsJson(fields, page, '2.11', 0, page.length)).toBe(theirs);
   });
 });

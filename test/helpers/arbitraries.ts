@@ -691,3 +691,111 @@ export function paramsFor(query: Query): fc.Arbitrary<Params> {
   const names = [...parameterNames(query)];
   return fc.tuple(...names.map(() => scalarValue)).map((values) => Object.fromEntries(names.map((n, i) => [n, values[i]!])) as Params);
 }
+
+// ---------------------------------------------------------------- expressions (docs/expressions.md)
+
+/** A number literal as the lexer reads one in an expression: its text kept (`100` an integer, `100.0` a numeric). */
+const numberLiteral: fc.Arbitrary<Expression> = fc
+  .constantFrom('0', '1', '2', '3', '7', '100', '-3', '0.5', '2.50', '100.0', '-1.25', '12345678901234567890.5')
+  .map((text): Expression => ({ kind: 'number', span, value: Number(text), text }));
+
+/**
+ * An expression over `fields` (a field, a literal, arithmetic, `||`, a
+ * negation, a cast, `case`, and the functions), as the parser gives it;
+ * with `aggregates`, aggregates of fields may stand for fields.
+ */
+export function computedExpressionArb(fields: readonly string[], options: { readonly aggregates?: boolean } = {}): fc.Arbitrary<Expression> {
+  const fieldArb = fc.constantFrom(...fields).map((name): Field => ({ kind: 'field', span, name }));
+  const aggregate = fc.oneof(
+    fc.constant<Expression>({ kind: 'aggregate', span, fn: 'count' }),
+    fc.tuple(fc.constantFrom('sum' as const, 'avg' as const, 'min' as const, 'max' as const, 'count' as const), fieldArb, fc.boolean())
+      .map(([fn, f, distinct]): Expression => ({ kind: 'aggregate', span, fn, field: f, ...(fn === 'count' && distinct ? { distinct: true as const } : {}) })),
+  );
+  const leaf: fc.Arbitrary<Expression> = fc.oneof(
+    { weight: 4, arbitrary: options.aggregates === true ? aggregate : fieldArb },
+    { weight: 2, arbitrary: numberLiteral },
+    { weight: 1, arbitrary: fc.constantFrom('x', 'a b', "it's", 'é:1').map((value): Expression => ({ kind: 'string', span, value })) },
+  );
+  const { expression } = fc.letrec<{ expression: Expression; computed: Expression }>((tie) => ({
+    expression: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, tie('computed')),
+    computed: fc.oneof(
+      fc.tuple(fc.constantFrom('+' as const, '-' as const, '*' as const, '/' as const, '%' as const, '||' as const), tie('expression'), tie('expression'))
+        .map(([op, left, right]): Expression => ({ kind: 'binary', span, op, left, right })),
+      tie('expression').map((operand): Expression => ({ kind: 'negate', span, operand })),
+      fc.tuple(tie('expression'), fc.constantFrom('numeric' as const, 'int' as const, 'int8' as const, 'float8' as const, 'text' as const), fc.boolean())
+        .map(([operand, type, shorthand]): Expression => ({ kind: 'cast', span, operand, type, ...(shorthand ? { shorthand: true as const } : {}) })),
+      fc.tuple(fieldArb, fc.constantFrom('gt' as const, 'eq' as const, 'lte' as const), tie('expression'), tie('expression'), fc.option(tie('expression'), { nil: undefined }))
+        .map(([f, op, bound, result, otherwise]): Expression => ({
+          kind: 'case',
+          span,
+          whens: [{ kind: 'when', span, condition: { kind: 'comparison', span, op, left: f, right: { kind: 'binary', span, op: '+', left: bound, right: { kind: 'number', span, value: 0, text: '0' } } }, result }],
+          ...(otherwise === undefined ? {} : { else: otherwise }),
+        })),
+      fc.tuple(fc.constantFrom('abs' as const, 'floor' as const, 'ceil' as const, 'lower' as const, 'upper' as const, 'length' as const, 'trim' as const), tie('expression'))
+        .map(([fn, arg]): Expression => ({ kind: 'call', span, fn, args: [arg] })),
+      fc.tuple(tie('expression'), fc.option(fc.constantFrom('0', '1', '2'), { nil: undefined }))
+        .map(([arg, places]): Expression => ({ kind: 'call', span, fn: 'round', args: places === undefined ? [arg] : [arg, { kind: 'number', span, value: Number(places), text: places }] })),
+      fc.tuple(fc.constantFrom('coalesce' as const, 'greatest' as const, 'least' as const, 'concat' as const), fc.array(tie('expression'), { minLength: 2, maxLength: 3 }))
+        .map(([fn, args]): Expression => ({ kind: 'call', span, fn, args })),
+      fc.tuple(tie('expression'), tie('expression')).map(([a, b]): Expression => ({ kind: 'call', span, fn: 'nullif', args: [a, b] })),
+      fc.tuple(tie('expression'), fc.constantFrom('1', '2'), fc.option(fc.constantFrom('0', '3'), { nil: undefined }))
+        .map(([s, from, count]): Expression => ({ kind: 'call', span, fn: 'substr', args: [s, { kind: 'number', span, value: Number(from), text: from }, ...(count === undefined ? [] : [{ kind: 'number' as const, span, value: Number(count), text: count }])] })),
+      fc.tuple(fc.constantFrom('year', 'month', 'day'), fieldArb).map(([unit, d]): Expression => ({ kind: 'call', span, fn: 'date_part', args: [{ kind: 'string', span, value: unit }, d] })),
+    ),
+  }));
+  return expression;
+}
+
+/**
+ * A query that computes over resource `resource` with `fields`: expressions
+ * in select (each named), in where (compared with an expression) and in
+ * order by; or grouped by fields, with aggregates in its expressions and a
+ * `having`.
+ */
+export function expressionQueryArb(resource: string, fields: readonly string[]): fc.Arbitrary<Query> {
+  const from = { kind: 'from' as const, span, resource: text(resource) };
+  const named = (values: readonly Expression[]): Select => ({
+    kind: 'select',
+    span,
+    items: values.map((value, i) => ({ kind: 'select-item' as const, span, value, as: { kind: 'name' as const, span, name: `e${i}` } })),
+  });
+  const direction = fc.constantFrom('asc' as const, 'desc' as const);
+  const limit = fc.integer({ min: 1, max: 20 }).map((value): Limit => ({ kind: 'limit', span, value: { kind: 'number', span, value } }));
+  const plain = fc
+    .record({
+      select: fc.array(computedExpressionArb(fields), { minLength: 1, maxLength: 3 }),
+      where: fc.option(fc.tuple(fc.constantFrom('eq' as const, 'ne' as const, 'lt' as const, 'gte' as const), computedExpressionArb(fields), computedExpressionArb(fields)), { nil: undefined }),
+      order: fc.option(fc.tuple(computedExpressionArb(fields), direction), { nil: undefined }),
+      limit,
+    })
+    .map(({ select, where, order, limit: l }): Query => ({
+      kind: 'query',
+      span,
+      from,
+      select: named(select),
+      ...(where === undefined
+        ? {}
+        : { where: { kind: 'where' as const, span, condition: { kind: 'comparison' as const, span, op: where[0], left: { kind: 'binary' as const, span, op: '+' as const, left: where[1], right: { kind: 'number' as const, span, value: 0, text: '0' } }, right: where[2] } } }),
+      ...(order === undefined ? {} : { order: { kind: 'order' as const, span, keys: [{ kind: 'sort-key' as const, span, field: order[0], direction: order[1] }] } }),
+      limit: l,
+    }));
+  const grouped = fc
+    .record({
+      keys: fc.uniqueArray(fc.constantFrom(...fields), { minLength: 1, maxLength: 2 }),
+      values: fc.array(computedExpressionArb(fields, { aggregates: true }), { minLength: 1, maxLength: 2 }),
+      having: fc.option(fc.tuple(fc.constantFrom('gt' as const, 'lte' as const), fc.constantFrom(0, 1, 2.5)), { nil: undefined }),
+      limit,
+    })
+    .map(({ keys, values, having, limit: l }): Query => ({
+      kind: 'query',
+      span,
+      from,
+      select: named([...keys.map((name): Expression => ({ kind: 'field', span, name })), ...values]),
+      group: { kind: 'group', span, keys: keys.map((name): Expression => ({ kind: 'field', span, name })) },
+      ...(having === undefined
+        ? {}
+        : { having: { kind: 'having' as const, span, condition: { kind: 'compare' as const, span, op: having[0], field: { kind: 'aggregate' as const, span, fn: 'count' as const }, value: { kind: 'number' as const, span, value: having[1] } } } }),
+      limit: l,
+    }));
+  return fc.oneof({ weight: 2, arbitrary: plain }, { weight: 1, arbitrary: grouped });
+}

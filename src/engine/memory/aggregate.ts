@@ -20,7 +20,9 @@ import type { Aggregate, Condition } from '../../ast.js';
 import { assertNever } from '../../ast.js';
 import type { FacetResult, FieldInfo, FieldType, JsonValue, Row } from '../../datastore/types.js';
 import { bucketFunction } from '../../datastore/buckets.js';
-import { decimalOf, decimalValue } from '../../datastore/decimal.js';
+import { decimalOf } from '../../datastore/decimal.js';
+import { floatValue, scaledValue } from '../../datastore/number-text.js';
+import { divideDecimal, divisionScale } from './expression.js';
 import { canonicalText, compareNumberColumn, compareValues, isNumberType, typeReading } from '../../datastore/values.js';
 import { validationError } from '../../errors.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
@@ -320,7 +322,7 @@ class FloatSum implements Accumulator {
   }
   result(average: boolean): JsonValue {
     if (this.n === 0) return null;
-    return average ? this.sum / this.n : this.sum;
+    return floatValue(average ? this.sum / this.n : this.sum);
   }
 }
 
@@ -445,13 +447,17 @@ class ExactSum implements Accumulator {
 
   result(average: boolean): JsonValue {
     if (this.n === 0) return null;
-    // Without a BigInt part, a sum of at most 15 digits is the double small / 10^scale (as `decimalValue` would say).
-    const sum =
-      this.big === 0n && Math.abs(this.small) < DIGITS_15 && this.scale < POWERS.length
-        ? this.small / this.unit
-        : decimalValue({ int: this.big + BigInt(this.small), scale: this.scale });
-    if (average) return (typeof sum === 'number' ? sum : Number(sum)) / this.n;
-    return sum === 0 ? 0 : sum;
+    // Without a BigInt part, a sum of at most 15 digits and no trailing zero is the double small / 10^scale, unless
+    // JavaScript would write that with an exponent (below 1e-6): as `scaledValue` would say.
+    if (!average && this.big === 0n && Math.abs(this.small) < DIGITS_15 && this.scale < POWERS.length && (this.scale === 0 || this.small % 10 !== 0)) {
+      const n = this.small === 0 ? 0 : this.small / this.unit;
+      if (n === 0 || this.scale === 0 || Math.abs(n) >= 1e-6) return n;
+    }
+    // PostgreSQL's numeric keeps its scale (`14866.0`); `avg` is the sum ÷ the count as numeric `/` divides.
+    const sum = { int: this.big + BigInt(this.small), scale: this.scale };
+    if (!average) return scaledValue(sum);
+    const count = { int: BigInt(this.n), scale: 0 };
+    return scaledValue(divideDecimal(sum, count, divisionScale(sum, count)));
   }
 }
 

@@ -9,7 +9,7 @@ import { fieldTypeOf, valueTypeOf, type ValueType } from '../../compile/expressi
 import { computedSlot, type BoundShape } from '../../compile/shape.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import type { FieldType, JsonValue, Row } from '../../datastore/types.js';
-import { compileExpression, conditionTest, type Leaves, type ScaledColumn } from './expression.js';
+import { compileExpression, conditionTest, outputValue, type Leaves, type ScaledColumn } from './expression.js';
 
 /** A field's value of an item (a joined row's position, a record), and its type. */
 export type FieldReading<T> = (field: Field) => { readonly read: (item: T) => JsonValue | null | undefined; readonly type: FieldType };
@@ -34,12 +34,19 @@ export function leavesOf<T>(reading: FieldReading<T>): Leaves<T> {
   };
 }
 
-/** An expression's value of an item, as a record holds it, the type of its column, and its scaled path as code (expression.ts `scaledColumn`). */
+/**
+ * An expression's value of an item, as a record holds it (a numeric with its
+ * scale), the type of its column, and its scaled path as code (expression.ts
+ * `scaledColumn`); as a `key` (a group key), without trailing zeros, so that
+ * `3.0` and `3` are one group (`outputValue`), and with no scaled path.
+ */
 export function expressionReader<T>(
   expression: Expression,
   reading: FieldReading<T>,
+  key = false,
 ): { readonly read: (item: T) => JsonValue; readonly type: FieldType; readonly scaled: (prefix: string, exit: string) => ScaledColumn<T> | undefined } {
   const compiled = compileExpression(expression, leavesOf(reading));
+  if (key) return { read: (item) => outputValue(compiled.run(item), true), type: fieldTypeOf(compiled.type), scaled: () => undefined };
   return { read: compiled.output, type: fieldTypeOf(compiled.type), scaled: compiled.scaled };
 }
 

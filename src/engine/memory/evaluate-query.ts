@@ -15,7 +15,9 @@ import type { FacetResult, Facets, FieldInfo, FieldType, JsonValue, Row, SearchR
 import { likePatternError, queryError, resourceNotFound, validationError } from '../../errors.js';
 import { bindShape, mapCondition, shapeOf } from '../../compile/shape.js';
 import type { BoundShape, FacetSpec, Shape } from '../../compile/shape.js';
-import { addDecimal, decimalOf, decimalText, decimalValue } from '../../datastore/decimal.js';
+import { addDecimal, decimalOf } from '../../datastore/decimal.js';
+import { floatValue, scaledValue } from '../../datastore/number-text.js';
+import { divideDecimal, divisionScale } from './expression.js';
 import type { Decimal } from '../../datastore/decimal.js';
 import { bucketFunction } from '../../datastore/buckets.js';
 import { bind } from '../../compile/bind.js';
@@ -631,14 +633,14 @@ function keptTuples(shape: Shape, tables: readonly (Table | readonly Row[])[], b
   return { tuples: kept, context };
 }
 
-/** A group's key value, or a record's value of a field, a bucket or an expression. */
-function valueIn(value: Expression, flat: Record<string, JsonValue>, bound: BoundShape): JsonValue {
+/** A group's key value (`key`: a number without trailing zeros), or a record's value of a field, a bucket or an expression. */
+function valueIn(value: Expression, flat: Record<string, JsonValue>, bound: BoundShape, key = false): JsonValue {
   if (value.kind !== 'field' && value.kind !== 'bucket') {
     const reading = (f: Field) => {
       const ref = bound.ref(f);
       return { read: (row: Record<string, JsonValue>) => row[flatKey(ref.side, ref.info.id)] ?? null, type: ref.info.type };
     };
-    return expressionReader(value, reading).read(flat);
+    return expressionReader(value, reading, key).read(flat);
   }
   const field = value.kind === 'field' ? value : value.field;
   const ref = bound.ref(field);
@@ -662,7 +664,7 @@ function aggregateOver(aggregate: Aggregate, group: readonly Tuple[], bound: Bou
       const float = type === 'float8' || type === 'float';
       if (float) {
         const total = values.reduce<number>((sum, v) => sum + Number(v), 0);
-        return aggregate.fn === 'sum' ? total : total / values.length;
+        return floatValue(aggregate.fn === 'sum' ? total : total / values.length);
       }
       let sum: Decimal = { int: 0n, scale: 0 };
       for (const v of values) {
@@ -670,7 +672,10 @@ function aggregateOver(aggregate: Aggregate, group: readonly Tuple[], bound: Bou
         if (d === undefined) throw validationError('query', `invalid input syntax for type numeric: ${JSON.stringify(canonicalText(v))}`);
         sum = addDecimal(sum, d);
       }
-      return aggregate.fn === 'sum' ? decimalValue(sum) : Number(decimalText(sum)) / values.length;
+      // numeric keeps its scale; avg is numeric's sum ÷ count, at the scale of PostgreSQL's numeric `/`
+      if (aggregate.fn === 'sum') return scaledValue(sum);
+      const count: Decimal = { int: BigInt(values.length), scale: 0 };
+      return scaledValue(divideDecimal(sum, count, divisionScale(sum, count)));
     }
     case 'min':
     case 'max': {
@@ -717,7 +722,7 @@ function evaluateShaped(q: Query, source: Table | readonly Row[] | TableFinder):
   if (shape.grouped) {
     const groups = new Map<string, Tuple[]>();
     for (const tuple of tuples) {
-      const key = JSON.stringify(shape.keys.map((k) => canonicalText(valueIn(k, tuple.flat, bound))));
+      const key = JSON.stringify(shape.keys.map((k) => canonicalText(valueIn(k, tuple.flat, bound, true))));
       const list = groups.get(key);
       if (list === undefined) groups.set(key, [tuple]);
       else list.push(tuple);
@@ -727,7 +732,7 @@ function evaluateShaped(q: Query, source: Table | readonly Row[] | TableFinder):
     const compute = withComputedSlots(bound);
     const slotRows = [...groups.values()].map((group) => {
       const row: Record<string, JsonValue> = {};
-      shape.keys.forEach((k, i) => (row[`k${i}`] = group.length === 0 ? null : valueIn(k, group[0]!.flat, bound)));
+      shape.keys.forEach((k, i) => (row[`k${i}`] = group.length === 0 ? null : valueIn(k, group[0]!.flat, bound, true)));
       shape.aggregates.forEach((a, i) => (row[`a${i}`] = aggregateOver(a, group, bound)));
       return row;
     }).map((row) => (compute === undefined ? row : (compute(row) as Record<string, JsonValue>)));

@@ -12,6 +12,7 @@ import { assertNever, type Condition, type Expression, type Operand, type Value 
 import { expressionType, isNumber, literalType, type ValueType } from '../../compile/expression-types.js';
 import { dateBucket } from '../../datastore/buckets.js';
 import { decimalOf, decimalText, decimalValue, type Decimal } from '../../datastore/decimal.js';
+import { floatText, floatValue, scaledText, scaledValue } from '../../datastore/number-text.js';
 import type { JsonValue } from '../../datastore/types.js';
 import { generate } from '../../datastore/generate.js';
 import { canonicalText, compareText } from '../../datastore/values.js';
@@ -55,10 +56,18 @@ export function compileExpression<T>(expression: Expression, leaves: Leaves<T>):
   return compiled;
 }
 
-/** The value as a record's field holds it: a decimal as a number when a double holds it exactly, else its text. */
-export function outputValue(value: Computed): JsonValue {
+/**
+ * The value as a record's field holds it, PostgreSQL's text kept where a
+ * number would write another (docs/engines.md, Numbers in the output): a
+ * decimal with its scale (`"2.0"`), a float8 PostgreSQL writes with an
+ * exponent (`"1e+20"`) as that text. A `key` (a group key, a distinct
+ * value) drops trailing zeros instead, so equal numbers of two scales are
+ * one group, as they are in PostgreSQL.
+ */
+export function outputValue(value: Computed, key = false): JsonValue {
   if (value === null || value === undefined) return null;
-  if (isDecimal(value)) return decimalValue(value);
+  if (isDecimal(value)) return key ? decimalValue(value) : scaledValue(value);
+  if (typeof value === 'number' && !key) return floatValue(value);
   return value as JsonValue;
 }
 
@@ -74,30 +83,6 @@ export function valueText(value: Computed, type: ValueType): string | null {
 
 function isDecimal(value: unknown): value is Decimal {
   return typeof value === 'object' && value !== null && typeof (value as Decimal).int === 'bigint';
-}
-
-function scaledText(d: Decimal): string {
-  const negative = d.int < 0n;
-  let digits = (negative ? -d.int : d.int).toString();
-  if (d.scale > 0) {
-    digits = digits.padStart(d.scale + 1, '0');
-    digits = `${digits.slice(0, digits.length - d.scale)}.${digits.slice(digits.length - d.scale)}`;
-  }
-  return negative && /[1-9]/.test(digits) ? `-${digits}` : digits;
-}
-
-function floatText(n: number): string {
-  if (Number.isNaN(n)) return 'NaN';
-  if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
-  if (Object.is(n, -0)) return '-0';
-  const abs = Math.abs(n);
-  // PostgreSQL's shortest text switches to an exponent below 1e-4 and from 1e15
-  if (abs !== 0 && (abs < 1e-4 || abs >= 1e15)) {
-    const [mantissa, exponent] = n.toExponential().split('e') as [string, string];
-    const e = Number(exponent);
-    return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
-  }
-  return String(n);
 }
 
 // ---------------------------------------------------------------- conversions
@@ -164,7 +149,7 @@ function convert(value: Computed, from: ValueType, to: ValueType): Computed {
       return d === null ? null : checkRange(roundDecimal(d, 0).int, to);
     }
     case 'numeric':
-      return toDecimal(value);
+      return from === 'float8' ? float8Numeric(value as number) : toDecimal(value);
     case 'float8':
       return toFloat(value);
     case 'text':
@@ -185,6 +170,12 @@ function convert(value: Computed, from: ValueType, to: ValueType): Computed {
     default:
       return assertNever(to, 'type');
   }
+}
+
+/** `x::numeric` of a float8: its 15 significant digits, as PostgreSQL's `float8_numeric` writes them (`%.15g`). */
+function float8Numeric(n: number): Decimal {
+  if (!Number.isFinite(n)) throw invalidInput('numeric', n);
+  return decimalOf(Number(n.toPrecision(15)))!;
 }
 
 function integerText(value: Computed): Computed {
@@ -248,7 +239,7 @@ function weightAndFirst(d: Decimal): { weight: number; first: number } {
 }
 
 /** The scale PostgreSQL gives `a / b` of numerics (numeric.c, select_div_scale). */
-function divisionScale(a: Decimal, b: Decimal): number {
+export function divisionScale(a: Decimal, b: Decimal): number {
   const x = a.int === 0n ? { weight: 0, first: 0 } : weightAndFirst(a);
   const y = weightAndFirst(b);
   let qweight = x.weight - y.weight;
@@ -258,7 +249,8 @@ function divisionScale(a: Decimal, b: Decimal): number {
   return Math.min(scale, 1000);
 }
 
-function divideDecimal(a: Decimal, b: Decimal, scale: number): Decimal {
+/** `a / b` to `scale` places, rounded half away from zero (PostgreSQL's `div_var`). */
+export function divideDecimal(a: Decimal, b: Decimal, scale: number): Decimal {
   // a / b to `scale` places, rounded half away from zero: one more digit, then rounded
   const num = a.int * 10n ** BigInt(Math.max(0, scale + 1 + b.scale - a.scale));
   const den = b.int * 10n ** BigInt(Math.max(0, a.scale - scale - 1 - b.scale));
@@ -651,7 +643,8 @@ function unitsOf(value: unknown, out: Scaled): boolean {
     out.scale = 0;
     return true;
   }
-  if (out.scale > 0 && placesAre(value, out.scale, out)) return true;
+  // The previous value's places, unless fewer say this one (a numeric's scale is its shortest text's, as the exact path reads it).
+  if (out.scale > 0 && placesAre(value, out.scale, out) && out.units % 10 !== 0) return true;
   for (let p = 1; p <= MAX_SCALE; p++) {
     const m: number = value * POWERS[p]! + ROUNDING - ROUNDING;
     if (!(Math.abs(m) < 1e15)) return false;
@@ -674,11 +667,19 @@ function placesAre(value: number, p: number, out: Scaled): boolean {
   return true;
 }
 
-/** The value `outputValue` gives the decimal (`decimalValue`: below 10^15 units, the double nearest the quotient). */
-function scaledValue(units: number, scale: number): JsonValue {
+/**
+ * The value `outputValue` gives the decimal of `units` over 10^scale
+ * (`scaledValue`): below 10^15 units and without a trailing zero, the double
+ * nearest the quotient; otherwise its text with the scale kept (`"2.0"`).
+ */
+function unitsValue(units: number, scale: number): JsonValue {
   // `+ 0` makes a negative zero (a product with a negative factor) the 0 the BigInt path gives
-  if (Math.abs(units) < 1e15) return units / POWERS[scale]! + 0;
-  return decimalValue({ int: BigInt(units), scale });
+  const m = units + 0;
+  if (Math.abs(m) < 1e15) {
+    const n = m / POWERS[scale]!;
+    if (scale === 0 || (m % 10 !== 0 && Math.abs(n) >= 1e-6)) return n;
+  }
+  return scaledValue({ int: BigInt(m), scale });
 }
 
 /**
@@ -756,7 +757,7 @@ function floorOrCeil(units: number, scale: number, up: boolean): number {
 }
 
 /** What the generated code is given: its reads of leaves, the exact path, the helpers. */
-const HELPERS = { unitsOf, scaledValue, remainder, divideTowardZero, roundScaled, floorOrCeil, POWERS };
+const HELPERS = { unitsOf, scaledValue: unitsValue, remainder, divideTowardZero, roundScaled, floorOrCeil, POWERS };
 
 /** The code of an expression's scaled path as it is written: statements, the leaves it reads, fresh names. */
 interface ScaledCode<T> {

@@ -552,7 +552,7 @@ function* groupedJoinRows(bound: BoundShape, views: readonly TableView[], each: 
   const aggregator = makeAggregator<number>({
     keys: shape.keys.map((key) => {
       if (key.kind === 'field') return fieldOf(key);
-      if (key.kind !== 'bucket') return expressionReader<number>(key, (f) => ({ read: fieldOf(f), type: bound.ref(f).info.type })).read;
+      if (key.kind !== 'bucket') return expressionReader<number>(key, (f) => ({ read: fieldOf(f), type: bound.ref(f).info.type }), true).read;
       const value = fieldOf(key.field);
       const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
       return (j) => bucket(value(j));
@@ -609,7 +609,7 @@ function* groupedRowsOfOne(bound: BoundShape, joined: Joined): Steps<Row[]> {
   const aggregator = makeAggregator<Row>({
     keys: shape.keys.map((key) => {
       if (key.kind === 'field') return read(key);
-      if (key.kind !== 'bucket') return expressionReader<Row>(key, (f) => ({ read: read(f), type: bound.ref(f).info.type })).read;
+      if (key.kind !== 'bucket') return expressionReader<Row>(key, (f) => ({ read: read(f), type: bound.ref(f).info.type }), true).read;
       const value = read(key.field);
       const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
       return (row) => bucket(value(row));
