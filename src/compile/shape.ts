@@ -404,6 +404,8 @@ export function ownName(value: Expression): string | undefined {
       return ownName(value.operand);
     case 'case':
       return 'case';
+    case 'window':
+      return value.call.kind === 'aggregate' ? ownName(value.call) : value.call.fn;
     default:
       return undefined;
   }

@@ -3,7 +3,7 @@
  * condition mentions, and the parameters of a query, in source order.
  */
 import { assertNever, type Condition, type Field, type Parameter, type Query, type Value } from '../ast.js';
-import { conditionLeaves, expressionLeaves } from './expressions.js';
+import { conditionLeaves, expressionLeaves, windowParts } from './expressions.js';
 
 /**
  * Every value node of a condition, depth first (source order); a `like`
@@ -28,7 +28,7 @@ export function conditionValues(condition: Condition, out: Value[] = []): Value[
     case 'is-null':
       return out;
     case 'comparison':
-      for (const leaf of conditionLeaves(condition)) if (leaf.kind !== 'field' && leaf.kind !== 'aggregate' && leaf.kind !== 'bucket') out.push(leaf);
+      for (const leaf of conditionLeaves(condition)) out.push(...leafValues(leaf));
       return out;
     case 'not':
       return conditionValues(condition.condition, out);
@@ -95,7 +95,8 @@ export function parametersOf(query: Query): Parameter[] {
   // the parameters of expressions: select items, group keys, having, sort keys
   for (const item of query.select?.items ?? []) if (item.value.kind !== 'star') values.push(...expressionValues(item.value));
   for (const key of query.group?.keys ?? []) values.push(...expressionValues(key));
-  if (query.having !== undefined) values.push(...conditionLeaves(query.having.condition).filter(isValue));
+  if (query.having !== undefined) values.push(...conditionLeaves(query.having.condition).flatMap(leafValues));
+  if (query.qualify !== undefined) values.push(...conditionLeaves(query.qualify.condition).flatMap(leafValues));
   for (const key of query.order?.keys ?? []) values.push(...expressionValues(key.field));
   if (query.limit !== undefined) values.push(query.limit.value);
   if (query.offset !== undefined) values.push(query.offset.value);
@@ -110,10 +111,20 @@ export function firstParameter(query: Query): Parameter | undefined {
   return parametersOf(query)[0];
 }
 
-function isValue(leaf: { readonly kind: string }): leaf is Value {
-  return leaf.kind !== 'field' && leaf.kind !== 'aggregate' && leaf.kind !== 'bucket';
+/** The values a leaf is or holds: itself when a value, a window's values (`lag(x, $n)`), else none. */
+function leafValues(leaf: ReturnType<typeof expressionLeaves>[number]): Value[] {
+  switch (leaf.kind) {
+    case 'field':
+    case 'aggregate':
+    case 'bucket':
+      return [];
+    case 'window':
+      return windowParts(leaf).flatMap(expressionValues);
+    default:
+      return [leaf];
+  }
 }
 
 function expressionValues(expression: Parameters<typeof expressionLeaves>[0]): Value[] {
-  return expressionLeaves(expression).filter(isValue);
+  return expressionLeaves(expression).flatMap(leafValues);
 }

@@ -35,3 +35,16 @@ test('the whole grammar round-trips too: comparisons, between, like, is null, no
     propertyParameters(),
   );
 }, 120_000);
+
+test('windows round-trip: window functions and aggregates over partitions and orders, named in select, tested in qualify', () => {
+  fc.assert(
+    fc.property(queryArb({ windows: true }), (query) => {
+      const text = format(query);
+      const back = parse(text);
+      expect(stripSpans(back)).toEqual(stripSpans(query));
+      expect(spanProblems(back, text)).toEqual([]);
+      expect(format(back)).toBe(text);
+    }),
+    propertyParameters(),
+  );
+}, 120_000);
