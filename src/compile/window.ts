@@ -85,11 +85,12 @@ export function windowStep(query: Query): WindowStep | undefined {
   const items: SelectItem[] = [];
   const hidden = new Map<string, string>();
   // A column of the inner query that holds a value the step reads (one per value).
+  let count = 0;
   const hiddenColumn = (value: Expression): string => {
-    const key = JSON.stringify(value, (k, v: unknown) => (k === 'span' ? undefined : v));
+    const key = valueKey(value);
     let name = hidden.get(key);
     if (name === undefined) {
-      name = `${HIDDEN}${hidden.size}`;
+      name = `${HIDDEN}${count++}`;
       hidden.set(key, name);
       items.push({ kind: 'select-item', span: value.span, value, as: { kind: 'name', span: value.span, name } });
     }
@@ -116,18 +117,20 @@ export function windowStep(query: Query): WindowStep | undefined {
   };
 
   const columns: string[] = [];
-  for (const { item, name } of namedItems(query)) {
+  const named = namedItems(query);
+  // The answer's columns first: a value the step reads that one of them holds is read from it, not copied.
+  for (const { item, name } of named) {
     if (name.startsWith(HIDDEN)) notYet(`the name ${JSON.stringify(name)}`, item.span, `a column of a query with windows is not named "${HIDDEN}…": rename it`);
     const value = item.value as Expression;
     columns.push(name);
-    if (value.kind === 'window') {
-      windowColumn(value, name);
-      continue;
-    }
+    if (value.kind === 'window') continue;
     const inner = firstWindow(value);
     if (inner !== undefined) notYet('a window inside an expression', inner.span, `name the window in select and compute over the name in a query of this one; or select ${expressionText(inner)} as its own column`);
     items.push({ kind: 'select-item', span: item.span, value, as: { kind: 'name', span: item.as?.span ?? item.span, name } });
+    const key = valueKey(value);
+    if (!hidden.has(key)) hidden.set(key, name);
   }
+  for (const { item, name } of named) if (item.value.kind === 'window') windowColumn(item.value, name);
   // A name of the answer, or (not one) a value of the inner query's rows in a column of its own.
   const columnOf = (value: Expression): string => {
     if (value.kind === 'field' && value.qualifier === undefined && columns.includes(value.name)) return value.name;
@@ -158,6 +161,11 @@ export function windowStep(query: Query): WindowStep | undefined {
 
 function columnKey(column: string, key: { readonly direction: SortDirection; readonly nulls?: 'first' | 'last' }): ColumnKey {
   return key.nulls === undefined ? { column, direction: key.direction } : { column, direction: key.direction, nulls: key.nulls };
+}
+
+/** A value's text without its spans: equal values, one key. */
+function valueKey(value: Expression): string {
+  return JSON.stringify(value, (k, v: unknown) => (k === 'span' ? undefined : v));
 }
 
 function sameWindow(a: Window, b: Window): boolean {
