@@ -269,6 +269,20 @@ function numberKeys(rows: readonly Row[], part: readonly number[], key: ColumnKe
   return keys;
 }
 
+/** 0, 1, …, n − 1. */
+function identity(n: number): Int32Array {
+  const out = new Int32Array(n);
+  for (let j = 0; j < n; j++) out[j] = j;
+  return out;
+}
+
+/** The positions of a partition's members in an order of them. */
+function gather(part: readonly number[], order: Int32Array): Int32Array {
+  const out = new Int32Array(order.length);
+  for (let j = 0; j < order.length; j++) out[j] = part[order[j]!]!;
+  return out;
+}
+
 /** One window's column over every row, by the rows' positions. */
 function* computeWindow(rows: readonly Row[], spec: WindowSpec, typeOf: (column: string) => FieldType | undefined): Steps<JsonValue[]> {
   const values = new Array<JsonValue>(rows.length);
@@ -281,16 +295,17 @@ function* computeWindow(rows: readonly Row[], spec: WindowSpec, typeOf: (column:
     const keys = spec.order.length === 1 ? numberKeys(rows, part, spec.order[0]!) : undefined;
     if (keys !== undefined) {
       // one key of numbers (the common case): sorted by a typed array of them
-      const order = Int32Array.from(part.keys());
+      let order = identity(part.length);
       if (part.length <= SLICE) order.sort((a, b) => keys[a]! - keys[b]! || a - b);
-      else order.set(yield* sortSteps(part.length, (a, b) => keys[a]! - keys[b]! || a - b));
-      sorted = Array.from(order, (j) => part[j]!);
-      peers = (i, j) => (keys[order[i]!] === keys[order[j]!] ? 0 : 1);
+      else order = yield* sortSteps(part.length, (a, b) => keys[a]! - keys[b]! || a - b);
+      sorted = gather(part, order);
+      const members = order;
+      peers = (i, j) => (keys[members[i]!] === keys[members[j]!] ? 0 : 1);
     } else if (spec.order.length > 0) {
       const compare = memberOrder(rows, part, spec.order, typeOf);
       const tie = (a: number, b: number): number => compare(a, b) || a - b;
-      const order = part.length <= SLICE ? Int32Array.from(part.keys()).sort(tie) : yield* sortSteps(part.length, tie);
-      sorted = Array.from(order, (j) => part[j]!);
+      const order = part.length <= SLICE ? identity(part.length).sort(tie) : yield* sortSteps(part.length, tie);
+      sorted = gather(part, order);
       peers = (i, j) => compare(order[i]!, order[j]!);
     }
     fill(rows, sorted, spec, peers, typeOf, values);
