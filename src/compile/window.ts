@@ -5,9 +5,9 @@
  * `qualify`, `order by`, `offset` and `limit`, then the visible columns.
  *
  * The inner query selects every column of the answer that is no window, and
- * hidden columns (`_ckql_0`, `_ckql_1`, …) for what the step reads: each
- * window's argument, partition and order keys, a key of `order by` or a
- * field `qualify` tests that the answer does not show. So the step works
+ * hidden columns (`_ckql_0`, `_ckql_1`, …) for what the step reads that no
+ * column of the answer holds: a window's argument, partition and order
+ * keys, a key of `order by` or a field `qualify` tests. So the step works
  * over named columns only, and is written the same on every engine: SQL
  * over a subquery (`windowSql`), the executor's `window` operator and the
  * memory engine over rows (engine/memory/window.ts).
@@ -69,7 +69,7 @@ const HIDDEN = '_ckql_';
  * compute yet, at its span.
  * @example
  * windowStep(parse('from g select s, row_number() over (partition by s order by x desc) as r qualify r <= 3'))
- * // inner: from g select s as s, s as _ckql_0, x as _ckql_1; windows: [r: row_number over (_ckql_0) by _ckql_1 desc]; qualify: r <= 3
+ * // inner: from g select s as s, x as _ckql_0; windows: [r: row_number over (s) by _ckql_0 desc]; qualify: r <= 3
  */
 export function windowStep(query: Query): WindowStep | undefined {
   if (!hasWindow(query)) return undefined;
