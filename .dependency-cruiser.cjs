@@ -1,6 +1,6 @@
 /**
  * Folders import one way (docs/architecture.md):
- *   core (ast, span, errors, text) → datastore → language (syntax, format, diagnostics) → compile
+ *   core (ast, span, errors, text) → datastore → syntax → language (format, diagnostics) → compile
  *   → language-service → engine → execute → server | client | config → session → output → lsp | cli | repl
  * A folder may import its own layer's files and any layer to its left, never one to its right;
  * module-level cycles are refused everywhere.
@@ -8,7 +8,8 @@
 const layers = [
   ['core', '^src/(ast|span|errors|text)\\.ts$'],
   ['datastore', '^src/datastore/'],
-  ['language', '^src/(syntax/|format\\.ts$|diagnostics\\.ts$)'],
+  ['syntax', '^src/syntax/'],
+  ['language', '^src/(format|diagnostics)\\.ts$'],
   ['compile', '^src/compile/'],
   ['language-service', '^src/language-service/'],
   ['engine', '^src/engine/'],
@@ -24,7 +25,7 @@ const layers = [
 ];
 // Layers of the same rank may not import each other (server, client and config are siblings).
 const rank = {
-  core: 0, datastore: 1, language: 2, compile: 3, 'language-service': 3.5, engine: 4, execute: 4.5,
+  core: 0, datastore: 1, syntax: 2, language: 2.5, compile: 3, 'language-service': 3.5, engine: 4, execute: 4.5,
   server: 5, client: 5, config: 5, session: 6, output: 7, repl: 8, lsp: 8, cli: 9,
 };
 

@@ -16,7 +16,9 @@
  * number in the page.
  */
 import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { RunConfig } from './lib/config.js';
 import { ChildTimeout, runChild } from './lib/child.js';
 import { ckqlModules } from './lib/ckql.js';
@@ -42,8 +44,8 @@ interface PeerRun {
   readonly peakRss?: number;
 }
 
-/** How long the PGlite load may take before it is reported as not finished (it stopped working here, idle, more than once). */
-const LITE_TIMEOUT_MS = 240_000;
+/** How long the PGlite load may take before it is reported as not finished (1,000,000 rows took 8 min on the loaded machine). */
+const LITE_TIMEOUT_MS = 1_200_000;
 
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
@@ -73,9 +75,10 @@ async function benchPeers(config: RunConfig, log: (line: string) => void): Promi
   const bytes = statSync(file).size;
   const url = process.env.CKQL_BENCH_PG_URL ?? process.env.CKQL_TEST_PG_URL;
   const runs = config.quick ? 1 : 3;
-  // PGlite reads a smaller file of the same kind (the notes say why).
-  const liteRows = config.quick ? 10_000 : 30_000;
+  // PGlite reads the same file into a folder, as `ckql load --db DIR` does (the notes say why a folder).
+  const liteRows = config.quick ? 10_000 : rows;
   const liteFile = salesFile(liteRows);
+  const liteDir = mkdtempSync(join(tmpdir(), 'ckql-bench-pglite-'));
   const names = ['ckql memory engine: loadResources', 'DuckDB read_csv (CREATE TABLE AS, in memory)', ...(url === undefined ? [] : ['psql \\copy into a plain table']), `ckql PGlite engine: loadFiles (COPY in batches), ${formatCount(liteRows)} rows`];
   const measured = new Map<string, PeerRun[]>(names.map((name) => [name, []]));
   const keep = (name: string, run: PeerRun): void => {
@@ -91,7 +94,7 @@ async function benchPeers(config: RunConfig, log: (line: string) => void): Promi
     // PGlite takes longest and its figure is judged by memory alone: one run.
     if (i === 0) {
       try {
-        keep(names.at(-1) as string, await runChild<PeerRun>('load-peers.ts', ['pglite', liteFile], { timeoutMs: LITE_TIMEOUT_MS }));
+        keep(names.at(-1) as string, await runChild<PeerRun>('load-peers.ts', ['pglite', liteFile, liteDir], { timeoutMs: LITE_TIMEOUT_MS }));
       } catch (error) {
         if (!(error instanceof ChildTimeout)) throw error;
         log(`load: ${error.message}`);
@@ -99,6 +102,7 @@ async function benchPeers(config: RunConfig, log: (line: string) => void): Promi
     }
   }
   if (url !== undefined) psql(url, `DROP TABLE IF EXISTS ${PSQL_TABLE}`);
+  rmSync(liteDir, { recursive: true, force: true });
   const summary = (name: string) => {
     const all = measured.get(name) ?? [];
     const of = (pick: (run: PeerRun) => number | undefined): number | undefined => {
@@ -140,15 +144,14 @@ async function benchPeers(config: RunConfig, log: (line: string) => void): Promi
         met: judged && copy !== undefined ? ckql.ms <= 1.5 * copy.ms : null,
       },
       {
-        section: 'load', what: `8-column CSV: PGlite engine load, peak RSS (measured on ${formatCount(liteRows)} rows)`, goal: `≤ 400 MB (on ${formatCount(rows)} rows)`,
-        measured: lite.runs === 0 ? `did not finish within ${LITE_TIMEOUT_MS / 1000} s (the process idle, its load never ending)` : `${formatBytes(lite.peak as number)} for ${formatCount(liteRows)} rows; ${formatTime(lite.ms)}`,
-        // Over the bound at the smaller file, it is over at the larger one too; under it, the larger one is not measured.
-        met: judged && (lite.runs === 0 || (lite.peak as number) > 400e6) ? false : null,
+        section: 'load', what: `${formatCount(liteRows)}-row 8-column CSV: PGlite engine load into a folder (\`ckql load --db\`), peak RSS`, goal: '≤ 400 MB',
+        measured: lite.runs === 0 ? `did not finish within ${LITE_TIMEOUT_MS / 1000} s` : `${formatBytes(lite.peak as number)}; ${formatTime(lite.ms)} (CKAN's layout: the \`_full_text\` trigger and its GiST indexes)`,
+        met: judged ? lite.runs > 0 && (lite.peak as number) <= 400e6 : null,
       },
     ],
     notes: [
       'sales.csv is generated from a seed (bench/lib/data.ts `salesFile`): 5 % of the texts are quoted (a comma or doubled quotes in them), an eighth of the words are not ASCII, 1 % of the qty cells are empty. Every contender runs in a fresh process (bench/children/load-csv.ts, load-peers.ts), its modules loaded and its database started before the clock starts; "wall" is the load alone, CPU is the process\'s user + system time over all its threads (DuckDB reads with its default threads), peak RSS the process\'s high-water mark. `psql \\copy` is timed as a whole client process (its connection included) and the rows live in the server, so it has no RSS here. The machine is shared: wall times stretch with its load, and the ratios of one run are what is judged.',
-      'The memory loader reads the bytes with its own CSV reader (src/engine/memory/csv-reader.ts): a number cell is read from its digits into a double (its text given back by `toFixed` if the column turns to text), a repeated text is found in its column\'s pool by its bytes, and only kept texts become strings, each of its own (a string cut from a chunk\'s text would keep the whole chunk alive). PGlite is the `pglite` engine\'s load: two passes over the file (types, then `COPY` in batches of 10,000 rows) into an in-memory database, which holds the table, its `_full_text` and its indexes in the process; it reads a 30,000-row file of the same kind: on this machine a 1,000,000-row one ran past a quarter of an hour, and a 200,000-row one stopped working (the process idle, its load never ending) after a minute of CPU, twice.',
+      'The memory loader reads the bytes with its own CSV reader (src/engine/memory/csv-reader.ts): a number cell is read from its digits into a double (its text given back by `toFixed` if the column turns to text), a repeated text is found in its column\'s pool by its bytes, and only kept texts become strings, each of its own (a string cut from a chunk\'s text would keep the whole chunk alive). PGlite is the `pglite` engine\'s load as `ckql load --db DIR` runs it: two passes over the file (types, then `COPY` in batches of 10,000 rows) into a database in a folder, in CKAN\'s layout (the `_full_text` trigger, then CKAN\'s GiST indexes); its memory is PGlite\'s WebAssembly heap and the batch, not the table. In memory (`ckql serve --engine pglite FILE`) the database itself is in the process: about 490 bytes a row in this layout (30,000 rows: 14.8 MB of table and indexes), so 1,000,000 rows cannot fit 400 MB there. The child once waited on an open handle after its load (the bench reported such runs as never ending): it now closes the database and exits once its line is written.',
     ],
   };
 }
@@ -194,7 +197,7 @@ export async function benchLoad(config: RunConfig, log: (line: string) => void):
   log('load: readResponse on a 32,000-record page, with and without an integer beyond 2^53');
   const { readResponse } = await ckqlModules.response();
   const records = Array.from({ length: PAGE }, (_, i) => ({ _id: i + 1, student: `S-${String(i).padStart(6, '0')}`, course: 'MATH-101', term: '2023-autumn', status: 'completed', grade: 4.5, enrolled_on: '2023-07-08' }));
-  const plain = JSON.stringify({ help: 'h', success: true, result: { records, fields: FIELDS, total: PAGE } });
+  const plain = JSON.stringify({ help: 'h', success: true, result: { resource_id: 'enrolments', records, fields: FIELDS, total: PAGE } });
   const exact = plain.replace('"_id":7,', '"_id":9007199254740993,');
   const context = { origin: 'http://bench', sentToken: false };
   if (readResponse(200, exact, context).records[6]?._id !== '9007199254740993') throw new Error('load bench: readResponse did not keep 9007199254740993 exact');

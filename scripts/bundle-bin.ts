@@ -16,7 +16,11 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}dist/bin`;
 
-/** What both bundles share: ESM with chunks beside their entries, for Node 20, whitespace and syntax minified. */
+/**
+ * What both bundles share: ESM with chunks beside their entries, for Node 20, syntax minified. Whitespace is
+ * kept: Node shows the source line of an uncaught error, and a minified bundle is a few lines of hundreds of
+ * kilobytes each (start-up costs no more measurably: a demo query took ≈ 0.4 s of CPU either way, 8 runs each on the loaded machine).
+ */
 const common = {
   bundle: true,
   splitting: true,
@@ -26,7 +30,7 @@ const common = {
   // Chunks sit beside the entry: code that finds files from import.meta.url (the demo data, package.json) sees one depth.
   chunkNames: '[name]-[hash]',
   legalComments: 'none',
-  minifyWhitespace: true,
+  minifyWhitespace: false,
   minifySyntax: true,
   logLevel: 'warning',
 } as const;

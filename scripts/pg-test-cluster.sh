@@ -49,6 +49,9 @@ case "${1:-}" in
     port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
     as_owner "$initdb" -D "$dir/data" -U ckql --auth=trust --locale=C.UTF-8 --encoding=UTF8 >"$dir/initdb.log" 2>&1 \
       || as_owner "$initdb" -D "$dir/data" -U ckql --auth=trust --locale=C --encoding=UTF8 >"$dir/initdb.log" 2>&1
+    # One role is checked by password (the tests of a refused password); every other connects by trust.
+    { echo 'host all ckql_password 127.0.0.1/32 scram-sha-256'; cat "$dir/data/pg_hba.conf"; } >"$dir/pg_hba.conf" \
+      && as_owner cp "$dir/pg_hba.conf" "$dir/data/pg_hba.conf"
     as_owner "$pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
       -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
       start >&2

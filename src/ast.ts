@@ -76,14 +76,17 @@ export type AggregateFunction = 'count' | 'sum' | 'avg' | 'min' | 'max';
 
 /**
  * `count(*)`, `count(f)`, `count(distinct f)`, `sum(f)`, `avg(f)`,
- * `min(f)`, `max(f)`: PostgreSQL's meaning (docs/aggregates.md).
+ * `min(f)`, `max(f)`: PostgreSQL's meaning (docs/aggregates.md). The
+ * argument may be an expression of the record (`sum(price * qty)`,
+ * docs/expressions.md); a field is the common case, which the engines read
+ * directly.
  */
 export interface Aggregate {
   readonly kind: 'aggregate';
   readonly span: Span;
   readonly fn: AggregateFunction;
-  /** absent for `count(*)` */
-  readonly field?: Field;
+  /** the argument: a field, or an expression without aggregates; absent for `count(*)` */
+  readonly field?: Expression;
   /** `count(distinct f)` */
   readonly distinct?: true;
 }

@@ -56,6 +56,8 @@ export const queryMessages = {
   TYPE_MISMATCH: (what: string, left: string, right: string): string => `${what} cannot take ${left} and ${right}`,
   DIVISION_BY_ZERO: (): string => 'division by zero',
   INTEGER_DIVISION: (left: string, right: string): string => `${left} / ${right} divides whole numbers: the answer is a whole number too (7 / 2 is 3)`,
+  AGGREGATE_IN_AGGREGATE: (what: string): string => `${what} is an aggregate inside an aggregate: aggregates cannot be nested`,
+  AGGREGATE_OF_CONSTANT: (fn: string, what: string): string => `${fn}(${what}) reads no field: an aggregate's argument is a field or an expression of fields`,
   NOT_COMPUTED_YET: (what: string, where: string): string => `${what} is read, but not computed by ${where} yet`,
   // windows (docs/expressions.md)
   WINDOW_IN_WHERE: (what: string, clause: string): string =>
@@ -97,7 +99,7 @@ export const queryMessages = {
   UNKNOWN_RESOURCE: (name: string): string => `no resource named ${q(name)} in this source`,
   UNKNOWN_FIELD: (field: string, resource: string): string => `${q(resource)} has no field ${q(field)}`,
   VALUE_TYPE_MISMATCH: (field: string, type: string, found: string): string =>
-    `${q(field)} is of type ${type}, and ${found} is not a ${type} value: a CKAN portal refuses it (409 Invalid query)`,
+    `${q(field)} is of type ${type}, and ${found} is not ${/^[aeiou]/i.test(type) ? 'an' : 'a'} ${type} value: a CKAN portal refuses it (409 Invalid query)`,
   // notes of the language service: not errors
   RUNS_LOCALLY: (construct: string, target: string): string =>
     `${construct} cannot be sent to a ${target} portal: ckql fetches the rest of the query's records and applies it locally`,
@@ -212,7 +214,8 @@ export class DatastoreError extends Error {
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.status = options.status ?? datastoreCodes[code].status;
+    // `status: undefined` says there was no HTTP at all (a database refusing a password): no status is shown.
+    this.status = 'status' in options ? options.status : datastoreCodes[code].status;
     this.body = options.body;
   }
 }

@@ -8,7 +8,7 @@ import {
   assertNever, querySources, type Aggregate, type Bucket, type CompareOperator, type ComparisonOperator, type Condition, type Expression,
   type FacetItem, type Field, type From, type Operand, type Parameter, type Query, type Search, type SortKey, type StringValue, type Value,
 } from './ast.js';
-import { keywords, scanBareword, softKeywordTokens } from './syntax/tokens.js';
+import { formatString, keywords, scanBareword, softKeywordTokens } from './syntax/tokens.js';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
@@ -18,34 +18,8 @@ function isBare(text: string): boolean {
   return text.length > 0 && scanBareword(text, 0) === text.length && !keywords.has(text.toLowerCase());
 }
 
-// Escaped: backslash, the quote, control characters (the lexer ends a string
-// at a raw line break), and lone surrogates, which would not survive being
-// written to a UTF-8 file.
-// eslint-disable-next-line no-control-regex
-const NEEDS_ESCAPE = /[\\"\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-function escapeChar(char: string): string {
-  switch (char) {
-    case '\\':
-      return '\\\\';
-    case '"':
-      return '\\"';
-    case '\n':
-      return '\\n';
-    case '\t':
-      return '\\t';
-    default:
-      return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  }
-}
-
-/**
- * Any text as a double-quoted string literal.
- * @example formatString('say "hi"') // → '"say \\"hi\\""'
- */
-export function formatString(text: string): string {
-  return `"${text.replace(NEEDS_ESCAPE, escapeChar)}"`;
-}
+// Quoting a string literal lives with the lexer's reading of one (syntax/tokens.ts), which the parser's own messages also use.
+export { formatString };
 
 /**
  * Text as a value: bare when it reads back as the same text (`active`,
@@ -289,7 +263,7 @@ function fieldWriter(query: Query): FieldWriter {
       case 'field':
         return plain(operand);
       case 'aggregate':
-        return formatAggregate(operand, plain);
+        return formatAggregate(operand, (argument) => formatExpression(argument, write));
       case 'bucket':
         return operand.fn === 'bucket' ? `bucket(${plain(operand.field)}, ${String(operand.width?.value)})` : `${operand.fn}(${plain(operand.field)})`;
       default:
@@ -308,7 +282,7 @@ export function expressionText(expression: Expression): string {
   return formatExpression(expression, fieldWriter({ kind: 'query', span: expression.span, from: { kind: 'from', span: expression.span, resource: { kind: 'string', span: expression.span, value: '' } } }));
 }
 
-function formatAggregate(aggregate: Aggregate, field: (field: Field) => string): string {
+function formatAggregate(aggregate: Aggregate, field: (argument: Expression) => string): string {
   if (aggregate.field === undefined) return `${aggregate.fn}(*)`;
   return `${aggregate.fn}(${aggregate.distinct ? 'distinct ' : ''}${field(aggregate.field)})`;
 }

@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from '../src/syntax/parse.js';
@@ -181,6 +182,8 @@ const readmeCommands: Readonly<Record<string, How>> = {
   "ckql query --data examples/data 'from courses group by subject select subject, count(*) as n, avg(credits) order by n desc, subject limit 3'": { here: 'the language' },
   "ckql query --data examples/data 'from courses where credits >= 5 select code, credits, round(credits / 3.0, 1) as per_term, upper(subject) || \"-\" || level as label order by credits desc, code limit 3'": { here: 'the language' },
   "ckql query --data examples/data 'from enrolments e join courses c on e.course = c.code where e.grade is not null select c.subject, e.student, e.grade, row_number() over (partition by c.subject order by e.grade desc, e.student) as r qualify r <= 3 order by subject, r'": { here: 'the language' },
+  "ckql query --data examples/data 'from courses group by subject select subject, sum(credits * level) as load, count(distinct lower(instructor)) as teachers order by load desc, subject limit 3'": { here: 'the language' },
+  "ckql query --data examples/data 'from courses where subject = chemistry select *, credits * 2 as double order by code limit 2'": { here: 'the language' },
   'ckql check examples': { here: 'editors and CI' },
   'ckql check --schema examples/data examples': { here: 'editors and CI' },
   'ckql check --format json examples/queries.ckql': { here: 'editors and CI' },
@@ -271,8 +274,15 @@ async function curl(text: string, base: string): Promise<{ status: number; body:
     else url = arg;
   }
   expect(url).toMatch(/^http:\/\/127\.0\.0\.1:8080\//);
-  const answer = await fetch((url as string).replace('http://127.0.0.1:8080', base), { method, headers, ...(body === undefined ? {} : { body }) });
-  return { status: answer.status, body: (await answer.json()) as { success: boolean; result: Record<string, unknown> } };
+  // Each curl is its own process with its own connection. A connection kept alive between them would race the
+  // server's keep-alive timeout whenever this busy test process's timers run late ("other side closed").
+  const agent = new Agent({ pipelining: 0 });
+  try {
+    const answer = await undiciFetch((url as string).replace('http://127.0.0.1:8080', base), { method, headers, dispatcher: agent, ...(body === undefined ? {} : { body }) });
+    return { status: answer.status, body: (await answer.json()) as { success: boolean; result: Record<string, unknown> } };
+  } finally {
+    await agent.close();
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -419,6 +429,28 @@ describe('README.md', () => {
         .slice(0, 3)
         .map((row, i) => ({ subject, student: row.student, grade: row.grade, r: i + 1 })));
     expect(ndjson(top3.stdout)).toEqual(wantTop);
+    // an aggregate of an expression, against sums made here from the CSV
+    const loads = await run(command("ckql query --data examples/data 'from courses group by subject select subject, sum(credits * level) as load, count(distinct lower(instructor)) as teachers order by load desc, subject limit 3'"));
+    expect(loads.code).toBe(0);
+    const rowsOf = all as unknown as { subject: string; credits: string; level: string; instructor: string }[];
+    const bySubjectLoad = new Map<string, { load: number; teachers: Set<string> }>();
+    for (const row of rowsOf) {
+      const g = bySubjectLoad.get(row.subject) ?? { load: 0, teachers: new Set<string>() };
+      if (row.credits !== '' && row.level !== '') g.load += Number(row.credits) * Number(row.level);
+      if (row.instructor !== '') g.teachers.add(row.instructor.toLowerCase());
+      bySubjectLoad.set(row.subject, g);
+    }
+    const heaviest = [...bySubjectLoad].sort(([a, x], [b, y]) => y.load - x.load || (a < b ? -1 : 1)).slice(0, 3);
+    expect((ndjson(loads.stdout) as { subject: string; load: number | string; teachers: number }[]).map((r) => [r.subject, Number(r.load), r.teachers]))
+      .toEqual(heaviest.map(([subject, g]) => [subject, g.load, g.teachers.size]));
+    // select *, …: every field of the CSV in its order, after _id, then the computed item
+    const starred = await run(command("ckql query --data examples/data 'from courses where subject = chemistry select *, credits * 2 as double order by code limit 2'"));
+    expect(starred.code).toBe(0);
+    const header = readFileSync(join(repoRoot, 'examples', 'data', 'courses.csv'), 'utf8').split('\n')[0]!.split(',');
+    const chemistry = all.filter((row) => row.subject === 'chemistry').sort((a, b) => (a.code < b.code ? -1 : 1)).slice(0, 2);
+    const got2 = ndjson(starred.stdout) as Record<string, unknown>[];
+    expect(got2.map((r) => Object.keys(r))).toEqual(chemistry.map(() => ['_id', ...header, 'double']));
+    expect(got2.map((r) => [r['code'], Number(r['double'])])).toEqual(chemistry.map((row) => [row.code, Number(row.credits) * 2]));
     // the join on the first screen runs on the demo data
     const first = /```\n(from enrolments e join[\s\S]*?)```/.exec(readme)?.[1] ?? '';
     const joined = await ckql(['query', '--data', 'examples/data', first.trim()], { cwd: scratch });

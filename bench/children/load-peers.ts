@@ -3,9 +3,10 @@
  *
  *   load-peers.ts duckdb <file>   DuckDB's read_csv into a table of an in-memory database
  *                                 (@duckdb/node-api, a bench-only dependency; its default threads)
- *   load-peers.ts pglite <file>   ckql's loadFiles into an in-memory PGlite (what
- *                                 `ckql serve --engine pglite` and `ckql load` run: COPY in batches),
- *                                 with the bin's wasm tiering (src/cli/wasm-tiering.ts)
+ *   load-peers.ts pglite <file> [dir]
+ *                                 ckql's loadFiles (COPY in batches) into a PGlite in memory, as
+ *                                 `ckql serve --engine pglite` loads, or in the folder `dir`, as
+ *                                 `ckql load --db dir` does; with the bin's wasm tiering (src/cli/wasm-tiering.ts)
  *
  * Prints one JSON line: rows, ms (the load alone, modules and the database
  * started before), cpuMs (every thread of the process), peak RSS in bytes.
@@ -13,7 +14,7 @@
 import { tierWasmLate } from '../../src/cli/wasm-tiering.js';
 import { ckqlModules } from '../lib/ckql.js';
 
-const [mode, file] = process.argv.slice(2) as [string, string];
+const [mode, file, dir] = process.argv.slice(2) as [string, string, string | undefined];
 let rows = 0;
 let started = 0;
 let cpu = process.cpuUsage();
@@ -29,14 +30,17 @@ if (mode === 'duckdb') {
 } else if (mode === 'pglite') {
   tierWasmLate();
   const [{ openPglite }, { loadFiles }] = await Promise.all([ckqlModules.pgliteDb(), ckqlModules.loadFiles()]);
-  const db = await openPglite();
+  const db = await openPglite(dir);
   cpu = process.cpuUsage();
   started = performance.now();
   const [loaded] = await loadFiles(db, [file], { replace: true });
   rows = loaded?.rows ?? 0;
+  await db.close();
 } else {
   throw new Error(`load-peers.ts: no mode ${mode}`);
 }
 const ms = performance.now() - started;
 const used = process.cpuUsage(cpu);
-process.stdout.write(JSON.stringify({ rows, ms, cpuMs: (used.user + used.system) / 1000, peakRss: process.resourceUsage().maxRSS * 1024 }) + '\n');
+// Once the line is written, nothing is left to wait for: an open handle of a database's threads must not keep
+// the process (and the bench) waiting. A write to a pipe completes later, hence the callback.
+process.stdout.write(JSON.stringify({ rows, ms, cpuMs: (used.user + used.system) / 1000, peakRss: process.resourceUsage().maxRSS * 1024 }) + '\n', () => process.exit(0));

@@ -162,11 +162,13 @@ export function connect(options: ClientOptions): DatastoreClient {
    * The sql target names each field's table; in a join, which resource has
    * an unqualified field is the portal's to say, so each resource's fields
    * are read first (a `limit: 0` request each, as a plan counts each side).
+   * `select *, …` names every field (docs/expressions.md): its fields are read first too.
    */
   const joinFields = async (basic: Plan, signal: AbortSignal | undefined): Promise<{ fields?: FieldInfo[][] }> => {
     const sides = basic.shaped?.sides ?? [];
+    const star = basic.shaped?.query.select?.items.some((item) => item.value.kind === 'star') === true;
     // Across sources the sql target refuses the join itself.
-    if (sides.length < 2 || sides.some((side) => splitSource(side.resource).source !== undefined)) return {};
+    if ((sides.length < 2 && !star) || sides.some((side) => splitSource(side.resource).source !== undefined)) return {};
     const fields: FieldInfo[][] = [];
     for (const side of sides) fields.push([...((await send({ resource_id: side.resource, limit: 0 }, signal)).fields ?? [])]);
     return { fields };

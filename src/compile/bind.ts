@@ -77,6 +77,8 @@ class Binder {
 
   /** A parameter of an expression as the literal it is bound to; a number keeps its text, which is its type. */
   private leaf(leaf: Leaf): Expression {
+    // an aggregate's argument is an expression too (sum(price * $rate))
+    if (leaf.kind === 'aggregate' && leaf.field !== undefined) return { ...leaf, field: this.expression(leaf.field) };
     if (leaf.kind !== 'param') return leaf;
     const value = this.lookup(leaf);
     if (value === undefined) return leaf;

@@ -353,7 +353,8 @@ function shapedPlan(query: Query, target: Exclude<Target, 'sql'>, sideTargets?: 
   for (const key of shape.order) if (key.by.kind === 'value') expressionFields(key.by.value).forEach(need);
   for (const join of shape.joins) for (const pair of join.on) [pair.left, pair.right].forEach(need);
   for (const member of joined) conditionFieldNodes(member).forEach(need);
-  const noSelect = query.select === undefined && !shape.grouped;
+  // `select *, …` reads every field too (docs/expressions.md)
+  const noSelect = (query.select === undefined || shape.star !== undefined) && !shape.grouped;
 
   const sides = shape.sources.map((source, side): SidePlan => {
     const { rest, filters } = split(and(ofSide[side]!, whereSpan), targetOf(side));

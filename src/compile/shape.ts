@@ -84,8 +84,14 @@ export interface Shape {
   readonly aggregates: readonly Aggregate[];
   /** a grouped query's computed values (`c0`, `c1`, …): expressions over the other slots of a group's row */
   readonly computed: readonly Expression[];
-  /** the answer's columns; undefined for an ungrouped join without select (every field of every source: `bindShape`) */
+  /** the answer's columns; undefined for an ungrouped query without select (every field of every source: `bindShape`) */
   readonly columns: readonly Column[] | undefined;
+  /**
+   * `select *, price * qty as total` (ungrouped only): every field of every
+   * source, in their order, stands before column `at` of `columns`
+   * (`bindShape` puts them there); `*` alone leaves `columns` empty
+   */
+  readonly star?: { readonly span: Span; readonly at: number };
   /** `having` over the slots of a group's row: each field names a slot */
   readonly having?: Condition;
   readonly order: readonly ShapeSortKey[];
@@ -110,12 +116,6 @@ export const computedSlot = (i: number): string => `c${i}`;
  * //     having: a0 > 3, order: [k0 asc], … }
  */
 export function shapeOf(query: Query): Shape {
-  const star = query.select?.items.find((item) => item.value.kind === 'star');
-  if (star !== undefined) {
-    throw queryError('NOT_COMPUTED_YET', star.span, ['"select *" beside other items', 'the engines and targets'], {
-      hint: 'list the fields: select a, b, price * qty as total (docs/expressions.md)',
-    });
-  }
   const sources = querySources(query).map((from): ShapeSource => {
     const resource = resourceText(from.resource);
     return { from, resource, qualifier: from.alias?.name ?? resource };
@@ -124,11 +124,18 @@ export function shapeOf(query: Query): Shape {
   const same = (a: Field, b: Field): boolean => sameField(a, b, single);
   for (const join of query.joins ?? []) checkKeys(join, sources);
 
-  // after the refusal above, no item is `*`
-  const items = (query.select?.items ?? []) as readonly (SelectItem & { readonly value: Expression })[];
+  // `*` stands for every field, which only `bindShape` knows: the other items are the columns here
+  const items = (query.select?.items ?? []).filter((item): item is SelectItem & { readonly value: Expression } => item.value.kind !== 'star');
   const aggregateInSelect = items.some((item) => firstAggregate(item.value) !== undefined);
   const aggregateInOrder = query.order?.keys.some((key) => firstAggregate(key.field) !== undefined) ?? false;
   const grouped = query.group !== undefined || query.having !== undefined || aggregateInSelect || aggregateInOrder;
+  const starItem = query.select?.items.find((item) => item.value.kind === 'star');
+  if (starItem !== undefined && grouped) {
+    throw queryError('NOT_GROUPED', starItem.span, ['"*"'], {
+      found: '*',
+      hint: 'a group has no one value of every field: select the group keys and aggregates (select subject, count(*))',
+    });
+  }
 
   // Names first: explicit ones are fixed, then each item's own, made unique.
   const named = nameItems(query, single);
@@ -190,6 +197,7 @@ export function shapeOf(query: Query): Shape {
   };
 
   let columns: Column[] | undefined;
+  let star: Shape['star'];
   if (grouped) {
     if (query.select === undefined) {
       // group by without select: the keys and count(*)
@@ -213,6 +221,12 @@ export function shapeOf(query: Query): Shape {
     }
   } else if (query.select !== undefined) {
     columns = named.map(({ item, name }) => ({ name, span: item.span, value: item.value }));
+    if (starItem !== undefined) {
+      // the fields go where the first `*` stands: after the items before it
+      const order = new Map(query.select.items.map((item, i) => [item, i]));
+      const starIndex = order.get(starItem)!;
+      star = { span: starItem.span, at: named.filter(({ item }) => order.get(item as SelectItem)! < starIndex).length };
+    }
   } else if (sources.length === 1) {
     columns = undefined;
   }
@@ -252,6 +266,7 @@ export function shapeOf(query: Query): Shape {
     aggregates,
     computed,
     columns,
+    ...(star === undefined ? {} : { star }),
     ...(having === undefined ? {} : { having }),
     order,
     facets,
@@ -302,7 +317,7 @@ export function valueText(value: Expression): string {
     case 'bucket':
       return value.fn === 'bucket' ? `bucket(${fieldRefText(value.field)}, ${String(value.width?.value)})` : `${value.fn}(${fieldRefText(value.field)})`;
     case 'aggregate':
-      return value.field === undefined ? `${value.fn}(*)` : `${value.fn}(${value.distinct ? 'distinct ' : ''}${fieldRefText(value.field)})`;
+      return value.field === undefined ? `${value.fn}(*)` : `${value.fn}(${value.distinct ? 'distinct ' : ''}${valueText(value.field)})`;
     default:
       return expressionText(value);
   }
@@ -327,7 +342,7 @@ export function namedItems(query: Query): readonly NamedItem[] {
 
 /** The select items with their output names: `as` names as given (each once), the others as `uniqueNames` makes them. */
 function nameItems(query: Query, single: boolean): NamedItem[] {
-  const items = (query.select?.items ?? []) as readonly (SelectItem & { readonly value: Expression })[];
+  const items = (query.select?.items ?? []).filter((item): item is SelectItem & { readonly value: Expression } => item.value.kind !== 'star');
   const explicit = new Set<string>();
   for (const item of items) {
     if (item.as === undefined) continue;
@@ -402,6 +417,8 @@ export function ownName(value: Expression): string | undefined {
       return `${value.fn}_${value.field.name}`;
     case 'aggregate':
       if (value.field === undefined) return 'count';
+      // an expression's aggregate is named by its function alone, as PostgreSQL names it (`sum(price * qty)` is `sum`)
+      if (value.field.kind !== 'field') return value.fn;
       return `${value.fn}_${value.distinct ? 'distinct_' : ''}${value.field.name}`;
     case 'call':
       return value.fn;
@@ -454,8 +471,9 @@ function nameOf(value: Expression): string {
     case 'field':
       return value.name;
     case 'bucket':
+      return value.field.name;
     case 'aggregate':
-      return value.field?.name ?? '';
+      return value.field === undefined ? '' : nameOf(value.field);
     default:
       return '\u0000expression';
   }
@@ -488,7 +506,7 @@ function withoutSpans(key: string, value: unknown): unknown {
 function sameAggregate(a: Aggregate, b: Aggregate, same: (a: Field, b: Field) => boolean): boolean {
   if (a.fn !== b.fn || (a.distinct === true) !== (b.distinct === true)) return false;
   if (a.field === undefined || b.field === undefined) return a.field === b.field;
-  return same(a.field, b.field);
+  return sameValue(a.field, b.field, same);
 }
 
 // ---------------------------------------------------------------- joins, facets, counts
@@ -595,6 +613,8 @@ export interface BoundShape {
   readonly fields: readonly (readonly FieldInfo[])[];
   /** the source and field a field node names */
   ref(field: Field): FieldRef;
+  /** the type of a value of the records (a field, a bucket, an expression of them: an aggregate's argument) */
+  recordType(value: Expression): FieldType;
   /** the answer's columns and their types */
   readonly columns: readonly BoundColumn[];
   /** the type of each slot of a group's row (grouped only) */
@@ -659,6 +679,13 @@ export function bindShape(shape: Shape, fields: readonly (readonly FieldInfo[])[
   for (const facet of shape.facets) ref(facet.field);
 
   const slotTypes = new Map<string, FieldType>();
+  // An aggregate's argument is read over the records: a field as it is, an expression typed by its fields (never by slots).
+  const recordType = (value: Expression): FieldType => {
+    if (value.kind === 'field') return ref(value).info.type;
+    if (value.kind === 'bucket') return bucketType(value, ref(value.field).info);
+    return fieldTypeOf(expressionType(value, (leaf) => valueTypeOf(recordType(leaf))));
+  };
+  const argumentInfo = (argument: Expression): FieldInfo => (argument.kind === 'field' ? ref(argument).info : { id: valueText(argument), type: recordType(argument) });
   const leafType = (value: Expression): FieldType => {
     switch (value.kind) {
       case 'field':
@@ -666,7 +693,7 @@ export function bindShape(shape: Shape, fields: readonly (readonly FieldInfo[])[
       case 'bucket':
         return bucketType(value, ref(value.field).info);
       case 'aggregate':
-        return aggregateType(value, value.field === undefined ? undefined : ref(value.field).info);
+        return aggregateType(value, value.field === undefined ? undefined : argumentInfo(value.field));
       default:
         return fieldTypeOf(expressionType(value, (leaf) => valueTypeOf(leafType(leaf))));
     }
@@ -680,11 +707,9 @@ export function bindShape(shape: Shape, fields: readonly (readonly FieldInfo[])[
   shape.aggregates.forEach((aggregate, i) => slotTypes.set(aggregateSlot(i), typeOf(aggregate)));
   shape.computed.forEach((over, i) => slotTypes.set(computedSlot(i), leafType(over)));
   for (const facet of shape.facets) checkFacet(facet, ref(facet.field).info);
-  const columns: BoundColumn[] =
-    shape.columns === undefined
-      ? everyField(shape, withId)
-      : shape.columns.map((column) => ({ ...column, type: column.slot !== undefined ? slotTypes.get(column.slot)! : typeOf(column.value) }));
-  return { shape, fields: withId, ref: (field) => ref(field), columns, slotTypes };
+  const typed: BoundColumn[] | undefined = shape.columns?.map((column) => ({ ...column, type: column.slot !== undefined ? slotTypes.get(column.slot)! : typeOf(column.value) }));
+  const columns: BoundColumn[] = typed === undefined ? everyField(shape, withId) : shape.star === undefined ? typed : withStar(shape, typed, everyField(shape, withId), ref);
+  return { shape, fields: withId, ref: (field) => ref(field), recordType, columns, slotTypes };
 }
 
 function checkPair(left: Field, right: Field, ref: (field: Field) => FieldRef, shape: Shape): void {
@@ -695,6 +720,44 @@ function checkPair(left: Field, right: Field, ref: (field: Field) => FieldRef, s
       hint: `qualify the keys by the resources they join: on ${shape.sources[0]!.qualifier}.k = ${shape.sources[1]!.qualifier}.k`,
     });
   }
+}
+
+/**
+ * The columns of `select *, …` (docs/expressions.md): the fields where the
+ * `*` stands, the items around them. A field selected as it is as well is
+ * one column, where it first stands (as `select a, a` is); an `as` name a
+ * field has is DUPLICATE_NAME; an item's own name (`lower`, `expr_1`) that a
+ * field has gets `_2`, `_3`, … as two items' names do.
+ */
+function withStar(shape: Shape, typed: readonly BoundColumn[], fields: readonly BoundColumn[], ref: (field: Field) => FieldRef): BoundColumn[] {
+  const at = shape.star!.at;
+  const explicit = new Set((shape.query.select?.items ?? []).flatMap((item) => (item.as === undefined ? [] : [item.as.name])));
+  const key = (field: Field): string => {
+    const { side, info } = ref(field);
+    return `${side}\u0000${info.id}`;
+  };
+  const plainKey = (column: BoundColumn): string | undefined => (column.value.kind === 'field' && !explicit.has(column.name) ? key(column.value) : undefined);
+  const before = typed.slice(0, at);
+  const beforeKeys = new Set(before.map(plainKey));
+  const star = fields.filter((column) => !beforeKeys.has(key(column.value as Field)));
+  const starKeys = new Set(fields.map((column) => key(column.value as Field)));
+  const after = typed.slice(at).filter((column) => {
+    const plain = plainKey(column);
+    return plain === undefined || !starKeys.has(plain);
+  });
+  const starNames = new Set(star.map((column) => column.name));
+  const taken = new Set([...before, ...star, ...after].map((column) => column.name));
+  const rename = (column: BoundColumn): BoundColumn => {
+    if (!starNames.has(column.name)) return column;
+    if (explicit.has(column.name)) {
+      throw queryError('DUPLICATE_NAME', column.span, [column.name], { found: column.name, hint: `* gives the field ${JSON.stringify(column.name)} already: give the item another name` });
+    }
+    let n = 2;
+    while (taken.has(`${column.name}_${n}`)) n++;
+    taken.add(`${column.name}_${n}`);
+    return { ...column, name: `${column.name}_${n}` };
+  };
+  return [...before.map(rename), ...star, ...after.map(rename)];
 }
 
 /** An ungrouped join without select: every field of every source, `_id` of each too, named `alias.field` where names meet. */
@@ -757,7 +820,7 @@ export function aggregateType(aggregate: Aggregate, info: FieldInfo | undefined)
   }
   if (!isNumberType(info.type)) {
     throw queryError('AGGREGATE_NEEDS_NUMBER', aggregate.span, [aggregate.fn, info.id, info.type], {
-      hint: `count it instead: count(${fieldRefText(aggregate.field!)}), count(distinct ${fieldRefText(aggregate.field!)})`,
+      hint: `count it instead: count(${valueText(aggregate.field!)}), count(distinct ${valueText(aggregate.field!)})`,
     });
   }
   const float = info.type === 'float8' || info.type === 'float';

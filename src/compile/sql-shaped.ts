@@ -183,12 +183,13 @@ function bucketSql(bucket: Bucket, field: (field: Field) => string): string {
  * // max(online), its type unknown:
  * // (max(CASE WHEN "courses"."online" IS NOT NULL THEN ARRAY["courses"."online"] END))[1]
  */
-function aggregateSql(aggregate: Aggregate, field: (field: Field) => string, bound?: BoundShape): string {
+function aggregateSql(aggregate: Aggregate, field: (field: Field) => string, bound?: BoundShape, literal: LiteralWriter = stringLiteral): string {
   if (aggregate.field === undefined) return 'count(*)';
-  const column = field(aggregate.field);
+  // an expression's argument is written as a select item's (docs/expressions.md), its fields as the records'
+  const column = aggregate.field.kind === 'field' ? field(aggregate.field) : valueSql(aggregate.field, field, literal);
   const ordered = aggregate.fn === 'min' || aggregate.fn === 'max';
   if (ordered && bound === undefined) return `(${aggregate.fn}(CASE WHEN ${column} IS NOT NULL THEN ARRAY[${column}] END))[1]`;
-  const boolean = ordered && bound!.ref(aggregate.field).info.type === 'bool';
+  const boolean = ordered && bound!.recordType(aggregate.field) === 'bool';
   const fn = boolean ? (aggregate.fn === 'min' ? 'bool_and' : 'bool_or') : aggregate.fn;
   return `${fn}(${aggregate.distinct ? 'DISTINCT ' : ''}${column})`;
 }
@@ -200,7 +201,7 @@ function valueSql(value: Expression, field: (field: Field) => string, literal: L
     case 'bucket':
       return bucketSql(value, field);
     case 'aggregate':
-      return aggregateSql(value, field);
+      return aggregateSql(value, field, undefined, literal);
     default:
       return expressionSql(value, (leaf) => valueSql(leaf, field, literal), literal);
   }
@@ -211,6 +212,12 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
   const { from, field } = fromClause(shape, options);
   const where = whereClause(shape, options, field);
   const columns = options.bound?.columns ?? shape.columns;
+  if (options.bound === undefined && shape.star !== undefined) {
+    // `"t".*` would hold `_full_text`, and a field of an item's name twice, of which CKAN keeps one
+    throw queryError('TARGET_CANNOT_EXPRESS', shape.star.span, ['"select *" beside other items, without the fields', 'sql'], {
+      hint: 'the SQL names every column: compile with a source that gives the resource\'s fields, list them (select a, b, price * qty as total), or leave select out for every field',
+    });
+  }
   if (columns === undefined) {
     throw queryError('TARGET_CANNOT_EXPRESS', shape.query.span, ['a join without select', 'sql'], {
       hint: 'list the fields to return: select e.student, c.title (the SQL must name every column, as CKAN keeps one of two equal names)',
@@ -227,7 +234,7 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
     const slotSql = (slot: string): string => {
       const i = Number(slot.slice(1));
       if (slot.startsWith('c')) return expressionSql(shape.computed[i]!, (leaf) => slotSql((leaf as Field).name), options.literal);
-      return slot.startsWith('k') ? valueSql(shape.keys[i]!, field, options.literal) : aggregateSql(shape.aggregates[i]!, field, options.bound);
+      return slot.startsWith('k') ? valueSql(shape.keys[i]!, field, options.literal) : aggregateSql(shape.aggregates[i]!, field, options.bound, options.literal);
     };
     const select = columns.map((c) => `${format(slotSql(c.slot!), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');
     const group = shape.keys.length === 0 ? '' : ` GROUP BY ${shape.keys.map((k) => valueSql(k, field, options.literal)).join(', ')}`;
@@ -266,7 +273,8 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
     return `${identifier(columns[at]!.name)} ${key.direction.toUpperCase()}${nulls(key)}`;
   });
   const distinctOn = `SELECT DISTINCT ON (${values.join(', ')}) ${inner.join(', ')} FROM ${from}${whereText} ORDER BY ${[...values, ...ids].join(', ')}`;
-  const names = columns.map((c) => identifier(c.name)).join(', ');
+  // aliased as every column of the statement is (CKAN's checks, and a reader of the text)
+  const names = columns.map((c) => `${identifier(c.name)} AS ${identifier(c.name)}`).join(', ');
   const order = [...outerOrder, ...ids.map((_, side) => identifier(`_ckql_id${side}`))].join(', ');
   return `SELECT ${names}${total} FROM (${distinctOn}) AS "_ckql" ORDER BY ${order}${page}`;
 }

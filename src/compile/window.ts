@@ -187,7 +187,7 @@ function countOf(value: NonNullable<Query['limit']>['value'] | undefined): numbe
 export function windowType(spec: WindowSpec, fields: readonly FieldInfo[]): FieldType {
   const call = spec.window.call;
   const argument = spec.argument === undefined ? undefined : fields.find((f) => f.id === spec.argument);
-  if (call.kind === 'aggregate') return aggregateType(call, argument === undefined ? undefined : { ...argument, id: call.field?.name ?? argument.id });
+  if (call.kind === 'aggregate') return aggregateType(call, argument === undefined ? undefined : { ...argument, id: call.field === undefined ? argument.id : call.field.kind === 'field' ? call.field.name : expressionText(call.field) });
   switch (call.fn) {
     case 'row_number':
     case 'rank':

@@ -593,10 +593,11 @@ function aggregate(input: Operator, shape: Shape): Operator {
       };
       const aggregator = makeAggregator<Row>({
         keys: shape.keys.map((key) => valueReader(bound, key)),
+        // an aggregate of an expression (sum(price * qty)) folds the value computed from each record's fields
         aggregates: shape.aggregates.map((a) => ({
           aggregate: a,
-          ...(a.field === undefined ? {} : { read: read(a.field) }),
-          type: a.field === undefined ? undefined : bound.ref(a.field).info.type,
+          ...(a.field === undefined ? {} : { read: a.field.kind === 'field' ? read(a.field) : valueReader(bound, a.field) }),
+          type: a.field === undefined ? undefined : bound.recordType(a.field),
         })),
       });
       const fields = bound.columns.map((c) => ({ id: c.name, type: c.type }));

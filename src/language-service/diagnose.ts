@@ -136,7 +136,7 @@ function integerDivisions(query: Query, context: LanguageContext): Diagnostic[] 
     if (leaf.kind === 'field') return types(leaf);
     if (leaf.kind !== 'aggregate') return 'unknown';
     if (leaf.fn === 'count') return 'int8';
-    const field = leaf.field === undefined ? 'unknown' : types(leaf.field);
+    const field = leaf.field === undefined ? 'unknown' : leaf.field.kind === 'field' ? types(leaf.field) : typeOf(leaf.field);
     if (leaf.fn === 'avg') return 'numeric';
     // PostgreSQL's sum of an int4 is an int8, of an int8 a numeric
     if (leaf.fn === 'sum') return field === 'int4' ? 'int8' : field === 'int8' ? 'numeric' : field;
@@ -163,6 +163,8 @@ function integerDivisions(query: Query, context: LanguageContext): Diagnostic[] 
         fixes: literal === undefined ? [] : [{ title: `Divide as a numeric: ${expressionText(literal)}.0`, edits: [{ span: literal.span, text: `${expressionText(literal)}.0` }] }],
       });
     }
+    // an aggregate's argument divides the records' values (sum(a / b))
+    if (e.kind === 'aggregate' && e.field !== undefined) visit(e.field);
     return isComputed(e) ? mapChildren(e, visit) : e;
   };
   const conditions = (c: Condition | undefined): void => {
@@ -319,6 +321,8 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
   const joined = query.joins !== undefined;
   const named = namedFields(query);
   const sides = querySources(query);
+  // In a join, each side whose fields are known: an unqualified field none of them has is unknown too.
+  const joinedSides: { readonly qualifier: string; readonly known: ReadonlyMap<string, FieldSchema> }[] = [];
   sides.forEach((from, side) => {
     if (from.resource.kind === 'param') return;
     const name = from.resource.value;
@@ -342,6 +346,7 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
     // In a join, each resource's fields are those qualified by it (its alias, or its name as written).
     const qualifier = from.alias?.name ?? name;
     const ours = (field: Field): boolean => (joined ? field.qualifier === qualifier : field.qualifier === undefined || field.qualifier === qualifier);
+    if (joined) joinedSides.push({ qualifier, known });
     for (const field of named) {
       if (!ours(field) || known.has(field.name)) continue;
       const near = nearestNames(field.name, known.keys());
@@ -357,6 +362,30 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
     }
     if (!joined && query.where !== undefined) valueChecks(query.where.condition, known, out);
   });
+  if (joined && joinedSides.length === sides.length) out.push(...unknownUnqualified(named, joinedSides));
+  return out;
+}
+
+/**
+ * An unqualified field of a join that no joined resource has (`sum(scor)`): UNKNOWN_FIELD at its place,
+ * with the nearest field of any side, qualified (`e.score`), as the hint and the fix.
+ */
+function unknownUnqualified(named: readonly Field[], sides: readonly { readonly qualifier: string; readonly known: ReadonlyMap<string, FieldSchema> }[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const field of named) {
+    if (field.qualifier !== undefined || sides.some((side) => side.known.has(field.name))) continue;
+    const near = sides
+      .flatMap((side) => nearestNames(field.name, side.known.keys()).map((name) => ({ name, text: `${side.qualifier}.${formatField(name)}`, distance: editDistance(field.name, name) })))
+      .sort((a, b) => a.distance - b.distance);
+    out.push({
+      code: 'UNKNOWN_FIELD',
+      message: `no joined resource has a field ${JSON.stringify(field.name)} (${sides.map((side) => side.qualifier).join(', ')})`,
+      span: field.span,
+      severity: 'error',
+      hint: near.length > 0 ? `did you mean ${near[0]!.text}?` : 'qualify each field by its resource (e.field, c.field)',
+      fixes: near.slice(0, 3).map((each) => replace(field.span, each.text)),
+    });
+  }
   return out;
 }
 
@@ -370,8 +399,11 @@ function namedFields(query: Query): Field[] {
     if (each.kind === 'star') return;
     if (each.kind === 'field') {
       if (!(each.qualifier === undefined && outputs.has(each.name))) add(each);
-    } else if (each.kind === 'aggregate' || each.kind === 'bucket') {
-      if (each.field !== undefined) add(each.field);
+    } else if (each.kind === 'bucket') {
+      add(each.field);
+    } else if (each.kind === 'aggregate') {
+      // an aggregate's argument names the records' fields, never an output name
+      if (each.field !== undefined) expressionFields(each.field).forEach(add);
     } else {
       for (const f of expressionFields(each)) if (!(f.qualifier === undefined && outputs.has(f.name))) add(f);
     }

@@ -21,6 +21,7 @@ import type { DatasetSummary } from '../client/discovery.js';
 import { resourceName } from '../client/resource-names.js';
 import { datasetsText } from '../output/datasets.js';
 import { valueText } from './complete.js';
+import { lexAll } from '../language-service/lex.js';
 import { shortNotes } from '../output/dictionary.js';
 import type { renderInfoTable as RenderInfoTableFunction } from '../output/table/render.js';
 
@@ -388,7 +389,7 @@ export const dotCommands: readonly DotCommand[] = [
           q.name,
           Object.entries(q.params).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' '),
           ...(described ? [q.description ?? ''] : []),
-          q.query.replace(/\s+/g, ' ').trim(),
+          oneLine(q.query),
         ]),
         { width: session.width(), color: session.color, note: session.config.file },
       );
@@ -463,4 +464,21 @@ function helpText(session: Session): string {
     '',
     `Source: ${session.source.label}, target ${now.target ?? ''}`,
   ].map((line) => truncate(line, width - 1)).join('\n');
+}
+
+/**
+ * A query on one line for a listing: its `--` comments left out (joined onto one line, a comment would
+ * seem to comment out the rest) and each gap between tokens one space; strings keep their own spaces.
+ * @example oneLine('from courses -- the catalogue\nwhere subject = $s') // 'from courses where subject = $s'
+ */
+export function oneLine(text: string): string {
+  let out = '';
+  let end = -1;
+  for (const token of lexAll(text)) {
+    if (token.type === 'Comment') continue;
+    if (end >= 0) out += token.start > end ? ' ' : '';
+    out += text.slice(token.start, token.end);
+    end = token.end;
+  }
+  return out;
 }

@@ -76,6 +76,9 @@ export async function runScript(script: string, options: ScriptOptions): Promise
   const csv = options.escapeFormulas === false ? { escapeFormulas: false } : {};
   const errors: unknown[] = [];
   let succeeded = 0;
+  // Tables (and Markdown tables) one after another need a blank line between them, or they read as one broken table.
+  const apart = format === 'table' || format === 'markdown';
+  let printed = false;
   for (const statement of statements) {
     if (options.signal?.aborted === true) {
       errors.push(new DatastoreError('ABORTED', 'interrupted'));
@@ -85,6 +88,8 @@ export async function runScript(script: string, options: ScriptOptions): Promise
       const request = requestOf(script, statement, options.params);
       // The client is given the query, not its request: a local engine answers it whole, a portal as its plan says.
       const query = options.params === undefined ? parse(statement.text) : bind(parse(statement.text), options.params);
+      if (apart && printed) await write(output, '\n');
+      printed = true;
       if (options.all === true) {
         await streamAll(request, options, format, output, color, query);
       } else {

@@ -13,6 +13,7 @@ import { resourceName } from '../client/resource-names.js';
 import { typeWarnings } from '../client/dictionary.js';
 import { unknownFieldHint } from '../session/field-hint.js';
 import { refusalInQuery } from '../session/schema.js';
+import { serveCommand } from '../session/serve-command.js';
 import { didYouMean } from '../session/nearest.js';
 import { selectSource } from '../session/select-source.js';
 import { namesSources, otherSources, profileNote } from '../session/sources.js';
@@ -294,6 +295,11 @@ export class Session {
         const explained = await client.explain(query ?? request, options.signal === undefined ? {} : { signal: options.signal });
         const tokenShell = this.#client.hasToken ? this.#tokenShell : undefined;
         parts.push(this.#dim(explainText(explained, tokenShell)));
+        // Local data answered as a CKAN: the URLs above are those of `ckql serve`, which is not running yet.
+        const spec = this.#source.spec;
+        if (spec.kind === 'data' && explained.chosen !== 'local' && explained.chosen !== 'sources') {
+          parts.push(this.#dim(`these URLs are ckql serve's: start it first with: ${serveCommand(spec, explained.plan?.target ?? 'ckan-2.11')}`));
+        }
       }
       const started = performance.now();
       const result = await client.search(query ?? request, options.signal === undefined ? {} : { signal: options.signal });

@@ -114,8 +114,13 @@ export async function refusalInQuery(
   } catch {
     return undefined;
   }
-  return schemaError(text, schema, telling, params);
+  const unknown = schemaError(text, schema, telling, params);
+  if (unknown !== undefined || telling !== 'UNKNOWN_FIELD') return unknown;
+  // Not an unknown field: a value its field's type cannot read (`level >= high` on an int4), told at the value.
+  return schemaError(text, schema, 'VALUE_TYPE_MISMATCH', params);
 }
+
+const VALUE_TYPE_HINT = 'compare the field with a value of its type (`ckql fields RESOURCE` lists the types), or quote the value if the field is text';
 
 /**
  * The language service's first error of `code` (`UNKNOWN_FIELD`,
@@ -128,10 +133,12 @@ export async function refusalInQuery(
 export function schemaError(
   text: string,
   schema: Pick<LanguageContext, 'resources' | 'allResources'>,
-  code: 'UNKNOWN_FIELD' | 'UNKNOWN_RESOURCE',
+  code: 'UNKNOWN_FIELD' | 'UNKNOWN_RESOURCE' | 'VALUE_TYPE_MISMATCH',
   params?: Readonly<Record<string, ParamValue>>,
 ): QueryError | undefined {
-  const found = diagnose(text, { ...schema, ...(params === undefined ? {} : { params }) }).find((d) => d.severity === 'error' && d.code === code);
+  // A value of the wrong type is only a warning before the query runs (a source may read it); once refused it is the error.
+  const found = diagnose(text, { ...schema, ...(params === undefined ? {} : { params }) }).find((d) => (d.severity === 'error' || code === 'VALUE_TYPE_MISMATCH') && d.code === code);
   if (found === undefined) return undefined;
-  return new QueryError(found.code, found.message, found.span, { source: text, ...(found.hint === undefined ? {} : { hint: found.hint }) });
+  const hint = found.hint ?? (code === 'VALUE_TYPE_MISMATCH' ? VALUE_TYPE_HINT : undefined);
+  return new QueryError(found.code, found.message, found.span, { source: text, ...(hint === undefined ? {} : { hint }) });
 }

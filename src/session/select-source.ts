@@ -147,6 +147,10 @@ function engineFlags(flags: SourceFlags, cwd: string): { engine?: (typeof ENGINE
     throw toolError('USAGE', [`--engine must be one of ${ENGINES.join(', ')}, found ${JSON.stringify(flags.engine)}`]);
   }
   if (flags.db !== undefined && flags.dbDir !== undefined) throw toolError('USAGE', ['--db and --db-dir both name a database; give only one']);
+  for (const [flag, value] of [['--db', flags.db], ['--db-dir', flags.dbDir]] as const) {
+    // An empty value (an unset variable: --db "$DB") would name the working folder.
+    if (value !== undefined && value.trim() === '') throw toolError('USAGE', [`${flag} is empty`], { hint: 'give a postgres:// URL or a folder for a PGlite database (created when missing)' });
+  }
   const isUrl = flags.db !== undefined && /^postgres(ql)?:\/\//.test(flags.db);
   const engine = (flags.engine ?? (isUrl ? 'postgres' : flags.db !== undefined || flags.dbDir !== undefined ? 'pglite' : undefined)) as (typeof ENGINES)[number] | undefined;
   const db = flags.dbDir !== undefined ? resolve(cwd, flags.dbDir) : flags.db === undefined ? undefined : isUrl ? flags.db : resolve(cwd, flags.db);

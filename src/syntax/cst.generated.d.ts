@@ -195,7 +195,7 @@ export type AggregateCstChildren = {
   LParen?: (IToken)[];
   Star?: IToken[];
   Distinct?: IToken[];
-  field?: (FieldCstNode)[];
+  expression?: (ExpressionCstNode)[];
   RParen?: (IToken)[];
   Sum?: IToken[];
   Avg?: IToken[];

@@ -86,7 +86,7 @@ export function firstAggregate(expression: Expression): Aggregate | undefined {
   return expressionLeaves(expression).find((leaf): leaf is Aggregate => leaf.kind === 'aggregate');
 }
 
-/** The fields an expression reads (inside aggregates, buckets and windows too), in source order. */
+/** The fields an expression reads (inside aggregates and their arguments, buckets and windows too), in source order. */
 export function expressionFields(expression: Expression): Field[] {
   return expressionLeaves(expression).flatMap((leaf) => {
     switch (leaf.kind) {
@@ -95,7 +95,7 @@ export function expressionFields(expression: Expression): Field[] {
       case 'bucket':
         return [leaf.field];
       case 'aggregate':
-        return leaf.field === undefined ? [] : [leaf.field];
+        return leaf.field === undefined ? [] : expressionFields(leaf.field);
       case 'window':
         return windowParts(leaf).flatMap(expressionFields);
       default:

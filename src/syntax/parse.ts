@@ -8,13 +8,12 @@ import type { Query } from '../ast.js';
 import { queryError, type QueryError } from '../errors.js';
 import { pointSpan } from '../span.js';
 import { editDistance } from '../text.js';
-import { formatString } from '../format.js';
 import { classicPath } from './assist.js';
 import { queryParser, type RuleName } from './parser.js';
 import { tokenSpan, toAst, unescapeString } from './to-ast.js';
 import {
   And, Bareword, BacktickField, Comma, Count, Equals, From, Group, Having, In, Keyword, keywordTokens, LParen, Not, NumberLiteral, Or,
-  Order, Parameter, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid, Where, NotEquals, Less, LessEquals, Greater, GreaterEquals,
+  Order, Parameter, formatString, queryLexer, RParen, scanQuoted, Semicolon, softKeywordTokens, Star, StringLiteral, Uuid, Where, NotEquals, Less, LessEquals, Greater, GreaterEquals,
 } from './tokens.js';
 
 /**

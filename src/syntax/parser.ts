@@ -487,7 +487,7 @@ export class QueryParser extends CstParser {
     }));
   });
 
-  /** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
+  /** `count(*)`, `count([distinct] x)`, `sum|avg|min|max(x)`: `x` a field or an expression (`sum(price * qty)`) */
   readonly aggregate: RuleMethod = this.RULE('aggregate', () => {
     this.OR((this.aggregateAlternatives ??= [
       {
@@ -499,7 +499,7 @@ export class QueryParser extends CstParser {
             {
               ALT: () => {
                 this.OPTION((this.countDistinctBody ??= () => this.CONSUME(Distinct)));
-                this.SUBRULE(this.field);
+                this.SUBRULE(this.expression);
               },
             },
           ]));
@@ -515,7 +515,7 @@ export class QueryParser extends CstParser {
             { ALT: () => this.CONSUME(Max) },
           ]));
           this.CONSUME2(LParen);
-          this.SUBRULE2(this.field);
+          this.SUBRULE2(this.expression);
           this.CONSUME2(RParen);
         },
       },

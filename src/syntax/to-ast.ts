@@ -29,7 +29,7 @@ import { queryError } from '../errors.js';
 import type { Span } from '../span.js';
 import { didYouMean } from '../text.js';
 import { castTypes, dateUnits, functionAliases, functionNamed, functions, windowFunctionNamed, windowFunctions } from './functions.js';
-import { conditionLeaves, conditionWindow, firstAggregate, firstWindow, hasWindow, windowParts } from './expressions.js';
+import { conditionLeaves, conditionWindow, expressionFields, firstAggregate, firstWindow, hasWindow, windowParts } from './expressions.js';
 
 /** The half-open span of a token. */
 export function tokenSpan(token: IToken): Span {
@@ -251,6 +251,8 @@ function checkWindowPlaces(where: Where | undefined, group: Group | undefined, h
  * key. A key may name a selected field or a select item's `as` name.
  */
 function checkDistinctOrder(select: Select, order: Order, source: string): void {
+  // `*` shows every field (a name no field has is refused with the fields)
+  if (select.items.some((item) => item.value.kind === 'star')) return;
   for (const key of order.keys) {
     if (key.field.kind !== 'field') continue;
     const { name, qualifier } = key.field;
@@ -1011,14 +1013,36 @@ function readSearch(c: SearchClauseCstChildren, reader: FieldReader): Search {
   return language === undefined ? search : { ...search, language };
 }
 
-/** `count(*)`, `count([distinct] f)`, `sum|avg|min|max(f)` */
+/**
+ * `count(*)`, `count([distinct] x)`, `sum|avg|min|max(x)`: `x` a field or an
+ * expression of the record's fields. As PostgreSQL, an aggregate inside
+ * another is refused; an argument that reads no field (`count(1)`) too,
+ * where PostgreSQL would count or sum a constant (docs/expressions.md).
+ */
 function readAggregate(node: AggregateCstNode, reader: FieldReader): Aggregate {
   const c = node.children;
   const nameToken = (c.Count ?? c.Sum ?? c.Avg ?? c.Min ?? c.Max)![0]!;
   const fn = nameToken.image.toLowerCase() as AggregateFunction;
   const span = { start: nameToken.startOffset, end: tokenEnd(c.RParen![0]!) };
   if (c.Star !== undefined) return { kind: 'aggregate', span, fn };
-  const field = reader.field(c.field![0]!);
+  const field = readExpression(c.expression![0]!, reader);
+  const inner = firstAggregate(field);
+  if (inner !== undefined) {
+    const text = reader.source.slice(inner.span.start, inner.span.end);
+    throw queryError('AGGREGATE_IN_AGGREGATE', inner.span, [text], {
+      source: reader.source,
+      found: text,
+      hint: `aggregate the record's fields once: ${fn}(…) of ${text} has no record to read; round(avg(x), 1) computes over an aggregate`,
+    });
+  }
+  if (expressionFields(field).length === 0) {
+    const text = reader.source.slice(field.span.start, field.span.end);
+    throw queryError('AGGREGATE_OF_CONSTANT', field.span, [fn, text], {
+      source: reader.source,
+      found: text,
+      hint: fn === 'count' ? 'count(*) counts the records' : `${fn}() takes a field or an expression of fields, e.g. ${fn}(price * qty)`,
+    });
+  }
   return c.Distinct === undefined ? { kind: 'aggregate', span, fn, field } : { kind: 'aggregate', span, fn, field, distinct: true };
 }
 
@@ -1071,6 +1095,15 @@ function readSelect(c: SelectClauseCstChildren, reader: FieldReader): Select {
     const value: SelectItem['value'] = i.Star !== undefined ? { kind: 'star', span: tokenSpan(i.Star[0]!) } : columnExpression(i.expression![0]!, reader);
     if (i.name === undefined) return { kind: 'select-item', span: value.span, value };
     const as = readName(i.name[0]!, reader.source);
+    if (value.kind === 'star') {
+      // as PostgreSQL: `*` is every field, each keeping its name
+      throw queryError('UNEXPECTED_TOKEN', { start: i.As![0]!.startOffset, end: as.span.end }, ['"," or the next clause', '"as"'], {
+        source: reader.source,
+        expected: ['","', 'the next clause'],
+        found: 'as',
+        hint: `* gives every field under its own name; name a computed item instead: select *, price * qty as ${as.name}`,
+      });
+    }
     return { kind: 'select-item', span: { start: value.span.start, end: as.span.end }, value, as };
   });
   const span = { start: c.Select[0]!.startOffset, end: items[items.length - 1]!.span.end };

@@ -885,3 +885,32 @@ function scanNumber(text: string, offset: number): number {
 
 /** The words the lexer reads as keywords, lower-case. */
 export const keywords: ReadonlySet<string> = new Set(keywordTokens.map((t) => t.LABEL!.toLowerCase()));
+
+// Escaped: backslash, the quote, control characters (the lexer ends a string
+// at a raw line break), and lone surrogates, which would not survive being
+// written to a UTF-8 file.
+// eslint-disable-next-line no-control-regex
+const NEEDS_ESCAPE = /[\\"\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function escapeChar(char: string): string {
+  switch (char) {
+    case '\\':
+      return '\\\\';
+    case '"':
+      return '\\"';
+    case '\n':
+      return '\\n';
+    case '\t':
+      return '\\t';
+    default:
+      return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  }
+}
+
+/**
+ * Any text as a double-quoted string literal.
+ * @example formatString('say "hi"') // → '"say \\"hi\\""'
+ */
+export function formatString(text: string): string {
+  return `"${text.replace(NEEDS_ESCAPE, escapeChar)}"`;
+}

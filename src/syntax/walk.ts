@@ -3,7 +3,7 @@
  * condition mentions, and the parameters of a query, in source order.
  */
 import { assertNever, type Condition, type Field, type Parameter, type Query, type Value } from '../ast.js';
-import { conditionLeaves, expressionLeaves, windowParts } from './expressions.js';
+import { conditionLeaves, expressionLeaves, windowParts, type Leaf } from './expressions.js';
 
 /**
  * Every value node of a condition, depth first (source order); a `like`
@@ -111,13 +111,14 @@ export function firstParameter(query: Query): Parameter | undefined {
   return parametersOf(query)[0];
 }
 
-/** The values a leaf is or holds: itself when a value, a window's values (`lag(x, $n)`), else none. */
-function leafValues(leaf: ReturnType<typeof expressionLeaves>[number]): Value[] {
+/** The values a leaf is or holds: itself when a value, an aggregate's argument's (sum(price * $rate)), a window's (`lag(x, $n)`), else none. */
+function leafValues(leaf: Leaf): Value[] {
   switch (leaf.kind) {
     case 'field':
-    case 'aggregate':
     case 'bucket':
       return [];
+    case 'aggregate':
+      return leaf.field === undefined ? [] : expressionValues(leaf.field);
     case 'window':
       return windowParts(leaf).flatMap(expressionValues);
     default:

@@ -3,7 +3,7 @@
  * the exit status for success and for each class of error; the built bin for
  * what only a process shows (its exit status, SIGINT).
  */
-import { serveCommand } from '../../src/cli/commands/explain.js';
+import { serveCommand } from '../../src/session/serve-command.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, readdir, readlink, rm, writeFile } from 'node:fs/promises';
@@ -283,6 +283,19 @@ describe('query --data', () => {
     expect(caret.indexOf('^') - '1 | '.length).toBe(query.indexOf(written));
     expect(caret.trim().replace(/^\|\s*/, '')).toBe('^'.repeat(written.length));
     expect(result.stderr).toContain(`did you mean "${meant}"?`);
+  });
+
+  it('a value the field\'s type cannot read, refused by the source, is shown under the query at the value (exit 3)', async () => {
+    const query = 'from courses where credits >= high';
+    const result = await ckql(['query', query, '--data', data]);
+    expect(result.code).toBe(3);
+    const lines = result.stderr.split('\n');
+    expect(lines[0]).toMatch(/^error\[VALUE_TYPE_MISMATCH\]: "credits" is of type \w+, and "high" is not an? \w+ value/);
+    const excerpt = lines.findIndex((line) => line === `1 | ${query}`);
+    expect(excerpt).toBeGreaterThan(0);
+    expect(lines[excerpt + 1]).toBe(`  | ${' '.repeat(query.indexOf('high'))}^^^^`);
+    expect(result.stderr).toContain('hint: compare the field with a value of its type');
+    expectNoStack(result.stderr);
   });
 
   it('an unknown field in order by or select is found too', async () => {

@@ -53,6 +53,15 @@ describe('the package', () => {
     expect(readFileSync(join(repoRoot, 'dist', 'bin', 'ckql.js'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
   });
 
+  it("keeps the bin's code in lines: an uncaught error shows its line, which must not be a minified bundle's hundreds of kilobytes", () => {
+    const code = filesUnder(join(repoRoot, 'dist', 'bin')).filter((file) => file.endsWith('.js'));
+    const lines = code.flatMap((file) => readFileSync(file, 'utf8').split('\n'));
+    expect(lines.length).toBeGreaterThan(10_000);
+    // A few lines are long data (a dependency's embedded WebAssembly, as base64): nearly all are code of a normal width.
+    const long = lines.filter((line) => line.length > 1_000);
+    expect(long.length / lines.length).toBeLessThan(0.002);
+  });
+
   it('dist/ holds no source map (src/ is not shipped, so a map would point nowhere)', () => {
     const maps = filesUnder(join(repoRoot, 'dist')).filter((file) => file.endsWith('.map') || readFileSync(file, 'utf8').includes('sourceMappingURL'));
     expect(maps).toEqual([]);

@@ -11,8 +11,8 @@
  */
 import fc from 'fast-check';
 import type {
-  Between, Compare, CompareOperator, Condition, Equals, Field, FieldSearch, In, IsNull, Like, Limit, Literal, Offset, Or,
-  Order, Parameter, Query, Search, Select, SelectItem, SortKey, StringValue, Value, Where, Window, WindowCall, Aggregate, Qualify,
+  Aggregate, Between, Compare, CompareOperator, Condition, Equals, Expression, Field, FieldSearch, FunctionName, In, IsNull, Like, Limit,
+  Literal, Offset, Or, Order, Parameter, Query, Qualify, Search, Select, SelectItem, SortKey, StringValue, Value, Where, Window, WindowCall,
 } from '../../src/ast.js';
 import { plainSelect } from '../../src/ast.js';
 import type { Params } from '../../src/compile/bind.js';
@@ -204,6 +204,12 @@ export interface QueryShape {
   readonly wholeWhere?: boolean;
   /** select items that are windows (`rank() over (partition by … order by …) as r`), and `qualify` over their names */
   readonly windows?: boolean;
+  /**
+   * select items that compute (docs/expressions.md): `*` beside other items,
+   * expressions, and aggregates whose argument is an expression
+   * (`sum(price * qty)`), with `group by` keys that may be expressions
+   */
+  readonly computed?: boolean;
 }
 
 /** A window (docs/expressions.md): a window function or an aggregate, over a partition and an order of fields. */
@@ -223,6 +229,62 @@ export function windowArb(names: fc.Arbitrary<string>): fc.Arbitrary<Window> {
     partition: fc.array(names.map(field), { maxLength: 2 }),
     order: fc.array(key, { maxLength: 2 }),
   }).map(({ call, partition, order }): Window => ({ kind: 'window', span, call, partition, order }));
+}
+
+/** A number of an expression: its text kept, as the parser keeps it. */
+function expressionNumber(value: number): Literal {
+  return { kind: 'number', span, value, text: String(value) };
+}
+
+/** An expression that reads at least one field (an aggregate's argument must: AGGREGATE_OF_CONSTANT). */
+function expressionArb(names: fc.Arbitrary<string>, depth: number): fc.Arbitrary<Expression> {
+  const leaf: fc.Arbitrary<Expression> = names.map(field);
+  if (depth <= 0) return leaf;
+  const any: fc.Arbitrary<Expression> = fc.oneof(
+    { weight: 2, arbitrary: leaf },
+    { weight: 1, arbitrary: fc.constantFrom(0, 1, 2, 7, 100, 0.5, 2.25).map(expressionNumber) },
+  );
+  const sub = expressionArb(names, depth - 1);
+  return fc.oneof(
+    { weight: 3, arbitrary: leaf },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(sub, fc.constantFrom('+' as const, '-' as const, '*' as const, '/' as const, '%' as const, '||' as const), any)
+        .map(([left, op, right]): Expression => ({ kind: 'binary', span, op, left, right })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(fc.constantFrom<FunctionName>('lower', 'upper', 'abs', 'round', 'coalesce', 'length'), sub, any).map(([fn, first, second]): Expression => ({
+        kind: 'call', span, fn, args: fn === 'coalesce' || fn === 'round' ? [first, second] : [first],
+      })),
+    },
+  );
+}
+
+/** An aggregate: `count(*)`, or of an expression (a field the common case), `count(distinct …)` too. */
+function aggregateArb(names: fc.Arbitrary<string>): fc.Arbitrary<Aggregate> {
+  return fc.oneof(
+    { weight: 1, arbitrary: fc.constant<Aggregate>({ kind: 'aggregate', span, fn: 'count' }) },
+    {
+      weight: 4,
+      arbitrary: fc.tuple(fc.constantFrom('count' as const, 'sum' as const, 'avg' as const, 'min' as const, 'max' as const), expressionArb(names, 2), fc.boolean())
+        .map(([fn, argument, distinct]): Aggregate => (fn === 'count' && distinct ? { kind: 'aggregate', span, fn, field: argument, distinct: true } : { kind: 'aggregate', span, fn, field: argument })),
+    },
+  );
+}
+
+/** Computed select items (and group keys): `*` beside expressions, or group keys beside aggregates of expressions. */
+function computedArb(names: fc.Arbitrary<string>): fc.Arbitrary<{ readonly items: SelectItem[]; readonly keys?: Expression[] }> {
+  const item = (value: Expression | { readonly kind: 'star'; readonly span: typeof span }): SelectItem => ({ kind: 'select-item', span, value });
+  const ungrouped = fc.tuple(fc.array(expressionArb(names, 2), { minLength: 1, maxLength: 3 }), fc.nat({ max: 3 }))
+    .map(([values, at]) => {
+      const items = values.map(item);
+      items.splice(Math.min(at, items.length), 0, item({ kind: 'star', span }));
+      return { items };
+    });
+  const grouped = fc.tuple(fc.array(expressionArb(names, 1), { minLength: 1, maxLength: 2 }), fc.array(aggregateArb(names), { minLength: 1, maxLength: 3 }))
+    .map(([keys, aggregates]) => ({ items: [...keys, ...aggregates].map(item), keys }));
+  return fc.oneof(ungrouped, grouped);
 }
 
 function valueNode(shape: QueryShape): fc.Arbitrary<Value> {
@@ -380,6 +442,7 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
       where: optional(whole || shape.wholeWhere ? wholeConditionArb(shape) : conditionArb(shape)),
       search: optional(search),
       select: optional(fc.array(names, { minLength: 1, maxLength: 3 })),
+      computed: shape.computed === true ? optional(computedArb(names), 5) : fc.constant(undefined),
       distinct: whole ? fc.boolean() : fc.constant(false),
       order: optional(fc.array(fc.tuple(names, fc.constantFrom('asc' as const, 'desc' as const), nulls), { minLength: 1, maxLength: 3 })),
       limit: optional(count(shape.limits ?? fc.integer({ min: 0, max: 40_000 }))),
@@ -405,6 +468,10 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
           const [op, n] = parts.qualify;
           query.qualify = { kind: 'qualify', span, condition: { kind: 'compare', span, op, field: field(parts.windows[0]![1]), value: { kind: 'number', span, value: n } } } satisfies Qualify;
         }
+      }
+      if (parts.computed) {
+        query.select = { kind: 'select', span, items: parts.computed.items } satisfies Select;
+        if (parts.computed.keys !== undefined) query.group = { kind: 'group', span, keys: parts.computed.keys };
       }
       if (parts.order) {
         // Distinct records are ordered only by what they show (DISTINCT_ORDER_NOT_SELECTED): a key not selected is left out.

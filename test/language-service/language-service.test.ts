@@ -118,6 +118,17 @@ describe('diagnose', () => {
     expect(diagnose('from courses search "x" order by rank', context)).toEqual([]);
   });
 
+  it('in a join, an unqualified field no joined resource has is unknown, with the nearest qualified field as the fix', () => {
+    const text = 'from courses a join courses b on a.subject = b.subject group by a.subject select a.subject, sum(credts) as n order by n';
+    const found = diagnose(text, context);
+    expect(found.map((d) => [d.code, spanText(text, d), d.severity])).toEqual([['UNKNOWN_FIELD', 'credts', 'error']]);
+    expect(found[0]).toMatchObject({ message: 'no joined resource has a field "credts" (a, b)', hint: 'did you mean a.credits?' });
+    expect(applied(text, found[0]!)).toBe(text.replace('sum(credts)', 'sum(a.credits)'));
+    // A field one side has is not flagged (the run qualifies it), nor an output name (`n`), nor a side whose fields are not known.
+    expect(diagnose('from courses a join courses b on a.subject = b.subject select a.subject, credits', context).map((d) => d.code)).not.toContain('UNKNOWN_FIELD');
+    expect(diagnose('from courses a join elsewhere b on a.subject = b.subject select nothing_known', context).map((d) => d.code)).not.toContain('UNKNOWN_FIELD');
+  });
+
   it('warns about values the column cannot read (a portal answers 409), and not about those it can', () => {
     const bad = 'from courses where level = abc and credits in (1, x) and online = 2 and start_date > true and subject = 5';
     expect(diagnose(bad, context).filter((d) => d.code !== 'RUNS_LOCALLY').map((d) => [d.code, spanText(bad, d), d.severity])).toEqual([
@@ -280,6 +291,25 @@ describe('functions (docs/expressions.md)', () => {
     // a join's keys and a facet's field are fields only
     expect(complete('from courses c join schools s on lo', 35, context).items.filter((i) => i.kind === 'function')).toEqual([]);
     expect(complete('from courses facet lo', 21, context).items.filter((i) => i.kind === 'function')).toEqual([]);
+  });
+
+  it('does not flag aggregates of expressions or select * beside other items, and tells an aggregate inside one at its span', () => {
+    for (const fine of [
+      'from courses group by subject select subject, sum(credits * level) as w, avg(coalesce(level, 0)), max(lower(subject)), count(distinct lower(subject)) having sum(credits * level) > 10 order by w desc',
+      'from courses group by lower(subject) select lower(subject) as s, round(avg(credits * 2), 1) as mean',
+      'from courses select *, credits * 2 as double',
+    ]) {
+      expect(diagnose(fine, context), fine).toEqual([]);
+      expect(diagnose(fine, { ...context, target: 'ckan-2.12' }).filter((d) => d.severity === 'error'), fine).toEqual([]);
+    }
+    // inside an aggregate the argument's fields are checked and its divisions warned of, as anywhere
+    expect(diagnose('from courses select sum(nope * 2)', context).map((d) => d.code)).toEqual(['UNKNOWN_FIELD']);
+    expect(diagnose('from courses select sum(level / 2)', context).map((d) => d.code)).toEqual(['INTEGER_DIVISION']);
+    const nested = 'from courses select sum(max(credits) * 2)';
+    const [error] = diagnose(nested, context);
+    expect([error?.code, spanText(nested, error!)]).toEqual(['AGGREGATE_IN_AGGREGATE', 'max(credits)']);
+    // an aggregate's argument completes fields and functions
+    expect(complete('from courses select sum(credits * le', 35, context).items.map((i) => i.label)).toContain('level');
   });
 
   it('hovers a function with its signature and an example, and keeps year(…) the bucket', () => {

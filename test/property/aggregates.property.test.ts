@@ -70,12 +70,16 @@ const tableArb = fc.array(row, { maxLength: 25 }).map((rows) => typedTable('t', 
 const otherArb = fc.array(fc.record({ k: fc.option(fc.constantFrom(...KEYS), { nil: null }), w: fc.integer({ min: 0, max: 3 }) }), { maxLength: 8 })
   .map((rows) => typedTable('m', [['k', 'text'], ['w', 'int4']], rows));
 
-const aggregates = ['count(*)', 'count(k)', 'count(distinct k)', 'sum(n)', 'sum(d)', 'avg(d)', 'avg(n)', 'min(k)', 'max(k)', 'max(n)', 'min(d)', 'min(b)', 'max(b)'] as const;
+const aggregates = [
+  'count(*)', 'count(k)', 'count(distinct k)', 'sum(n)', 'sum(d)', 'avg(d)', 'avg(n)', 'min(k)', 'max(k)', 'max(n)', 'min(d)', 'min(b)', 'max(b)',
+  // of expressions (docs/expressions.md)
+  'sum(n * d)', 'avg(coalesce(n, 0))', 'max(lower(k))', 'count(distinct lower(k))', 'min(d - n)', 'sum(abs(n) + 1)',
+] as const;
 const wheres = ['', 'where n > 0', 'where k in (a, "é", "a:b")', 'where d is not null', 'where k != b'] as const;
 
 /** A grouped query over `t`: keys, aggregates, where, having, limit; the order is the first aggregate's, then the keys'. */
 const groupedArb = fc.record({
-  keys: fc.subarray(['k', 'b', 'n', 'bucket(d, 2.5)'] as const, { maxLength: 2 }),
+  keys: fc.subarray(['k', 'b', 'n', 'bucket(d, 2.5)', 'lower(k)'] as const, { maxLength: 2 }),
   aggs: fc.subarray([...aggregates], { minLength: 1, maxLength: 3 }),
   where: fc.constantFrom(...wheres),
   having: fc.boolean(),
@@ -96,7 +100,7 @@ const groupedArb = fc.record({
 const joinedArb = fc.record({
   left: fc.boolean(),
   // `n` and `b` unqualified: only t has them (the sql target reads both resources' fields to say so)
-  agg: fc.constantFrom('count(*)', 'sum(t.n)', 'count(distinct t.k)', 'avg(t.d)', 'sum(n)', 'max(b)', 'min(t.b)'),
+  agg: fc.constantFrom('count(*)', 'sum(t.n)', 'count(distinct t.k)', 'avg(t.d)', 'sum(n)', 'max(b)', 'min(t.b)', 'sum(t.n * m.w)', 'count(distinct lower(t.k) || m.w)'),
 }).map(({ left, agg }) => `from t ${left ? 'left ' : ''}join m on t.k = m.k group by m.w select m.w, ${agg} as x`);
 
 async function memoryRows(tables: readonly Table[], text: string): Promise<{ rows: Row[]; total: number | undefined }> {

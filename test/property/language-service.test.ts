@@ -19,7 +19,7 @@ const names = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom('language', 'first', 'last', 'nulls', 'count', 'Language', 'FIRST', 'subject', 'school year') },
   { weight: 2, arbitrary: fieldName },
 );
-const generated = queryArb({ whole: true, fields: names }).map(format);
+const generated = queryArb({ whole: true, computed: true, fields: names }).map(format);
 /** One to three generated queries as a script, some on one line. */
 const scripts = fc.array(generated, { minLength: 1, maxLength: 3 }).chain((queries) =>
   fc.constantFrom(';\n', '; ', ';\n\n-- next\n').map((separator) => queries.join(separator)),

@@ -240,6 +240,22 @@ function aggregateArb(refs: readonly Ref[], joined: boolean): fc.Arbitrary<{ ckq
       { ckql: `max(${c})`, sql: r.column.kind === 'bool' ? `bool_or(${s})` : `max(${s})`, kind: r.column.kind },
     ];
     if (r.column.kind === 'number') options.push({ ckql: `sum(${c})`, sql: `sum(${s})`, kind: 'number' }, { ckql: `avg(${c})`, sql: `avg(${s})`, kind: 'avg' });
+    // aggregates of expressions (docs/expressions.md), written here as PostgreSQL's SQL of the same text
+    if (r.column.kind === 'number') {
+      for (const [x, y] of [[`${c} - 1`, `${s} - 1`], [`abs(${c})`, `abs(${s})`], [`coalesce(${c}, 0) * 0.5`, `coalesce(${s}, 0) * 0.5`]]) {
+        options.push({ ckql: `sum(${x})`, sql: `sum(${y})`, kind: 'number' }, { ckql: `avg(${x})`, sql: `avg(${y})`, kind: 'avg' }, { ckql: `max(${x})`, sql: `max(${y})`, kind: 'number' });
+      }
+    }
+    if (r.column.kind === 'text') {
+      options.push(
+        // not lower/upper here: this file's text columns are COLLATE "C", under which PostgreSQL's lower('ǅ') is 'ǅ' (only
+        // ASCII letters change), where the memory engine gives 'ǆ' as the database's own locale does
+        { ckql: `max(trim(${c}))`, sql: `max(btrim(${s}))`, kind: 'text' },
+        { ckql: `min(${c} || 'x')`, sql: `min(${s} || 'x')`, kind: 'text' },
+        { ckql: `count(distinct trim(${c}))`, sql: `count(DISTINCT btrim(${s}))`, kind: 'count' },
+        { ckql: `sum(length(${c}))`, sql: `sum(length(${s}))`, kind: 'number' },
+      );
+    }
     return fc.constantFrom(...options);
   });
   return fc.oneof(star, of, of);

@@ -48,3 +48,16 @@ test('windows round-trip: window functions and aggregates over partitions and or
     propertyParameters(),
   );
 }, 120_000);
+
+test('computed select items round-trip: * beside expressions, aggregates of expressions, expression group keys', () => {
+  fc.assert(
+    fc.property(queryArb({ whole: true, computed: true }), (query) => {
+      const text = format(query);
+      const back = parse(text);
+      expect(stripSpans(back)).toEqual(stripSpans(query));
+      expect(spanProblems(back, text)).toEqual([]);
+      expect(format(back)).toBe(text);
+    }),
+    propertyParameters(),
+  );
+}, 120_000);

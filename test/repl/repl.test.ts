@@ -372,6 +372,8 @@ describe('dot commands', () => {
       expect(on212).toContain('target: ckan-2.12 (set by .target');
       expect(on212).toContain('"gte": 5.5');
       expect(on212).toContain('filter status != withdrawn');
+      // Its URLs are those of a server over the same data, which nothing has started: the line says how.
+      expect(on212).toMatch(/these URLs are ckql serve's: start it first with: ckql serve \S.* --ckan 2\.12 --port 8080/);
       await ask(driver, '.target ckan-2.11', 'target ckan-2.11');
       const on211 = await ask(driver, query, '2 records, more match');
       expect(on211).toContain('target: ckan-2.11');
@@ -440,6 +442,7 @@ describe('dot commands', () => {
       const answer = await ask(driver, 'from enrolments where grade >= 5.5 and status != withdrawn select grade limit 2', '2 records, more match');
       expect(answer).toContain('target: ckan-2.12 (asked of the portal');
       expect(answer).toContain('"gte": 5.5');
+      expect(answer).not.toContain('ckql serve');
       await driver.exit();
     } finally {
       await source.close();
@@ -492,11 +495,16 @@ describe('dot commands', () => {
     const config = configWith({
       'by-subject': { query: 'from courses\n-- one subject\nwhere subject = $subject\nlimit $n', params: { n: 2 } },
       'schools-in': { query: 'from schools where country = $country' },
+      spaced: { query: 'from schools\n  where name != "a  b"' },
     });
     const driver = startDriver({ source: demo, config });
     await driver.waitFor(prompt);
     const listed = await ask(driver, '.queries', 'schools-in');
-    expect(listed).toMatch(/by-subject +│ n=2 +│ from courses -- one subject where subject = \$subject limit \$n/);
+    // On one line, a comment would seem to comment out the rest: it is left out, and the gaps are one space.
+    expect(listed).toMatch(/by-subject +│ n=2 +│ from courses where subject = \$subject limit \$n/);
+    expect(listed).not.toContain('one subject');
+    // A string keeps its own spaces.
+    expect(listed).toMatch(/spaced +│ +│ from schools where name != "a {2}b"/);
     await ask(driver, '.run by-subject subject=math', `2 of ${totals.math} records`);
     await ask(driver, '.run by-subject subject=math n=3', `3 of ${totals.math} records`);
     await ask(driver, '.run schools-in country="NO"', '1 of 1 record');

@@ -64,6 +64,17 @@ describe('runScript', () => {
     expect((await run(query, { format: 'table' })).out).toBe(' id     │ city\n────────┼───────\n aurora │ Tromsø\n1 of 1 record\n');
   });
 
+  it('puts a blank line between the tables of several statements, which would otherwise read as one table (GFM ends a table at a blank line)', async () => {
+    const script = 'from schools where id = aurora select id, city; from schools where id = vistula select id';
+    for (const all of [false, true]) {
+      expect((await run(script, { format: 'markdown', all })).out).toBe('| id | city |\n| --- | --- |\n| aurora | Tromsø |\n\n| id |\n| --- |\n| vistula |\n');
+      const table = (await run(script, { format: 'table', all })).out;
+      expect(table.split('\n\n')).toHaveLength(2);
+    }
+    // ndjson is one record per line whatever the statements: no line is empty.
+    expect((await run(script)).out).toBe('{"id":"aurora","city":"Tromsø"}\n{"id":"vistula"}\n');
+  });
+
   it('binds parameters in every statement', async () => {
     const { out } = await run('from schools where country = $c select id', { params: { c: 'PL' } });
     expect(out).toBe('{"id":"vistula"}\n');

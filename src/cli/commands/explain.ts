@@ -13,17 +13,16 @@ import { withParamHint } from '../report.js';
 import { addParamOption, addSourceOptions, configLoader, readQueryArgument, refuseTokenArgument } from '../options.js';
 import type { SourceOptionValues } from '../options.js';
 import { readParams, refuseUnknownParams } from '../../session/params.js';
-import { selectSource, shellQuote } from '../../session/select-source.js';
+import { selectSource } from '../../session/select-source.js';
 import { curlCommand } from '../../output/curl.js';
-import { openSource, relativeLabel } from '../../session/source.js';
+import { openSource } from '../../session/source.js';
 import { namesSources, otherSources } from '../../session/sources.js';
 import { explainText } from '../../repl/explain.js';
+import { serveCommand } from '../../session/serve-command.js';
 import { bind } from '../../compile/bind.js';
 import { withSource } from '../../compile/compile.js';
 import { QueryError } from '../../errors.js';
 import { parse } from '../../syntax/parse.js';
-import type { SourceSpec } from '../../session/source.js';
-import type { Target } from '../../compile/plan.js';
 
 /** Where `ckql serve` listens by default; explain's URLs for local data point there. */
 export const defaultServeUrl = 'http://127.0.0.1:8080';
@@ -161,40 +160,4 @@ Examples:
       return 0;
     }),
   );
-}
-
-/**
- * The `ckql serve` command that answers as `explain` assumes: the same files
- * or database, as the CKAN the target names, on the default port. A
- * password in a database URL is left out (PostgreSQL reads `PGPASSWORD`).
- * @example serveCommand({ kind: 'data', paths: [], db: '/home/ann/ckql-db', engine: 'pglite' }, 'ckan-2.11')
- * // 'ckql serve --db /home/ann/ckql-db --port 8080'
- */
-export function serveCommand(spec: Extract<SourceSpec, { kind: 'data' }>, target: Target): string {
-  const words = ['ckql', 'serve', ...spec.paths.map((path) => shellQuote(relativeLabel(path)))];
-  let passwordLeftOut = false;
-  if (spec.db !== undefined) {
-    let db = spec.db;
-    if (/^postgres(ql)?:\/\//.test(db)) {
-      try {
-        const url = new URL(db);
-        passwordLeftOut = url.password !== '';
-        url.password = '';
-        db = url.href;
-      } catch {
-        // not a URL after all: shown as given
-      }
-    } else {
-      db = relativeLabel(db);
-    }
-    words.push('--db', shellQuote(db));
-  }
-  // --db names its engine (a directory: pglite; a postgres:// URL: postgres); files need --engine for SQL.
-  const engine = spec.engine ?? (spec.db === undefined ? undefined : /^postgres(ql)?:\/\//.test(spec.db) ? 'postgres' : 'pglite');
-  const implied = spec.db === undefined ? 'memory' : /^postgres(ql)?:\/\//.test(spec.db) ? 'postgres' : 'pglite';
-  const wanted = target === 'sql' && (engine === undefined || engine === 'memory') ? 'pglite' : engine;
-  if (wanted !== undefined && wanted !== implied) words.push('--engine', wanted);
-  if (target === 'ckan-2.12') words.push('--ckan', '2.12');
-  words.push('--port', '8080');
-  return `${words.join(' ')}${passwordLeftOut ? '   # the password from PGPASSWORD' : ''}`;
 }

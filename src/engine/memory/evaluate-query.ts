@@ -650,16 +650,16 @@ function valueIn(value: Expression, flat: Record<string, JsonValue>, bound: Boun
 /** An aggregate over a group's records, plainly (exact sums of integers and numeric, as PostgreSQL). */
 function aggregateOver(aggregate: Aggregate, group: readonly Tuple[], bound: BoundShape): JsonValue {
   if (aggregate.field === undefined) return group.length;
-  const ref = bound.ref(aggregate.field);
-  const key = flatKey(ref.side, ref.info.id);
-  const values = group.map((t) => t.flat[key] ?? null).filter((v) => v !== null);
+  const argument = aggregate.field;
+  const type = bound.recordType(argument);
+  const values = group.map((t) => valueIn(argument, t.flat, bound) ?? null).filter((v) => v !== null);
   switch (aggregate.fn) {
     case 'count':
       return aggregate.distinct ? new Set(values.map((v) => canonicalText(v))).size : values.length;
     case 'sum':
     case 'avg': {
       if (values.length === 0) return null;
-      const float = ref.info.type === 'float8' || ref.info.type === 'float';
+      const float = type === 'float8' || type === 'float';
       if (float) {
         const total = values.reduce<number>((sum, v) => sum + Number(v), 0);
         return aggregate.fn === 'sum' ? total : total / values.length;
@@ -675,7 +675,7 @@ function aggregateOver(aggregate: Aggregate, group: readonly Tuple[], bound: Bou
     case 'min':
     case 'max': {
       if (values.length === 0) return null;
-      const reading = typeReading(ref.info.type);
+      const reading = typeReading(type);
       const order = (a: JsonValue, b: JsonValue): number => {
         const x = reading?.read(a);
         const y = reading?.read(b);

@@ -8,7 +8,7 @@
  * positions of a joined row. The reference walker (`evaluateQuery`) says
  * what each step means, plainly.
  */
-import type { Condition as QueryCondition, Expression, Field, Query } from '../../ast.js';
+import type { Aggregate, Condition as QueryCondition, Expression, Field, Query } from '../../ast.js';
 import { isPlainQuery } from '../../ast.js';
 import { expressionFields } from '../../syntax/expressions.js';
 import { expressionReader } from './computed.js';
@@ -23,7 +23,7 @@ import { formatField } from '../../format.js';
 import { DEFAULT_MAX_JOIN_ROWS } from '../../compile/plan.js';
 import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from './aggregate.js';
-import type { Read } from './aggregate.js';
+import type { AggregateSpec, Read } from './aggregate.js';
 import { answerSteps, DEFAULT_LIMIT } from './evaluate.js';
 import { windowAnswer } from './window.js';
 import type { WindowStep } from '../../compile/window.js';
@@ -579,11 +579,7 @@ function* groupedJoinRows(bound: BoundShape, views: readonly TableView[], each: 
       const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
       return (j) => bucket(value(j));
     }),
-    aggregates: shape.aggregates.map((aggregate) => ({
-      aggregate,
-      ...(aggregate.field === undefined ? {} : { read: read(aggregate.field) }),
-      type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
-    })),
+    aggregates: shape.aggregates.map((aggregate) => aggregateInput(aggregate, bound, read)),
   });
   // A chunk is at most JOIN_CHUNK rows, folded at once; the join's steps pause between chunks.
   yield* each((chunk) => {
@@ -592,6 +588,19 @@ function* groupedJoinRows(bound: BoundShape, views: readonly TableView[], each: 
   });
   const name = namedColumns(bound);
   return (yield* finishGroups(bound, aggregator.groups())).map(name);
+}
+
+/**
+ * What an aggregate folds: a field's read as it is (a property load the
+ * fold writes inline, shared by the aggregates of one field), or an
+ * expression's value computed from the reads of its fields (docs/expressions.md).
+ */
+function aggregateInput<T>(aggregate: Aggregate, bound: BoundShape, read: (field: Field) => Read<T>): AggregateSpec<T>['aggregates'][number] {
+  const argument = aggregate.field;
+  if (argument === undefined) return { aggregate, type: undefined };
+  if (argument.kind === 'field') return { aggregate, read: read(argument), type: bound.ref(argument).info.type };
+  const computed = expressionReader<T>(argument, (f) => ({ read: read(f), type: bound.ref(f).info.type }));
+  return { aggregate, read: computed.read, type: bound.recordType(argument) };
 }
 
 /** A field's value in row `j` of the chunk `current` holds now: null where a left join found no row, `_id` as `readField` gives it. */
@@ -627,13 +636,9 @@ function* groupedRowsOfOne(bound: BoundShape, joined: Joined): Steps<Row[]> {
       const bucket = bucketFunction(key.fn === 'bucket' ? { width: key.width!.value } : { unit: key.fn as 'year' | 'month' | 'week' | 'day' });
       return (row) => bucket(value(row));
     }),
-    aggregates: shape.aggregates.map((aggregate) => ({
-      aggregate,
-      ...(aggregate.field === undefined ? {} : { read: read(aggregate.field) }),
-      type: aggregate.field === undefined ? undefined : bound.ref(aggregate.field).info.type,
-    })),
+    aggregates: shape.aggregates.map((aggregate) => aggregateInput(aggregate, bound, read)),
   });
-  const needsPosition = [...shape.keys.flatMap((k) => expressionFields(k)), ...shape.aggregates.flatMap((a) => (a.field === undefined ? [] : [a.field]))]
+  const needsPosition = [...shape.keys.flatMap((k) => expressionFields(k)), ...shape.aggregates.flatMap((a) => (a.field === undefined ? [] : expressionFields(a.field)))]
     .some((f) => bound.ref(f).info.id === '_id');
   // `_id` may be the row's position rather than a key it holds: read it as the joined rows do.
   const items = needsPosition ? rows.map((row, i) => (Object.hasOwn(row, '_id') ? row : ({ ...row, _id: readField(row, '_id', i) } as Row))) : rows;

@@ -14,7 +14,9 @@
  * wrote to it (a load), so the tables loaded are there after a restart.
  */
 import { Worker } from 'node:worker_threads';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { toolError } from '../../errors.js';
 import { fileURLToPath } from 'node:url';
 import type { Db, PgError, SqlRows, SqlSession, TransactionOptions } from '../sql/db.js';
 import { SQLSTATE } from '../sql/db.js';
@@ -94,6 +96,25 @@ export function lendInMemoryPglite(lend: (() => Promise<Db>) | undefined): void 
 }
 
 /**
+ * A folder PGlite would write its database into must be one already (it holds `PG_VERSION`), empty, or
+ * missing: a folder of other files (a project's, after `--db ''` or a mistyped path) is refused, or PGlite
+ * would scatter a cluster's files among them.
+ */
+async function refuseForeignFolder(dataDir: string): Promise<void> {
+  if (dataDir.trim() === '') throw toolError('USAGE', ['the PGlite database folder is empty text'], { hint: 'name a folder: --db ./ckql-db (created when missing), or a postgres:// URL' });
+  let entries: string[];
+  try {
+    entries = await readdir(dataDir);
+  } catch {
+    return; // missing (PGlite creates it), or not a folder (PGlite says so)
+  }
+  if (entries.length === 0 || entries.includes('PG_VERSION')) return;
+  throw toolError('USAGE', [`${dataDir} is a folder of other files, not a PGlite database (it has no PG_VERSION)`], {
+    hint: `name a new or empty folder for the database, e.g. ${join(dataDir, 'ckql-db')}`,
+  });
+}
+
+/**
  * Opens PGlite in its own thread (or threads): a fresh database in memory,
  * or the one kept in `dataDir` (created when missing).
  * @example
@@ -102,6 +123,7 @@ export function lendInMemoryPglite(lend: (() => Promise<Db>) | undefined): void 
  * await db.transaction((tx) => tx.query('SELECT 1 AS n'), { readOnly: true, statementTimeout: 1_000 });
  */
 export async function openPglite(dataDir?: string, options: OpenPgliteOptions = {}): Promise<PgliteThreads> {
+  if (dataDir !== undefined) await refuseForeignFolder(dataDir);
   if (dataDir === undefined && (options.threads ?? 1) === 1 && lentInMemory !== undefined) {
     return Object.assign(await lentInMemory(), { settle: () => Promise.resolve() });
   }

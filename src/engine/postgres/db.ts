@@ -43,12 +43,18 @@ export function redactUrl(url: string): string {
   }
 }
 
-/** A connection failure as the CLI shows it (exit 4): where, and why, without credentials. */
+/**
+ * A connection failure as the CLI shows it, where and why, without credentials: the server refusing the
+ * credentials (a wrong password, a role that may not log in) is `FORBIDDEN` (exit 5, the fix is a credential),
+ * anything else `CONNECTION_FAILED` (exit 4).
+ */
 function connectionFailed(where: string, error: unknown): DatastoreError {
   const code = typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : '';
-  const reason = code === '28P01' ? 'the password was refused'
-    : code === '28000' ? 'the role may not connect'
-    : code === '3D000' ? 'the database does not exist'
+  if (code === '28P01' || code === '28000') {
+    const why = code === '28P01' ? 'the password was refused (PGPASSWORD, or the password in the URL)' : 'the role may not connect (it lacks LOGIN, or pg_hba.conf refuses it)';
+    return new DatastoreError('FORBIDDEN', `PostgreSQL at ${where} refused the connection: ${why}`, { status: undefined, cause: error });
+  }
+  const reason = code === '3D000' ? 'the database does not exist'
     : code === 'ECONNREFUSED' ? 'nothing listens there'
     : code === 'ENOTFOUND' ? 'the host name is not known'
     : code === 'ETIMEDOUT' || /timeout/i.test(String((error as Error).message)) ? 'it did not answer in time'

@@ -3,11 +3,13 @@
  * in a directory is loaded once and queried by a later command; a server
  * that cannot be reached is exit 4 with no password in the message.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ckqlInProcess, ndjson } from '../../cli/run-ckql.js';
+import { engineNames, serverUrl } from './engines.js';
 
 describe('ckql load and --db', () => {
   it('loads a file into a kept PGlite database, refuses to load it twice without --replace, and queries it', async () => {
@@ -55,10 +57,54 @@ describe('ckql load and --db', () => {
     expect(none.stderr).toContain('ckql load needs a database');
   });
 
+  it('an empty --db, or a folder of other files, is refused before PGlite writes anything there', async () => {
+    const empty = await ckqlInProcess(['query', '--db', '', 'from x limit 1']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('error[USAGE]: --db is empty');
+    const project = mkdtempSync(join(tmpdir(), 'ckql-project-'));
+    writeFileSync(join(project, 'notes.txt'), 'mine\n');
+    const foreign = await ckqlInProcess(['load', 'examples/data/schools.json', '--db', project]);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain('is a folder of other files, not a PGlite database (it has no PG_VERSION)');
+    expect(readdirSync(project)).toEqual(['notes.txt']);
+  });
+
   it('a server that cannot be reached is exit 4, and the password is not shown', async () => {
     const result = await ckqlInProcess(['query', '--db', 'postgres://ckql:s3cret-pw@127.0.0.1:1/none', 'from x limit 1']);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('cannot connect to PostgreSQL at postgres://ckql:***@127.0.0.1:1/none');
     expect(result.stderr).not.toContain('s3cret-pw');
+  });
+
+  // The server refusing the credentials is not a network failure: the fix is the credential (exit 5, as a portal's 403).
+  it.runIf(engineNames.includes('postgres'))('a server that refuses the role or its password is exit 5, and the password is not shown', async () => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      // scripts/pg-test-cluster.sh checks this role by password (scram-sha-256); every other role connects by trust.
+      await admin.query(`DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ckql_password') THEN CREATE ROLE ckql_password LOGIN PASSWORD 'right-pw'; END IF;
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ckql_nologin') THEN CREATE ROLE ckql_nologin NOLOGIN; END IF;
+      END $$`);
+    } finally {
+      await admin.end();
+    }
+    const at = (user: string, password: string): string => {
+      const url = new URL(serverUrl as string);
+      url.username = user;
+      url.password = password;
+      return url.toString();
+    };
+    const wrong = await ckqlInProcess(['query', '--db', at('ckql_password', 's3cret-wrong'), 'from x limit 1']);
+    expect(wrong.stderr).toContain('error[FORBIDDEN]');
+    expect(wrong.stderr).toContain('refused the connection: the password was refused');
+    expect(wrong.stderr).not.toContain('s3cret-wrong');
+    expect(wrong.code).toBe(5);
+    const nologin = await ckqlInProcess(['query', '--db', at('ckql_nologin', ''), 'from x limit 1']);
+    expect(nologin.stderr).toContain('refused the connection: the role may not connect');
+    expect(nologin.code).toBe(5);
+    // The right password connects: the refusal above was the password's, not the server's.
+    const right = await ckqlInProcess(['query', '--db', at('ckql_password', 'right-pw'), 'from nothing_here limit 1']);
+    expect(right.code).toBe(3);
   });
 });
