@@ -19,9 +19,9 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   escapeLength, False, keywordTokens, Null, NumberLiteral, Parameter, softKeywordTokens, True, Language, Nulls, First, Last,
-  As, Join, Left, On, Group, Having, Facet, Top, aggregateTokens, bucketTokens, Case, When, Then, Else, End, Cast, Extract,
+  As, Join, Left, On, Group, Having, Facet, Top, aggregateTokens, bucketTokens, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify,
 } from '../src/syntax/tokens.js';
-import { functionAliases, functions } from '../src/syntax/functions.js';
+import { functionAliases, functions, windowFunctions } from '../src/syntax/functions.js';
 
 type Grammar = Record<string, unknown>;
 
@@ -36,7 +36,7 @@ const constants = [True, False, Null].map(label);
 const hardKeywords = keywordTokens.map(label).filter((w) => !constants.includes(w));
 const softKeywords = softKeywordTokens.map(label);
 /** What may be called: the aggregates, the buckets, `cast`, `extract` and the functions (src/syntax/functions.ts). */
-const callables = [...aggregateTokens, ...bucketTokens, Cast, Extract].map(label).concat(Object.keys(functions), Object.keys(functionAliases));
+const callables = [...aggregateTokens, ...bucketTokens, Cast, Extract].map(label).concat(Object.keys(functions), Object.keys(functionAliases), Object.keys(windowFunctions));
 
 /**
  * What cannot follow a soft keyword that is a keyword: a hard keyword as a whole word (`allowed`
@@ -70,7 +70,7 @@ const PARAMETER = source(Parameter.PATTERN);
 
 /** The ckql grammar itself: `source.ckql`. */
 export function ckqlGrammar(): Grammar {
-  const expected = [Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, ...aggregateTokens, ...bucketTokens, Case, When, Then, Else, End, Cast, Extract];
+  const expected = [Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, ...aggregateTokens, ...bucketTokens, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify];
   if (softKeywords.join() !== expected.map(label).join()) {
     throw new Error(`the soft keywords changed (${softKeywords.join(', ')}): say in generate-textmate.ts where each is a keyword`);
   }
@@ -142,6 +142,10 @@ export function ckqlGrammar(): Grammar {
       'clause-word': {
         patterns: [
           { name: 'keyword.other.ckql', match: `${word(['group'])}(?=\\s+by(?!${NAME_PART}))` },
+          // A window (docs/expressions.md): `over` right after a call's `)`, before its `(`; `partition` before `by`; `qualify` as `having`.
+          { match: `(\\))(\\s*)${word(['over'])}(?=\\s*\\()`, captures: { 1: { name: 'punctuation.section.parens.end.ckql' }, 3: { name: 'keyword.other.ckql' } } },
+          { match: `(\\()(\\s*)${word(['partition'])}(?=\\s+by(?!${NAME_PART}))`, captures: { 1: { name: 'punctuation.section.parens.begin.ckql' }, 3: { name: 'keyword.other.ckql' } } },
+          { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['qualify'])}(?=\\s+[A-Za-z_\`$(0-9])(?!${notAfter(['not'])})` },
           // What follows one of them as a keyword is a name, a parenthesis or a number (a string
           // only after `join`), never a hard keyword (`where as between 1 and 2` keeps `as` a
           // field) and never `nulls first` (`order by having nulls last`); only `having` may open

@@ -345,6 +345,17 @@ export interface Limit {
   readonly value: NumberValue | Parameter;
 }
 
+/**
+ * `qualify c1 and c2 …`: tests of the rows after the windows are computed
+ * (docs/expressions.md), over output names, window expressions and the
+ * values a row of the answer has.
+ */
+export interface Qualify {
+  readonly kind: 'qualify';
+  readonly span: Span;
+  readonly condition: Condition<Operand>;
+}
+
 /** `offset n`: a non-negative integer or a parameter. */
 export interface Offset {
   readonly kind: 'offset';
@@ -352,7 +363,7 @@ export interface Offset {
   readonly value: NumberValue | Parameter;
 }
 
-export type Clause = Where | Search | Select | Group | Having | Facet | Order | Limit | Offset;
+export type Clause = Where | Search | Select | Group | Having | Qualify | Facet | Order | Limit | Offset;
 
 export interface Query {
   readonly kind: 'query';
@@ -365,6 +376,8 @@ export interface Query {
   readonly select?: Select;
   readonly group?: Group;
   readonly having?: Having;
+  /** filters the rows after the windows (docs/expressions.md) */
+  readonly qualify?: Qualify;
   readonly facet?: Facet;
   readonly order?: Order;
   readonly limit?: Limit;
@@ -373,7 +386,7 @@ export interface Query {
 
 export type Node =
   | Query | Clause | From | Join | KeyPair | Condition<Operand> | Value | Field | Name | Aggregate | Bucket | SelectItem
-  | SortKey | FieldSearch | FacetItem | FacetUnit | Computed | When | Star;
+  | SortKey | FieldSearch | FacetItem | FacetUnit | Computed | When | Star | Window | WindowCall;
 
 /** A select item that is a field as it stands: no aggregate, no bucket, no new name. */
 export interface PlainItem extends SelectItem {
@@ -405,6 +418,7 @@ export interface PlainQuery extends Query {
   readonly select?: PlainSelect;
   readonly group?: undefined;
   readonly having?: undefined;
+  readonly qualify?: undefined;
   readonly facet?: undefined;
   readonly order?: PlainOrder;
 }
@@ -415,6 +429,7 @@ export function isPlainQuery(query: Query): query is PlainQuery {
     query.joins === undefined &&
     query.group === undefined &&
     query.having === undefined &&
+    query.qualify === undefined &&
     query.facet === undefined &&
     (query.select === undefined || query.select.items.every((item) => item.value.kind === 'field' && item.as === undefined)) &&
     (query.order === undefined || query.order.keys.every((key) => key.field.kind === 'field')) &&
@@ -534,8 +549,35 @@ export interface Cast {
 /** What an expression computes beyond a field, an aggregate, a bucket or a value. */
 export type Computed = Binary | Negate | Call | Case | Cast;
 
-/** A value of a record (or of a group): a field, a literal, a parameter, an aggregate, a bucket, or a computation of them. */
-export type Expression = Field | Literal | Parameter | Aggregate | Bucket | Computed;
+/** The window functions that are no aggregate (docs/expressions.md): each is called with `over`. */
+export type WindowFunctionName = 'row_number' | 'rank' | 'dense_rank' | 'lag' | 'lead';
+
+/** `row_number()`, `lag(x [, n])`: the call of a window function, only ever inside a `Window`. */
+export interface WindowCall {
+  readonly kind: 'window-call';
+  readonly span: Span;
+  readonly fn: WindowFunctionName;
+  readonly args: readonly Expression[];
+}
+
+/**
+ * `row_number() over (partition by s order by g desc)`, `sum(x) over (…)`:
+ * a value of each row computed over the rows of its partition, in the
+ * window's order (PostgreSQL's meaning: an aggregate with `order by` is the
+ * running aggregate up to the row and its ties). Computed after `where`,
+ * `group by` and `having`, before `qualify`, `order by` and `limit`. The
+ * aggregate is the `Aggregate` node as it stands.
+ */
+export interface Window {
+  readonly kind: 'window';
+  readonly span: Span;
+  readonly call: WindowCall | Aggregate;
+  readonly partition: readonly Expression[];
+  readonly order: readonly SortKey[];
+}
+
+/** A value of a record (or of a group): a field, a literal, a parameter, an aggregate, a bucket, a window, or a computation of them. */
+export type Expression = Field | Literal | Parameter | Aggregate | Bucket | Window | Computed;
 
 /** The comparison operators between expressions. */
 export type ComparisonOperator = 'eq' | CompareOperator;

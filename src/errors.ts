@@ -59,6 +59,15 @@ export const queryMessages = {
   AGGREGATE_IN_AGGREGATE: (what: string): string => `${what} is an aggregate inside an aggregate: aggregates cannot be nested`,
   AGGREGATE_OF_CONSTANT: (fn: string, what: string): string => `${fn}(${what}) reads no field: an aggregate's argument is a field or an expression of fields`,
   NOT_COMPUTED_YET: (what: string, where: string): string => `${what} is read, but not computed by ${where} yet`,
+  // windows (docs/expressions.md)
+  WINDOW_IN_WHERE: (what: string, clause: string): string =>
+    `${what} cannot stand in ${clause}: windows are computed after where, group by and having, over the rows they leave`,
+  WINDOW_WITHOUT_OVER: (fn: string): string => `${fn}() is a window function: it needs over (…) to say its rows`,
+  OVER_WITHOUT_WINDOW_FUNCTION: (fn: string): string => `${fn}() is not a window function or an aggregate, so it cannot take over (…)`,
+  NESTED_WINDOW: (): string => 'a window cannot stand inside another window',
+  DISTINCT_IN_WINDOW: (): string => 'count(distinct …) cannot be computed over a window (PostgreSQL refuses it too)',
+  QUALIFY_WITHOUT_WINDOW: (): string => 'qualify tests the rows after their windows, and this query computes no window',
+  AGGREGATE_IN_QUALIFY: (what: string): string => `${what} cannot be tested in qualify, which tests the rows of the answer`,
   // compiling: the meaning of grouped and joined queries
   NOT_GROUPED: (name: string): string => `${name} is neither grouped nor aggregated, so a group has no one value of it`,
   AMBIGUOUS_FIELD: (field: string, first: string, second: string): string => `${q(field)} is a field of both ${q(first)} and ${q(second)}`,

@@ -1,6 +1,6 @@
 /**
  * AST → canonical query text: lower-case keywords, one clause per line in the
- * order `from, join, select, where, search, group by, having, facet, order
+ * order `from, join, select, where, search, group by, having, qualify, facet, order
  * by, limit, offset`, and quotes only where the text would not read back as
  * the same value. `parse(format(q))` equals `q` apart from spans.
  */
@@ -138,6 +138,15 @@ function formatExpression(expression: Expression, field: FieldWriter, right = fa
     case 'case': {
       const whens = expression.whens.map((when) => ` when ${formatCondition(when.condition, true, field)} then ${formatExpression(when.result, field)}`).join('');
       return `case${whens}${expression.else === undefined ? '' : ` else ${formatExpression(expression.else, field)}`} end`;
+    }
+    case 'window': {
+      const call = expression.call;
+      const called = call.kind === 'aggregate' ? field(call) : `${call.fn}(${call.args.map((arg) => formatExpression(arg, field)).join(', ')})`;
+      const parts = [
+        ...(expression.partition.length === 0 ? [] : [`partition by ${expression.partition.map((e) => formatExpression(e, field)).join(', ')}`]),
+        ...(expression.order.length === 0 ? [] : [`order by ${expression.order.map((key) => formatSortKey(key, field)).join(', ')}`]),
+      ];
+      return `${called} over (${parts.join(' ')})`;
     }
     default:
       return assertNever(expression, 'expression');
@@ -313,6 +322,7 @@ export function format(query: Query): string {
   if (query.search) lines.push(formatSearch(query.search, field));
   if (query.group) lines.push(`group by ${query.group.keys.map(write).join(', ')}`);
   if (query.having) lines.push(`having ${formatCondition(query.having.condition, true, field)}`);
+  if (query.qualify) lines.push(`qualify ${formatCondition(query.qualify.condition, true, field)}`);
   if (query.facet) lines.push(`facet ${query.facet.items.map((item) => formatFacetItem(item, field)).join(', ')}`);
   if (query.order) lines.push(`order by ${query.order.keys.map((key) => formatSortKey(key, field)).join(', ')}`);
   if (query.limit) lines.push(`limit ${formatValue(query.limit.value)}`);

@@ -181,6 +181,7 @@ const readmeCommands: Readonly<Record<string, How>> = {
   'ckql export courses -o courses.csv --data examples/data': { here: 'command line' },
   "ckql query --data examples/data 'from courses group by subject select subject, count(*) as n, avg(credits) order by n desc, subject limit 3'": { here: 'the language' },
   "ckql query --data examples/data 'from courses where credits >= 5 select code, credits, round(credits / 3.0, 1) as per_term, upper(subject) || \"-\" || level as label order by credits desc, code limit 3'": { here: 'the language' },
+  "ckql query --data examples/data 'from enrolments e join courses c on e.course = c.code where e.grade is not null select c.subject, e.student, e.grade, row_number() over (partition by c.subject order by e.grade desc, e.student) as r qualify r <= 3 order by subject, r'": { here: 'the language' },
   "ckql query --data examples/data 'from courses group by subject select subject, sum(credits * level) as load, count(distinct lower(instructor)) as teachers order by load desc, subject limit 3'": { here: 'the language' },
   "ckql query --data examples/data 'from courses where subject = chemistry select *, credits * 2 as double order by code limit 2'": { here: 'the language' },
   'ckql check examples': { here: 'editors and CI' },
@@ -411,6 +412,23 @@ describe('README.md', () => {
       .slice(0, 3)
       .map((row) => ({ code: row.code, credits: Number(row.credits), per_term: roundOne(Number(row.credits) / 3), label: `${row.subject.toUpperCase()}-${row.level}` }));
     expect(ndjson(computed.stdout)).toEqual(want);
+    // windows: the top 3 per subject, against the CSVs joined and each subject's enrolments sorted here
+    const top3 = await run(command(`ckql query --data examples/data 'from enrolments e join courses c on e.course = c.code where e.grade is not null select c.subject, e.student, e.grade, row_number() over (partition by c.subject order by e.grade desc, e.student) as r qualify r <= 3 order by subject, r'`));
+    expect(top3.code).toBe(0);
+    const enrolments = parseCsv(readFileSync(join(repoRoot, 'examples', 'data', 'enrolments.csv'), 'utf8'), { columns: true }) as { student: string; course: string; grade: string }[];
+    const subjectOf = new Map(all.map((row) => [row.code, row.subject]));
+    const perSubject = new Map<string, { student: string; grade: number }[]>();
+    for (const row of enrolments) {
+      const subject = subjectOf.get(row.course);
+      if (subject === undefined || row.grade === '') continue;
+      perSubject.set(subject, [...(perSubject.get(subject) ?? []), { student: row.student, grade: Number(row.grade) }]);
+    }
+    const wantTop = [...perSubject.keys()].sort().flatMap((subject) =>
+      perSubject.get(subject)!
+        .sort((a, b) => b.grade - a.grade || (a.student < b.student ? -1 : a.student > b.student ? 1 : 0))
+        .slice(0, 3)
+        .map((row, i) => ({ subject, student: row.student, grade: row.grade, r: i + 1 })));
+    expect(ndjson(top3.stdout)).toEqual(wantTop);
     // an aggregate of an expression, against sums made here from the CSV
     const loads = await run(command("ckql query --data examples/data 'from courses group by subject select subject, sum(credits * level) as load, count(distinct lower(instructor)) as teachers order by load desc, subject limit 3'"));
     expect(loads.code).toBe(0);

@@ -230,6 +230,7 @@ function constructWord(value: Exclude<SelectItem['value'], Field>): string {
   if (value.kind === 'negate') return '"-"';
   if (value.kind === 'star') return '"*"';
   if (value.kind === 'case' || value.kind === 'cast') return `"${value.kind}"`;
+  if (value.kind === 'window') return '"over"';
   return 'a value';
 }
 
@@ -240,6 +241,7 @@ function shapeRefusal(query: Query, target: Target): QueryError {
     for (const join of query.joins ?? []) found.push({ span: join.span, name: '"join"' });
     if (query.group !== undefined) found.push({ span: query.group.span, name: '"group by"' });
     if (query.having !== undefined) found.push({ span: query.having.span, name: '"having"' });
+    if (query.qualify !== undefined) found.push({ span: query.qualify.span, name: '"qualify"' });
     for (const item of query.select?.items ?? []) {
       if (item.value.kind !== 'field') found.push({ span: item.value.span, name: constructWord(item.value) });
       else if (item.as !== undefined) found.push({ span: item.span, name: '"as"' });

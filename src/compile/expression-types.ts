@@ -167,6 +167,12 @@ export function expressionType(expression: Expression, leaf: (leaf: Expression) 
           return assertNever(fn, 'function');
       }
     }
+    case 'window': {
+      const call = expression.call;
+      if (call.kind === 'aggregate') return leaf(call);
+      // PostgreSQL's: the rankings are bigint, lag and lead give their argument's type
+      return call.fn === 'lag' || call.fn === 'lead' ? type(call.args[0]!) : 'int8';
+    }
     default:
       return assertNever(expression, 'expression');
   }

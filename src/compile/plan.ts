@@ -10,7 +10,8 @@ import { expressionFields } from '../syntax/expressions.js';
 import type { Condition, Field, FieldSearch, Query, Search, StringValue, Parameter, Value } from '../ast.js';
 import type { Span } from '../span.js';
 import { bindShape, fieldsOfValue, shapeOf, type BoundShape, type Shape } from './shape.js';
-import { facetSql, shapedSqlRequest } from './sql-shaped.js';
+import { facetSql, shapedSql, shapedSqlRequest } from './sql-shaped.js';
+import { windowSql, windowStep, type WindowStep } from './window.js';
 import { conditionFieldNodes } from '../syntax/walk.js';
 import { assertNever, isPlainQuery } from '../ast.js';
 import type { PlainQuery, PlainSortKey } from '../ast.js';
@@ -19,7 +20,7 @@ import { queryError } from '../errors.js';
 import { sortText } from '../datastore/sort.js';
 import { dictFilters, literal, unboundError } from './dict-filters.js';
 import { QueryError } from '../errors.js';
-import { sqlRequest, type SqlRequest } from './sql.js';
+import { DEFAULT_LIMIT, identifier, MAX_LIMIT, sqlRequest, stringLiteral, type SqlRequest } from './sql.js';
 import { hasPrefixWord, tsQueryText } from './search-text.js';
 import { conditionFields } from '../syntax/walk.js';
 
@@ -100,6 +101,8 @@ export interface LocalSteps {
   readonly aggregate?: boolean;
   /** joins: one side hashed, the other streamed past it */
   readonly join?: boolean;
+  /** windows (docs/expressions.md): computed over the rows of the inner query, then qualify, order and the page */
+  readonly window?: boolean;
 }
 
 /** One resource of a shaped plan: how its records are read. */
@@ -152,6 +155,8 @@ export interface Plan {
   readonly facetRequest?: SqlRequest;
   /** the `sql` target: the fields it was planned with (`PlanOptions.fields`), to plan each page of its records with */
   readonly fields?: readonly (readonly FieldInfo[])[];
+  /** a query with windows on a `ckan-*` target: the rest of the plan reads its inner query, whose rows this step finishes */
+  readonly window?: WindowStep;
 }
 
 /**
@@ -162,7 +167,7 @@ export interface Plan {
  * @example saysWhole(plan('from courses group by subject select subject, count(*)')) // → false
  */
 export function saysWhole(planned: Plan): boolean {
-  return planned.residual === undefined && planned.shaped === undefined && planned.facets === undefined && planned.facetRequest === undefined;
+  return planned.residual === undefined && planned.shaped === undefined && planned.facets === undefined && planned.facetRequest === undefined && planned.window === undefined;
 }
 
 /**
@@ -179,6 +184,8 @@ export function saysWhole(planned: Plan): boolean {
  * // → request: { resource_id: 'enrolments', filters: { grade: { gte: 5 } } }, residual: … where status != withdrawn
  */
 export function planQuery(query: Query, options: PlanOptions = {}): Plan {
+  const step = windowStep(query);
+  if (step !== undefined) return planWindow(step, options);
   const records = query.facet === undefined ? query : withoutFacet(query);
   const planned = isPlainQuery(records) ? planPlain(records, options) : planShaped(records, options);
   if (query.facet === undefined) return planned;
@@ -186,6 +193,31 @@ export function planQuery(query: Query, options: PlanOptions = {}): Plan {
   shapeOf(query);
   if (planned.target === 'sql') return freeze({ ...planned, facetRequest: facetSql(query, boundOptions(query, options))! });
   return freeze({ ...planned, facets: shapedPlan(facetReading(query), planned.target as Exclude<Target, 'sql'>, options.sideTargets) });
+}
+
+/**
+ * A query with windows (compile/window.ts): on the `sql` target one
+ * statement, the windows over its inner query's; on a portal, the plan of
+ * the inner query, read whole, and the window step after it.
+ */
+function planWindow(step: WindowStep, options: PlanOptions): Plan {
+  const target = options.target ?? 'ckan-2.11';
+  if (target !== 'sql') {
+    const inner = planQuery(step.inner, options);
+    return freeze({ ...inner, local: { ...inner.local, limit: true, window: true }, window: step });
+  }
+  const shape = shapeOf(step.inner);
+  if (shape.sources.length > 1 && shape.sources.some((s) => sourceOf(s.resource) !== undefined)) refuseSources(shape);
+  const bound = options.fields === undefined ? undefined : bindShape(shape, options.fields);
+  const inner = shapedSql(shape, { literal: stringLiteral, table: identifier, total: false, page: false, ...(bound === undefined ? {} : { bound }) });
+  const page = ` LIMIT ${Math.min(step.limit ?? DEFAULT_LIMIT, MAX_LIMIT)}${step.offset > 0 ? ` OFFSET ${step.offset}` : ''}`;
+  return freeze({
+    target,
+    request: { sql: windowSql(step, inner, stringLiteral, { total: true, page }) },
+    local: NOTHING_LOCAL,
+    maxScan: options.maxScan ?? DEFAULT_MAX_SCAN,
+    ...(options.fields === undefined ? {} : { fields: options.fields }),
+  });
 }
 
 /** The facets statement's options on the `sql` target: the shape met with the fields, when they are known. */

@@ -335,6 +335,11 @@ interface NamedItem {
   readonly name: string;
 }
 
+/** A query's select items with their output names, as `shapeOf` names its columns (a window's: its function's name). */
+export function namedItems(query: Query): readonly NamedItem[] {
+  return nameItems(query, querySources(query).length === 1);
+}
+
 /** The select items with their output names: `as` names as given (each once), the others as `uniqueNames` makes them. */
 function nameItems(query: Query, single: boolean): NamedItem[] {
   const items = (query.select?.items ?? []).filter((item): item is SelectItem & { readonly value: Expression } => item.value.kind !== 'star');
@@ -421,6 +426,8 @@ export function ownName(value: Expression): string | undefined {
       return ownName(value.operand);
     case 'case':
       return 'case';
+    case 'window':
+      return value.call.kind === 'aggregate' ? ownName(value.call) : value.call.fn;
     default:
       return undefined;
   }

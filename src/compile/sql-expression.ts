@@ -86,6 +86,9 @@ export function expressionSql(expression: Expression, leaf: LeafSql, literal: Li
           return assertNever(fn, 'function');
       }
     }
+    case 'window':
+      // windows are written over the columns of the query without them (compile/window.ts), never as a leaf of one
+      throw new Error('a window is written by the window step, not as an expression of a row');
     default:
       return assertNever(expression, 'expression');
   }

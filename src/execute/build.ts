@@ -16,6 +16,7 @@ import { engineQuery, oneRequest, pageScan } from './scan.js';
 import type { Paging, SendPage } from './scan.js';
 import { sqlScan } from './sql-scan.js';
 import { facetTree, shapedTree } from './shaped.js';
+import { windowTree } from './window.js';
 import type { ShapedOptions, ShapedPortal } from './shaped.js';
 import { checkSignal } from './operator.js';
 import { shapeOf } from '../compile/shape.js';
@@ -61,6 +62,7 @@ export function portalTree(plan: Plan, query: Query, portal: Portal, options: Ru
     const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql, fields: plan.fields });
     return plan.facetRequest === undefined ? scan : sqlFacets(scan, plan.facetRequest, query, portal.sendSql);
   }
+  if (plan.window !== undefined) return windowTree(recordsTree(plan, plan.window.inner, portal, { ...options, all: true, total: false }), plan.window, options);
   const records = recordsTree(plan, query, portal, options);
   return plan.facets === undefined ? records : facetTree(records, plan, query, portal, shapedOptions(plan, options));
 }
@@ -94,6 +96,7 @@ export function sourcesTree(plan: Plan, query: Query, sides: readonly SidePortal
     portals: sides,
     paging: (request, side) => (sides[side]?.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset'),
   };
+  if (plan.window !== undefined) return windowTree(shapedTree(plan, sides[0]!, { ...shaped, all: true }), plan.window, options);
   const records = shapedTree(plan, sides[0]!, shaped);
   return plan.facets === undefined ? records : facetTree(records, plan, query, sides[0]!, shaped);
 }

@@ -47,7 +47,7 @@ export interface Stream {
 }
 
 /** The names explain prints; one per operator type. */
-export type OperatorKind = 'request' | 'scan' | 'sql' | 'engine' | 'filter' | 'project' | 'compute' | 'distinct' | 'sort' | 'limit' | 'aggregate' | 'join' | 'facets';
+export type OperatorKind = 'request' | 'scan' | 'sql' | 'engine' | 'filter' | 'project' | 'compute' | 'distinct' | 'sort' | 'limit' | 'aggregate' | 'join' | 'window' | 'facets';
 
 /**
  * One step of a plan. `detail` is what explain prints beside the kind;

@@ -11,7 +11,7 @@
  * them and complete again.
  */
 import type { JsonValue } from '../datastore/types.js';
-import { functions } from '../syntax/functions.js';
+import { functions, windowFunctions } from '../syntax/functions.js';
 import { formatField, formatScalar } from '../format.js';
 import type { Span } from '../span.js';
 import { suggest } from '../syntax/suggest.js';
@@ -131,6 +131,12 @@ export function complete(text: string, cursor: number, context: LanguageContext 
         // The closed list of functions, each with its signature and what it gives (docs/expressions.md).
         for (const fn of Object.values(functions)) {
           add({ label: fn.name, kind: 'function', insert: `${inCaseOf(prefix, fn.name)}(`, detail: fn.signature, documentation: `${fn.meaning}\nexample: ${fn.example}` }, fn.name);
+        }
+        // The window functions where a window may stand (select, qualify, order by): each needs over (…).
+        if (suggestion.windows === true) {
+          for (const fn of Object.values(windowFunctions)) {
+            add({ label: fn.name, kind: 'function', insert: `${inCaseOf(prefix, fn.name)}(`, detail: fn.signature, documentation: `${fn.meaning}\nexample: ${fn.example}` }, fn.name);
+          }
         }
         break;
       case 'name':

@@ -5,7 +5,7 @@
  * keyword only where the grammar reads it as one.
  */
 import type { IToken } from 'chevrotain';
-import { functionNamed } from '../syntax/functions.js';
+import { functionNamed, windowFunctionNamed } from '../syntax/functions.js';
 import { False, LParen, Null, True } from '../syntax/tokens.js';
 import { isHardKeyword, isSoftKeyword, lexAll, roleOf } from './lex.js';
 
@@ -76,7 +76,7 @@ export function highlight(text: string): HighlightToken[] {
     const token = each.token;
     let cls = classOfType[each.type];
     // `round(`: a function's name (a bareword where a field could not stand, before a parenthesis).
-    if (cls === 'name' && token !== undefined && functionNamed(token.image) !== undefined && tokens[(indexOf.get(token) ?? -2) + 1]?.tokenType === LParen) cls = 'keyword';
+    if (cls === 'name' && token !== undefined && (functionNamed(token.image) ?? windowFunctionNamed(token.image)) !== undefined && tokens[(indexOf.get(token) ?? -2) + 1]?.tokenType === LParen) cls = 'keyword';
     if (cls === undefined && token !== undefined) {
       const type = token.tokenType;
       if (type === True || type === False || type === Null) cls = 'constant';

@@ -12,7 +12,7 @@ import { unescapeString } from '../syntax/to-ast.js';
 import { BacktickField, From, Parameter, queryLexer, Semicolon, StringLiteral } from '../syntax/tokens.js';
 import { findResource, scopeOf, type LanguageContext } from './context.js';
 import { keywordHelp } from './keyword-help.js';
-import { functionNamed } from '../syntax/functions.js';
+import { functionNamed, windowFunctionNamed } from '../syntax/functions.js';
 import { roleOf } from './lex.js';
 import { statementAt } from './script.js';
 
@@ -59,7 +59,7 @@ export function hover(text: string, cursor: number, context: LanguageContext = {
   }
 
   const role = roleOf(tokens, index);
-  const fn = role === 'functionCall' ? functionNamed(token.image) : undefined;
+  const fn = role === 'functionCall' ? (functionNamed(token.image) ?? windowFunctionNamed(token.image)) : undefined;
   if (fn !== undefined) return { span, kind: 'function', title: fn.signature, text: `${fn.signature}\n${fn.meaning}\nexample: ${fn.example}` };
   if (role === 'keyword') {
     const word = token.image.toLowerCase();

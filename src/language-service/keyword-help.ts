@@ -55,6 +55,9 @@ const help: Readonly<Record<string, string>> = {
   end: 'end: closes a case',
   cast: 'cast(x as type): x as text, int, int8, numeric, float8, bool, date or timestamp (also written x::type)',
   extract: "extract(unit from d): date_part('unit', d), a part of a date as a number (year(d) is the bucket)",
+  over: 'f(…) over ([partition by e, …] [order by k, …]): a window: the value of f over the rows of the partition, in its order (row_number, rank, dense_rank, lag, lead, count, sum, avg, min, max)',
+  partition: "over (partition by e, …): the rows a window counts over are those with the row's values of e, …",
+  qualify: 'qualify <conditions>: keep the rows that match once their windows are computed (qualify r <= 3 keeps the top 3 per partition)',
 };
 
 /** The help line of a keyword (any case), or a plain one for a keyword not described yet. */

@@ -13,7 +13,7 @@ import { Concat, DoubleColon, Minus, Percent, Plus, Slash, Star } from './tokens
 const operators: ReadonlySet<TokenType> = new Set([Plus, Minus, Slash, Percent, Concat, DoubleColon]);
 
 /** The rules that exist only inside an expression. */
-const nestedRules: ReadonlySet<string> = new Set(['functionCall', 'castCall', 'extractCall', 'caseExpression', 'whenClause', 'typeName']);
+const nestedRules: ReadonlySet<string> = new Set(['functionCall', 'castCall', 'extractCall', 'caseExpression', 'whenClause', 'typeName', 'overClause']);
 
 /** The rules of an expression's levels, whose own tokens are operators (or the unary minus). */
 const levelRules: ReadonlySet<string> = new Set(['expression', 'additive', 'multiplicative', 'unary']);

@@ -15,6 +15,7 @@ export type QueryCstChildren = {
   selectClause?: SelectClauseCstNode[];
   groupClause?: GroupClauseCstNode[];
   havingClause?: HavingClauseCstNode[];
+  qualifyClause?: QualifyClauseCstNode[];
   facetClause?: FacetClauseCstNode[];
   orderClause?: OrderClauseCstNode[];
   limitClause?: LimitClauseCstNode[];
@@ -200,6 +201,7 @@ export type AggregateCstChildren = {
   Avg?: IToken[];
   Min?: IToken[];
   Max?: IToken[];
+  overClause?: OverClauseCstNode[];
 };
 
 export interface BucketCstNode extends CstNode {
@@ -270,6 +272,35 @@ export type HavingClauseCstChildren = {
   condition: (ConditionCstNode)[];
   And?: IToken[];
   Or?: IToken[];
+};
+
+export interface QualifyClauseCstNode extends CstNode {
+  name: "qualifyClause";
+  children: QualifyClauseCstChildren;
+}
+
+export type QualifyClauseCstChildren = {
+  Qualify: IToken[];
+  condition: (ConditionCstNode)[];
+  And?: IToken[];
+  Or?: IToken[];
+};
+
+export interface OverClauseCstNode extends CstNode {
+  name: "overClause";
+  children: OverClauseCstChildren;
+}
+
+export type OverClauseCstChildren = {
+  Over: IToken[];
+  LParen: IToken[];
+  Partition?: IToken[];
+  By?: (IToken)[];
+  expression?: ExpressionCstNode[];
+  Comma?: (IToken)[];
+  Order?: IToken[];
+  sortKey?: SortKeyCstNode[];
+  RParen: IToken[];
 };
 
 export interface FacetClauseCstNode extends CstNode {
@@ -425,6 +456,7 @@ export type FunctionCallCstChildren = {
   expression?: ExpressionCstNode[];
   Comma?: IToken[];
   RParen: IToken[];
+  overClause?: OverClauseCstNode[];
 };
 
 export interface CastCallCstNode extends CstNode {

@@ -3,10 +3,10 @@
  * the fields and values an expression reads, and an expression with its
  * leaves replaced.
  */
-import { assertNever, isComputed, type Aggregate, type Condition, type Expression, type Field, type Operand, type Query, type Star } from '../ast.js';
+import { assertNever, isComputed, type Aggregate, type Condition, type Expression, type Field, type Operand, type Query, type Star, type Window } from '../ast.js';
 import type { Span } from '../span.js';
 
-/** The leaves an expression reads: fields, values, parameters, aggregates and buckets. */
+/** The leaves an expression reads: fields, values, parameters, aggregates, buckets and windows (a window's insides are its own). */
 export type Leaf = Exclude<Expression, { readonly kind: 'binary' | 'negate' | 'call' | 'case' | 'cast' }>;
 
 /**
@@ -24,6 +24,7 @@ export function expressionLeaves(expression: Expression, out: Leaf[] = []): Leaf
     case 'param':
     case 'aggregate':
     case 'bucket':
+    case 'window':
       out.push(expression);
       return out;
     case 'binary':
@@ -85,10 +86,47 @@ export function firstAggregate(expression: Expression): Aggregate | undefined {
   return expressionLeaves(expression).find((leaf): leaf is Aggregate => leaf.kind === 'aggregate');
 }
 
-/** The fields an expression reads (inside aggregates and their arguments, and buckets, too), in source order. */
+/** The fields an expression reads (inside aggregates and their arguments, buckets and windows too), in source order. */
 export function expressionFields(expression: Expression): Field[] {
-  return expressionLeaves(expression).flatMap((leaf) =>
-    leaf.kind === 'field' ? [leaf] : leaf.kind === 'bucket' ? [leaf.field] : leaf.kind === 'aggregate' && leaf.field !== undefined ? expressionFields(leaf.field) : [],
+  return expressionLeaves(expression).flatMap((leaf) => {
+    switch (leaf.kind) {
+      case 'field':
+        return [leaf];
+      case 'bucket':
+        return [leaf.field];
+      case 'aggregate':
+        return leaf.field === undefined ? [] : expressionFields(leaf.field);
+      case 'window':
+        return windowParts(leaf).flatMap(expressionFields);
+      default:
+        return [];
+    }
+  });
+}
+
+/** What a window reads: its call's arguments (an aggregate as it stands), its partition, its order keys. */
+export function windowParts(window: Window): Expression[] {
+  const call = window.call.kind === 'aggregate' ? [window.call] : window.call.args;
+  return [...call, ...window.partition, ...window.order.map((key) => key.field)];
+}
+
+/** The first window of an expression, or undefined. */
+export function firstWindow(expression: Expression): Window | undefined {
+  return expressionLeaves(expression).find((leaf): leaf is Window => leaf.kind === 'window');
+}
+
+/** The first window of a condition's operands and compared expressions, or undefined. */
+export function conditionWindow(condition: Condition<Operand> | undefined): Window | undefined {
+  if (condition === undefined) return undefined;
+  return conditionLeaves(condition).find((leaf): leaf is Window => leaf.kind === 'window');
+}
+
+/** Whether a query computes a window anywhere (select, qualify, order by). */
+export function hasWindow(query: Query): boolean {
+  return (
+    (query.select?.items.some((item) => item.value.kind !== 'star' && firstWindow(item.value) !== undefined) ?? false) ||
+    conditionWindow(query.qualify?.condition) !== undefined ||
+    (query.order?.keys.some((key) => firstWindow(key.field) !== undefined) ?? false)
   );
 }
 
@@ -103,6 +141,7 @@ export function mapLeaves(expression: Expression, map: (leaf: Leaf) => Expressio
     case 'param':
     case 'aggregate':
     case 'bucket':
+    case 'window':
       return map(expression);
     case 'binary':
       return { ...expression, left: mapLeaves(expression.left, map), right: mapLeaves(expression.right, map) };

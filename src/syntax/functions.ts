@@ -5,7 +5,7 @@
  * `CASE`; `trim` as `btrim`). What the parser, the language service, the SQL
  * writer and the evaluator know of a function is here.
  */
-import type { CastType, FunctionName } from '../ast.js';
+import type { CastType, FunctionName, WindowFunctionName } from '../ast.js';
 
 export interface FunctionInfo {
   readonly name: FunctionName;
@@ -61,3 +61,32 @@ export const castTypes: Readonly<Record<string, CastType>> = {
   text: 'text', int: 'int', int4: 'int4', integer: 'int4', int8: 'int8', bigint: 'int8', numeric: 'numeric', decimal: 'numeric',
   float8: 'float8', float: 'float8', bool: 'bool', boolean: 'bool', date: 'date', timestamp: 'timestamp',
 };
+
+/** A window function (docs/expressions.md): its arguments, how it is called, what it gives. */
+export interface WindowFunctionInfo {
+  readonly name: WindowFunctionName;
+  readonly min: number;
+  readonly max: number;
+  readonly signature: string;
+  readonly meaning: string;
+  readonly example: string;
+}
+
+const windowInfo = (name: WindowFunctionName, min: number, max: number, signature: string, meaning: string, example: string): WindowFunctionInfo => ({
+  name, min, max, signature, meaning, example,
+});
+
+/** The window functions that are no aggregate; `count`, `sum`, `avg`, `min` and `max` take `over` too. */
+export const windowFunctions: Readonly<Record<WindowFunctionName, WindowFunctionInfo>> = {
+  row_number: windowInfo('row_number', 0, 0, 'row_number() over (…)', "the row's position in its partition, 1 for the first in the window's order (ties numbered in no set order)", 'row_number() over (partition by subject order by grade desc)'),
+  rank: windowInfo('rank', 0, 0, 'rank() over (…)', "the row's rank in its partition: ties share a rank, and the next rank skips (1, 1, 3)", 'rank() over (order by points desc)'),
+  dense_rank: windowInfo('dense_rank', 0, 0, 'dense_rank() over (…)', "the row's rank in its partition without gaps: ties share a rank (1, 1, 2)", 'dense_rank() over (order by points desc)'),
+  lag: windowInfo('lag', 1, 2, 'lag(x [, n]) over (…)', "x of the row n rows before this one in its partition (n is 1 unless given), null where there is none", 'lag(price) over (partition by item order by day)'),
+  lead: windowInfo('lead', 1, 2, 'lead(x [, n]) over (…)', "x of the row n rows after this one in its partition (n is 1 unless given), null where there is none", 'lead(price) over (partition by item order by day)'),
+};
+
+/** The window function a name calls, in any case, or undefined. */
+export function windowFunctionNamed(name: string): WindowFunctionInfo | undefined {
+  const lower = name.toLowerCase();
+  return Object.hasOwn(windowFunctions, lower) ? windowFunctions[lower as WindowFunctionName] : undefined;
+}

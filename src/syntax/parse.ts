@@ -250,6 +250,8 @@ const expectedInRule: Record<RuleName, readonly string[]> = {
   groupClause: ['"by"'],
   groupKey: ['a field name'],
   havingClause: ['a field name', '"("'],
+  qualifyClause: ['a field name', '"("'],
+  overClause: ['"("', '"partition"', '"order"', '")"'],
   facetClause: ['a field name'],
   facetItem: ['"by"', '"top"', '","'],
   valueList: ['a value', '","', '")"'],

@@ -17,14 +17,14 @@ import {
   False, First, From, Greater, GreaterEquals, Group, Having, Ilike, In, Is, Join, Keyword, Language, Last, Left, Less, LessEquals,
   Like, Limit, LParen, Max, Min, Month, Not, NotEquals, Null, Nulls, NumberLiteral, Offset, On, Or, Order, Parameter,
   Qualifier, RParen, Search, Select, Semicolon, Star, StringLiteral, Sum, Top, True, Uuid, Week, Where, Bareword, Year,
-  Case, Cast, Concat, DoubleColon, Else, End, Extract, Minus, Percent, Plus, Slash, Then, When,
+  Case, Cast, Concat, DoubleColon, Else, End, Extract, Minus, Percent, Plus, Slash, Then, When, Over, Partition, Qualify,
 } from './tokens.js';
 
 /**
  * The soft keywords that may follow a resource: an alias written without
  * `as` is none of them (`from t group by x` groups; `from t g where …` names `t` `g`).
  */
-export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Facet]);
+export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Qualify, Facet]);
 
 /** A rule of the grammar, as a method of the parser (declared so each file's declarations can be emitted alone). */
 type RuleMethod = ParserMethod<[], CstNode>;
@@ -167,6 +167,14 @@ export class QueryParser extends CstParser {
   private whenJoinAlternatives: Alternatives;
   private elseBody: Body;
   private selectItemAlternatives: Alternatives;
+  private qualifyBody: Body;
+  private qualifyJoinAlternatives: Alternatives;
+  private aggregateOverBody: Body;
+  private functionOverBody: Body;
+  private partitionBody: Body;
+  private partitionItems: ListItems;
+  private windowOrderBody: Body;
+  private windowOrderItems: ListItems;
 
   /** Chevrotain's stack of the syntax-tree nodes being built (internal to its tree builder). */
   declare private CST_STACK: CstNode[];
@@ -243,6 +251,7 @@ export class QueryParser extends CstParser {
         { ALT: () => this.SUBRULE(this.selectClause) },
         { ALT: () => this.SUBRULE(this.groupClause) },
         { ALT: () => this.SUBRULE(this.havingClause) },
+        { ALT: () => this.SUBRULE(this.qualifyClause) },
         { ALT: () => this.SUBRULE(this.facetClause) },
         { ALT: () => this.SUBRULE(this.orderClause) },
         { ALT: () => this.SUBRULE(this.limitClause) },
@@ -511,6 +520,7 @@ export class QueryParser extends CstParser {
         },
       },
     ]));
+    this.OPTION2((this.aggregateOverBody ??= () => this.SUBRULE(this.overClause)));
   });
 
   /** `year|month|week|day(f)`, `bucket(f, width)` */
@@ -577,6 +587,36 @@ export class QueryParser extends CstParser {
       ]));
       this.SUBRULE2(this.condition);
     }));
+  });
+
+  /** `qualify r <= 3`: having's conditions, over the rows once their windows are computed. */
+  readonly qualifyClause: RuleMethod = this.RULE('qualifyClause', () => {
+    this.CONSUME(Qualify);
+    this.SUBRULE(this.condition);
+    this.MANY((this.qualifyBody ??= () => {
+      this.OR((this.qualifyJoinAlternatives ??= [
+        { ALT: () => this.CONSUME(And) },
+        { ALT: () => this.CONSUME(Or) },
+      ]));
+      this.SUBRULE2(this.condition);
+    }));
+  });
+
+  /** `over (partition by e, … order by k desc, …)`: the window of a window function or an aggregate. */
+  readonly overClause: RuleMethod = this.RULE('overClause', () => {
+    this.CONSUME(Over);
+    this.CONSUME(LParen);
+    this.OPTION((this.partitionBody ??= () => {
+      this.CONSUME(Partition);
+      this.CONSUME(By);
+      this.AT_LEAST_ONE_SEP((this.partitionItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.expression) }));
+    }));
+    this.OPTION2((this.windowOrderBody ??= () => {
+      this.CONSUME(Order);
+      this.CONSUME2(By);
+      this.AT_LEAST_ONE_SEP2((this.windowOrderItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.sortKey) }));
+    }));
+    this.CONSUME(RParen);
   });
 
   /** `facet subject top 20, start_date by month` */
@@ -728,6 +768,7 @@ export class QueryParser extends CstParser {
     this.CONSUME(LParen);
     this.MANY_SEP((this.argumentItems ??= { SEP: Comma, DEF: () => this.SUBRULE(this.expression) }));
     this.CONSUME(RParen);
+    this.OPTION((this.functionOverBody ??= () => this.SUBRULE(this.overClause)));
   });
 
   /** `cast(x as numeric)` */
@@ -849,6 +890,6 @@ export function queryParser(): QueryParser {
 /** The names of the grammar's rules, as `grammar/query.ebnf` spells them. */
 export type RuleName =
   | 'query' | 'source' | 'resource' | 'joinClause' | 'keyPair' | 'whereClause' | 'condition' | 'valueList' | 'group' | 'searchClause' | 'fieldSearch' | 'selectClause' | 'selectItem'
-  | 'aggregate' | 'bucket' | 'unit' | 'name' | 'groupClause' | 'groupKey' | 'havingClause' | 'facetClause' | 'facetItem'
+  | 'aggregate' | 'bucket' | 'unit' | 'name' | 'groupClause' | 'groupKey' | 'havingClause' | 'qualifyClause' | 'overClause' | 'facetClause' | 'facetItem'
   | 'orderClause' | 'sortKey' | 'limitClause' | 'offsetClause' | 'field' | 'value' | 'expression' | 'additive' | 'multiplicative'
   | 'unary' | 'primary' | 'functionCall' | 'castCall' | 'extractCall' | 'caseExpression' | 'whenClause' | 'typeName';

@@ -12,7 +12,7 @@ import { tokenSpan, unescapeString } from './to-ast.js';
 import {
   As, BacktickField, Bareword, Between, Comma, Join, Equals, Facet, False, From, Greater, GreaterEquals, Group, Having, In, Keyword, Less,
   LessEquals, Limit, LParen, NotEquals, Null, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select,
-  softKeywordTokens, StringLiteral, True, Uuid, Where,
+  softKeywordTokens, StringLiteral, True, Uuid, Where, Over, Partition, Qualify, By,
 } from './tokens.js';
 import { MAX_NESTING } from './parse.js';
 
@@ -29,7 +29,8 @@ export type Suggestion =
   /** a value of `field` in `resource` */
   | { readonly kind: 'value'; readonly field: string; readonly resource?: string }
   /** a function of the closed list (docs/expressions.md), where an expression may call one */
-  | { readonly kind: 'function' }
+  /** `windows`: where a window may stand (select, qualify, order by), the window functions too */
+  | { readonly kind: 'function'; readonly windows?: true }
   /** an output name a select item gives with `as`, where a name may stand for it (group by, having, order by) */
   | { readonly kind: 'name'; readonly name: string };
 
@@ -55,7 +56,7 @@ const punctuation: ReadonlySet<TokenType> = new Set([...comparisonOperators, LPa
  */
 const SUGGEST_TOKEN_LIMIT = 2_000;
 
-const clauseKeywords: ReadonlySet<TokenType> = new Set([Where, Search, Select, Group, Having, Facet, Order, Limit, Offset]);
+const clauseKeywords: ReadonlySet<TokenType> = new Set([Where, Search, Select, Group, Having, Qualify, Facet, Order, Limit, Offset]);
 
 /** Clause keywords written as two words. */
 const twoWords: ReadonlyMap<TokenType, string> = new Map([[Order, 'order by'], [Group, 'group by']]);
@@ -133,15 +134,29 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
 
   // The functions come after the fields and words of a place (a list shows what is most likely first).
   let calls = false;
+  let windows = false;
   for (const path of queryParser().computeContentAssist('query', before)) {
     const classic = classicPath(path);
     const top = path.ruleStack[path.ruleStack.length - 1];
+    // A window's words (docs/expressions.md): `over` after a call where a window may stand, then `partition by`, `order by`.
+    if (top === 'overClause') {
+      if (!path.ruleStack.some((rule) => windowless.has(rule))) {
+        const type = path.nextTokenType;
+        const word = type === Over ? 'over' : type === Partition ? 'partition by' : type === Order ? 'order by' : type === By ? 'by' : undefined;
+        if (word?.startsWith(lower) === true) add({ kind: 'keyword', text: word });
+        else if (type === RParen && prefix === '') add({ kind: 'punctuation', text: ')' });
+      }
+      continue;
+    }
     // An expression's own words (docs/expressions.md): a function where a call may start, and a field inside a
     // call or an operator's operand (`round(cr`, `price * q`), which the classic paths leave out.
     if (top === 'functionCall' && path.nextTokenType === Bareword) {
       // not where a value goes (`where subject = lo`: a bareword there is a value; a call is written after a field)
       const first = path.ruleStack.indexOf('expression');
-      if (!(path.ruleStack[first - 1] === 'condition' && path.occurrenceStack[first] === 2)) calls = true;
+      if (!(path.ruleStack[first - 1] === 'condition' && path.occurrenceStack[first] === 2)) {
+        calls = true;
+        if (!path.ruleStack.some((rule) => windowless.has(rule) || rule === 'overClause')) windows = true;
+      }
       continue;
     }
     if (classic === 'skip') {
@@ -169,12 +184,15 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
       add({ kind: 'punctuation', text: type.LABEL! });
     }
   }
-  if (calls && !/^[`"']|\./.test(prefix)) add({ kind: 'function' });
+  if (calls && !/^[`"']|\./.test(prefix)) add(windows ? { kind: 'function', windows: true } : { kind: 'function' });
   return { from, prefix, suggestions };
 }
 
 /** The rules whose fields may be a select item's `as` name instead. */
-const namedClauses: ReadonlySet<string> = new Set<RuleName>(['groupKey', 'havingClause', 'sortKey']);
+const namedClauses: ReadonlySet<string> = new Set<RuleName>(['groupKey', 'havingClause', 'qualifyClause', 'sortKey']);
+
+/** The clauses a window may not stand in (WINDOW_IN_WHERE): they come before the windows are computed. */
+const windowless: ReadonlySet<string> = new Set<RuleName>(['whereClause', 'groupClause', 'havingClause', 'joinClause', 'facetClause']);
 
 /** The clause keywords (and `from`, `join`) that end a select clause. */
 const afterSelect: ReadonlySet<TokenType> = new Set([...clauseKeywords, From, Join]);

@@ -16,20 +16,20 @@ import {
   assertNever, type Aggregate, type AggregateFunction, type BinaryOperator, type Bucket, type CompareOperator, type Condition, type Expression,
   type Facet, type FacetItem, type Field, type FieldSearch, type From, type Group, type Having, type Join, type KeyPair, type Limit, type Name,
   type NumberValue, type Offset, type Operand, type Order, type Parameter, type Query, type Search, type Select, type SelectItem, type SortKey,
-  type StringValue, type Value, type When, type Where,
+  type StringValue, type Value, type When, type Where, type Qualify, type Window, type WindowCall,
 } from '../ast.js';
 import type {
   AdditiveCstNode, AggregateCstNode, BucketCstNode, CaseExpressionCstNode, ConditionCstChildren, ConditionCstNode, ExpressionCstNode,
   FacetClauseCstChildren, FieldCstNode, GroupClauseCstChildren, GroupCstChildren, HavingClauseCstChildren, LimitClauseCstChildren,
   MultiplicativeCstNode, NameCstNode, OffsetClauseCstChildren, OrderClauseCstChildren, PrimaryCstNode, QueryCstChildren, QueryCstNode,
   ResourceCstChildren, SearchClauseCstChildren, SelectClauseCstChildren, SourceCstChildren, TypeNameCstNode, UnaryCstNode, UnitCstNode,
-  ValueCstNode, WhenClauseCstChildren, WhereClauseCstChildren,
+  ValueCstNode, WhenClauseCstChildren, WhereClauseCstChildren, QualifyClauseCstChildren, OverClauseCstNode, SortKeyCstNode,
 } from './cst.generated.js';
 import { queryError } from '../errors.js';
 import type { Span } from '../span.js';
 import { didYouMean } from '../text.js';
-import { castTypes, dateUnits, functionAliases, functionNamed, functions } from './functions.js';
-import { expressionFields, firstAggregate } from './expressions.js';
+import { castTypes, dateUnits, functionAliases, functionNamed, functions, windowFunctionNamed, windowFunctions } from './functions.js';
+import { conditionLeaves, conditionWindow, expressionFields, firstAggregate, firstWindow, hasWindow, windowParts } from './expressions.js';
 
 /** The half-open span of a token. */
 export function tokenSpan(token: IToken): Span {
@@ -98,6 +98,7 @@ export function toAst(cst: CstNode, source: string): Query {
   let select: Select | undefined;
   let group: Group | undefined;
   let having: Having | undefined;
+  let qualify: Qualify | undefined;
   let facet: Facet | undefined;
   let order: Order | undefined;
   let limit: Limit | undefined;
@@ -137,6 +138,13 @@ export function toAst(cst: CstNode, source: string): Query {
         const clause = readHaving(node.children, reader);
         if (having) throw duplicateClause('having', clause.span, source);
         having = clause;
+        end = clause.span.end;
+        break;
+      }
+      case 'qualifyClause': {
+        const clause = readQualify(node.children, reader);
+        if (qualify) throw duplicateClause('qualify', clause.span, source);
+        qualify = clause;
         end = clause.span.end;
         break;
       }
@@ -186,6 +194,7 @@ export function toAst(cst: CstNode, source: string): Query {
     throw queryError('DISTINCT_WITH_GROUP', select.span, [], { source, hint: 'leave out "distinct": group by already gives each combination once' });
   }
   if (select?.distinct === true && order !== undefined) checkDistinctOrder(select, order, source);
+  checkWindowPlaces(where, group, having, source);
 
   // Only the clauses that are there: an absent clause is an absent key, so
   // deep equality ignores how a query was built.
@@ -200,11 +209,38 @@ export function toAst(cst: CstNode, source: string): Query {
   if (select) query.select = select;
   if (group) query.group = group;
   if (having) query.having = having;
+  if (qualify) query.qualify = qualify;
   if (facet) query.facet = facet;
   if (order) query.order = order;
   if (limit) query.limit = limit;
   if (offset) query.offset = offset;
+  if (qualify !== undefined && !hasWindow(query)) {
+    throw queryError('QUALIFY_WITHOUT_WINDOW', qualify.span, [], {
+      source,
+      hint: 'compute a window in select and test its name: select …, row_number() over (partition by s order by g desc) as r … qualify r <= 3; or test the rows in where',
+    });
+  }
   return query;
+}
+
+/**
+ * A window stands in select, qualify and order by only (docs/expressions.md):
+ * where, group by and having come before the windows are computed, as in
+ * PostgreSQL ("window functions are not allowed in WHERE").
+ */
+function checkWindowPlaces(where: Where | undefined, group: Group | undefined, having: Having | undefined, source: string): void {
+  const refuse = (window: Window | undefined, clause: string): void => {
+    if (window === undefined) return;
+    const text = source.slice(window.span.start, window.span.end);
+    throw queryError('WINDOW_IN_WHERE', window.span, [text, clause], {
+      source,
+      found: text,
+      hint: 'select the window with a name and test the name in qualify: select …, row_number() over (…) as r … qualify r <= 3',
+    });
+  };
+  refuse(conditionWindow(where?.condition), 'where');
+  for (const key of group?.keys ?? []) refuse(firstWindow(key), 'group by');
+  refuse(conditionWindow(having?.condition), 'having');
 }
 
 /**
@@ -235,7 +271,7 @@ function checkDistinctOrder(select: Select, order: Order, source: string): void 
 
 /** The rules of the clauses, each a list of its own in the query's syntax tree. */
 const clauseRules = [
-  'whereClause', 'searchClause', 'selectClause', 'groupClause', 'havingClause', 'facetClause', 'orderClause', 'limitClause', 'offsetClause',
+  'whereClause', 'searchClause', 'selectClause', 'groupClause', 'havingClause', 'qualifyClause', 'facetClause', 'orderClause', 'limitClause', 'offsetClause',
 ] as const satisfies readonly (keyof QueryCstChildren)[];
 
 type ClauseRule = (typeof clauseRules)[number];
@@ -275,6 +311,8 @@ function clauseStart(node: ClauseCstNode): number {
       return node.children.Group[0]!.startOffset;
     case 'havingClause':
       return node.children.Having[0]!.startOffset;
+    case 'qualifyClause':
+      return node.children.Qualify[0]!.startOffset;
     case 'facetClause':
       return node.children.Facet[0]!.startOffset;
     case 'orderClause':
@@ -777,19 +815,56 @@ function readPrimary(node: PrimaryCstNode, reader: FieldReader): Expression {
   if (c.field !== undefined) return reader.field(c.field[0]!);
   if (c.Number !== undefined) return expressionNumber(c.Number[0]!, source);
   if (c.String !== undefined) return stringOf(c.String[0]!, source);
-  if (c.aggregate !== undefined) return readAggregate(c.aggregate[0]!, reader);
+  if (c.aggregate !== undefined) {
+    const node = c.aggregate[0]!;
+    const aggregate = readAggregate(node, reader);
+    const over = node.children.overClause?.[0];
+    if (over === undefined) return aggregate;
+    if (aggregate.distinct === true) {
+      throw queryError('DISTINCT_IN_WINDOW', aggregate.span, [], { source, found: source.slice(aggregate.span.start, aggregate.span.end), hint: 'count the distinct values per group instead: group by … select count(distinct f)' });
+    }
+    return readWindow(aggregate, over, reader);
+  }
   if (c.bucket !== undefined) return readBucket(c.bucket[0]!, reader);
   if (c.expression !== undefined) return readExpression(c.expression[0]!, reader);
   if (c.functionCall !== undefined) {
     const f = c.functionCall[0]!.children;
     const nameToken = f.Bareword[0]!;
     const span = { start: nameToken.startOffset, end: tokenEnd(f.RParen[0]!) };
+    const over = f.overClause?.[0];
+    const windowFn = windowFunctionNamed(nameToken.image);
+    if (windowFn !== undefined) {
+      const args = (f.expression ?? []).map((e) => readExpression(e, reader));
+      const found = source.slice(span.start, span.end);
+      if (args.length < windowFn.min || args.length > windowFn.max) {
+        const wanted = windowFn.max === 0 ? 'no arguments' : `${windowFn.min} to ${windowFn.max} arguments`;
+        throw queryError('WRONG_ARGUMENT_COUNT', span, [windowFn.name, wanted, args.length], { source, found, hint: `call it as ${windowFn.signature}` });
+      }
+      const offset = args[1];
+      if (offset !== undefined && offset.kind !== 'param' && !(offset.kind === 'number' && Number.isInteger(offset.value) && offset.value >= 0 && !(offset.text ?? '').includes('.'))) {
+        const text = source.slice(offset.span.start, offset.span.end);
+        throw queryError('INVALID_INTEGER', offset.span, [`the offset of ${windowFn.name}`, text], { source, found: text, hint: `count the rows as a whole number: ${windowFn.name}(x, 2)` });
+      }
+      if (over === undefined) {
+        throw queryError('WINDOW_WITHOUT_OVER', span, [windowFn.name], { source, found, hint: `say the window: ${windowFn.example}` });
+      }
+      const call: WindowCall = { kind: 'window-call', span, fn: windowFn.name, args };
+      return readWindow(call, over, reader);
+    }
+    if (over !== undefined && functionNamed(nameToken.image) !== undefined) {
+      const overToken = over.children.Over[0]!;
+      throw queryError('OVER_WITHOUT_WINDOW_FUNCTION', tokenSpan(overToken), [nameToken.image.toLowerCase()], {
+        source,
+        found: overToken.image,
+        hint: `the window functions are ${Object.keys(windowFunctions).join(', ')}, and count, sum, avg, min, max`,
+      });
+    }
     const fn = functionNamed(nameToken.image);
     if (fn === undefined) {
       throw queryError('UNKNOWN_FUNCTION', tokenSpan(nameToken), [nameToken.image], {
         source,
         found: nameToken.image,
-        hint: didYouMean(nameToken.image.toLowerCase(), [...Object.keys(functions), ...Object.keys(functionAliases), 'count', 'sum', 'avg', 'min', 'max', 'cast', 'extract'])
+        hint: didYouMean(nameToken.image.toLowerCase(), [...Object.keys(functions), ...Object.keys(functionAliases), ...Object.keys(windowFunctions), 'count', 'sum', 'avg', 'min', 'max', 'cast', 'extract'])
           ?? `the functions are ${Object.keys(functions).join(', ')}`,
       });
     }
@@ -871,7 +946,7 @@ function outerSpan(node: ConditionCstNode, condition: Condition<Operand>): Span 
 }
 
 /** The one connective of a list of conditions, or MIXED_AND_OR at the first that differs. */
-function readConnective(c: WhereClauseCstChildren | GroupCstChildren | HavingClauseCstChildren | WhenClauseCstChildren, source: string): 'and' | 'or' | undefined {
+function readConnective(c: WhereClauseCstChildren | GroupCstChildren | HavingClauseCstChildren | QualifyClauseCstChildren | WhenClauseCstChildren, source: string): 'and' | 'or' | undefined {
   const and = c.And?.[0];
   const or = c.Or?.[0];
   if (and && or) {
@@ -887,7 +962,7 @@ function readConnective(c: WhereClauseCstChildren | GroupCstChildren | HavingCla
 
 /** The conditions of `where` or `having`, one list with one connective. */
 function readConditions<F extends Operand>(
-  c: WhereClauseCstChildren | HavingClauseCstChildren,
+  c: WhereClauseCstChildren | HavingClauseCstChildren | QualifyClauseCstChildren,
   start: number,
   reader: FieldReader,
   operand: OperandReader<F>,
@@ -1090,7 +1165,13 @@ function readFacet(c: FacetClauseCstChildren, reader: FieldReader): Facet {
 }
 
 function readOrder(c: OrderClauseCstChildren, reader: FieldReader): Order {
-  const keys = c.sortKey.map((node): SortKey => {
+  const keys = c.sortKey.map((node) => readSortKey(node, reader));
+  return { kind: 'order', span: { start: c.Order[0]!.startOffset, end: keys[keys.length - 1]!.span.end }, keys };
+}
+
+/** `e [asc|desc] [nulls first|last]` of `order by` or of a window. */
+function readSortKey(node: SortKeyCstNode, reader: FieldReader): SortKey {
+  {
     const k = node.children;
     const field = columnExpression(k.expression[0]!, reader, true);
     const last = k.First ?? k.Last ?? k.Desc ?? k.Asc;
@@ -1103,6 +1184,33 @@ function readOrder(c: OrderClauseCstChildren, reader: FieldReader): Order {
     if (k.First !== undefined) return { ...key, nulls: 'first' };
     if (k.Last !== undefined) return { ...key, nulls: 'last' };
     return key;
-  });
-  return { kind: 'order', span: { start: c.Order[0]!.startOffset, end: keys[keys.length - 1]!.span.end }, keys };
+  }
+}
+
+/**
+ * `call over (partition by … order by …)`. What the window reads is read
+ * here: no window inside it (NESTED_WINDOW), no value alone as a key.
+ */
+function readWindow(call: WindowCall | Aggregate, node: OverClauseCstNode, reader: FieldReader): Window {
+  const o = node.children;
+  const partition = (o.expression ?? []).map((e) => columnExpression(e, reader, true));
+  const order = (o.sortKey ?? []).map((k) => readSortKey(k, reader));
+  const window: Window = { kind: 'window', span: { start: call.span.start, end: tokenEnd(o.RParen[0]!) }, call, partition, order };
+  const inner = windowParts(window).map(firstWindow).find((w) => w !== undefined);
+  if (inner !== undefined) {
+    const text = reader.source.slice(inner.span.start, inner.span.end);
+    throw queryError('NESTED_WINDOW', inner.span, [], { source: reader.source, found: text, hint: 'name the inner window in select, and compute over its name in a query of that answer' });
+  }
+  return window;
+}
+
+/** `qualify c1 and c2 …`: having's conditions over the answer's rows; an aggregate is tested by its name. */
+function readQualify(c: QualifyClauseCstChildren, reader: FieldReader): Qualify {
+  const qualify: Qualify = { kind: 'qualify', ...readConditions(c, c.Qualify[0]!.startOffset, reader, havingOperand(reader)) };
+  const aggregate = conditionLeaves(qualify.condition).find((leaf) => leaf.kind === 'aggregate');
+  if (aggregate !== undefined) {
+    const text = reader.source.slice(aggregate.span.start, aggregate.span.end);
+    throw queryError('AGGREGATE_IN_QUALIFY', aggregate.span, [text], { source: reader.source, found: text, hint: `name it in select and test the name: select ${text} as n … qualify n > 1, or test it in having` });
+  }
+  return qualify;
 }

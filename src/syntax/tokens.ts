@@ -354,6 +354,13 @@ export const End: TokenType = softKeyword('end');
 export const Cast: TokenType = softKeyword('cast');
 export const Extract: TokenType = softKeyword('extract');
 
+// Windows (docs/expressions.md): `over` only after a call's `)`, `partition`
+// only right inside `over (`, `qualify` only where a clause starts; a field
+// may be called any of them.
+export const Over: TokenType = softKeyword('over');
+export const Partition: TokenType = softKeyword('partition');
+export const Qualify: TokenType = softKeyword('qualify');
+
 /**
  * `` c.`school year` ``: the alias of a joined resource and its dot, right
  * before a backtick-quoted field name (a plain `c.subject` is one bareword,
@@ -498,7 +505,7 @@ export const keywordTokens: readonly TokenType[] = [
 /** Words with a meaning in one place only; elsewhere they are names (see `softKeyword`). */
 export const softKeywordTokens: readonly TokenType[] = [
   Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, Count, Sum, Avg, Min, Max, Year, Month, Week, Day,
-  Bucket, Case, When, Then, Else, End, Cast, Extract,
+  Bucket, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify,
 ];
 
 /** The aggregate functions, by their token. */

@@ -3,7 +3,7 @@
  * condition mentions, and the parameters of a query, in source order.
  */
 import { assertNever, type Condition, type Field, type Parameter, type Query, type Value } from '../ast.js';
-import { conditionLeaves, expressionLeaves, type Leaf } from './expressions.js';
+import { conditionLeaves, expressionLeaves, windowParts, type Leaf } from './expressions.js';
 
 /**
  * Every value node of a condition, depth first (source order); a `like`
@@ -28,7 +28,7 @@ export function conditionValues(condition: Condition, out: Value[] = []): Value[
     case 'is-null':
       return out;
     case 'comparison':
-      for (const leaf of conditionLeaves(condition)) if (leaf.kind !== 'field' && leaf.kind !== 'aggregate' && leaf.kind !== 'bucket') out.push(leaf);
+      for (const leaf of conditionLeaves(condition)) out.push(...leafValues(leaf));
       return out;
     case 'not':
       return conditionValues(condition.condition, out);
@@ -95,7 +95,8 @@ export function parametersOf(query: Query): Parameter[] {
   // the parameters of expressions: select items, group keys, having, sort keys
   for (const item of query.select?.items ?? []) if (item.value.kind !== 'star') values.push(...expressionValues(item.value));
   for (const key of query.group?.keys ?? []) values.push(...expressionValues(key));
-  if (query.having !== undefined) values.push(...leafValues(conditionLeaves(query.having.condition)));
+  if (query.having !== undefined) values.push(...conditionLeaves(query.having.condition).flatMap(leafValues));
+  if (query.qualify !== undefined) values.push(...conditionLeaves(query.qualify.condition).flatMap(leafValues));
   for (const key of query.order?.keys ?? []) values.push(...expressionValues(key.field));
   if (query.limit !== undefined) values.push(query.limit.value);
   if (query.offset !== undefined) values.push(query.offset.value);
@@ -110,15 +111,21 @@ export function firstParameter(query: Query): Parameter | undefined {
   return parametersOf(query)[0];
 }
 
-function isValue(leaf: { readonly kind: string }): leaf is Value {
-  return leaf.kind !== 'field' && leaf.kind !== 'aggregate' && leaf.kind !== 'bucket';
+/** The values a leaf is or holds: itself when a value, an aggregate's argument's (sum(price * $rate)), a window's (`lag(x, $n)`), else none. */
+function leafValues(leaf: Leaf): Value[] {
+  switch (leaf.kind) {
+    case 'field':
+    case 'bucket':
+      return [];
+    case 'aggregate':
+      return leaf.field === undefined ? [] : expressionValues(leaf.field);
+    case 'window':
+      return windowParts(leaf).flatMap(expressionValues);
+    default:
+      return [leaf];
+  }
 }
 
 function expressionValues(expression: Parameters<typeof expressionLeaves>[0]): Value[] {
-  return leafValues(expressionLeaves(expression));
-}
-
-/** The values among leaves, those of an aggregate's argument (sum(price * $rate)) included. */
-function leafValues(leaves: readonly Leaf[]): Value[] {
-  return leaves.flatMap((leaf) => (leaf.kind === 'aggregate' ? (leaf.field === undefined ? [] : expressionValues(leaf.field)) : isValue(leaf) ? [leaf] : []));
+  return expressionLeaves(expression).flatMap(leafValues);
 }

@@ -176,11 +176,14 @@ test('the shaped sections cover every aggregate construct, operator and function
     // expressions and functions (docs/expressions.md)
     ' * ', ' / ', ' % ', ' - ', '-year', ' || ', 'case when', 'cast(', '::', 'round(', 'abs(', 'floor(', 'ceil(', 'lower(', 'upper(', 'length(',
     'substr(', 'trim(', 'concat(', 'coalesce(', 'nullif(', 'greatest(', 'least(', 'date_part(', 'date_trunc(', 'extract(',
+    // windows (docs/expressions.md)
+    'row_number() over', 'rank() over', 'dense_rank() over', 'lag(', 'lead(', 'count(*) over', 'sum(credits) over', 'avg(credits) over',
+    'min(year) over', 'max(year) over', 'partition by', 'qualify',
     // aggregates of expressions, and `*` beside other items
     'sum(grade * ', 'avg(coalesce(', 'max(lower(', 'count(distinct lower(', 'having sum(grade * ', 'select *, ', ', * ',
   ];
   for (const construct of constructs) expect(text, construct).toContain(construct);
-  expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins', 'expressions', 'functions']));
+  expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins', 'expressions', 'functions', 'windows']));
   // each section states the sql target's text and a portal's plan somewhere
   for (const topic of new Set(shapedCases.map((c) => c.topic))) {
     const mine = shapedCases.filter((c) => c.topic === topic);

@@ -77,7 +77,7 @@ describe('ckql check', () => {
         '  |                 ^^^^^',
         '  = hint: a value spelled like a keyword must be quoted: "limit"',
         '',
-        `${fixtures}/bad.ckql:7:14: error[UNEXPECTED_TOKEN]: expected an alias, "left", "join", "where", "search", "select", "group by", "having", "facet", "order by", "limit", "offset" or end of input after "courses", found "wher"`,
+        `${fixtures}/bad.ckql:7:14: error[UNEXPECTED_TOKEN]: expected an alias, "left", "join", "where", "search", "select", "group by", "having", "qualify", "facet", "order by", "limit", "offset" or end of input after "courses", found "wher"`,
         '  |',
         '7 | from courses wher stage = active',
         '  |              ^^^^',

@@ -12,7 +12,7 @@
 import fc from 'fast-check';
 import type {
   Aggregate, Between, Compare, CompareOperator, Condition, Equals, Expression, Field, FieldSearch, FunctionName, In, IsNull, Like, Limit,
-  Literal, Offset, Or, Order, Parameter, Query, Search, Select, SelectItem, SortKey, StringValue, Value, Where,
+  Literal, Offset, Or, Order, Parameter, Query, Qualify, Search, Select, SelectItem, SortKey, StringValue, Value, Where, Window, WindowCall,
 } from '../../src/ast.js';
 import { plainSelect } from '../../src/ast.js';
 import type { Params } from '../../src/compile/bind.js';
@@ -202,12 +202,33 @@ export interface QueryShape {
   readonly whole?: boolean;
   /** every test and `not` in where, the rest as `compilable` makes it (what a 2.11 portal plus a residual answers) */
   readonly wholeWhere?: boolean;
+  /** select items that are windows (`rank() over (partition by … order by …) as r`), and `qualify` over their names */
+  readonly windows?: boolean;
   /**
    * select items that compute (docs/expressions.md): `*` beside other items,
    * expressions, and aggregates whose argument is an expression
    * (`sum(price * qty)`), with `group by` keys that may be expressions
    */
   readonly computed?: boolean;
+}
+
+/** A window (docs/expressions.md): a window function or an aggregate, over a partition and an order of fields. */
+export function windowArb(names: fc.Arbitrary<string>): fc.Arbitrary<Window> {
+  const offset = fc.integer({ min: 0, max: 5 }).map((n) => ({ kind: 'number' as const, span, value: n, text: String(n) }));
+  const ranking = fc.constantFrom('row_number' as const, 'rank' as const, 'dense_rank' as const).map((fn): WindowCall => ({ kind: 'window-call', span, fn, args: [] }));
+  const shifted = fc.tuple(fc.constantFrom('lag' as const, 'lead' as const), names, optional(offset))
+    .map(([fn, f, n]): WindowCall => ({ kind: 'window-call', span, fn, args: n === undefined ? [field(f)] : [field(f), n] }));
+  const aggregate = fc.oneof(
+    fc.constant<Aggregate>({ kind: 'aggregate', span, fn: 'count' }),
+    fc.tuple(fc.constantFrom('count' as const, 'sum' as const, 'avg' as const, 'min' as const, 'max' as const), names).map(([fn, f]): Aggregate => ({ kind: 'aggregate', span, fn, field: field(f) })),
+  );
+  const key = fc.tuple(names, fc.constantFrom('asc' as const, 'desc' as const), optional(fc.constantFrom('first' as const, 'last' as const)))
+    .map(([f, direction, nulls]): SortKey => ({ kind: 'sort-key', span, field: field(f), direction, ...(nulls === undefined ? {} : { nulls }) }));
+  return fc.record({
+    call: fc.oneof(ranking, shifted, aggregate),
+    partition: fc.array(names.map(field), { maxLength: 2 }),
+    order: fc.array(key, { maxLength: 2 }),
+  }).map(({ call, partition, order }): Window => ({ kind: 'window', span, call, partition, order }));
 }
 
 /** A number of an expression: its text kept, as the parser keeps it. */
@@ -426,6 +447,8 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
       order: optional(fc.array(fc.tuple(names, fc.constantFrom('asc' as const, 'desc' as const), nulls), { minLength: 1, maxLength: 3 })),
       limit: optional(count(shape.limits ?? fc.integer({ min: 0, max: 40_000 }))),
       offset: optional(count(shape.offsets ?? fc.integer({ min: 0, max: 20 }))),
+      windows: shape.windows === true ? fc.array(fc.tuple(windowArb(names), names), { minLength: 1, maxLength: 2 }) : fc.constant(undefined),
+      qualify: shape.windows === true ? optional(fc.tuple(fc.constantFrom(...compareOperators), fc.integer({ min: 0, max: 9 })), 1) : fc.constant(undefined),
     })
     .map((parts) => {
       const query: { -readonly [K in keyof Query]: Query[K] } = {
@@ -437,6 +460,14 @@ export function queryArb(shape: QueryShape = {}): fc.Arbitrary<Query> {
       if (parts.search) query.search = parts.search;
       if (parts.select) {
         query.select = plainSelect(parts.select.map(field), span, parts.distinct === true) satisfies Select;
+      }
+      if (parts.windows !== undefined) {
+        const items = parts.windows.map(([value, name]): SelectItem => ({ kind: 'select-item', span, value, as: { kind: 'name', span, name } }));
+        query.select = { kind: 'select', span, items: [...(query.select?.items ?? []), ...items], ...(query.select?.distinct === true ? { distinct: true as const } : {}) };
+        if (parts.qualify !== undefined) {
+          const [op, n] = parts.qualify;
+          query.qualify = { kind: 'qualify', span, condition: { kind: 'compare', span, op, field: field(parts.windows[0]![1]), value: { kind: 'number', span, value: n } } } satisfies Qualify;
+        }
       }
       if (parts.computed) {
         query.select = { kind: 'select', span, items: parts.computed.items } satisfies Select;

@@ -25,6 +25,7 @@ import { TOTAL_COLUMN } from '../../src/compile/sql.js';
 import type { SqlRequest } from '../../src/compile/sql.js';
 import type { FacetResult, Facets, FieldInfo, Row, Table } from '../../src/datastore/types.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
+import { windowStep } from '../../src/compile/window.js';
 import type { Engine } from '../../src/engine/types.js';
 import { QueryError } from '../../src/errors.js';
 import { readSqlText } from '../../src/datastore/sql-text.js';
@@ -165,7 +166,8 @@ function facetOfRows(expected: FacetResult, rows: readonly Row[]): FacetResult {
 
 /** The fields of each resource the query names, in its order (what the client reads from a portal before a join). */
 function fieldsOf(query: Query, tables: readonly Table[]): FieldInfo[][] {
-  return shapeOf(query).sources.map((source) => {
+  // a query with windows reads the resources its inner query reads (compile/window.ts)
+  return shapeOf(windowStep(query)?.inner ?? query).sources.map((source) => {
     const table = tables.find((t) => t.aliases.includes(source.resource) || t.id === source.resource);
     if (table === undefined) throw new Error(`no table ${source.resource}`);
     return [...table.fields];
@@ -207,9 +209,9 @@ export async function runShapedCase(c: Case, parsed: Query, targets: ShapedTarge
     offline = plan(query, { target: 'sql' });
   } catch (error) {
     // `select *, …` needs the fields to name every column (sql-shaped.ts)
-    if (shapeOf(query).star !== undefined) expect((error as QueryError).code).toBe('TARGET_CANNOT_EXPRESS');
+    if (shapeOf(windowStep(query)?.inner ?? query).star !== undefined) expect((error as QueryError).code).toBe('TARGET_CANNOT_EXPRESS');
     else {
-      expect(shapeOf(query).sources.length, 'only a join has fields of unknown resource').toBeGreaterThan(1);
+      expect(shapeOf(windowStep(query)?.inner ?? query).sources.length, 'only a join has fields of unknown resource').toBeGreaterThan(1);
       expect((error as QueryError).code).toBe('UNQUALIFIED_FIELD');
     }
   }

@@ -202,7 +202,7 @@ describe('complete', () => {
     ]);
     expect(fields[0]!.documentation).toBe('Subject area\n\nThe department that teaches it.');
     // Soft keywords are fields where a field stands.
-    expect(complete('from courses select la', 22, context).items.map((i) => i.insert)).toEqual(['language']);
+    expect(complete('from courses select la', 22, context).items.map((i) => i.insert)).toEqual(['language', 'lag(']);
     // In a join, `c.` offers the fields of the resource c names, qualified (a quoted name after the dot).
     const joined = 'from schools s join courses c on s.code = c.subject where c.s';
     expect(complete(joined, joined.length, context).items.map((i) => i.insert)).toEqual(['c.subject', 'c.start_date', 'c.`school year`']);
@@ -320,6 +320,48 @@ describe('functions (docs/expressions.md)', () => {
     // a field called like a function is still a field where no ( follows
     const field = 'from courses where round = 1';
     expect(hover(field, field.indexOf('round') + 1, context)?.kind).not.toBe('function');
+  });
+});
+
+describe('windows (docs/expressions.md)', () => {
+  const labels = (text: string) => complete(text, text.length, context).items.map((i) => i.label);
+
+  it('completes the window functions where a window may stand, with signature and meaning, and not in where', () => {
+    const items = complete('from courses select ra', 22, context).items;
+    expect(items.map((i) => [i.label, i.kind, i.insert, i.detail])).toEqual([['rank', 'function', 'rank(', 'rank() over (…)']]);
+    expect(items[0]!.documentation).toContain('ties share a rank');
+    expect(labels('from courses select subject, rank() over () as r qualify de')).toEqual(['dense_rank']);
+    expect(labels('from courses select subject order by ro')).toEqual(['round', 'row_number']);
+    expect(labels('from courses where ro')).toEqual(['round']);
+    expect(labels('from courses group by subject having le')).toEqual(['level', 'length', 'least']);
+  });
+
+  it('completes over after a call, then partition by and order by inside it, and the fields of its keys', () => {
+    expect(labels('from courses select row_number() ')).toContain('over');
+    expect(labels('from courses select count(*) o')).toEqual(['over', 'order by', 'offset']);
+    expect(labels('from courses select rank() over (')).toEqual(['partition by', 'order by', ')']);
+    expect(labels('from courses select rank() over (partition by ')).toContain('subject');
+    expect(labels('from courses select rank() over (partition by subject ')).toEqual(['order by', ')']);
+    expect(labels('from courses select rank() over (partition by subject order by cr')).toEqual(['credits']);
+    // no window in where: after a call there, over is not offered
+    expect(labels('from courses where round(credits) ')).not.toContain('over');
+    expect(labels('from courses select subject, rank() over () as r ')).toContain('qualify');
+  });
+
+  it('hovers a window function, over, partition and qualify', () => {
+    const text = 'from courses select lag(credits, 2) over (partition by subject order by level) as l qualify l > 1';
+    expect(hover(text, text.indexOf('lag') + 1, context)).toMatchObject({ kind: 'function', title: 'lag(x [, n]) over (…)' });
+    expect(hover(text, text.indexOf('over') + 1, context)).toMatchObject({ kind: 'keyword', title: 'over' });
+    expect(hover(text, text.indexOf('partition') + 1, context)?.text).toContain('partition by');
+    expect(hover(text, text.indexOf('qualify') + 1, context)?.text).toContain('top 3 per partition');
+  });
+
+  it('highlights the words of a window as keywords, and the same words as names elsewhere', () => {
+    const text = 'from courses select rank() over (partition by subject) as over qualify over = 1';
+    const classes = highlight(text).map((t) => [text.slice(t.start, t.end), t.class]);
+    expect(classes.filter(([word]) => word === 'over' || word === 'partition' || word === 'qualify' || word === 'rank')).toEqual([
+      ['rank', 'keyword'], ['over', 'keyword'], ['partition', 'keyword'], ['over', 'name'], ['qualify', 'keyword'], ['over', 'name'],
+    ]);
   });
 });
 

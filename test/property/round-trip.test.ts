@@ -36,6 +36,19 @@ test('the whole grammar round-trips too: comparisons, between, like, is null, no
   );
 }, 120_000);
 
+test('windows round-trip: window functions and aggregates over partitions and orders, named in select, tested in qualify', () => {
+  fc.assert(
+    fc.property(queryArb({ windows: true }), (query) => {
+      const text = format(query);
+      const back = parse(text);
+      expect(stripSpans(back)).toEqual(stripSpans(query));
+      expect(spanProblems(back, text)).toEqual([]);
+      expect(format(back)).toBe(text);
+    }),
+    propertyParameters(),
+  );
+}, 120_000);
+
 test('computed select items round-trip: * beside expressions, aggregates of expressions, expression group keys', () => {
   fc.assert(
     fc.property(queryArb({ whole: true, computed: true }), (query) => {

@@ -74,7 +74,7 @@ describe('syntax errors', () => {
   it('lists everything that could come next, and end of input where the query could stop', () => {
     const error = failure('from x where a = 1 foo');
     expect(error.expected).toEqual([
-      '"and"', '"or"', '"where"', '"search"', '"select"', '"group by"', '"having"', '"facet"', '"order by"', '"limit"', '"offset"', 'end of input',
+      '"and"', '"or"', '"where"', '"search"', '"select"', '"group by"', '"having"', '"qualify"', '"facet"', '"order by"', '"limit"', '"offset"', 'end of input',
     ]);
   });
 

@@ -101,6 +101,7 @@ function parenthesised(e: Expression): string {
     case 'aggregate':
     case 'bucket':
     case 'case':
+    case 'window':
       throw new Error(`not generated: ${e.kind}`);
     default:
       return assertNever(e, 'expression');

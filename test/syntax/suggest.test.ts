@@ -30,7 +30,7 @@ describe('suggest', () => {
     expect(texts('from x where a between 1 ')).toEqual(['and']);
     expect(suggest('from x where a >= ').suggestions).toEqual([{ kind: 'value', field: 'a', resource: 'x' }]);
     expect(texts('from x order by a desc nulls ')).toEqual(['first', 'last']);
-    expect(texts('from x search "t" ')).toEqual(['language', 'where', 'select', 'group by', 'having', 'facet', 'order by', 'limit', 'offset']);
+    expect(texts('from x search "t" ')).toEqual(['language', 'where', 'select', 'group by', 'having', 'qualify', 'facet', 'order by', 'limit', 'offset']);
     expect(texts('from x select ')).toEqual(['distinct', 'count', 'sum', 'avg', 'min', 'max', 'year', 'month', 'week', 'day', 'bucket', 'field', 'function']);
     // aggregates and buckets only where they may stand: not in where
     expect(texts('from x where ')).toEqual(['not', 'field', '(', 'function']);
@@ -45,7 +45,7 @@ describe('suggest', () => {
     expect(suggest('from enrolments e join courses as c on e.course = c.co').suggestions).toEqual([{ kind: 'field', resource: 'courses', qualifier: 'c' }]);
     expect(suggest('from enrolments e join courses c on e.course = c.code select enrolments.').suggestions).toEqual([{ kind: 'field', resource: 'enrolments', qualifier: 'enrolments' }]);
     expect(suggest('from t where x.').suggestions).toEqual([{ kind: 'field', resource: 't' }]);
-    expect(texts('from courses c ')).toEqual(['left', 'join', 'where', 'search', 'select', 'group by', 'having', 'facet', 'order by', 'limit', 'offset']);
+    expect(texts('from courses c ')).toEqual(['left', 'join', 'where', 'search', 'select', 'group by', 'having', 'qualify', 'facet', 'order by', 'limit', 'offset']);
     expect(texts('from x search title "a", ')).toEqual(['field']);
   });
 
@@ -87,9 +87,9 @@ describe('suggest', () => {
 
   it('offers "and", "or" and the clauses not yet given after a complete condition', () => {
     expect(suggest('from x where a = 1 ').suggestions).toEqual(
-      keywords(['and', 'or', 'search', 'select', 'group by', 'having', 'facet', 'order by', 'limit', 'offset']),
+      keywords(['and', 'or', 'search', 'select', 'group by', 'having', 'qualify', 'facet', 'order by', 'limit', 'offset']),
     );
-    expect(suggest('from x where a = 1 limit 5 ').suggestions).toEqual(keywords(['search', 'select', 'group by', 'having', 'facet', 'order by', 'offset']));
+    expect(suggest('from x where a = 1 limit 5 ').suggestions).toEqual(keywords(['search', 'select', 'group by', 'having', 'qualify', 'facet', 'order by', 'offset']));
   });
 
   it('offers "and", "or" and ")" inside a group', () => {
@@ -103,7 +103,7 @@ describe('suggest', () => {
     expect(suggest('from x order by a ').suggestions).toEqual([
       ...keywords(['asc', 'desc', 'nulls']),
       { kind: 'punctuation', text: ',' },
-      ...keywords(['where', 'search', 'select', 'group by', 'having', 'facet', 'limit', 'offset']),
+      ...keywords(['where', 'search', 'select', 'group by', 'having', 'qualify', 'facet', 'limit', 'offset']),
     ]);
     expect(suggest('from x order ').suggestions).toEqual(keywords(['by']));
   });

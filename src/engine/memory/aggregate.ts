@@ -636,3 +636,26 @@ export class FacetCounter {
     };
   }
 }
+
+// ---------------------------------------------------------------- windows
+
+/** An aggregate's state over rows added one by one, read at any point: a window's (engine/memory/window.ts). */
+export interface RunningAggregate {
+  add(value: JsonValue | null | undefined): void;
+  result(): JsonValue;
+}
+
+/**
+ * A running state of an aggregate of values of `type`, the fold's own
+ * (so a window's `sum`, `avg`, `min`, `max` and `count` are the grouped
+ * ones'); `count(*)` counts every value added, null included.
+ */
+export function runningAggregate(aggregate: Aggregate, type: FieldType | undefined): RunningAggregate {
+  if (aggregate.field === undefined) {
+    let n = 0;
+    return { add: () => void n++, result: () => n };
+  }
+  const state = newState({ family: familyOf(aggregate, type), type });
+  const average = aggregate.fn === 'avg';
+  return { add: (value) => state.add(value), result: () => state.result(average) };
+}

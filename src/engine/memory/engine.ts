@@ -10,7 +10,8 @@ import { Catalog } from './catalog.js';
 import { evaluateSteps } from './evaluate.js';
 import { abortedBy, paced } from '../pace.js';
 import { queryTable } from './query.js';
-import { queryShaped } from './shaped.js';
+import { queryShaped, queryWindowed } from './shaped.js';
+import { windowStep } from '../../compile/window.js';
 import { isPlainQuery } from '../../ast.js';
 import { normalizeRequest } from '../../datastore/validate.js';
 
@@ -80,6 +81,8 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         if (resource.value === '') throw queryError('EMPTY_RESOURCE', resource.span, []);
         const table = lookup.find(resource.value);
         if (table === undefined) throw resourceNotFound(resource.value);
+        const step = windowStep(query);
+        if (step !== undefined) return queryWindowed(step, lookup, options);
         if (!isPlainQuery(query)) return queryShaped(query, lookup, options);
         return queryTable(query, table, options).then((answer) => ({ ...answer, resource: table.id }));
       } catch (error) {

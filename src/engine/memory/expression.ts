@@ -339,6 +339,9 @@ function build<T>(expression: Expression, leaves: Leaves<T>, type: ValueType): (
     }
     case 'call':
       return call(expression, leaves, type, sub);
+    case 'window':
+      // a window is computed over the rows of the query without it (engine/memory/window.ts), never from one row
+      throw new Error('a window is computed by the window step, not as an expression of a row');
     default:
       return assertNever(expression, 'expression');
   }

@@ -25,6 +25,8 @@ import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { FacetCounter, finishGroups, makeAggregator, namedColumns, sortRows } from './aggregate.js';
 import type { AggregateSpec, Read } from './aggregate.js';
 import { answerSteps, DEFAULT_LIMIT } from './evaluate.js';
+import { windowAnswer } from './window.js';
+import type { WindowStep } from '../../compile/window.js';
 import { abortedBy, paced, runSteps, SLICE } from '../pace.js';
 import type { Steps } from '../pace.js';
 import type { Conjunct } from './evaluate.js';
@@ -79,6 +81,26 @@ export async function queryShaped(query: Query, tables: TableFinder, options: En
   }
   const rows = await paced(shape.grouped ? groupedRowsOfOne(bound, joined) : plainRows(bound, joined), signal);
   return { ...answerOf(found[0]!.id, bound, rows, shape, options), ...(facets === undefined ? {} : { facets }) };
+}
+
+/**
+ * A query with windows (compile/window.ts): its inner query answered
+ * whole, then the window step over its rows (engine/memory/window.ts).
+ * @example
+ * await queryWindowed(windowStep(parse('from g select s, rank() over (order by x desc) as r qualify r = 1'))!, catalog)
+ */
+export async function queryWindowed(step: WindowStep, tables: TableFinder, options: EngineQueryOptions = {}): Promise<QueryStream> {
+  const inner = await queryShaped(step.inner, tables, { ...options, all: true, total: false });
+  const rows: Row[] = [];
+  for await (const batch of inner.batches) for (const row of batch) rows.push(row);
+  const answer = await paced(windowAnswer(rows, inner.fields, step, options.all === true ? Infinity : DEFAULT_LIMIT), options.signal);
+  const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
+  return {
+    ...(inner.resource === undefined ? {} : { resource: inner.resource }),
+    fields: answer.fields,
+    total: answer.total,
+    batches: batchesOf(answer.rows, batchSize, options.signal),
+  };
 }
 
 /** The answer of the rows: their count as the total, the page of them the query asks for, in batches. */

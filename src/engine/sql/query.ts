@@ -21,6 +21,8 @@ import type { EngineQueryOptions, QueryStream } from '../types.js';
 import { checkQuery } from '../memory/evaluate-query.js';
 import { DatastoreError, queryError, validationError } from '../../errors.js';
 import { DEFAULT_MAX_JOIN_ROWS } from '../../compile/plan.js';
+import { windowFields, windowSql, windowStep } from '../../compile/window.js';
+import type { WindowStep } from '../../compile/window.js';
 import { joinHint } from '../memory/shaped.js';
 import { closing } from '../stream.js';
 
@@ -49,6 +51,8 @@ export interface QuerySql {
  * // SELECT row_to_json(_ckql_row)::text AS r FROM (SELECT "courses"."subject" AS "subject", count(*) AS "n" FROM "…" AS "courses" GROUP BY … LIMIT 100) AS _ckql_row
  */
 export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
+  const step = windowStep(query);
+  if (step !== undefined) return windowQuerySql(step, entries, options);
   const shape = shapeOf(query);
   const bound = bindShape(shape, entries.map((entry) => entry.fields));
   const records = withoutFacetQuery(query);
@@ -56,7 +60,6 @@ export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], o
     const at = shape.sources.findIndex((s) => s.resource === resource);
     return id(entries[at]!.id);
   };
-  const types = (field: Field | undefined): string | undefined => (field === undefined ? undefined : bound.ref(field).info.type);
   const binder = (params: unknown[]) => (text: string): string => {
     params.push(text);
     return `$${params.length}`;
@@ -71,22 +74,7 @@ export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], o
     return { ...querySql(records, entries[0]!, options), ...(facets === undefined ? {} : { facets }) };
   }
   const params: unknown[] = [];
-  const recordShape = shapeOf(records);
-  const body = shapedSql(recordShape, {
-    literal: binder(params),
-    table: tableOf,
-    bound: bindShape(recordShape, entries.map((entry) => entry.fields)),
-    total: false,
-    page: false,
-    // A value as datastore_search writes it (a json column's value, a timestamp without its fraction).
-    column: (sql, field) => {
-      const type = types(field);
-      if (type === 'json') return `coalesce((${sql}).json, 'null')`;
-      if (type === 'timestamp') return `to_char(${sql}, 'YYYY-MM-DD"T"HH24:MI:SS')`;
-      if (type?.startsWith('_')) return `coalesce(array_to_json(${sql}), 'null')`;
-      return sql;
-    },
-  });
+  const body = recordsSql(records, entries, params);
   const limit = shape.limit ?? (options.all === true ? undefined : DEFAULT_LIMIT);
   const page = `${limit === undefined ? '' : ` LIMIT ${limit}`}${shape.offset > 0 ? ` OFFSET ${shape.offset}` : ''}`;
   return {
@@ -96,6 +84,61 @@ export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], o
     params,
     fields: bound.columns.map((c) => ({ id: c.name, type: c.type })),
     ...(facets === undefined ? {} : { facets }),
+  };
+}
+
+/**
+ * The statement of a query's records (no facet) without its page, its
+ * values bound into `params`: the sql target's, each value as
+ * datastore_search writes it (a json column's value, a timestamp without
+ * its fraction).
+ */
+function recordsSql(records: Query, entries: readonly CatalogEntry[], params: unknown[]): string {
+  const shape = shapeOf(records);
+  const bound = bindShape(shape, entries.map((entry) => entry.fields));
+  const types = (field: Field | undefined): string | undefined => (field === undefined ? undefined : bound.ref(field).info.type);
+  return shapedSql(shape, {
+    literal: (text) => {
+      params.push(text);
+      return `$${params.length}`;
+    },
+    table: (resource) => id(entries[shape.sources.findIndex((s) => s.resource === resource)]!.id),
+    bound,
+    total: false,
+    page: false,
+    column: (sql, field) => {
+      const type = types(field);
+      if (type === 'json') return `coalesce((${sql}).json, 'null')`;
+      if (type === 'timestamp') return `to_char(${sql}, 'YYYY-MM-DD"T"HH24:MI:SS')`;
+      if (type?.startsWith('_')) return `coalesce(array_to_json(${sql}), 'null')`;
+      return sql;
+    },
+  });
+}
+
+/**
+ * A query with windows (compile/window.ts): the statement of its inner
+ * query, and the windows, qualify, order and page over it, as the sql
+ * target writes them.
+ */
+function windowQuerySql(step: WindowStep, entries: readonly CatalogEntry[], options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
+  const params: unknown[] = [];
+  const inner = recordsSql(step.inner, entries, params);
+  const literal = (text: string): string => {
+    params.push(text);
+    return `$${params.length}`;
+  };
+  const body = windowSql(step, inner, literal, { total: false, page: '' });
+  const limit = step.limit ?? (options.all === true ? undefined : DEFAULT_LIMIT);
+  const page = `${limit === undefined ? '' : ` LIMIT ${limit}`}${step.offset > 0 ? ` OFFSET ${step.offset}` : ''}`;
+  const innerShape = shapeOf(step.inner);
+  const innerFields = bindShape(innerShape, entries.map((entry) => entry.fields)).columns.map((c) => ({ id: c.name, type: c.type }));
+  return {
+    resource: entries[0]!.id,
+    records: `SELECT row_to_json(_ckql_row)::text AS r FROM (${body}${page}) AS _ckql_row`,
+    count: options.total === true ? `SELECT count(*) AS n FROM (${body}) AS c` : undefined,
+    params,
+    fields: windowFields(step, innerFields),
   };
 }
 
@@ -113,7 +156,8 @@ export async function checkJoinBound(
   maxJoinRows: number | undefined,
   running: (statement: string, params: readonly unknown[]) => void,
 ): Promise<void> {
-  const shape = shapeOf(query);
+  // a query with windows joins as its inner query does
+  const shape = shapeOf(windowStep(query)?.inner ?? query);
   if (shape.joins.length === 0) return;
   const max = maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
   const bound = bindShape(shape, entries.map((entry) => entry.fields));
