@@ -123,6 +123,7 @@ const readmeCommands: Readonly<Record<string, How>> = {
   'npm test': { ci: 'npm test' },
   'npm start': { here: 'npm start' },
   "npm start -- query 'from courses limit 3'": { here: 'npm start' },
+  "node dist/bin/ckql.js query 'from courses limit 3'": { here: 'npm start' },
   'npm run build': { script: 'build', checkedBy: 'test/global-setup.ts builds the bundles, test/cli/package.test.ts the declarations' },
   'npm link': { script: 'prepack', checkedBy: 'npm links the package; test/cli/package.test.ts checks the bin and the files it ships' },
   'npm run grammar': { script: 'grammar', checkedBy: 'test/syntax/grammar-diagrams.test.ts: the committed output is what it writes' },
@@ -633,6 +634,9 @@ describe('README.md', () => {
     const npm = promisify(execFile);
     const started = await npm('npm', ['start', '--silent', '--', ...shellWords(command("npm start -- query 'from courses limit 3'")).slice(3)], { cwd: repoRoot });
     expect(ndjson(started.stdout)).toHaveLength(3);
+    // Without npm link: the built bin itself, as the README gives it.
+    const direct = await npm('node', shellWords(command("node dist/bin/ckql.js query 'from courses limit 3'")).slice(1), { cwd: repoRoot });
+    expect(ndjson(direct.stdout)).toEqual(ndjson(started.stdout));
     command('npm start');
     // With no terminal, the REPL reads statements from stdin: one, then the end of input.
     const child = execFile('npm', ['start', '--silent'], { cwd: repoRoot });
