@@ -231,13 +231,16 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
   const nulls = (key: { readonly nulls?: 'first' | 'last' }): string => (key.nulls === undefined ? '' : ` NULLS ${key.nulls.toUpperCase()}`);
 
   if (shape.grouped) {
+    // Each key is written once and that text used wherever it stands: PostgreSQL matches a selected expression to
+    // its GROUP BY key by its text, and a key's literal bound twice would be two parameters ($1, $2), not one.
+    const keyTexts = shape.keys.map((k) => valueSql(k, field, options.literal));
     const slotSql = (slot: string): string => {
       const i = Number(slot.slice(1));
       if (slot.startsWith('c')) return expressionSql(shape.computed[i]!, (leaf) => slotSql((leaf as Field).name), options.literal);
-      return slot.startsWith('k') ? valueSql(shape.keys[i]!, field, options.literal) : aggregateSql(shape.aggregates[i]!, field, options.bound, options.literal);
+      return slot.startsWith('k') ? keyTexts[i]! : aggregateSql(shape.aggregates[i]!, field, options.bound, options.literal);
     };
     const select = columns.map((c) => `${format(slotSql(c.slot!), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');
-    const group = shape.keys.length === 0 ? '' : ` GROUP BY ${shape.keys.map((k) => valueSql(k, field, options.literal)).join(', ')}`;
+    const group = shape.keys.length === 0 ? '' : ` GROUP BY ${keyTexts.join(', ')}`;
     const having = shape.having === undefined ? '' : ` HAVING ${conditionSql(shape.having, options.literal, (o: Operand) => slotSql((o as Field).name))}`;
     // The keys last: without order by, groups come in key order; with it, ties do (the same on every engine).
     const order = [
