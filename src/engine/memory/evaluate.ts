@@ -156,13 +156,56 @@ function canonicalOf(request: SearchRequest, ckan: CkanVersion | undefined): Sea
   if (isCanonicalRequest(request)) return request;
   const known = canonicalByRequest.get(request)?.get(ckan);
   if (known !== undefined) return known;
-  const normalized = normalizeRequest(request, ckan === undefined ? {} : { ckan });
   if (fixedData(request, 0)) {
+    const normalized = normalizeRequest(request, ckan === undefined ? {} : { ckan });
     let byVersion = canonicalByRequest.get(request);
     if (byVersion === undefined) canonicalByRequest.set(request, (byVersion = new Map()));
     byVersion.set(ckan, normalized);
+    return normalized;
   }
+  // A request that can change (`{ ...compiled, fields }`, made anew for each call) is known by its content when that
+  // is plain JSON: the same content is the same canonical request, so its conditions and scan are made once.
+  const content = plainJsonText(request);
+  if (content === undefined) return normalizeRequest(request, ckan === undefined ? {} : { ckan });
+  const key = `${ckan ?? ''}\n${content}`;
+  const cached = canonicalByContent.get(key);
+  if (cached !== undefined) return cached;
+  const normalized = normalizeRequest(request, ckan === undefined ? {} : { ckan });
+  if (canonicalByContent.size >= CANONICAL_BY_CONTENT_MAX) canonicalByContent.clear();
+  canonicalByContent.set(key, normalized);
   return normalized;
+}
+
+/** Canonical requests by their content's JSON text (plainJsonText), for requests that can change. Bounded: cleared when full. */
+const canonicalByContent = new Map<string, SearchRequest>();
+const CANONICAL_BY_CONTENT_MAX = 64;
+/** A request's text that is too long to be worth keying by (a long list of values): validated each time instead. */
+const CONTENT_TEXT_MAX = 4_096;
+
+/**
+ * The JSON text of a value made only of strings, finite numbers (not -0),
+ * booleans, null, arrays and plain objects with no accessor (what JSON says
+ * exactly: two such values with one text are alike); undefined for anything
+ * else or a text past CONTENT_TEXT_MAX.
+ */
+function plainJsonText(value: unknown): string | undefined {
+  let size = 0;
+  const plain = (v: unknown, depth: number): boolean => {
+    if (++size > 512 || depth > 8) return false;
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
+    if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0);
+    if (typeof v !== 'object') return false;
+    if (Array.isArray(v)) return Object.getPrototypeOf(v) === Array.prototype && v.every((item) => plain(item, depth + 1)) && Object.keys(v).length === v.length;
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return false;
+    for (const descriptor of Object.values(Object.getOwnPropertyDescriptors(v))) {
+      if (!('value' in descriptor) || !descriptor.enumerable || !plain(descriptor.value, depth + 1)) return false;
+    }
+    return Object.getOwnPropertySymbols(v).length === 0;
+  };
+  if (!plain(value, 0)) return undefined;
+  const text = JSON.stringify(value);
+  return text.length > CONTENT_TEXT_MAX ? undefined : text;
 }
 
 /** Whether a value can never change: a primitive, or a frozen plain object or array of such values, without accessors (and not too deep to look at). */

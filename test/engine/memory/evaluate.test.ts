@@ -817,6 +817,17 @@ describe('one request over many arrays', () => {
     expect(ids(evaluate(open as unknown as SearchRequest, rows()))).toEqual([1, 2]);
   });
 
+  test('a request made anew for each call is known by its content: alike content, alike answer; other content, its own', () => {
+    const compiled = compile('from courses where subject = math order by year desc');
+    for (let i = 0; i < 3; i++) expect(ids(evaluate({ ...compiled, fields: ['_id', 'subject', 'year'] }, rows()))).toEqual([3, 1]);
+    expect(ids(evaluate({ ...compiled, fields: ['_id', 'subject', 'year'], limit: 1 }, rows()))).toEqual([3]);
+    expect(ids(evaluate({ ...compiled, filters: { subject: 'arts' }, fields: ['_id', 'subject'] }, rows()))).toEqual([2]);
+    // A refused request is refused on every call; -0, which JSON writes as 0, is read again.
+    expect(failure(() => evaluate({ ...compiled, limit: 'x' } as unknown as SearchRequest, rows())).status).toBe(409);
+    expect(failure(() => evaluate({ ...compiled, limit: 'x' } as unknown as SearchRequest, rows())).status).toBe(409);
+    expect(ids(evaluate({ ...compiled, offset: -0 } as SearchRequest, rows()))).toEqual([3, 1]);
+  });
+
   test('a frozen request with an accessor is read again on every call', () => {
     let limit = 1;
     const request = Object.freeze(Object.defineProperty({ resource_id: 'courses' }, 'limit', { get: () => limit, enumerable: true }));
