@@ -243,18 +243,8 @@ class SqlReader {
         const start = this.#peek().span.start;
         const value = this.#expression();
         const end = this.#tokens[this.#at - 1]!.span.end;
-        const written = this.#isWord('ASC') || this.#isWord('DESC');
-        const direction = written && this.#peek().text === 'DESC' ? 'desc' : 'asc';
-        if (written) this.#at++;
-        let nulls: 'first' | 'last' | undefined;
-        if (this.#isWord('NULLS')) {
-          this.#at++;
-          const which = this.#peek();
-          if (!this.#isWord('FIRST') && !this.#isWord('LAST')) throw unreadable(this.#sql, which.span, 'FIRST or LAST', this.#found(which));
-          this.#at++;
-          nulls = which.text === 'FIRST' ? 'first' : 'last';
-        }
-        if (written || nulls !== undefined) {
+        const { direction, nulls, written } = this.#direction();
+        if (written) {
           if (ties.length > 0) throw unreadable(this.#sql, { start, end }, 'the keys of the groups last in the order', this.#sql.slice(start, end));
           order.push({ kind: 'sort-key', span: NO_SPAN, field: value, direction, ...(nulls === undefined ? {} : { nulls }) });
         } else ties.push({ text: this.#sql.slice(start, end), span: { start, end } });
@@ -858,25 +848,31 @@ class SqlReader {
     const keys: { key: SortKey; field: Field; written: boolean }[] = [];
     for (;;) {
       const subject = field(this.#identifier('a quoted field name to order by'));
-      const written = this.#isWord('ASC') || this.#isWord('DESC');
-      const direction = written && this.#peek().text === 'DESC' ? 'desc' : 'asc';
-      if (written) this.#at++;
-      let nulls: 'first' | 'last' | undefined;
-      if (this.#isWord('NULLS')) {
-        this.#at++;
-        const which = this.#peek();
-        if (!this.#isWord('FIRST') && !this.#isWord('LAST')) throw unreadable(this.#sql, which.span, 'FIRST or LAST', this.#found(which));
-        this.#at++;
-        nulls = which.text === 'FIRST' ? 'first' : 'last';
-      }
+      const { direction, nulls, written } = this.#direction();
       keys.push({
         key: { kind: 'sort-key', span: NO_SPAN, field: subject, direction, ...(nulls === undefined ? {} : { nulls }) },
         field: subject,
-        written: written || nulls !== undefined,
+        written,
       });
       if (!this.#isSymbol(',')) return keys;
       this.#at++;
     }
+  }
+
+  /** A sort key's `[ASC|DESC] [NULLS FIRST|LAST]`; `written` says whether either was written. */
+  #direction(): { direction: 'asc' | 'desc'; nulls: 'first' | 'last' | undefined; written: boolean } {
+    const named = this.#isWord('ASC') || this.#isWord('DESC');
+    const direction = named && this.#peek().text === 'DESC' ? 'desc' : 'asc';
+    if (named) this.#at++;
+    let nulls: 'first' | 'last' | undefined;
+    if (this.#isWord('NULLS')) {
+      this.#at++;
+      const which = this.#peek();
+      if (!this.#isWord('FIRST') && !this.#isWord('LAST')) throw unreadable(this.#sql, which.span, 'FIRST or LAST', this.#found(which));
+      this.#at++;
+      nulls = which.text === 'FIRST' ? 'first' : 'last';
+    }
+    return { direction, nulls, written: named || nulls !== undefined };
   }
 
   /** `LIMIT n [OFFSET m]`: `sqlRequest` always writes the limit, at most 32 000. */
