@@ -9,9 +9,8 @@
  *   split into waiting (server and transfer), parsing and folding;
  * - a join of 200k × 2k rows: the memory engine beside a hand-written hash join.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { ckqlModules } from './lib/ckql.js';
+import { freshDatabase } from './lib/postgres.js';
 import { courseRows, enrolmentRows, saleRows } from './lib/agg-data.js';
 import type { EnrolmentRow, SaleRow } from './lib/agg-data.js';
 import { runChild, startChild } from './lib/child.js';
@@ -150,23 +149,17 @@ export async function benchAggregates(config: RunConfig, log: (line: string) => 
   let nativePrices: Timed | undefined;
   if (serverUrl !== undefined) {
     log('aggregates: loading PostgreSQL');
-    const name = `ckql_bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
+    const database = await freshDatabase(serverUrl);
     try {
       const [{ postgresEngine }, { loadTables }] = await Promise.all([ckqlModules.postgresEngine(), ckqlModules.sqlLoad()]);
-      const engine = await postgresEngine({ url: url.toString(), max: 2 });
+      const engine = await postgresEngine({ url: database.url, max: 2 });
       await loadTables(engine.db, [table, salesTable], { indexes: false });
       await engine.refresh();
       native = await time(Math.min(runs, 5), async () => drain(await engine.query(query, { all: true })));
       nativePrices = await time(Math.min(runs, 5), async () => drain(await engine.query(priceQuery, { all: true })));
       await engine.close();
     } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
   }
   tables.push({

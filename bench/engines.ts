@@ -10,7 +10,6 @@
  * figure and takes minutes to build, so it is asked for explicitly).
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import pg from 'pg';
 import { memoryEngine } from '../src/engine/memory/engine.js';
@@ -21,6 +20,7 @@ import { createTableSql, DATASTORE_SETUP_SQL, fullTextIndexSql } from '../src/en
 import { loadTables } from '../src/engine/sql/load.js';
 import type { Engine } from '../src/engine/types.js';
 import { runChild } from './lib/child.js';
+import { freshDatabase } from './lib/postgres.js';
 import type { RunConfig } from './lib/config.js';
 import { enrolmentsFile } from './lib/data.js';
 import { formatBytes, formatRatio } from './lib/harness.js';
@@ -49,25 +49,6 @@ async function timeSearch(engine: Engine, request: Record<string, unknown>, runs
 }
 
 const ms = (x: number | undefined): string => (x === undefined ? 'no server' : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(0)} ms`);
-
-async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `ckql_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 export async function benchEngines(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
   const rows = config.quick ? 20_000 : 200_000;

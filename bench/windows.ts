@@ -8,11 +8,10 @@
  * same query over the same rows (loaded first, without indexes; the query
  * alone is timed), measured in the same run.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { Row } from '../src/datastore/types.js';
 import type { RunConfig } from './lib/config.js';
 import { ckqlModules } from './lib/ckql.js';
+import { freshDatabase } from './lib/postgres.js';
 import { blackhole, collectGarbage, formatRatio, formatTime } from './lib/harness.js';
 import type { SectionResult, Target } from './lib/report.js';
 
@@ -86,15 +85,10 @@ export async function benchWindows(config: RunConfig, log: (line: string) => voi
   let native: number | undefined;
   if (serverUrl !== undefined) {
     log('windows: loading PostgreSQL');
-    const name = `ckql_bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
+    const database = await freshDatabase(serverUrl);
     try {
       const [{ postgresEngine }, { loadTables }] = await Promise.all([ckqlModules.postgresEngine(), ckqlModules.sqlLoad()]);
-      const postgres = await postgresEngine({ url: url.toString(), max: 2 });
+      const postgres = await postgresEngine({ url: database.url, max: 2 });
       await loadTables(postgres.db, [table], { indexes: false });
       await postgres.refresh();
       const answer = async (): Promise<number> => drain(await postgres.query(query, { all: true }));
@@ -102,8 +96,7 @@ export async function benchWindows(config: RunConfig, log: (line: string) => voi
       native = await median(Math.min(runs, 5), answer);
       await postgres.close();
     } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
   }
   const ratio = ours / hand;
