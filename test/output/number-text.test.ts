@@ -16,6 +16,7 @@ import { createRecordWriter, formatRecords, type OutputFormat } from '../../src/
 import { parse } from '../../src/syntax/parse.js';
 import { postgresAnswers } from '../helpers/postgres-answers.js';
 import { engineNames, openTestEngines, typedTable, type TestEngines } from '../engine/sql/engines.js';
+import { createRandom } from '../../scripts/generate-demo-data.js';
 
 /** Rows of a group `g`, an int4 `i`, a numeric `n` (no trailing zeros as stored: docs/engines.md) and a float8 `f`. */
 const rows = [
@@ -28,16 +29,6 @@ const rows = [
   { g: 'c', i: 4, n: 3, f: 1 / 3 },
 ];
 const table = typedTable('r', [['g', 'text'], ['i', 'int4'], ['n', 'numeric'], ['f', 'float8']], rows);
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A number expression that reads the same in ckql and in PostgreSQL. */
 function numberExpression(next: () => number, depth: number): string {
@@ -71,7 +62,7 @@ function aggregateExpression(next: () => number): string {
   ])();
 }
 
-const next = random(7);
+const next = createRandom(7);
 const rowTexts = ['f', 'n', 'n * 2', 'f / 3', ...Array.from({ length: 60 }, () => numberExpression(next, 3))];
 const groupTexts = Array.from({ length: 25 }, () => aggregateExpression(next));
 

@@ -12,6 +12,7 @@ import { QueryError } from '../../src/errors.js';
 import { format } from '../../src/format.js';
 import { parse } from '../../src/syntax/parse.js';
 import { postgresAnswers } from '../helpers/postgres-answers.js';
+import { createRandom } from '../../scripts/generate-demo-data.js';
 
 /** The AST without spans: what a round trip must keep. */
 function strip(node: unknown): unknown {
@@ -36,17 +37,6 @@ function failure(text: string): QueryError {
     throw error;
   }
   throw new Error(`expected ${JSON.stringify(text)} not to parse`);
-}
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Expression text over numbers (and text, for `||`), in the syntax ckql and PostgreSQL share. */
@@ -172,7 +162,7 @@ describe('expressions: parse(format(q)) is q', () => {
   });
 
   it('holds for generated expressions', () => {
-    const next = random(31);
+    const next = createRandom(31);
     for (let i = 0; i < 300; i++) {
       const text = `from t select ${generateItem(next)} as v`;
       const query: Query = parse(text);
@@ -193,7 +183,7 @@ async function answers(texts: readonly string[]): Promise<string[][]> {
 
 describe("expressions: precedence is PostgreSQL's", () => {
   it('gives the value PostgreSQL gives the same text, for generated expressions', async () => {
-    const next = random(7);
+    const next = createRandom(7);
     const texts = Array.from({ length: 300 }, () => generateItem(next));
     const both = await answers([...texts.map((text) => parenthesised(item(text))), ...texts]);
     for (const answer of both) {

@@ -20,6 +20,7 @@ import type { FieldType, JsonValue } from '../../../src/datastore/types.js';
 import { QueryError } from '../../../src/errors.js';
 import { postgresAnswers } from '../../helpers/postgres-answers.js';
 import { tableOf } from '../../helpers/tables.js';
+import { createRandom } from '../../../scripts/generate-demo-data.js';
 
 /** The rows, as PostgreSQL reads them and as the memory engine holds them (a numeric beyond a double as its text). */
 const rows = [
@@ -36,16 +37,6 @@ const pgTypes: Readonly<Record<ValueType, string>> = {
   int4: 'integer', int8: 'bigint', numeric: 'numeric', float8: 'double precision', text: 'text', bool: 'boolean', date: 'date',
   timestamp: 'timestamp without time zone', json: 'json', unknown: 'unknown',
 };
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function numberExpression(next: () => number, depth: number): string {
   const pick = <T,>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
@@ -131,7 +122,7 @@ async function theirs(texts: readonly string[]): Promise<string[][]> {
 
 describe("the memory engine's expressions are PostgreSQL's", () => {
   it('gives the value and type PostgreSQL gives, or an error where it errs', async () => {
-    const next = random(31);
+    const next = createRandom(31);
     const texts = [
       ...Array.from({ length: 120 }, () => numberExpression(next, 3)),
       ...Array.from({ length: 30 }, () => textExpression(next, 3)),
@@ -199,7 +190,7 @@ function exactDecimal(text: string): string {
 
 describe("the memory engine's aggregates of expressions are PostgreSQL's", () => {
   it('gives the value and type PostgreSQL gives, or an error where it errs', async () => {
-    const next = random(47);
+    const next = createRandom(47);
     // an argument that reads no field (count(7)) is refused by ckql on purpose (docs/expressions.md)
     const texts = Array.from({ length: 150 }, () => aggregateText(next)).filter((text) => /\b[indft]\b/.test(text));
     const setup = `
