@@ -13,19 +13,29 @@ type Collection<T> = readonly T[] | Readonly<Record<string, T>> | null | undefin
 type Key = string | number;
 type Iteratee<T, R> = (value: T, key: Key, collection: unknown) => R;
 
-function entries<T>(collection: Collection<T>): [Key, T][] {
-  if (collection === null || collection === undefined) return [];
-  if (Array.isArray(collection)) return collection.map((value, i) => [i, value]);
-  return Object.keys(collection).map((key) => [key, (collection as Record<string, T>)[key] as T]);
+/**
+ * Calls `visit` with each value and its key (an index, or an own enumerable key) until it answers false: one
+ * loop for every function below, without making a list of pairs (content assist calls these on each keystroke).
+ */
+function each<T>(collection: Collection<T>, visit: (value: T, key: Key) => unknown): void {
+  if (collection === null || collection === undefined) return;
+  if (Array.isArray(collection)) {
+    for (let i = 0; i < collection.length; i++) if (visit(collection[i] as T, i) === false) return;
+    return;
+  }
+  const object = collection as Readonly<Record<string, T>>;
+  for (const key of Object.keys(object)) if (visit(object[key] as T, key) === false) return;
 }
 
 export function forEach<T>(collection: Collection<T>, iteratee: Iteratee<T, unknown>): Collection<T> {
-  for (const [key, value] of entries(collection)) if (iteratee(value, key, collection) === false) break;
+  each(collection, (value, key) => iteratee(value, key, collection));
   return collection;
 }
 
 export function map<T, R>(collection: Collection<T>, iteratee: Iteratee<T, R>): R[] {
-  return entries(collection).map(([key, value]) => iteratee(value, key, collection));
+  const out: R[] = [];
+  each(collection, (value, key) => void out.push(iteratee(value, key, collection)));
+  return out;
 }
 
 export function flatMap<T, R>(collection: Collection<T>, iteratee: Iteratee<T, R | readonly R[]>): R[] {
@@ -33,7 +43,9 @@ export function flatMap<T, R>(collection: Collection<T>, iteratee: Iteratee<T, R
 }
 
 export function filter<T>(collection: Collection<T>, predicate: Iteratee<T, unknown>): T[] {
-  return entries(collection).filter(([key, value]) => predicate(value, key, collection)).map(([, value]) => value);
+  const out: T[] = [];
+  each(collection, (value, key) => void (predicate(value, key, collection) && out.push(value)));
+  return out;
 }
 
 export function reject<T>(collection: Collection<T>, predicate: Iteratee<T, unknown>): T[] {
@@ -41,33 +53,40 @@ export function reject<T>(collection: Collection<T>, predicate: Iteratee<T, unkn
 }
 
 export function find<T>(collection: Collection<T>, predicate: Iteratee<T, unknown>): T | undefined {
-  for (const [key, value] of entries(collection)) if (predicate(value, key, collection)) return value;
-  return undefined;
-}
-
-export function every<T>(collection: Collection<T>, predicate: Iteratee<T, unknown>): boolean {
-  return entries(collection).every(([key, value]) => predicate(value, key, collection));
+  let found: T | undefined;
+  each(collection, (value, key) => {
+    if (!predicate(value, key, collection)) return true;
+    found = value;
+    return false;
+  });
+  return found;
 }
 
 export function some<T>(collection: Collection<T>, predicate: Iteratee<T, unknown>): boolean {
-  return entries(collection).some(([key, value]) => predicate(value, key, collection));
+  let any = false;
+  each(collection, (value, key) => !(any = Boolean(predicate(value, key, collection))));
+  return any;
+}
+
+export function every<T>(collection: Collection<T>, predicate: Iteratee<T, unknown>): boolean {
+  return !some(collection, (value, key, all) => !predicate(value, key, all));
 }
 
 export function reduce<T, A>(collection: Collection<T>, iteratee: (acc: A, value: T, key: Key, collection: unknown) => A, initial: A): A {
   let acc = initial;
-  for (const [key, value] of entries(collection)) acc = iteratee(acc, value, key, collection);
+  each(collection, (value, key) => void (acc = iteratee(acc, value, key, collection)));
   return acc;
 }
 
 export function groupBy<T>(collection: Collection<T>, iteratee: (value: T) => PropertyKey): Record<string, T[]> {
   const out: Record<string, T[]> = {};
-  for (const [, value] of entries(collection)) (out[String(iteratee(value))] ??= []).push(value);
+  each(collection, (value) => void (out[String(iteratee(value))] ??= []).push(value));
   return out;
 }
 
 export function pickBy<T>(object: Readonly<Record<string, T>> | null | undefined, predicate: (value: T, key: string) => unknown): Record<string, T> {
   const out: Record<string, T> = {};
-  for (const [key, value] of entries(object)) if (predicate(value, String(key))) out[key] = value;
+  each(object, (value, key) => void (predicate(value, String(key)) && (out[key] = value)));
   return out;
 }
 
