@@ -212,7 +212,26 @@ export interface From {
   readonly kind: 'from';
   readonly span: Span;
   readonly resource: StringValue | Parameter;
+  /**
+   * `from a union b union c`: the resources after the first, read with it
+   * as one table (SQL's `UNION ALL`, fields matched by name, `_resource`
+   * naming each record's; docs/expressions.md, Unions); absent without union
+   */
+  readonly union?: readonly (StringValue | Parameter)[];
   readonly alias?: Name;
+}
+
+/**
+ * The resources a source reads: its resource, then those of its `union`.
+ * @example unionMembers(parse('from a union b').from) // → [a, b]
+ */
+export function unionMembers(from: From): readonly (StringValue | Parameter)[] {
+  return from.union === undefined ? [from.resource] : [from.resource, ...from.union];
+}
+
+/** Whether any source of a query is a union. */
+export function hasUnion(query: Query): boolean {
+  return query.from.union !== undefined || (query.joins?.some((join) => join.source.union !== undefined) ?? false);
 }
 
 /** `l.f = r.g`: one pair of join keys. */
@@ -427,6 +446,7 @@ export interface PlainQuery extends Query {
 export function isPlainQuery(query: Query): query is PlainQuery {
   return (
     query.joins === undefined &&
+    query.from.union === undefined &&
     query.group === undefined &&
     query.having === undefined &&
     query.qualify === undefined &&
@@ -480,7 +500,7 @@ export function querySources(query: Query): From[] {
  * @example queryResources(parse('from enrolments e join courses c on e.course = c.code')) // → ['enrolments', 'courses']
  */
 export function queryResources(query: Query): string[] {
-  return [...new Set(querySources(query).flatMap((source) => (source.resource.kind === 'string' ? [source.resource.value] : [])))];
+  return [...new Set(querySources(query).flatMap((source) => unionMembers(source).flatMap((resource) => (resource.kind === 'string' ? [resource.value] : []))))];
 }
 
 // ---------------------------------------------------------------- expressions (docs/expressions.md)

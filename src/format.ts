@@ -5,7 +5,7 @@
  * the same value. `parse(format(q))` equals `q` apart from spans.
  */
 import {
-  assertNever, querySources, type Aggregate, type Bucket, type CompareOperator, type ComparisonOperator, type Condition, type Expression,
+  assertNever, querySources, unionMembers, type Aggregate, type Bucket, type CompareOperator, type ComparisonOperator, type Condition, type Expression,
   type FacetItem, type Field, type From, type Operand, type Parameter, type Query, type Search, type SortKey, type StringValue, type Value,
 } from './ast.js';
 import { formatString, keywords, scanBareword, softKeywordTokens } from './syntax/tokens.js';
@@ -230,10 +230,9 @@ function formatSortKey(key: SortKey, field: FieldWriter): string {
 
 const softWords: ReadonlySet<string> = new Set(softKeywordTokens.map((t) => t.LABEL!.toLowerCase()));
 
-/** `from R`, `from R e`; `as` before an alias that is itself a word of the grammar (`from t as group`). */
+/** `from R`, `from R e`, `from a union b`; `as` before an alias that is itself a word of the grammar (`from t as group`). */
 function formatSource(from: From): string {
-  const resource = from.resource;
-  const text = resource.kind === 'param' ? `$${resource.name}` : formatText(resource.value);
+  const text = unionMembers(from).map((resource) => (resource.kind === 'param' ? `$${resource.name}` : formatText(resource.value))).join(' union ');
   if (from.alias === undefined) return text;
   return `${text} ${softWords.has(from.alias.name.toLowerCase()) ? 'as ' : ''}${from.alias.name}`;
 }

@@ -18,6 +18,8 @@ import { parse } from '../syntax/parse.js';
 import type { SqlRequest } from '../compile/sql.js';
 import { TOTAL_COLUMN } from '../compile/sql.js';
 import { fetchCkanVersion, probeNextPage, targetOfVersion } from './target-detect.js';
+import { unionFields } from '../compile/union.js';
+import type { UnionMember } from '../compile/union.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, toolError, validationError } from '../errors.js';
 import type { FieldInfo, Row, SearchRequest, SearchResult } from '../datastore/types.js';
@@ -164,14 +166,28 @@ export function connect(options: ClientOptions): DatastoreClient {
    * are read first (a `limit: 0` request each, as a plan counts each side).
    * `select *, …` names every field (docs/expressions.md): its fields are read first too.
    */
-  const joinFields = async (basic: Plan, signal: AbortSignal | undefined): Promise<{ fields?: FieldInfo[][] }> => {
+  const joinFields = async (basic: Plan, signal: AbortSignal | undefined): Promise<{ fields?: FieldInfo[][]; unions?: (UnionMember[] | undefined)[] }> => {
     const sides = basic.shaped?.sides ?? [];
     const star = basic.shaped?.query.select?.items.some((item) => item.value.kind === 'star') === true;
+    const union = sides.some((side) => side.union !== undefined);
     // Across sources the sql target refuses the join itself.
-    if ((sides.length < 2 && !star) || sides.some((side) => splitSource(side.resource).source !== undefined)) return {};
+    if ((sides.length < 2 && !star && !union) || sides.some((side) => splitSource(side.resource).source !== undefined)) return {};
+    const fieldsOf = async (resource: string): Promise<FieldInfo[]> => [...((await send({ resource_id: resource, limit: 0 }, signal)).fields ?? [])];
     const fields: FieldInfo[][] = [];
-    for (const side of sides) fields.push([...((await send({ resource_id: side.resource, limit: 0 }, signal)).fields ?? [])]);
-    return { fields };
+    const unions: (UnionMember[] | undefined)[] = [];
+    for (const side of sides) {
+      if (side.union === undefined) {
+        fields.push(await fieldsOf(side.resource));
+        unions.push(undefined);
+        continue;
+      }
+      // A union's SQL names each of its resources' columns (compile/union.ts).
+      const members: UnionMember[] = [];
+      for (const resource of side.union.members) members.push({ resource, fields: await fieldsOf(resource.value) });
+      fields.push(unionFields(members));
+      unions.push(members);
+    }
+    return union ? { fields, unions } : { fields };
   };
 
   /** `datastore_search_sql` with the sql target's text, read back as a search result. */

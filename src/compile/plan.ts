@@ -23,6 +23,8 @@ import { QueryError } from '../errors.js';
 import { DEFAULT_LIMIT, identifier, MAX_LIMIT, sqlRequest, stringLiteral, type SqlRequest } from './sql.js';
 import { hasPrefixWord, tsQueryText } from './search-text.js';
 import { conditionFields } from '../syntax/walk.js';
+import { RESOURCE_FIELD } from './union.js';
+import type { UnionMember } from './union.js';
 
 /**
  * The dialect of the portal that answers: CKAN 2.9–2.11 (and any portal whose
@@ -83,6 +85,12 @@ export interface PlanOptions {
    * UNQUALIFIED_FIELD.
    */
   readonly fields?: readonly (readonly FieldInfo[])[];
+  /**
+   * The `sql` target: each union source's resources with their own fields,
+   * by side (its entry of `fields` is then the union's, `unionFields`); the
+   * SQL names every column of each resource of a union
+   */
+  readonly unions?: readonly (readonly UnionMember[] | undefined)[];
 }
 
 /** What the client does locally after fetching the pushed-down records. */
@@ -114,6 +122,13 @@ export interface SidePlan {
   readonly request: SearchRequest;
   /** its conditions the target cannot say, tested on its records as they arrive */
   readonly residual?: Condition;
+  /**
+   * a union (compile/union.ts): its resources, read in turn by one union
+   * scan; each one's request is `request` with the conditions of
+   * `condition` that name only its own fields (`memberRequest`), and the
+   * whole condition is the residual, tested on the union's records
+   */
+  readonly union?: { readonly members: readonly StringValue[]; readonly condition?: Condition; readonly target: Exclude<Target, 'sql'> };
 }
 
 /**
@@ -155,6 +170,8 @@ export interface Plan {
   readonly facetRequest?: SqlRequest;
   /** the `sql` target: the fields it was planned with (`PlanOptions.fields`), to plan each page of its records with */
   readonly fields?: readonly (readonly FieldInfo[])[];
+  /** the `sql` target: the union sources' resources it was planned with (`PlanOptions.unions`) */
+  readonly unions?: readonly (readonly UnionMember[] | undefined)[];
   /** a query with windows on a `ckan-*` target: the rest of the plan reads its inner query, whose rows this step finishes */
   readonly window?: WindowStep;
 }
@@ -209,7 +226,7 @@ function planWindow(step: WindowStep, options: PlanOptions): Plan {
   const shape = shapeOf(step.inner);
   if (shape.sources.length > 1 && shape.sources.some((s) => sourceOf(s.resource) !== undefined)) refuseSources(shape);
   const bound = options.fields === undefined ? undefined : bindShape(shape, options.fields);
-  const inner = shapedSql(shape, { literal: stringLiteral, table: identifier, total: false, page: false, ...(bound === undefined ? {} : { bound }) });
+  const inner = shapedSql(shape, { literal: stringLiteral, table: identifier, total: false, page: false, ...(bound === undefined ? {} : { bound }), ...unionsOf(options) });
   const page = ` LIMIT ${Math.min(step.limit ?? DEFAULT_LIMIT, MAX_LIMIT)}${step.offset > 0 ? ` OFFSET ${step.offset}` : ''}`;
   return freeze({
     target,
@@ -217,12 +234,18 @@ function planWindow(step: WindowStep, options: PlanOptions): Plan {
     local: NOTHING_LOCAL,
     maxScan: options.maxScan ?? DEFAULT_MAX_SCAN,
     ...(options.fields === undefined ? {} : { fields: options.fields }),
+    ...unionsOf(options),
   });
 }
 
 /** The facets statement's options on the `sql` target: the shape met with the fields, when they are known. */
-function boundOptions(query: Query, options: PlanOptions): { bound?: BoundShape } {
-  return options.fields === undefined ? {} : { bound: bindShape(shapeOf(query), options.fields) };
+function boundOptions(query: Query, options: PlanOptions): { bound?: BoundShape; unions?: readonly (readonly UnionMember[] | undefined)[] } {
+  return { ...(options.fields === undefined ? {} : { bound: bindShape(shapeOf(query), options.fields) }), ...unionsOf(options) };
+}
+
+/** The sql target's union sources, as the SQL writer takes them, and as the plan keeps them (`Plan.unions`). */
+function unionsOf(options: PlanOptions): { unions?: readonly (readonly UnionMember[] | undefined)[] } {
+  return options.unions === undefined ? {} : { unions: options.unions };
 }
 
 /** The query without its facets: the records a facet query gives are those it gives without them. */
@@ -250,7 +273,7 @@ function planShaped(query: Query, options: PlanOptions): Plan {
   if (target === 'sql') {
     if (shape.sources.length > 1 && shape.sources.some((s) => sourceOf(s.resource) !== undefined)) refuseSources(shape);
     const bound = options.fields === undefined ? undefined : bindShape(shape, options.fields);
-    return freeze({ target, request: shapedSqlRequest(query, bound), local: NOTHING_LOCAL, maxScan, ...(options.fields === undefined ? {} : { fields: options.fields }) });
+    return freeze({ target, request: shapedSqlRequest(query, bound, options.unions), local: NOTHING_LOCAL, maxScan, ...(options.fields === undefined ? {} : { fields: options.fields }), ...unionsOf(options) });
   }
   const shaped = shapedPlan(query, target, options.sideTargets);
   const first = shaped.sides[0]!.request;
@@ -357,6 +380,23 @@ function shapedPlan(query: Query, target: Exclude<Target, 'sql'>, sideTargets?: 
   const noSelect = (query.select === undefined || shape.star !== undefined) && !shape.grouped;
 
   const sides = shape.sources.map((source, side): SidePlan => {
+    if (source.union !== undefined) {
+      // Which resource of a union has a field is known only once each is asked: its conditions are pushed down at run time.
+      const condition = and(ofSide[side]!, whereSpan);
+      if (condition !== undefined) conditionFieldNodes(condition).forEach(need);
+      const request: Record<string, unknown> = { resource_id: source.resource };
+      const search = searchOfSide(query.search, side, sideOf);
+      if (search !== undefined) Object.assign(request, searchKeys(search));
+      const fields = wanted[side];
+      if (fields !== undefined && !noSelect) request.fields = [...fields].filter((name) => name !== RESOURCE_FIELD);
+      return {
+        resource: source.resource,
+        qualifier: source.qualifier,
+        request: request as unknown as SearchRequest,
+        ...(condition === undefined ? {} : { residual: condition }),
+        union: { members: source.union, ...(condition === undefined ? {} : { condition }), target: targetOf(side) },
+      };
+    }
     const { rest, filters } = split(and(ofSide[side]!, whereSpan), targetOf(side));
     if (rest !== undefined) conditionFieldNodes(rest).forEach(need);
     // Across sources each side's request goes to its own source, which knows the resource without the source's name.
@@ -375,9 +415,34 @@ function shapedPlan(query: Query, target: Exclude<Target, 'sql'>, sideTargets?: 
   });
   const joinedCondition = and(joined, whereSpan);
   const countOnly =
-    shape.grouped && shape.keys.length === 0 && shape.sources.length === 1 && sides[0]!.residual === undefined &&
+    shape.grouped && shape.keys.length === 0 && shape.sources.length === 1 && sides[0]!.residual === undefined && sides[0]!.union === undefined &&
     shape.aggregates.every((a) => a.fn === 'count' && a.field === undefined);
   return { query, sides, ...(joinedCondition === undefined ? {} : { joined: joinedCondition }), countOnly };
+}
+
+/**
+ * The request of one resource of a union (`SidePlan.union`): the side's
+ * request for that resource, its `fields` cut to those it has, with the
+ * filters of the conditions whose fields it all has (the others, and any
+ * the target cannot say, are tested after the union with the rest);
+ * undefined when a per-field search names a field it lacks, which no
+ * record of it can then match.
+ * @example memberRequest({ resource_id: 'crime_2021', fields: ['_id', 'offense'] }, offense = burglary, 'crime_2022', ['_id', 'offense'], 'ckan-2.11')
+ * // → { resource_id: 'crime_2022', fields: ['_id', 'offense'], filters: { offense: 'burglary' } }
+ */
+export function memberRequest(
+  base: SearchRequest, condition: Condition | undefined, resource: string, fields: readonly string[], target: Exclude<Target, 'sql'>,
+): SearchRequest | undefined {
+  const own = new Set(fields);
+  if (base.q !== undefined && typeof base.q === 'object' && Object.keys(base.q).some((name) => !own.has(name))) return undefined;
+  const request: Record<string, unknown> = { ...base, resource_id: resource };
+  if (base.fields !== undefined) request.fields = base.fields.filter((name) => own.has(name));
+  const members = condition === undefined ? [] : condition.kind === 'and' ? condition.conditions : [condition];
+  const ownConditions = members.filter((member) => conditionFieldNodes(member).every((field) => field.name !== RESOURCE_FIELD && own.has(field.name)));
+  const span = condition?.span ?? { start: 0, end: 0 };
+  const { filters } = split(ownConditions.length === 0 ? undefined : ownConditions.length === 1 ? ownConditions[0] : { kind: 'and', span, conditions: ownConditions }, target);
+  if (filters !== undefined) request.filters = filters;
+  return request as unknown as SearchRequest;
 }
 
 /** The part of a search one side's request says: the whole-record text on the first resource; per-field texts on each field's. */

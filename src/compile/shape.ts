@@ -21,7 +21,7 @@
 import type {
   Aggregate, Bucket, Condition, Expression, Field, From, Join, Operand, Query, SelectItem, SortDirection, StringValue,
 } from '../ast.js';
-import { assertNever, hasComparison, isComputed, querySources } from '../ast.js';
+import { assertNever, hasComparison, isComputed, querySources, unionMembers } from '../ast.js';
 import type { FieldInfo, FieldType } from '../datastore/types.js';
 import { isNumberType } from '../datastore/values.js';
 import { queryError, validationError } from '../errors.js';
@@ -42,6 +42,8 @@ export interface ShapeSource {
   readonly resource: string;
   /** the name that qualifies its fields: the alias, else the resource */
   readonly qualifier: string;
+  /** a union (`from a union b`): every resource it reads, the first included (compile/union.ts) */
+  readonly union?: readonly StringValue[];
 }
 
 /** One column of the answer. */
@@ -118,7 +120,8 @@ export const computedSlot = (i: number): string => `c${i}`;
 export function shapeOf(query: Query): Shape {
   const sources = querySources(query).map((from): ShapeSource => {
     const resource = resourceText(from.resource);
-    return { from, resource, qualifier: from.alias?.name ?? resource };
+    const union = from.union === undefined ? {} : { union: unionMembers(from).map((member) => ({ kind: 'string' as const, span: member.span, value: resourceText(member) })) };
+    return { from, resource, qualifier: from.alias?.name ?? resource, ...union };
   });
   const single = sources.length === 1;
   const same = (a: Field, b: Field): boolean => sameField(a, b, single);

@@ -21,6 +21,8 @@ import { queryError } from '../errors.js';
 import { conditionSql, DEFAULT_LIMIT, identifier, MAX_LIMIT, stringLiteral, TOTAL_COLUMN, whereSql } from './sql.js';
 import type { FieldSql, LiteralWriter, SqlRequest } from './sql.js';
 import { expressionSql } from './sql-expression.js';
+import { MEMBER_COLUMN, unionSql } from './union.js';
+import type { UnionMember } from './union.js';
 import { keySlot, shapeOf, sideConditions, sideSearch } from './shape.js';
 import type { BoundShape, FacetSpec, Shape } from './shape.js';
 
@@ -38,6 +40,24 @@ export interface ShapedSqlOptions {
   readonly page?: boolean;
   /** an engine's formatting of a column's value (a timestamp as CKAN writes it); default the value */
   readonly column?: (sql: string, field: Field | undefined) => string;
+  /** a union source's resources with their fields, by side (compile/union.ts); the SQL names every column of a union */
+  readonly unions?: readonly (readonly UnionMember[] | undefined)[];
+}
+
+/**
+ * The table a side reads: its resource's, or a union's statement.
+ * @example sourceTable(shapeOf(parse('from a union b')), 0, options) // (SELECT … FROM "a" UNION ALL SELECT … FROM "b")
+ */
+export function sourceTable(shape: Shape, side: number, options: Pick<ShapedSqlOptions, 'table' | 'literal' | 'unions'>): string {
+  const source = shape.sources[side]!;
+  if (source.union === undefined) return options.table(source.resource);
+  const members = options.unions?.[side];
+  if (members === undefined) {
+    throw queryError('TARGET_CANNOT_EXPRESS', source.from.span, ['a union without the fields of its resources', 'sql'], {
+      hint: 'the SQL names every column of a union: run it against a source that gives each resource\'s fields (ckql reads them first)',
+    });
+  }
+  return unionSql(members, options.table, options.literal, identifier);
 }
 
 /**
@@ -47,8 +67,8 @@ export interface ShapedSqlOptions {
  * // SELECT "courses"."subject" AS "subject", count(*) AS "n", count(*) OVER () AS "_ckql_total" FROM "courses" AS "courses"
  * // GROUP BY "courses"."subject" HAVING count(*) > '3' ORDER BY count(*) DESC, "courses"."subject" LIMIT 10
  */
-export function shapedSqlRequest(query: Query, bound?: BoundShape): SqlRequest {
-  return { sql: shapedSql(shapeOf(query), { literal: stringLiteral, table: identifier, total: true, ...(bound === undefined ? {} : { bound }) }) };
+export function shapedSqlRequest(query: Query, bound?: BoundShape, unions?: ShapedSqlOptions['unions']): SqlRequest {
+  return { sql: shapedSql(shapeOf(query), { literal: stringLiteral, table: identifier, total: true, ...(bound === undefined ? {} : { bound }), ...(unions === undefined ? {} : { unions }) }) };
 }
 
 /**
@@ -60,7 +80,7 @@ function fromClause(
   shape: Shape,
   options: ShapedSqlOptions,
   joins = shape.joins.length,
-  sideTable = (side: number): string => options.table(shape.sources[side]!.resource),
+  sideTable = (side: number): string => sourceTable(shape, side, options),
 ): { from: string; field: (field: Field) => string; keyPair: (left: Field, right: Field) => [string, string] } {
   const qualifier = (side: number): string => identifier(shape.sources[side]!.qualifier);
   const sideOf = (field: Field): number | undefined => {
@@ -130,7 +150,7 @@ export function joinCountSql(shape: Shape, j: number, options: ShapedSqlOptions 
       return `${q}.${identifier(o.name)}`;
     };
     const where = whereSql(own, options.literal, operand, `${q}."_full_text"`);
-    return `(SELECT * FROM ${options.table(shape.sources[side]!.resource)} AS ${q}${where === undefined ? '' : ` WHERE ${where}`})`;
+    return `(SELECT * FROM ${sourceTable(shape, side, options)} AS ${q}${where === undefined ? '' : ` WHERE ${where}`})`;
   };
   const { from, keyPair } = fromClause(shape, options, j, sideTable);
   const join = shape.joins[j]!;
@@ -251,7 +271,9 @@ export function shapedSql(shape: Shape, options: ShapedSqlOptions): string {
     return `SELECT ${select}${total} FROM ${from}${whereText}${group}${having}${orderText}${page}`;
   }
 
-  const ids = shape.sources.map((_, side) => `${identifier(shape.sources[side]!.qualifier)}."_id"`);
+  // A union's rows in its resources' order, each resource's in `_id` order.
+  const ids = shape.sources.flatMap((source) =>
+    source.union === undefined ? [`${identifier(source.qualifier)}."_id"`] : [`${identifier(source.qualifier)}.${identifier(MEMBER_COLUMN)}`, `${identifier(source.qualifier)}."_id"`]);
   const sortValue = (key: Shape['order'][number]): string => valueSql((key.by as { value: Expression }).value, field, options.literal);
   if (!shape.distinct) {
     const select = columns.map((c) => `${format(valueSql(c.value, field, options.literal), c.value.kind === 'field' ? c.value : undefined)} AS ${identifier(c.name)}`).join(', ');

@@ -236,9 +236,14 @@ function keySql(key: ColumnKey): string {
 
 /** A window as SQL: `row_number() OVER (PARTITION BY "_ckql_0" ORDER BY "_ckql_1" DESC)`. */
 export function windowSpecSql(spec: WindowSpec): string {
+  // row_number, lag and lead give each row its own value: ties of the window's order come in the inner order,
+  // as the memory engine's stable sort gives them (rank and the aggregates give peers one value, so need no tie order).
+  const call = spec.window.call;
+  const ordered = call.kind !== 'aggregate' && (call.fn === 'row_number' || call.fn === 'lag' || call.fn === 'lead');
+  const order = [...spec.order.map(keySql), ...(ordered ? [identifier(POSITION_COLUMN)] : [])];
   const parts = [
     ...(spec.partition.length === 0 ? [] : [`PARTITION BY ${spec.partition.map(identifier).join(', ')}`]),
-    ...(spec.order.length === 0 ? [] : [`ORDER BY ${spec.order.map(keySql).join(', ')}`]),
+    ...(order.length === 0 ? [] : [`ORDER BY ${order.join(', ')}`]),
   ];
   return `${windowCallSql(spec)} OVER (${parts.join(' ')})`;
 }

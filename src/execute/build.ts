@@ -12,7 +12,7 @@ import type { Engine } from '../engine/types.js';
 import { residualTest } from '../engine/memory/evaluate-query.js';
 import { distinct, filter, limit, project } from './local.js';
 import type { Operator } from './operator.js';
-import { engineQuery, oneRequest, pageScan } from './scan.js';
+import { engineQuery, keysetPageable, oneRequest, pageScan } from './scan.js';
 import type { Paging, SendPage } from './scan.js';
 import { sqlScan } from './sql-scan.js';
 import { facetTree, shapedTree } from './shaped.js';
@@ -59,7 +59,7 @@ export interface Portal {
  */
 export function portalTree(plan: Plan, query: Query, portal: Portal, options: RunOptions): Operator {
   if (plan.target === 'sql') {
-    const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql, fields: plan.fields });
+    const scan = sqlScan(query, { pageSize: options.pageSize, all: options.all, send: portal.sendSql, fields: plan.fields, unions: plan.unions });
     return plan.facetRequest === undefined ? scan : sqlFacets(scan, plan.facetRequest, query, portal.sendSql);
   }
   if (plan.window !== undefined) return windowTree(recordsTree(plan, plan.window.inner, portal, { ...options, all: true, total: false }), plan.window, options);
@@ -74,7 +74,7 @@ function shapedOptions(plan: Plan, options: RunOptions): ShapedOptions {
 /** One side of a join across sources: its source's portal, named as the query names it, and the target its requests are written for. */
 export interface SidePortal extends ShapedPortal {
   readonly name: string;
-  readonly target: Target;
+  readonly target: Exclude<Target, 'sql'>;
 }
 
 /**
@@ -206,11 +206,6 @@ function unquoted(text: string): string {
   }
 }
 
-/** Whether a request can be paged with 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
-export function keysetPageable(request: SearchRequest): boolean {
-  if (request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
-  return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
-}
 
 function sameList(a: readonly string[], b: readonly string[] | undefined): boolean {
   return b !== undefined && a.length === b.length && a.every((name, i) => name === b[i]);

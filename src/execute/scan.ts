@@ -257,3 +257,9 @@ export function engineQuery(engine: Engine, query: Query, options: Omit<EngineQu
     },
   };
 }
+
+/** Whether a request can be paged with 2.12's cursor: in `_id` order, no offset, no search, no distinct. */
+export function keysetPageable(request: SearchRequest): boolean {
+  if (request.offset !== undefined || request.q !== undefined || request.distinct === true) return false;
+  return request.sort === undefined || /^\s*"?_id"?(\s+asc)?\s*$/i.test(request.sort);
+}

@@ -12,8 +12,8 @@ import type { Condition, Expression, Field, Query } from '../ast.js';
 import { isComputed } from '../ast.js';
 import type { BoundShape, Shape } from '../compile/shape.js';
 import { bindShape, fieldRefText, mapCondition, shapeOf, valueText } from '../compile/shape.js';
-import { DEFAULT_MAX_JOIN_ROWS } from '../compile/plan.js';
-import type { Plan, ShapedPlan, SidePlan } from '../compile/plan.js';
+import { DEFAULT_MAX_JOIN_ROWS, memberRequest, splitSource } from '../compile/plan.js';
+import type { Plan, ShapedPlan, SidePlan, Target } from '../compile/plan.js';
 import { bucketFunction } from '../datastore/buckets.js';
 import type { FacetResult, Facets, FieldInfo, FieldType, Filters, JsonValue, Row, SearchRequest } from '../datastore/types.js';
 import { canonicalText } from '../datastore/values.js';
@@ -30,7 +30,9 @@ import { filter, limit } from './local.js';
 import { breathe, checkSignal } from './operator.js';
 import { paced, runSteps } from '../engine/pace.js';
 import type { Operator, RunContext, Stream } from './operator.js';
-import { pageScan } from './scan.js';
+import { keysetPageable, pageScan } from './scan.js';
+import { unionScan } from './union.js';
+import type { UnionScanMember } from './union.js';
 import type { Paging, SendPage } from './scan.js';
 
 /**
@@ -49,6 +51,8 @@ export interface ShapedPortal {
   readonly origin: string;
   /** a join across sources: the source's name as the query writes it (`portal` in `portal:enrolments`), for explain */
   readonly name?: string;
+  /** the target its requests are written for, where it differs from the plan's (a union across sources) */
+  readonly target?: Exclude<Target, 'sql'>;
 }
 
 /** Options of `shapedTree`. */
@@ -61,6 +65,8 @@ export interface ShapedOptions {
   readonly paging: (request: SearchRequest, side: number) => Paging;
   /** a join across sources (docs/aggregates.md): the portal of each side, in place of the one given */
   readonly portals?: readonly ShapedPortal[];
+  /** a union across sources: the portal of each resource as written (`portal:crime_2023`), in place of its side's */
+  readonly memberPortal?: (written: string) => ShapedPortal;
   /** explain: the portal's count of each side's request (by its JSON), to say how many pages it will take */
   readonly counts?: ReadonlyMap<string, number> | undefined;
 }
@@ -126,15 +132,32 @@ function recordsTree(shaped: ShapedPlan, shape: Shape, plan: Plan, portal: Shape
   const scan = (side: SidePlan, request: SearchRequest = side.request): Operator => {
     const index = shaped.sides.indexOf(side);
     const source = options.portals?.[index] ?? portal;
-    let tree: Operator = described(request, whole ? pageSize : undefined, options.counts, source.name, pageScan({
-      request,
-      send: source.send,
+    const pages = (each: SearchRequest, from: ShapedPortal): Operator => described(each, whole ? pageSize : undefined, options.counts, from.name, pageScan({
+      request: each,
+      send: from.send,
       pageSize,
-      paging: options.paging(request, index),
+      // A union's resource of another source pages as its own portal can.
+      paging: from.target === undefined || from === source ? options.paging(each, index) : from.target === 'ckan-2.12' && keysetPageable(each) ? 'keyset' : 'offset',
       countFirst: whole,
-      origin: source.origin,
+      origin: from.origin,
       maxScan: { max: maxScan, refuse: (count, read) => tooLarge(shape, plan, count, read) },
     }));
+    let tree: Operator;
+    if (side.union === undefined) tree = pages(request, source);
+    else {
+      const union = side.union;
+      tree = unionScan(union.members.map((written): UnionScanMember => {
+        const from = options.memberPortal?.(written.value) ?? source;
+        const resource = options.memberPortal === undefined ? written.value : splitSource(written.value).resource;
+        return {
+          written,
+          resource,
+          send: from.send,
+          request: (fields) => memberRequest(request, union.condition, resource, fields, from.target ?? union.target),
+          scan: (each) => pages(each, from),
+        };
+      }), request.fields);
+    }
     if (side.residual !== undefined) {
       const residual = side.residual;
       const test = { kind: 'query', span: residual.span, from: shape.query.from, where: { kind: 'where', span: residual.span, condition: residual } } as const;

@@ -9,6 +9,7 @@ import type { PlainQuery, Query, SortKey, Value } from '../ast.js';
 import { isPlainQuery } from '../ast.js';
 import { plan } from '../compile/compile.js';
 import type { SqlRequest } from '../compile/sql.js';
+import type { Plan } from '../compile/plan.js';
 import type { FieldInfo, Row, SearchResult } from '../datastore/types.js';
 import { checkSignal } from './operator.js';
 import type { Operator } from './operator.js';
@@ -30,14 +31,14 @@ export const SQL_MAX_ROWS = 32_000;
  */
 export function sqlScan(
   query: Query,
-  options: { readonly pageSize: number; readonly all: boolean; readonly send: SendSql; readonly fields?: readonly (readonly FieldInfo[])[] | undefined },
+  options: { readonly pageSize: number; readonly all: boolean; readonly send: SendSql; readonly fields?: readonly (readonly FieldInfo[])[] | undefined; readonly unions?: Plan['unions'] },
 ): Operator {
   const start = numberOf(query.offset?.value, 0);
   const wanted = numberOf(query.limit?.value, options.all ? Number.POSITIVE_INFINITY : 100);
   // One SELECT says a bounded query whole (up to the portal's rows_max); every record is read page by page.
   const pageSize = Math.max(1, Math.min(options.all ? options.pageSize : Math.max(options.pageSize, wanted), SQL_MAX_ROWS));
   const ordered = query.select?.distinct && isPlainQuery(query) ? withTies(query) : query;
-  const sqlOf = (limit: number, offset: number): string => (plan(page(ordered, limit, offset), { target: 'sql', ...(options.fields === undefined ? {} : { fields: options.fields }) }).request as SqlRequest).sql;
+  const sqlOf = (limit: number, offset: number): string => (plan(page(ordered, limit, offset), { target: 'sql', ...(options.fields === undefined ? {} : { fields: options.fields }), ...(options.unions === undefined ? {} : { unions: options.unions }) }).request as SqlRequest).sql;
   return {
     kind: 'sql',
     detail: `datastore_search_sql, ${Number.isFinite(wanted) && wanted <= pageSize ? 'one SELECT' : `pages of ${pageSize} by LIMIT/OFFSET`}`,

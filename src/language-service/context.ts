@@ -128,3 +128,26 @@ export function fieldsOf(context: LanguageContext, resource: string | undefined)
   if (resource === undefined) return undefined;
   return findResource(context, resource)?.fields;
 }
+
+/**
+ * The resource a union source reads as one (docs/expressions.md, Unions):
+ * named by its resources, with each field once (first met first) and
+ * `_resource`; its fields unknown while any resource's are. Undefined
+ * when a resource of it is not known at all (that one is then reported).
+ * @example unionSchema(['courses', 'schools'], context)?.fields // → [_id, code, …, name, city, …, _resource]
+ */
+export function unionSchema(names: readonly string[], context: LanguageContext): ResourceSchema | undefined {
+  const members: ResourceSchema[] = [];
+  for (const name of names) {
+    const scope = scopeOf(context, name);
+    const found = scope?.resources === undefined ? undefined : findIn(scope.resources, scope.resource);
+    if (found === undefined) return undefined;
+    members.push(found);
+  }
+  const id = names.join(' union ');
+  if (members.some((m) => m.fields === undefined)) return { id };
+  const fields = new Map<string, FieldSchema>();
+  for (const member of members) for (const field of member.fields!) if (!fields.has(field.id)) fields.set(field.id, field);
+  fields.set('_resource', { id: '_resource', type: 'text' });
+  return { id, fields: [...fields.values()] };
+}

@@ -10,8 +10,8 @@
 import { conditionLeaves, expressionFields, mapChildren } from '../syntax/expressions.js';
 import { expressionType, valueTypeOf, type ValueType } from '../compile/expression-types.js';
 import type { FieldType } from '../datastore/types.js';
-import type { Condition, Expression, Field, Operand, Parameter, Query, Star, Value } from '../ast.js';
-import { assertNever, isComputed, isPlainQuery, querySources } from '../ast.js';
+import type { Condition, Expression, Field, From, Operand, Parameter, Query, Star, StringValue, Value } from '../ast.js';
+import { assertNever, isComputed, isPlainQuery, querySources, unionMembers } from '../ast.js';
 import { shapeOf } from '../compile/shape.js';
 import { bind, type Params } from '../compile/bind.js';
 import { constructName, onlyEqualities, planQuery, splitSource, unknownSourceHint } from '../compile/plan.js';
@@ -23,7 +23,7 @@ import { unescapeString } from '../syntax/to-ast.js';
 import { conditionFieldNodes, parametersOf } from '../syntax/walk.js';
 import { keywords, queryLexer } from '../syntax/tokens.js';
 import { editDistance, nearestNames } from '../text.js';
-import { findIn, scopeOf, type FieldSchema, type LanguageContext, type ResourceSchema } from './context.js';
+import { findIn, scopeOf, unionSchema, type FieldSchema, type LanguageContext, type ResourceSchema } from './context.js';
 import { statementsOf, type Piece } from './script.js';
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
@@ -188,7 +188,7 @@ function fieldTypes(query: Query, context: LanguageContext): (field: Field) => V
   querySources(query).forEach((from, side) => {
     if (from.resource.kind === 'param') return;
     const scope = scopeOf(context, from.resource.value);
-    const fields = scope?.resources === undefined ? undefined : findIn(scope.resources, scope.resource)?.fields;
+    const fields = from.union !== undefined ? unionOf(from, context, [])?.fields : scope?.resources === undefined ? undefined : findIn(scope.resources, scope.resource)?.fields;
     if (fields === undefined) return;
     const map = new Map(fields.map((f) => [f.id, f.type]));
     byQualifier.set(from.alias?.name ?? from.resource.value, map);
@@ -313,6 +313,29 @@ function closestKeyword(word: string, expected: readonly string[]): string | und
 // ---------------------------------------------------------------------------
 // Names and values against the context's schema
 
+/**
+ * A union source's resource as one (`unionSchema`); null when a resource
+ * of it is unknown, which is then reported in `out` at its place, or is a
+ * parameter not yet bound.
+ */
+function unionOf(from: From, context: LanguageContext, out: Diagnostic[]): ResourceSchema | null {
+  const members = unionMembers(from);
+  const names: string[] = [];
+  for (const member of members) {
+    if (member.kind === 'param') return null;
+    names.push(member.value);
+  }
+  const merged = unionSchema(names, context);
+  if (merged !== undefined) return merged;
+  for (const member of members as readonly StringValue[]) {
+    const scope = scopeOf(context, member.value);
+    if (scope?.resources === undefined || findIn(scope.resources, scope.resource) !== undefined) continue;
+    if (scope.source === undefined && splitSource(member.value).source !== undefined) continue;
+    out.push(...unknownResource(member.span, scope.resource, scope.source, scope.resources, scope.allResources));
+  }
+  return null;
+}
+
 /** Fields every datastore table has, whether or not a context lists them. */
 const implicitFields: readonly FieldSchema[] = [{ id: '_id', type: 'int' }];
 
@@ -329,7 +352,8 @@ function schemaDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
     // `portal:courses` is looked up in the source `portal` (docs/aggregates.md); a name no source has is sourceDiagnostics'.
     const scope = scopeOf(context, name);
     if (scope?.resources === undefined) return;
-    const resource = findIn(scope.resources, scope.resource);
+    const resource = from.union === undefined ? findIn(scope.resources, scope.resource) : unionOf(from, context, out);
+    if (resource === null) return;
     if (resource === undefined) {
       // A joined resource of a named source is sourceDiagnostics'; `name:resource` where the context knows no
       // sources may be another source's, so it is not called unknown here.

@@ -6,7 +6,7 @@
  * unknown. Shared by `ckql check --schema` and the language server.
  */
 import type { Span } from '../span.js';
-import { querySources } from '../ast.js';
+import { querySources, unionMembers } from '../ast.js';
 import type { ParamValue } from '../compile/bind.js';
 import { splitSource } from '../compile/plan.js';
 import { DatastoreError, QueryError, isUnknownResource } from '../errors.js';
@@ -30,7 +30,7 @@ export function resourcesNamed(text: string, params: Readonly<Record<string, unk
     } catch {
       continue;
     }
-    for (const { resource } of querySources(query)) {
+    for (const resource of querySources(query).flatMap(unionMembers)) {
       const name = resource.kind === 'param' ? params[resource.name] : resource.value;
       if (typeof name === 'string' && name !== '' && !names.includes(name)) names.push(name);
     }

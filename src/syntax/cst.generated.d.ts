@@ -29,7 +29,8 @@ export interface SourceCstNode extends CstNode {
 }
 
 export type SourceCstChildren = {
-  resource: ResourceCstNode[];
+  resource: (ResourceCstNode)[];
+  Union?: IToken[];
   As?: IToken[];
   Bareword?: IToken[];
 };

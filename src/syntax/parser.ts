@@ -17,14 +17,14 @@ import {
   False, First, From, Greater, GreaterEquals, Group, Having, Ilike, In, Is, Join, Keyword, Language, Last, Left, Less, LessEquals,
   Like, Limit, LParen, Max, Min, Month, Not, NotEquals, Null, Nulls, NumberLiteral, Offset, On, Or, Order, Parameter,
   Qualifier, RParen, Search, Select, Semicolon, Star, StringLiteral, Sum, Top, True, Uuid, Week, Where, Bareword, Year,
-  Case, Cast, Concat, DoubleColon, Else, End, Extract, Minus, Percent, Plus, Slash, Then, When, Over, Partition, Qualify,
+  Case, Cast, Concat, DoubleColon, Else, End, Extract, Minus, Percent, Plus, Slash, Then, When, Over, Partition, Qualify, Union,
 } from './tokens.js';
 
 /**
  * The soft keywords that may follow a resource: an alias written without
  * `as` is none of them (`from t group by x` groups; `from t g where …` names `t` `g`).
  */
-export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Qualify, Facet]);
+export const afterSource: ReadonlySet<TokenType> = new Set([Join, Left, On, Group, Having, Qualify, Facet, Union]);
 
 /** A rule of the grammar, as a method of the parser (declared so each file's declarations can be emitted alone). */
 type RuleMethod = ParserMethod<[], CstNode>;
@@ -131,6 +131,7 @@ export class QueryParser extends CstParser {
   private orderItems: ListItems;
   private fieldSearchItems: ListItems;
   private joinsBody: Body;
+  private unionBody: Body;
   private clausesBody: Body;
   private semicolonBody: Body;
   private asBody: Body;
@@ -268,6 +269,10 @@ export class QueryParser extends CstParser {
    */
   readonly source: RuleMethod = this.RULE('source', () => {
     this.SUBRULE(this.resource);
+    this.MANY((this.unionBody ??= () => {
+      this.CONSUME(Union);
+      this.SUBRULE2(this.resource);
+    }));
     this.OPTION((this.aliasOption ??= {
       GATE: () => this.LA(1).tokenType === As || this.impliedAlias(),
       DEF: () => {

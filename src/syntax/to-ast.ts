@@ -329,8 +329,11 @@ function clauseStart(node: ClauseCstNode): number {
 /** `R [as a]` of `from` or `join`; the span covers the resource and its alias. */
 function readSource(c: SourceCstChildren, source: string): From {
   const resource = readResource(c.resource[0]!.children, source);
+  const more = c.resource.slice(1).map((node) => readResource(node.children, source));
+  const union = more.length === 0 ? {} : { union: more };
+  const end = more.length === 0 ? resource.span.end : more[more.length - 1]!.span.end;
   const aliasToken = c.Bareword?.[0];
-  if (aliasToken === undefined) return { kind: 'from', span: resource.span, resource };
+  if (aliasToken === undefined) return { kind: 'from', span: { start: resource.span.start, end }, resource, ...union };
   const alias: Name = { kind: 'name', span: tokenSpan(aliasToken), name: aliasToken.image };
   if (alias.name.includes('.')) {
     throw queryError('UNEXPECTED_TOKEN', alias.span, ['an alias without "."', JSON.stringify(alias.name)], {
@@ -340,7 +343,7 @@ function readSource(c: SourceCstChildren, source: string): From {
       hint: `an alias qualifies fields as alias.field, so it cannot hold a dot: write e.g. ${alias.name.replaceAll('.', '_')}`,
     });
   }
-  return { kind: 'from', span: { start: resource.span.start, end: alias.span.end }, resource, alias };
+  return { kind: 'from', span: { start: resource.span.start, end: alias.span.end }, resource, ...union, alias };
 }
 
 /**

@@ -360,6 +360,8 @@ export const Extract: TokenType = softKeyword('extract');
 export const Over: TokenType = softKeyword('over');
 export const Partition: TokenType = softKeyword('partition');
 export const Qualify: TokenType = softKeyword('qualify');
+/** `from a union b`: resources read as one table (docs/expressions.md, Unions). */
+export const Union: TokenType = softKeyword('union');
 
 /**
  * `` c.`school year` ``: the alias of a joined resource and its dot, right
@@ -505,7 +507,7 @@ export const keywordTokens: readonly TokenType[] = [
 /** Words with a meaning in one place only; elsewhere they are names (see `softKeyword`). */
 export const softKeywordTokens: readonly TokenType[] = [
   Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, Count, Sum, Avg, Min, Max, Year, Month, Week, Day,
-  Bucket, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify,
+  Bucket, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify, Union,
 ];
 
 /** The aggregate functions, by their token. */

@@ -11,6 +11,7 @@ import { evaluateSteps } from './evaluate.js';
 import { abortedBy, paced } from '../pace.js';
 import { queryTable } from './query.js';
 import { queryShaped, queryWindowed } from './shaped.js';
+import { withUnionTables } from './union.js';
 import { windowStep } from '../../compile/window.js';
 import { isPlainQuery } from '../../ast.js';
 import { normalizeRequest } from '../../datastore/validate.js';
@@ -74,16 +75,17 @@ export function memoryEngine(tables: readonly Table[] | TableLookup, label = 'me
         return Promise.reject(error as Error);
       }
     },
-    query: (query, options = {}) => {
+    query: (written, options = {}) => {
       try {
+        const { query, lookup: reading } = withUnionTables(written, lookup);
         const resource = query.from.resource;
         if (resource.kind === 'param') throw queryError('UNBOUND_PARAMETER', resource.span, [resource.name]);
         if (resource.value === '') throw queryError('EMPTY_RESOURCE', resource.span, []);
-        const table = lookup.find(resource.value);
+        const table = reading.find(resource.value);
         if (table === undefined) throw resourceNotFound(resource.value);
         const step = windowStep(query);
-        if (step !== undefined) return queryWindowed(step, lookup, options);
-        if (!isPlainQuery(query)) return queryShaped(query, lookup, options);
+        if (step !== undefined) return queryWindowed(step, reading, options);
+        if (!isPlainQuery(query)) return queryShaped(query, reading, options);
         return queryTable(query, table, options).then((answer) => ({ ...answer, resource: table.id }));
       } catch (error) {
         return Promise.reject(error as Error);

@@ -7,7 +7,7 @@
 import type { FieldInfo, SearchResult } from '../../datastore/types.js';
 import { QueryError, resourceNotFound } from '../../errors.js';
 import type { Query } from '../../ast.js';
-import { isPlainQuery, querySources } from '../../ast.js';
+import { isPlainQuery, querySources, unionMembers } from '../../ast.js';
 import type { Engine, EngineKind, EngineQueryOptions, EngineSearchOptions, QueryStream, ResourceInfo, SqlResult } from '../types.js';
 import { checkJoinBound, querySql, runQuery, shapedQuerySql } from './query.js';
 import type { QuerySql } from './query.js';
@@ -138,12 +138,12 @@ export function sqlEngine(db: Db, options: SqlEngineOptions): SqlEngine {
       statements = querySql(bound, entry, queryOptions);
     } else {
       const sources = querySources(bound);
-      const found = await Promise.all(sources.map(async (source) => {
-        const name = source.resource.kind === 'param' ? '' : source.resource.value;
+      const found = await Promise.all(sources.map((source) => Promise.all(unionMembers(source).map(async (member) => {
+        const name = member.kind === 'param' ? '' : member.value;
         const each = await find(name);
         if (each === undefined) throw resourceNotFound(name);
         return each;
-      }));
+      }))));
       statements = shapedQuerySql(bound, found, queryOptions);
       // A join is counted first and refused past the bound, as on the memory engine (engine/memory/shaped.ts).
       let counting: { sql: string; params: readonly unknown[] } = { sql: '', params: [] };

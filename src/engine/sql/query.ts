@@ -25,6 +25,8 @@ import { windowFields, windowSql, windowStep } from '../../compile/window.js';
 import type { WindowStep } from '../../compile/window.js';
 import { joinHint } from '../memory/shaped.js';
 import { closing } from '../stream.js';
+import { unionFields } from '../../compile/union.js';
+import type { UnionMember } from '../../compile/union.js';
 
 const DEFAULT_LIMIT = 100;
 const DEFAULT_BATCH = 1_000;
@@ -50,16 +52,13 @@ export interface QuerySql {
  * shapedQuerySql(parse('from courses group by subject select subject, count(*) as n'), [entry], {}).records
  * // SELECT row_to_json(_ckql_row)::text AS r FROM (SELECT "courses"."subject" AS "subject", count(*) AS "n" FROM "…" AS "courses" GROUP BY … LIMIT 100) AS _ckql_row
  */
-export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
+export function shapedQuerySql(query: Query, entries: SourceEntries, options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
   const step = windowStep(query);
   if (step !== undefined) return windowQuerySql(step, entries, options);
   const shape = shapeOf(query);
-  const bound = bindShape(shape, entries.map((entry) => entry.fields));
+  const tables = tablesOf(shape, entries);
+  const bound = bindShape(shape, tables.fields);
   const records = withoutFacetQuery(query);
-  const tableOf = (resource: string): string => {
-    const at = shape.sources.findIndex((s) => s.resource === resource);
-    return id(entries[at]!.id);
-  };
   const binder = (params: unknown[]) => (text: string): string => {
     params.push(text);
     return `$${params.length}`;
@@ -67,18 +66,18 @@ export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], o
   let facets: QuerySql['facets'];
   if (shape.facets.length > 0) {
     const params: unknown[] = [];
-    const sql = facetStatement(shape, { literal: binder(params), table: tableOf, bound, total: false });
+    const sql = facetStatement(shape, { literal: binder(params), table: tables.table, unions: tables.unions, bound, total: false });
     facets = { sql, params, read: (rows) => readFacetRows(shape, bound, rows) };
   }
   if (isPlainQuery(records)) {
-    return { ...querySql(records, entries[0]!, options), ...(facets === undefined ? {} : { facets }) };
+    return { ...querySql(records, entries[0]![0]!, options), ...(facets === undefined ? {} : { facets }) };
   }
   const params: unknown[] = [];
   const body = recordsSql(records, entries, params);
   const limit = shape.limit ?? (options.all === true ? undefined : DEFAULT_LIMIT);
   const page = `${limit === undefined ? '' : ` LIMIT ${limit}`}${shape.offset > 0 ? ` OFFSET ${shape.offset}` : ''}`;
   return {
-    resource: entries[0]!.id,
+    resource: entries[0]![0]!.id,
     records: `SELECT row_to_json(_ckql_row)::text AS r FROM (${body}${page}) AS _ckql_row`,
     count: options.total === true ? `SELECT count(*) AS n FROM (${body}) AS c` : undefined,
     params,
@@ -93,16 +92,18 @@ export function shapedQuerySql(query: Query, entries: readonly CatalogEntry[], o
  * datastore_search writes it (a json column's value, a timestamp without
  * its fraction).
  */
-function recordsSql(records: Query, entries: readonly CatalogEntry[], params: unknown[]): string {
+function recordsSql(records: Query, entries: SourceEntries, params: unknown[]): string {
   const shape = shapeOf(records);
-  const bound = bindShape(shape, entries.map((entry) => entry.fields));
+  const tables = tablesOf(shape, entries);
+  const bound = bindShape(shape, tables.fields);
   const types = (field: Field | undefined): string | undefined => (field === undefined ? undefined : bound.ref(field).info.type);
   return shapedSql(shape, {
     literal: (text) => {
       params.push(text);
       return `$${params.length}`;
     },
-    table: (resource) => id(entries[shape.sources.findIndex((s) => s.resource === resource)]!.id),
+    table: tables.table,
+    unions: tables.unions,
     bound,
     total: false,
     page: false,
@@ -121,7 +122,7 @@ function recordsSql(records: Query, entries: readonly CatalogEntry[], params: un
  * query, and the windows, qualify, order and page over it, as the sql
  * target writes them.
  */
-function windowQuerySql(step: WindowStep, entries: readonly CatalogEntry[], options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
+function windowQuerySql(step: WindowStep, entries: SourceEntries, options: Pick<EngineQueryOptions, 'all' | 'total'>): QuerySql {
   const params: unknown[] = [];
   const inner = recordsSql(step.inner, entries, params);
   const literal = (text: string): string => {
@@ -132,9 +133,9 @@ function windowQuerySql(step: WindowStep, entries: readonly CatalogEntry[], opti
   const limit = step.limit ?? (options.all === true ? undefined : DEFAULT_LIMIT);
   const page = `${limit === undefined ? '' : ` LIMIT ${limit}`}${step.offset > 0 ? ` OFFSET ${step.offset}` : ''}`;
   const innerShape = shapeOf(step.inner);
-  const innerFields = bindShape(innerShape, entries.map((entry) => entry.fields)).columns.map((c) => ({ id: c.name, type: c.type }));
+  const innerFields = bindShape(innerShape, tablesOf(innerShape, entries).fields).columns.map((c) => ({ id: c.name, type: c.type }));
   return {
-    resource: entries[0]!.id,
+    resource: entries[0]![0]!.id,
     records: `SELECT row_to_json(_ckql_row)::text AS r FROM (${body}${page}) AS _ckql_row`,
     count: options.total === true ? `SELECT count(*) AS n FROM (${body}) AS c` : undefined,
     params,
@@ -152,7 +153,7 @@ function windowQuerySql(step: WindowStep, entries: readonly CatalogEntry[], opti
 export async function checkJoinBound(
   session: SqlSession,
   query: Query,
-  entries: readonly CatalogEntry[],
+  entries: SourceEntries,
   maxJoinRows: number | undefined,
   running: (statement: string, params: readonly unknown[]) => void,
 ): Promise<void> {
@@ -160,7 +161,8 @@ export async function checkJoinBound(
   const shape = shapeOf(windowStep(query)?.inner ?? query);
   if (shape.joins.length === 0) return;
   const max = maxJoinRows ?? DEFAULT_MAX_JOIN_ROWS;
-  const bound = bindShape(shape, entries.map((entry) => entry.fields));
+  const tables = tablesOf(shape, entries);
+  const bound = bindShape(shape, tables.fields);
   const c = JOIN_COUNT_COLUMNS;
   for (const [j, join] of shape.joins.entries()) {
     const statement = (top: boolean): { sql: string; params: unknown[] } => {
@@ -169,8 +171,7 @@ export async function checkJoinBound(
         params.push(text);
         return `$${params.length}`;
       };
-      const table = (resource: string): string => id(entries[shape.sources.findIndex((s) => s.resource === resource)]!.id);
-      return { sql: joinCountSql(shape, j, { literal, table, bound, total: false }, top), params };
+      return { sql: joinCountSql(shape, j, { literal, table: tables.table, unions: tables.unions, bound, total: false }, top), params };
     };
     const counted = statement(false);
     running(counted.sql, counted.params);
@@ -193,6 +194,34 @@ export async function checkJoinBound(
     const example = { resource: source.resource, key: bound.ref(mine).info.id, qualifier: source.qualifier };
     throw queryError('JOIN_TOO_LARGE', join.span, [rows, max, true], { hint: joinHint(join, example, multiplying) });
   }
+}
+
+/** The tables of a query's sources on an engine: each source's catalogue entries (a union's, in its order; else one). */
+export type SourceEntries = readonly (readonly CatalogEntry[])[];
+
+/**
+ * What the SQL writer needs of a query's tables: each source's fields (a
+ * union's as compile/union.ts makes them), the table of a resource as
+ * written, and each union's resources with their fields.
+ */
+function tablesOf(shape: Shape, entries: SourceEntries): { fields: FieldInfo[][]; table: (resource: string) => string; unions: (UnionMember[] | undefined)[] } {
+  const ids = new Map<string, string>();
+  const unions = shape.sources.map((source, side): UnionMember[] | undefined => {
+    const own = entries[side]!;
+    if (source.union === undefined) {
+      ids.set(source.resource, own[0]!.id);
+      return undefined;
+    }
+    return source.union.map((resource, i) => {
+      ids.set(resource.value, own[i]!.id);
+      return { resource, fields: own[i]!.fields };
+    });
+  });
+  const fields = shape.sources.map((_, side) => {
+    const members = unions[side];
+    return members === undefined ? [...entries[side]![0]!.fields] : unionFields(members);
+  });
+  return { fields, table: (resource) => id(ids.get(resource)!), unions };
 }
 
 function withoutFacetQuery(query: Query): Query {
