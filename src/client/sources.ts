@@ -8,7 +8,7 @@
  * are all of one source goes to that source whole.
  */
 import { clientWith } from './wrap.js';
-import { querySources, type From, type Query } from '../ast.js';
+import { querySources, unionMembers, type From, type Query } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
 import { planQuery, splitSource, unknownSourceHint } from '../compile/plan.js';
@@ -32,7 +32,13 @@ export interface WithSourcesOptions {
 /** Where a query runs: one source whole, or each resource on its own source. */
 type Route =
   | { readonly kind: 'one'; readonly client: DatastoreClient; readonly query: Query }
-  | { readonly kind: 'across'; readonly query: Query; readonly sides: readonly { readonly name: string; readonly client: DatastoreClient }[] };
+  | {
+    readonly kind: 'across';
+    readonly query: Query;
+    readonly sides: readonly { readonly name: string; readonly client: DatastoreClient }[];
+    /** each resource of a union by its name as written (`portal:crime_2023`): its source's name and client */
+    readonly members: ReadonlyMap<string, { readonly name: string; readonly client: DatastoreClient }>;
+  };
 
 /**
  * A client that also answers queries naming other sources (`name:resource`);
@@ -67,39 +73,52 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
     const parsed = typeof input === 'string' ? parse(input) : (input as Query);
     const query = params === undefined ? parsed : bind(parsed, params);
     const froms = querySources(query);
-    const named = froms.map((from) => (from.resource.kind === 'string' ? splitSource(from.resource.value).source : undefined));
-    if (named.every((name) => name === undefined)) return undefined;
-    const clients = await Promise.all(
-      froms.map((from, i) => {
-        const name = named[i];
-        if (name === undefined) return client;
-        if (!Object.hasOwn(sources, name)) {
-          const current = Object.hasOwn(sources, home) ? home : undefined;
-          throw unknownSource(name, from, Object.keys(sources), current, typeof input === 'string' ? input : undefined);
-        }
-        return open(name);
-      }),
-    );
-    if (clients.every((each) => each === clients[0])) return { kind: 'one', client: clients[0]!, query: withoutSources(query) };
-    return { kind: 'across', query, sides: froms.map((_, i) => ({ name: named[i] ?? home, client: clients[i]! })) };
+    // Each resource's source, a union's resources each (docs/expressions.md, Unions).
+    const named = froms.map((from) => unionMembers(from).map((member) => (member.kind === 'string' ? splitSource(member.value).source : undefined)));
+    if (named.flat().every((name) => name === undefined)) return undefined;
+    const clientOf = (name: string | undefined, from: From): Promise<DatastoreClient> => {
+      if (name === undefined) return Promise.resolve(client);
+      if (!Object.hasOwn(sources, name)) {
+        const current = Object.hasOwn(sources, home) ? home : undefined;
+        throw unknownSource(name, from, Object.keys(sources), current, typeof input === 'string' ? input : undefined);
+      }
+      return open(name);
+    };
+    const clients = await Promise.all(froms.map((from, i) => Promise.all(named[i]!.map((name, m) => clientOf(name, { ...from, resource: unionMembers(from)[m]! })))));
+    const all = clients.flat();
+    if (all.every((each) => each === all[0])) return { kind: 'one', client: all[0]!, query: withoutSources(query) };
+    const members = new Map<string, { readonly name: string; readonly client: DatastoreClient }>();
+    froms.forEach((from, i) => {
+      if (from.union === undefined) return;
+      unionMembers(from).forEach((member, m) => {
+        if (member.kind === 'string') members.set(member.value, { name: named[i]![m] ?? home, client: clients[i]![m]! });
+      });
+    });
+    return { kind: 'across', query, sides: froms.map((_, i) => ({ name: named[i]![0] ?? home, client: clients[i]![0]! })), members };
+  };
+
+  /** The target a source's requests are written for: a resource read with datastore_search is read as 2.11 reads it on an sql portal (every CKAN answers that). */
+  const readingTarget = async (name: string, each: DatastoreClient, resource: string, signal: AbortSignal | undefined): Promise<Exclude<Target, 'sql'>> => {
+    const target = each.target ?? (await each.detectTarget(resource, signal).catch((error: unknown) => {
+      throw ofSource(error, name, each);
+    }));
+    return target === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
   };
 
   /** The plan of a join across sources: each side's request written for its own source's target. */
-  const planAcross = async (across: Extract<Route, { kind: 'across' }>, signal: AbortSignal | undefined): Promise<{ plan: Plan; sides: SidePortal[] }> => {
+  const planAcross = async (across: Extract<Route, { kind: 'across' }>, signal: AbortSignal | undefined): Promise<{ plan: Plan; sides: SidePortal[]; members: Map<string, SidePortal> }> => {
     const froms = querySources(across.query);
     const targets = await Promise.all(
-      across.sides.map(async (side, i): Promise<Exclude<Target, 'sql'>> => {
-        const resource = froms[i]!.resource.kind === 'string' ? splitSource(froms[i]!.resource.value).resource : '';
-        // A side is read with datastore_search: an sql portal is read as 2.11 reads it (every CKAN answers that).
-        const target = side.client.target ?? (await side.client.detectTarget(resource, signal).catch((error: unknown) => {
-          throw ofSource(error, side.name, side.client);
-        }));
-        return target === 'ckan-2.12' ? 'ckan-2.12' : 'ckan-2.11';
-      }),
+      across.sides.map((side, i) => readingTarget(side.name, side.client, froms[i]!.resource.kind === 'string' ? splitSource(froms[i]!.resource.value).resource : '', signal)),
     );
     const plan = planQuery(across.query, { target: targets[0]!, sideTargets: targets, maxScan: client.maxScan, maxJoinRows: client.maxJoinRows });
     const sides = across.sides.map((side, i): SidePortal => ({ name: side.name, target: targets[i]!, origin: side.client.url, send: sideSend(side.name, side.client) }));
-    return { plan, sides };
+    const members = new Map<string, SidePortal>();
+    for (const [written, member] of across.members) {
+      const target = await readingTarget(member.name, member.client, splitSource(written).resource, signal);
+      members.set(written, { name: member.name, target, origin: member.client.url, send: sideSend(member.name, member.client) });
+    }
+    return { plan, sides, members };
   };
 
   const stream: DatastoreClient['stream'] = async (input, streamOptions: StreamOptions = {}) => {
@@ -107,9 +126,9 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
     if (found === undefined) return client.stream(input, streamOptions);
     const { params: _params, ...rest } = streamOptions;
     if (found.kind === 'one') return found.client.stream(found.query, rest);
-    const { plan, sides } = await planAcross(found, streamOptions.signal);
+    const { plan, sides, members } = await planAcross(found, streamOptions.signal);
     const pageSize = Math.max(1, Math.floor(streamOptions.pageSize ?? PAGE_SIZE));
-    const tree = sourcesTree(plan, found.query, sides, { all: streamOptions.all === true, total: streamOptions.total === true, pageSize });
+    const tree = sourcesTree(plan, found.query, sides, { members, all: streamOptions.all === true, total: streamOptions.total === true, pageSize });
     return recordStream(await execute(tree, { signal: streamOptions.signal, ...(streamOptions.onPage === undefined ? {} : { onPage: streamOptions.onPage }) }));
   };
 
@@ -119,8 +138,8 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
       if (found === undefined) return client.search(input, searchOptions);
       const { params: _params, ...rest } = searchOptions;
       if (found.kind === 'one') return found.client.search(found.query, rest);
-      const { plan, sides } = await planAcross(found, searchOptions.signal);
-      const run = await execute(sourcesTree(plan, found.query, sides, { all: false, total: searchOptions.total === true, pageSize: PAGE_SIZE }), { signal: searchOptions.signal });
+      const { plan, sides, members } = await planAcross(found, searchOptions.signal);
+      const run = await execute(sourcesTree(plan, found.query, sides, { members, all: false, total: searchOptions.total === true, pageSize: PAGE_SIZE }), { signal: searchOptions.signal });
       return planResult(plan, found.query, run, await readAll(run));
     },
     searchAll: async function* (input, allOptions = {}): AsyncGenerator<Row, void, undefined> {
@@ -132,7 +151,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
       if (found === undefined) return client.explain(input, explainOptions);
       const { params: _params, ...rest } = explainOptions;
       if (found.kind === 'one') return found.client.explain(found.query, rest);
-      const { plan, sides } = await planAcross(found, explainOptions.signal);
+      const { plan, sides, members } = await planAcross(found, explainOptions.signal);
       // Each side's count (a limit: 0 request to its own source), so the steps can say how many pages it takes.
       const counts = new Map<string, number>();
       for (const reading of [plan.shaped, plan.facets]) {
@@ -145,7 +164,7 @@ function wrap(client: DatastoreClient, sources: SourceDirectory, open: (name: st
           }
         }
       }
-      const steps = describeTree(sourcesTree(plan, found.query, sides, { all: false, total: false, pageSize: PAGE_SIZE, counts }));
+      const steps = describeTree(sourcesTree(plan, found.query, sides, { members, all: false, total: false, pageSize: PAGE_SIZE, counts }));
       const first = plan.shaped ?? plan.facets!;
       const described = first.sides.map((side, i) => ({
         source: sides[i]!.name,
@@ -211,8 +230,9 @@ function withoutSources(query: Query): Query {
     if (from.resource.kind !== 'string') return from;
     const { source, resource } = splitSource(from.resource.value);
     if (source === undefined) return from;
-    const alias = from.alias ?? (joined ? { kind: 'name' as const, span: from.resource.span, name: from.resource.value } : undefined);
-    return { ...from, resource: { ...from.resource, value: resource }, ...(alias === undefined ? {} : { alias }) };
+    const alias = from.alias ?? (joined || from.union !== undefined ? { kind: 'name' as const, span: from.resource.span, name: from.resource.value } : undefined);
+    const union = from.union?.map((member) => (member.kind === 'string' ? { ...member, value: splitSource(member.value).resource } : member));
+    return { ...from, resource: { ...from.resource, value: resource }, ...(union === undefined ? {} : { union }), ...(alias === undefined ? {} : { alias }) };
   };
   return { ...query, from: strip(query.from), ...(query.joins === undefined ? {} : { joins: query.joins.map((join) => ({ ...join, source: strip(join.source) })) }) };
 }

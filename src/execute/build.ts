@@ -90,10 +90,13 @@ export interface SidePortal extends ShapedPortal {
  * //       ├─ scan from local: {"resource_id":"enrolments","fields":["_id","course"]}, pages by offset, …
  * //       └─ scan from portal: {"resource_id":"courses","filters":{"subject":"math"},…}, pages by 2.12's next_page, …
  */
-export function sourcesTree(plan: Plan, query: Query, sides: readonly SidePortal[], options: RunOptions): Operator {
+export function sourcesTree(plan: Plan, query: Query, sides: readonly SidePortal[], options: RunOptions & { readonly members?: ReadonlyMap<string, SidePortal> }): Operator {
+  const members = options.members;
   const shaped: ShapedOptions = {
     ...shapedOptions(plan, options),
     portals: sides,
+    // A union's resources are each read from their own source (their names as written say which).
+    ...(members === undefined || members.size === 0 ? {} : { memberPortal: (written: string) => members.get(written)! }),
     paging: (request, side) => (sides[side]?.target === 'ckan-2.12' && keysetPageable(request) ? 'keyset' : 'offset'),
   };
   if (plan.window !== undefined) return windowTree(shapedTree(plan, sides[0]!, { ...shaped, all: true }), plan.window, options);
