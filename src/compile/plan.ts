@@ -441,7 +441,14 @@ export function memberRequest(
   const ownConditions = members.filter((member) => conditionFieldNodes(member).every((field) => field.name !== RESOURCE_FIELD && own.has(field.name)));
   const span = condition?.span ?? { start: 0, end: 0 };
   const { filters } = split(ownConditions.length === 0 ? undefined : ownConditions.length === 1 ? ownConditions[0] : { kind: 'and', span, conditions: ownConditions }, target);
-  if (filters !== undefined) request.filters = filters;
+  // A join's keys pushed to the union (an `in` filter of a field): a resource without that field has no key to meet.
+  const keyed = base.filters as Readonly<Record<string, unknown>> | undefined;
+  if (keyed !== undefined && (Array.isArray(keyed) || Object.keys(keyed).some((name) => !own.has(name)))) return undefined;
+  if (filters !== undefined) {
+    const apart = keyed === undefined || (!Array.isArray(filters) && Object.keys(filters).every((name) => !Object.hasOwn(keyed, name)));
+    // Both said when they name other fields; else the keys alone (the conditions are tested after the union).
+    if (apart) request.filters = keyed === undefined ? filters : Object.assign(Object.create(null) as object, keyed, filters);
+  }
   return request as unknown as SearchRequest;
 }
 

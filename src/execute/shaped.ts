@@ -156,7 +156,7 @@ function recordsTree(shaped: ShapedPlan, shape: Shape, plan: Plan, portal: Shape
           request: (fields) => memberRequest(request, union.condition, resource, fields, from.target ?? union.target),
           scan: (each) => pages(each, from),
         };
-      }), request.fields);
+      }), request.fields, union.condition === undefined ? undefined : conditionText(union.condition));
     }
     if (side.residual !== undefined) {
       const residual = side.residual;

@@ -31,15 +31,17 @@ export interface UnionScanMember {
 /**
  * The union's records: each member's scan in turn, every record given the
  * union's fields (null where its resource lacks one, numbers widened) and
- * `_resource`. `wanted`: the fields the plan reads (undefined: every one).
+ * `_resource`. `wanted`: the fields the plan reads (undefined: every one);
+ * `pushed`: the side's conditions as written, for explain.
  * @example
  * unionScan([crime2021, crime2022], ['_id', 'offense'])
  * // scan union of crime_2021, crime_2022: {"resource_id":"crime_2021",…} then {"resource_id":"crime_2022",…}
  */
-export function unionScan(members: readonly UnionScanMember[], wanted: readonly string[] | undefined): Operator {
+export function unionScan(members: readonly UnionScanMember[], wanted: readonly string[] | undefined, pushed?: string): Operator {
+  const conditions = pushed === undefined ? '' : `, with the conditions of ${pushed} that name only its own fields`;
   return {
     kind: 'scan',
-    detail: `union of ${members.map((m) => m.written.value).join(', ')}: each resource's fields asked first (a limit: 0 request each), then its records in turn`,
+    detail: `union of ${members.map((m) => m.written.value).join(', ')}: each resource's fields asked first (a limit: 0 request each), then its records in turn${conditions}`,
     inputs: [],
     open: async (context): Promise<Stream> => {
       const own: FieldInfo[][] = [];

@@ -82,7 +82,7 @@ afterAll(async () => {
 
 /** The resources a query joins, by the name after each `join`. */
 function joinedNames(query: string): string[] {
-  return [...query.matchAll(/\bjoin\s+(\w+)/g)].map((m) => m[1]!);
+  return [...query.matchAll(/\b(?:join|union)\s+(\w+)/g)].map((m) => m[1]!);
 }
 
 function title(c: Case): string {
@@ -181,9 +181,11 @@ test('the shaped sections cover every aggregate construct, operator and function
     'min(year) over', 'max(year) over', 'partition by', 'qualify',
     // aggregates of expressions, and `*` beside other items
     'sum(grade * ', 'avg(coalesce(', 'max(lower(', 'count(distinct lower(', 'having sum(grade * ', 'select *, ', ', * ',
+    // unions (docs/expressions.md)
+    ' union ', '_resource',
   ];
   for (const construct of constructs) expect(text, construct).toContain(construct);
-  expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins', 'expressions', 'functions', 'windows']));
+  expect(new Set(shapedCases.map((c) => c.topic))).toEqual(new Set(['group-by', 'aggregate-functions', 'having', 'buckets', 'facets', 'joins', 'expressions', 'functions', 'windows', 'unions']));
   // each section states the sql target's text and a portal's plan somewhere
   for (const topic of new Set(shapedCases.map((c) => c.topic))) {
     const mine = shapedCases.filter((c) => c.topic === topic);

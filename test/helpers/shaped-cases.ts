@@ -26,6 +26,8 @@ import type { SqlRequest } from '../../src/compile/sql.js';
 import type { FacetResult, Facets, FieldInfo, Row, Table } from '../../src/datastore/types.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
 import { windowStep } from '../../src/compile/window.js';
+import { unionFields } from '../../src/compile/union.js';
+import type { UnionMember } from '../../src/compile/union.js';
 import type { Engine } from '../../src/engine/types.js';
 import { QueryError } from '../../src/errors.js';
 import { readSqlText } from '../../src/datastore/sql-text.js';
@@ -164,14 +166,21 @@ function facetOfRows(expected: FacetResult, rows: readonly Row[]): FacetResult {
   };
 }
 
-/** The fields of each resource the query names, in its order (what the client reads from a portal before a join). */
-function fieldsOf(query: Query, tables: readonly Table[]): FieldInfo[][] {
+/**
+ * The fields of each resource the query names, in its order (what the client reads from a portal before a join),
+ * and each union's resources with theirs (compile/union.ts).
+ */
+function fieldsOf(query: Query, tables: readonly Table[]): { fields: FieldInfo[][]; unions?: (UnionMember[] | undefined)[] } {
+  const tableOf = (resource: string): Table => {
+    const table = tables.find((t) => t.aliases.includes(resource) || t.id === resource);
+    if (table === undefined) throw new Error(`no table ${resource}`);
+    return table;
+  };
   // a query with windows reads the resources its inner query reads (compile/window.ts)
-  return shapeOf(windowStep(query)?.inner ?? query).sources.map((source) => {
-    const table = tables.find((t) => t.aliases.includes(source.resource) || t.id === source.resource);
-    if (table === undefined) throw new Error(`no table ${source.resource}`);
-    return [...table.fields];
-  });
+  const sources = shapeOf(windowStep(query)?.inner ?? query).sources;
+  const unions = sources.map((source) => source.union?.map((resource): UnionMember => ({ resource, fields: [...tableOf(resource.value).fields] })));
+  const fields = sources.map((source, side) => (unions[side] === undefined ? [...tableOf(source.resource).fields] : unionFields(unions[side])));
+  return unions.some((u) => u !== undefined) ? { fields, unions } : { fields };
 }
 
 /** Runs one shaped case: its plans, PostgreSQL's check of its rows, and every answer. */
@@ -180,7 +189,7 @@ export async function runShapedCase(c: Case, parsed: Query, targets: ShapedTarge
   if (c.error !== undefined) {
     // Refused alike by every engine and target (the fields tell: AMBIGUOUS_FIELD, AGGREGATE_NEEDS_NUMBER, …).
     const code = c.error.code;
-    await expectCode('sql plan with the fields', async () => plan(query, { target: 'sql', fields: fieldsOf(query, tables) }), code);
+    await expectCode('sql plan with the fields', async () => plan(query, { target: 'sql', ...fieldsOf(query, tables) }), code);
     await expectCode('memory', () => engineAnswer(targets.memory, query), code);
     for (const name of engineNames) await expectCode(name, () => engineAnswer(targets.engines.get(name), query), code);
     for (const target of ['ckan-2.11', 'ckan-2.12', 'sql'] as const) await expectCode(target, () => targets[target].search(query, { total: true }), code);
@@ -209,13 +218,15 @@ export async function runShapedCase(c: Case, parsed: Query, targets: ShapedTarge
     offline = plan(query, { target: 'sql' });
   } catch (error) {
     // `select *, …` needs the fields to name every column (sql-shaped.ts)
-    if (shapeOf(windowStep(query)?.inner ?? query).star !== undefined) expect((error as QueryError).code).toBe('TARGET_CANNOT_EXPRESS');
+    const inner = shapeOf(windowStep(query)?.inner ?? query);
+    // so does a union, whose statement names each resource's columns (compile/union.ts)
+    if (inner.star !== undefined || inner.sources.some((source) => source.union !== undefined)) expect((error as QueryError).code).toBe('TARGET_CANNOT_EXPRESS');
     else {
       expect(shapeOf(windowStep(query)?.inner ?? query).sources.length, 'only a join has fields of unknown resource').toBeGreaterThan(1);
       expect((error as QueryError).code).toBe('UNQUALIFIED_FIELD');
     }
   }
-  const sqlPlan = plan(query, { target: 'sql', fields: fieldsOf(query, tables) });
+  const sqlPlan = plan(query, { target: 'sql', ...fieldsOf(query, tables) });
   // A facet query's records may be a plain query's SELECT (sql.ts: its columns are the fields, by name).
   const { facet: _facet, ...records } = query;
   const shapedRecords = !isPlainQuery(records);
@@ -224,7 +235,10 @@ export async function runShapedCase(c: Case, parsed: Query, targets: ShapedTarge
     else expectColons((planned.request as SqlRequest).sql);
     if (planned.facetRequest !== undefined) expectColons(planned.facetRequest.sql);
   }
-  if (c.targets?.sql !== undefined) expect(offline === undefined ? undefined : (offline.request as SqlRequest).sql, 'the sql text').toBe(c.targets.sql);
+  // A union's text is written once its resources' fields are known: the one the client sends.
+  const union = shapeOf(windowStep(query)?.inner ?? query).sources.some((source) => source.union !== undefined);
+  const shown = union ? sqlPlan : offline;
+  if (c.targets?.sql !== undefined) expect(shown === undefined ? undefined : (shown.request as SqlRequest).sql, 'the sql text').toBe(c.targets.sql);
   if (c.facetSql !== undefined) expect(offline?.facetRequest?.sql, 'the facets statement').toBe(c.facetSql);
   for (const target of ['ckan-2.11', 'ckan-2.12'] as const satisfies readonly Target[]) {
     const wanted = c.plans?.[target];
