@@ -19,7 +19,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   escapeLength, False, keywordTokens, Null, NumberLiteral, Parameter, softKeywordTokens, True, Language, Nulls, First, Last,
-  As, Join, Left, On, Group, Having, Facet, Top, aggregateTokens, bucketTokens, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify,
+  As, Join, Left, On, Group, Having, Facet, Top, aggregateTokens, bucketTokens, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify, Union,
 } from '../src/syntax/tokens.js';
 import { functionAliases, functions, windowFunctions } from '../src/syntax/functions.js';
 
@@ -70,7 +70,7 @@ const PARAMETER = source(Parameter.PATTERN);
 
 /** The ckql grammar itself: `source.ckql`. */
 export function ckqlGrammar(): Grammar {
-  const expected = [Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, ...aggregateTokens, ...bucketTokens, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify];
+  const expected = [Nulls, First, Last, Language, As, Join, Left, On, Group, Having, Facet, Top, ...aggregateTokens, ...bucketTokens, Case, When, Then, Else, End, Cast, Extract, Over, Partition, Qualify, Union];
   if (softKeywords.join() !== expected.map(label).join()) {
     throw new Error(`the soft keywords changed (${softKeywords.join(', ')}): say in generate-textmate.ts where each is a keyword`);
   }
@@ -152,7 +152,8 @@ export function ckqlGrammar(): Grammar {
           // with `not`. A word after `search ` or `, ` is a per-field search's field, or an item of a list.
           { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['on', 'as', 'facet'])}(?=\\s+[A-Za-z_\`$(0-9])(?!${notAfter([])})` },
           { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['having'])}(?=\\s+[A-Za-z_\`$(0-9])(?!${notAfter(['not'])})` },
-          { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['join'])}(?=\\s+[A-Za-z_\`"'$(0-9])(?!${notAfter([])})` },
+          // `union` between two resources (docs/expressions.md, Unions), as `join` before one.
+          { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['join', 'union'])}(?=\\s+[A-Za-z_\`"'$(0-9])(?!${notAfter([])})` },
           { name: 'keyword.other.ckql', match: `(?<!search |, )${word(['left'])}(?=\\s+(?i:join)(?!${NAME_PART}))` },
           { name: 'keyword.other.ckql', match: `${word(['top'])}(?=\\s+[0-9])` },
           // `case when`, and the words of a case where a value follows them; `end` where the value ends.

@@ -234,7 +234,7 @@ function keySql(key: ColumnKey): string {
   return `${identifier(key.column)}${key.direction === 'desc' ? ' DESC' : ''}${key.nulls === undefined ? '' : ` NULLS ${key.nulls.toUpperCase()}`}`;
 }
 
-/** A window as SQL: `row_number() OVER (PARTITION BY "_ckql_0" ORDER BY "_ckql_1" DESC)`. */
+/** A window as SQL: `row_number() OVER (PARTITION BY "_ckql_0" ORDER BY "_ckql_1" DESC, "_ckql_n")` (the inner order last: its ties come in it). */
 export function windowSpecSql(spec: WindowSpec): string {
   // row_number, lag and lead give each row its own value: ties of the window's order come in the inner order,
   // as the memory engine's stable sort gives them (rank and the aggregates give peers one value, so need no tie order).
@@ -259,7 +259,7 @@ export const POSITION_COLUMN = '_ckql_n';
  * page. `total`: `count(*) OVER ()` of the rows qualify keeps.
  * @example
  * windowSql(step, 'SELECT … FROM "g" AS "g" ORDER BY "g"."_id"', literal, { total: false, page: ' LIMIT 100' })
- * // SELECT "s" AS "s", "r" AS "r" FROM (SELECT *, row_number() OVER (PARTITION BY "_ckql_0" ORDER BY "_ckql_1" DESC) AS "r"
+ * // SELECT "s" AS "s", "r" AS "r" FROM (SELECT *, row_number() OVER (PARTITION BY "_ckql_0" ORDER BY "_ckql_1" DESC, "_ckql_n") AS "r"
  * //   FROM (SELECT row_number() OVER () AS "_ckql_n", _ckql_i.* FROM (…) AS _ckql_i) AS _ckql_p) AS _ckql_w
  * // WHERE "r" <= '3' ORDER BY "_ckql_n" LIMIT 100
  */

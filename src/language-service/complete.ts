@@ -15,7 +15,7 @@ import { functions, windowFunctions } from '../syntax/functions.js';
 import { formatField, formatScalar } from '../format.js';
 import type { Span } from '../span.js';
 import { suggest } from '../syntax/suggest.js';
-import { findResource, type FieldSchema, type LanguageContext, type ResourceSchema } from './context.js';
+import { findResource, unionSchema, type FieldSchema, type LanguageContext, type ResourceSchema } from './context.js';
 import { keywordHelp } from './keyword-help.js';
 import { statementAt } from './script.js';
 
@@ -112,9 +112,10 @@ export function complete(text: string, cursor: number, context: LanguageContext 
       }
       case 'field': {
         if (suggestion.resource === undefined) break;
-        const fields = findResource(context, suggestion.resource)?.fields;
+        const union = suggestion.union;
+        const fields = union === undefined ? findResource(context, suggestion.resource)?.fields : unionSchema(union, context)?.fields;
         if (fields === undefined) {
-          pending.push({ kind: 'fields', resource: suggestion.resource });
+          for (const resource of union ?? [suggestion.resource]) if (findResource(context, resource)?.fields === undefined) pending.push({ kind: 'fields', resource });
           break;
         }
         const qualifier = suggestion.qualifier;

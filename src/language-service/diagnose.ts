@@ -432,7 +432,11 @@ function namedFields(query: Query): Field[] {
       for (const f of expressionFields(each)) if (!(f.qualifier === undefined && outputs.has(f.name))) add(f);
     }
   };
-  for (const item of query.select?.items ?? []) operand(item.value);
+  // A select item that is a field is the records' field (its column takes its name, so it is no other column's).
+  for (const item of query.select?.items ?? []) {
+    if (item.value.kind === 'field') add(item.value);
+    else operand(item.value);
+  }
   for (const each of query.search?.fields ?? []) add(each.field);
   for (const key of query.group?.keys ?? []) operand(key);
   if (query.having !== undefined) for (const each of conditionOperands(query.having.condition)) operand(each);

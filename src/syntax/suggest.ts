@@ -12,7 +12,7 @@ import { tokenSpan, unescapeString } from './to-ast.js';
 import {
   As, BacktickField, Bareword, Between, Comma, Join, Equals, Facet, False, From, Greater, GreaterEquals, Group, Having, In, Keyword, Less,
   LessEquals, Limit, LParen, NotEquals, Null, NumberLiteral, Offset, Order, Parameter, queryLexer, RParen, Search, Select,
-  softKeywordTokens, StringLiteral, True, Uuid, Where, Over, Partition, Qualify, By,
+  softKeywordTokens, StringLiteral, True, Uuid, Where, Over, Partition, Qualify, By, Union,
 } from './tokens.js';
 import { MAX_NESTING } from './parse.js';
 
@@ -25,7 +25,7 @@ export type Suggestion =
    * a field of `resource` (the one named after `from`, when it is known);
    * with `qualifier`, written `qualifier.field` (a joined resource's alias being typed: `c.`)
    */
-  | { readonly kind: 'field'; readonly resource?: string; readonly qualifier?: string }
+  | { readonly kind: 'field'; readonly resource?: string; readonly qualifier?: string; readonly union?: readonly string[] }
   /** a value of `field` in `resource` */
   | { readonly kind: 'value'; readonly field: string; readonly resource?: string }
   /** a function of the closed list (docs/expressions.md), where an expression may call one */
@@ -127,7 +127,11 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
     const dot = prefix.indexOf('.');
     const named = dot > 0 ? declaredSources(tokens).get(prefix.slice(0, dot)) : undefined;
     if (named !== undefined) add({ kind: 'field', resource: named, qualifier: prefix.slice(0, dot) });
-    else add(resource === undefined ? { kind: 'field' } : { kind: 'field', resource });
+    else {
+      // `from a union b select _`: every field of the union (docs/expressions.md, Unions)
+      const union = unionOf(tokens);
+      add(resource === undefined ? { kind: 'field' } : union === undefined ? { kind: 'field', resource } : { kind: 'field', resource, union });
+    }
     // In group by, having and order by a select item's `as` name stands for its value (select may follow: clauses come in any order).
     if (named === undefined && path.ruleStack.some((r) => namedClauses.has(r))) for (const name of outputNames(source)) add({ kind: 'name', name });
   };
@@ -185,6 +189,11 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
     }
   }
   if (calls && !/^[`"']|\./.test(prefix)) add(windows ? { kind: 'function', windows: true } : { kind: 'function' });
+  // `from a union _`: content assist runs no gates, so it also reads `union` as an alias; the parser's gate never does.
+  const [previous, next] = before.slice(-2);
+  if (next?.tokenType === Union && previous !== undefined && (previous.tokenType === Bareword || previous.tokenType === StringLiteral || previous.tokenType === Uuid || previous.tokenType === Parameter)) {
+    return { from, prefix, suggestions: suggestions.filter((suggestion) => suggestion.kind === 'resource') };
+  }
   return { from, prefix, suggestions };
 }
 
@@ -248,9 +257,10 @@ const explicitAlias: readonly IToken[] = queryLexer.tokenize('as _').tokens;
  */
 function withoutAliasReading(tokens: IToken[]): IToken[] {
   const n = tokens.length;
-  if (n < 3 || !afterSource.has(tokens[n - 1]!.tokenType)) return tokens;
+  // `union` never ends a source: another resource follows it, and content assist reads it as the grammar does
+  if (n < 3 || !afterSource.has(tokens[n - 1]!.tokenType) || tokens[n - 1]!.tokenType === Union) return tokens;
   const opener = tokens[n - 3]!.tokenType;
-  if (opener !== From && opener !== Join) return tokens;
+  if (opener !== From && opener !== Join && opener !== Union) return tokens;
   return [...tokens.slice(0, -1), ...explicitAlias, tokens[n - 1]!];
 }
 
@@ -333,6 +343,20 @@ function resourceOf(tokens: readonly IToken[]): string | undefined {
   if (second.tokenType === StringLiteral) return unescapeString(second.image);
   if (second.tokenType === Bareword || second.tokenType === Uuid) return second.image;
   return undefined;
+}
+
+/** The resources of a union after `from` (`from a union "b" union c`), if each is written as text; undefined without union. */
+function unionOf(tokens: readonly IToken[]): string[] | undefined {
+  if (tokens[0]?.tokenType !== From) return undefined;
+  const names: string[] = [];
+  for (let i = 1; i < tokens.length; i += 2) {
+    const token = tokens[i]!;
+    if (token.tokenType === StringLiteral) names.push(unescapeString(token.image));
+    else if (token.tokenType === Bareword || token.tokenType === Uuid) names.push(token.image);
+    else return undefined;
+    if (tokens[i + 1]?.tokenType !== Union) break;
+  }
+  return names.length > 1 ? names : undefined;
 }
 
 /** The field of the comparison a value is being typed for: the name before the nearest operator, `in` or `between`. */

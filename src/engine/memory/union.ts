@@ -10,8 +10,13 @@ import { querySources, unionMembers } from '../../ast.js';
 import type { Row, Table } from '../../datastore/types.js';
 import { queryError, resourceNotFound } from '../../errors.js';
 import { RESOURCE_FIELD, unionFields, widenedValue } from '../../compile/union.js';
-import type { TableLookup } from './engine.js';
 import { rowFactory } from './row-shape.js';
+
+/** What finds a table by id or alias (engine.ts's `TableLookup`, written out here so that engine.ts alone imports this file). */
+interface TableLookup {
+  find(idOrAlias: string): Table | undefined;
+  readonly tables: readonly Table[];
+}
 
 /** The union tables made so far, by their first table, then by the members' ids and names. */
 const made = new WeakMap<Table, Map<string, { readonly members: readonly Table[]; readonly table: Table }>>();
