@@ -6,7 +6,7 @@
  * (docs/engines.md, "The memory engine's core and its Node edges").
  */
 import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { DatasetMeta, ResourceMeta, Table } from '../../datastore/types.js';
 import { ToolError, toolError } from '../../errors.js';
@@ -320,10 +320,12 @@ async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOption
   const ext = extname(file).toLowerCase();
   // A package's resource may have any extension: what is not CSV or a JSON array is read as NDJSON, as always.
   const kind = sourceKind(file) ?? (ext === '.json' ? 'json' : 'ndjson');
-  const size = (await stat(file)).size;
-  return loadTable(
-    { name: file, kind, data: createReadStream(file, { highWaterMark: chunkBytesFor(file) }), size, again: (end) => createReadStream(file, { end: end - 1 }) },
-    {
+  // One open file for the whole load: its size and its bytes are those of one file, even if another replaces it meanwhile.
+  const handle = await open(file, 'r');
+  try {
+    const size = (await handle.stat()).size;
+    const data = handle.createReadStream({ highWaterMark: chunkBytesFor(file), autoClose: false });
+    return await loadTable({ name: file, kind, data, size, again: (end) => createReadStream(file, { end: end - 1 }) }, {
       id: found.id,
       aliases: found.aliases,
       private: isPrivate,
@@ -334,8 +336,10 @@ async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOption
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       bytes: NODE_BYTES,
-    },
-  );
+    });
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
