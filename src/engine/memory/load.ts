@@ -145,15 +145,17 @@ export async function loadTable(source: TableSource, options: TableOptions = {})
   };
   const typing: Typing = { declaration: options.declaration, infer: options.infer ?? 'ckql' };
   const bytes = options.bytes ?? WEB_BYTES;
-  const { chunks, size } = chunksOf(source.data, kind === 'csv' ? CSV_CHUNK : JSON_CHUNK);
+  const whole = chunksOf(source.data, kind === 'csv' ? CSV_CHUNK : JSON_CHUNK);
+  const size = source.size ?? whole.size;
   const reading: Reading = {
     invalidUtf8: options.invalidUtf8 ?? 'refuse',
     bytes,
-    ...(source.size ?? size) === undefined ? {} : { size: (source.size ?? size) as number },
+    ...(size === undefined ? {} : { size }),
     ...(source.again === undefined ? {} : { again: source.again }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
+  const { chunks } = whole;
   if (kind === 'csv') return tableFromCsv(chunks, file, where, typing, reading);
   const alias = aliases[0] ?? where.id;
   const rows = kind === 'json' ? await jsonArrayRows(chunks, file, alias, reading) : await ndjsonRows(chunks, file, alias, reading);
@@ -561,9 +563,12 @@ async function tableFromCsv(chunks: AsyncIterable<Uint8Array>, file: string, met
     read += chunk.length;
     onProgress?.({ resource: alias, rows: sink.rows, bytes: read, totalBytes: size ?? read });
   };
-  const start = (): void => {
-    reader = new CsvReader(delimiterOf(headText(head, bytes)), sink, bytes);
+  // the reader, once the head says the delimiter; the chunks held for it go first
+  const start = (): CsvReader => {
+    const made = new CsvReader(delimiterOf(headText(head, bytes)), sink, bytes);
+    reader = made;
     for (const chunk of head.splice(0)) push(chunk);
+    return made;
   };
   try {
     for await (const chunk of checkedUtf8(chunks, file, invalidUtf8, bytes, again)) {
@@ -571,13 +576,13 @@ async function tableFromCsv(chunks: AsyncIterable<Uint8Array>, file: string, met
       else {
         head.push(chunk);
         headBytes += chunk.length;
-        if (headBytes >= HEAD_BYTES) start();
+        if (headBytes >= HEAD_BYTES) reader = start();
       }
     }
-    if (reader === undefined) start();
+    const last = reader ?? start();
     // and once more after the last chunk (a file of one chunk), before its rows are built
     stopIfAborted(signal, file);
-    (reader as unknown as CsvReader).end();
+    last.end();
   } catch (error) {
     if (!(error instanceof CsvSyntaxError)) throw error;
     throw toolError('DATA_INVALID', [file, `not valid CSV: ${error.message}`], { file, line: error.line, cause: error });
@@ -1284,7 +1289,7 @@ const INTEGER_RANK = { int4: 0, int8: 1, numeric: 2 } as const;
 
 /**
  * The CKAN type of CSV column `index` over `records` (the rules of
- * `loadResources`); `text` when every cell is empty.
+ * `loadTable`); `text` when every cell is empty.
  * @example inferCsvType([['1'], ['2.5'], ['']], 0) // → 'numeric'
  */
 export function inferCsvType(records: readonly (readonly string[])[], index: number): FieldType {
@@ -1294,7 +1299,7 @@ export function inferCsvType(records: readonly (readonly string[])[], index: num
 }
 
 /**
- * A CSV column's type, inferred as its cells go by (see `loadResources`).
+ * A CSV column's type, inferred as its cells go by (see `loadTable`).
  * @example
  * const column = new ColumnInference();
  * for (const cell of ['1', '', '7.50']) column.see(cell);
@@ -1463,7 +1468,7 @@ interface TableMeta {
 
 /**
  * Builds a table from plain records (as a `.json` file gives them): fields
- * and types inferred as for JSON files (see `loadResources`), `_id` = 1-based
+ * and types inferred as for JSON files (see `loadTable`), `_id` = 1-based
  * position first, a missing key stored as null, every row a new object with
  * the table's keys in field order (the input objects are not changed). `id`
  * defaults to `resourceIdFor(alias)`, `alias` to none.
@@ -1665,7 +1670,7 @@ function kindBits(value: unknown): number {
 }
 
 /**
- * A JSON column's type, inferred as its values go by (see `loadResources`):
+ * A JSON column's type, inferred as its values go by (see `loadTable`):
  * integers `int4` (`int8` when one is beyond int4), numbers `numeric`,
  * booleans `bool`, ISO dates `date` (with date-times `timestamp`), other
  * texts `text`, arrays of one scalar kind `_text`/`_int4`/`_numeric`/`_bool`,
