@@ -73,6 +73,24 @@ forbidden.push({
   from: { path: '^src/(ast|span|errors|text)\\.ts$|^src/(datastore|syntax|compile|language-service)/|^src/(format|diagnostics)\\.ts$' },
   to: { dependencyTypes: ['core'] },
 });
+// The memory engine's core (docs/engines.md, "The memory engine's core and its Node edges") bundles for
+// a browser worker: src/engine/memory/ and the engine's files it shares (types, pace, stream, declared).
+// Files, folders and streams are its Node edges in src/engine/node/, which the core never imports.
+const memoryCore = '^src/engine/memory/|^src/engine/(types|pace|stream|declared)\\.ts$';
+forbidden.push({
+  name: 'memory-core-no-node',
+  severity: 'error',
+  comment: 'The memory engine\'s core runs in a browser worker: no Node built-in; a file or a stream belongs to its Node edge in src/engine/node/ (docs/engines.md).',
+  from: { path: memoryCore },
+  to: { dependencyTypes: ['core'] },
+});
+forbidden.push({
+  name: 'memory-core-no-edges',
+  severity: 'error',
+  comment: 'The memory engine\'s core imports only the core and the layers below the engine: never its Node edges (src/engine/node/), another engine or the engine chooser (docs/engines.md).',
+  from: { path: memoryCore },
+  to: { path: '^src/engine/', pathNot: memoryCore },
+});
 forbidden.push({
   name: 'no-index-inside',
   severity: 'error',

@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import pg from 'pg';
 import { memoryEngine } from '../src/engine/memory/engine.js';
-import { loadResources } from '../src/engine/memory/load.js';
+import { loadResources } from '../src/engine/node/load-resources.js';
 import { pgliteEngine } from '../src/engine/pglite/engine.js';
 import { postgresEngine } from '../src/engine/postgres/engine.js';
 import { createTableSql, DATASTORE_SETUP_SQL, fullTextIndexSql } from '../src/engine/sql/layout.js';

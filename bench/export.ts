@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect } from '../src/client/connect.js';
-import { loadResources } from '../src/engine/memory/load.js';
+import { loadResources } from '../src/engine/node/load-resources.js';
 import { startServer } from '../src/server/server.js';
 import { exportRecords } from '../src/session/export.js';
 import type { ExportPath } from '../src/session/export.js';

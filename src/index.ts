@@ -50,8 +50,10 @@ export type { ResultParts, NextPage } from './datastore/response.js';
 export { evaluate } from './engine/memory/evaluate.js';
 export type { EvaluateOptions, FieldDeclaration, PlainRecord } from './engine/memory/evaluate.js';
 export { evaluateQuery, residualTest } from './engine/memory/evaluate-query.js';
-export { loadResources, resourceIdFor, tableFromRows } from './engine/memory/load.js';
-export type { FileProgress, LoadOptions } from './engine/memory/load.js';
+export { loadTable, resourceIdFor, tableFromRows } from './engine/memory/load.js';
+export { loadResources } from './engine/node/load-resources.js';
+export type { FileProgress, SourceData, TableOptions, TableSource } from './engine/memory/load.js';
+export type { LoadOptions } from './engine/node/load-resources.js';
 export { Catalog } from './engine/memory/catalog.js';
 
 // Engines: who answers a request
@@ -90,7 +92,8 @@ export { comparisonWarnings } from './compile/type-warnings.js';
 export { splitResourceName } from './client/resource-names.js';
 export type { ActionOptions, Download } from './client/types.js';
 export type { FieldDictionary, ResourceMeta, DatasetMeta } from './datastore/types.js';
-export { readDeclaration, readDataPackage, cellValue, INFER_MODES } from './engine/declared.js';
+export { cellValue, declarationFromText, INFER_MODES } from './engine/declared.js';
+export { readDeclaration, readDataPackage } from './engine/node/declared-files.js';
 export type { Declaration, DeclaredField, InferMode } from './engine/declared.js';
 export type { DatastoreInfo, ColumnSchema } from './engine/types.js';
 export { exportRecords, exportFormatOf, fieldsFileOf } from './session/export.js';

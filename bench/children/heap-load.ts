@@ -31,7 +31,7 @@ if (mode === 'json') {
   process.stdout.write(JSON.stringify({ rows: rows.length, fileBytes, heap: after - before }) + '\n');
 } else {
   // load the code first, so the module graph is not counted as table memory
-  const [{ loadResources }, { evaluate }] = await Promise.all([ckqlModules.load(), ckqlModules.evaluate()]);
+  const [{ loadResources }, { evaluate }] = await Promise.all([ckqlModules.loadResources(), ckqlModules.evaluate()]);
   const before = settledHeap();
   const tables = await loadResources([file]);
   const table = tables[0];

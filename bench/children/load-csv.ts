@@ -22,7 +22,7 @@ const settled = (): number => {
   return process.memoryUsage().heapUsed;
 };
 
-const { loadResources } = await ckqlModules.load();
+const { loadResources } = await ckqlModules.loadResources();
 const before = settled();
 const cpu = process.cpuUsage();
 const started = performance.now();

@@ -18,6 +18,7 @@ import type * as ParseModule from '../../src/syntax/parse.js';
 import type * as CompileModule from '../../src/compile/compile.js';
 import type * as EvaluateModule from '../../src/engine/memory/evaluate.js';
 import type * as LoadModule from '../../src/engine/memory/load.js';
+import type * as LoadResourcesModule from '../../src/engine/node/load-resources.js';
 import type * as ServerModule from '../../src/server/server.js';
 import type * as MemoryEngineModule from '../../src/engine/memory/engine.js';
 import type * as ClientModule from '../../src/client/connect.js';
@@ -63,6 +64,7 @@ export const ckqlModules = {
   compile: () => load<typeof CompileModule>('compile/compile.js'),
   evaluate: () => load<typeof EvaluateModule>('engine/memory/evaluate.js'),
   load: () => load<typeof LoadModule>('engine/memory/load.js'),
+  loadResources: () => load<typeof LoadResourcesModule>('engine/node/load-resources.js'),
   server: () => load<typeof ServerModule>('server/server.js'),
   memoryEngine: () => load<typeof MemoryEngineModule>('engine/memory/engine.js'),
   client: () => load<typeof ClientModule>('client/connect.js'),

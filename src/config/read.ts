@@ -10,7 +10,7 @@ import { parse as parseToml } from 'smol-toml';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ToolError, toolError } from '../errors.js';
-import { readTextFile } from '../engine/files.js';
+import { readTextFile } from '../engine/node/files.js';
 import { didYouMean } from '../text.js';
 import { formatKeyPath, lineOfPath } from './locate.js';
 import type { ConfigFormat, KeyPath } from './locate.js';

@@ -13,11 +13,11 @@
  *
  * The same declarations are read by the memory loader (which converts each
  * cell as PostgreSQL would read it) and by the PostgreSQL loaders (which let
- * PostgreSQL cast), so every engine answers alike.
+ * PostgreSQL cast), so every engine answers alike. This file reads texts and
+ * JSON only (the memory core's part, docs/engines.md); the files are read by
+ * its Node edge, src/engine/node/declared-files.ts.
  */
-import { readFile } from 'node:fs/promises';
-import { basename, dirname, resolve } from 'node:path';
-import type { DatasetMeta, FieldDictionary, FieldType, JsonValue, ResourceMeta, ScalarFieldType } from '../datastore/types.js';
+import type { FieldDictionary, FieldType, JsonValue, ScalarFieldType } from '../datastore/types.js';
 import { toolError } from '../errors.js';
 import { fieldTypeOf, SUPPORTED_FIELD_TYPES } from '../datastore/field-types.js';
 
@@ -85,27 +85,24 @@ export function tableSchemaType(type: string | undefined): FieldType {
 }
 
 /**
- * Reads a fields file: a JSON list of CKAN fields, a `datastore_create` or
- * `datastore_info` object, or a Table Schema. Every mistake is `DATA_INVALID`
- * naming the file and the field.
+ * A fields file's text as a declaration: a JSON list of CKAN fields, a
+ * `datastore_create` or `datastore_info` object, or a Table Schema. Every
+ * mistake is `DATA_INVALID` naming `source` (the file) and the field.
  * @example
- * await readDeclaration('measurements.fields.json')
- * // → { source: 'measurements.fields.json', fields: [{ id: 'year', type: 'int4', info: { label: 'Year' } }, …] }
+ * declarationFromText('[{"id": "year", "type": "int", "info": {"label": "Year"}}]', 'measurements.fields.json')
+ * // → { source: 'measurements.fields.json', fields: [{ id: 'year', type: 'int4', info: { label: 'Year' } }] }
  */
-export async function readDeclaration(file: string): Promise<Declaration> {
-  let text: string;
+export function declarationFromText(text: string, source: string): Declaration {
+  return declarationOf(jsonOfText(text, source), source);
+}
+
+/** A JSON file's text parsed (a byte-order mark dropped); bad JSON is `DATA_INVALID` naming `source`. */
+export function jsonOfText(text: string, source: string): unknown {
   try {
-    text = await readFile(file, 'utf8');
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
-    throw toolError('DATA_NOT_FOUND', [file], { file, cause: error });
+    throw toolError('DATA_INVALID', [source, `not valid JSON: ${(error as Error).message}`], { file: source, cause: error });
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch (error) {
-    throw toolError('DATA_INVALID', [file, `not valid JSON: ${(error as Error).message}`], { file, cause: error });
-  }
-  return declarationOf(json, file);
 }
 
 /**
@@ -171,66 +168,6 @@ function tableSchemaField(value: unknown, index: number, source: string): Declar
     type: tableSchemaType(typeof value.type === 'string' ? value.type : undefined),
     ...(Object.keys(info).length > 0 ? { info } : {}),
   };
-}
-
-/** One resource of a `datapackage.json`: its data file and what the package says of it. */
-export interface PackagedResource {
-  readonly file: string;
-  readonly alias: string;
-  readonly declaration?: Declaration;
-  readonly meta: ResourceMeta;
-}
-
-/**
- * The resources of a Frictionless `datapackage.json`: each one's data file
- * (`path`, relative to the package), its Table Schema (inline, or a file
- * named by `schema`) as a declaration, and the package as its dataset.
- * @example
- * (await readDataPackage('air/datapackage.json')).map((r) => r.alias) // → ['measurements-2023', 'stations']
- */
-export async function readDataPackage(file: string): Promise<PackagedResource[]> {
-  const text = await readFile(file, 'utf8').catch((error: unknown) => {
-    throw toolError('DATA_NOT_FOUND', [file], { file, cause: error });
-  });
-  let json: unknown;
-  try {
-    json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch (error) {
-    throw toolError('DATA_INVALID', [file, `not valid JSON: ${(error as Error).message}`], { file, cause: error });
-  }
-  if (!isObject(json) || !Array.isArray(json.resources)) {
-    throw toolError('DATA_INVALID', [file, 'a datapackage.json holds {"name": …, "resources": [{"path": …, "schema": {…}}, …]}'], { file });
-  }
-  const folder = dirname(file);
-  const dataset: DatasetMeta = {
-    name: packageName(textOr(json.name) ?? basename(folder)),
-    ...(textOr(json.title) === undefined ? {} : { title: textOr(json.title) as string }),
-    ...(textOr(json.description) === undefined ? {} : { notes: textOr(json.description) as string }),
-  };
-  const resources: PackagedResource[] = [];
-  for (const [i, resource] of (json.resources as unknown[]).entries()) {
-    const path = isObject(resource) ? (Array.isArray(resource.path) ? resource.path[0] : resource.path) : undefined;
-    if (!isObject(resource) || typeof path !== 'string' || path === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-      throw toolError('DATA_INVALID', [file, `resource ${i + 1} has no local "path" (ckql reads the data files beside the package)`], { file });
-    }
-    const dataFile = resolve(folder, path);
-    const name = textOr(resource.name) ?? basename(dataFile).replace(/\.[^.]+$/, '');
-    const schema = typeof resource.schema === 'string' ? JSON.parse(await readFile(resolve(folder, resource.schema), 'utf8')) as unknown : resource.schema;
-    const declaration = schema === undefined ? undefined : declarationOf(schema, `${file} (resource ${JSON.stringify(name)})`);
-    resources.push({
-      file: dataFile,
-      alias: name,
-      ...(declaration === undefined ? {} : { declaration }),
-      meta: {
-        name: textOr(resource.title) ?? name,
-        ...(textOr(resource.description) === undefined ? {} : { description: textOr(resource.description) as string }),
-        ...(textOr(resource.format) === undefined ? {} : { format: (textOr(resource.format) as string).toUpperCase() }),
-        ...(declaration?.primaryKey === undefined ? {} : { primaryKey: declaration.primaryKey }),
-        dataset,
-      },
-    });
-  }
-  return resources;
 }
 
 /**
@@ -462,11 +399,13 @@ export class DatapusherInference {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** Whether a JSON value is an object (not an array, not null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function textOr(value: unknown): string | undefined {
+/** A JSON value that is a text other than the empty one, else undefined. */
+export function textOr(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 

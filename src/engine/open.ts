@@ -7,7 +7,7 @@
 import { toolError } from '../errors.js';
 import type { ToolError } from '../errors.js';
 import { memoryEngine } from './memory/engine.js';
-import { loadResources } from './memory/load.js';
+import { loadResources } from './node/load-resources.js';
 import type { Engine, EngineKind } from './types.js';
 import type { InferMode } from './declared.js';
 import type { InvalidUtf8 } from './types.js';

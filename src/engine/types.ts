@@ -13,7 +13,7 @@ export type EngineKind = 'memory' | 'pglite' | 'postgres';
 /**
  * How a data file's bytes that are not UTF-8 are read: refused with their
  * line and offset (the default), or each replaced by U+FFFD on purpose
- * (`--invalid-utf8 replace`). Here, not in files.ts, so the library's
+ * (`--invalid-utf8 replace`). Here, not in node/files.ts, so the library's
  * declarations that name it need no Node types.
  */
 export type InvalidUtf8 = 'refuse' | 'replace';

@@ -10,7 +10,7 @@ import type { DatastoreTable } from '../client/discovery.js';
 import { withResourceNames } from '../client/resource-names.js';
 import { clientWith } from '../client/wrap.js';
 import type { DatastoreClient, Exchange, SearchInput, StreamExchange, WireRequest } from '../client/types.js';
-import { datasetResourceName, isBadFile, listDataFiles, loadResources } from '../engine/memory/load.js';
+import { datasetResourceName, isBadFile, listDataFiles, loadResources } from '../engine/node/load-resources.js';
 import type { FileProgress } from '../engine/memory/load.js';
 import type { InvalidUtf8 } from '../engine/types.js';
 import type { InferMode } from '../engine/declared.js';

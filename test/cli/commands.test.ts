@@ -10,7 +10,7 @@ import { mkdir, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/server.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { ckql, ckqlInProcess, ckqlProcess, ndjson, startCkql } from './run-ckql.js';
 import { makeWorkspace } from './fixtures.js';
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import ts from 'typescript';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { startServer } from '../../src/server/server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitDeclarations } from '../../scripts/emit-declarations.js';

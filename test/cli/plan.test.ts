@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
 import { ckql, ndjson, repoRoot } from './run-ckql.js';
 

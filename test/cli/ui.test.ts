@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { repoRoot, startCkql, waitForLine } from './run-ckql.js';

@@ -10,7 +10,7 @@ import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/connect.js';
 import { allDatasets, datastoreTables, searchDatasets, totalOrder } from '../../src/client/discovery.js';
 import { splitResourceName } from '../../src/client/resource-names.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { startStubPortal } from '../helpers/stub-ckan.js';

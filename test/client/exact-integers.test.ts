@@ -11,7 +11,7 @@ import { connect } from '../../src/client/connect.js';
 import { readResponse } from '../../src/client/response.js';
 import { borrowPglite } from '../helpers/pglite-pool.js';
 import type { DatastoreClient } from '../../src/client/connect.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { formatRecords } from '../../src/output/format-records.js';

@@ -15,7 +15,7 @@ import { readSqlText } from '../../src/datastore/sql-text.js';
 import type { DatastoreClient } from '../../src/client/types.js';
 import type { Row, Table } from '../../src/datastore/types.js';
 import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { openEngine } from '../../src/engine/open.js';
 import type { Engine } from '../../src/engine/types.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';

@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_TEXT_FILE_BYTES } from '../../src/engine/files.js';
+import { MAX_TEXT_FILE_BYTES } from '../../src/engine/node/files.js';
 import { hostileDataFiles } from '../helpers/hostile-data.js';
 import { framedMessages } from '../../src/lsp/framing.js';
 import { serveStreams } from '../../src/lsp/server.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEngine } from '../../src/engine/open.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
 import { loadFiles } from '../../src/engine/sql/load-files.js';
 import type { SqlEngine } from '../../src/engine/sql/engine.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileProgressBar, fileProgressText, progressBar, progressLine } from '../../src/output/progress-bar.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import type { FileProgress } from '../../src/engine/memory/load.js';
 import { ckql } from '../cli/run-ckql.js';
 

@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { decimalOf, decimalText } from '../../src/datastore/decimal.js';
 import { CsvReader, CsvRecords, CsvSyntaxError } from '../../src/engine/memory/csv-reader.js';
-import { inferCsvType, loadResources, timestampValue } from '../../src/engine/memory/load.js';
+import { inferCsvType, timestampValue } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 
 type Outcome = { records: string[][] } | { error: string; line: number | undefined };
 

@@ -24,7 +24,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Row, Table } from '../../src/datastore/types.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { openPostgres } from '../../src/engine/postgres/db.js';
 import type { Db } from '../../src/engine/sql/db.js';
 import { parse } from '../../src/syntax/parse.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import type { Table } from '../../src/datastore/types.js';
 import { createRandom, defaultDemoDataOptions, generateDemoData } from '../../scripts/generate-demo-data.js';
 

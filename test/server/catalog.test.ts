@@ -6,7 +6,7 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { SPENDING_ID, writePortalData } from '../helpers/portal-data.js';

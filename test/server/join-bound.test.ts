@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { playgroundActions } from '../../src/cli/playground.js';
 import { servedSource } from '../../src/cli/playground-sources.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 

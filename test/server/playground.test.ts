@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { playgroundActions } from '../../src/cli/playground.js';
 import { selectedSource, servedSource } from '../../src/cli/playground-sources.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { contentSecurityPolicy, hostAllowed } from '../../src/server/playground.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';

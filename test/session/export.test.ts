@@ -15,7 +15,7 @@ import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/connect.js';
 import type { Row } from '../../src/datastore/types.js';
 import { QueryError } from '../../src/errors.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { openEngine } from '../../src/engine/open.js';
 import type { OpenEngineOptions } from '../../src/engine/open.js';
 import type { Engine } from '../../src/engine/types.js';

@@ -8,7 +8,7 @@ import { connect } from '../../src/client/connect.js';
 import type { DatastoreClient } from '../../src/client/types.js';
 import type { DatastoreError } from '../../src/errors.js';
 import { datastoreFailure } from '../helpers/outcome.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { startServer } from '../../src/server/server.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { demoDataDir, openSource, withDeadline } from '../../src/session/source.js';

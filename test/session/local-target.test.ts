@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Table } from '../../src/datastore/types.js';
 import { evaluateQuery } from '../../src/engine/memory/evaluate-query.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { DatastoreError, ToolError } from '../../src/errors.js';
 import { selectSource } from '../../src/session/select-source.js';
 import { openSource, type Source } from '../../src/session/source.js';

@@ -14,7 +14,7 @@ import type { DatastoreClient } from '../../src/client/types.js';
 import { plan } from '../../src/compile/compile.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Row, SearchRequest, Table } from '../../src/datastore/types.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
 import type { Engine } from '../../src/engine/types.js';
 import { QueryError } from '../../src/errors.js';

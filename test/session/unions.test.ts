@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SearchRequest } from '../../src/datastore/types.js';
-import { loadResources } from '../../src/engine/memory/load.js';
+import { loadResources } from '../../src/engine/node/load-resources.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
 import type { Engine } from '../../src/engine/types.js';
 import { startServer } from '../../src/server/server.js';

@@ -12,7 +12,7 @@ import { join, relative, resolve } from 'node:path';
 import { parseTarget, type Target } from '../../compile/plan.js';
 import type { Config } from '../../config/types.js';
 import { findConfigFile } from '../../config/load.js';
-import { readTextFile } from '../../engine/files.js';
+import { readTextFile } from '../../engine/node/files.js';
 import { lineAndColumn, renderError } from '../../diagnostics.js';
 import { QueryError, ToolError, toolError } from '../../errors.js';
 import { diagnose, statementsOf, type Diagnostic, type LanguageContext, type Severity } from '../../language-service/index.js';

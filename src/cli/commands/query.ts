@@ -7,7 +7,7 @@ import { parse } from '../../syntax/parse.js';
 import { queryResources } from '../../ast.js';
 import type { SearchRequest } from '../../datastore/types.js';
 import type { OutputFormat } from '../../output/format-records.js';
-import { isFileOf } from '../../engine/memory/load.js';
+import { isFileOf } from '../../engine/node/load-resources.js';
 import type { CommandRun } from '../context.js';
 import { badFileReporter, withParamHint } from '../report.js';
 import {

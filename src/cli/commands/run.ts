@@ -16,7 +16,7 @@ import { toolError } from '../../errors.js';
 import type { OutputFormat } from '../../output/format-records.js';
 import { formatRecords } from '../../output/format-records.js';
 import { didYouMean } from '../../session/nearest.js';
-import { isFileOf } from '../../engine/memory/load.js';
+import { isFileOf } from '../../engine/node/load-resources.js';
 import type { CommandRun } from '../context.js';
 import {
   addCsvOption, addFormatOption, addParamOption, addSourceOptions, configLoader, defaultFormat, integerOption, refuseTokenArgument,

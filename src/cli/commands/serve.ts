@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { relative, resolve } from 'node:path';
-import { loadResources } from '../../engine/memory/load.js';
+import { loadResources } from '../../engine/node/load-resources.js';
 import { openEngine } from '../../engine/open.js';
 import type { EngineKind } from '../../engine/types.js';
 import { toolError } from '../../errors.js';

@@ -4,8 +4,6 @@
  */
 import type { Table } from '../../datastore/types.js';
 import { resourceNotFound, toolError } from '../../errors.js';
-import { loadResources } from './load.js';
-import type { LoadOptions } from './load.js';
 
 /**
  * Tables by id and alias. An id always wins over an alias of the same
@@ -13,7 +11,7 @@ import type { LoadOptions } from './load.js';
  * are a `DATA_DUPLICATE_ALIAS` error rather than a silent shadowing.
  *
  * @example
- * const catalog = await Catalog.load('examples/data');
+ * const catalog = new Catalog(await loadResources('examples/data'));
  * catalog.find('courses')?.id;          // → resourceIdFor('courses')
  * catalog.find(resourceIdFor('courses')) === catalog.find('courses'); // → true
  * catalog.resolve('nope');              // throws DatastoreError NOT_FOUND (404)
@@ -37,11 +35,6 @@ export class Catalog {
         this.byAlias.set(alias, table);
       }
     }
-  }
-
-  /** Loads `paths` with `loadResources` into a catalog. */
-  static async load(paths: string | readonly string[], options?: LoadOptions): Promise<Catalog> {
-    return new Catalog(await loadResources(paths, options));
   }
 
   /** The table with this id, else with this alias. */

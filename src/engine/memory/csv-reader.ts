@@ -27,6 +27,9 @@
  * - texts are UTF-8, a malformed sequence read as U+FFFD.
  */
 
+import { concatBytes, WEB_BYTES } from './bytes.js';
+import type { ByteHost } from './bytes.js';
+
 /** Where the cells of each record go, in order. */
 export interface CsvSink {
   /**
@@ -34,24 +37,35 @@ export interface CsvSink {
    * byte of it is beyond ASCII. `quoted`: the cell was written in quotes (a
    * quoted empty cell is told apart so).
    */
-  cell(index: number, bytes: Buffer, start: number, end: number, quoted: boolean, ascii: boolean): void;
+  cell(index: number, bytes: Uint8Array, start: number, end: number, quoted: boolean, ascii: boolean): void;
   /** The current record is complete (its cells all told); `line` is the line it ends on. */
   record(line: number): void;
 }
 
-/** Node's Buffer decoders without `toString`'s argument checks, a third of a cell's cost (they are what `toString` calls). */
+/**
+ * Node's Buffer decoders without `toString`'s argument checks, a third of a
+ * cell's cost (they are what `toString` calls). Bytes a Node edge hands in
+ * (and those its `ByteHost` allocates) are Buffers and have them; plain
+ * bytes (a browser's) are decoded by the web's means.
+ */
 interface Decoders {
-  latin1Slice(start: number, end: number): string;
-  utf8Slice(start: number, end: number): string;
+  latin1Slice?: (start: number, end: number) => string;
+  utf8Slice?: (start: number, end: number) => string;
 }
+
+const UTF8: InstanceType<typeof TextDecoder> = new TextDecoder('utf-8', { ignoreBOM: true });
+/** The longest ASCII cell made by `String.fromCharCode` from its bytes (beyond, the decoder is quicker). */
+const CHAR_CODES = 256;
 
 /**
  * The text of a cell: a string of its own (an ASCII cell copied byte for byte, the fastest way V8 makes one).
- * @example cellText(Buffer.from('a,b'), 2, 3, true) // → 'b'
+ * @example cellText(new TextEncoder().encode('a,b'), 2, 3, true) // → 'b'
  */
-export function cellText(bytes: Buffer, start: number, end: number, ascii: boolean): string {
-  const decoders = bytes as unknown as Decoders;
-  return ascii ? decoders.latin1Slice(start, end) : decoders.utf8Slice(start, end);
+export function cellText(bytes: Uint8Array, start: number, end: number, ascii: boolean): string {
+  const decoders = bytes as Decoders;
+  if (decoders.latin1Slice !== undefined) return ascii ? decoders.latin1Slice(start, end) : (decoders.utf8Slice as (start: number, end: number) => string)(start, end);
+  if (ascii && end - start <= CHAR_CODES) return String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as number[]);
+  return UTF8.decode(bytes.subarray(start, end));
 }
 
 /** Bad CSV, in csv-parse's words, with the line it was found on. */
@@ -68,26 +82,27 @@ export class CsvSyntaxError extends Error {
 const QUOTE = 34;
 const LF = 10;
 const CR = 13;
-const EMPTY: Buffer = Buffer.alloc(0);
+const EMPTY: Uint8Array = new Uint8Array(0);
+const ENCODER = new TextEncoder();
 
 /**
  * Reads one CSV file given in chunks of bytes.
  * @example
  * const cells: string[] = [];
  * const reader = new CsvReader(',', { cell: (_, bytes, start, end, _quoted, ascii) => cells.push(cellText(bytes, start, end, ascii)), record: () => undefined });
- * reader.push(Buffer.from('a,"b ""c"""\n1,2\n'));
+ * reader.push(new TextEncoder().encode('a,"b ""c"""\n1,2\n'));
  * reader.end(); // cells → ['a', 'b "c"', '1', '2']
  */
 export class CsvReader {
   private readonly delimiter: number;
   /** the first bytes, until there are enough to tell a BOM */
-  private head: Buffer | undefined = EMPTY;
+  private head: Uint8Array | undefined = EMPTY;
   /** UTF-16LE text (a file that starts with its BOM), read as UTF-8 */
   private utf16: InstanceType<typeof TextDecoder> | undefined;
   /** a byte held back for the next chunk: a `"` or `\r` whose next byte says what it is */
   private carry = -1;
   /** the current cell's bytes so far, when it is not one range of the current chunk */
-  private field: Buffer = Buffer.alloc(256);
+  private field: Uint8Array;
   private fieldLength = 0;
   /** whether `field` holds the cell (it may be empty so far) */
   private fieldStarted = false;
@@ -102,18 +117,21 @@ export class CsvReader {
   private breaks = 0;
   private lastWasBreak = false;
 
+  /** `host`: where the reader's own bytes come from (the Node edge's are Buffers, which `cellText` decodes fastest) */
   constructor(
     delimiter: string,
     private readonly sink: CsvSink,
+    private readonly host: ByteHost = WEB_BYTES,
   ) {
     this.delimiter = delimiter.charCodeAt(0);
+    this.field = host.alloc(256);
   }
 
   /** Reads the next chunk of the file. */
-  push(chunk: Buffer): void {
+  push(chunk: Uint8Array): void {
     let bytes = chunk;
     if (this.head !== undefined) {
-      bytes = this.head.length === 0 ? chunk : Buffer.concat([this.head, chunk]);
+      bytes = this.head.length === 0 ? chunk : concatBytes(this.head, chunk, this.host);
       if (bytes.length < 3) {
         this.head = bytes;
         return;
@@ -121,7 +139,7 @@ export class CsvReader {
       this.head = undefined;
       bytes = this.skipBom(bytes);
     }
-    if (this.utf16 !== undefined) bytes = Buffer.from(this.utf16.decode(bytes, { stream: true }), 'utf8');
+    if (this.utf16 !== undefined) bytes = ENCODER.encode(this.utf16.decode(bytes, { stream: true }));
     this.scan(bytes, false);
   }
 
@@ -132,7 +150,7 @@ export class CsvReader {
       bytes = this.skipBom(this.head);
       this.head = undefined;
     }
-    if (this.utf16 !== undefined) bytes = Buffer.from(this.utf16.decode(bytes), 'utf8');
+    if (this.utf16 !== undefined) bytes = ENCODER.encode(this.utf16.decode(bytes));
     this.scan(bytes, true);
     if (this.quoting) {
       throw new CsvSyntaxError(`Quote Not Closed: the parsing is finished with an opening quote at line ${this.line()}`, this.line());
@@ -143,7 +161,7 @@ export class CsvReader {
     }
   }
 
-  private skipBom(bytes: Buffer): Buffer {
+  private skipBom(bytes: Uint8Array): Uint8Array {
     if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return bytes.subarray(3);
     if (bytes[0] === 0xff && bytes[1] === 0xfe) {
       this.utf16 = new TextDecoder('utf-16le', { ignoreBOM: true });
@@ -157,12 +175,12 @@ export class CsvReader {
     return 1 + this.breaks - (this.lastWasBreak ? 1 : 0);
   }
 
-  private scan(chunk: Buffer, last: boolean): void {
+  private scan(chunk: Uint8Array, last: boolean): void {
     let bytes = chunk;
     if (this.carry !== -1) {
-      bytes = Buffer.allocUnsafe(chunk.length + 1);
+      bytes = this.host.alloc(chunk.length + 1);
       bytes[0] = this.carry;
-      chunk.copy(bytes, 1);
+      bytes.set(chunk, 1);
       this.carry = -1;
     }
     const n = bytes.length;
@@ -256,12 +274,16 @@ export class CsvReader {
   }
 
   /** Keeps `bytes[from, to)` as more of the current cell (it goes on in the next chunk, or is quoted). */
-  private keep(bytes: Buffer, from: number, to: number, high: number): void {
+  private keep(bytes: Uint8Array, from: number, to: number, high: number): void {
     const length = to - from;
     if (length <= 0) return;
     if (high >= 0x80) this.fieldAscii = false;
     this.room(length);
-    bytes.copy(this.field, this.fieldLength, from, to);
+    const field = this.field;
+    const at = this.fieldLength;
+    // a short cell byte by byte: cheaper than the view `set` needs
+    if (length <= 32) for (let k = 0; k < length; k++) field[at + k] = bytes[from + k] as number;
+    else field.set(bytes.subarray(from, to), at);
     this.fieldLength += length;
     this.fieldStarted = true;
   }
@@ -269,7 +291,7 @@ export class CsvReader {
   /** relax_quotes: the cell so far becomes `"` + its text + `"`. */
   private quoteField(): void {
     this.room(2);
-    this.field.copy(this.field, 1, 0, this.fieldLength);
+    this.field.copyWithin(1, 0, this.fieldLength);
     this.field[0] = QUOTE;
     this.field[this.fieldLength + 1] = QUOTE;
     this.fieldLength += 2;
@@ -278,12 +300,12 @@ export class CsvReader {
 
   private room(more: number): void {
     if (this.fieldLength + more <= this.field.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(this.field.length * 2, this.fieldLength + more));
-    this.field.copy(bigger, 0, 0, this.fieldLength);
+    const bigger = this.host.alloc(Math.max(this.field.length * 2, this.fieldLength + more));
+    bigger.set(this.field.subarray(0, this.fieldLength));
     this.field = bigger;
   }
 
-  private endField(bytes: Buffer, from: number, to: number, ascii: boolean): void {
+  private endField(bytes: Uint8Array, from: number, to: number, ascii: boolean): void {
     const quoted = this.wasQuoted;
     if (this.fieldStarted) {
       this.keep(bytes, from, to, ascii ? 0 : 0x80);
@@ -314,7 +336,7 @@ export class CsvReader {
  * @example
  * const records = new CsvRecords();
  * const reader = new CsvReader(',', records);
- * reader.push(Buffer.from('a,b\n1,""\n'));
+ * reader.push(new TextEncoder().encode('a,b\n1,""\n'));
  * reader.end();
  * records.take(); // → [['a', 'b'], ['1', '']]
  */
@@ -328,7 +350,7 @@ export class CsvRecords implements CsvSink {
   /** `quotedEmpty`: the text a quoted empty cell is given (default: the empty text, as an unquoted one) */
   constructor(private readonly quotedEmpty = '') {}
 
-  cell(_index: number, bytes: Buffer, start: number, end: number, quoted: boolean, ascii: boolean): void {
+  cell(_index: number, bytes: Uint8Array, start: number, end: number, quoted: boolean, ascii: boolean): void {
     this.current.push(quoted && start === end ? this.quotedEmpty : cellText(bytes, start, end, ascii));
   }
 

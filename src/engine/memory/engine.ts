@@ -27,7 +27,7 @@ export interface TableLookup {
 }
 
 /**
- * An engine over tables already in memory (`loadResources`, `tableFromRows`,
+ * An engine over tables already in memory (`loadTable`, `loadResources`, `tableFromRows`,
  * a `Catalog` or a custom lookup).
  * @example
  * const engine = memoryEngine(await loadResources('examples/data'));

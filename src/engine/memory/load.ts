@@ -1,82 +1,39 @@
 /**
- * Local data → tables: `.csv`, `.json` (an array of objects) and
- * `.ndjson`/`.jsonl` files, each one resource named after its file. Every
- * file is streamed: its text is never held whole (a JSON array is cut into
- * its elements as it arrives, each parsed on its own).
+ * Data → tables, the memory engine's core: a `.csv`/`.tsv`, a `.json` (an
+ * array of objects) or an `.ndjson`/`.jsonl` source, given as text, bytes or
+ * chunks of bytes by the caller, becomes one table. Nothing here reads a
+ * file or imports Node (docs/engines.md, "The memory engine's core and its
+ * Node edges"): folders, files and their streams are the Node edge's
+ * (src/engine/node/load-resources.ts), which hands this file chunks. The
+ * text is never held whole (a JSON array is cut into its elements as it
+ * arrives, each parsed on its own).
  *
  * Rows are built by one generated object literal per table (see
- * `evaluate/row-shape.ts`), so all rows share one compact hidden class, and
+ * `row-shape.ts`), so all rows share one compact hidden class, and
  * repeated strings of a column share one copy: a loaded table costs little
  * more heap than `JSON.parse` of the same data.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
-import { open, readdir, stat } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
-import type { DatasetMeta, FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
-import { DatastoreError, ToolError, toolError } from '../../errors.js';
-import { fileKind, SYMLINK_LOOP, utf8Chunks } from '../files.js';
+import type { FieldDictionary, FieldInfo, FieldType, JsonValue, ResourceMeta, Row, Table } from '../../datastore/types.js';
+import { DatastoreError, toolError } from '../../errors.js';
+import type { ToolError } from '../../errors.js';
 import type { InvalidUtf8 } from '../types.js';
 import { rowFactory, rowsFromColumns } from './row-shape.js';
 import { cellText, CsvReader, CsvSyntaxError } from './csv-reader.js';
 import type { CsvSink } from './csv-reader.js';
+import { checkedUtf8, WEB_BYTES } from './bytes.js';
+import type { ByteHost } from './bytes.js';
+import { sha1, toHex } from './sha1.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import { decimalOf, decimalText, NUMERIC_MAX_SCALE, NUMERIC_MAX_WHOLE_DIGITS, withinNumeric } from '../../datastore/decimal.js';
 import type { Decimal } from '../../datastore/decimal.js';
-import {
-  CellError, cellValue, DatapusherInference, fieldTypeOf, jsonValueOf, packageName, readDataPackage, readDeclaration, xloaderHeader,
-} from '../declared.js';
+import { CellError, cellValue, DatapusherInference, fieldTypeOf, jsonValueOf, xloaderHeader } from '../declared.js';
 import type { Declaration, DeclaredField, InferMode } from '../declared.js';
-
-/**
- * Options of `loadResources`.
- * @example
- * await loadResources('data', { private: ['salaries'] }); // the table `salaries` needs a token on the server
- */
-export interface LoadOptions {
-  /** ids or aliases of the resources to mark private (the server then asks for a token) */
-  readonly private?: readonly string[];
-  /**
-   * ids or aliases of the only resources to read; the other files are found
-   * (names are still checked) but not read, so a one-shot query pays for the
-   * files it names only. Default: every resource.
-   */
-  readonly only?: readonly string[];
-  /**
-   * told as each file is read, for a progress bar: after every chunk read
-   * (64 KiB) and once at its end (so a bar throttles its own drawing)
-   */
-  readonly onProgress?: (progress: FileProgress) => void;
-  /** a fields file declaring the one data file loaded (engine/declared.ts); default: a `<name>.fields.json` beside each */
-  readonly fields?: string;
-  /** how columns nobody declared are typed; default `ckql` */
-  readonly infer?: InferMode;
-  /** bytes that are not UTF-8: `refuse` (default: `DATA_INVALID` with the line and offset) or `replace` (each read as U+FFFD) */
-  readonly invalidUtf8?: InvalidUtf8;
-  /**
-   * told of each file that cannot be read (`DATA_INVALID` with its file and
-   * line, a second file with a taken name): the file is skipped and the
-   * others are read. Without it, the first such file stops the load.
-   */
-  readonly onBadFile?: (error: ToolError) => void;
-  /** stops the load at the next chunk of a file it reads (or before the next file) with `ABORTED`; nothing of it is kept */
-  readonly signal?: AbortSignal;
-}
-
-/**
- * Whether an error is about one data file (its text, its name), so a loader
- * may skip that file and read the others.
- */
-export function isBadFile(error: unknown): error is ToolError {
-  return error instanceof ToolError && (error.code === 'DATA_INVALID' || error.code === 'DATA_DUPLICATE_ALIAS' || error.code === 'DATA_UNSUPPORTED');
-}
 
 /**
  * How far the reading of one data file is, for a progress bar.
  * @example
- * await loadResources('big.csv', { onProgress: (p) => console.error(`${p.resource}: ${p.rows} rows, ${Math.round((100 * p.bytes) / p.totalBytes)} %`) });
+ * await loadTable({ name: 'big.csv', data: bytes }, { onProgress: (p) => console.error(`${p.resource}: ${p.rows} rows, ${Math.round((100 * p.bytes) / p.totalBytes)} %`) });
  */
 export interface FileProgress {
   /** the resource's alias */
@@ -88,31 +45,56 @@ export interface FileProgress {
   readonly totalBytes: number;
 }
 
-const EXTENSIONS: ReadonlySet<string> = new Set(['.csv', '.tsv', '.json', '.ndjson', '.jsonl']);
+/** A data source's text: whole (a string, bytes) or as chunks arrive (a file's stream, a fetch body, a dropped file's `stream()`). */
+export type SourceData = string | Uint8Array | AsyncIterable<Uint8Array | string>;
 
-/** A data file as found: its resource's alias and id, what is declared about it, and its place in a catalogue. */
-export interface DataFile {
-  readonly file: string;
-  readonly alias: string;
-  readonly id: string;
-  /** every alias (the declared ones, then the file's name); `alias` is the first */
-  readonly aliases: readonly string[];
+/** One data source: its name, its text, and what a reader of files can add. */
+export interface TableSource {
+  /**
+   * the file's name or path: its extension says how it is read (`.csv` and
+   * `.tsv`, `.json`, `.ndjson` and `.jsonl`), messages name it, and the
+   * table's `source` is it
+   */
+  readonly name: string;
+  readonly data: SourceData;
+  /** how it is read; default: as its name's extension says (`sourceKind`) */
+  readonly kind?: SourceKind;
+  /** bytes in all, for progress; default: the length of whole data, else the bytes read so far */
+  readonly size?: number;
+  /**
+   * the bytes again from the start up to byte `end` (excluded), for the line
+   * of a byte that is not UTF-8 (a file can be read twice); without it, the
+   * lines are counted as the bytes pass
+   */
+  readonly again?: (end: number) => AsyncIterable<Uint8Array>;
+}
+
+/** How one source becomes a table: its names, its declaration, its reading. */
+export interface TableOptions {
+  /** default `resourceIdFor(aliases[0])` */
+  readonly id?: string;
+  /** default: the name without its folder and extension */
+  readonly aliases?: readonly string[];
+  /** the table needs a token on the server */
+  readonly private?: boolean;
+  readonly meta?: ResourceMeta;
+  /** its columns' declared types (`declarationFromText` reads a fields file's text) */
   readonly declaration?: Declaration;
-  readonly meta: ResourceMeta;
+  /** how columns nobody declared are typed; default `ckql` */
+  readonly infer?: InferMode;
+  /** bytes that are not UTF-8: `refuse` (default: `DATA_INVALID` with the line and offset) or `replace` (each read as U+FFFD) */
+  readonly invalidUtf8?: InvalidUtf8;
+  /** told after every chunk read and once at the end (so a bar throttles its own drawing) */
+  readonly onProgress?: (progress: FileProgress) => void;
+  /** stops the load at the next chunk with `ABORTED`; nothing of it is kept */
+  readonly signal?: AbortSignal;
+  /** the host's means for bytes (`WEB_BYTES` by default; the Node edge lends quicker ones) */
+  readonly bytes?: ByteHost;
 }
 
 /**
- * Loads every resource named by `paths`: a directory gives its `.csv`,
- * `.json`, `.ndjson` and `.jsonl` files (sorted by name, not recursive,
- * others and hidden files skipped), a file gives itself. Each file is one
- * table: alias = the file name without extension, id = `resourceIdFor(alias)`,
- * `source` = the path.
- *
- * Declared types (engine/declared.ts): a `<name>.fields.json` beside a data
- * file (or `fields`, for one file) gives its columns' types, data
- * dictionary, and, when it names them, its id, aliases and `_id` values; a
- * folder with a `datapackage.json` gives the package's resources with their
- * Table Schemas; columns nobody declared are typed by `infer`.
+ * Loads one source as a table: alias = its name without folder and
+ * extension, id = `resourceIdFor(alias)`, `source` = its name.
  *
  * CSV files are read by `CsvReader` (csv-reader.ts: quotes, `""` escapes,
  * newlines in quoted cells, CRLF, a BOM, as csv-parse read them); the delimiter is `,`, or `;` or a tab when the
@@ -143,252 +125,127 @@ export interface DataFile {
  * A value nested more than `MAX_NESTING` levels deep is refused: no answer
  * could be written for it.
  *
- * Throws `ToolError`: `DATA_NOT_FOUND` (no such path), `DATA_UNSUPPORTED`
- * (a file with another extension), `DATA_INVALID` (unparsable file, with the
- * `line` of the bad CSV record or NDJSON line; a directory without data
- * files; a cell that is not of its declared type), `DATA_DUPLICATE_ALIAS`
- * (two files with one name, e.g. `a.csv` and `a.json`), `USAGE` (a
- * `private` name that no loaded resource has).
+ * Throws `ToolError`: `DATA_UNSUPPORTED` (a name with another extension),
+ * `DATA_INVALID` (unparsable text, with the `line` of the bad CSV record or
+ * NDJSON line; bytes that are not UTF-8; a cell that is not of its declared
+ * type); `DatastoreError` `ABORTED` when `signal` stops it.
  *
  * @example
- * const tables = await loadResources('examples/data', { private: ['enrolments'] });
- * tables.map((t) => t.aliases[0]); // → ["courses", "enrolments", "schools"]
- * evaluate(compile('from courses where subject = math limit 5'), tables[0]);
+ * const table = await loadTable({ name: 'courses.csv', data: 'code,credits\nMATH-101,5\n' });
+ * table.fields; // → [{ id: "_id", type: "int" }, { id: "code", type: "text" }, { id: "credits", type: "int4" }]
+ * table.rows[0]; // → { _id: 1, code: "MATH-101", credits: 5 }
  */
-export async function loadResources(paths: string | readonly string[], options: LoadOptions = {}): Promise<Table[]> {
-  const skip = (error: ToolError): void => {
-    if (options.onBadFile === undefined) throw error;
-    options.onBadFile(error);
+export async function loadTable(source: TableSource, options: TableOptions = {}): Promise<Table> {
+  const file = source.name;
+  const kind = source.kind ?? sourceKind(file);
+  if (kind === undefined) throw toolError('DATA_UNSUPPORTED', [file], { file });
+  const aliases = options.aliases ?? [aliasOfName(file)];
+  const where: TableMeta = {
+    id: options.id ?? resourceIdFor(aliases[0] ?? ''), aliases, source: file, private: options.private === true, meta: options.meta,
   };
-  const files = await listDataFiles(paths, { ...(options.fields === undefined ? {} : { fields: options.fields }), onDuplicate: skip });
-  const privateNames = new Set(options.private ?? []);
-  const only = options.only === undefined ? undefined : new Set(options.only);
-  const tables: Table[] = [];
-  for (const found of files) {
-    stopIfAborted(options.signal, found.file);
-    const isPrivate = privateNames.delete(found.alias) || privateNames.delete(found.id);
-    if (only !== undefined && !found.aliases.some((alias) => only.has(alias)) && !only.has(found.id) && !only.has(datasetResourceName(found))) continue;
-    try {
-      tables.push(await loadFile(found, isPrivate, options));
-    } catch (error) {
-      if (!isBadFile(error)) throw error;
-      skip(error);
-    }
-  }
-  const [unknown] = privateNames;
-  if (unknown !== undefined) {
-    throw toolError('USAGE', [
-      `--private names ${JSON.stringify(unknown)}, which is not a loaded resource (loaded: ${files.map((f) => f.alias).join(', ') || 'none'})`,
-    ]);
-  }
-  return tables;
-}
-
-/**
- * Whether `file` is the file of the resource `name` (its alias or its id).
- * @example isFileOf('courses', '/data/courses.csv') // true
- */
-export function isFileOf(name: string, file: string): boolean {
-  const alias = aliasOf(file);
-  return alias === name || resourceIdFor(alias) === name;
-}
-
-/**
- * The data files `paths` name, with the alias, id, declaration and
- * catalogue place each gets, without reading them (a REPL lists resources
- * before loading any). Throws as `loadResources` does for a missing path or
- * two files with one name (or, given `onDuplicate`, tells it and skips the
- * second file); `fields` declares the one file given.
- * @example (await listDataFiles('examples/data')).map((f) => f.alias) // → ["courses", "enrolments", "schools"]
- */
-export async function listDataFiles(
-  paths: string | readonly string[],
-  options: { readonly fields?: string; readonly onDuplicate?: (error: ToolError) => void } = {},
-): Promise<DataFile[]> {
-  const found: DataFile[] = [];
-  const duplicate = (error: ToolError): void => {
-    if (options.onDuplicate === undefined) throw error;
-    options.onDuplicate(error);
+  const typing: Typing = { declaration: options.declaration, infer: options.infer ?? 'ckql' };
+  const bytes = options.bytes ?? WEB_BYTES;
+  const whole = chunksOf(source.data, kind === 'csv' ? CSV_CHUNK : JSON_CHUNK);
+  const size = source.size ?? whole.size;
+  const reading: Reading = {
+    invalidUtf8: options.invalidUtf8 ?? 'refuse',
+    bytes,
+    ...(size === undefined ? {} : { size }),
+    ...(source.again === undefined ? {} : { again: source.again }),
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
-  for (const path of typeof paths === 'string' ? [paths] : paths) {
-    for (const each of await dataFiles(path)) {
-      const first = found.find((other) => other.aliases.some((alias) => each.aliases.includes(alias)));
-      const clash = found.find((other) => other.id === each.id);
-      if (first !== undefined) duplicate(toolError('DATA_DUPLICATE_ALIAS', [first.aliases.find((alias) => each.aliases.includes(alias)) as string, first.file, each.file], { file: each.file }));
-      else if (clash !== undefined) duplicate(toolError('DATA_DUPLICATE_ALIAS', [each.id, clash.file, each.file], { file: each.file }));
-      else found.push(each);
-    }
-  }
-  if (options.fields !== undefined) {
-    if (found.length !== 1) throw toolError('USAGE', [`--fields declares one data file, but ${found.length} are loaded`], { hint: 'or put a <name>.fields.json beside each data file' });
-    const only = found[0] as DataFile;
-    found[0] = withDeclaration(only, await readDeclaration(options.fields));
-  }
-  return found;
-}
-
-/** The data files of one path: a folder's (its `datapackage.json`'s when it has one), or the file itself. */
-async function dataFiles(path: string): Promise<DataFile[]> {
-  let info;
-  try {
-    info = await stat(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
-      throw toolError('DATA_INVALID', [path, SYMLINK_LOOP], { file: path, cause: error });
-    }
-    throw toolError('DATA_NOT_FOUND', [path], { file: path, cause: error });
-  }
-  // A FIFO would wait for a writer for good, and a device such as /dev/zero never ends: only files and folders are read.
-  if (!info.isDirectory() && !info.isFile()) {
-    throw toolError('DATA_INVALID', [path, `is ${fileKind(info)}, not a data file`], { file: path, hint: 'name a .csv, .tsv, .json, .ndjson or .jsonl file, or a folder of them' });
-  }
-  if (info.isDirectory()) {
-    const all = await readdir(path);
-    if (all.includes(DATA_PACKAGE)) return packagedFiles(join(path, DATA_PACKAGE));
-    const names = all.filter((name) => !name.startsWith('.') && isDataName(name));
-    names.sort(compareNames);
-    const files: string[] = [];
-    for (const name of names) {
-      const file = join(path, name);
-      // Not a regular file (a FIFO, a device, a loop of symbolic links): not data, skipped as other names are.
-      if (await stat(file).then((found) => found.isFile(), () => false)) files.push(file);
-    }
-    if (files.length === 0) {
-      throw toolError('DATA_INVALID', [path, 'this directory holds no .csv, .tsv, .json, .ndjson or .jsonl file'], { file: path });
-    }
-    const dataset = await folderDataset(path, files);
-    return Promise.all(files.map((file) => looseFile(file, dataset)));
-  }
-  if (basename(path) === DATA_PACKAGE) return packagedFiles(path);
-  if (!EXTENSIONS.has(extname(path).toLowerCase()) || !isDataName(basename(path))) throw toolError('DATA_UNSUPPORTED', [path], { file: path });
-  // A file of a package, named on its own, is still read with its package's schema.
-  const packaged = await packageOf(path);
-  if (packaged !== undefined) return [packaged];
-  return [await looseFile(path, await folderDataset(dirname(path), [path]))];
-}
-
-const DATA_PACKAGE = 'datapackage.json';
-const FIELDS_SUFFIX = '.fields.json';
-
-/**
- * The `dataset/resource` name a data file is found by (client/resource-names.ts), e.g. `data/courses`.
- * @example datasetResourceName((await listDataFiles('examples/data'))[0]) // → 'data/courses'
- */
-export function datasetResourceName(found: Pick<DataFile, 'meta' | 'alias'>): string {
-  return `${found.meta.dataset?.name ?? ''}/${found.meta.name ?? found.alias}`;
-}
-
-/** A data file's name: not a package, not a fields file. */
-function isDataName(name: string): boolean {
-  return EXTENSIONS.has(extname(name).toLowerCase()) && name !== DATA_PACKAGE && !name.toLowerCase().endsWith(FIELDS_SUFFIX);
-}
-
-/** A folder as a dataset: its name, its title, and the newest of its files' times. */
-async function folderDataset(folder: string, files: readonly string[]): Promise<DatasetMeta> {
-  let newest = 0;
-  for (const file of files) newest = Math.max(newest, (await stat(file)).mtimeMs);
-  const title = basename(resolve(folder));
-  return { name: packageName(title), title, modified: isoTime(newest) };
-}
-
-/** A data file outside a package: named after itself, declared by a `<name>.fields.json` beside it. */
-async function looseFile(file: string, dataset: DatasetMeta): Promise<DataFile> {
-  const alias = aliasOf(file);
-  const mtime = (await stat(file)).mtimeMs;
-  const entry: DataFile = {
-    file,
-    alias,
-    id: resourceIdFor(alias),
-    aliases: [alias],
-    meta: { name: alias, format: extname(file).slice(1).toUpperCase(), modified: isoTime(mtime), dataset },
-  };
-  const beside = join(dirname(file), `${alias}${FIELDS_SUFFIX}`);
-  const declared = await stat(beside).then((found) => found.isFile(), () => false);
-  return declared ? withDeclaration(entry, await readDeclaration(beside)) : entry;
-}
-
-/** The resources of a `datapackage.json`, as data files of one dataset. */
-async function packagedFiles(packageFile: string): Promise<DataFile[]> {
-  const resources = await readDataPackage(packageFile);
-  const files: DataFile[] = [];
-  let newest = 0;
-  for (const resource of resources) {
-    const info = await stat(resource.file).catch((error: unknown) => {
-      throw toolError('DATA_NOT_FOUND', [resource.file], { file: packageFile, cause: error });
-    });
-    newest = Math.max(newest, info.mtimeMs);
-  }
-  for (const resource of resources) {
-    const mtime = (await stat(resource.file)).mtimeMs;
-    const dataset = { ...(resource.meta.dataset as DatasetMeta), modified: isoTime(Math.max(newest, (await stat(packageFile)).mtimeMs)) };
-    const entry: DataFile = {
-      file: resource.file,
-      alias: resource.alias,
-      id: resourceIdFor(resource.alias),
-      aliases: [resource.alias],
-      meta: { format: extname(resource.file).slice(1).toUpperCase(), ...resource.meta, modified: isoTime(mtime), dataset },
-    };
-    files.push(resource.declaration === undefined ? entry : withDeclaration(entry, resource.declaration));
-  }
-  return files;
-}
-
-/** The package entry of a data file whose folder holds a `datapackage.json` listing it. */
-async function packageOf(file: string): Promise<DataFile | undefined> {
-  const packageFile = join(dirname(file), DATA_PACKAGE);
-  const exists = await stat(packageFile).then((found) => found.isFile(), () => false);
-  if (!exists) return undefined;
-  return (await packagedFiles(packageFile)).find((entry) => resolve(entry.file) === resolve(file));
-}
-
-/** A data file with what a declaration says: the id and aliases it names (the file's own name kept as an alias). */
-function withDeclaration(entry: DataFile, declaration: Declaration): DataFile {
-  const id = declaration.resourceId ?? entry.id;
-  const aliases = [...new Set([...(declaration.aliases ?? []), ...entry.aliases])].filter((alias) => alias !== id);
-  return {
-    ...entry,
-    id,
-    alias: aliases[0] ?? id,
-    aliases,
-    declaration,
-    meta: { ...entry.meta, ...(declaration.primaryKey === undefined ? {} : { primaryKey: declaration.primaryKey }) },
-  };
-}
-
-function isoTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.000Z$/, '');
-}
-
-function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function aliasOf(file: string): string {
-  const name = basename(file);
-  return name.slice(0, name.length - extname(name).length);
-}
-
-async function loadFile(found: DataFile, isPrivate: boolean, options: LoadOptions): Promise<Table> {
-  const ext = extname(found.file).toLowerCase();
-  const where: TableMeta = { id: found.id, aliases: found.aliases, source: found.file, private: isPrivate, meta: found.meta };
-  const typing: Typing = { declaration: found.declaration, infer: options.infer ?? 'ckql' };
-  const reading: Reading = { invalidUtf8: options.invalidUtf8 ?? 'refuse', ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }), ...(options.signal === undefined ? {} : { signal: options.signal }) };
-  if (ext === '.csv' || ext === '.tsv') return tableFromCsvFile(found.file, where, typing, reading);
-  const alias = found.alias;
-  const rows = ext === '.json' ? await jsonArrayFileRows(found.file, alias, reading) : await ndjsonFileRows(found.file, alias, reading);
-  stopIfAborted(options.signal, found.file);
+  const { chunks } = whole;
+  if (kind === 'csv') return tableFromCsv(chunks, file, where, typing, reading);
+  const alias = aliases[0] ?? where.id;
+  const rows = kind === 'json' ? await jsonArrayRows(chunks, file, alias, reading) : await ndjsonRows(chunks, file, alias, reading);
+  stopIfAborted(options.signal, file);
   return buildTable(rows, where, typing);
 }
 
-/** How one file is read: its bytes that are not UTF-8, its progress, its signal. */
+/** How a source is read: CSV (or TSV), one JSON array of objects, or one JSON object a line. */
+export type SourceKind = 'csv' | 'json' | 'ndjson';
+
+/**
+ * How a source is read, by its name's extension: `.csv` and `.tsv`, `.json`, `.ndjson` and `.jsonl`.
+ * @example sourceKind('data/logs.JSONL') // → 'ndjson'
+ */
+export function sourceKind(name: string): SourceKind | undefined {
+  switch (extensionOf(name).toLowerCase()) {
+    case '.csv':
+    case '.tsv':
+      return 'csv';
+    case '.json':
+      return 'json';
+    case '.ndjson':
+    case '.jsonl':
+      return 'ndjson';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The bytes a reader of `name` best hands over at a time (its stream's chunk size).
+ * @example chunkBytesFor('sales.csv') // → 262144
+ */
+export function chunkBytesFor(name: string): number {
+  return sourceKind(name) === 'csv' ? CSV_CHUNK : JSON_CHUNK;
+}
+
+/** A name's last part (after its last `/`). */
+function baseOf(name: string): string {
+  return name.slice(name.lastIndexOf('/') + 1);
+}
+
+/** A name's extension with its dot (`.csv`), as Node's `path.extname` gives it on POSIX. */
+function extensionOf(name: string): string {
+  const base = baseOf(name);
+  const dot = base.lastIndexOf('.');
+  return dot <= 0 ? '' : base.slice(dot);
+}
+
+/**
+ * A data file's alias: its name without folder and extension.
+ * @example aliasOfName('data/courses.csv') // → 'courses'
+ */
+export function aliasOfName(name: string): string {
+  const base = baseOf(name);
+  return base.slice(0, base.length - extensionOf(name).length);
+}
+
+const ENCODER = new TextEncoder();
+
+/** Whole data cut into chunks of `size` bytes (so a load still stops and tells its progress between them); chunks of text as bytes. */
+function chunksOf(data: SourceData, size: number): { chunks: AsyncIterable<Uint8Array>; size?: number } {
+  if (typeof data === 'string' || data instanceof Uint8Array) {
+    const bytes = typeof data === 'string' ? ENCODER.encode(data) : data;
+    return {
+      size: bytes.length,
+      chunks: (async function* () {
+        for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+      })(),
+    };
+  }
+  return {
+    chunks: (async function* () {
+      for await (const chunk of data) yield typeof chunk === 'string' ? ENCODER.encode(chunk) : chunk;
+    })(),
+  };
+}
+
+/** How one source is read: its bytes that are not UTF-8, its host's bytes, its progress, its signal. */
 interface Reading {
   readonly invalidUtf8: InvalidUtf8;
+  readonly bytes: ByteHost;
+  readonly size?: number;
+  readonly again?: (end: number) => AsyncIterable<Uint8Array>;
   readonly onProgress?: (progress: FileProgress) => void;
   readonly signal?: AbortSignal;
 }
 
 /** A load whose signal was aborted ends with `ABORTED`, between two chunks of its file. */
-function stopIfAborted(signal: AbortSignal | undefined, file: string): void {
+export function stopIfAborted(signal: AbortSignal | undefined, file: string): void {
   if (signal?.aborted === true) throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: signal.reason });
 }
 
@@ -396,46 +253,61 @@ function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/** Bytes read at a time from a JSON or NDJSON source (a Node file stream's own chunk). */
+const JSON_CHUNK = 64 * 1024;
+
 // ---------------------------------------------------------------------------
 // JSON and NDJSON
 
 /**
- * The records of a `.json` file holding one array of objects, cut into its
- * elements as the file streams in (each parsed by `JSON.parse` on its own),
- * so the file's text is never held whole: a file larger than the longest
- * string V8 makes (≈ 512 MiB) loads too.
+ * The records of a `.json` source holding one array of objects, cut into its
+ * elements as the bytes stream in (each parsed by `JSON.parse` on its own),
+ * so the text is never held whole: a file larger than the longest string V8
+ * makes (≈ 512 MiB) loads too.
  */
-async function jsonArrayFileRows(file: string, alias: string, { invalidUtf8, onProgress, signal }: Reading): Promise<Row[]> {
-  const totalBytes = (await stat(file)).size;
+async function jsonArrayRows(chunks: AsyncIterable<Uint8Array>, file: string, alias: string, reading: Reading): Promise<Row[]> {
   const rows: Row[] = [];
-  const reading = jsonArrayRecords(file, signal, invalidUtf8);
+  const records = jsonArrayRecordsOf(chunks, file, reading);
   let reported = 0;
-  for await (const { record } of reading.records) {
+  for await (const { record } of records.records) {
     rows.push(record as Row);
-    const bytes = reading.bytesRead();
+    const bytes = records.bytesRead();
     if (bytes !== reported) {
       reported = bytes;
-      onProgress?.({ resource: alias, rows: rows.length, bytes, totalBytes });
+      reading.onProgress?.({ resource: alias, rows: rows.length, bytes, totalBytes: reading.size ?? bytes });
     }
   }
-  onProgress?.({ resource: alias, rows: rows.length, bytes: totalBytes, totalBytes });
+  const total = reading.size ?? records.bytesRead();
+  reading.onProgress?.({ resource: alias, rows: rows.length, bytes: total, totalBytes: total });
   return rows;
 }
 
+/** How the records of one JSON source are read (`jsonArrayRecordsOf`). */
+export interface RecordReading {
+  /** default `refuse` */
+  readonly invalidUtf8?: InvalidUtf8;
+  readonly signal?: AbortSignal;
+  /** default `WEB_BYTES` */
+  readonly bytes?: ByteHost;
+  /** as `TableSource.again` */
+  readonly again?: (end: number) => AsyncIterable<Uint8Array>;
+}
+
 /**
- * The records of a `.json` file holding one array of objects, each with the
- * line it starts on, as the file streams in, and the bytes read so far (for
- * a progress bar). `ckql load` reads its files the same way. An aborted
- * `signal` ends the reading with `ABORTED`.
+ * The records of a `.json` source holding one array of objects, each with
+ * the line it starts on, as its chunks stream in, and the bytes read so far
+ * (for a progress bar). `ckql load` reads its files the same way (through
+ * the Node edge's `jsonArrayRecords`). An aborted `signal` ends the reading
+ * with `ABORTED`.
  * @example
- * for await (const { record, line } of jsonArrayRecords('courses.json').records) console.log(line, record);
+ * for await (const { record, line } of jsonArrayRecordsOf(chunks, 'courses.json').records) console.log(line, record);
  */
-export function jsonArrayRecords(
+export function jsonArrayRecordsOf(
+  chunks: AsyncIterable<Uint8Array>,
   file: string,
-  signal?: AbortSignal,
-  invalidUtf8: InvalidUtf8 = 'refuse',
+  { invalidUtf8 = 'refuse', signal, bytes = WEB_BYTES, again }: RecordReading = {},
 ): { records: AsyncIterable<{ record: Record<string, unknown>; line: number }>; bytesRead: () => number } {
-  const input = createReadStream(file, signal === undefined ? {} : { signal });
+  let read = 0;
   const records = (async function* () {
     let count = 0;
     const ready: { record: Record<string, unknown>; line: number }[] = [];
@@ -456,9 +328,11 @@ export function jsonArrayRecords(
       count++;
       ready.push({ record: withExactIntegers(value, text, { file, line }), line });
     });
-    const decoder = new StringDecoder('utf8');
+    const decoder = bytes.decoder();
     try {
-      for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
+      for await (const chunk of checkedUtf8(chunks, file, invalidUtf8, bytes, again)) {
+        stopIfAborted(signal, file);
+        read += chunk.length;
         splitter.feed(decoder.write(chunk));
         yield* ready.splice(0);
       }
@@ -466,15 +340,14 @@ export function jsonArrayRecords(
       splitter.end();
       yield* ready.splice(0);
     } catch (error) {
+      // a stream given the signal ends with its own AbortError
       if ((error as { name?: unknown }).name === 'AbortError') {
         throw new DatastoreError('ABORTED', `loading ${file} was interrupted; nothing of it was kept`, { cause: error });
       }
       throw error;
-    } finally {
-      input.destroy();
     }
   })();
-  return { records, bytesRead: () => input.bytesRead };
+  return { records, bytesRead: () => read };
 }
 
 /**
@@ -566,9 +439,8 @@ function isJsonSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
 
-/** The records of an NDJSON file, read line by line as it streams in (its text is never held whole). */
-async function ndjsonFileRows(file: string, alias: string, { invalidUtf8, onProgress, signal }: Reading): Promise<Row[]> {
-  const totalBytes = (await stat(file)).size;
+/** The records of an NDJSON source, read line by line as it streams in (its text is never held whole). */
+async function ndjsonRows(chunks: AsyncIterable<Uint8Array>, file: string, alias: string, { invalidUtf8, bytes, size, again, onProgress, signal }: Reading): Promise<Row[]> {
   const rows: Row[] = [];
   let lineNumber = 0;
   const take = (text: string): void => {
@@ -590,26 +462,24 @@ async function ndjsonFileRows(file: string, alias: string, { invalidUtf8, onProg
     }
     rows.push(withExactIntegers(value, line, { file, line: lineNumber }));
   };
-  const input = createReadStream(file);
-  const decoder = new StringDecoder('utf8');
+  const decoder = bytes.decoder();
   let rest = '';
-  try {
-    for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
-      stopIfAborted(signal, file);
-      const text = rest + decoder.write(chunk);
-      let start = rest === '' && lineNumber === 0 ? (text.charCodeAt(0) === 0xfeff ? 1 : 0) : 0;
-      for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
-        take(text.slice(start, end));
-        start = end + 1;
-      }
-      rest = text.slice(start);
-      onProgress?.({ resource: alias, rows: rows.length, bytes: input.bytesRead, totalBytes });
+  let read = 0;
+  for await (const chunk of checkedUtf8(chunks, file, invalidUtf8, bytes, again)) {
+    stopIfAborted(signal, file);
+    read += chunk.length;
+    const text = rest + decoder.write(chunk);
+    let start = rest === '' && lineNumber === 0 ? (text.charCodeAt(0) === 0xfeff ? 1 : 0) : 0;
+    for (let end = text.indexOf('\n', start); end !== -1; end = text.indexOf('\n', start)) {
+      take(text.slice(start, end));
+      start = end + 1;
     }
-  } finally {
-    input.destroy();
+    rest = text.slice(start);
+    onProgress?.({ resource: alias, rows: rows.length, bytes: read, totalBytes: size ?? read });
   }
   take(rest + decoder.end());
-  onProgress?.({ resource: alias, rows: rows.length, bytes: totalBytes, totalBytes });
+  const total = size ?? read;
+  onProgress?.({ resource: alias, rows: rows.length, bytes: total, totalBytes: total });
   return rows;
 }
 
@@ -672,39 +542,58 @@ function lineOfJsonError(error: unknown, text: string): number | undefined {
 // CSV
 
 /**
- * A CSV file read as a stream by `CsvReader`: each record's cells go
+ * A CSV source read as a stream by `CsvReader`: each record's cells go
  * straight into one `CsvColumn` per column while each column's type is
  * inferred, and rows are built once the types are known. Neither the
- * file's text nor a list of parsed records is ever held whole.
+ * text nor a list of parsed records is ever held whole; the first
+ * `HEAD_BYTES` wait until the delimiter is read from them.
  */
-async function tableFromCsvFile(file: string, meta: TableMeta, typing: Typing, { invalidUtf8, onProgress, signal }: Reading): Promise<Table> {
-  const totalBytes = (await stat(file)).size;
+async function tableFromCsv(chunks: AsyncIterable<Uint8Array>, file: string, meta: TableMeta, typing: Typing, reading: Reading): Promise<Table> {
+  const { invalidUtf8, bytes, size, again, onProgress, signal } = reading;
   const alias = meta.aliases[0] ?? meta.id;
   const sink = new CsvTableSink(file, typing);
-  const reader = new CsvReader(delimiterOf(await headText(file)), sink);
-  const input = createReadStream(file, { highWaterMark: CSV_CHUNK });
+  let reader: CsvReader | undefined;
+  const head: Uint8Array[] = [];
+  let headBytes = 0;
+  let read = 0;
+  // One chunk at a time: the point where a load can stop between chunks.
+  const push = (chunk: Uint8Array): void => {
+    stopIfAborted(signal, file);
+    (reader as CsvReader).push(chunk);
+    read += chunk.length;
+    onProgress?.({ resource: alias, rows: sink.rows, bytes: read, totalBytes: size ?? read });
+  };
+  // the reader, once the head says the delimiter; the chunks held for it go first
+  const start = (): CsvReader => {
+    const made = new CsvReader(delimiterOf(headText(head, bytes)), sink, bytes);
+    reader = made;
+    for (const chunk of head.splice(0)) push(chunk);
+    return made;
+  };
   try {
-    // One chunk at a time: the point where a load can stop between chunks.
-    for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {
-      stopIfAborted(signal, file);
-      reader.push(chunk);
-      onProgress?.({ resource: alias, rows: sink.rows, bytes: input.bytesRead, totalBytes });
+    for await (const chunk of checkedUtf8(chunks, file, invalidUtf8, bytes, again)) {
+      if (reader !== undefined) push(chunk);
+      else {
+        head.push(chunk);
+        headBytes += chunk.length;
+        if (headBytes >= HEAD_BYTES) reader = start();
+      }
     }
+    const last = reader ?? start();
     // and once more after the last chunk (a file of one chunk), before its rows are built
     stopIfAborted(signal, file);
-    reader.end();
+    last.end();
   } catch (error) {
     if (!(error instanceof CsvSyntaxError)) throw error;
     throw toolError('DATA_INVALID', [file, `not valid CSV: ${error.message}`], { file, line: error.line, cause: error });
-  } finally {
-    input.destroy();
   }
   // No record at all: the file is empty (csvColumns says so).
   if (sink.plan === undefined) csvColumns(undefined, file);
   const { columns, idIndex } = sink.plan as CsvPlan;
   const stores = sink.columns;
   const rows = sink.rows;
-  onProgress?.({ resource: alias, rows, bytes: totalBytes, totalBytes });
+  const total = size ?? read;
+  onProgress?.({ resource: alias, rows, bytes: total, totalBytes: total });
   const types = columns.map((column, k) => column.declared ?? (stores[k] as CsvColumn).type());
   // A declared column's cells are read as PostgreSQL reads them; an inferred one's as its inference saw them.
   const converted = columns.map((column, k) => {
@@ -766,7 +655,7 @@ class CsvTableSink implements CsvSink {
     this.ids = new FileIds(file);
   }
 
-  cell(index: number, bytes: Buffer, start: number, end: number, quoted: boolean, ascii: boolean): void {
+  cell(index: number, bytes: Uint8Array, start: number, end: number, quoted: boolean, ascii: boolean): void {
     if (this.header !== undefined) {
       this.header.push(cellText(bytes, start, end, ascii));
       return;
@@ -811,7 +700,7 @@ const BOOLS = 2;
 const TEMPORAL = 3;
 const TEXTS = 4;
 
-const NO_BYTES: Buffer = Buffer.alloc(0);
+const NO_BYTES: Uint8Array = new Uint8Array(0);
 /** Powers of ten a double holds exactly (10^0 … 10^22). */
 const EXACT_TENS: readonly number[] = Array.from({ length: 23 }, (_, k) => 10 ** k);
 /** the scale that says "the text is in `odd`" */
@@ -858,7 +747,7 @@ class CsvColumn {
     if (inference !== undefined) this.mode = TEXTS;
   }
 
-  add(bytes: Buffer, start: number, end: number, quoted: boolean, ascii: boolean): void {
+  add(bytes: Uint8Array, start: number, end: number, quoted: boolean, ascii: boolean): void {
     const r = this.rows++;
     if (this.inference !== undefined) {
       this.addText(bytes, start, end, quoted, ascii);
@@ -891,7 +780,7 @@ class CsvColumn {
   }
 
   /** A kept text: trimmed (xloader), a quoted empty one told apart (declared), given to the inference. */
-  private addText(bytes: Buffer, start: number, end: number, quoted: boolean, ascii: boolean): void {
+  private addText(bytes: Uint8Array, start: number, end: number, quoted: boolean, ascii: boolean): void {
     let cell = this.quotedEmpty && quoted && start === end ? QUOTED_EMPTY : this.pool.text(bytes, start, end, ascii);
     if (this.trim) cell = cell.trim();
     if (cell === QUOTED_EMPTY && !this.quotedEmpty) cell = '';
@@ -918,7 +807,7 @@ class CsvColumn {
   }
 
   /** The first cell that is not empty says the family; the rows before it are nulls of it. */
-  private startFamily(bytes: Buffer, start: number, end: number, ascii: boolean, r: number): void {
+  private startFamily(bytes: Uint8Array, start: number, end: number, ascii: boolean, r: number): void {
     this.mode = NUMBERS;
     this.room(r);
     this.numbers.fill(Number.NaN, 0, r);
@@ -966,7 +855,7 @@ class CsvColumn {
    * text kept in `odd`. False when it is no number, or the column can no
    * longer be one.
    */
-  private addNumber(bytes: Buffer, start: number, end: number, r: number): boolean {
+  private addNumber(bytes: Uint8Array, start: number, end: number, r: number): boolean {
     let i = start;
     let c = bytes[i] as number;
     const negative = c === 45;
@@ -1035,7 +924,7 @@ class CsvColumn {
   }
 
   /** A `true` or `false` cell, in any case (`ColumnInference`). */
-  private addBool(bytes: Buffer, start: number, end: number, r: number): boolean {
+  private addBool(bytes: Uint8Array, start: number, end: number, r: number): boolean {
     const length = end - start;
     let code: number;
     if (length === 4 && sameLetters(bytes, start, 'true')) code = 1;
@@ -1055,7 +944,7 @@ class CsvColumn {
   }
 
   /** An ISO date or timestamp cell (`ColumnInference`); a text the pool has seen is not checked again. */
-  private addTemporal(bytes: Buffer, start: number, end: number, ascii: boolean, r: number): boolean {
+  private addTemporal(bytes: Uint8Array, start: number, end: number, ascii: boolean, r: number): boolean {
     const cell = this.pool.text(bytes, start, end, ascii);
     if (!this.pool.found) {
       if (!isIsoTimestamp(cell)) return false;
@@ -1167,7 +1056,7 @@ class CellPool {
   private byHash: Map<number, string> | undefined = new Map<number, string>();
   private seen = 0;
 
-  text(bytes: Buffer, start: number, end: number, ascii: boolean): string {
+  text(bytes: Uint8Array, start: number, end: number, ascii: boolean): string {
     this.found = false;
     const pool = this.byHash;
     if (pool === undefined || !ascii || end - start > 64) return this.strings.intern(cellText(bytes, start, end, ascii));
@@ -1186,13 +1075,13 @@ class CellPool {
 }
 
 /** Whether the ASCII text `text` is `bytes` from `start` on. */
-function sameBytes(text: string, bytes: Buffer, start: number): boolean {
+function sameBytes(text: string, bytes: Uint8Array, start: number): boolean {
   for (let k = 0; k < text.length; k++) if (text.charCodeAt(k) !== bytes[start + k]) return false;
   return true;
 }
 
 /** Whether `bytes` at `start` spell `lower` in any case (`lower`: lowercase letters). */
-function sameLetters(bytes: Buffer, start: number, lower: string): boolean {
+function sameLetters(bytes: Uint8Array, start: number, lower: string): boolean {
   for (let k = 0; k < lower.length; k++) if (((bytes[start + k] as number) | LOWER) !== lower.charCodeAt(k)) return false;
   return true;
 }
@@ -1310,16 +1199,20 @@ export function integerWidth(values: Iterable<JsonValue | undefined>): 'int4' | 
  */
 export const QUOTED_EMPTY = '\uD800';
 
-/** The start of a file, enough to hold its header line (the delimiter is read from it). */
-async function headText(file: string): Promise<string> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(1024 * 1024);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return stripBom(buffer.subarray(0, bytesRead).toString('utf8'));
-  } finally {
-    await handle.close();
+/** The bytes of a CSV source whose text the delimiter is read from: enough to hold its header line. */
+const HEAD_BYTES = 1024 * 1024;
+
+/** The text of the first `HEAD_BYTES` of `chunks` (the delimiter is read from it). */
+function headText(chunks: readonly Uint8Array[], host: ByteHost): string {
+  const decoder = host.decoder();
+  let text = '';
+  let left = HEAD_BYTES;
+  for (const chunk of chunks) {
+    if (left <= 0) break;
+    text += decoder.write(chunk.length <= left ? chunk : chunk.subarray(0, left));
+    left -= chunk.length;
   }
+  return stripBom(text + decoder.end());
 }
 
 /**
@@ -1396,7 +1289,7 @@ const INTEGER_RANK = { int4: 0, int8: 1, numeric: 2 } as const;
 
 /**
  * The CKAN type of CSV column `index` over `records` (the rules of
- * `loadResources`); `text` when every cell is empty.
+ * `loadTable`); `text` when every cell is empty.
  * @example inferCsvType([['1'], ['2.5'], ['']], 0) // → 'numeric'
  */
 export function inferCsvType(records: readonly (readonly string[])[], index: number): FieldType {
@@ -1406,7 +1299,7 @@ export function inferCsvType(records: readonly (readonly string[])[], index: num
 }
 
 /**
- * A CSV column's type, inferred as its cells go by (see `loadResources`).
+ * A CSV column's type, inferred as its cells go by (see `loadTable`).
  * @example
  * const column = new ColumnInference();
  * for (const cell of ['1', '', '7.50']) column.see(cell);
@@ -1575,7 +1468,7 @@ interface TableMeta {
 
 /**
  * Builds a table from plain records (as a `.json` file gives them): fields
- * and types inferred as for JSON files (see `loadResources`), `_id` = 1-based
+ * and types inferred as for JSON files (see `loadTable`), `_id` = 1-based
  * position first, a missing key stored as null, every row a new object with
  * the table's keys in field order (the input objects are not changed). `id`
  * defaults to `resourceIdFor(alias)`, `alias` to none.
@@ -1777,7 +1670,7 @@ function kindBits(value: unknown): number {
 }
 
 /**
- * A JSON column's type, inferred as its values go by (see `loadResources`):
+ * A JSON column's type, inferred as its values go by (see `loadTable`):
  * integers `int4` (`int8` when one is beyond int4), numbers `numeric`,
  * booleans `bool`, ISO dates `date` (with date-times `timestamp`), other
  * texts `text`, arrays of one scalar kind `_text`/`_int4`/`_numeric`/`_bool`,
@@ -1898,10 +1791,14 @@ export function resourceIdFor(alias: string): string {
 
 /** RFC 4122 §4.3: SHA-1 of namespace bytes + UTF-8 name, version and variant bits set. */
 export function uuidV5(name: string, namespace: string): string {
-  const ns = Buffer.from(namespace.replaceAll('-', ''), 'hex');
-  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest();
+  const hexDigits = namespace.replaceAll('-', '');
+  const text = ENCODER.encode(name);
+  const input = new Uint8Array(16 + text.length);
+  for (let k = 0; k < 16; k++) input[k] = Number.parseInt(hexDigits.slice(2 * k, 2 * k + 2), 16);
+  input.set(text, 16);
+  const hash = sha1(input);
   hash[6] = ((hash[6] as number) & 0x0f) | 0x50;
   hash[8] = ((hash[8] as number) & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
+  const hex = toHex(hash.subarray(0, 16));
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -15,9 +15,10 @@ import { Readable } from 'node:stream';
 import { DatastoreError, toolError } from '../../errors.js';
 import type { ToolError } from '../../errors.js';
 import {
-  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, isBadFile, jsonArrayRecords, jsonInferenceFor, listDataFiles, MAX_NESTING, withExactIntegers,
+  csvColumns, declaredCell, delimiterOf, FileIds, inferenceFor, integerWidth, jsonInferenceFor, MAX_NESTING, withExactIntegers,
   overrideOf, planCsvColumns, QUOTED_EMPTY, resourceIdFor,
 } from '../memory/load.js';
+import { isBadFile, jsonArrayRecords, listDataFiles } from '../node/load-resources.js';
 import { CsvReader, CsvRecords, CsvSyntaxError } from '../memory/csv-reader.js';
 import type { ColumnPlan, CsvPlan, Inference, JsonInference, Typing } from '../memory/load.js';
 import { CellError, cellValue, jsonValueOf } from '../declared.js';
@@ -25,7 +26,7 @@ import type { InferMode } from '../declared.js';
 import type { FieldDictionary, FieldType, JsonValue } from '../../datastore/types.js';
 import { exceedsDepth } from '../../datastore/values.js';
 import { ALIAS_NAME_RULE, isValidAliasName } from '../../datastore/validate.js';
-import { utf8Chunks } from '../files.js';
+import { NODE_BYTES, utf8Chunks } from '../node/files.js';
 import type { InvalidUtf8 } from '../types.js';
 import type { Db } from './db.js';
 import { sqlTypeOf } from './layout.js';
@@ -453,7 +454,7 @@ function csvRecords(file: string, delimiter: string, quotedEmpty: boolean, signa
   const input = createReadStream(file, signal === undefined ? {} : { signal });
   const records = (async function* () {
     const sink = new CsvRecords(quotedEmpty ? QUOTED_EMPTY : '');
-    const reader = new CsvReader(delimiter, sink);
+    const reader = new CsvReader(delimiter, sink, NODE_BYTES);
     try {
       // One chunk at a time: the point where a load can stop between chunks.
       for await (const chunk of utf8Chunks(input, file, invalidUtf8)) {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Catalog } from '../../../src/engine/memory/catalog.js';
 import { resourceIdFor, tableFromRows } from '../../../src/engine/memory/load.js';
+import { loadResources } from '../../../src/engine/node/load-resources.js';
 import { DatastoreError, ToolError } from '../../../src/errors.js';
 
 let dir: string;
@@ -18,7 +19,7 @@ afterAll(async () => {
 
 describe('Catalog', () => {
   test('finds tables by id and by alias; lists them in load order', async () => {
-    const catalog = await Catalog.load(dir);
+    const catalog = new Catalog(await loadResources(dir));
     expect(catalog.list().map((t) => t.aliases[0])).toEqual(['courses', 'schools']);
     expect(catalog.find('courses')?.id).toBe(resourceIdFor('courses'));
     expect(catalog.find(resourceIdFor('schools'))).toBe(catalog.find('schools'));

@@ -14,7 +14,7 @@ import type { Row, Table } from '../../../src/datastore/types.js';
 import { memoryEngine } from '../../../src/engine/memory/engine.js';
 import { evaluate } from '../../../src/engine/memory/evaluate.js';
 import { evaluateQuery } from '../../../src/engine/memory/evaluate-query.js';
-import { loadResources } from '../../../src/engine/memory/load.js';
+import { loadResources } from '../../../src/engine/node/load-resources.js';
 import { parse } from '../../../src/syntax/parse.js';
 
 // The column of the report: 2^53 − 2 … 2^53 + 17 (the odd ones no double holds), 1, and two beyond int8.

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DatastoreError, ToolError } from '../../../src/errors.js';
-import { loadResources } from '../../../src/engine/memory/load.js';
+import { loadResources } from '../../../src/engine/node/load-resources.js';
 import { loadFiles } from '../../../src/engine/sql/load-files.js';
 import type { LoadFilesOptions } from '../../../src/engine/sql/load-files.js';
 import type { TestEngines } from './engines.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatastoreError, ToolError } from '../../../src/errors.js';
-import { loadResources } from '../../../src/engine/memory/load.js';
+import { loadResources } from '../../../src/engine/node/load-resources.js';
 import { loadFiles } from '../../../src/engine/sql/load-files.js';
 import { openEngine } from '../../../src/engine/open.js';
 import type { LoadProgress } from '../../../src/engine/sql/load.js';
