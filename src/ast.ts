@@ -14,6 +14,8 @@ export interface StringValue {
   readonly kind: 'string';
   readonly span: Span;
   readonly value: string;
+  /** a resource of a union whose `value` the client replaced by its id (a `dataset/resource` name): the name as written, `_resource`'s value */
+  readonly written?: string;
 }
 
 /** A JSON number. `-0` is read as `0`, so equal queries give equal ASTs. */

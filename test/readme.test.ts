@@ -183,6 +183,7 @@ const readmeCommands: Readonly<Record<string, How>> = {
   "ckql query --data examples/data 'from courses group by subject select subject, count(*) as n, avg(credits) order by n desc, subject limit 3'": { here: 'the language' },
   "ckql query --data examples/data 'from courses where credits >= 5 select code, credits, round(credits / 3.0, 1) as per_term, upper(subject) || \"-\" || level as label order by credits desc, code limit 3'": { here: 'the language' },
   "ckql query --data examples/data 'from enrolments e join courses c on e.course = c.code where e.grade is not null select c.subject, e.student, e.grade, row_number() over (partition by c.subject order by e.grade desc, e.student) as r qualify r <= 3 order by subject, r'": { here: 'the language' },
+  "ckql query --data examples/yearly 'from permits_2023 union permits_2024 where kind = residential group by _resource select _resource, count(*) as permits, sum(cost) as cost'": { here: 'the language' },
   "ckql query --data examples/data 'from courses group by subject select subject, sum(credits * level) as load, count(distinct lower(instructor)) as teachers order by load desc, subject limit 3'": { here: 'the language' },
   "ckql query --data examples/data 'from courses where subject = chemistry select *, credits * 2 as double order by code limit 2'": { here: 'the language' },
   'ckql check examples': { here: 'editors and CI' },
@@ -430,6 +431,15 @@ describe('README.md', () => {
         .slice(0, 3)
         .map((row, i) => ({ subject, student: row.student, grade: row.grade, r: i + 1 })));
     expect(ndjson(top3.stdout)).toEqual(wantTop);
+    // a union of two yearly files, against the two CSVs concatenated and summed here (cents, so that the sum is exact)
+    const union = await run(command(`ckql query --data examples/yearly 'from permits_2023 union permits_2024 where kind = residential group by _resource select _resource, count(*) as permits, sum(cost) as cost'`));
+    expect(union.code).toBe(0);
+    const wantUnion = ['permits_2023', 'permits_2024'].map((name) => {
+      const rows = (parseCsv(readFileSync(join(repoRoot, 'examples', 'yearly', `${name}.csv`), 'utf8'), { columns: true }) as { kind: string; cost: string }[]).filter((row) => row.kind === 'residential');
+      return { _resource: name, permits: rows.length, cost: rows.reduce((sum, row) => sum + Math.round(Number(row.cost) * 100), 0) / 100 };
+    });
+    expect(wantUnion.every((g) => g.permits > 0)).toBe(true);
+    expect(ndjson(union.stdout)).toEqual(wantUnion);
     // an aggregate of an expression, against sums made here from the CSV
     const loads = await run(command("ckql query --data examples/data 'from courses group by subject select subject, sum(credits * level) as load, count(distinct lower(instructor)) as teachers order by load desc, subject limit 3'"));
     expect(loads.code).toBe(0);

@@ -9,7 +9,7 @@
  * sent as it is (an alias may hold a `/`).
  */
 import { clientWith } from './wrap.js';
-import { querySources } from '../ast.js';
+import { querySources, unionMembers } from '../ast.js';
 import type { From, Query } from '../ast.js';
 import { bind } from '../compile/bind.js';
 import type { Params } from '../compile/bind.js';
@@ -150,13 +150,18 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
     }
     // `from`'s resource and each join's: any of them may be a `dataset/resource` name.
     const params = options?.params;
-    const ids: (string | undefined)[] = [];
-    for (const source of querySources(query)) {
-      const resource = source.resource;
+    const idOf = async (resource: From['resource']): Promise<string | undefined> => {
       const text = resource.kind === 'string' ? resource.value : typeof params?.[resource.name] === 'string' ? (params[resource.name] as string) : undefined;
-      ids.push(text?.includes('/') === true ? await names.resolve(text, signal) : undefined);
+      return text?.includes('/') === true ? names.resolve(text, signal) : undefined;
+    };
+    const ids: (string | undefined)[][] = [];
+    // a union's resources each (docs/expressions.md, Unions)
+    for (const source of querySources(query)) {
+      const each: (string | undefined)[] = [];
+      for (const member of unionMembers(source)) each.push(await idOf(member));
+      ids.push(each);
     }
-    if (ids.every((id) => id === undefined)) return [input, options];
+    if (ids.flat().every((id) => id === undefined)) return [input, options];
     // The parameters are bound here, so the resources can be replaced by their ids.
     let bound: Query;
     try {
@@ -164,15 +169,28 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
     } catch {
       return [input, options];
     }
-    const withId = (source: From, id: string | undefined): From =>
-      id === undefined ? source : { ...source, resource: { kind: 'string', span: source.resource.span, value: id } };
-    const joins = bound.joins?.map((join, i) => ({ ...join, source: withId(join.source, ids[i + 1]) }));
+    // A union keeps each name as written for `_resource`, and the name its fields are qualified by.
+    const replaced = (resource: From['resource'], id: string | undefined, union: boolean): From['resource'] =>
+      id === undefined ? resource : { kind: 'string', span: resource.span, value: id, ...(union && resource.kind === 'string' ? { written: resource.value } : {}) };
+    const withId = (source: From, each: readonly (string | undefined)[]): From => {
+      if (each.every((id) => id === undefined)) return source;
+      if (source.union === undefined) return { ...source, resource: replaced(source.resource, each[0], false) };
+      const first = source.resource;
+      const alias = source.alias ?? (first.kind === 'string' ? { kind: 'name' as const, span: first.span, name: first.value } : undefined);
+      return {
+        ...source,
+        resource: replaced(first, each[0], true),
+        union: source.union.map((member, i) => replaced(member, each[i + 1], true)),
+        ...(alias === undefined ? {} : { alias }),
+      };
+    };
+    const joins = bound.joins?.map((join, i) => ({ ...join, source: withId(join.source, ids[i + 1]!) }));
     let rest: T | undefined;
     if (options !== undefined) {
       const { params: _bound, ...others } = options;
       rest = others as T;
     }
-    return [{ ...bound, from: withId(bound.from, ids[0]), ...(joins === undefined ? {} : { joins }) }, rest];
+    return [{ ...bound, from: withId(bound.from, ids[0]!), ...(joins === undefined ? {} : { joins }) }, rest];
   };
   const told = async (error: unknown, signal: AbortSignal | undefined): Promise<never> => {
     throw await notInDatastore(client, error, signal);

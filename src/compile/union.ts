@@ -17,6 +17,15 @@ import { queryError } from '../errors.js';
 /** The virtual field naming each record's resource, as written. */
 export const RESOURCE_FIELD = '_resource';
 
+/**
+ * A union's resource as `_resource` gives it: as written (a `dataset/resource`
+ * name the client sends as its id included).
+ * @example writtenName({ kind: 'string', span, value: '5b1e…', written: 'crime/2023' }) // → 'crime/2023'
+ */
+export function writtenName(resource: StringValue): string {
+  return resource.written ?? resource.value;
+}
+
 /** One resource of a union, with its fields. */
 export interface UnionMember {
   /** as written (`crime_2021`, `portal:crime_2023`); `_resource`'s value */
@@ -63,8 +72,8 @@ export function unionFields(members: readonly UnionMember[]): FieldInfo[] {
       }
       const type = unionType(known.field.type, field.type);
       if (type === undefined) {
-        throw queryError('UNION_TYPE_MISMATCH', member.resource.span, [field.id, known.from.resource.value, known.field.type, member.resource.value, field.type], {
-          hint: `union resources whose ${JSON.stringify(field.id)} has one type (or number types), or query ${known.from.resource.value} and ${member.resource.value} apart`,
+        throw queryError('UNION_TYPE_MISMATCH', member.resource.span, [field.id, writtenName(known.from.resource), known.field.type, writtenName(member.resource), field.type], {
+          hint: `union resources whose ${JSON.stringify(field.id)} has one type (or number types), or query ${writtenName(known.from.resource)} and ${writtenName(member.resource)} apart`,
         });
       }
       if (type !== known.field.type) merged.set(field.id, { field: { ...known.field, type }, from: known.from });
@@ -100,7 +109,7 @@ export function unionSql(members: readonly UnionMember[], table: (resource: stri
   const selects = members.map((member, i) => {
     const own = new Set(member.fields.map((f) => f.id));
     const columns = fields.map((f) => (own.has(f.id) ? quote(f.id) : `NULL::${sqlType(f.type)} AS ${quote(f.id)}`));
-    return `SELECT ${[...columns, quote('_full_text'), `${literal(member.resource.value)}::text AS ${quote(RESOURCE_FIELD)}`, `${i} AS ${quote(MEMBER_COLUMN)}`].join(', ')} FROM ${table(member.resource.value)}`;
+    return `SELECT ${[...columns, quote('_full_text'), `${literal(writtenName(member.resource))}::text AS ${quote(RESOURCE_FIELD)}`, `${i} AS ${quote(MEMBER_COLUMN)}`].join(', ')} FROM ${table(member.resource.value)}`;
   });
   return `(${selects.join(' UNION ALL ')})`;
 }

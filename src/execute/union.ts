@@ -10,7 +10,7 @@
  */
 import type { StringValue } from '../ast.js';
 import type { FieldInfo, Row, SearchRequest } from '../datastore/types.js';
-import { RESOURCE_FIELD, unionFields, widenedValue } from '../compile/union.js';
+import { RESOURCE_FIELD, unionFields, widenedValue, writtenName } from '../compile/union.js';
 import { closing } from '../engine/stream.js';
 import { checkSignal } from './operator.js';
 import type { Operator, Stream } from './operator.js';
@@ -41,7 +41,7 @@ export function unionScan(members: readonly UnionScanMember[], wanted: readonly 
   const conditions = pushed === undefined ? '' : `, with the conditions of ${pushed} that name only its own fields`;
   return {
     kind: 'scan',
-    detail: `union of ${members.map((m) => m.written.value).join(', ')}: each resource's fields asked first (a limit: 0 request each), then its records in turn${conditions}`,
+    detail: `union of ${members.map((m) => writtenName(m.written)).join(', ')}: each resource's fields asked first (a limit: 0 request each), then its records in turn${conditions}`,
     inputs: [],
     open: async (context): Promise<Stream> => {
       const own: FieldInfo[][] = [];
@@ -63,7 +63,10 @@ export function unionScan(members: readonly UnionScanMember[], wanted: readonly 
           current = await member.scan(request).open(context);
           const reads = fields.map((field): ((row: Row) => unknown) => {
             const id = field.id;
-            if (id === RESOURCE_FIELD) return () => member.written.value;
+            if (id === RESOURCE_FIELD) {
+              const name = writtenName(member.written);
+              return () => name;
+            }
             const type = types.get(id);
             if (type === undefined) return () => null;
             return type === field.type ? (row) => row[id] ?? null : (row) => widenedValue(row[id] ?? null, field.type);

@@ -11,7 +11,7 @@ import { conditionLeaves, expressionFields, mapChildren } from '../syntax/expres
 import { expressionType, valueTypeOf, type ValueType } from '../compile/expression-types.js';
 import type { FieldType } from '../datastore/types.js';
 import type { Condition, Expression, Field, From, Operand, Parameter, Query, Star, StringValue, Value } from '../ast.js';
-import { assertNever, isComputed, isPlainQuery, querySources, unionMembers } from '../ast.js';
+import { assertNever, hasUnion, isComputed, isPlainQuery, querySources, unionMembers } from '../ast.js';
 import { shapeOf } from '../compile/shape.js';
 import { bind, type Params } from '../compile/bind.js';
 import { constructName, onlyEqualities, planQuery, splitSource, unknownSourceHint } from '../compile/plan.js';
@@ -658,6 +658,8 @@ function targetDiagnostics(query: Query, context: LanguageContext): Diagnostic[]
     if (!(error instanceof QueryError)) throw error;
     // A run reads the joined resources' fields and qualifies the field (or says AMBIGUOUS_FIELD): only the printed SQL needs it written.
     if (error.code === 'UNQUALIFIED_FIELD') return [];
+    // So does a union's: the SQL of a union names each resource's columns, which a run reads first.
+    if (error.code === 'TARGET_CANNOT_EXPRESS' && hasUnion(standIn)) return [];
     return [fromQueryError(error, 'error')];
   }
   const rest = planned.residual?.where?.condition;

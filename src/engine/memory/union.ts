@@ -9,7 +9,7 @@ import type { From, Query, StringValue } from '../../ast.js';
 import { querySources, unionMembers } from '../../ast.js';
 import type { Row, Table } from '../../datastore/types.js';
 import { queryError, resourceNotFound } from '../../errors.js';
-import { RESOURCE_FIELD, unionFields, widenedValue } from '../../compile/union.js';
+import { RESOURCE_FIELD, unionFields, widenedValue, writtenName } from '../../compile/union.js';
 import { rowFactory } from './row-shape.js';
 
 /** What finds a table by id or alias (engine.ts's `TableLookup`, written out here so that engine.ts alone imports this file). */
@@ -69,7 +69,10 @@ function unionTable(members: readonly { readonly resource: StringValue; readonly
   for (const { resource, table } of members) {
     const own = new Set(table.fields.map((f) => f.id));
     const reads = fields.map((field) => {
-      if (field.id === RESOURCE_FIELD) return (): unknown => resource.value;
+      if (field.id === RESOURCE_FIELD) {
+        const name = writtenName(resource);
+        return (): unknown => name;
+      }
       if (!own.has(field.id)) return (): unknown => null;
       const type = table.fields.find((f) => f.id === field.id)!.type;
       const id = field.id;
@@ -82,7 +85,7 @@ function unionTable(members: readonly { readonly resource: StringValue; readonly
     }
   }
   const table: Table = {
-    id: `union:${members.map((m) => m.resource.value).join('+')}`,
+    id: `union:${members.map((m) => writtenName(m.resource)).join('+')}`,
     aliases: [],
     fields,
     rows,
