@@ -301,8 +301,10 @@ export async function generateDemoData(options: DemoDataOptions = defaultDemoDat
   await writeEnrolments(join(options.out, 'enrolments.csv'), courses, options.rows, options.seed);
 }
 
-async function main(): Promise<void> {
+/** The command line (`args`: what follows `tsx scripts/generate-demo-data.ts`); test/repl/demo-data.test.ts calls it in the test's process. */
+export async function main(args: readonly string[] = process.argv.slice(2), write: (text: string) => void = (text) => void process.stdout.write(text)): Promise<void> {
   const { values } = parseArgs({
+    args: [...args],
     options: {
       rows: { type: 'string' },
       out: { type: 'string' },
@@ -311,7 +313,7 @@ async function main(): Promise<void> {
     },
   });
   if (values.help === true) {
-    process.stdout.write('usage: tsx scripts/generate-demo-data.ts [--rows N] [--out DIR] [--seed N]\n');
+    write('usage: tsx scripts/generate-demo-data.ts [--rows N] [--out DIR] [--seed N]\n');
     return;
   }
   const rows = values.rows === undefined ? defaultDemoDataOptions.rows : Number(values.rows.replaceAll('_', ''));
@@ -320,7 +322,7 @@ async function main(): Promise<void> {
   if (!Number.isInteger(seed)) throw new Error(`--seed must be a whole number, found ${values.seed}`);
   const out = values.out === undefined ? defaultDemoDataOptions.out : resolve(values.out);
   await generateDemoData({ out, rows, seed });
-  process.stdout.write(`wrote courses.csv, enrolments.csv (${rows} rows), schools.json and datapackage.json to ${out}\n`);
+  write(`wrote courses.csv, enrolments.csv (${rows} rows), schools.json and datapackage.json to ${out}\n`);
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

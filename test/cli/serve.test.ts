@@ -156,7 +156,7 @@ describe('ckql serve', () => {
   });
 
   it('--engine pglite --statement-timeout: a long datastore_search_sql is 409 Query took too long, and a search sent while it runs is answered first', async () => {
-    const server = await serve(['examples/data/courses.csv', '--engine', 'pglite', '--statement-timeout', '2000', '--no-playground']);
+    const server = await serve(['examples/data/courses.csv', '--engine', 'pglite', '--statement-timeout', '1500', '--no-playground']);
     try {
       const finished: string[] = [];
       // generate_series is on CKAN's allow-list: one anonymous GET could hold PGlite as long as it liked.
