@@ -16,10 +16,10 @@ import { withSources } from './sources.js';
 import { bind } from '../compile/bind.js';
 import { parse } from '../syntax/parse.js';
 import type { SqlRequest } from '../compile/sql.js';
-import { TOTAL_COLUMN } from '../compile/sql.js';
+import { identifier, TOTAL_COLUMN } from '../compile/sql.js';
 import { fetchCkanVersion, probeNextPage, targetOfVersion } from './target-detect.js';
-import { unionFields } from '../compile/union.js';
-import type { UnionMember } from '../compile/union.js';
+import { unionFields, unionTable } from '../compile/union.js';
+import type { UnionMember, UnionTable } from '../compile/union.js';
 import type { Params } from '../compile/bind.js';
 import { DatastoreError, toolError, validationError } from '../errors.js';
 import type { FieldInfo, Row, SearchRequest, SearchResult } from '../datastore/types.js';
@@ -166,7 +166,7 @@ export function connect(options: ClientOptions): DatastoreClient {
    * are read first (a `limit: 0` request each, as a plan counts each side).
    * `select *, …` names every field (docs/expressions.md): its fields are read first too.
    */
-  const joinFields = async (basic: Plan, signal: AbortSignal | undefined): Promise<{ fields?: FieldInfo[][]; unions?: (UnionMember[] | undefined)[] }> => {
+  const joinFields = async (basic: Plan, signal: AbortSignal | undefined): Promise<{ fields?: FieldInfo[][]; unions?: (UnionTable | undefined)[] }> => {
     const sides = basic.shaped?.sides ?? [];
     const star = basic.shaped?.query.select?.items.some((item) => item.value.kind === 'star') === true;
     const union = sides.some((side) => side.union !== undefined);
@@ -174,7 +174,7 @@ export function connect(options: ClientOptions): DatastoreClient {
     if ((sides.length < 2 && !star && !union) || sides.some((side) => splitSource(side.resource).source !== undefined)) return {};
     const fieldsOf = async (resource: string): Promise<FieldInfo[]> => [...((await send({ resource_id: resource, limit: 0 }, signal)).fields ?? [])];
     const fields: FieldInfo[][] = [];
-    const unions: (UnionMember[] | undefined)[] = [];
+    const unions: (UnionTable | undefined)[] = [];
     for (const side of sides) {
       if (side.union === undefined) {
         fields.push(await fieldsOf(side.resource));
@@ -185,7 +185,7 @@ export function connect(options: ClientOptions): DatastoreClient {
       const members: UnionMember[] = [];
       for (const resource of side.union.members) members.push({ resource, fields: await fieldsOf(resource.value) });
       fields.push(unionFields(members));
-      unions.push(members);
+      unions.push(unionTable(members, identifier));
     }
     return union ? { fields, unions } : { fields };
   };

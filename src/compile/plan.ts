@@ -24,7 +24,7 @@ import { DEFAULT_LIMIT, identifier, MAX_LIMIT, sqlRequest, stringLiteral, type S
 import { hasPrefixWord, tsQueryText } from './search-text.js';
 import { conditionFields } from '../syntax/walk.js';
 import { RESOURCE_FIELD } from './union.js';
-import type { UnionMember } from './union.js';
+import type { UnionTable } from './union.js';
 
 /**
  * The dialect of the portal that answers: CKAN 2.9–2.11 (and any portal whose
@@ -86,11 +86,11 @@ export interface PlanOptions {
    */
   readonly fields?: readonly (readonly FieldInfo[])[];
   /**
-   * The `sql` target: each union source's resources with their own fields,
-   * by side (its entry of `fields` is then the union's, `unionFields`); the
-   * SQL names every column of each resource of a union
+   * The `sql` target: each union source's table, by side (`unionTable`, made
+   * with its resources' fields; its entry of `fields` is then the union's,
+   * `unionFields`): the SQL names every column of each resource of a union
    */
-  readonly unions?: readonly (readonly UnionMember[] | undefined)[];
+  readonly unions?: readonly (UnionTable | undefined)[];
 }
 
 /** What the client does locally after fetching the pushed-down records. */
@@ -171,7 +171,7 @@ export interface Plan {
   /** the `sql` target: the fields it was planned with (`PlanOptions.fields`), to plan each page of its records with */
   readonly fields?: readonly (readonly FieldInfo[])[];
   /** the `sql` target: the union sources' resources it was planned with (`PlanOptions.unions`) */
-  readonly unions?: readonly (readonly UnionMember[] | undefined)[];
+  readonly unions?: readonly (UnionTable | undefined)[];
   /** a query with windows on a `ckan-*` target: the rest of the plan reads its inner query, whose rows this step finishes */
   readonly window?: WindowStep;
 }
@@ -239,12 +239,12 @@ function planWindow(step: WindowStep, options: PlanOptions): Plan {
 }
 
 /** The facets statement's options on the `sql` target: the shape met with the fields, when they are known. */
-function boundOptions(query: Query, options: PlanOptions): { bound?: BoundShape; unions?: readonly (readonly UnionMember[] | undefined)[] } {
+function boundOptions(query: Query, options: PlanOptions): { bound?: BoundShape; unions?: readonly (UnionTable | undefined)[] } {
   return { ...(options.fields === undefined ? {} : { bound: bindShape(shapeOf(query), options.fields) }), ...unionsOf(options) };
 }
 
 /** The sql target's union sources, as the SQL writer takes them, and as the plan keeps them (`Plan.unions`). */
-function unionsOf(options: PlanOptions): { unions?: readonly (readonly UnionMember[] | undefined)[] } {
+function unionsOf(options: PlanOptions): { unions?: readonly (UnionTable | undefined)[] } {
   return options.unions === undefined ? {} : { unions: options.unions };
 }
 

@@ -21,8 +21,8 @@ import { queryError } from '../errors.js';
 import { conditionSql, DEFAULT_LIMIT, identifier, MAX_LIMIT, stringLiteral, TOTAL_COLUMN, whereSql } from './sql.js';
 import type { FieldSql, LiteralWriter, SqlRequest } from './sql.js';
 import { expressionSql } from './sql-expression.js';
-import { MEMBER_COLUMN, unionSql } from './union.js';
-import type { UnionMember } from './union.js';
+import { MEMBER_COLUMN } from './union.js';
+import type { UnionTable } from './union.js';
 import { keySlot, shapeOf, sideConditions, sideSearch } from './shape.js';
 import type { BoundShape, FacetSpec, Shape } from './shape.js';
 
@@ -41,7 +41,7 @@ export interface ShapedSqlOptions {
   /** an engine's formatting of a column's value (a timestamp as CKAN writes it); default the value */
   readonly column?: (sql: string, field: Field | undefined) => string;
   /** a union source's resources with their fields, by side (compile/union.ts); the SQL names every column of a union */
-  readonly unions?: readonly (readonly UnionMember[] | undefined)[];
+  readonly unions?: readonly (UnionTable | undefined)[];
 }
 
 /**
@@ -53,11 +53,11 @@ export function sourceTable(shape: Shape, side: number, options: Pick<ShapedSqlO
   if (source.union === undefined) return options.table(source.resource);
   const members = options.unions?.[side];
   if (members === undefined) {
-    throw queryError('TARGET_CANNOT_EXPRESS', source.from.span, ['a union without the fields of its resources', 'sql'], {
-      hint: 'the SQL names every column of a union: run it against a source that gives each resource\'s fields (ckql reads them first)',
+    throw queryError('TARGET_CANNOT_EXPRESS', source.from.span, ['a union of unknown fields', 'sql'], {
+      hint: 'its SQL names each resource\'s columns: run it, and ckql reads their fields first',
     });
   }
-  return unionSql(members, options.table, options.literal, identifier);
+  return members(options.literal);
 }
 
 /**

@@ -13,6 +13,7 @@
 import type { StringValue } from '../ast.js';
 import type { FieldInfo, FieldType } from '../datastore/types.js';
 import { queryError } from '../errors.js';
+import { identifier } from './sql.js';
 
 /** The virtual field naming each record's resource, as written. */
 export const RESOURCE_FIELD = '_resource';
@@ -112,6 +113,22 @@ export function unionSql(members: readonly UnionMember[], table: (resource: stri
     return `SELECT ${[...columns, quote('_full_text'), `${literal(writtenName(member.resource))}::text AS ${quote(RESOURCE_FIELD)}`, `${i} AS ${quote(MEMBER_COLUMN)}`].join(', ')} FROM ${table(member.resource.value)}`;
   });
   return `(${selects.join(' UNION ALL ')})`;
+}
+
+/**
+ * A union's table as the SQL writer asks for it: its statement, written
+ * with the writer's literals (a quoted text for CKAN, a `$n` parameter for
+ * an engine). The caller that knows the resources' fields makes it, so
+ * that what only plans (the language service) carries no SQL of unions.
+ */
+export type UnionTable = (literal: (text: string) => string) => string;
+
+/**
+ * The `UnionTable` of resources with their fields, each resource's table named by `table`.
+ * @example unionTable(members, identifier)(stringLiteral) // (SELECT … FROM "a" UNION ALL SELECT … FROM "b")
+ */
+export function unionTable(members: readonly UnionMember[], table: (resource: string) => string): UnionTable {
+  return (literal) => unionSql(members, table, literal, identifier);
 }
 
 /** A field type as a PostgreSQL type name (CKAN's `int` is `int4`; an array keeps its `[]`). */

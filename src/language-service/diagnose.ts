@@ -320,12 +320,8 @@ function closestKeyword(word: string, expected: readonly string[]): string | und
  */
 function unionOf(from: From, context: LanguageContext, out: Diagnostic[]): ResourceSchema | null {
   const members = unionMembers(from);
-  const names: string[] = [];
-  for (const member of members) {
-    if (member.kind === 'param') return null;
-    names.push(member.value);
-  }
-  const merged = unionSchema(names, context);
+  if (members.some((member) => member.kind === 'param')) return null;
+  const merged = unionSchema(members.map((member) => (member as StringValue).value), context);
   if (merged !== undefined) return merged;
   for (const member of members as readonly StringValue[]) {
     const scope = scopeOf(context, member.value);

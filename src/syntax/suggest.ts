@@ -191,10 +191,8 @@ function suggestAt(text: string, cursor: number, source: string): SuggestResult 
   if (calls && !/^[`"']|\./.test(prefix)) add(windows ? { kind: 'function', windows: true } : { kind: 'function' });
   // `from a union _`: content assist runs no gates, so it also reads `union` as an alias; the parser's gate never does.
   const [previous, next] = before.slice(-2);
-  if (next?.tokenType === Union && previous !== undefined && (previous.tokenType === Bareword || previous.tokenType === StringLiteral || previous.tokenType === Uuid || previous.tokenType === Parameter)) {
-    return { from, prefix, suggestions: suggestions.filter((suggestion) => suggestion.kind === 'resource') };
-  }
-  return { from, prefix, suggestions };
+  const afterUnion = next?.tokenType === Union && resourceName(previous) !== undefined;
+  return { from, prefix, suggestions: afterUnion ? suggestions.filter((suggestion) => suggestion.kind === 'resource') : suggestions };
 }
 
 /** The rules whose fields may be a select item's `as` name instead. */
@@ -338,25 +336,25 @@ export function declaredSources(tokens: readonly IToken[]): Map<string, string> 
 
 /** The resource named after `from`, if it is written as text. */
 function resourceOf(tokens: readonly IToken[]): string | undefined {
-  const [first, second] = tokens;
-  if (first?.tokenType !== From || second === undefined) return undefined;
-  if (second.tokenType === StringLiteral) return unescapeString(second.image);
-  if (second.tokenType === Bareword || second.tokenType === Uuid) return second.image;
-  return undefined;
+  return tokens[0]?.tokenType === From ? resourceName(tokens[1]) : undefined;
+}
+
+/** A resource written as text (a name, a UUID or a string), else undefined. */
+function resourceName(token: IToken | undefined): string | undefined {
+  if (token?.tokenType === StringLiteral) return unescapeString(token.image);
+  return token?.tokenType === Bareword || token?.tokenType === Uuid ? token.image : undefined;
 }
 
 /** The resources of a union after `from` (`from a union "b" union c`), if each is written as text; undefined without union. */
 function unionOf(tokens: readonly IToken[]): string[] | undefined {
   if (tokens[0]?.tokenType !== From) return undefined;
   const names: string[] = [];
-  for (let i = 1; i < tokens.length; i += 2) {
-    const token = tokens[i]!;
-    if (token.tokenType === StringLiteral) names.push(unescapeString(token.image));
-    else if (token.tokenType === Bareword || token.tokenType === Uuid) names.push(token.image);
-    else return undefined;
-    if (tokens[i + 1]?.tokenType !== Union) break;
+  for (let i = 1; ; i += 2) {
+    const name = resourceName(tokens[i]);
+    if (name === undefined) return undefined;
+    names.push(name);
+    if (tokens[i + 1]?.tokenType !== Union) return names.length > 1 ? names : undefined;
   }
-  return names.length > 1 ? names : undefined;
 }
 
 /** The field of the comparison a value is being typed for: the name before the nearest operator, `in` or `between`. */

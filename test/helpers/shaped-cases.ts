@@ -21,13 +21,13 @@ import { bind } from '../../src/compile/bind.js';
 import { compile, plan } from '../../src/compile/compile.js';
 import type { Plan, Target } from '../../src/compile/plan.js';
 import { shapeOf } from '../../src/compile/shape.js';
-import { TOTAL_COLUMN } from '../../src/compile/sql.js';
+import { identifier, TOTAL_COLUMN } from '../../src/compile/sql.js';
 import type { SqlRequest } from '../../src/compile/sql.js';
 import type { FacetResult, Facets, FieldInfo, Row, Table } from '../../src/datastore/types.js';
 import { memoryEngine } from '../../src/engine/memory/engine.js';
 import { windowStep } from '../../src/compile/window.js';
-import { unionFields } from '../../src/compile/union.js';
-import type { UnionMember } from '../../src/compile/union.js';
+import { unionFields, unionTable } from '../../src/compile/union.js';
+import type { UnionMember, UnionTable } from '../../src/compile/union.js';
 import type { Engine } from '../../src/engine/types.js';
 import { QueryError } from '../../src/errors.js';
 import { readSqlText } from '../../src/datastore/sql-text.js';
@@ -170,7 +170,7 @@ function facetOfRows(expected: FacetResult, rows: readonly Row[]): FacetResult {
  * The fields of each resource the query names, in its order (what the client reads from a portal before a join),
  * and each union's resources with theirs (compile/union.ts).
  */
-function fieldsOf(query: Query, tables: readonly Table[]): { fields: FieldInfo[][]; unions?: (UnionMember[] | undefined)[] } {
+function fieldsOf(query: Query, tables: readonly Table[]): { fields: FieldInfo[][]; unions?: (UnionTable | undefined)[] } {
   const tableOf = (resource: string): Table => {
     const table = tables.find((t) => t.aliases.includes(resource) || t.id === resource);
     if (table === undefined) throw new Error(`no table ${resource}`);
@@ -180,7 +180,7 @@ function fieldsOf(query: Query, tables: readonly Table[]): { fields: FieldInfo[]
   const sources = shapeOf(windowStep(query)?.inner ?? query).sources;
   const unions = sources.map((source) => source.union?.map((resource): UnionMember => ({ resource, fields: [...tableOf(resource.value).fields] })));
   const fields = sources.map((source, side) => (unions[side] === undefined ? [...tableOf(source.resource).fields] : unionFields(unions[side])));
-  return unions.some((u) => u !== undefined) ? { fields, unions } : { fields };
+  return unions.some((u) => u !== undefined) ? { fields, unions: unions.map((members) => (members === undefined ? undefined : unionTable(members, identifier))) } : { fields };
 }
 
 /** Runs one shaped case: its plans, PostgreSQL's check of its rows, and every answer. */

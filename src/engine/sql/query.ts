@@ -25,8 +25,8 @@ import { windowFields, windowSql, windowStep } from '../../compile/window.js';
 import type { WindowStep } from '../../compile/window.js';
 import { joinHint } from '../memory/shaped.js';
 import { closing } from '../stream.js';
-import { unionFields } from '../../compile/union.js';
-import type { UnionMember } from '../../compile/union.js';
+import { unionFields, unionTable } from '../../compile/union.js';
+import type { UnionMember, UnionTable } from '../../compile/union.js';
 
 const DEFAULT_LIMIT = 100;
 const DEFAULT_BATCH = 1_000;
@@ -204,7 +204,7 @@ export type SourceEntries = readonly (readonly CatalogEntry[])[];
  * union's as compile/union.ts makes them), the table of a resource as
  * written, and each union's resources with their fields.
  */
-function tablesOf(shape: Shape, entries: SourceEntries): { fields: FieldInfo[][]; table: (resource: string) => string; unions: (UnionMember[] | undefined)[] } {
+function tablesOf(shape: Shape, entries: SourceEntries): { fields: FieldInfo[][]; table: (resource: string) => string; unions: (UnionTable | undefined)[] } {
   const ids = new Map<string, string>();
   const unions = shape.sources.map((source, side): UnionMember[] | undefined => {
     const own = entries[side]!;
@@ -221,7 +221,8 @@ function tablesOf(shape: Shape, entries: SourceEntries): { fields: FieldInfo[][]
     const members = unions[side];
     return members === undefined ? [...entries[side]![0]!.fields] : unionFields(members);
   });
-  return { fields, table: (resource) => id(ids.get(resource)!), unions };
+  const table = (resource: string): string => id(ids.get(resource)!);
+  return { fields, table, unions: unions.map((members) => (members === undefined ? undefined : unionTable(members, table))) };
 }
 
 function withoutFacetQuery(query: Query): Query {
