@@ -87,10 +87,28 @@ export class ResourceNames {
     return resolved;
   }
 
-  async #lookUp(datasetName: string, wanted: string, signal: AbortSignal | undefined): Promise<string | undefined> {
-    let dataset: DatasetSummary;
+  /**
+   * `dataset/*` (docs/expressions.md, Unions): the dataset's DataStore
+   * resources in its order, each with its id and its name as written
+   * (`dataset/resource`); undefined for any other text.
+   */
+  async expand(text: string, signal?: AbortSignal): Promise<{ readonly id: string; readonly written: string }[] | undefined> {
+    const parts = splitResourceName(text);
+    if (parts?.resource !== '*') return undefined;
+    const dataset = await this.#dataset(parts.dataset, '*', signal);
+    if (dataset === undefined) throw new DatastoreError('NOT_FOUND', `${JSON.stringify(text)}: the portal has no dataset ${JSON.stringify(parts.dataset)}`);
+    this.remember([dataset]);
+    const resources = dataset.resources.filter((resource) => resource.datastoreActive);
+    if (resources.length === 0) {
+      throw new DatastoreError('NOT_FOUND', `${JSON.stringify(text)}: the dataset ${JSON.stringify(parts.dataset)} has no resource in the datastore (its files can be downloaded, not searched)`);
+    }
+    return resources.map((resource) => ({ id: resource.id, written: resourceName(parts.dataset, resource.name) }));
+  }
+
+  /** The dataset by `package_show`; undefined when the portal does not know it (or has no catalogue). */
+  async #dataset(datasetName: string, wanted: string, signal: AbortSignal | undefined): Promise<DatasetSummary | undefined> {
     try {
-      dataset = await showDataset(this.client, datasetName, signal);
+      return await showDataset(this.client, datasetName, signal);
     } catch (error) {
       // No such dataset (or no catalogue at all): the text may be an alias with a `/` in it.
       if (error instanceof DatastoreError && ['NOT_FOUND', 'BAD_REQUEST'].includes(error.code)) return undefined;
@@ -103,6 +121,11 @@ export class ResourceNames {
       }
       throw error;
     }
+  }
+
+  async #lookUp(datasetName: string, wanted: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+    const dataset = await this.#dataset(datasetName, wanted, signal);
+    if (dataset === undefined) return undefined;
     this.remember([dataset]);
     const exact = dataset.resources.filter((resource) => resource.name === wanted);
     const matches = exact.length > 0 ? exact : dataset.resources.filter((resource) => resource.name.toLowerCase() === wanted.toLowerCase());
@@ -150,18 +173,25 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
     }
     // `from`'s resource and each join's: any of them may be a `dataset/resource` name.
     const params = options?.params;
-    const idOf = async (resource: From['resource']): Promise<string | undefined> => {
-      const text = resource.kind === 'string' ? resource.value : typeof params?.[resource.name] === 'string' ? (params[resource.name] as string) : undefined;
-      return text?.includes('/') === true ? names.resolve(text, signal) : undefined;
-    };
-    const ids: (string | undefined)[][] = [];
-    // a union's resources each (docs/expressions.md, Unions)
+    const textOf = (resource: From['resource']): string | undefined =>
+      resource.kind === 'string' ? resource.value : typeof params?.[resource.name] === 'string' ? (params[resource.name] as string) : undefined;
+    /** Each resource a source reads, with the id it is sent as (undefined: as written) and, in a union, its name as written. */
+    type Member = { readonly resource: From['resource']; readonly id?: string | undefined; readonly written?: string };
+    const members: Member[][] = [];
+    let changed = false;
+    // a union's resources each, and `dataset/*` as every DataStore resource of the dataset (docs/expressions.md, Unions)
     for (const source of querySources(query)) {
-      const each: (string | undefined)[] = [];
-      for (const member of unionMembers(source)) each.push(await idOf(member));
-      ids.push(each);
+      const each: Member[] = [];
+      for (const resource of unionMembers(source)) {
+        const text = textOf(resource);
+        const expanded = text === undefined ? undefined : await names.expand(text, signal);
+        if (expanded !== undefined) each.push(...expanded.map((found) => ({ resource, id: found.id, written: found.written })));
+        else each.push({ resource, id: text?.includes('/') === true ? await names.resolve(text, signal) : undefined });
+      }
+      changed ||= each.some((member) => member.id !== undefined);
+      members.push(each);
     }
-    if (ids.flat().every((id) => id === undefined)) return [input, options];
+    if (!changed) return [input, options];
     // The parameters are bound here, so the resources can be replaced by their ids.
     let bound: Query;
     try {
@@ -169,21 +199,23 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
     } catch {
       return [input, options];
     }
-    // A union keeps each name as written for `_resource`, and the name its fields are qualified by.
-    const replaced = (resource: From['resource'], id: string | undefined, union: boolean): From['resource'] =>
-      id === undefined ? resource : { kind: 'string', span: resource.span, value: id, ...(union && resource.kind === 'string' ? { written: resource.value } : {}) };
-    const withId = (source: From, each: readonly (string | undefined)[]): From => {
-      if (each.every((id) => id === undefined)) return source;
-      if (source.union === undefined) return { ...source, resource: replaced(source.resource, each[0], false) };
+    const withId = (source: From, each: readonly Member[]): From => {
+      if (each.every((member) => member.id === undefined)) return source;
       const first = source.resource;
-      const alias = source.alias ?? (first.kind === 'string' ? { kind: 'name' as const, span: first.span, name: first.value } : undefined);
-      return {
-        ...source,
-        resource: replaced(first, each[0], true),
-        union: source.union.map((member, i) => replaced(member, each[i + 1], true)),
-        ...(alias === undefined ? {} : { alias }),
+      const expanded = each.some((member) => member.written !== undefined);
+      if (source.union === undefined && !expanded) return { ...source, resource: { kind: 'string', span: first.span, value: each[0]!.id! } };
+      // A union keeps each name as written for `_resource`, and the name its fields are qualified by.
+      const written = (member: Member): From['resource'] => {
+        const text = member.written ?? textOf(member.resource);
+        if (member.id === undefined) return member.resource;
+        return { kind: 'string', span: member.resource.span, value: member.id, ...(text === undefined ? {} : { written: text }) };
       };
+      const named = textOf(first);
+      const alias = source.alias ?? (named === undefined ? undefined : { kind: 'name' as const, span: first.span, name: named });
+      const [head, ...tail] = each.map(written);
+      return { ...source, resource: head!, union: tail, ...(alias === undefined ? {} : { alias }) };
     };
+    const ids = members;
     const joins = bound.joins?.map((join, i) => ({ ...join, source: withId(join.source, ids[i + 1]!) }));
     let rest: T | undefined;
     if (options !== undefined) {

@@ -59,6 +59,7 @@ class Binder {
 
   query(query: Query): Query {
     const bound: { -readonly [K in keyof Query]: Query[K] } = { ...query, from: this.from(query.from) };
+    if (query.joins !== undefined) bound.joins = query.joins.map((join) => ({ ...join, source: this.from(join.source) }));
     if (query.where !== undefined) bound.where = this.where(query.where);
     if (query.search !== undefined) bound.search = this.search(query.search);
     if (query.limit !== undefined) bound.limit = this.count(query.limit);
@@ -87,14 +88,21 @@ class Binder {
   }
 
   private from(from: From): From {
-    const resource = from.resource;
-    if (resource.kind !== 'param') return from;
+    const resource = this.resource(from.resource);
+    // a union's resources each (`from a union $b`)
+    const union = from.union?.map((member) => this.resource(member));
+    if (resource === from.resource && (union === undefined || union.every((member, i) => member === from.union![i]))) return from;
+    return { ...from, resource, ...(union === undefined ? {} : { union }) };
+  }
+
+  private resource(resource: From['resource']): From['resource'] {
+    if (resource.kind !== 'param') return resource;
     const value = this.lookup(resource);
-    if (value === undefined) return from;
+    if (value === undefined) return resource;
     if (typeof value !== 'string' || value === '') {
       throw invalid(resource, 'a non-empty string (a resource id or name)', value);
     }
-    return { ...from, resource: stringNode(resource, value) };
+    return stringNode(resource, value);
   }
 
   private search(search: Search): Search {

@@ -120,7 +120,7 @@ export const computedSlot = (i: number): string => `c${i}`;
 export function shapeOf(query: Query): Shape {
   const sources = querySources(query).map((from): ShapeSource => {
     const resource = resourceText(from.resource);
-    const union = from.union === undefined ? {} : { union: unionMembers(from).map((member) => ({ kind: 'string' as const, span: member.span, value: resourceText(member) })) };
+    const union = from.union === undefined ? {} : { union: unionMembers(from).map((member): StringValue => (member.kind === 'string' ? member : { kind: 'string', span: member.span, value: resourceText(member) })) };
     return { from, resource, qualifier: from.alias?.name ?? resource, ...union };
   });
   const single = sources.length === 1;

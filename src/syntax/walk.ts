@@ -86,7 +86,8 @@ export function conditionFields(condition: Condition | undefined): string[] {
  * @example parametersOf(parse('from $r where a = $x limit $n')).map((p) => p.name) // → ['r', 'x', 'n']
  */
 export function parametersOf(query: Query): Parameter[] {
-  const values: Value[] = [query.from.resource];
+  // every resource: `from`'s (a union's each) and each join's, which stand before the clauses
+  const values: Value[] = [query.from, ...(query.joins ?? []).map((join) => join.source)].flatMap((from) => (from.union === undefined ? [from.resource] : [from.resource, ...from.union]));
   if (query.where !== undefined) conditionValues(query.where.condition, values);
   if (query.search !== undefined) {
     if (query.search.text !== undefined) values.push(query.search.text);

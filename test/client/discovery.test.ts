@@ -130,6 +130,21 @@ describe('discovery over ckql serve', () => {
     expect((await client.search('from $m m join $s s on m.station = s.station where m.station = B select m.day, s.opened order by m.day', { params: { m: 'air-quality/measurements 2023', s: 'air-quality/stations' } })).records).toEqual(expected);
   });
 
+  it('"dataset/*" reads every DataStore resource of the dataset as one union, each named as written in _resource', async () => {
+    const union = await client.search('from "air-quality/*" group by _resource select _resource, count(*) as n');
+    const count = async (resource: string): Promise<number | undefined> => (await client.search({ resource_id: resource, limit: 0 })).total;
+    expect(union.records).toEqual([
+      { _resource: 'air-quality/measurements 2023', n: await count('measurements-2023') },
+      { _resource: 'air-quality/stations', n: await count('stations') },
+    ]);
+    // the fields of both, null where a resource lacks one
+    const rows = (await client.search('from "air-quality/*" where station = B select _resource, station, day, opened order by _resource, day')).records;
+    expect(rows.length).toBeGreaterThan(1);
+    expect(rows.every((row) => row.station === 'B')).toBe(true);
+    expect(rows.filter((row) => row._resource === 'air-quality/stations').every((row) => row.day === null && row.opened !== null)).toBe(true);
+    await expect(client.search('from "no-such-dataset/*" limit 1')).rejects.toMatchObject({ code: 'NOT_FOUND', message: '"no-such-dataset/*": the portal has no dataset "no-such-dataset"' });
+  });
+
   it('names what a dataset holds when its resource is not found', async () => {
     await expect(client.search('from "air-quality/measurements 2024"')).rejects.toThrow(
       'the dataset "air-quality" has no resource named "measurements 2024"; its resources: "measurements 2023", "stations"',

@@ -148,6 +148,12 @@ describe('a union across two portals and a local file', () => {
     expect(got).toEqual([{ n: 2_900, armed: 900 }]);
   });
 
+  it('takes a resource of a union from a parameter', async () => {
+    const result = await ckql(['query', 'from pa:crime_2021 union $r select count(*) as n', '--param', 'r=pb:crime_2022', '--format', 'ndjson', '--profile', 'pa', '--config', configFile]);
+    expect(result.stderr).toBe('');
+    expect(ndjson(result.stdout)).toEqual([{ n: years.crime_2021.length + years.crime_2022.length }]);
+  });
+
   it('refuses a union whose fields of one name disagree in type, naming both resources', async () => {
     const result = await ckql(['query', 'from pa:crime_2021 union files:crime_notes select count(*) as n', '--profile', 'pa', '--config', configFile]);
     expect(result.code).not.toBe(0);
