@@ -70,7 +70,7 @@ export const queryMessages = {
   AGGREGATE_IN_QUALIFY: (what: string): string => `${what} cannot be tested in qualify, which tests the rows of the answer`,
   // unions (docs/expressions.md, Unions)
   UNION_TYPE_MISMATCH: (field: string, a: string, aType: string, b: string, bType: string): string =>
-    `${JSON.stringify(field)} is ${aType} in ${a} and ${bType} in ${b}: a union's fields must agree in type, or be numbers`,
+    `${q(field)} is ${aType} in ${a} and ${bType} in ${b}: a union's fields must agree in type, or be numbers`,
   // compiling: the meaning of grouped and joined queries
   NOT_GROUPED: (name: string): string => `${name} is neither grouped nor aggregated, so a group has no one value of it`,
   AMBIGUOUS_FIELD: (field: string, first: string, second: string): string => `${q(field)} is a field of both ${q(first)} and ${q(second)}`,

@@ -90,9 +90,7 @@ class Binder {
   private from(from: From): From {
     const resource = this.resource(from.resource);
     // a union's resources each (`from a union $b`)
-    const union = from.union?.map((member) => this.resource(member));
-    if (resource === from.resource && (union === undefined || union.every((member, i) => member === from.union![i]))) return from;
-    return { ...from, resource, ...(union === undefined ? {} : { union }) };
+    return from.union === undefined ? { ...from, resource } : { ...from, resource, union: from.union.map((member) => this.resource(member)) };
   }
 
   private resource(resource: From['resource']): From['resource'] {

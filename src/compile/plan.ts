@@ -380,24 +380,11 @@ function shapedPlan(query: Query, target: Exclude<Target, 'sql'>, sideTargets?: 
   const noSelect = (query.select === undefined || shape.star !== undefined) && !shape.grouped;
 
   const sides = shape.sources.map((source, side): SidePlan => {
-    if (source.union !== undefined) {
-      // Which resource of a union has a field is known only once each is asked: its conditions are pushed down at run time.
-      const condition = and(ofSide[side]!, whereSpan);
-      if (condition !== undefined) conditionFieldNodes(condition).forEach(need);
-      const request: Record<string, unknown> = { resource_id: source.resource };
-      const search = searchOfSide(query.search, side, sideOf);
-      if (search !== undefined) Object.assign(request, searchKeys(search));
-      const fields = wanted[side];
-      if (fields !== undefined && !noSelect) request.fields = [...fields].filter((name) => name !== RESOURCE_FIELD);
-      return {
-        resource: source.resource,
-        qualifier: source.qualifier,
-        request: request as unknown as SearchRequest,
-        ...(condition === undefined ? {} : { residual: condition }),
-        union: { members: source.union, ...(condition === undefined ? {} : { condition }), target: targetOf(side) },
-      };
-    }
-    const { rest, filters } = split(and(ofSide[side]!, whereSpan), targetOf(side));
+    const condition = and(ofSide[side]!, whereSpan);
+    // A union's conditions are pushed down at run time, once each resource has said its fields (`memberRequest`);
+    // they are all tested after the union too.
+    const union = source.union === undefined ? undefined : { members: source.union, ...(condition === undefined ? {} : { condition }), target: targetOf(side) };
+    const { rest, filters } = union === undefined ? split(condition, targetOf(side)) : { rest: condition, filters: undefined };
     if (rest !== undefined) conditionFieldNodes(rest).forEach(need);
     // Across sources each side's request goes to its own source, which knows the resource without the source's name.
     const request: Record<string, unknown> = { resource_id: sideTargets === undefined ? source.resource : splitSource(source.resource).resource };
@@ -405,12 +392,13 @@ function shapedPlan(query: Query, target: Exclude<Target, 'sql'>, sideTargets?: 
     const search = searchOfSide(query.search, side, sideOf);
     if (search !== undefined) Object.assign(request, searchKeys(search));
     const fields = wanted[side];
-    if (fields !== undefined && !noSelect) request.fields = [...fields];
+    if (fields !== undefined && !noSelect) request.fields = [...fields].filter((name) => union === undefined || name !== RESOURCE_FIELD);
     return {
       resource: source.resource,
       qualifier: source.qualifier,
       request: request as unknown as SearchRequest,
       ...(rest === undefined ? {} : { residual: rest }),
+      ...(union === undefined ? {} : { union }),
     };
   });
   const joinedCondition = and(joined, whereSpan);

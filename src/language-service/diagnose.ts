@@ -319,11 +319,11 @@ function closestKeyword(word: string, expected: readonly string[]): string | und
  * parameter not yet bound.
  */
 function unionOf(from: From, context: LanguageContext, out: Diagnostic[]): ResourceSchema | null {
-  const members = unionMembers(from);
-  if (members.some((member) => member.kind === 'param')) return null;
-  const merged = unionSchema(members.map((member) => (member as StringValue).value), context);
+  const members = unionMembers(from) as readonly StringValue[];
+  if (members.some((member) => member.kind !== 'string')) return null;
+  const merged = unionSchema(members.map((member) => member.value), context);
   if (merged !== undefined) return merged;
-  for (const member of members as readonly StringValue[]) {
+  for (const member of members) {
     const scope = scopeOf(context, member.value);
     if (scope?.resources === undefined || findIn(scope.resources, scope.resource) !== undefined) continue;
     if (scope.source === undefined && splitSource(member.value).source !== undefined) continue;

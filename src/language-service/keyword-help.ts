@@ -57,7 +57,7 @@ const help: Readonly<Record<string, string>> = {
   extract: "extract(unit from d): date_part('unit', d), a part of a date as a number (year(d) is the bucket)",
   over: 'f(…) over ([partition by e, …] [order by k, …]): a window: the value of f over the rows of the partition, in its order (row_number, rank, dense_rank, lag, lead, count, sum, avg, min, max)',
   partition: "over (partition by e, …): the rows a window counts over are those with the row's values of e, …",
-  union: 'from a union b: the resources as one table (UNION ALL); _resource names each record\'s',
+  union: 'from a union b: both as one table (UNION ALL); _resource names each record\'s',
   qualify: 'qualify <conditions>: keep the rows that match once their windows are computed (qualify r <= 3 keeps the top 3 per partition)',
 };
 

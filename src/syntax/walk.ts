@@ -2,7 +2,7 @@
  * Walks over the AST that several passes share: the values and fields a
  * condition mentions, and the parameters of a query, in source order.
  */
-import { assertNever, type Condition, type Field, type Parameter, type Query, type Value } from '../ast.js';
+import { assertNever, querySources, unionMembers, type Condition, type Field, type Parameter, type Query, type Value } from '../ast.js';
 import { conditionLeaves, expressionLeaves, windowParts, type Leaf } from './expressions.js';
 
 /**
@@ -87,7 +87,7 @@ export function conditionFields(condition: Condition | undefined): string[] {
  */
 export function parametersOf(query: Query): Parameter[] {
   // every resource: `from`'s (a union's each) and each join's, which stand before the clauses
-  const values: Value[] = [query.from, ...(query.joins ?? []).map((join) => join.source)].flatMap((from) => (from.union === undefined ? [from.resource] : [from.resource, ...from.union]));
+  const values: Value[] = querySources(query).flatMap(unionMembers);
   if (query.where !== undefined) conditionValues(query.where.condition, values);
   if (query.search !== undefined) {
     if (query.search.text !== undefined) values.push(query.search.text);

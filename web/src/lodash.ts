@@ -100,3 +100,23 @@ export function clone<T>(value: T): T {
 export function has(object: unknown, key: PropertyKey): boolean {
   return object !== null && object !== undefined && Object.prototype.hasOwnProperty.call(object, key);
 }
+
+// The next three as Chevrotain calls them (on arrays, strings and plain objects), in a few lines each where
+// es-toolkit's compatible versions take 1.1 KB: lodash's meaning on those (`includes` by SameValueZero, a
+// negative start counted from the end; `keys` an object's own enumerable keys, an array's indexes as text).
+export function includes(collection: unknown, value: unknown, fromIndex = 0): boolean {
+  if (typeof collection === 'string') return collection.includes(String(value), fromIndex);
+  const values: unknown[] = Array.isArray(collection) ? collection : collection === null || collection === undefined ? [] : Object.values(collection);
+  return values.includes(value, fromIndex < 0 ? Math.max(values.length + fromIndex, 0) : fromIndex);
+}
+
+export function keys(object: unknown): string[] {
+  return object === null || object === undefined ? [] : Object.keys(Object(object));
+}
+
+export function isEmpty(value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (typeof value === 'string' || Array.isArray(value)) return value.length === 0;
+  if (value instanceof Map || value instanceof Set) return value.size === 0;
+  return typeof value !== 'object' || Object.keys(value).length === 0;
+}
