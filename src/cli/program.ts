@@ -14,6 +14,7 @@ import { registerFields } from './commands/fields.js';
 import { registerFormat } from './commands/format.js';
 import { registerLoad } from './commands/load.js';
 import { registerLsp } from './commands/lsp.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerQuery } from './commands/query.js';
 import { registerRepl } from './commands/repl.js';
 import { registerResources } from './commands/resources.js';
@@ -74,6 +75,7 @@ Environment: CKQL_TOKEN (API token), CKQL_CONFIG (config file), NO_COLOR.`,
   registerExport(program, run);
   registerCheck(program, run);
   registerLsp(program, run);
+  registerMcp(program, run);
   return program;
 }
 
