@@ -14,10 +14,14 @@ import { selectSource } from '../../session/select-source.js';
 import { openSource } from '../../session/source.js';
 import type { Source, SourceSpec } from '../../session/source.js';
 import { packageVersion } from '../version.js';
+import { untilStopped } from '../interrupt.js';
 
 interface McpCommandOptions extends SourceOptionValues {
   readonly exportDir?: string;
   readonly toolTimeout?: number;
+  readonly http?: boolean;
+  readonly port?: number;
+  readonly allowHost: readonly string[];
 }
 
 export function registerMcp(program: Command, run: CommandRun): void {
@@ -26,6 +30,9 @@ export function registerMcp(program: Command, run: CommandRun): void {
     .description('run the MCP server for AI assistants (find, describe, check, query, explain, export) on stdin and stdout')
     .option('--export-dir <dir>', 'the only folder the export tool may write into (without it, export is refused)')
     .option('--tool-timeout <seconds>', 'the longest a tool may take (default 120)', integerOption('--tool-timeout', 1))
+    .option('--http', 'serve Streamable HTTP on 127.0.0.1 at /mcp instead of stdio (the address is printed on stderr)')
+    .option('--port <n>', 'the port of --http (default: a free one)', integerOption('--port', 0))
+    .option('--allow-host <name>', 'a host name besides addresses and localhost that --http answers to (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
     .addHelpText(
       'after',
       `
@@ -45,7 +52,7 @@ Tokens stay in the server: no tool answer, log or error holds one.`,
       const open = (each: SourceSpec): Promise<Source> => openSource(each, { lazy: true, onBadFile });
       const source = await open(spec);
       const [{ createMcpServer }, { StdioServerTransport }] = await Promise.all([import('../../mcp/server.js'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
-      const server = createMcpServer({
+      const make = () => createMcpServer({
         source,
         config,
         profile,
@@ -54,6 +61,17 @@ Tokens stay in the server: no tool answer, log or error holds one.`,
         timeoutMs: (options.toolTimeout ?? 120) * 1000,
         version: packageVersion(),
       });
+      if (options.http === true) {
+        const { serveMcpHttp } = await import('../../mcp/http.js');
+        const stopped = untilStopped();
+        const running = await serveMcpHttp(make, { ...(options.port === undefined ? {} : { port: options.port }), allowedHosts: options.allowHost });
+        context.err(`ckql mcp: Streamable HTTP at ${running.url} (Ctrl-C stops it)`);
+        await stopped;
+        await running.close();
+        await source.close();
+        return 0;
+      }
+      const server = make();
       const closed = new Promise<void>((done) => {
         const closing = server.server.onclose;
         server.server.onclose = () => {
