@@ -5,7 +5,7 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates|underload|expressions|windows), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates|underload|expressions|windows|unions), prints only
  *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
  *   … --write                             also keep an --only run's sections in bench/results.json and
  *                                         write BENCHMARKS.md from it (the other sections stay as they were)
@@ -38,8 +38,9 @@ import { benchAggregates } from './aggregates.js';
 import { benchUnderLoad } from './underload.js';
 import { benchExpressions } from './expressions.js';
 import { benchWindows } from './windows.js';
+import { benchUnions } from './unions.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica' | 'aggregates' | 'underload' | 'expressions' | 'windows';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica' | 'aggregates' | 'underload' | 'expressions' | 'windows' | 'unions';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -56,8 +57,9 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   underload: { title: '12. Under load: PGlite beside the memory engine', run: benchUnderLoad },
   expressions: { title: '13. Expressions on the memory engine', run: benchExpressions },
   windows: { title: '14. Windows on the memory engine', run: benchWindows },
+  unions: { title: '15. Unions on the memory engine', run: benchUnions },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica', 'aggregates', 'underload', 'expressions', 'windows'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica', 'aggregates', 'underload', 'expressions', 'windows', 'unions'];
 
 interface Flags {
   readonly quick: boolean;

@@ -35,8 +35,18 @@ let exportDir: string;
 const received: string[] = [];
 const seen: Record<'a' | 'b', SearchRequest[]> = { a: [], b: [] };
 
+/** While set, the 2.11 portal holds each search until it is released: a request the client cancels is then surely under way. */
+let held: Promise<void> | undefined;
+
 function recording(engine: Engine, log: SearchRequest[]): Engine {
-  return { ...engine, search: (request, options) => (log.push(request as SearchRequest), engine.search(request, options)) };
+  return {
+    ...engine,
+    search: async (request, options) => {
+      log.push(request as SearchRequest);
+      if (held !== undefined) await held;
+      return engine.search(request, options);
+    },
+  };
 }
 
 beforeAll(async () => {
@@ -177,10 +187,23 @@ describe('ckql mcp', () => {
   });
 
   it('a request the client cancels stops, and the server answers the next one', async () => {
+    let release = (): void => undefined;
+    held = new Promise<void>((done) => (release = done));
+    const before = seen.a.length;
     const controller = new AbortController();
-    const running = call('query', { query: 'from enrolments a join enrolments b on a.course = b.course select count(*) as n' }, controller.signal);
-    setTimeout(() => controller.abort(), 50);
-    await expect(running).rejects.toThrow();
+    const running = call('query', { query: 'from pa:enrolments group by status select status, count(*) as n' }, controller.signal);
+    try {
+      // cancelled once the portal has the request
+      while (seen.a.length === before) await new Promise((done) => setTimeout(done, 5));
+      controller.abort();
+      await expect(running).rejects.toThrow(/abort/i);
+    } finally {
+      held = undefined;
+      release();
+    }
+    // The server's reading stopped with the cancel: the held request was its last (no page follows the count).
+    await new Promise((done) => setTimeout(done, 200));
+    expect(seen.a.length).toBe(before + 1);
     const next = await call('query', { query: 'from schools select count(*) as n' });
     expect(next.structuredContent?.records).toEqual([{ n: rowsOf('schools').length }]);
   });
