@@ -5,7 +5,7 @@
  *
  *   npm run bench                         full run (< 5 min), writes BENCHMARKS.md
  *   npm run bench -- --quick              smoke run (< 1 min), prints only
- *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates|underload|expressions|windows|unions), prints only
+ *   npm run bench -- --only evaluate      one section (parse|evaluate|server|memory|client|engines|startup|connections|load|replica|aggregates|underload|expressions|windows|unions|mcp), prints only
  *                                         (engines: postgres columns need CKQL_BENCH_PG_URL or CKQL_TEST_PG_URL)
  *   … --write                             also keep an --only run's sections in bench/results.json and
  *                                         write BENCHMARKS.md from it (the other sections stay as they were)
@@ -39,8 +39,9 @@ import { benchUnderLoad } from './underload.js';
 import { benchExpressions } from './expressions.js';
 import { benchWindows } from './windows.js';
 import { benchUnions } from './unions.js';
+import { benchMcp } from './mcp.js';
 
-type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica' | 'aggregates' | 'underload' | 'expressions' | 'windows' | 'unions';
+type SectionId = 'parse' | 'evaluate' | 'server' | 'memory' | 'client' | 'engines' | 'startup' | 'connections' | 'load' | 'replica' | 'aggregates' | 'underload' | 'expressions' | 'windows' | 'unions' | 'mcp';
 
 const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log: (line: string) => void) => Promise<SectionResult> }> = {
   parse: { title: '1. Parse + compile', run: benchParse },
@@ -58,8 +59,9 @@ const SECTIONS: Record<SectionId, { title: string; run: (config: RunConfig, log:
   expressions: { title: '13. Expressions on the memory engine', run: benchExpressions },
   windows: { title: '14. Windows on the memory engine', run: benchWindows },
   unions: { title: '15. Unions on the memory engine', run: benchUnions },
+  mcp: { title: '16. ckql mcp over stdio', run: benchMcp },
 };
-const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica', 'aggregates', 'underload', 'expressions', 'windows', 'unions'];
+const ORDER: readonly SectionId[] = ['parse', 'evaluate', 'server', 'memory', 'client', 'engines', 'startup', 'connections', 'load', 'replica', 'aggregates', 'underload', 'expressions', 'windows', 'unions', 'mcp'];
 
 interface Flags {
   readonly quick: boolean;

@@ -32,7 +32,7 @@ const bin = path.join(rootDir, 'dist', 'bin', 'ckql.js');
 const demoData = path.join(rootDir, 'examples', 'data');
 
 /** `npm run build`: tsc, then the bin bundle, into the repository's dist/ (what the package ships). */
-function buildBin(log: (line: string) => void): void {
+export function buildBin(log: (line: string) => void): void {
   const t0 = performance.now();
   try {
     execFileSync(process.execPath, [path.join(rootDir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: rootDir, stdio: 'pipe' });

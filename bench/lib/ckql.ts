@@ -30,6 +30,7 @@ import type * as PgliteModule from '../../src/engine/pglite/engine.js';
 import type * as PgliteDbModule from '../../src/engine/pglite/thread-db.js';
 import type * as PostgresEngineModule from '../../src/engine/postgres/engine.js';
 import type * as SqlLoadModule from '../../src/engine/sql/load.js';
+import type * as SourceModule from '../../src/session/source.js';
 
 export const distDir = path.join(cacheDir, 'dist');
 const fromSource = process.env.CKQL_BENCH_SOURCE === 'src';
@@ -76,4 +77,5 @@ export const ckqlModules = {
   pgliteDb: () => load<typeof PgliteDbModule>('engine/pglite/thread-db.js'),
   postgresEngine: () => load<typeof PostgresEngineModule>('engine/postgres/engine.js'),
   sqlLoad: () => load<typeof SqlLoadModule>('engine/sql/load.js'),
+  source: () => load<typeof SourceModule>('session/source.js'),
 };
