@@ -10,10 +10,10 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { queryResources } from '../ast.js';
-import { searchDatasets } from '../client/discovery.js';
+import { datastoreTables, searchDatasets } from '../client/discovery.js';
 import { readDictionary } from '../client/dictionary.js';
 import type { DatastoreClient } from '../client/types.js';
 import type { Config } from '../config/types.js';
@@ -24,6 +24,7 @@ import { diagnose } from '../language-service/diagnose.js';
 import { lineAndColumn } from '../diagnostics.js';
 import { explainText } from '../repl/explain.js';
 import { parse } from '../syntax/parse.js';
+import { splitSource } from '../compile/plan.js';
 import { exportRecords } from '../session/export.js';
 import { loadSchema, refusalInQuery } from '../session/schema.js';
 import type { Source, SourceSpec } from '../session/source.js';
@@ -104,6 +105,12 @@ export function createMcpServer(options: McpOptions): McpServer {
   const others = otherSources({ config: options.config, current: options.source, profile: options.profile, open: options.openSource });
   const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const clientFor = (text: string): DatastoreClient => (namesSources(parse(text)) ? others.client : options.source.client);
+  /** The client a resource written `profile:resource` (or bare, the current source's) is read from, and its name there. */
+  const readerOf = async (written: string): Promise<{ client: DatastoreClient; resource: string }> => {
+    const { source, resource } = splitSource(written);
+    if (source === undefined || source === others.current) return { client: options.source.client, resource };
+    return { client: (await others.source(source)).client, resource };
+  };
   /** Runs a tool's work under the client's cancel and the server's timeout; every failure is a tool error. */
   const guarded = async <T>(signal: AbortSignal, text: string | undefined, work: (signal: AbortSignal | undefined) => Promise<T>) => {
     try {
@@ -184,9 +191,9 @@ export function createMcpServer(options: McpOptions): McpServer {
     },
     async ({ resource }, extra) =>
       guarded(extra.signal, undefined, async (signal) => {
-        const client = resource.includes(':') ? others.client : options.source.client;
-        const dictionary = await readDictionary(client, resource, signal);
-        const sample = await client.search({ resource_id: dictionary.id, limit: 50 }, signal === undefined ? {} : { signal });
+        const reader = await readerOf(resource);
+        const dictionary = await readDictionary(reader.client, reader.resource, signal);
+        const sample = await reader.client.search({ resource_id: dictionary.id, limit: 50 }, signal === undefined ? {} : { signal });
         const fields = dictionary.fields.map((f) => ({
           id: f.id,
           type: f.typeOverride ?? f.type,
@@ -353,6 +360,39 @@ export function createMcpServer(options: McpOptions): McpServer {
   server.registerResource('language', 'ckql://language', { title: 'The ckql language', description: 'The grammar and examples of ckql queries', mimeType: 'text/markdown' }, (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/markdown', text: languageReference() }],
   }));
+
+  // Each resource of the current source, and each profile's (as `profile:resource`): its dictionary and count, read when asked.
+  const resourceNames = async (): Promise<string[]> => {
+    const names: string[] = [];
+    for (const name of others.names) {
+      try {
+        const source = name === others.current ? options.source : await others.source(name);
+        const prefix = name === others.current ? '' : `${name}:`;
+        // A portal lists what its `_table_metadata` holds (an alias where a table has one); local data, its files.
+        const tables = source.spec.kind === 'data' ? undefined : await datastoreTables(source.client);
+        const listed = tables === undefined ? (await source.listResources()).map((r) => r.alias ?? r.id) : tables.map((t) => t.aliases[0] ?? t.id);
+        for (const resource of listed) names.push(`${prefix}${resource}`);
+      } catch {
+        // a profile that cannot be opened (an unset token, a portal down) lists nothing; describe_resource says why
+      }
+    }
+    if (others.current === undefined) for (const resource of await options.source.listResources()) names.push(resource.alias ?? resource.id);
+    return names;
+  };
+  server.registerResource(
+    'resource',
+    new ResourceTemplate('ckql://resources/{resource}', {
+      list: async () => ({ resources: (await resourceNames()).map((name) => ({ uri: `ckql://resources/${encodeURIComponent(name)}`, name, mimeType: 'application/json' })) }),
+    }),
+    { title: 'A DataStore resource', description: 'A resource\'s fields (types, labels, notes) and record count, as describe_resource gives them', mimeType: 'application/json' },
+    async (uri, variables) => {
+      const name = decodeURIComponent(String(variables.resource));
+      const reader = await readerOf(name);
+      const dictionary = await readDictionary(reader.client, reader.resource);
+      const text = JSON.stringify({ resource: name, id: dictionary.id, total: dictionary.total ?? null, fields: dictionary.fields.map((f) => ({ id: f.id, type: f.typeOverride ?? f.type, ...(f.label === undefined ? {} : { label: f.label }), ...(f.notes === undefined ? {} : { notes: f.notes }) })) }, null, 2);
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text }] };
+    },
+  );
 
   server.registerPrompt(
     'answer_from_portal',

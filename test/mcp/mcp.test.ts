@@ -162,6 +162,10 @@ describe('ckql mcp', () => {
     expect(datasets[0]!.resources.map((r) => r.query_name)).toEqual(['university/courses', 'university/enrolments', 'university/schools']);
     const described = await call('describe_resource', { resource: 'university/schools' });
     expect(described.structuredContent?.total).toBe(rowsOf('schools').length);
+    // a profile's resource, read from its portal
+    const before = seen.a.length;
+    expect((await call('describe_resource', { resource: 'pa:enrolments' })).structuredContent?.total).toBe(rowsOf('enrolments').length);
+    expect(seen.a.length).toBeGreaterThan(before);
     const fields = described.structuredContent?.fields as { id: string; samples: unknown[] }[];
     expect(fields.find((f) => f.id === 'city')?.samples).toEqual([...new Set(rowsOf('schools').map((r) => r.city))].slice(0, 5));
   });
@@ -206,6 +210,17 @@ describe('ckql mcp', () => {
     expect(seen.a.length).toBe(before + 1);
     const next = await call('query', { query: 'from schools select count(*) as n' });
     expect(next.structuredContent?.records).toEqual([{ n: rowsOf('schools').length }]);
+  });
+
+  it('lists each profile\'s resources and the current source\'s as resources, each read as its dictionary', async () => {
+    const { resources } = await client.listResources();
+    const names = resources.map((r) => r.name);
+    expect(names).toEqual(expect.arrayContaining(['courses', 'enrolments', 'schools', 'pa:courses']));
+    const read = await client.readResource({ uri: resources.find((r) => r.name === 'pa:schools')!.uri });
+    const described = JSON.parse((read.contents[0] as { text: string }).text) as { total: number; fields: { id: string }[] };
+    expect(described.total).toBe(rowsOf('schools').length);
+    expect(described.fields.map((f) => f.id)).toContain('city');
+    expect(received.join('\n')).not.toContain(TOKEN);
   });
 
   it('serves the language reference and a prompt that starts with find_datasets', async () => {
