@@ -647,7 +647,7 @@ function unitsOf(value: unknown, out: Scaled): boolean {
     return true;
   }
   // The previous value's places, unless fewer say this one (a numeric's scale is its shortest text's, as the exact path reads it).
-  if (out.scale > 0 && placesAre(value, out.scale, out) && out.units % 10 !== 0) return true;
+  if (out.scale > 0 && placesAre(value, out.scale, out) && !endsInZero(out.units)) return true;
   for (let p = 1; p <= MAX_SCALE; p++) {
     const m: number = value * POWERS[p]! + ROUNDING - ROUNDING;
     if (!(Math.abs(m) < 1e15)) return false;
@@ -673,16 +673,30 @@ function placesAre(value: number, p: number, out: Scaled): boolean {
 /**
  * The value `outputValue` gives the decimal of `units` over 10^scale
  * (`scaledValue`): below 10^15 units and without a trailing zero, the double
- * nearest the quotient; otherwise its text with the scale kept (`"2.0"`).
+ * nearest the quotient; otherwise its text with the scale kept (`"2.0"`),
+ * written from the units' digits (what `scaledText` writes, without a BigInt).
  */
 function unitsValue(units: number, scale: number): JsonValue {
   // `+ 0` makes a negative zero (a product with a negative factor) the 0 the BigInt path gives
   const m = units + 0;
-  if (Math.abs(m) < 1e15) {
-    const n = m / POWERS[scale]!;
-    if (scale === 0 || (m % 10 !== 0 && Math.abs(n) >= 1e-6)) return n;
-  }
-  return scaledValue({ int: BigInt(m), scale });
+  if (!(Math.abs(m) < 1e15)) return scaledValue({ int: BigInt(m), scale });
+  if (scale === 0) return m;
+  const n = m / POWERS[scale]!;
+  if (!endsInZero(m) && Math.abs(n) >= 1e-6) return n;
+  const digits = String(m < 0 ? -m : m);
+  const cut = digits.length - scale;
+  const text = cut > 0 ? `${digits.slice(0, cut)}.${digits.slice(cut)}` : `0.${'0'.repeat(-cut)}${digits}`;
+  // m is not 0 here when negative: no negative zero to write
+  return m < 0 ? `-${text}` : text;
+}
+
+/**
+ * Whether an integer |m| < 2^53 is a multiple of ten, without `%` (on
+ * doubles a call into the runtime): m / 10 is exact when it is an integer,
+ * and no integer times ten is m otherwise.
+ */
+function endsInZero(m: number): boolean {
+  return Math.floor(m / 10) * 10 === m;
 }
 
 /**
