@@ -10,7 +10,7 @@
  * - a join of 200k × 2k rows: the memory engine beside a hand-written hash join.
  */
 import { ckqlModules } from './lib/ckql.js';
-import { freshDatabase } from './lib/postgres.js';
+import { withLoadedPostgres } from './lib/postgres.js';
 import { courseRows, enrolmentRows, saleRows } from './lib/agg-data.js';
 import type { EnrolmentRow, SaleRow } from './lib/agg-data.js';
 import { runChild, startChild } from './lib/child.js';
@@ -149,18 +149,10 @@ export async function benchAggregates(config: RunConfig, log: (line: string) => 
   let nativePrices: Timed | undefined;
   if (serverUrl !== undefined) {
     log('aggregates: loading PostgreSQL');
-    const database = await freshDatabase(serverUrl);
-    try {
-      const [{ postgresEngine }, { loadTables }] = await Promise.all([ckqlModules.postgresEngine(), ckqlModules.sqlLoad()]);
-      const engine = await postgresEngine({ url: database.url, max: 2 });
-      await loadTables(engine.db, [table, salesTable], { indexes: false });
-      await engine.refresh();
+    await withLoadedPostgres(serverUrl, [table, salesTable], async (engine) => {
       native = await time(Math.min(runs, 5), async () => drain(await engine.query(query, { all: true })));
       nativePrices = await time(Math.min(runs, 5), async () => drain(await engine.query(priceQuery, { all: true })));
-      await engine.close();
-    } finally {
-      await database.drop();
-    }
+    });
   }
   tables.push({
     title: `\`${GROUP_QUERY}\` on ${rows.toLocaleString('en')} object rows (20 groups; median of ${runs})`,

@@ -12,23 +12,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { RunConfig } from './lib/config.js';
 import { ckqlModules } from './lib/ckql.js';
 import { rootDir } from './lib/data.js';
-import { blackhole, formatRatio, formatTime } from './lib/harness.js';
+import { formatRatio, formatTime, medianTime } from './lib/harness.js';
 import type { SectionResult } from './lib/report.js';
 import { buildBin } from './startup.js';
 
 const QUERY = 'from enrolments group by status select status, count(*) as n, round(avg(grade), 2) as mean order by n desc';
-
-async function median(runs: number, run: () => Promise<unknown>): Promise<number> {
-  blackhole(await run());
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    blackhole(await run());
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
 
 export async function benchMcp(config: RunConfig, log: (line: string) => void): Promise<SectionResult> {
   buildBin(log);
@@ -38,14 +26,14 @@ export async function benchMcp(config: RunConfig, log: (line: string) => void): 
   ]);
   const engine = memoryEngine(await loadResources(path.join(rootDir, 'examples', 'data')));
   const query = parse(QUERY);
-  const floor = await median(runs, async () => {
+  const floor = await medianTime(runs, async () => {
     const stream = await engine.query(query, { total: true });
     const rows: unknown[] = [];
     for await (const batch of stream.batches) rows.push(...batch);
     return rows;
   });
   const source = await openSource({ kind: 'data', paths: [path.join(rootDir, 'examples', 'data')] }, { lazy: true });
-  const inProcess = await median(runs, () => source.client.search(QUERY, { total: true }));
+  const inProcess = await medianTime(runs, () => source.client.search(QUERY, { total: true }));
   await source.close();
   const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(rootDir, 'dist', 'bin', 'ckql.js'), 'mcp'], cwd: rootDir, stderr: 'pipe' });
   const client = new Client({ name: 'bench', version: '0' });
@@ -53,8 +41,8 @@ export async function benchMcp(config: RunConfig, log: (line: string) => void): 
   let ping: number;
   let call: number;
   try {
-    ping = await median(runs, () => client.ping());
-    call = await median(runs, async () => {
+    ping = await medianTime(runs, () => client.ping());
+    call = await medianTime(runs, async () => {
       const result = (await client.callTool({ name: 'query', arguments: { query: QUERY } })) as { isError?: boolean };
       if (result.isError === true) throw new Error('mcp: the query tool failed');
       return result;

@@ -10,25 +10,11 @@
 import type { Row } from '../src/datastore/types.js';
 import type { RunConfig } from './lib/config.js';
 import { ckqlModules } from './lib/ckql.js';
-import { freshDatabase } from './lib/postgres.js';
-import { blackhole, collectGarbage, formatRatio, formatTime } from './lib/harness.js';
+import { withLoadedPostgres } from './lib/postgres.js';
+import { formatRatio, formatTime, medianTime } from './lib/harness.js';
 import type { SectionResult } from './lib/report.js';
 
 const OFFENSES = ['burglary', 'theft', 'fraud', 'assault'] as const;
-
-/** Median of `runs` timed calls after one warm-up, each after a collection. */
-async function median(runs: number, run: () => unknown): Promise<number> {
-  blackhole(await run());
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    collectGarbage();
-    const t0 = performance.now();
-    blackhole(await run());
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
 
 async function rowsOf(stream: { batches: AsyncGenerator<readonly unknown[], void, undefined> }): Promise<unknown[]> {
   const out: unknown[] = [];
@@ -66,27 +52,19 @@ export async function benchUnions(config: RunConfig, log: (line: string) => void
   const again = async (): Promise<unknown[]> => rowsOf(await engine.query(query, { all: true }));
   if (JSON.stringify(await again()) !== expected) throw new Error('unions: the memory engine did not give the hand loop\'s groups');
   log(`unions: 2 × ${n.toLocaleString('en-US')} rows`);
-  const handTime = await median(runs, hand);
-  const firstTime = await median(runs, first);
-  const againTime = await median(runs, again);
+  const handTime = await medianTime(runs, hand);
+  const firstTime = await medianTime(runs, first);
+  const againTime = await medianTime(runs, again);
 
   const serverUrl = process.env['CKQL_BENCH_PG_URL'] ?? process.env['CKQL_TEST_PG_URL'];
   let native: number | undefined;
   if (serverUrl !== undefined) {
     log('unions: loading PostgreSQL');
-    const database = await freshDatabase(serverUrl);
-    try {
-      const [{ postgresEngine }, { loadTables }] = await Promise.all([ckqlModules.postgresEngine(), ckqlModules.sqlLoad()]);
-      const postgres = await postgresEngine({ url: database.url, max: 2 });
-      await loadTables(postgres.db, tables, { indexes: false });
-      await postgres.refresh();
+    native = await withLoadedPostgres(serverUrl, tables, async (postgres) => {
       const answer = async (): Promise<unknown[]> => rowsOf(await postgres.query(query, { all: true }));
       if (JSON.stringify(await answer()) !== expected) throw new Error('unions: PostgreSQL did not give the hand loop\'s groups');
-      native = await median(Math.min(runs, 5), answer);
-      await postgres.close();
-    } finally {
-      await database.drop();
-    }
+      return medianTime(Math.min(runs, 5), answer);
+    });
   }
   return {
     id: 'unions',

@@ -11,8 +11,8 @@
 import type { Row } from '../src/datastore/types.js';
 import type { RunConfig } from './lib/config.js';
 import { ckqlModules } from './lib/ckql.js';
-import { freshDatabase } from './lib/postgres.js';
-import { blackhole, collectGarbage, formatRatio, formatTime } from './lib/harness.js';
+import { withLoadedPostgres } from './lib/postgres.js';
+import { formatRatio, formatTime, medianTime } from './lib/harness.js';
 import type { SectionResult, Target } from './lib/report.js';
 
 const CATEGORIES = 1_000;
@@ -21,20 +21,6 @@ interface Item {
   readonly _id: number;
   readonly category: string;
   readonly price: number;
-}
-
-/** Median of `runs` timed calls after one warm-up, each after a collection. */
-async function median(runs: number, run: () => unknown): Promise<number> {
-  blackhole(await run());
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    collectGarbage();
-    const t0 = performance.now();
-    blackhole(await run());
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
 }
 
 async function drain(stream: { batches: AsyncGenerator<readonly unknown[], void, undefined> }): Promise<number> {
@@ -78,26 +64,18 @@ export async function benchWindows(config: RunConfig, log: (line: string) => voi
   const expected = handTop3(rows).length;
   if ((await ckql()) !== expected || expected !== CATEGORIES * 3) throw new Error('windows: a contender did not give the top 3 of every category');
   log(`windows: ${n.toLocaleString('en-US')} rows`);
-  const hand = await median(runs, () => handTop3(rows).length);
-  const ours = await median(runs, ckql);
+  const hand = await medianTime(runs, () => handTop3(rows).length);
+  const ours = await medianTime(runs, ckql);
 
   const serverUrl = process.env['CKQL_BENCH_PG_URL'] ?? process.env['CKQL_TEST_PG_URL'];
   let native: number | undefined;
   if (serverUrl !== undefined) {
     log('windows: loading PostgreSQL');
-    const database = await freshDatabase(serverUrl);
-    try {
-      const [{ postgresEngine }, { loadTables }] = await Promise.all([ckqlModules.postgresEngine(), ckqlModules.sqlLoad()]);
-      const postgres = await postgresEngine({ url: database.url, max: 2 });
-      await loadTables(postgres.db, [table], { indexes: false });
-      await postgres.refresh();
+    native = await withLoadedPostgres(serverUrl, [table], async (postgres) => {
       const answer = async (): Promise<number> => drain(await postgres.query(query, { all: true }));
       if ((await answer()) !== expected) throw new Error('windows: PostgreSQL did not give the top 3 of every category');
-      native = await median(Math.min(runs, 5), answer);
-      await postgres.close();
-    } finally {
-      await database.drop();
-    }
+      return medianTime(Math.min(runs, 5), answer);
+    });
   }
   const ratio = ours / hand;
   const targets: Target[] = [

@@ -187,6 +187,24 @@ export async function measureAsync(tasks: readonly AsyncTaskSpec[], options: Mea
 }
 
 /** `ms` as a short human figure: 3.21 µs, 45.6 µs, 1.23 ms, 456 ms. */
+/**
+ * The median of `runs` timed calls after one warm-up, each after a
+ * collection: for a section that times whole answers (a query, a tool call)
+ * rather than a microbenchmark's batches.
+ */
+export async function medianTime(runs: number, run: () => unknown): Promise<number> {
+  blackhole(await run());
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    collectGarbage();
+    const t0 = performance.now();
+    blackhole(await run());
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
 export function formatTime(ms: number): string {
   if (!Number.isFinite(ms)) return 'n/a';
   const us = ms * 1000;
