@@ -215,14 +215,13 @@ export function withResourceNames(client: DatastoreClient, names: ResourceNames 
       const [head, ...tail] = each.map(written);
       return { ...source, resource: head!, union: tail, ...(alias === undefined ? {} : { alias }) };
     };
-    const ids = members;
-    const joins = bound.joins?.map((join, i) => ({ ...join, source: withId(join.source, ids[i + 1]!) }));
+    const joins = bound.joins?.map((join, i) => ({ ...join, source: withId(join.source, members[i + 1]!) }));
     let rest: T | undefined;
     if (options !== undefined) {
       const { params: _bound, ...others } = options;
       rest = others as T;
     }
-    return [{ ...bound, from: withId(bound.from, ids[0]!), ...(joins === undefined ? {} : { joins }) }, rest];
+    return [{ ...bound, from: withId(bound.from, members[0]!), ...(joins === undefined ? {} : { joins }) }, rest];
   };
   const told = async (error: unknown, signal: AbortSignal | undefined): Promise<never> => {
     throw await notInDatastore(client, error, signal);

@@ -12,6 +12,7 @@ import type { StringValue } from '../ast.js';
 import type { FieldInfo, Row, SearchRequest } from '../datastore/types.js';
 import { RESOURCE_FIELD, unionFields, widenedValue, writtenName } from '../compile/union.js';
 import { closing } from '../engine/stream.js';
+import { rowFactory } from '../engine/memory/row-shape.js';
 import { checkSignal } from './operator.js';
 import type { Operator, Stream } from './operator.js';
 import type { SendPage } from './scan.js';
@@ -54,6 +55,8 @@ export function unionScan(members: readonly UnionScanMember[], wanted: readonly 
       const all = unionFields(members.map((m, i) => ({ resource: m.written, fields: own[i]! })));
       const keep = wanted === undefined ? undefined : new Set([...wanted, RESOURCE_FIELD]);
       const fields = keep === undefined ? all : all.filter((f) => keep.has(f.id));
+      // One generated object literal for every record of the union (a field named `__proto__` is a key like any other there).
+      const make = rowFactory(fields.map((f) => f.id));
       let current: Stream | undefined;
       async function* batches(): AsyncGenerator<readonly Row[], void, undefined> {
         for (const [i, member] of members.entries()) {
@@ -71,13 +74,12 @@ export function unionScan(members: readonly UnionScanMember[], wanted: readonly 
             if (type === undefined) return () => null;
             return type === field.type ? (row) => row[id] ?? null : (row) => widenedValue(row[id] ?? null, field.type);
           });
+          const values: unknown[] = new Array(reads.length);
           for await (const batch of current.batches) {
             checkSignal(context);
             yield batch.map((row) => {
-              const out: Record<string, unknown> = {};
-              // Defined, not assigned: a field named `__proto__` is a key like any other.
-              for (let f = 0; f < fields.length; f++) Object.defineProperty(out, fields[f]!.id, { value: reads[f]!(row), enumerable: true, writable: true, configurable: true });
-              return out as Row;
+              for (let f = 0; f < reads.length; f++) values[f] = reads[f]!(row);
+              return make(values) as Row;
             });
           }
           current = undefined;
